@@ -1,0 +1,70 @@
+"""ember-tensor: PyTorch's tensor API on NumPy storage and Numba kernels (CPU and CUDA).
+
+>>> import ember_tensor as torch
+>>> torch.tensor([[1., 2.], [3., 4.]]) @ torch.ones(2)
+tensor([3., 7.])
+"""
+from ._version import __version__
+from . import _dtype
+from ._dtype import (
+    bfloat16, bool, can_cast, double, dtype, float, float16, float32, float64, get_default_dtype,
+    half, int, int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short,
+    uint8,
+)
+from ._device import device
+from ._size import Size
+from ._layout import layout, strided
+from ._tensor import Tensor, is_tensor
+from ._dispatch import Operator, register_wrapper, unregister_wrapper, operators
+from ._printing import get_printoptions, set_printoptions, printoptions
+from ._ops import methods as _methods
+from ._ops.creation import (
+    LEGACY_TYPES as _LEGACY_TYPES, arange, as_tensor, asarray, empty, empty_like, empty_strided, eye,
+    from_numpy, full, full_like, linspace, logspace, ones, ones_like, range, scalar_tensor, tensor,
+    zeros, zeros_like,
+)
+from ._ops.elementwise import *  # noqa: F401,F403 - the elementwise op namespace
+from ._ops.elementwise import allclose, equal, isclose, where, clamp, clip
+from ._ops._iter import broadcast_shapes
+from ._ops.views import (
+    as_strided, chunk, diagonal, expand, flatten, movedim, moveaxis, narrow, permute, reshape, select,
+    split, squeeze, swapaxes, swapdims, t, tensor_split, transpose, unbind, unflatten, unsqueeze, view,
+)
+from ._ops.convert import clone, contiguous, detach
+from ._ops.indexing import cat, concat, concatenate, hstack, stack, vstack
+from ._ops.linalg import addmm, addmv, baddbmm, bmm, dot, ger, inner_product, matmul, mm, mv, outer
+
+_methods.install()
+globals().update(_LEGACY_TYPES)
+
+
+def numel(input):
+    """Number of elements of `input`."""
+    return input.numel()
+
+
+def broadcast_tensors(*tensors):
+    """Views of `tensors` expanded to their common broadcast shape."""
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(t.expand(shape) for t in tensors)
+
+
+def is_floating_point(input):
+    """Whether `input` has a floating dtype."""
+    return input.is_floating_point()
+
+
+def is_nonzero(input):
+    """The truth value of a one-element tensor."""
+    return bool(input)
+
+
+def __getattr__(name):
+    # Submodules that cost import time load on first use: ember_tensor.cuda.
+    if name == "cuda":
+        import importlib
+        return importlib.import_module(".cuda", __name__)
+    raise AttributeError(f"module 'ember_tensor' has no attribute '{name}'")
+
+
+__all__ = [n for n in globals() if not n.startswith("_") and n not in ("annotations",)]

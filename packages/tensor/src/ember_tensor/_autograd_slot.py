@@ -1,0 +1,35 @@
+"""The autograd extension point: ember_tensor knows nothing of gradients.
+
+ember-autograd fills `hooks` when it is imported (as torch.autograd implements ATen's
+autograd hooks interface). Until then `backward()` and friends raise a clear error.
+"""
+
+_MISSING = (
+    "{what} needs ember-autograd, which is not installed or not imported. "
+    "Install it with `pip install ember-autograd` and `import ember_autograd` "
+    "(or simply `import ember`)."
+)
+
+
+class _NoAutograd:
+    """Stands in for ember-autograd until it registers itself."""
+
+    installed = False
+
+    def backward(self, tensor, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        raise RuntimeError(_MISSING.format(what="Tensor.backward()"))
+
+    def register_hook(self, tensor, hook):
+        raise RuntimeError(_MISSING.format(what="Tensor.register_hook()"))
+
+    def retain_grad(self, tensor):
+        raise RuntimeError(_MISSING.format(what="Tensor.retain_grad()"))
+
+
+hooks = _NoAutograd()
+
+
+def install(autograd_hooks):
+    """Called by ember-autograd with an object providing backward/register_hook/retain_grad."""
+    global hooks
+    hooks = autograd_hooks

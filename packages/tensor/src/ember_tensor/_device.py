@@ -1,0 +1,71 @@
+"""Device objects: ``device('cpu')``, ``device('cuda')``, ``device('cuda:1')``."""
+
+__all__ = ["device"]
+
+_DEVICE_TYPES = ("cpu", "cuda")
+
+
+class device:
+    """Where a tensor lives, like ``torch.device``.
+
+    >>> device('cuda:1')
+    device(type='cuda', index=1)
+    """
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index=None):  # noqa: A002 - PyTorch's signature
+        if isinstance(type, device):
+            self.type, self.index = type.type, type.index
+            return
+        if not isinstance(type, str):
+            if isinstance(type, int):
+                # torch.device(0) means cuda:0
+                type, index = "cuda", type
+            else:
+                raise TypeError(f"device() received an invalid combination of arguments: {type!r}")
+        if ":" in type:
+            if index is not None:
+                raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {type}")
+            type, _, idx = type.partition(":")
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
+            index = int(idx)
+        if type not in _DEVICE_TYPES:
+            raise RuntimeError(
+                "Expected one of cpu, cuda device type at start of device string: " + type)
+        if index is not None and index < 0:
+            raise RuntimeError(f"Device index must not be negative")
+        self.type = type
+        self.index = index
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and self.type == other.type and self.index == other.index
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+CPU = device("cpu")
+
+
+def to_device(obj):
+    """Accept a device, a string like 'cuda:0', or an int (a CUDA index)."""
+    if obj.__class__ is device:
+        return obj
+    if obj is None:
+        return CPU
+    return device(obj)

@@ -1,0 +1,110 @@
+"""The dispatcher: every public op is an `Operator`, and every call goes through here.
+
+Layers above ember-tensor wrap *all* ops at once by registering a wrapper: autograd
+records the graph through one, export traces through one, the profiler times through
+one. A wrapper is called as ``wrapper(op, args, kwargs, redispatch)`` and must call
+``redispatch(op, args, kwargs)`` to run the op below it (or return something else).
+The chain is composed once at registration, so a call costs one Python call per
+active wrapper and nothing when none is registered.
+
+Device dispatch happens one level down: an op's implementation picks the kernels of
+its inputs' device through `backend(device)`; no op above ember_tensor branches on the
+device.
+"""
+import functools
+
+__all__ = ["Operator", "register_wrapper", "unregister_wrapper", "operators"]
+
+_OPERATORS = {}
+_wrappers = []
+
+
+def _call_impl(op, args, kwargs):
+    return op.impl(*args, **kwargs)
+
+
+_entry = _call_impl
+
+
+class Operator:
+    """A named op with one device-generic implementation, called through the wrappers.
+
+    Attributes:
+        name: PyTorch's op name ("add", "add_", "sum", "view", ...).
+        impl: the function computing the op with no wrapper involved.
+        inplace: whether the op writes into its first argument.
+        view: whether the op returns a view of its first argument.
+    """
+
+    __slots__ = ("name", "impl", "inplace", "view", "__dict__")
+
+    def __init__(self, name, impl, *, inplace=False, view=False):
+        self.name = name
+        self.impl = impl
+        self.inplace = inplace
+        self.view = view
+        self.__doc__ = impl.__doc__
+        self.__name__ = self.__qualname__ = name
+        self.__module__ = "ember_tensor"
+        self.__wrapped__ = impl
+
+    def __call__(self, *args, **kwargs):
+        if _wrappers:
+            return _entry(self, args, kwargs)
+        return self.impl(*args, **kwargs)
+
+    def __get__(self, obj, objtype=None):
+        # Lets an Operator stand directly as a Tensor method: x.add(y) == add(x, y).
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __repr__(self):
+        return f"<ember op {self.name}>"
+
+
+def op(name=None, *, inplace=False, view=False):
+    """Decorator: turn an implementation function into a registered `Operator`."""
+    def wrap(impl):
+        o = Operator(name or impl.__name__, impl, inplace=inplace, view=view)
+        if o.name in _OPERATORS:
+            raise RuntimeError(f"operator {o.name!r} is registered twice")
+        _OPERATORS[o.name] = o
+        return o
+    return wrap
+
+
+def operators():
+    """All registered operators by name (a copy)."""
+    return dict(_OPERATORS)
+
+
+def _rebuild_chain():
+    global _entry
+    entry = _call_impl
+    for wrapper in reversed(_wrappers):
+        entry = functools.partial(_call_wrapper, wrapper, entry)
+    _entry = entry
+
+
+def _call_wrapper(wrapper, redispatch, op, args, kwargs):
+    return wrapper(op, args, kwargs, redispatch)
+
+
+def register_wrapper(wrapper, *, outermost=False):
+    """Wrap every op call with `wrapper(op, args, kwargs, redispatch)`.
+
+    Wrappers registered later run inside earlier ones unless `outermost` is set (the
+    profiler, say, wants to time autograd's recording too).
+    """
+    if outermost:
+        _wrappers.insert(0, wrapper)
+    else:
+        _wrappers.append(wrapper)
+    _rebuild_chain()
+
+
+def unregister_wrapper(wrapper):
+    """Remove a wrapper registered with `register_wrapper`."""
+    _wrappers.remove(wrapper)
+    _rebuild_chain()

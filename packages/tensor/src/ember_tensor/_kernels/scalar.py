@@ -1,0 +1,425 @@
+"""Scalar functions that elementwise kernels apply to each element.
+
+Each is a plain Python function of numbers so that the same source compiles for the
+CPU (inlined into Numba loops) and for CUDA (as a device function). Float16 and
+bfloat16 inputs reach these as float32, so only float32/float64/int/bool occur.
+"""
+import math
+
+import numpy as np
+
+# --- binary arithmetic -------------------------------------------------------------
+
+
+def add(a, b):
+    return a + b
+
+
+def sub(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+
+
+def div(a, b):
+    return a / b
+
+
+def div_trunc(a, b):
+    # C-style integer division rounding toward zero (floats use trunc(a / b) instead).
+    q = a // b
+    if q < 0 and q * b != a:
+        q += 1
+    return q
+
+
+def floor_divide(a, b):
+    # Python's // is floor division for ints and floats alike, which is PyTorch's rule.
+    return a // b
+
+
+def remainder(a, b):
+    # Python's % takes the sign of the divisor, like torch.remainder.
+    return a % b
+
+
+def fmod(a, b):
+    return np.fmod(a, b)
+
+
+def pow(a, b):  # noqa: A001 - PyTorch's name
+    return a ** b
+
+
+def atan2(a, b):
+    return math.atan2(a, b)
+
+
+def hypot(a, b):
+    return math.hypot(a, b)
+
+
+def copysign(a, b):
+    return math.copysign(a, b)
+
+
+def maximum(a, b):
+    # NaN propagates, as in torch.maximum.
+    if a != a:
+        return a
+    if b != b:
+        return b
+    return a if a > b else b
+
+
+def minimum(a, b):
+    if a != a:
+        return a
+    if b != b:
+        return b
+    return a if a < b else b
+
+
+def fmax(a, b):
+    # NaN is ignored unless both are NaN, as in torch.fmax.
+    if a != a:
+        return b
+    if b != b:
+        return a
+    return a if a > b else b
+
+
+def fmin(a, b):
+    if a != a:
+        return b
+    if b != b:
+        return a
+    return a if a < b else b
+
+
+def eq(a, b):
+    return a == b
+
+
+def ne(a, b):
+    return a != b
+
+
+def lt(a, b):
+    return a < b
+
+
+def le(a, b):
+    return a <= b
+
+
+def gt(a, b):
+    return a > b
+
+
+def ge(a, b):
+    return a >= b
+
+
+def logical_and(a, b):
+    return (a != 0) and (b != 0)
+
+
+def logical_or(a, b):
+    return (a != 0) or (b != 0)
+
+
+def logical_xor(a, b):
+    return (a != 0) != (b != 0)
+
+
+def bitwise_and(a, b):
+    return a & b
+
+
+def bitwise_or(a, b):
+    return a | b
+
+
+def bitwise_xor(a, b):
+    return a ^ b
+
+
+def bitwise_left_shift(a, b):
+    return a << b
+
+
+def bitwise_right_shift(a, b):
+    return a >> b
+
+
+# --- unary ---------------------------------------------------------------------------
+
+
+def copy(a):
+    return a
+
+
+def neg(a):
+    return -a
+
+
+def abs(a):  # noqa: A001
+    return a if a >= 0 else -a
+
+
+def sign(a):
+    if a > 0:
+        return 1
+    if a < 0:
+        return -1
+    return a  # keeps 0, -0. and NaN
+
+
+def exp(a):
+    return math.exp(a)
+
+
+def exp2(a):
+    return 2.0 ** a
+
+
+def expm1(a):
+    return math.expm1(a)
+
+
+def log(a):
+    return np.log(a)
+
+
+def log2(a):
+    return np.log2(a)
+
+
+def log10(a):
+    return np.log10(a)
+
+
+def log1p(a):
+    return np.log1p(a)
+
+
+def sqrt(a):
+    return np.sqrt(a)
+
+
+def rsqrt(a):
+    return 1.0 / np.sqrt(a)
+
+
+def square(a):
+    return a * a
+
+
+def reciprocal(a):
+    return 1.0 / a
+
+
+def sin(a):
+    return math.sin(a)
+
+
+def cos(a):
+    return math.cos(a)
+
+
+def tan(a):
+    return math.tan(a)
+
+
+def asin(a):
+    return np.arcsin(a)
+
+
+def acos(a):
+    return np.arccos(a)
+
+
+def atan(a):
+    return math.atan(a)
+
+
+def sinh(a):
+    return math.sinh(a)
+
+
+def cosh(a):
+    return math.cosh(a)
+
+
+def tanh(a):
+    return math.tanh(a)
+
+
+def asinh(a):
+    return math.asinh(a)
+
+
+def acosh(a):
+    return np.arccosh(a)
+
+
+def atanh(a):
+    return np.arctanh(a)
+
+
+def sigmoid(a):
+    # Two branches keep exp() from overflowing for large |a|.
+    if a >= 0:
+        return 1.0 / (1.0 + math.exp(-a))
+    e = math.exp(a)
+    return e / (1.0 + e)
+
+
+def logit(a):
+    return np.log(a / (1.0 - a))
+
+
+def erf(a):
+    return math.erf(a)
+
+
+def erfc(a):
+    return math.erfc(a)
+
+
+def erfinv(y):
+    # Giles' single-precision approximation, then two Newton steps for full precision.
+    if y <= -1.0:
+        return -math.inf if y == -1.0 else math.nan
+    if y >= 1.0:
+        return math.inf if y == 1.0 else math.nan
+    w = -math.log((1.0 - y) * (1.0 + y))
+    if w < 5.0:
+        w = w - 2.5
+        p = 2.81022636e-08
+        p = 3.43273939e-07 + p * w
+        p = -3.5233877e-06 + p * w
+        p = -4.39150654e-06 + p * w
+        p = 0.00021858087 + p * w
+        p = -0.00125372503 + p * w
+        p = -0.00417768164 + p * w
+        p = 0.246640727 + p * w
+        p = 1.50140941 + p * w
+    else:
+        w = math.sqrt(w) - 3.0
+        p = -0.000200214257
+        p = 0.000100950558 + p * w
+        p = 0.00134934322 + p * w
+        p = -0.00367342844 + p * w
+        p = 0.00573950773 + p * w
+        p = -0.0076224613 + p * w
+        p = 0.00943887047 + p * w
+        p = 1.00167406 + p * w
+        p = 2.83297682 + p * w
+    x = p * y
+    for _ in range(2):
+        err = math.erf(x) - y
+        x = x - err / (1.1283791670955126 * math.exp(-x * x))
+    return x
+
+
+def lgamma(a):
+    return math.lgamma(a)
+
+
+def digamma(x):
+    # Reflection for x < 0.5, recurrence up to x >= 6, then the asymptotic series.
+    if x == 0.0:
+        return -math.inf if math.copysign(1.0, x) > 0 else math.inf
+    if x < 0.0 and x == math.floor(x):
+        return math.nan
+    result = 0.0
+    if x < 0.5:
+        result = -math.pi / math.tan(math.pi * x)
+        x = 1.0 - x
+    while x < 6.0:
+        result -= 1.0 / x
+        x += 1.0
+    inv = 1.0 / x
+    inv2 = inv * inv
+    series = inv2 * (1.0 / 12 - inv2 * (1.0 / 120 - inv2 * (1.0 / 252 - inv2 * (
+        1.0 / 240 - inv2 * (1.0 / 132)))))
+    return result + math.log(x) - 0.5 * inv - series
+
+
+def floor(a):
+    return np.floor(a)
+
+
+def ceil(a):
+    return np.ceil(a)
+
+
+def round(a):  # noqa: A001
+    # Half to even, like torch.round.
+    return np.rint(a)
+
+
+def trunc(a):
+    return np.trunc(a)
+
+
+def frac(a):
+    return a - np.trunc(a)
+
+
+def isnan(a):
+    return a != a
+
+
+def isinf(a):
+    return a == math.inf or a == -math.inf
+
+
+def isfinite(a):
+    return not (a != a or a == math.inf or a == -math.inf)
+
+
+def logical_not(a):
+    return a == 0
+
+
+def bitwise_not(a):
+    return ~a
+
+
+def relu(a):
+    return a if a > 0 else a * 0
+
+
+# --- ternary ---------------------------------------------------------------------------
+
+
+def where(c, a, b):
+    return a if c else b
+
+
+def lerp(start, end, weight):
+    # PyTorch's formula: stable at both ends of the weight range.
+    if abs(weight) < 0.5:
+        return start + weight * (end - start)
+    return end - (end - start) * (1 - weight)
+
+
+UNARY = (
+    "copy", "neg", "abs", "sign", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+    "sqrt", "rsqrt", "square", "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan",
+    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "logit", "erf", "erfc",
+    "erfinv", "lgamma", "digamma", "floor", "ceil", "round", "trunc", "frac", "isnan",
+    "isinf", "isfinite", "logical_not", "bitwise_not", "relu",
+)
+BINARY = (
+    "add", "sub", "mul", "div", "div_trunc", "floor_divide", "remainder", "fmod", "pow", "atan2", "hypot",
+    "copysign", "maximum", "minimum", "fmax", "fmin", "eq", "ne", "lt", "le", "gt", "ge",
+    "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_left_shift", "bitwise_right_shift",
+)
+TERNARY = ("where", "lerp")

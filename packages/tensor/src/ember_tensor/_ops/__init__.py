@@ -1,0 +1,1 @@
+"""Public ops, each an Operator registered with the dispatcher."""

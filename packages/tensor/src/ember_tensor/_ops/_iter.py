@@ -1,0 +1,173 @@
+"""Shared machinery for elementwise ops: broadcasting, dtype plans, out= handling.
+
+This is the device-independent half of PyTorch's TensorIterator; the device half
+(merging dims, choosing contiguous/scalar/strided loops) lives in each backend.
+"""
+import numpy as np
+
+from .. import _backends
+from .. import _dtype as D
+from .._device import CPU
+from .._tensor import Tensor
+
+_LOW_PRECISION = (D.float16, D.bfloat16)
+
+
+def broadcast_shapes(*shapes):
+    """The shape that `shapes` broadcast to, with PyTorch's error when they don't."""
+    if len(shapes) == 2:
+        a, b = shapes
+        if a == b:
+            return tuple(a)
+    ndim = max((len(s) for s in shapes), default=0)
+    result = [1] * ndim
+    for idx, shape in enumerate(shapes):
+        offset = ndim - len(shape)
+        for i, n in enumerate(shape):
+            r = result[offset + i]
+            if n == r or n == 1:
+                continue
+            if r == 1:
+                result[offset + i] = n
+                continue
+            if len(shapes) == 2:
+                raise RuntimeError(
+                    f"The size of tensor a ({shapes[0][i + len(shapes[0]) - ndim]}) must match "
+                    f"the size of tensor b ({shapes[1][i + len(shapes[1]) - ndim]}) at "
+                    f"non-singleton dimension {offset + i}")
+            raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape.  "
+                               f"Mismatch is between arg 0 and arg {idx}.")
+    return tuple(result)
+
+
+def compute_dtype(d):
+    """Kernels compute float16/bfloat16 in float32 (NumPy/Numba have no fast half math)."""
+    return D.float32 if d in _LOW_PRECISION else d
+
+
+def common_device(operands):
+    """The device of the tensor operands; PyTorch's error when they differ.
+
+    A CPU 0-d tensor may meet a CUDA tensor, as in PyTorch (it acts like a scalar).
+    """
+    device = None
+    for x in operands:
+        if isinstance(x, Tensor):
+            d = x._device
+            if device is None or device == d:
+                device = d
+            elif d.type == "cpu" and x._data.ndim == 0:
+                continue
+            elif device.type == "cpu" and device is not d and _all_cpu_scalars(operands, device):
+                device = d
+            else:
+                raise RuntimeError(
+                    "Expected all tensors to be on the same device, but found at least two "
+                    f"devices, {device} and {d}!")
+    return CPU if device is None else device
+
+
+def _all_cpu_scalars(operands, device):
+    return all(x._data.ndim == 0 for x in operands if isinstance(x, Tensor) and x._device == device)
+
+
+def operand_array(x, dtype, device, shape):
+    """`x` (tensor or Python scalar) as a backend array/scalar of `dtype` ready for a kernel.
+
+    Tensors are cast (a copy) when their dtype differs and get stride-0 dims where they
+    broadcast; Python scalars become NumPy scalars of `dtype`.
+    """
+    if not isinstance(x, Tensor):
+        return scalar_of(x, dtype)
+    arr = x._data
+    if x._device != device:  # a CPU 0-d tensor used with a CUDA tensor
+        return scalar_of(x.item(), dtype)
+    backend = _backends.get(device)
+    if arr.dtype != dtype.np:
+        arr = backend.astype(arr, dtype.np)
+    if arr.shape != shape and arr.ndim:
+        arr = backend.broadcast_to(arr, shape)
+    return arr
+
+
+def scalar_of(value, dtype):
+    """Python number -> NumPy scalar of `dtype`, wrapping integers like a C cast would."""
+    if isinstance(value, Tensor):
+        value = value.item()
+    if dtype.category == D._INT:
+        if isinstance(value, float):
+            value = int(value)
+        return np.array(value, dtype=np.int64 if value < 2 ** 63 else np.uint64).astype(dtype.np)[()]
+    return dtype.np.type(value)
+
+
+def check_inplace_shape(target, shape):
+    """In-place ops may not change their target's shape (PyTorch's error)."""
+    if tuple(target._data.shape) != shape:
+        raise RuntimeError(
+            f"output with shape {list(target._data.shape)} doesn't match the broadcast shape "
+            f"{list(shape)}")
+
+
+def check_out_cast(result_dtype, out_dtype):
+    """`out=` (and in-place) may not downgrade the result's kind (float into an int tensor)."""
+    if not D.can_cast(result_dtype, out_dtype):
+        raise RuntimeError(
+            f"result type {_scalar_type_name(result_dtype)} can't be cast to the desired output "
+            f"type {_scalar_type_name(out_dtype)}")
+
+
+def _scalar_type_name(d):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}[d.name]
+
+
+def type_name(d):
+    """PyTorch's scalar type name used in error messages ('Float', 'Long', ...)."""
+    return _scalar_type_name(d)
+
+
+def run_kernel(kind, name, arrays, shape, kernel_dtype, result_dtype, device, out=None,
+               out_kernel_dtype=None):
+    """Run elementwise kernel `name` and return the result tensor (or fill `out`).
+
+    `arrays` are operands already prepared by `operand_array`; the kernel writes
+    `out_kernel_dtype` (default `kernel_dtype`) and the result is `result_dtype`.
+    """
+    backend = _backends.get(device)
+    out_kernel_dtype = out_kernel_dtype or kernel_dtype
+    run = getattr(backend, kind)
+    direct = (out is not None and out._data.dtype == out_kernel_dtype.np
+              and tuple(out._data.shape) == shape)
+    if direct:
+        run(name, *arrays, out._data)
+        out._bump_version()
+        return out
+    tmp = backend.empty(shape, out_kernel_dtype.np)
+    run(name, *arrays, tmp)
+    if out is None:
+        if result_dtype is not out_kernel_dtype:
+            tmp = backend.astype(tmp, result_dtype.np)
+        return Tensor._wrap(tmp, result_dtype, device)
+    backend.copy_(out._data, tmp)
+    out._bump_version()
+    return out
+
+
+def resize_out(out, shape):
+    """Make `out` hold `shape` (PyTorch resizes an `out=` tensor of the wrong shape)."""
+    if tuple(out._data.shape) != shape:
+        if out._data.size != 0:
+            import warnings
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(out._data.shape)}, which does not match the required output shape "
+                f"{list(shape)}. This behavior is deprecated, and in a future PyTorch release "
+                "outputs will not be resized unless they have zero elements.", UserWarning,
+                stacklevel=4)
+        backend = _backends.get(out._device)
+        data = backend.empty(shape, out._data.dtype)
+        out._data = data
+        out._storage.buf = data
+    return out

@@ -1,0 +1,663 @@
+"""Elementwise ops: arithmetic, comparisons, logic and bit ops, and unary math.
+
+Each op states its dtype rule (how the result dtype follows from the promoted inputs)
+and runs one scalar kernel from `_kernels/scalar.py` through `_iter.run_kernel`.
+"""
+from .. import _dtype as D
+from .._dispatch import op
+from .._tensor import Tensor
+from . import _iter
+
+# Result-dtype rules. "same": the promoted type; "float": integers become the default
+# float; "bool": comparisons and predicates.
+_SAME, _FLOAT, _BOOL = "same", "float", "bool"
+
+
+def _plan(result, rule):
+    """(kernel dtype, kernel output dtype, result dtype) for a promoted input dtype."""
+    if rule == _BOOL:
+        return _iter.compute_dtype(result), D.bool, D.bool
+    if rule == _FLOAT and result.category != D._FLOAT:
+        result = D.get_default_dtype()
+    k = _iter.compute_dtype(result)
+    return k, k, result
+
+
+def binary(name, a, b, out=None, rule=_SAME, kernel=None, inplace=False):
+    """Run binary kernel `kernel or name` on tensors/scalars `a`, `b` with broadcasting."""
+    a_t, b_t = a.__class__ is Tensor or isinstance(a, Tensor), b.__class__ is Tensor or isinstance(b, Tensor)
+    if a_t and b_t and a._dtype is b._dtype and a._device is b._device:
+        promoted, device = a._dtype, a._device
+    else:
+        promoted = D.result_type_of((a, b))
+        device = _iter.common_device((a, b))
+    kdtype, kout, result = _plan(promoted, rule)
+    shape = _iter.broadcast_shapes(a._data.shape if a_t else (), b._data.shape if b_t else ())
+    if inplace:
+        _iter.check_inplace_shape(a, shape)
+        _iter.check_out_cast(result, a._dtype)
+        out = a
+    elif out is not None:
+        _iter.check_out_cast(result, out._dtype)
+        _iter.resize_out(out, shape)
+    arrays = (_iter.operand_array(a, kdtype, device, shape), _iter.operand_array(b, kdtype, device, shape))
+    return _iter.run_kernel("binary", kernel or name, arrays, shape, kdtype, result, device, out, kout)
+
+
+def unary(name, x, out=None, rule=_SAME, inplace=False):
+    """Run unary kernel `name` on tensor `x`."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    kdtype, kout, result = _plan(x._dtype, rule)
+    shape = tuple(x._data.shape)
+    if inplace:
+        _iter.check_out_cast(result, x._dtype)
+        out = x
+    elif out is not None:
+        _iter.check_out_cast(result, out._dtype)
+        _iter.resize_out(out, shape)
+    arrays = (_iter.operand_array(x, kdtype, x._device, shape),)
+    return _iter.run_kernel("unary", name, arrays, shape, kdtype, result, x._device, out, kout)
+
+
+def _check_alpha(a, b, alpha):
+    if alpha != 1:
+        promoted = D.result_type_of((a, b))
+        if promoted.category != D._FLOAT and isinstance(alpha, float):
+            raise RuntimeError(
+                "For integral input tensors, argument alpha must not be a floating point number.")
+        if promoted is D.bool and not isinstance(alpha, bool):
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+        b = b * alpha if isinstance(b, Tensor) else b * alpha
+    return b
+
+
+def _check_bool_sub(a, b):
+    if (isinstance(a, Tensor) and a._dtype is D.bool) and (
+            (isinstance(b, Tensor) and b._dtype is D.bool) or isinstance(b, bool)):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead.")
+
+
+@op()
+def add(input, other, *, alpha=1, out=None):
+    """input + alpha * other, broadcasting. ``add(tensor([1., 2.]), 1)`` -> ``tensor([2., 3.])``."""
+    return binary("add", input, _check_alpha(input, other, alpha), out)
+
+
+@op("add_", inplace=True)
+def add_(self, other, *, alpha=1):
+    """In-place `add`."""
+    return binary("add", self, _check_alpha(self, other, alpha), inplace=True)
+
+
+@op()
+def sub(input, other, *, alpha=1, out=None):
+    """input - alpha * other, broadcasting."""
+    _check_bool_sub(input, other)
+    return binary("sub", input, _check_alpha(input, other, alpha), out)
+
+
+@op("sub_", inplace=True)
+def sub_(self, other, *, alpha=1):
+    """In-place `sub`."""
+    _check_bool_sub(self, other)
+    return binary("sub", self, _check_alpha(self, other, alpha), inplace=True)
+
+
+@op()
+def mul(input, other, *, out=None):
+    """input * other, broadcasting."""
+    return binary("mul", input, other, out)
+
+
+@op("mul_", inplace=True)
+def mul_(self, other):
+    """In-place `mul`."""
+    return binary("mul", self, other, inplace=True)
+
+
+def _div(input, other, rounding_mode, out, inplace):
+    if rounding_mode is None:
+        return binary("div", input, other, out, rule=_FLOAT, inplace=inplace)
+    if rounding_mode == "floor":
+        _check_int_zero_division(input, other)
+        return binary("floor_divide", input, other, out, inplace=inplace)
+    if rounding_mode == "trunc":
+        _check_int_zero_division(input, other)
+        promoted = D.result_type_of((input, other))
+        if promoted.category == D._FLOAT:
+            quotient = binary("div", input, other)
+            return unary("trunc", quotient, out=input if inplace else out)
+        return binary("div", input, other, out, kernel="div_trunc", inplace=inplace)
+    raise RuntimeError(
+        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+
+
+def _check_int_zero_division(a, b):
+    if D.result_type_of((a, b)).category == D._FLOAT:
+        return
+    zero = (b == 0) if not isinstance(b, Tensor) else bool((b == 0).any())
+    if zero:
+        raise RuntimeError("ZeroDivisionError")
+
+
+@op()
+def div(input, other, *, rounding_mode=None, out=None):
+    """input / other; true division unless `rounding_mode` is 'trunc' or 'floor'."""
+    return _div(input, other, rounding_mode, out, False)
+
+
+@op("div_", inplace=True)
+def div_(self, other, *, rounding_mode=None):
+    """In-place `div`."""
+    return _div(self, other, rounding_mode, None, True)
+
+
+@op()
+def floor_divide(input, other, *, out=None):
+    """Division rounded toward negative infinity (Python's //)."""
+    _check_int_zero_division(input, other)
+    return binary("floor_divide", input, other, out)
+
+
+@op("floor_divide_", inplace=True)
+def floor_divide_(self, other):
+    """In-place `floor_divide`."""
+    _check_int_zero_division(self, other)
+    return binary("floor_divide", self, other, inplace=True)
+
+
+@op()
+def remainder(input, other, *, out=None):
+    """Python-style modulus: the result has the sign of `other`."""
+    _check_int_zero_division(input, other)
+    return binary("remainder", input, other, out)
+
+
+@op("remainder_", inplace=True)
+def remainder_(self, other):
+    """In-place `remainder`."""
+    _check_int_zero_division(self, other)
+    return binary("remainder", self, other, inplace=True)
+
+
+@op()
+def fmod(input, other, *, out=None):
+    """C-style modulus: the result has the sign of `input`."""
+    _check_int_zero_division(input, other)
+    return binary("fmod", input, other, out)
+
+
+@op("fmod_", inplace=True)
+def fmod_(self, other):
+    """In-place `fmod`."""
+    _check_int_zero_division(self, other)
+    return binary("fmod", self, other, inplace=True)
+
+
+def _check_int_pow(base, exponent):
+    if D.result_type_of((base, exponent)).category != D._INT:
+        return
+    negative = (exponent < 0) if not isinstance(exponent, Tensor) else bool((exponent < 0).any())
+    if negative:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
+@op()
+def pow(input, exponent, *, out=None):  # noqa: A001
+    """input ** exponent, broadcasting; `input` may be a number."""
+    _check_int_pow(input, exponent)
+    return binary("pow", input, exponent, out)
+
+
+@op("pow_", inplace=True)
+def pow_(self, exponent):
+    """In-place `pow`."""
+    _check_int_pow(self, exponent)
+    return binary("pow", self, exponent, inplace=True)
+
+
+def _binary_op(name, rule=_SAME, doc=""):
+    def fn(input, other, *, out=None):
+        return binary(name, input, other, out, rule=rule)
+    fn.__name__ = name
+    fn.__doc__ = doc
+    return op(name)(fn)
+
+
+def _binary_inplace(name, rule=_SAME):
+    def fn(self, other):
+        return binary(name, self, other, rule=rule, inplace=True)
+    fn.__name__ = name + "_"
+    fn.__doc__ = f"In-place `{name}`."
+    return op(name + "_", inplace=True)(fn)
+
+
+atan2 = _binary_op("atan2", _FLOAT, "Elementwise arctangent of input / other, in the right quadrant.")
+atan2_ = _binary_inplace("atan2", _FLOAT)
+hypot = _binary_op("hypot", _FLOAT, "sqrt(input**2 + other**2) without overflow.")
+hypot_ = _binary_inplace("hypot", _FLOAT)
+copysign = _binary_op("copysign", _FLOAT, "|input| with the sign of other.")
+copysign_ = _binary_inplace("copysign", _FLOAT)
+maximum = _binary_op("maximum", _SAME, "Elementwise maximum; NaN propagates.")
+minimum = _binary_op("minimum", _SAME, "Elementwise minimum; NaN propagates.")
+fmax = _binary_op("fmax", _SAME, "Elementwise maximum ignoring NaN.")
+fmin = _binary_op("fmin", _SAME, "Elementwise minimum ignoring NaN.")
+
+eq = _binary_op("eq", _BOOL, "input == other elementwise, as a bool tensor.")
+ne = _binary_op("ne", _BOOL, "input != other elementwise.")
+lt = _binary_op("lt", _BOOL, "input < other elementwise.")
+le = _binary_op("le", _BOOL, "input <= other elementwise.")
+gt = _binary_op("gt", _BOOL, "input > other elementwise.")
+ge = _binary_op("ge", _BOOL, "input >= other elementwise.")
+eq_, ne_, lt_, le_, gt_, ge_ = (_binary_inplace(n, _BOOL) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
+
+logical_and = _binary_op("logical_and", _BOOL, "Elementwise logical AND (nonzero is True).")
+logical_or = _binary_op("logical_or", _BOOL, "Elementwise logical OR.")
+logical_xor = _binary_op("logical_xor", _BOOL, "Elementwise logical XOR.")
+logical_and_, logical_or_, logical_xor_ = (
+    _binary_inplace(n, _BOOL) for n in ("logical_and", "logical_or", "logical_xor"))
+
+
+def _bitwise_op(name, doc):
+    def fn(input, other, *, out=None):
+        promoted = D.result_type_of((input, other))
+        if promoted.category == D._FLOAT:
+            raise RuntimeError(f'"{name}_cpu" not implemented for \'{_iter.type_name(promoted)}\'')
+        return binary(name, input, other, out)
+    fn.__name__ = name
+    fn.__doc__ = doc
+    return op(name)(fn)
+
+
+def _bitwise_inplace(name):
+    def fn(self, other):
+        if D.result_type_of((self, other)).category == D._FLOAT:
+            raise RuntimeError(f'"{name}_cpu" not implemented for \'{_iter.type_name(self._dtype)}\'')
+        return binary(name, self, other, inplace=True)
+    fn.__name__ = name + "_"
+    fn.__doc__ = f"In-place `{name}`."
+    return op(name + "_", inplace=True)(fn)
+
+
+bitwise_and = _bitwise_op("bitwise_and", "Elementwise AND of integer or bool tensors.")
+bitwise_or = _bitwise_op("bitwise_or", "Elementwise OR of integer or bool tensors.")
+bitwise_xor = _bitwise_op("bitwise_xor", "Elementwise XOR of integer or bool tensors.")
+bitwise_left_shift = _bitwise_op("bitwise_left_shift", "input << other for integer tensors.")
+bitwise_right_shift = _bitwise_op("bitwise_right_shift", "input >> other for integer tensors.")
+bitwise_and_, bitwise_or_, bitwise_xor_, bitwise_left_shift_, bitwise_right_shift_ = (
+    _bitwise_inplace(n) for n in ("bitwise_and", "bitwise_or", "bitwise_xor",
+                                  "bitwise_left_shift", "bitwise_right_shift"))
+
+# --- unary -----------------------------------------------------------------------------
+
+_UNARY_RULES = {
+    # Keep integer dtypes.
+    "neg": _SAME, "abs": _SAME, "sign": _SAME, "square": _SAME,
+    # Integers become the default float.
+    "exp": _FLOAT, "exp2": _FLOAT, "expm1": _FLOAT, "log": _FLOAT, "log2": _FLOAT,
+    "log10": _FLOAT, "log1p": _FLOAT, "sqrt": _FLOAT, "rsqrt": _FLOAT, "reciprocal": _FLOAT,
+    "sin": _FLOAT, "cos": _FLOAT, "tan": _FLOAT, "asin": _FLOAT, "acos": _FLOAT,
+    "atan": _FLOAT, "sinh": _FLOAT, "cosh": _FLOAT, "tanh": _FLOAT, "asinh": _FLOAT,
+    "acosh": _FLOAT, "atanh": _FLOAT, "sigmoid": _FLOAT, "erf": _FLOAT, "erfc": _FLOAT,
+    "erfinv": _FLOAT, "lgamma": _FLOAT, "digamma": _FLOAT,
+}
+# Rounding is the identity on integers, as in PyTorch.
+_ROUNDING = ("floor", "ceil", "trunc", "frac")
+
+
+def _unary_op(name, rule):
+    def fn(input, *, out=None):
+        return unary(name, input, out, rule)
+
+    def fn_(self):
+        return unary(name, self, None, rule, inplace=True)
+    fn.__name__, fn_.__name__ = name, name + "_"
+    fn.__doc__ = f"Elementwise {name}."
+    fn_.__doc__ = f"In-place `{name}`."
+    return op(name)(fn), op(name + "_", inplace=True)(fn_)
+
+
+_G = globals()
+for _name, _rule in _UNARY_RULES.items():
+    _G[_name], _G[_name + "_"] = _unary_op(_name, _rule)
+
+
+def _rounding_op(name):
+    def fn(input, *, out=None):
+        if input._dtype.category != D._FLOAT:
+            if name == "frac":
+                raise RuntimeError(f'"frac_cpu" not implemented for \'{_iter.type_name(input._dtype)}\'')
+            return copy_to_out(input.clone(), out)
+        return unary(name, input, out)
+
+    def fn_(self):
+        if self._dtype.category != D._FLOAT:
+            return fn(self)
+        return unary(name, self, None, inplace=True)
+    fn.__name__, fn_.__name__ = name, name + "_"
+    fn.__doc__ = f"Elementwise {name} (the identity on integer tensors)."
+    fn_.__doc__ = f"In-place `{name}`."
+    return op(name)(fn), op(name + "_", inplace=True)(fn_)
+
+
+for _name in _ROUNDING:
+    _G[_name], _G[_name + "_"] = _rounding_op(_name)
+
+
+def copy_to_out(result, out):
+    """Copy `result` into `out` (resizing it) and return out, or return result if no out."""
+    if out is None:
+        return result
+    _iter.resize_out(out, tuple(result._data.shape))
+    out.copy_(result)
+    return out
+
+
+@op()
+def round(input, *, decimals=0, out=None):  # noqa: A001
+    """Round half to even, optionally to `decimals` decimal places."""
+    if input._dtype.category != D._FLOAT:
+        return copy_to_out(input.clone(), out)
+    if decimals == 0:
+        return unary("round", input, out)
+    scale = 10.0 ** decimals
+    return div(unary("round", mul(input, scale)), scale, out=out)
+
+
+@op("round_", inplace=True)
+def round_(self, *, decimals=0):
+    """In-place `round`."""
+    return self.copy_(round(self, decimals=decimals))
+
+
+@op()
+def sgn(input, *, out=None):
+    """The sign of each element (sign for real tensors)."""
+    return sign(input, out=out)
+
+
+@op()
+def logit(input, eps=None, *, out=None):
+    """log(p / (1 - p)), with `input` clamped to [eps, 1 - eps] when eps is given."""
+    if eps is not None:
+        input = clamp(input, eps, 1 - eps)
+    return unary("logit", input, out, _FLOAT)
+
+
+@op()
+def isnan(input):
+    """Bool tensor: True where `input` is NaN."""
+    return unary("isnan", input, rule=_BOOL)
+
+
+@op()
+def isinf(input):
+    """Bool tensor: True where `input` is +inf or -inf."""
+    return unary("isinf", input, rule=_BOOL)
+
+
+@op()
+def isfinite(input):
+    """Bool tensor: True where `input` is neither NaN nor infinite."""
+    return unary("isfinite", input, rule=_BOOL)
+
+
+@op()
+def isposinf(input):
+    """Bool tensor: True where `input` is +inf."""
+    return logical_and(isinf(input), gt(input, 0))
+
+
+@op()
+def isneginf(input):
+    """Bool tensor: True where `input` is -inf."""
+    return logical_and(isinf(input), lt(input, 0))
+
+
+@op()
+def isreal(input):
+    """All True: ember has no complex dtypes."""
+    return ne(input, input).logical_not_() if input._dtype.category == D._FLOAT else ge(input, input)
+
+
+@op()
+def logical_not(input, *, out=None):
+    """Elementwise logical NOT (zero is True)."""
+    return unary("logical_not", input, out, _BOOL)
+
+
+@op("logical_not_", inplace=True)
+def logical_not_(self):
+    """In-place `logical_not`."""
+    return unary("logical_not", self, None, _BOOL, inplace=True)
+
+
+@op()
+def bitwise_not(input, *, out=None):
+    """Elementwise NOT of integer tensors (logical NOT for bool)."""
+    if input._dtype.category == D._FLOAT:
+        raise RuntimeError(f'"bitwise_not_cpu" not implemented for \'{_iter.type_name(input._dtype)}\'')
+    if input._dtype is D.bool:
+        return logical_not(input, out=out)
+    return unary("bitwise_not", input, out)
+
+
+@op("bitwise_not_", inplace=True)
+def bitwise_not_(self):
+    """In-place `bitwise_not`."""
+    return self.copy_(bitwise_not(self))
+
+
+@op()
+def relu(input):
+    """max(input, 0) elementwise."""
+    return unary("relu", input)
+
+
+@op("relu_", inplace=True)
+def relu_(self):
+    """In-place `relu`."""
+    return unary("relu", self, inplace=True)
+
+
+@op()
+def positive(input):
+    """Returns `input` itself (unary plus)."""
+    return input
+
+
+def _clamp_bound(x, bound, kernel, out):
+    if bound is None:
+        return x
+    return binary(kernel, x, bound, out)
+
+
+@op()
+def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
+    """Clamp every element into [min, max]; bounds may be numbers or tensors."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    lo = _clamp_bound(input, min, "maximum", None if max is not None else out)
+    if max is None:
+        return lo
+    return binary("minimum", lo, max, out)
+
+
+@op("clamp_", inplace=True)
+def clamp_(self, min=None, max=None):  # noqa: A002
+    """In-place `clamp`."""
+    return self.copy_(clamp(self, min, max))
+
+
+clip, clip_ = clamp, clamp_
+
+
+@op()
+def clamp_min(input, min):  # noqa: A002
+    """max(input, min) elementwise."""
+    return clamp(input, min=min)
+
+
+@op()
+def clamp_max(input, max):  # noqa: A002
+    """min(input, max) elementwise."""
+    return clamp(input, max=max)
+
+
+@op()
+def where(condition, input=None, other=None, *, out=None):
+    """Elementwise `input` where `condition` else `other`; one-argument form is nonzero()."""
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    if not isinstance(condition, Tensor) or condition._dtype is not D.bool:
+        if isinstance(condition, Tensor) and condition._dtype is D.uint8:
+            condition = condition.bool()
+        else:
+            raise RuntimeError(
+                f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+                f"{_iter.type_name(condition._dtype) if isinstance(condition, Tensor) else type(condition).__name__}")
+    promoted = D.result_type_of((input, other))
+    device = _iter.common_device((condition, input, other))
+    kdtype = _iter.compute_dtype(promoted)
+    shape = _iter.broadcast_shapes(condition._data.shape, _shape(input), _shape(other))
+    if out is not None:
+        _iter.resize_out(out, shape)
+    arrays = (_iter.operand_array(condition, D.bool, device, shape),
+              _iter.operand_array(input, kdtype, device, shape),
+              _iter.operand_array(other, kdtype, device, shape))
+    arrays = tuple(_full_array(a, shape, device) for a in arrays)
+    return _iter.run_kernel("ternary", "where", arrays, shape, kdtype, promoted, device, out)
+
+
+def _shape(x):
+    return tuple(x._data.shape) if isinstance(x, Tensor) else ()
+
+
+def _full_array(a, shape, device):
+    """Ternary kernels take arrays only: a scalar operand becomes a stride-0 array."""
+    if a.ndim:  # operand_array already broadcast it
+        return a
+    from .. import _backends
+    backend = _backends.get(device)
+    arr = backend.empty((), a.dtype)
+    backend.copy_(arr, a)
+    return backend.broadcast_to(arr, shape)
+
+
+@op()
+def lerp(input, end, weight, *, out=None):
+    """input + weight * (end - input), computed stably for weight near 1."""
+    promoted = D.result_type_of((input, end))
+    if promoted.category != D._FLOAT:
+        raise RuntimeError(f'"lerp_kernel_scalar" not implemented for \'{_iter.type_name(promoted)}\'')
+    device = _iter.common_device((input, end, weight))
+    kdtype = _iter.compute_dtype(promoted)
+    shape = _iter.broadcast_shapes(_shape(input), _shape(end), _shape(weight))
+    if out is not None:
+        _iter.resize_out(out, shape)
+    arrays = tuple(_full_array(_iter.operand_array(x, kdtype, device, shape), shape, device)
+                   for x in (input, end, weight))
+    return _iter.run_kernel("ternary", "lerp", arrays, shape, kdtype, promoted, device, out)
+
+
+@op("lerp_", inplace=True)
+def lerp_(self, end, weight):
+    """In-place `lerp`."""
+    return self.copy_(lerp(self, end, weight))
+
+
+@op()
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """input + value * tensor1 * tensor2."""
+    prod = mul(tensor1, tensor2)
+    return add(input, prod if value == 1 else mul(prod, value), out=out)
+
+
+@op("addcmul_", inplace=True)
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    """In-place `addcmul`."""
+    prod = mul(tensor1, tensor2)
+    return add_(self, prod if value == 1 else mul(prod, value))
+
+
+@op()
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """input + value * tensor1 / tensor2."""
+    if (tensor1._dtype.category != D._FLOAT and tensor2._dtype.category != D._FLOAT):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future release "
+            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
+            "for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+            "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+            "for all dtypes.")
+    q = div(tensor1, tensor2)
+    return add(input, q if value == 1 else mul(q, value), out=out)
+
+
+@op("addcdiv_", inplace=True)
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    """In-place `addcdiv`."""
+    q = div(tensor1, tensor2)
+    return add_(self, q if value == 1 else mul(q, value))
+
+
+@op()
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """Replace NaN, +inf and -inf by `nan`, `posinf` (default: dtype max), `neginf` (min)."""
+    if input._dtype.category != D._FLOAT:
+        return copy_to_out(input.clone(), out)
+    import numpy as np
+    info = np.finfo(_iter.compute_dtype(input._dtype).np if input._dtype is not D.bfloat16 else input._dtype.np)
+    if input._dtype in (D.float16,):
+        info = np.finfo(np.float16)
+    posinf = float(info.max) if posinf is None else posinf
+    neginf = float(info.min) if neginf is None else neginf
+    result = where(isnan(input), nan, input)
+    result = where(isposinf(input), posinf, result)
+    result = where(isneginf(input), neginf, result)
+    return copy_to_out(result.to(input._dtype), out)
+
+
+@op("nan_to_num_", inplace=True)
+def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+    """In-place `nan_to_num`."""
+    return self.copy_(nan_to_num(self, nan, posinf, neginf))
+
+
+@op()
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other|, elementwise (inf equal to inf)."""
+    if input._dtype is not getattr(other, "_dtype", input._dtype):
+        raise RuntimeError(f"{input._dtype} did not match {other._dtype}")
+    if input._dtype.category != D._FLOAT:
+        return eq(input, other)
+    close = eq(input, other)
+    finite_close = le(abs(sub(input, other)), add(mul(abs(other), rtol), atol))
+    close = logical_or(close, logical_and(finite_close, logical_and(isfinite(input), isfinite(other))))
+    if equal_nan:
+        close = logical_or(close, logical_and(isnan(input), isnan(other)))
+    return close
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether every element of `input` is close to `other` (a Python bool)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other):
+    """Whether both tensors have the same shape and elements (a Python bool)."""
+    if input.shape != other.shape:
+        return False
+    return bool(eq(input, other).all())
+
+
+true_divide, true_divide_ = div, div_
+multiply, multiply_, subtract, subtract_, divide, divide_ = mul, mul_, sub, sub_, div, div_
+negative, negative_, absolute, absolute_ = _G["neg"], _G["neg_"], _G["abs"], _G["abs_"]
+arcsin, arccos, arctan, arctan2 = _G["asin"], _G["acos"], _G["atan"], atan2
+arcsinh, arccosh, arctanh = _G["asinh"], _G["acosh"], _G["atanh"]
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne

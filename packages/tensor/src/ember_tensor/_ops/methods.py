@@ -1,0 +1,83 @@
+"""Attach ops to Tensor as methods and Python operators, like torch.Tensor's."""
+from .._dispatch import Operator
+from .._tensor import Tensor
+from . import convert, creation, elementwise, indexing, linalg, views
+
+# Functions of these modules that take the tensor first become methods of the same name.
+_METHOD_MODULES = (elementwise, views, convert, linalg)
+_NOT_METHODS = {"binary", "unary", "copy_to_out", "make_view", "view_strides", "contiguous_strides",
+                "broadcast_shapes", "where", "isclose", "allclose", "equal", "clip", "clip_"}
+
+
+def _public_functions(module):
+    for name, obj in vars(module).items():
+        if name.startswith("_") or name in _NOT_METHODS:
+            continue
+        if isinstance(obj, Operator) or (callable(obj) and getattr(obj, "__module__", "") == module.__name__
+                                         and not isinstance(obj, type)):
+            yield name, obj
+
+
+def _method(fn):
+    # Operators and plain functions both work as methods: self is passed first.
+    if isinstance(fn, Operator):
+        return fn
+    return fn
+
+
+def install():
+    """Attach every method and operator to Tensor (runs once at import)."""
+    for module in _METHOD_MODULES:
+        for name, fn in _public_functions(module):
+            if not hasattr(Tensor, name) or name in ("type", "float", "int", "bool", "long"):
+                setattr(Tensor, name, _method(fn))
+    E = elementwise
+    extra = {
+        "where": lambda self, condition, y: E.where(condition, self, y),
+        "isclose": E.isclose, "allclose": E.allclose, "equal": E.equal,
+        "clip": E.clamp, "clip_": E.clamp_,
+        "new_tensor": creation.new_tensor, "new_empty": creation.new_empty,
+        "new_zeros": creation.new_zeros, "new_ones": creation.new_ones, "new_full": creation.new_full,
+        "view_as": views.view_as, "reshape_as": views.reshape_as, "expand_as": views.expand_as,
+        "__getitem__": indexing.getitem, "__setitem__": indexing._setitem,
+        # Python operators
+        "__add__": E.add, "__radd__": lambda self, other: E.add(other, self),
+        "__iadd__": E.add_,
+        "__sub__": E.sub, "__rsub__": lambda self, other: E.sub(other, self), "__isub__": E.sub_,
+        "__mul__": E.mul, "__rmul__": lambda self, other: E.mul(other, self), "__imul__": E.mul_,
+        "__truediv__": E.div, "__rtruediv__": lambda self, other: E.div(other, self),
+        "__itruediv__": E.div_,
+        "__floordiv__": E.floor_divide, "__rfloordiv__": lambda self, other: E.floor_divide(other, self),
+        "__ifloordiv__": E.floor_divide_,
+        "__mod__": E.remainder, "__rmod__": lambda self, other: E.remainder(other, self),
+        "__imod__": E.remainder_,
+        "__pow__": E.pow, "__rpow__": lambda self, other: E.pow(other, self), "__ipow__": E.pow_,
+        "__matmul__": linalg.matmul, "__rmatmul__": lambda self, other: linalg.matmul(other, self),
+        "__and__": E.bitwise_and, "__rand__": lambda self, other: E.bitwise_and(other, self),
+        "__iand__": E.bitwise_and_,
+        "__or__": E.bitwise_or, "__ror__": lambda self, other: E.bitwise_or(other, self),
+        "__ior__": E.bitwise_or_,
+        "__xor__": E.bitwise_xor, "__rxor__": lambda self, other: E.bitwise_xor(other, self),
+        "__ixor__": E.bitwise_xor_,
+        "__lshift__": E.bitwise_left_shift, "__rlshift__": lambda self, other: E.bitwise_left_shift(other, self),
+        "__ilshift__": E.bitwise_left_shift_,
+        "__rshift__": E.bitwise_right_shift, "__rrshift__": lambda self, other: E.bitwise_right_shift(other, self),
+        "__irshift__": E.bitwise_right_shift_,
+        "__eq__": E.eq, "__ne__": E.ne, "__lt__": E.lt, "__le__": E.le, "__gt__": E.gt, "__ge__": E.ge,
+        "__neg__": E.neg, "__pos__": E.positive, "__abs__": E.abs, "__invert__": E.bitwise_not,
+    }
+    for name, fn in extra.items():
+        setattr(Tensor, name, fn)
+    Tensor.T = property(views._full_reverse, doc="All dims reversed (a matrix's transpose).")
+    Tensor.mT = property(views._matrix_transpose, doc="Transpose of the last two dims.")
+    Tensor.H = Tensor.mH = property(
+        lambda self: views._matrix_transpose(self) if self.dim() > 2 else views.t(self),
+        doc="Conjugate transpose (the transpose: ember has no complex dtypes).")
+    Tensor.data = convert.data
+    Tensor.layout = property(lambda self: _strided(), doc="The memory layout: strided.")
+    Tensor.__hash__ = lambda self: id(self)
+
+
+def _strided():
+    from .._layout import strided
+    return strided

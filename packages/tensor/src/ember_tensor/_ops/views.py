@@ -1,0 +1,447 @@
+"""View ops: results share storage (and the version counter) with their input.
+
+Every view is computed as (shape, strides, offset) here and made by the backend's
+`as_strided`, so the same code serves the CPU and CUDA.
+"""
+from .. import _backends
+from .._dispatch import op
+from .._tensor import Tensor, wrap_dim
+from .._size import Size
+
+
+def make_view(self, shape, strides, offset):
+    """A tensor viewing `self`'s storage with the given element strides and offset."""
+    backend = _backends.get(self._device)
+    data = backend.as_strided(self._storage.buf, tuple(shape), tuple(strides), offset)
+    return self._view_of(data)
+
+
+def _infer_size(shape, numel):
+    shape = list(shape)
+    infer = [i for i, n in enumerate(shape) if n == -1]
+    if len(infer) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for n in shape:
+        if n != -1:
+            if n < 0:
+                raise RuntimeError(f"invalid shape dimension {n}")
+            known *= n
+    if infer:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[infer[0]] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def view_strides(old_shape, old_strides, new_shape):
+    """Strides that let `new_shape` view memory laid out as (old_shape, old_strides), or None.
+
+    Each run of old dims that is contiguous in memory may be re-split freely; a new
+    shape that would cross such a run's boundary needs a copy.
+    """
+    if not old_shape:
+        return [1] * len(new_shape)
+    numel = 1
+    for n in old_shape:
+        numel *= n
+    if numel == 0:
+        return list(_contiguous_strides(new_shape))
+    new_strides = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base_stride = old_strides[-1]
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[tensor_d]
+        if tensor_d == 0 or (old_shape[tensor_d - 1] != 1 and
+                             old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base_stride
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = old_strides[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return new_strides
+
+
+def _contiguous_strides(shape):
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+contiguous_strides = _contiguous_strides
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
+        shape = tuple(shape[0])
+    return tuple(int(n) for n in shape)
+
+
+@op(view=True)
+def view(self, *shape):
+    """A view with a new shape (one dim may be -1); raises if memory layout forbids it."""
+    from .. import _dtype as D
+    if len(shape) == 1 and (isinstance(shape[0], D.dtype) or isinstance(shape[0], type)):
+        return self.view_dtype(shape[0])
+    shape = _infer_size(_shape_arg(shape), self._data.size)
+    strides = view_strides(tuple(self._data.shape), self.stride(), shape)
+    if strides is None:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return make_view(self, shape, strides, self.storage_offset())
+
+
+@op()
+def reshape(self, *shape):
+    """A view with a new shape when possible, otherwise a copy."""
+    shape = _infer_size(_shape_arg(shape), self._data.size)
+    strides = view_strides(tuple(self._data.shape), self.stride(), shape)
+    if strides is None:
+        return view(self.contiguous(), shape)
+    return view(self, shape)
+
+
+def view_as(self, other):
+    """`view` to `other`'s shape."""
+    return view(self, tuple(other._data.shape))
+
+
+def reshape_as(self, other):
+    """`reshape` to `other`'s shape."""
+    return reshape(self, tuple(other._data.shape))
+
+
+@op()
+def flatten(self, start_dim=0, end_dim=-1):
+    """Merge dims start_dim..end_dim into one."""
+    ndim = self._data.ndim
+    if ndim == 0:
+        return reshape(self, (1,))
+    start, end = wrap_dim(start_dim, ndim), wrap_dim(end_dim, ndim)
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = tuple(self._data.shape)
+    return reshape(self, shape[:start] + (-1 if 0 not in shape[start:end + 1] else 0,) + shape[end + 1:])
+
+
+@op()
+def unflatten(self, dim, sizes):
+    """Split dim `dim` into `sizes`."""
+    dim = wrap_dim(dim, self._data.ndim)
+    shape = tuple(self._data.shape)
+    return view(self, shape[:dim] + tuple(sizes) + shape[dim + 1:])
+
+
+@op(view=True)
+def as_strided(self, size, stride, storage_offset=None):
+    """A view with explicit size, strides and storage offset (in elements)."""
+    offset = self.storage_offset() if storage_offset is None else storage_offset
+    return make_view(self, tuple(size), tuple(stride), offset)
+
+
+@op(view=True)
+def squeeze(self, dim=None):
+    """Remove size-1 dims (all, or only those in `dim`)."""
+    shape, strides = tuple(self._data.shape), self.stride()
+    ndim = len(shape)
+    if dim is None:
+        dims = set(range(ndim))
+    else:
+        dims = {wrap_dim(d, ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+    keep = [i for i in range(ndim) if not (i in dims and shape[i] == 1)]
+    return make_view(self, [shape[i] for i in keep], [strides[i] for i in keep], self.storage_offset())
+
+
+@op(view=True)
+def unsqueeze(self, dim):
+    """Insert a size-1 dim at `dim`."""
+    shape, strides = list(self._data.shape), list(self.stride())
+    dim = wrap_dim(dim, len(shape) + 1)
+    stride = strides[dim] * shape[dim] if dim < len(shape) else 1
+    shape.insert(dim, 1)
+    strides.insert(dim, stride)
+    return make_view(self, shape, strides, self.storage_offset())
+
+
+@op(view=True)
+def permute(self, *dims):
+    """Reorder dims: ``x.permute(2, 0, 1)``."""
+    dims = _shape_arg(dims)
+    ndim = self._data.ndim
+    if len(dims) != ndim:
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {ndim} is not equal "
+            f"to len(dims) = {len(dims)}")
+    dims = [wrap_dim(d, ndim) for d in dims]
+    if len(set(dims)) != ndim:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    shape, strides = self._data.shape, self.stride()
+    return make_view(self, [shape[d] for d in dims], [strides[d] for d in dims], self.storage_offset())
+
+
+@op(view=True)
+def transpose(self, dim0, dim1):
+    """Swap two dims."""
+    ndim = self._data.ndim
+    if ndim == 0:
+        wrap_dim(dim0, 0), wrap_dim(dim1, 0)
+        return make_view(self, (), (), self.storage_offset())
+    d0, d1 = wrap_dim(dim0, ndim), wrap_dim(dim1, ndim)
+    order = list(range(ndim))
+    order[d0], order[d1] = order[d1], order[d0]
+    return permute(self, order)
+
+
+swapaxes = swapdims = transpose
+
+
+@op(view=True)
+def t(self):
+    """Transpose a matrix (0-d and 1-d tensors are returned as they are)."""
+    ndim = self._data.ndim
+    if ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
+    return transpose(self, 0, 1) if ndim == 2 else make_view(
+        self, self._data.shape, self.stride(), self.storage_offset())
+
+
+def _matrix_transpose(self):
+    if self._data.ndim < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self._data.ndim}-D tensor.")
+    return transpose(self, -2, -1)
+
+
+def _full_reverse(self):
+    return permute(self, list(reversed(range(self._data.ndim))))
+
+
+@op(view=True)
+def expand(self, *sizes):
+    """Broadcast size-1 dims to `sizes` without copying (-1 keeps a dim)."""
+    sizes = _shape_arg(sizes)
+    shape, strides = tuple(self._data.shape), self.stride()
+    if len(sizes) < len(shape):
+        raise RuntimeError(
+            f"expand(torch.FloatTensor{{{list(shape)}}}, size={list(sizes)}): the number of sizes "
+            "provided (%d) must be greater or equal to the number of dimensions in the tensor (%d)"
+            % (len(sizes), len(shape)))
+    lead = len(sizes) - len(shape)
+    new_shape, new_strides = [], []
+    for i, n in enumerate(sizes):
+        j = i - lead
+        if j < 0:
+            if n < 0:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({n}) isn't allowed in a leading, "
+                    "non-existing dimension 0")
+            new_shape.append(n)
+            new_strides.append(0)
+            continue
+        if n == -1:
+            n = shape[j]
+        if shape[j] == n:
+            new_shape.append(n)
+            new_strides.append(strides[j])
+        elif shape[j] == 1:
+            new_shape.append(n)
+            new_strides.append(0)
+        else:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({n}) must match the existing size ({shape[j]}) "
+                f"at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                f"{list(shape)}")
+    return make_view(self, new_shape, new_strides, self.storage_offset())
+
+
+def expand_as(self, other):
+    """`expand` to `other`'s shape."""
+    return expand(self, tuple(other._data.shape))
+
+
+@op(view=True)
+def narrow(self, dim, start, length):
+    """The slice start:start+length of dim `dim`, as a view."""
+    dim = wrap_dim(dim, self._data.ndim)
+    size = self._data.shape[dim]
+    if isinstance(start, Tensor):
+        start = start.item()
+    if start < 0:
+        start += size
+    if not (0 <= start <= size and 0 <= length and start + length <= size):
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    shape, strides = list(self._data.shape), self.stride()
+    shape[dim] = length
+    return make_view(self, shape, strides, self.storage_offset() + start * strides[dim])
+
+
+@op(view=True)
+def select(self, dim, index):
+    """Index `index` along dim `dim`, removing that dim (a view)."""
+    ndim = self._data.ndim
+    if ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = wrap_dim(dim, ndim)
+    size = self._data.shape[dim]
+    if not -size <= index < size:
+        raise IndexError(
+            f"index {index} is out of bounds for dimension {dim} with size {size}")
+    index %= size
+    shape, strides = list(self._data.shape), list(self.stride())
+    offset = self.storage_offset() + index * strides[dim]
+    del shape[dim], strides[dim]
+    return make_view(self, shape, strides, offset)
+
+
+@op(view=True)
+def diagonal(self, offset=0, dim1=0, dim2=1):
+    """The diagonal over dims dim1 and dim2 as a view, appended as the last dim."""
+    ndim = self._data.ndim
+    d1, d2 = wrap_dim(dim1, ndim), wrap_dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    shape, strides = list(self._data.shape), list(self.stride())
+    start = self.storage_offset()
+    if offset >= 0:
+        n = max(0, min(shape[d1], shape[d2] - offset))
+        start += offset * strides[d2] if n else 0
+    else:
+        n = max(0, min(shape[d1] + offset, shape[d2]))
+        start -= offset * strides[d1] if n else 0
+    diag_stride = strides[d1] + strides[d2]
+    keep = [i for i in range(ndim) if i not in (d1, d2)]
+    return make_view(self, [shape[i] for i in keep] + [n], [strides[i] for i in keep] + [diag_stride], start)
+
+
+@op(view=True)
+def unfold(self, dimension, size, step):
+    """All windows of length `size` with stride `step` along `dimension`, as a new last dim."""
+    ndim = self._data.ndim
+    dim = wrap_dim(dimension, ndim) if ndim else 0
+    shape, strides = list(self._data.shape) or [1], list(self.stride()) or [1]
+    if size > shape[dim]:
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {shape[dim]} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    count = (shape[dim] - size) // step + 1
+    new_shape = shape[:dim] + [count] + shape[dim + 1:] + [size]
+    new_strides = strides[:dim] + [strides[dim] * step] + strides[dim + 1:] + [strides[dim]]
+    if ndim == 0:
+        new_shape, new_strides = [size], [1]
+    return make_view(self, new_shape, new_strides, self.storage_offset())
+
+
+def _split_sizes(self, split_size_or_sections, dim):
+    size = self._data.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and size:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
+        return [min(step, size - i) for i in range(0, size, step)] if size else [0]
+    sections = list(split_size_or_sections)
+    if sum(sections) != size:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
+            f"dimension {dim}), but got split_sizes={sections}")
+    return sections
+
+
+@op()
+def split(self, split_size_or_sections, dim=0):
+    """Views of consecutive pieces of dim `dim` (int: pieces of that size; list: those sizes)."""
+    dim = wrap_dim(dim, self._data.ndim)
+    pieces, start = [], 0
+    for n in _split_sizes(self, split_size_or_sections, dim):
+        pieces.append(narrow(self, dim, start, n))
+        start += n
+    return tuple(pieces)
+
+
+@op()
+def tensor_split(self, indices_or_sections, dim=0):
+    """Split into `n` nearly equal pieces, or at the given indices."""
+    dim = wrap_dim(dim, self._data.ndim)
+    size = self._data.shape[dim]
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        base, extra = divmod(size, n)
+        sizes = [base + 1] * extra + [base] * (n - extra)
+    else:
+        bounds = [0] + [min(max(i, 0), size) for i in indices_or_sections] + [size]
+        sizes = [max(0, b - a) for a, b in zip(bounds, bounds[1:])]
+    pieces, start = [], 0
+    for n in sizes:
+        pieces.append(narrow(self, dim, min(start, size), n))
+        start += n
+    return tuple(pieces)
+
+
+@op()
+def chunk(self, chunks, dim=0):
+    """Split into `chunks` pieces of size ceil(n / chunks) (the last may be smaller)."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: %d" % chunks)
+    dim = wrap_dim(dim, self._data.ndim)
+    size = self._data.shape[dim]
+    step = max(1, -(-size // chunks))
+    return split(self, step, dim)
+
+
+@op()
+def unbind(self, dim=0):
+    """All slices along `dim`, each without that dim."""
+    dim = wrap_dim(dim, self._data.ndim)
+    return tuple(select(self, dim, i) for i in range(self._data.shape[dim]))
+
+
+@op()
+def movedim(self, source, destination):
+    """Move dims from `source` positions to `destination` positions."""
+    ndim = self._data.ndim
+    src = [wrap_dim(d, ndim) for d in (source if isinstance(source, (tuple, list)) else (source,))]
+    dst = [wrap_dim(d, ndim) for d in (destination if isinstance(destination, (tuple, list)) else (destination,))]
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({src} dims) should contain the same "
+            f"number of dims as destination ({dst} dims)")
+    order = [None] * ndim
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(ndim) if d not in src)
+    order = [o if o is not None else next(rest) for o in order]
+    return permute(self, order)
+
+
+moveaxis = movedim
+
+
+@op(view=True)
+def alias(self):
+    """A new tensor object viewing the same memory."""
+    return make_view(self, self._data.shape, self.stride(), self.storage_offset())
+
+
+@op(view=True)
+def view_dtype(self, dtype):
+    """Reinterpret the bytes as another dtype of the same size."""
+    from .. import _dtype as D
+    dtype = D.to_dtype(dtype)
+    if dtype.itemsize != self._dtype.itemsize:
+        raise RuntimeError("view(dtype) is only supported between dtypes of the same size here")
+    t = Tensor._wrap(self._data.view(dtype.np), dtype, self._device, self._storage)
+    return t
