@@ -32,7 +32,7 @@ from ._ops.views import (
 )
 from ._ops.convert import clone, contiguous, detach
 from ._ops.indexing import cat, concat, concatenate, hstack, stack, vstack
-from ._ops.linalg import addmm, addmv, baddbmm, bmm, dot, ger, inner_product, matmul, mm, mv, outer
+from ._ops.linalg import diag, diag_embed, trace, addmm, addmv, baddbmm, bmm, dot, ger, inner_product, matmul, mm, mv, outer
 
 _methods.install()
 globals().update(_LEGACY_TYPES)

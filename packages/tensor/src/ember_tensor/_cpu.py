@@ -113,6 +113,40 @@ def binary(name, a, b, out):
     return out
 
 
+def binary_fresh(name, a, b):
+    """Fast path: a new array = name(a, b) for same-shape C-contiguous arrays, else None."""
+    if a.shape != b.shape or not (a.flags.c_contiguous and b.flags.c_contiguous):
+        return None
+    out = np.empty(a.shape, a.dtype)
+    mod = loops("binary", name)
+    (mod.cc_par if a.size >= PARALLEL_THRESHOLD else mod.cc)(a.reshape(-1), b.reshape(-1), out.reshape(-1))
+    return out
+
+
+def binary_scalar_fresh(name, a, scalar, tensor_first):
+    """Fast path: name(a, scalar) (or name(scalar, a)) into a new array, or None."""
+    if not a.flags.c_contiguous:
+        return None
+    out = np.empty(a.shape, a.dtype)
+    mod = loops("binary", name)
+    par = a.size >= PARALLEL_THRESHOLD
+    if tensor_first:
+        (mod.cs_par if par else mod.cs)(a.reshape(-1), scalar, out.reshape(-1))
+    else:
+        (mod.sc_par if par else mod.sc)(scalar, a.reshape(-1), out.reshape(-1))
+    return out
+
+
+def unary_fresh(name, a):
+    """Fast path: a new array = name(a) for a C-contiguous array, else None."""
+    if not a.flags.c_contiguous:
+        return None
+    out = np.empty(a.shape, a.dtype)
+    mod = loops("unary", name)
+    (mod.c_par if a.size >= PARALLEL_THRESHOLD else mod.c)(a.reshape(-1), out.reshape(-1))
+    return out
+
+
 def ternary(name, a, b, c, out):
     """out[...] = name(a[...], b[...], c[...]) for operands broadcastable to out."""
     mod = loops("ternary", name)

@@ -41,7 +41,7 @@ class Tensor:
     shape); ``Tensor([1, 2])`` copies data; prefer ``ember_tensor.tensor(data)``.
     """
 
-    __slots__ = ("_data", "_storage", "_dtype", "_device", "_requires_grad", "_grad",
+    __slots__ = ("_data", "_storage", "_offset", "_dtype", "_device", "_requires_grad", "_grad",
                  "_grad_fn", "_autograd_meta", "_output_nr", "_view_base", "__dict__",
                  "__weakref__")
 
@@ -55,11 +55,15 @@ class Tensor:
     # -- construction helpers used by every op --------------------------------------
 
     @classmethod
-    def _wrap(cls, data, dtype, device=CPU, storage=None):
-        """A tensor over backend array `data` (a fresh storage unless `storage` given)."""
+    def _wrap(cls, data, dtype, device=CPU, storage=None, offset=0):
+        """A tensor over backend array `data` (a fresh storage unless `storage` given).
+
+        `offset` is the element offset of `data`'s first element in the storage buffer.
+        """
         t = object.__new__(cls)
         t._data = data
         t._storage = Storage(data) if storage is None else storage
+        t._offset = offset
         t._dtype = dtype
         t._device = device
         t._requires_grad = False
@@ -70,9 +74,9 @@ class Tensor:
         t._view_base = None
         return t
 
-    def _view_of(self, data):
-        """A tensor over `data`, a view of this tensor's storage."""
-        t = Tensor._wrap(data, self._dtype, self._device, self._storage)
+    def _view_of(self, data, offset):
+        """A tensor over `data`, a view of this tensor's storage starting at `offset`."""
+        t = Tensor._wrap(data, self._dtype, self._device, self._storage, offset)
         t._view_base = self if self._view_base is None else self._view_base
         return t
 
@@ -99,7 +103,7 @@ class Tensor:
 
     def storage_offset(self):
         """Offset of the first element from the start of the storage, in elements."""
-        return _backends.get(self._device).offset_of(self._data, self._storage.buf)
+        return self._offset
 
     def dim(self):
         """Number of dimensions."""

@@ -10,15 +10,13 @@ from .. import _dtype as D
 from .._device import CPU
 from .._tensor import Tensor
 
-_LOW_PRECISION = (D.float16, D.bfloat16)
+LOW_PRECISION = _LOW_PRECISION = frozenset((D.float16, D.bfloat16))
 
 
 def broadcast_shapes(*shapes):
     """The shape that `shapes` broadcast to, with PyTorch's error when they don't."""
-    if len(shapes) == 2:
-        a, b = shapes
-        if a == b:
-            return tuple(a)
+    if len(shapes) == 2 and shapes[0] == shapes[1]:
+        return tuple(shapes[0])
     ndim = max((len(s) for s in shapes), default=0)
     result = [1] * ndim
     for idx, shape in enumerate(shapes):
@@ -32,8 +30,7 @@ def broadcast_shapes(*shapes):
                 continue
             if len(shapes) == 2:
                 raise RuntimeError(
-                    f"The size of tensor a ({shapes[0][i + len(shapes[0]) - ndim]}) must match "
-                    f"the size of tensor b ({shapes[1][i + len(shapes[1]) - ndim]}) at "
+                    f"The size of tensor a ({r}) must match the size of tensor b ({n}) at "
                     f"non-singleton dimension {offset + i}")
             raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape.  "
                                f"Mismatch is between arg 0 and arg {idx}.")
@@ -170,4 +167,5 @@ def resize_out(out, shape):
         data = backend.empty(shape, out._data.dtype)
         out._data = data
         out._storage.buf = data
+        out._offset = 0
     return out

@@ -189,7 +189,7 @@ def detach_(self):
 
 
 def _get_data(self):
-    t = Tensor._wrap(self._data, self._dtype, self._device, self._storage)
+    t = Tensor._wrap(self._data, self._dtype, self._device, self._storage, self._offset)
     return t
 
 
@@ -198,6 +198,7 @@ def _set_data(self, new):
         raise TypeError(f"Expected Tensor, got {type(new).__name__}")
     self._data = new._data
     self._storage = new._storage
+    self._offset = new._offset
     self._dtype = new._dtype
     self._device = new._device
 

@@ -3,6 +3,7 @@
 Each op states its dtype rule (how the result dtype follows from the promoted inputs)
 and runs one scalar kernel from `_kernels/scalar.py` through `_iter.run_kernel`.
 """
+from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor
@@ -25,7 +26,24 @@ def _plan(result, rule):
 
 def binary(name, a, b, out=None, rule=_SAME, kernel=None, inplace=False):
     """Run binary kernel `kernel or name` on tensors/scalars `a`, `b` with broadcasting."""
-    a_t, b_t = a.__class__ is Tensor or isinstance(a, Tensor), b.__class__ is Tensor or isinstance(b, Tensor)
+    a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
+    if (a_t and b_t and out is None and not inplace and a._dtype is b._dtype
+            and a._device is b._device and rule == _SAME and a._dtype not in _iter.LOW_PRECISION):
+        # Fast path for the common case: same dtype and device, no out=, no casting.
+        data = _backends.get(a._device).binary_fresh(kernel or name, a._data, b._data)
+        if data is not None:
+            return Tensor._wrap(data, a._dtype, a._device)
+    elif out is None and not inplace and rule == _SAME and (a_t != b_t):
+        # Fast path: tensor with a Python float (float tensor) or int (int64 tensor).
+        t, s = (a, b) if a_t else (b, a)
+        cls = s.__class__
+        if ((cls is float or cls is int) and t._dtype.category == D._FLOAT
+                and t._dtype not in _iter.LOW_PRECISION) or \
+                (cls is int and t._dtype is D.int64 and -2 ** 63 <= s < 2 ** 63):
+            data = _backends.get(t._device).binary_scalar_fresh(
+                kernel or name, t._data, t._dtype.np.type(s), a_t)
+            if data is not None:
+                return Tensor._wrap(data, t._dtype, t._device)
     if a_t and b_t and a._dtype is b._dtype and a._device is b._device:
         promoted, device = a._dtype, a._device
     else:
@@ -48,6 +66,11 @@ def unary(name, x, out=None, rule=_SAME, inplace=False):
     """Run unary kernel `name` on tensor `x`."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    if out is None and not inplace and (rule == _SAME or x._dtype.category == D._FLOAT) and \
+            rule != _BOOL and x._dtype not in _iter.LOW_PRECISION:
+        data = _backends.get(x._device).unary_fresh(name, x._data)
+        if data is not None:
+            return Tensor._wrap(data, x._dtype, x._device)
     kdtype, kout, result = _plan(x._dtype, rule)
     shape = tuple(x._data.shape)
     if inplace:

@@ -141,3 +141,36 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (batch1 @ batch2)."""
     prod = bmm(batch1, batch2)
     return (input * beta if beta != 1 else input) + (prod * alpha if alpha != 1 else prod)
+
+
+@op()
+def diag(input, diagonal=0):
+    """1-d input: a matrix with it on the `diagonal`-th diagonal; 2-d: that diagonal (a copy)."""
+    ndim = input._data.ndim
+    if ndim == 1:
+        n = input._data.shape[0] + abs(diagonal)
+        result = input.new_zeros((n, n))
+        result.diagonal(diagonal).copy_(input)
+        return result
+    if ndim == 2:
+        return input.diagonal(diagonal).clone()
+    raise RuntimeError("diag(): Supports 1D or 2D tensors. Got %dD" % ndim)
+
+
+@op()
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """Matrices (over the last dim) with `input` on their `offset`-th diagonal."""
+    n = input._data.shape[-1] + abs(offset)
+    result = input.new_zeros(tuple(input._data.shape[:-1]) + (n, n))
+    result.diagonal(offset, -2, -1).copy_(input)
+    if (dim1, dim2) != (-2, -1):
+        result = result.movedim((-2, -1), (dim1, dim2))
+    return result
+
+
+@op()
+def trace(input):
+    """Sum of the main diagonal of a matrix."""
+    if input._data.ndim != 2:
+        raise RuntimeError("trace: expected a matrix, but got tensor with dim %d" % input._data.ndim)
+    return input.diagonal().sum()

@@ -13,7 +13,7 @@ def make_view(self, shape, strides, offset):
     """A tensor viewing `self`'s storage with the given element strides and offset."""
     backend = _backends.get(self._device)
     data = backend.as_strided(self._storage.buf, tuple(shape), tuple(strides), offset)
-    return self._view_of(data)
+    return self._view_of(data, offset)
 
 
 def _infer_size(shape, numel):
@@ -97,6 +97,9 @@ def view(self, *shape):
     if len(shape) == 1 and (isinstance(shape[0], D.dtype) or isinstance(shape[0], type)):
         return self.view_dtype(shape[0])
     shape = _infer_size(_shape_arg(shape), self._data.size)
+    if _backends.get(self._device).is_contiguous(self._data):
+        # Contiguous input: the backend array reshapes without copying (the common case).
+        return self._view_of(self._data.reshape(shape), self._offset)
     strides = view_strides(tuple(self._data.shape), self.stride(), shape)
     if strides is None:
         raise RuntimeError(
@@ -443,5 +446,5 @@ def view_dtype(self, dtype):
     dtype = D.to_dtype(dtype)
     if dtype.itemsize != self._dtype.itemsize:
         raise RuntimeError("view(dtype) is only supported between dtypes of the same size here")
-    t = Tensor._wrap(self._data.view(dtype.np), dtype, self._device, self._storage)
+    t = Tensor._wrap(self._data.view(dtype.np), dtype, self._device, self._storage, self._offset)
     return t
