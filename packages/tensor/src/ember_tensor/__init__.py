@@ -4,7 +4,11 @@
 >>> torch.tensor([[1., 2.], [3., 4.]]) @ torch.ones(2)
 tensor([3., 7.])
 """
-from ._version import __version__
+from ._blas import tune_openblas as _tune_openblas
+
+_tune_openblas()  # must run before NumPy is first imported
+
+from ._version import __version__  # noqa: E402
 from . import _dtype
 from ._dtype import (
     bfloat16, bool, can_cast, double, dtype, float, float16, float32, float64, get_default_dtype,
@@ -31,7 +35,15 @@ from ._ops.views import (
     split, squeeze, swapaxes, swapdims, t, tensor_split, transpose, unbind, unflatten, unsqueeze, view,
 )
 from ._ops.convert import clone, contiguous, detach
+from ._ops.reduction import *  # noqa: F401,F403 - sum, mean, max, var, norm, ...
 from ._ops.indexing import cat, concat, concatenate, hstack, stack, vstack
+from ._random import (
+    Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
+)
+from ._ops.random import (
+    bernoulli, multinomial, normal, poisson, rand, rand_like, randint, randint_like, randn, randn_like,
+    randperm,
+)
 from ._ops.linalg import diag, diag_embed, trace, addmm, addmv, baddbmm, bmm, dot, ger, inner_product, matmul, mm, mv, outer
 
 _methods.install()

@@ -214,3 +214,4 @@ def broadcast_to(data, shape):
 def matmul(a, b):
     """Matrix product through NumPy (BLAS for float32/float64)."""
     return np.matmul(a, b)
+from ._cpu_reduce import *  # noqa: E402,F401,F403 - reductions: reduce, arg_reduce, var_mean, median

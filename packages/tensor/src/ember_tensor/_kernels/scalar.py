@@ -404,7 +404,7 @@ def where(c, a, b):
 
 def lerp(start, end, weight):
     # PyTorch's formula: stable at both ends of the weight range.
-    if abs(weight) < 0.5:
+    if -0.5 < weight < 0.5:  # not abs(): this module defines its own abs
         return start + weight * (end - start)
     return end - (end - start) * (1 - weight)
 

@@ -1,12 +1,17 @@
 """Attach ops to Tensor as methods and Python operators, like torch.Tensor's."""
 from .._dispatch import Operator
 from .._tensor import Tensor
-from . import convert, creation, elementwise, indexing, linalg, views
+from . import convert, creation, elementwise, indexing, linalg, random, reduction, views
 
 # Functions of these modules that take the tensor first become methods of the same name.
-_METHOD_MODULES = (elementwise, views, convert, linalg)
+_METHOD_MODULES = (elementwise, views, convert, linalg, random, reduction)
 _NOT_METHODS = {"binary", "unary", "copy_to_out", "make_view", "view_strides", "contiguous_strides",
-                "broadcast_shapes", "where", "isclose", "allclose", "equal", "clip", "clip_"}
+                "broadcast_shapes", "where", "isclose", "allclose", "equal", "clip", "clip_",
+                # random ops that are not Tensor methods in PyTorch
+                "rand", "randn", "randint", "randperm", "normal", "poisson", "rand_like",
+                "randn_like", "randint_like",
+                # reductions that are not Tensor methods in PyTorch
+                "var_mean", "std_mean"}
 
 
 def _public_functions(module):

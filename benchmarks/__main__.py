@@ -1,0 +1,54 @@
+"""Run the benchmark suite: ``python -m benchmarks [--group G] [--no-torch] [--quick]``.
+
+Each workload runs for ember and PyTorch (when installed) alternately in one process,
+and the table reports medians, min-max, the ember/PyTorch time ratio (< 1: ember is
+faster) and, for bandwidth- or FLOP-bound work, the fraction of this machine's limit.
+"""
+import argparse
+import datetime
+import importlib.util
+
+from . import cold_start, machine, tensor_ops
+from ._harness import fmt_time, run
+
+SUITES = {"tensor": tensor_ops.WORKLOADS}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    parser.add_argument("--group", action="append", help="only workloads of this group (repeatable)")
+    parser.add_argument("--no-torch", action="store_true", help="time ember only")
+    parser.add_argument("--no-cold-start", action="store_true", help="skip the fresh-process timings")
+    args = parser.parse_args(argv)
+
+    available = ["ember"]
+    if not args.no_torch and importlib.util.find_spec("torch") is not None:
+        available.append("torch")
+    bandwidth, gemm = machine.memory_bandwidth(), machine.gemm_peak()
+    print(f"# ember benchmarks, {datetime.date.today()}, {machine.describe()}")
+    print(f"# machine limits: copy bandwidth {bandwidth / 1e9:.1f} GB/s, "
+          f"NumPy BLAS sgemm {gemm / 1e9:.0f} GFLOP/s")
+    print("| workload | ember | torch | ember/torch | ember % of limit |")
+    print("|---|---|---|---|---|")
+    for suite in SUITES.values():
+        for w in suite:
+            if args.group and w.group not in args.group:
+                continue
+            res = run(w, available)
+            e = res.get("ember")
+            tch = res.get("torch")
+            cells = [f"{fmt_time(r[0])} ({fmt_time(r[1])}–{fmt_time(r[2])})" if r else "–" for r in (e, tch)]
+            ratio = f"{e[0] / tch[0]:.2f}" if e and tch else "–"
+            limit = {"B": bandwidth, "FLOP": gemm}.get(w.unit)
+            frac = f"{w.work / e[0] / limit:.0%}" if e and limit else "–"
+            print(f"| {w.name} | {cells[0]} | {cells[1]} | {ratio} | {frac} |", flush=True)
+    if not args.no_cold_start and (not args.group or "cold" in args.group):
+        for name, res in cold_start.measure(available).items():
+            e, tch = res.get("ember"), res.get("torch")
+            ratio = f"{e / tch:.2f}" if e and tch else "–"
+            print(f"| cold start: {name} | {fmt_time(e) if e else '–'} | "
+                  f"{fmt_time(tch) if tch else '–'} | {ratio} | – |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

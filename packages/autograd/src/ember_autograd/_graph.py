@@ -1,0 +1,327 @@
+"""The recorded graph: nodes (``grad_fn``), saved tensors, leaf accumulators, edges.
+
+A node's ``_next`` holds one edge per differentiable input: ``(node, output_nr)`` or
+``(None, 0)`` where no gradient flows. ``_input_meta`` holds ``(shape, dtype)`` per edge,
+and `validate_grad` makes every gradient fit it: this is the one place where gradients of
+broadcast inputs are summed back to the input's shape (`sum_to_size`) and cast back to
+the input's dtype.
+"""
+import itertools
+import re
+import sys
+import weakref
+
+from ember_tensor import Tensor
+
+from . import _grad_mode
+from ._hooks import add_hook
+
+__all__ = ["Node", "AccumulateGrad", "SavedTensor", "sum_to_size"]
+
+_sequence = itertools.count()
+_FREED = object()
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+
+class Node:
+    """A function of the backward graph (PyTorch's ``torch.autograd.graph.Node``).
+
+    ``next_functions`` are the nodes the gradients of this node's inputs flow to; calling
+    a node (``node(*grads)``) applies it outside of the engine.
+    """
+
+    __slots__ = ("_next", "_input_meta", "_saved", "_seq", "_needs", "_pre_hooks", "_post_hooks",
+                 "_tensor_pre_hooks", "_retains_grad", "_metadata", "_anomaly_trace",
+                 "__weakref__", "__dict__")
+
+    def __init__(self):
+        self._next = ()
+        self._input_meta = ()
+        self._saved = None
+        self._seq = next(_sequence)
+        self._needs = None
+        self._pre_hooks = None
+        self._post_hooks = None
+        self._tensor_pre_hooks = None
+        self._retains_grad = None
+        self._metadata = None
+        self._anomaly_trace = None
+
+    # -- PyTorch's Node API ---------------------------------------------------------------
+
+    def name(self):
+        """The node's class name, e.g. ``'MulBackward0'``."""
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        return tuple(edge if edge is not None else (None, 0) for edge in self._next)
+
+    @property
+    def metadata(self):
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    @property
+    def needs_input_grad(self):
+        if self._needs is not None:
+            return self._needs
+        return tuple(e is not None and e[0] is not None for e in self._next)
+
+    def should_compute_output(self, i):
+        return self.needs_input_grad[i]
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` runs after the node; a non-None return replaces grad_inputs."""
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        return add_hook(self._post_hooks, fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` runs before the node; a non-None return replaces grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return add_hook(self._pre_hooks, fn)
+
+    def __call__(self, *grads):
+        return self.apply(list(grads))
+
+    def apply(self, grads):
+        """Gradients for the inputs (one per edge of ``_next``) from those of the outputs."""
+        raise NotImplementedError
+
+    def _release(self):
+        """Free saved tensors after a backward pass that does not retain the graph."""
+        saved = self._saved
+        if saved is not None and saved is not _FREED and any(s.__class__ is SavedTensor for s in saved):
+            self._saved = _FREED
+
+    def _unpack_saved(self):
+        saved = self._saved
+        if saved is _FREED:
+            raise RuntimeError(FREED_MESSAGE)
+        if not saved:
+            return ()
+        return tuple(s.unpack(self) if s.__class__ is SavedTensor else s for s in saved)
+
+    def _tensor_hooks_for(self, output_nr):
+        hooks = self._tensor_pre_hooks
+        return () if hooks is None else hooks.get(output_nr, ())
+
+    def __repr__(self):
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf tensor: adds the incoming gradient into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+        self._input_meta = ((tuple(variable._data.shape), variable._dtype),)
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    def apply(self, grads):
+        accumulate_grad(self.variable, grads[0])
+        return []
+
+
+# References to a fresh gradient that `accumulate_grad` sees when nothing else holds it:
+# the caller's variable, the argument, getrefcount's own argument.
+_OWNED_REFS = 3
+
+
+def accumulate_grad(variable, grad):
+    """Add `grad` into ``variable.grad``, as PyTorch's AccumulateGrad does.
+
+    A gradient that nothing else references is stored as it is; one that is shared (a
+    pass-through of add, the user's ``gradient=``) is copied so that ``.grad`` tensors
+    never alias each other.
+    """
+    old = variable._grad
+    if old is None:
+        if _grad_mode.state.enabled:
+            variable._grad = grad
+        elif sys.getrefcount(grad) > _OWNED_REFS or not grad.is_contiguous() or grad._grad_fn is not None:
+            variable._grad = _detached(grad).clone()
+        else:
+            variable._grad = grad
+    elif _grad_mode.state.enabled:
+        variable._grad = old + grad
+    else:
+        old.add_(grad)
+    meta = variable._autograd_meta
+    if meta is not None and meta.post_acc_hooks:
+        for hook in tuple(meta.post_acc_hooks.values()):
+            hook(variable)
+
+
+def _detached(t):
+    if t._grad_fn is None and not t._requires_grad:
+        return t
+    return t.detach()
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version of its storage at save time."""
+
+    __slots__ = ("tensor", "version", "is_output", "output_nr")
+
+    def __init__(self, tensor, is_output=False):
+        if is_output:
+            # Keep the data, not the tensor: the tensor holds this node as grad_fn.
+            data = Tensor._wrap(tensor._data, tensor._dtype, tensor._device, tensor._storage)
+            self.output_nr = tensor._output_nr
+        else:
+            data = tensor
+        self.tensor = data
+        self.version = tensor._storage.version
+        self.is_output = is_output
+
+    def unpack(self, node):
+        t = self.tensor
+        if t._storage.version != self.version:
+            raise RuntimeError(self._modified_message(node))
+        if self.is_output and _grad_mode.state.enabled:
+            # Double backward: the saved output is the output of `node` again.
+            out = Tensor._wrap(t._data, t._dtype, t._device, t._storage)
+            out._grad_fn = node
+            out._requires_grad = True
+            out._output_nr = self.output_nr
+            return out
+        return t
+
+    def _modified_message(self, node):
+        t = self.tensor
+        grad_fn = node if self.is_output else t._grad_fn
+        where = ""
+        if grad_fn is not None:
+            output_nr = self.output_nr if self.is_output else t._output_nr
+            where = f", which is output {output_nr} of {short_name(grad_fn)},"
+        from . import anomaly_mode
+        hint = (" Hint: the backtrace further above shows the operation that failed to compute its "
+                "gradient. The variable in question was changed in there or anywhere later. Good luck!"
+                if anomaly_mode.is_anomaly_enabled() else
+                " Hint: enable anomaly detection to find the operation that failed to compute its "
+                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+        return ("one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{t.type()} {list(t.shape)}]{where} is at version "
+                f"{t._storage.version}; expected version {self.version} instead.{hint}")
+
+
+def short_name(node):
+    """'AddBackward0' -> 'Add', as PyTorch names nodes in its error messages."""
+    return re.sub(r"Backward\d*$", "", node.name())
+
+
+class AutogradMeta:
+    """What autograd keeps on a tensor beyond its flags (the ``_autograd_meta`` slot)."""
+
+    __slots__ = ("grad_accumulator", "hooks", "post_acc_hooks", "retains_grad", "view_base",
+                 "view_replay", "view_version", "multi_view_of", "__weakref__")
+
+    def __init__(self):
+        self.grad_accumulator = None
+        self.hooks = None
+        self.post_acc_hooks = None
+        self.retains_grad = False
+        self.view_base = None
+        self.view_replay = None
+        self.view_version = 0
+        self.multi_view_of = None
+
+
+def meta_of(t):
+    """The tensor's AutogradMeta, created on first use."""
+    meta = t._autograd_meta
+    if meta is None:
+        meta = t._autograd_meta = AutogradMeta()
+    return meta
+
+
+def grad_accumulator(t):
+    """The one AccumulateGrad node of leaf `t` (alive as long as a graph uses it)."""
+    meta = t._autograd_meta
+    if meta is None:
+        meta = t._autograd_meta = AutogradMeta()
+    ref = meta.grad_accumulator
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        meta.grad_accumulator = weakref.ref(acc)
+    return acc
+
+
+def gradient_edge(t):
+    """Where the gradient of `t` flows: (grad_fn, output_nr), the leaf's accumulator, or None."""
+    meta = t._autograd_meta
+    if meta is not None and meta.view_base is not None and meta.view_version != t._storage.version:
+        refresh_view(t, meta)
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._requires_grad:
+        return (grad_accumulator(t), 0)
+    return None
+
+
+def refresh_view(view, meta):
+    """Re-derive a view's grad_fn from its base after an in-place change to their memory.
+
+    The view's recorded chain of view ops is replayed on the base (PyTorch's view replay),
+    so the view's gradient flows through whatever the base's history is now.
+    """
+    with _grad_mode.enable_grad():
+        fresh = meta.view_replay(meta.view_base)
+    view._grad_fn = fresh._grad_fn
+    view._output_nr = fresh._output_nr
+    view._requires_grad = fresh._requires_grad
+    meta.view_version = view._storage.version
+
+
+def sum_to_size(grad, shape):
+    """Sum `grad` over the dims that were broadcast to turn `shape` into grad's shape.
+
+    >>> import ember_tensor as torch
+    >>> sum_to_size(torch.ones(2, 3), (3,))
+    tensor([2., 2., 2.])
+    """
+    gshape = tuple(grad._data.shape)
+    lead = len(gshape) - len(shape)
+    if lead < 0:
+        raise RuntimeError(f"size {list(shape)} is not expandable to size {list(gshape)}")
+    dims = list(range(lead))
+    for i, n in enumerate(shape):
+        g = gshape[lead + i]
+        if n != g:
+            if n != 1:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad has a shape of {list(gshape)} which cannot be summed "
+                    f"to the input's shape {list(shape)}")
+            dims.append(lead + i)
+    if dims:
+        grad = grad.sum(tuple(dims), keepdim=True)
+    if lead:
+        grad = grad.reshape(shape)
+    return grad
+
+
+def validate_grad(grad, meta):
+    """Make `grad` fit an input of (shape, dtype) `meta`: unbroadcast, then cast."""
+    shape, dtype = meta
+    if grad._data.shape != shape:
+        grad = sum_to_size(grad, shape)
+    if grad._dtype is not dtype:
+        grad = grad.to(dtype)
+    return grad

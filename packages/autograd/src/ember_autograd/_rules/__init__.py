@@ -1,0 +1,7 @@
+"""The derivative table (see `_registry`); importing this package fills it, one module per
+family of ops."""
+from ._registry import COMPOSITE, NOT_DIFFERENTIABLE, RESULT, TABLE, derivative  # noqa: F401
+from . import elementwise, views, indexing, linalg, convert  # noqa: F401,E402
+from . import reduction  # noqa: F401,E402
+
+__all__ = ["TABLE", "COMPOSITE", "NOT_DIFFERENTIABLE", "RESULT", "derivative"]

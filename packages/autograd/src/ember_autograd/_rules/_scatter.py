@@ -1,0 +1,42 @@
+"""Scatter-add of gradients into an input's elements, for views whose elements overlap
+(unfold, as_strided) and for advanced indexing with repeated indices.
+
+ember_tensor has no ``index_put_(accumulate=True)`` yet, so the sum runs in NumPy on the
+host, wrapped as an autograd `Function` whose backward is a gather (differentiable), so
+gradients of gradients still work.
+"""
+import numpy as np
+
+import ember_tensor as E
+
+from .._function import Function
+
+
+class _IndexAddFlat(Function):
+    @staticmethod
+    def forward(ctx, values, index, numel):
+        ctx.save_for_backward(index)
+        host = np.zeros(numel, dtype=values._host_numpy().dtype)
+        np.add.at(host, index._host_numpy().reshape(-1), values._host_numpy().reshape(-1))
+        return E.from_numpy(host).to(values.device)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        return grad[index], None, None
+
+
+def scatter_add_flat(values, index, shape):
+    """A tensor of `shape`: zeros plus, at flat position ``index[i]``, the sum of ``values[i]``."""
+    numel = 1
+    for n in shape:
+        numel *= n
+    return _IndexAddFlat.apply(values, index, numel).reshape(shape)
+
+
+def element_positions(shape):
+    """int64 tensor of `shape` holding each element's flat (row-major) position."""
+    numel = 1
+    for n in shape:
+        numel *= n
+    return E.arange(numel).reshape(shape)

@@ -1,0 +1,1 @@
+"""Derivatives of reductions (filled in as ember_tensor's reductions land)."""

@@ -1,0 +1,122 @@
+"""Derivatives of view ops: the gradient goes back to the input's shape and layout."""
+import numpy as np
+
+import ember_tensor as E
+
+from ._registry import composite, derivative, not_differentiable
+from ._scatter import element_positions, scatter_add_flat
+
+
+def _shape(input, *args, **kwargs):
+    return (tuple(input.shape),)
+
+
+def _embed(grad, shape, select):
+    """Zeros of `shape` with `grad` written into the part that `select` views."""
+    out = grad.new_zeros(shape)
+    select(out).copy_(grad)
+    return out
+
+
+@derivative("view", save=_shape)
+def view(ctx, grad, shape):
+    return grad.reshape(shape)
+
+
+@derivative("alias", name="AliasBackward0")
+def alias(ctx, grad):
+    return grad
+
+
+@derivative("expand")
+def expand(ctx, grad):
+    return grad  # the engine sums it back to the input's shape
+
+
+@derivative("squeeze", save=_shape,
+            name=lambda input, dim=None: "SqueezeBackward0" if dim is None else "SqueezeBackward1")
+def squeeze(ctx, grad, shape):
+    return grad.reshape(shape)
+
+
+@derivative("unsqueeze", save=_shape)
+def unsqueeze(ctx, grad, shape):
+    return grad.reshape(shape)
+
+
+@derivative("permute", save=lambda input, *dims: (dims,))
+def permute(ctx, grad, dims):
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    ndim = len(dims)
+    inverse = [0] * ndim
+    for i, d in enumerate(dims):
+        inverse[d % ndim] = i
+    return grad.permute(inverse)
+
+
+@derivative("transpose", save=lambda input, dim0, dim1: (dim0, dim1))
+def transpose(ctx, grad, dim0, dim1):
+    return grad.transpose(dim0, dim1) if grad.dim() else grad
+
+
+@derivative("t", name="TBackward0")
+def t(ctx, grad):
+    return grad.t()
+
+
+@derivative("narrow", name="SliceBackward0",
+            save=lambda input, dim, start, length: (tuple(input.shape), dim, start, length))
+def narrow(ctx, grad, shape, dim, start, length):
+    return _embed(grad, shape, lambda z: z.narrow(dim, start, length))
+
+
+@derivative("select", save=lambda input, dim, index: (tuple(input.shape), dim, index))
+def select(ctx, grad, shape, dim, index):
+    return _embed(grad, shape, lambda z: z.select(dim, index))
+
+
+@derivative("diagonal", save=lambda input, offset=0, dim1=0, dim2=1: (tuple(input.shape), offset, dim1, dim2))
+def diagonal(ctx, grad, shape, offset, dim1, dim2):
+    return _embed(grad, shape, lambda z: z.diagonal(offset, dim1, dim2))
+
+
+@derivative("unfold", save=lambda input, dimension, size, step: (tuple(input.shape), dimension, size, step))
+def unfold(ctx, grad, shape, dimension, size, step):
+    # Windows overlap when step < size: their gradients add up.
+    positions = element_positions(shape).unfold(dimension, size, step)
+    return scatter_add_flat(grad, positions, shape)
+
+
+@derivative("as_strided", save=lambda input, size, stride, storage_offset=None: (
+    tuple(input.shape), input.stride(), input.storage_offset(), tuple(size), tuple(stride),
+    input.storage_offset() if storage_offset is None else storage_offset))
+def as_strided(ctx, grad, shape, strides, offset, size, stride, view_offset):
+    positions = _as_strided_positions(shape, strides, offset, size, stride, view_offset)
+    return scatter_add_flat(grad, E.from_numpy(positions).to(grad.device), shape)
+
+
+def _storage_offsets(shape, strides, offset):
+    offsets = np.full(tuple(shape), offset, dtype=np.int64)
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        idx = np.arange(n, dtype=np.int64) * s
+        offsets = offsets + idx.reshape((n,) + (1,) * (len(shape) - d - 1))
+    return offsets
+
+
+def _as_strided_positions(shape, strides, offset, size, stride, view_offset):
+    """For each element of the as_strided view, the flat position of the input element at
+    the same memory location."""
+    input_at = _storage_offsets(shape, strides, offset).reshape(-1)
+    view_at = _storage_offsets(size, stride, view_offset)
+    lookup = np.full(int(max(input_at.max(initial=0), view_at.max(initial=0))) + 1, -1, dtype=np.int64)
+    lookup[input_at] = np.arange(input_at.size, dtype=np.int64)
+    positions = lookup[view_at]
+    if (positions < 0).any():
+        raise RuntimeError("as_strided: the view reaches memory outside of its input; its "
+                           "gradient is not defined")
+    return positions
+
+
+composite("reshape", "flatten", "unflatten", "movedim", "split", "chunk", "tensor_split", "unbind")
+not_differentiable("view_dtype", "detach", "detach_")

@@ -1,0 +1,91 @@
+"""PyTorch's submodule paths (``ember.cuda``, ...), each served by the package that holds it.
+
+Kept out of ``ember/__init__.py`` on purpose: that module star-imports ember_tensor, whose
+``any``, ``all``, ``bool``, ``range``, ... shadow Python's builtins there.
+"""
+
+import importlib
+import importlib.util
+import sys
+
+# PyTorch's path -> the module that serves it. Every name under an alias maps too:
+# ``import ember.cuda.random`` imports ``ember_tensor.cuda.random``, and the module
+# object is the same one, so ``ember.cuda is ember_tensor.cuda``. A path is there only
+# while its real module exists.
+#
+# Wired as those packages land (each one also gets a version check in ember/__init__.py,
+# and an ``import`` there where PyTorch imports it eagerly; autograd, for one, must be
+# imported so that it fills ember_tensor's autograd slot):
+#   ember.autograd -> ember_autograd        ember.nn -> ember_nn
+#   ember.optim -> ember_optim              ember.utils.data -> ember_data
+#   ember.distributed -> ember_distributed  ember.onnx, ember.jit -> ember_export
+#   ember.testing, ember.nn.parallel, ... as DESIGN.md section 1 lists them
+SUBMODULE_ALIASES = {
+    "ember.cuda": "ember_tensor.cuda",
+}
+
+
+def aliased_name(fullname):
+    """The real module name behind ``fullname`` (``ember.cuda.x`` -> ``ember_tensor.cuda.x``)."""
+    for alias, target in SUBMODULE_ALIASES.items():
+        if fullname == alias or fullname.startswith(alias + "."):
+            return target + fullname[len(alias):]
+    return None
+
+
+class _AliasLoader:
+    """Loads an aliased name by importing the real module and handing back that object."""
+
+    def __init__(self, real_name):
+        self.real_name = real_name
+        self._real_spec = None
+
+    def create_module(self, spec):
+        module = importlib.import_module(self.real_name)
+        self._real_spec = module.__spec__
+        return module
+
+    def exec_module(self, module):
+        # The import system stamps the alias's spec onto the module it was given; put the
+        # real one back, or relative imports inside that module would see a wrong parent.
+        module.__spec__ = self._real_spec
+
+
+class _AliasFinder:
+    """A meta path finder for the paths in SUBMODULE_ALIASES whose real module exists."""
+
+    is_ember_alias_finder = True
+
+    @staticmethod
+    def find_spec(fullname, path=None, target=None):
+        real_name = aliased_name(fullname)
+        if real_name is None:
+            return None
+        try:
+            if importlib.util.find_spec(real_name) is None:
+                return None
+        except ModuleNotFoundError:  # a parent of real_name is missing
+            return None
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(real_name))
+
+
+def install():
+    """Put the alias finder on ``sys.meta_path`` (once), ahead of the path finders.
+
+    Ahead, because once ``ember.cuda`` is a package the path finders would load its
+    submodules a second time under the alias's name.
+    """
+    if not any(getattr(finder, "is_ember_alias_finder", False) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _AliasFinder())
+
+
+def module_getattr(name):
+    """``ember.<name>`` for an alias not imported yet (``ember.cuda`` with no ``import ember.cuda``)."""
+    path = f"ember.{name}"
+    if path in SUBMODULE_ALIASES:
+        try:
+            return importlib.import_module(path)
+        except ModuleNotFoundError as error:
+            if error.name != path:
+                raise  # the module exists but something it imports is missing
+    raise AttributeError(f"module 'ember' has no attribute {name!r}")

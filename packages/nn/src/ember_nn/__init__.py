@@ -1,0 +1,17 @@
+"""ember-nn: neural-network building blocks (``torch.nn``).
+
+Planned, not written yet: Module, Parameter, layers, functional, losses, init and utils.
+
+For now the package only takes its place in the stack: it checks at import that the
+layers below it are versions it works with (the ranges in its pyproject.toml).
+"""
+
+import ember_autograd
+import ember_tensor
+from ember_tensor._version import check_layer_version
+
+__version__ = "0.1.0"
+
+_NEEDED_BY = f"ember-nn {__version__}"
+check_layer_version("ember-tensor", ember_tensor.__version__, "0.1", "0.2", _NEEDED_BY)
+check_layer_version("ember-autograd", ember_autograd.__version__, "0.1", "0.2", _NEEDED_BY)

@@ -1,0 +1,500 @@
+"""ember_tensor.cuda: PyTorch's ``torch.cuda`` on Numba CUDA (the ``numba-cuda`` package).
+
+Devices, streams and events are Numba's: the current device is the device of the CUDA
+context Numba has made current on this thread (device 0 unless changed), and each
+device's current stream is kept per thread here; ember's kernels launch on it.
+
+Importing this module is cheap and never fails: numba.cuda is loaded on the first call
+that needs a GPU. Without a usable GPU, `is_available()` is False (quickly: it does not
+load numba.cuda when no driver library exists) and anything that needs a GPU raises
+ember's "no CUDA" error. With ``NUMBA_ENABLE_CUDASIM=1`` in the environment, Numba's CUDA
+simulator stands in for one GPU (slow, for tests): `is_available()` is then True.
+
+>>> import ember_tensor as torch
+>>> isinstance(torch.cuda.is_available(), bool)
+True
+"""
+import contextlib
+import ctypes
+import importlib.util
+import os
+import threading
+import time
+
+from ._device import device as _device_cls
+from ._ops.creation import _legacy_types
+
+__all__ = [
+    "is_available", "is_initialized", "init", "device_count", "current_device", "set_device",
+    "device", "device_of", "get_device_name", "get_device_capability", "get_device_properties",
+    "synchronize", "Stream", "Event", "current_stream", "default_stream", "stream",
+    "set_stream", "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
+    "memory_allocated", "max_memory_allocated", "reset_peak_memory_stats", "mem_get_info",
+    "empty_cache",
+]
+
+
+class CudaUnavailableError(RuntimeError, AssertionError):
+    """Raised when an op needs a GPU and ember has none to give it.
+
+    Both a RuntimeError and an AssertionError: PyTorch raises the latter in CPU-only
+    builds ("Torch not compiled with CUDA enabled") and the former when no driver is found.
+    """
+
+
+_numba_cuda = None  # the numba.cuda module, once loaded
+_init_error = None  # the reason CUDA is unavailable, once known
+_init_lock = threading.Lock()
+
+
+def _simulator_requested():
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+
+
+def _driver_library_present():
+    # Loading libcuda directly is fast, and spares importing numba.cuda (about a second)
+    # on the many machines that have no GPU.
+    for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll", "libcuda.dylib"):
+        try:
+            ctypes.CDLL(name)
+            return True
+        except OSError:
+            continue
+    return False
+
+
+def _unavailable(reason):
+    return CudaUnavailableError(
+        f"Torch not compiled with CUDA enabled: ember found no usable CUDA GPU ({reason}). "
+        "Install an NVIDIA driver and ember-tensor[cuda] (numba-cuda) on a machine with a "
+        "GPU, or set NUMBA_ENABLE_CUDASIM=1 before starting Python to run CUDA code on "
+        "Numba's CUDA simulator.")
+
+
+def _lazy_init():
+    """numba.cuda, loaded on first use; raises CudaUnavailableError when there is no GPU."""
+    global _numba_cuda, _init_error
+    if _numba_cuda is not None:
+        return _numba_cuda
+    with _init_lock:
+        if _numba_cuda is not None:
+            return _numba_cuda
+        if _init_error is None:
+            _init_error = _probe()
+        if _init_error:
+            raise _unavailable(_init_error)
+        from numba import cuda as numba_cuda
+        _numba_cuda = numba_cuda
+        return numba_cuda
+
+
+def _probe():
+    """'' when numba.cuda can drive a GPU (or the simulator), else why not."""
+    if importlib.util.find_spec("numba_cuda") is None:
+        return "the numba-cuda package is not installed"
+    if not _simulator_requested() and not _driver_library_present():
+        return "no NVIDIA driver library (libcuda) was found"
+    try:
+        from numba import cuda as numba_cuda
+        if not numba_cuda.is_available():
+            return "numba.cuda.is_available() is False: no GPU or no working driver"
+    except Exception as error:  # a broken install must not crash is_available()
+        return f"numba.cuda failed to load: {error}"
+    return ""
+
+
+def is_available():
+    """Whether ember can run CUDA code here (True under Numba's simulator)."""
+    try:
+        _lazy_init()
+    except Exception:
+        return False
+    return True
+
+
+def is_initialized():
+    """Whether CUDA has been initialised in this process."""
+    return _numba_cuda is not None
+
+
+def init():
+    """Initialise CUDA now (it is otherwise done on first use)."""
+    _lazy_init()
+
+
+def _simulating():
+    return _lazy_init().jit.__module__.startswith("numba.cuda.simulator")
+
+
+def device_count():
+    """The number of usable GPUs (0 when CUDA is unavailable)."""
+    if not is_available():
+        return 0
+    return 1 if _simulating() else len(_numba_cuda.gpus)
+
+
+def _current_index():
+    cuda = _lazy_init()
+    if _simulating():
+        return 0
+    return cuda.get_current_device().id
+
+
+def current_device():
+    """Index of the current device."""
+    return _current_index()
+
+
+def _device_index(dev, optional=False):
+    """A device index from an int, 'cuda:1', a device, or None (the current device)."""
+    if dev is None or (optional and dev == -1):
+        return _current_index()
+    if isinstance(dev, str):
+        dev = _device_cls(dev)
+    if isinstance(dev, _device_cls):
+        if dev.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {dev}")
+        return _current_index() if dev.index is None else dev.index
+    return int(dev)
+
+
+def _check_index(index):
+    _lazy_init()
+    if not 0 <= index < device_count():
+        raise RuntimeError("CUDA error: invalid device ordinal")
+    return index
+
+
+def set_device(device):
+    """Make `device` current: new CUDA tensors are allocated there."""
+    index = _device_index(device, optional=True)
+    if index < 0 or index == _current_index():
+        return
+    _check_index(index)
+    from numba.cuda.cudadrv.driver import driver
+    # Like cudaSetDevice: replace the context on top of this thread's stack.
+    driver.pop_active_context()
+    _numba_cuda.gpus[index].__enter__()
+
+
+@contextlib.contextmanager
+def _device_context(index):
+    """Run a block with GPU `index` current (nothing to do when it already is)."""
+    previous = _current_index()
+    if previous == index:
+        yield
+        return
+    set_device(index)
+    try:
+        yield
+    finally:
+        set_device(previous)
+
+
+class device:
+    """Context manager that makes a device current: ``with torch.cuda.device(1): ...``.
+
+    None or -1 leaves the current device unchanged, as in PyTorch.
+    """
+
+    def __init__(self, device):
+        self.idx = -1 if device is None else _device_index(device, optional=True)
+        self.prev_idx = -1
+
+    def __enter__(self):
+        if self.idx >= 0:
+            self.prev_idx = _current_index()
+            if self.idx != self.prev_idx:
+                _check_index(self.idx)
+                set_device(self.idx)
+        return self
+
+    def __exit__(self, *exc):
+        if self.idx >= 0 and self.prev_idx != self.idx:
+            set_device(self.prev_idx)
+        return False
+
+
+class device_of(device):
+    """Context manager that makes the device of tensor `obj` current (no-op for CPU tensors)."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if obj.is_cuda else -1)
+
+
+class _DeviceProperties:
+    """What ``get_device_properties`` returns: name, capability, memory, SM count."""
+
+    def __init__(self, name, major, minor, total_memory, multi_processor_count):
+        self.name = name
+        self.major, self.minor = major, minor
+        self.total_memory = total_memory
+        self.multi_processor_count = multi_processor_count
+
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, "
+                f"minor={self.minor}, total_memory={self.total_memory // (1024 * 1024)}MB, "
+                f"multi_processor_count={self.multi_processor_count})")
+
+
+def get_device_properties(device=None):
+    """Name, compute capability, total memory and multiprocessor count of a device."""
+    index = _check_index(_device_index(device, optional=True))
+    cuda = _lazy_init()
+    if _simulating():
+        return _DeviceProperties("Numba CUDA simulator", 5, 2, 0, 1)
+    gpu = cuda.gpus[index]
+    name = gpu.name.decode() if isinstance(gpu.name, bytes) else str(gpu.name)
+    major, minor = gpu.compute_capability
+    with _device_context(index):
+        total = cuda.current_context().get_memory_info().total
+    return _DeviceProperties(name, major, minor, total, gpu.MULTIPROCESSOR_COUNT)
+
+
+def get_device_name(device=None):
+    """The name of a device, e.g. 'NVIDIA H100 80GB HBM3'."""
+    return get_device_properties(device).name
+
+
+def get_device_capability(device=None):
+    """(major, minor) compute capability of a device."""
+    props = get_device_properties(device)
+    return props.major, props.minor
+
+
+def synchronize(device=None):
+    """Wait for all work queued on a device to finish."""
+    index = _check_index(_device_index(device, optional=True))
+    with _device_context(index):
+        _lazy_init().synchronize()
+
+
+# --- streams and events ------------------------------------------------------------------
+
+_tls = threading.local()  # .streams: {device index: Stream} for this thread
+
+
+class Stream:
+    """A CUDA stream: kernels queued on it run in order; ``with torch.cuda.stream(s):``."""
+
+    def __init__(self, device=None, priority=0, **kwargs):
+        index = _check_index(_device_index(device, optional=True))
+        self._default = kwargs.get("_default", False)
+        with _device_context(index):
+            cuda = _lazy_init()
+            self._numba = cuda.default_stream() if self._default else cuda.stream()
+        self.device = _device_cls("cuda", index)
+
+    @property
+    def cuda_stream(self):
+        """The raw cudaStream_t handle as an int (0 for the legacy default stream)."""
+        if self._default:
+            return 0
+        handle = getattr(self._numba, "handle", None)
+        if handle is None:  # the simulator's streams have no handle
+            return id(self._numba)
+        return int(handle)
+
+    def synchronize(self):
+        """Wait until every kernel queued on this stream has finished."""
+        self._numba.synchronize()
+
+    def record_event(self, event=None):
+        """Record `event` (a new one if None) on this stream and return it."""
+        event = Event() if event is None else event
+        event.record(self)
+        return event
+
+    def wait_event(self, event):
+        """Make later work on this stream wait for `event`."""
+        event.wait(self)
+
+    def wait_stream(self, stream):
+        """Make later work on this stream wait for the work queued on `stream` so far."""
+        self.wait_event(stream.record_event())
+
+    def query(self):
+        """Whether all work queued on this stream has finished."""
+        return self.record_event().query()
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and self.cuda_stream == other.cuda_stream and \
+            self.device == other.device
+
+    def __hash__(self):
+        return hash((self.cuda_stream, self.device))
+
+    def __repr__(self):
+        return f"<torch.cuda.Stream device={self.device} cuda_stream={self.cuda_stream:#x}>"
+
+
+class Event:
+    """A CUDA event: a marker in a stream to wait on or to time with (``enable_timing``)."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        self.enable_timing = enable_timing
+        cuda = _lazy_init()
+        # The simulator's events take no arguments and time nothing: host clocks do.
+        self._numba = cuda.event() if _simulating() else cuda.event(timing=enable_timing)
+        self._recorded_at = None  # host time, for the simulator (it runs synchronously)
+
+    def record(self, stream=None):
+        """Record the event on `stream` (the current stream by default)."""
+        stream = current_stream() if stream is None else stream
+        self._numba.record(stream._numba)
+        self._recorded_at = time.perf_counter()
+
+    def wait(self, stream=None):
+        """Make later work on `stream` (the current one by default) wait for this event."""
+        stream = current_stream() if stream is None else stream
+        self._numba.wait(stream._numba)
+
+    def query(self):
+        """Whether the work before the event's record has finished."""
+        query = getattr(self._numba, "query", None)
+        return True if query is None else bool(query())
+
+    def synchronize(self):
+        """Wait until the work before the event's record has finished."""
+        self._numba.synchronize()
+
+    def elapsed_time(self, end_event):
+        """Milliseconds between this event's record and `end_event`'s."""
+        if not (self.enable_timing and end_event.enable_timing):
+            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
+        if self._recorded_at is None or end_event._recorded_at is None:
+            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+        if _simulating():
+            return (end_event._recorded_at - self._recorded_at) * 1000.0
+        end_event.synchronize()
+        return self._numba.elapsed_time(end_event._numba)
+
+    def __repr__(self):
+        return f"<torch.cuda.Event enable_timing={self.enable_timing}>"
+
+
+def default_stream(device=None):
+    """The default (legacy NULL) stream of a device."""
+    index = _check_index(_device_index(device, optional=True))
+    return Stream(index, _default=True)
+
+
+def current_stream(device=None):
+    """The stream ember's kernels are queued on for a device, on this thread."""
+    index = _device_index(device, optional=True)
+    streams = getattr(_tls, "streams", None)
+    if streams is None:
+        streams = _tls.streams = {}
+    s = streams.get(index)
+    if s is None:
+        s = streams[index] = default_stream(index)
+    return s
+
+
+def set_stream(stream):
+    """Make `stream` current for its device on this thread."""
+    if stream is None:
+        return
+    streams = getattr(_tls, "streams", None)
+    if streams is None:
+        streams = _tls.streams = {}
+    streams[stream.device.index] = stream
+
+
+def _current_numba_stream():
+    """The numba stream kernels launch on (0: the default stream). Called on every launch."""
+    streams = getattr(_tls, "streams", None)
+    if not streams:
+        return 0
+    s = streams.get(_current_index())
+    return 0 if s is None else s._numba
+
+
+@contextlib.contextmanager
+def stream(stream):
+    """Make `stream` (and its device) current inside the block; None does nothing."""
+    if stream is None:
+        yield
+        return
+    previous_device = _current_index()
+    previous = current_stream(stream.device.index)
+    set_device(stream.device.index)
+    set_stream(stream)
+    try:
+        yield
+    finally:
+        set_stream(previous)
+        set_device(previous_device)
+
+
+# --- random numbers ----------------------------------------------------------------------
+# ember has one default generator for every device (see _random.py): seeding "CUDA's"
+# generator seeds it, and, as in PyTorch, these are no-ops' equivalents without a GPU.
+
+
+def manual_seed(seed):
+    """Seed the generator CUDA tensors draw from (ember's one default generator)."""
+    from . import _random
+    _random.manual_seed(seed)
+
+
+manual_seed_all = manual_seed
+
+
+def seed():
+    """Seed the generator CUDA tensors draw from with a random number."""
+    from . import _random
+    _random.seed()
+
+
+seed_all = seed
+
+
+def initial_seed():
+    """The seed of the generator CUDA tensors draw from."""
+    from . import _random
+    return _random.initial_seed()
+
+
+# --- memory ------------------------------------------------------------------------------
+
+
+def memory_allocated(device=None):
+    """Bytes held now by ember's tensors on a device (0 when CUDA is unavailable)."""
+    if not is_available():
+        return 0
+    from . import _cuda
+    return _cuda.memory_stats(_device_index(device, optional=True))[0]
+
+
+def max_memory_allocated(device=None):
+    """Peak of `memory_allocated` since start-up or `reset_peak_memory_stats`."""
+    if not is_available():
+        return 0
+    from . import _cuda
+    return _cuda.memory_stats(_device_index(device, optional=True))[1]
+
+
+def reset_peak_memory_stats(device=None):
+    """Restart `max_memory_allocated` from the current usage."""
+    from . import _cuda
+    _cuda.reset_peak(_device_index(device, optional=True))
+
+
+def mem_get_info(device=None):
+    """(free, total) bytes of a device's memory, as the driver reports them."""
+    index = _check_index(_device_index(device, optional=True))
+    with _device_context(index):
+        info = _lazy_init().current_context().get_memory_info()
+    return info.free, info.total
+
+
+def empty_cache():
+    """Free memory Numba holds for deallocation (ember has no caching allocator yet)."""
+    if is_initialized() and not _simulating():
+        _numba_cuda.current_context().deallocations.clear()
+
+
+# Legacy constructors: ember_tensor.cuda.FloatTensor([1, 2]) makes a CUDA float tensor.
+globals().update(_legacy_types("cuda", "torch.cuda"))
+__all__ += sorted(_legacy_types("cuda", "torch.cuda"))
