@@ -52,10 +52,54 @@ def test_import_refuses_tensor_other_than_the_pinned_one():
     assert "but ember-tensor 0.1.1 is installed" in result.stderr
 
 
-def test_top_level_is_ember_tensor_public_surface():
-    assert ember.__all__ == list(ember_tensor.__all__)
-    different = [name for name in ember.__all__ if getattr(ember, name) is not getattr(ember_tensor, name)]
+def test_runtime_pins_match_pyproject():
+    pins = dict(requirement.split("==") for requirement in PROJECT["dependencies"])
+    runtime = {distribution: minimum for distribution, minimum, _ in ember.PINNED_LAYERS.values()}
+    assert runtime == pins
+
+
+def test_top_level_is_ember_tensor_public_surface_plus_grad_modes():
+    import ember_autograd
+
+    tensor_names = list(ember_tensor.__all__)
+    assert ember.__all__[:len(tensor_names)] == tensor_names
+    different = [name for name in tensor_names if getattr(ember, name) is not getattr(ember_tensor, name)]
     assert not different
+    for name in ember.__all__[len(tensor_names):]:
+        assert getattr(ember, name) is getattr(ember_autograd, name), name
+
+
+def test_import_ember_installs_autograd():
+    # PyTorch fills in autograd at `import torch`; backward() must not say "install ember-autograd".
+    script = "import ember, ember_tensor._autograd_slot as slot\nprint(type(slot.hooks).__module__)\n"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.strip().startswith("ember_autograd")
+
+
+@pytest.mark.parametrize("path, real", [
+    ("ember.autograd", "ember_autograd"), ("ember.nn", "ember_nn"), ("ember.optim", "ember_optim"),
+    ("ember.utils.data", "ember_data"), ("ember.distributed", "ember_distributed"),
+])
+def test_pytorch_paths_are_the_layers(path, real):
+    assert importlib.import_module(path) is importlib.import_module(real)
+
+
+def test_paths_resolve_as_attributes_without_an_import():
+    script = ("import ember\nimport ember_nn, ember_data\n"
+              "assert ember.nn is ember_nn and ember.utils.data is ember_data\n")
+    subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_alias_of_a_layer_checks_its_pin():
+    script = ("import ember_nn\nember_nn.__version__ = '0.1.1'\nimport ember\nimport ember.nn\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "ember 0.1.0 needs ember-nn>=0.1.0,<0.1.1 but ember-nn 0.1.1 is installed" in result.stderr
+
+
+def test_path_of_a_module_not_written_yet_is_absent():
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("ember.utils.not_a_module")
 
 
 def test_unknown_attribute_raises_attribute_error():

@@ -2,8 +2,10 @@
 
 ``import ember as torch`` is the point of this package: it re-exports the layers of the
 stack under PyTorch's names. The top level (``ember.tensor``, ``ember.Tensor``,
-``ember.float32``, ...) is ember_tensor's public surface; submodule paths such as
-``ember.cuda`` are served, lazily, by the package that holds them (see _aliases.py).
+``ember.float32``, ...) is ember_tensor's public surface plus the grad-mode switches that
+PyTorch keeps at its top level (``ember.no_grad``, ...); submodule paths such as
+``ember.nn`` or ``ember.utils.data`` are served, lazily, by the package that holds them
+(see _aliases.py).
 
 Below the star import, names such as ``any``, ``bool`` and ``range`` are ember_tensor's,
 not Python's builtins: keep logic out of this file.
@@ -17,12 +19,43 @@ from ember import _aliases
 
 __version__ = "0.1.0"
 
-# ember pins the exact set of layers it was tested with (pyproject.toml); a range check
-# of [pin, next patch) accepts that release and its dev/post builds, nothing else.
+# ember pins the exact set of layers it was tested with (pyproject.toml says the same; a
+# test keeps the two equal). A range check of [pin, next patch) accepts that release and
+# its dev/post builds, nothing else.
+PINNED_LAYERS = {
+    "ember_tensor": ("ember-tensor", "0.1.0", "0.1.1"),
+    "ember_autograd": ("ember-autograd", "0.1.0", "0.1.1"),
+    "ember_nn": ("ember-nn", "0.1.0", "0.1.1"),
+    "ember_optim": ("ember-optim", "0.1.0", "0.1.1"),
+    "ember_data": ("ember-data", "0.1.0", "0.1.1"),
+    "ember_distributed": ("ember-distributed", "0.1.0", "0.1.1"),
+    "ember_export": ("ember-export", "0.1.0", "0.1.1"),
+}
 _NEEDED_BY = f"ember {__version__}"
-check_layer_version("ember-tensor", ember_tensor.__version__, "0.1.0", "0.1.1", _NEEDED_BY)
 
-_aliases.install()
+
+def _check_pinned(module):
+    """Refuse a layer other than the one ember pins; called as each layer first loads."""
+    distribution, minimum, below = PINNED_LAYERS[module.__name__]
+    check_layer_version(distribution, module.__version__, minimum, below, _NEEDED_BY)
+
+
+_check_pinned(ember_tensor)
+
+# PyTorch fills autograd in at ``import torch``: importing ember_autograd installs it into
+# ember_tensor's autograd slot and dispatcher, so ``backward()`` works from here on.
+import ember_autograd  # noqa: E402
+
+_check_pinned(ember_autograd)
+from ember_autograd import (  # noqa: E402
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
+)
+
+_aliases.install(on_layer_load=_check_pinned)
 __getattr__ = _aliases.module_getattr
 
-__all__ = [*ember_tensor.__all__]
+from ember import utils  # noqa: E402,F401 -- ``ember.utils.data`` without an import, as in PyTorch
+
+_GRAD_MODES = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
+               "is_inference_mode_enabled"]
+__all__ = [*ember_tensor.__all__, *_GRAD_MODES]

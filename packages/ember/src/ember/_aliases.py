@@ -13,15 +13,19 @@ import sys
 # object is the same one, so ``ember.cuda is ember_tensor.cuda``. A path is there only
 # while its real module exists.
 #
-# Wired as those packages land (each one also gets a version check in ember/__init__.py,
-# and an ``import`` there where PyTorch imports it eagerly; autograd, for one, must be
-# imported so that it fills ember_tensor's autograd slot):
-#   ember.autograd -> ember_autograd        ember.nn -> ember_nn
-#   ember.optim -> ember_optim              ember.utils.data -> ember_data
-#   ember.distributed -> ember_distributed  ember.onnx, ember.jit -> ember_export
-#   ember.testing, ember.nn.parallel, ... as DESIGN.md section 1 lists them
+# A path whose real module does not exist (yet) is simply absent: ``import ember.onnx``
+# raises ModuleNotFoundError until ember_export grows an ``onnx`` module.
 SUBMODULE_ALIASES = {
     "ember.cuda": "ember_tensor.cuda",
+    "ember.linalg": "ember_tensor.linalg",
+    "ember.testing": "ember_tensor.testing",
+    "ember.autograd": "ember_autograd",
+    "ember.nn": "ember_nn",
+    "ember.optim": "ember_optim",
+    "ember.utils.data": "ember_data",
+    "ember.distributed": "ember_distributed",
+    "ember.onnx": "ember_export.onnx",
+    "ember.jit": "ember_export.jit",
 }
 
 
@@ -36,12 +40,16 @@ def aliased_name(fullname):
 class _AliasLoader:
     """Loads an aliased name by importing the real module and handing back that object."""
 
-    def __init__(self, real_name):
+    def __init__(self, real_name, on_layer_load):
         self.real_name = real_name
+        self.on_layer_load = on_layer_load
         self._real_spec = None
 
     def create_module(self, spec):
         module = importlib.import_module(self.real_name)
+        if self.on_layer_load is not None:
+            # The layer's top-level module: ``ember_nn`` for ``ember.nn.functional``.
+            self.on_layer_load(sys.modules[self.real_name.partition(".")[0]])
         self._real_spec = module.__spec__
         return module
 
@@ -56,8 +64,10 @@ class _AliasFinder:
 
     is_ember_alias_finder = True
 
-    @staticmethod
-    def find_spec(fullname, path=None, target=None):
+    def __init__(self, on_layer_load=None):
+        self.on_layer_load = on_layer_load
+
+    def find_spec(self, fullname, path=None, target=None):
         real_name = aliased_name(fullname)
         if real_name is None:
             return None
@@ -66,17 +76,21 @@ class _AliasFinder:
                 return None
         except ModuleNotFoundError:  # a parent of real_name is missing
             return None
-        return importlib.util.spec_from_loader(fullname, _AliasLoader(real_name))
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(real_name, self.on_layer_load))
 
 
-def install():
+def install(on_layer_load=None):
     """Put the alias finder on ``sys.meta_path`` (once), ahead of the path finders.
+
+    ``on_layer_load(module)`` is called with a layer's top-level module (``ember_nn``) each
+    time an alias into it loads: ember checks its version pins there, so a layer that is
+    never used is never imported.
 
     Ahead, because once ``ember.cuda`` is a package the path finders would load its
     submodules a second time under the alias's name.
     """
     if not any(getattr(finder, "is_ember_alias_finder", False) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _AliasFinder())
+        sys.meta_path.insert(0, _AliasFinder(on_layer_load))
 
 
 def module_getattr(name):
