@@ -1,10 +1,14 @@
 """ember-distributed: ``torch.distributed`` on MPI.
 
-Planned, not written yet: process groups, collectives, p2p, DistributedDataParallel
-and a launcher, on MPI through mpi4py.
+Process groups, collectives, point-to-point, DistributedDataParallel and a launcher, on
+MPI through mpi4py (the ``mpich`` wheel supplies ``mpiexec``)::
 
-For now the package only takes its place in the stack: it checks at import that the
-layers below it are versions it works with (the ranges in its pyproject.toml).
+    # mpiexec -n 2 python hello.py   or   python -m ember_distributed.run --nproc-per-node 2 hello.py
+    import ember_distributed as dist
+    dist.init_process_group("mpi")
+    print(f"Hello from process {dist.get_rank()} (out of {dist.get_world_size()})!")
+
+Importing this package does not start MPI: ``init_process_group`` does.
 """
 
 import ember_autograd
@@ -16,3 +20,29 @@ __version__ = "0.1.0"
 _NEEDED_BY = f"ember-distributed {__version__}"
 check_layer_version("ember-tensor", ember_tensor.__version__, "0.1", "0.2", _NEEDED_BY)
 check_layer_version("ember-autograd", ember_autograd.__version__, "0.1", "0.2", _NEEDED_BY)
+
+from ._group import (  # noqa: E402
+    Backend, GroupMember, ProcessGroup, default_pg_timeout, destroy_process_group, get_backend, get_global_rank,
+    get_group_rank, get_process_group_ranks, get_rank, get_world_size, group, init_process_group, is_available,
+    is_gloo_available, is_initialized, is_mpi_available, is_nccl_available, new_group,
+)
+from ._work import DistributedTimeoutError, Work  # noqa: E402
+from ._collectives import (  # noqa: E402
+    ReduceOp, all_gather, all_gather_into_tensor, all_reduce, all_to_all, all_to_all_single, barrier, broadcast,
+    gather, reduce, reduce_scatter, reduce_scatter_tensor, scatter,
+)
+from ._p2p import irecv, isend, recv, send  # noqa: E402
+from ._objects import all_gather_object, broadcast_object_list, gather_object, scatter_object_list  # noqa: E402
+from ._spawn import ProcessExitedException, ProcessRaisedException, spawn  # noqa: E402
+from .ddp import DistributedDataParallel  # noqa: E402
+
+__all__ = [
+    "Backend", "GroupMember", "ProcessGroup", "default_pg_timeout", "destroy_process_group", "get_backend",
+    "get_global_rank", "get_group_rank", "get_process_group_ranks", "get_rank", "get_world_size", "group",
+    "init_process_group", "is_available", "is_gloo_available", "is_initialized", "is_mpi_available",
+    "is_nccl_available", "new_group", "DistributedTimeoutError", "Work", "ReduceOp", "all_gather",
+    "all_gather_into_tensor", "all_reduce", "all_to_all", "all_to_all_single", "barrier", "broadcast", "gather",
+    "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter", "irecv", "isend", "recv", "send",
+    "all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list", "spawn",
+    "ProcessExitedException", "ProcessRaisedException", "DistributedDataParallel",
+]

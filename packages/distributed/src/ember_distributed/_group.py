@@ -1,0 +1,263 @@
+"""Process groups: the default (world) group, ``new_group``, ranks and sizes.
+
+A ProcessGroup wraps one MPI intra-communicator. The world group's communicator is
+``MPI.COMM_WORLD`` (duplicated, so ember's traffic never mixes with the user's own mpi4py
+calls) when the processes were started together by ``mpiexec -n N`` or ember's launcher;
+processes started separately meet through a rendezvous (`_rendezvous`).
+"""
+
+import datetime
+import os
+import importlib.util
+
+from ._mpi import mpi
+
+__all__ = [
+    "Backend", "ProcessGroup", "GroupMember", "group", "default_pg_timeout", "init_process_group",
+    "destroy_process_group", "is_initialized", "is_available", "is_mpi_available", "is_gloo_available",
+    "is_nccl_available", "new_group", "get_rank", "get_world_size", "get_backend", "get_process_group_ranks",
+    "get_global_rank", "get_group_rank",
+]
+
+default_pg_timeout = datetime.timedelta(minutes=30)
+
+
+class Backend(str):
+    """Backend names. Every backend name runs on MPI: ``'gloo'`` and ``'nccl'`` are accepted
+    so that PyTorch code runs unchanged, and ``get_backend()`` says ``'mpi'``."""
+
+    MPI = "mpi"
+    GLOO = "gloo"
+    NCCL = "nccl"
+    UNDEFINED = "undefined"
+
+    def __new__(cls, name):
+        value = str(name).lower()
+        if value not in (cls.MPI, cls.GLOO, cls.NCCL, "cpu:gloo,cuda:nccl"):
+            raise ValueError(f"Invalid backend: '{name}'")
+        return super().__new__(cls, value)
+
+
+class ProcessGroup:
+    """A set of ranks that communicate: the world, or a group made by ``new_group``.
+
+    Attributes:
+        comm: the MPI intra-communicator of the group's members.
+        ranks: the members' global ranks, in group-rank order.
+        timeout: seconds an operation may wait for the others before raising.
+    """
+
+    def __init__(self, comm, ranks, timeout):
+        self.comm = comm
+        self.ranks = list(ranks)
+        self.timeout = timeout
+
+    def rank(self):
+        """This process's rank within the group."""
+        return self.comm.Get_rank()
+
+    def size(self):
+        """The number of processes in the group."""
+        return len(self.ranks)
+
+    def group_rank(self, global_rank):
+        """The group rank of a global rank, with PyTorch's error for a non-member."""
+        try:
+            return self.ranks.index(global_rank)
+        except ValueError:
+            raise ValueError(f"Group {self!r} does not contain rank {global_rank}") from None
+
+    def name(self):
+        return "mpi"
+
+    def __repr__(self):
+        return f"<ProcessGroup mpi ranks={self.ranks}>"
+
+
+class GroupMember:
+    """PyTorch's marker for "not a member": what ``new_group`` returns on other ranks."""
+
+    NON_GROUP_MEMBER = object()
+
+
+class _GroupNamespace:
+    """``dist.group.WORLD``: the default process group once it exists."""
+
+    @property
+    def WORLD(self):  # noqa: N802 -- PyTorch's name
+        return _world
+
+
+group = _GroupNamespace()
+_world = None
+
+
+def _seconds(timeout):
+    if timeout is None:
+        return default_pg_timeout.total_seconds()
+    return timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
+
+
+def _env_int(name, given):
+    if given is not None and given != -1:
+        return int(given)
+    value = os.environ.get(name)
+    return int(value) if value is not None else None
+
+
+def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, store=None,
+                       group_name="", pg_options=None, device_id=None):
+    """Make the default process group, as ``torch.distributed.init_process_group``.
+
+    Under ``mpiexec -n N`` (or ``python -m ember_distributed.run``) rank and world size
+    come from MPI and an explicit ``rank``/``world_size`` must agree with them. A process
+    started on its own (under ``mpiexec -n 1``) with ``world_size > 1`` joins the others
+    through ``init_method``: ``'env://'`` (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, the
+    default), ``'tcp://host:port'`` or ``'file:///path'``.
+
+    Args:
+        backend: ``'mpi'``; ``'gloo'`` and ``'nccl'`` are accepted and also run on MPI.
+        timeout: how long an operation waits for its peers (timedelta; default 30 min).
+    """
+    global _world
+    if _world is not None:
+        raise RuntimeError("trying to initialize the default process group twice!")
+    if backend is not None:
+        Backend(backend)
+    if store is not None:
+        raise ValueError("ember_distributed does not take a store: use init_method (env://, tcp://, file://)")
+    seconds = _seconds(timeout)
+    MPI = mpi()
+    launched = MPI.COMM_WORLD.Get_size()
+    if launched > 1:
+        comm = MPI.COMM_WORLD.Dup()
+        _check_matches("world_size", world_size, comm.Get_size())
+        _check_matches("rank", rank, comm.Get_rank())
+    else:
+        size = _env_int("WORLD_SIZE", world_size)
+        if init_method is not None and init_method.startswith(("tcp://", "file://")) and size is None:
+            raise ValueError("world_size must be given (or WORLD_SIZE set) with init_method "
+                             f"{init_method!r}")
+        size = 1 if size is None else size
+        if size == 1:
+            comm = MPI.COMM_SELF.Dup()
+            _check_matches("rank", _env_int("RANK", rank), 0)
+        else:
+            from ._rendezvous import join
+
+            my_rank = _env_int("RANK", rank)
+            if my_rank is None:
+                raise ValueError("rank must be given (or RANK set) when world_size > 1")
+            comm = join(init_method or "env://", my_rank, size, seconds)
+    _world = ProcessGroup(comm, range(comm.Get_size()), seconds)
+
+
+def _check_matches(what, given, actual):
+    if given is not None and given != -1 and int(given) != actual:
+        raise ValueError(f"init_process_group got {what}={given}, but MPI started this process with "
+                         f"{what} {actual} (mpiexec decides ranks and size)")
+
+
+def _default():
+    if _world is None:
+        raise ValueError("Default process group has not been initialized, please make sure to call "
+                         "init_process_group.")
+    return _world
+
+
+def resolve(group):
+    """The ProcessGroup for a ``group=`` argument (None: the default group)."""
+    return _default() if group is None else group
+
+
+def is_initialized():
+    """True once ``init_process_group`` has run (and not been destroyed)."""
+    return _world is not None
+
+
+def is_available():
+    """True: ember_distributed is usable when mpi4py is installed."""
+    return importlib.util.find_spec("mpi4py") is not None
+
+
+def is_mpi_available():
+    return is_available()
+
+
+def is_gloo_available():
+    return False
+
+
+def is_nccl_available():
+    return False
+
+
+def destroy_process_group(group=None):
+    """Free a group's communicator; with no argument, the default group (and all others)."""
+    global _world
+    target = _default() if group is None else group
+    if target is _world:
+        _world = None
+    if target.comm is not None:
+        target.comm.Free()
+        target.comm = None
+
+
+def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local_synchronization=False,
+              group_desc=None):
+    """A group of some ranks of the world; every rank of the world must call it.
+
+    Returns the new ProcessGroup on its members and ``GroupMember.NON_GROUP_MEMBER``
+    elsewhere, as PyTorch does.
+    """
+    world = _default()
+    members = sorted(set(range(world.size()) if ranks is None else (int(r) for r in ranks)))
+    for r in members:
+        if not 0 <= r < world.size():
+            raise ValueError(f"Invalid rank {r} in new_group ranks: the world has {world.size()} ranks")
+    me = world.rank()
+    MPI = mpi()
+    color = 0 if me in members else MPI.UNDEFINED
+    comm = world.comm.Split(color, members.index(me) if me in members else 0)
+    if me not in members:
+        return GroupMember.NON_GROUP_MEMBER
+    return ProcessGroup(comm, members, world.timeout if timeout is None else _seconds(timeout))
+
+
+def _member(group):
+    return group is not GroupMember.NON_GROUP_MEMBER
+
+
+def get_rank(group=None):
+    """This process's rank in ``group`` (the world by default); -1 if not a member."""
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return -1
+    return resolve(group).rank()
+
+
+def get_world_size(group=None):
+    """The number of processes in ``group`` (the world by default); -1 if not a member."""
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return -1
+    return resolve(group).size()
+
+
+def get_backend(group=None):
+    """``'mpi'``: the backend every group runs on."""
+    resolve(group)
+    return Backend.MPI
+
+
+def get_process_group_ranks(group):
+    """The global ranks of a group's members."""
+    return list(resolve(group).ranks)
+
+
+def get_global_rank(group, group_rank):
+    """The global rank of ``group_rank`` in ``group``."""
+    return resolve(group).ranks[group_rank]
+
+
+def get_group_rank(group, global_rank):
+    """The rank within ``group`` of ``global_rank``."""
+    return resolve(group).group_rank(global_rank)

@@ -1,0 +1,77 @@
+"""MPI, imported lazily, and the bridge between ember tensors and MPI buffers.
+
+``import mpi4py.MPI`` initialises MPI, which costs time and, for a process that was not
+started by ``mpiexec``, creates a singleton MPI world: ember_distributed imports it only
+when a process group is made. Tensors travel as NumPy arrays: a contiguous CPU tensor is
+sent from (and received into) its own memory; anything else (a non-contiguous or CUDA
+tensor) is staged through a contiguous host copy and written back after the operation.
+"""
+
+import numpy as np
+
+import ember_tensor
+
+__all__ = ["mpi", "HostBuffer", "reduction_dtype"]
+
+_MPI = None
+
+
+def mpi():
+    """The mpi4py.MPI module, imported (and MPI initialised) on first use."""
+    global _MPI
+    if _MPI is None:
+        import mpi4py
+
+        # ember checks for errors itself (timeouts, mismatched calls): let MPI return error
+        # codes as exceptions instead of aborting the whole job.
+        mpi4py.rc.errors = "exception"
+        from mpi4py import MPI
+
+        _MPI = MPI
+    return _MPI
+
+
+# Reductions run in a dtype MPI can reduce: NumPy's float16 and ml_dtypes' bfloat16 have
+# no MPI reduction, so they reduce in float32 (more accurate than PyTorch's gloo, which
+# adds in half precision) and are cast back.
+_REDUCE_AS = {"float16": np.float32, "bfloat16": np.float32}
+
+
+def reduction_dtype(dtype):
+    """The NumPy dtype a tensor of ``dtype`` is reduced in."""
+    return _REDUCE_AS.get(dtype.name if hasattr(dtype, "name") else str(dtype))
+
+
+class HostBuffer:
+    """A tensor's data as a contiguous host NumPy array, written back on ``finish``.
+
+    Args:
+        tensor: the ember tensor to read and/or write.
+        for_reduction: give the array in a dtype MPI can reduce (float16 -> float32).
+        read: fill the array from the tensor (False for pure outputs).
+    """
+
+    __slots__ = ("tensor", "array", "_direct")
+
+    def __init__(self, tensor, for_reduction=False, read=True):
+        self.tensor = tensor
+        direct = tensor.device.type == "cpu" and tensor.is_contiguous()
+        if direct:
+            array = tensor.detach().numpy()
+        elif read:
+            array = tensor.detach().cpu().contiguous().numpy()
+        else:
+            array = np.empty(tuple(tensor.shape), dtype=tensor.dtype.np)
+        widen = reduction_dtype(tensor.dtype) if for_reduction else None
+        if widen is not None:
+            array = array.astype(widen)
+            direct = False
+        self.array = array
+        self._direct = direct
+
+    def finish(self):
+        """Write the array back into the tensor when it is not the tensor's own memory."""
+        if not self._direct:
+            values = np.ascontiguousarray(self.array.astype(self.tensor.dtype.np, copy=False))
+            self.tensor.detach().copy_(ember_tensor.from_numpy(values))
+        return self.tensor

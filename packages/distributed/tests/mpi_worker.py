@@ -1,0 +1,234 @@
+"""Programs the tests run under mpiexec: ``python mpi_worker.py <scenario> [args]``.
+
+Each scenario checks its results with plain asserts (a failure exits non-zero with a
+traceback, which the test shows) and prints ``OK <scenario> <rank>`` at the end.
+"""
+
+import datetime
+import os
+import sys
+import time
+
+import numpy as np
+
+import ember_tensor as et
+import ember_distributed as dist
+
+DTYPES = [et.float32, et.float64, et.float16, et.bfloat16, et.int64, et.int32, et.int16, et.int8, et.uint8,
+          et.bool]
+
+
+def values(dtype, rank, shape=(2, 3)):
+    """A rank-dependent tensor of ``dtype`` and its NumPy twin."""
+    base = (np.arange(np.prod(shape)).reshape(shape) % 5 + rank + 1)
+    if dtype is et.bool:
+        base = (base + rank) % 2 == 0
+    array = base.astype(dtype.np)
+    return et.from_numpy(array.copy()), array
+
+
+def numpy_reduce(arrays, op):
+    if arrays[0].dtype == np.bool_:
+        combine = {"sum": np.logical_or, "max": np.logical_or, "bor": np.logical_or, "product": np.logical_and,
+                   "min": np.logical_and, "band": np.logical_and, "bxor": np.logical_xor}[op]
+    else:
+        combine = {"sum": np.add, "avg": np.add, "product": np.multiply, "min": np.minimum, "max": np.maximum,
+                   "band": np.bitwise_and, "bor": np.bitwise_or, "bxor": np.bitwise_xor}[op]
+    wide = [a.astype(np.float32) if a.dtype.itemsize == 2 and a.dtype.kind == "f" or str(a.dtype) == "bfloat16"
+            else a for a in arrays]
+    result = wide[0]
+    for a in wide[1:]:
+        result = combine(result, a)
+    if op == "avg":
+        result = result / len(arrays)
+    return result.astype(arrays[0].dtype)
+
+
+def check_equal(tensor, expected):
+    got = tensor.numpy()
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    np.testing.assert_array_equal(got.astype(np.float64), expected.astype(np.float64))
+
+
+def collectives():
+    dist.init_process_group("mpi")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    assert dist.is_initialized() and dist.get_backend() == "mpi"
+    for dtype in DTYPES:
+        everyone = [values(dtype, r)[1] for r in range(size)]
+        ops = ["sum", "product", "min", "max"] + (["band", "bor", "bxor"] if not dtype.is_floating_point else
+                                                 ["avg"])
+        for op in ops:
+            tensor, _ = values(dtype, rank)
+            dist.all_reduce(tensor, op=getattr(dist.ReduceOp, op.upper()))
+            check_equal(tensor, numpy_reduce(everyone, op))
+        # a non-contiguous tensor is reduced through a staging copy and written back
+        tensor, _ = values(dtype, rank, (3, 2))
+        view = tensor.t()
+        dist.all_reduce(view, op=dist.ReduceOp.MAX)
+        check_equal(view, numpy_reduce([values(dtype, r, (3, 2))[1].T for r in range(size)], "max"))
+        # reduce: only dst gets the result
+        tensor, mine = values(dtype, rank)
+        dist.reduce(tensor, dst=size - 1)
+        check_equal(tensor, numpy_reduce(everyone, "sum") if rank == size - 1 else mine)
+        # broadcast
+        tensor, _ = values(dtype, rank)
+        dist.broadcast(tensor, src=1)
+        check_equal(tensor, everyone[1])
+        # all_gather and all_gather_into_tensor
+        outputs = [et.zeros(2, 3, dtype=dtype) for _ in range(size)]
+        dist.all_gather(outputs, values(dtype, rank)[0])
+        for out, expected in zip(outputs, everyone):
+            check_equal(out, expected)
+        flat = et.zeros(size * 2, 3, dtype=dtype)
+        dist.all_gather_into_tensor(flat, values(dtype, rank)[0])
+        check_equal(flat, np.concatenate(everyone))
+        # gather / scatter
+        gathered = [et.zeros(2, 3, dtype=dtype) for _ in range(size)] if rank == 0 else None
+        dist.gather(values(dtype, rank)[0], gathered, dst=0)
+        if rank == 0:
+            for out, expected in zip(gathered, everyone):
+                check_equal(out, expected)
+        received = et.zeros(2, 3, dtype=dtype)
+        dist.scatter(received, [values(dtype, r + 10)[0] for r in range(size)] if rank == 0 else None, src=0)
+        check_equal(received, values(dtype, rank + 10)[1])
+        # reduce_scatter / reduce_scatter_tensor: rank i gets block i reduced over ranks
+        inputs = [values(dtype, rank * size + i)[0] for i in range(size)]
+        out = et.zeros(2, 3, dtype=dtype)
+        dist.reduce_scatter(out, inputs)
+        check_equal(out, numpy_reduce([values(dtype, r * size + rank)[1] for r in range(size)], "sum"))
+        out2 = et.zeros(2, 3, dtype=dtype)
+        dist.reduce_scatter_tensor(out2, et.cat(inputs))
+        check_equal(out2, out.numpy())
+        # all_to_all: rank i sends block j to rank j
+        sends = [values(dtype, 100 * rank + j)[0] for j in range(size)]
+        receives = [et.zeros(2, 3, dtype=dtype) for _ in range(size)]
+        dist.all_to_all(receives, sends)
+        for j, got in enumerate(receives):
+            check_equal(got, values(dtype, 100 * j + rank)[1])
+    # async collectives return Work handles
+    tensor = et.ones(4) * (rank + 1)
+    work = dist.all_reduce(tensor, async_op=True)
+    assert work.wait() is True and work.is_completed() and work.is_success()
+    check_equal(tensor, np.full(4, sum(range(1, size + 1)), np.float32))
+    # p2p, sync and async, and recv from any source
+    if rank == 0:
+        for peer in range(1, size):
+            x = et.Tensor(10)
+            sender = dist.recv(x)
+            check_equal(x, np.full(10, sender, np.float32))
+        dist.send(et.arange(5), dst=1, tag=7)
+    else:
+        dist.send(et.full((10,), float(rank)), dst=0)
+        if rank == 1:
+            y = et.zeros(5, dtype=et.int64)
+            work = dist.irecv(y, src=0, tag=7)
+            assert work.result() == 0
+            check_equal(y, np.arange(5))
+    # a receive into a buffer of the wrong size is an error, not silent truncation
+    if size >= 2 and rank < 2:
+        if rank == 0:
+            dist.send(et.ones(3), dst=1)
+        else:
+            try:
+                dist.recv(et.zeros(5), src=0)
+            except RuntimeError as error:
+                assert "received 12 bytes into a tensor of 20 bytes" in str(error), error
+            else:
+                raise AssertionError("short message accepted")
+    # objects
+    objects = [None] * size
+    dist.all_gather_object(objects, {"rank": rank, "name": f"p{rank}"})
+    assert objects == [{"rank": r, "name": f"p{r}"} for r in range(size)]
+    box = [f"from {rank}", rank] if rank == 0 else [None, None]
+    dist.broadcast_object_list(box, src=0)
+    assert box == ["from 0", 0]
+    # groups: the even ranks
+    evens = dist.new_group([r for r in range(size) if r % 2 == 0])
+    if rank % 2 == 0:
+        x = et.tensor([float(rank)])
+        dist.all_reduce(x, group=evens)
+        check_equal(x, np.array([sum(range(0, size, 2))], np.float32))
+        assert dist.get_world_size(evens) == len(range(0, size, 2))
+        assert dist.get_rank(evens) == rank // 2
+    else:
+        assert evens is dist.GroupMember.NON_GROUP_MEMBER and dist.get_rank(evens) == -1
+    # mismatched calls raise on every rank, naming the ranks
+    try:
+        dist.all_reduce(et.ones(3 + rank))
+    except RuntimeError as error:
+        assert "called mismatched collectives (different number of elements)" in str(error), error
+        assert "rank 0: all_reduce of 3 elements; rank 1: all_reduce of 4 elements" in str(error), error
+    else:
+        raise AssertionError("mismatched all_reduce was not detected")
+    dist.barrier()
+    dist.destroy_process_group()
+    assert not dist.is_initialized()
+    print(f"OK collectives {rank}", flush=True)
+
+
+def absent_peer():
+    """Rank 1 never calls all_reduce: rank 0 must raise within the timeout."""
+    dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=1.5))
+    rank = dist.get_rank()
+    if rank == 0:
+        start = time.monotonic()
+        try:
+            dist.all_reduce(et.ones(3))
+        except dist.DistributedTimeoutError as error:
+            elapsed = time.monotonic() - start
+            assert "all_reduce on ranks [0, 1] timed out after 1.5 s" in str(error), error
+            assert elapsed < 5, elapsed
+            report(f"OK absent_peer {rank}")
+            os._exit(0)  # the group is unusable now; skip MPI's finalize
+    else:
+        time.sleep(4)
+        os._exit(0)
+
+
+def report(line):
+    """Print to stderr: mpiexec may stop forwarding stdout once a peer has died."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def dead_peer():
+    """Rank 1 is killed (SIGKILL) before an all_reduce: rank 0 must raise, not hang."""
+    dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=3))
+    rank = dist.get_rank()
+    dist.barrier()
+    if rank == 1:
+        os.kill(os.getpid(), 9)
+    try:
+        dist.all_reduce(et.ones(3))
+    except RuntimeError as error:
+        assert "all_reduce on ranks [0, 1]" in str(error), error
+        report(f"OK dead_peer {rank}: {type(error).__name__}")
+        os._exit(0)
+    raise AssertionError("all_reduce with a dead peer returned")
+
+
+def rendezvous(init_method, rank, world_size):
+    dist.init_process_group("mpi", init_method=init_method, rank=int(rank), world_size=int(world_size),
+                            timeout=datetime.timedelta(seconds=30))
+    assert dist.get_rank() == int(rank) and dist.get_world_size() == int(world_size)
+    x = et.tensor([float(dist.get_rank() + 1)])
+    dist.all_reduce(x)
+    n = int(world_size)
+    assert x.item() == n * (n + 1) / 2, x
+    print(f"OK rendezvous {rank}", flush=True)
+
+
+def launched():
+    """Under the launcher: PyTorch's environment variables are set and agree with MPI."""
+    dist.init_process_group("gloo")  # PyTorch code names gloo; it runs on MPI
+    rank = dist.get_rank()
+    assert int(os.environ["RANK"]) == rank and int(os.environ["LOCAL_RANK"]) == rank
+    assert int(os.environ["WORLD_SIZE"]) == dist.get_world_size()
+    assert os.environ["MASTER_ADDR"] and os.environ["MASTER_PORT"]
+    print('Hello from process {} (out of {})!'.format(dist.get_rank(), dist.get_world_size()), flush=True)
+
+
+if __name__ == "__main__":
+    scenario, *arguments = sys.argv[1:]
+    globals()[scenario](*arguments)
