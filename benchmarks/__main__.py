@@ -42,6 +42,15 @@ def main(argv=None):
             limit = {"B": bandwidth, "FLOP": gemm}.get(w.unit)
             frac = f"{w.work / e[0] / limit:.0%}" if e and limit else "–"
             print(f"| {w.name} | {cells[0]} | {cells[1]} | {ratio} | {frac} |", flush=True)
+    if args.group and "distributed" in args.group and importlib.util.find_spec("ember_distributed"):
+        # Separate jobs of 2 processes each, so only when asked for: --group distributed.
+        from . import distributed_allreduce
+
+        for name, res in distributed_allreduce.measure(available).items():
+            e, tch = res.get("ember"), res.get("torch")
+            ratio = f"{e / tch:.2f}" if e and tch else "–"
+            print(f"| {name} (2 processes; torch: gloo) | {fmt_time(e)} | {fmt_time(tch) if tch else '–'} | "
+                  f"{ratio} | – |", flush=True)
     if not args.no_cold_start and (not args.group or "cold" in args.group):
         for name, res in cold_start.measure(available).items():
             e, tch = res.get("ember"), res.get("torch")

@@ -98,13 +98,12 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     mpi_op = _mpi_op(op, tensor.dtype)
     _agree(pg, "all_reduce", _signature("all_reduce", tensor, _OPS.index(op)))
     buffer = HostBuffer(tensor, for_reduction=True)
-    result = np.empty_like(buffer.array)
-    request = pg.comm.Iallreduce(buffer.array, result, op=mpi_op)
+    # In place: no second buffer to allocate (and page-fault) and no copy back.
+    request = pg.comm.Iallreduce(mpi().IN_PLACE, buffer.array, op=mpi_op)
 
     def finish():
         if op == ReduceOp.AVG:
-            np.divide(result, pg.size(), out=result)
-        buffer.array[...] = result
+            np.divide(buffer.array, pg.size(), out=buffer.array)
         return buffer.finish()
     return _run(pg, "all_reduce", [request], finish, async_op)
 
@@ -118,15 +117,14 @@ def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None, async_op=False):
     _agree(pg, "reduce", _signature("reduce", tensor, root * len(_OPS) + _OPS.index(op)))
     buffer = HostBuffer(tensor, for_reduction=True)
     is_root = pg.rank() == root
-    result = np.empty_like(buffer.array) if is_root else None
-    request = pg.comm.Ireduce(buffer.array, result, op=mpi_op, root=root)
+    send = mpi().IN_PLACE if is_root else buffer.array
+    request = pg.comm.Ireduce(send, buffer.array if is_root else None, op=mpi_op, root=root)
 
     def finish():
         if not is_root:
             return tensor
         if op == ReduceOp.AVG:
-            np.divide(result, pg.size(), out=result)
-        buffer.array[...] = result
+            np.divide(buffer.array, pg.size(), out=buffer.array)
         return buffer.finish()
     return _run(pg, "reduce", [request], finish, async_op)
 
