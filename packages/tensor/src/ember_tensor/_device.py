@@ -65,7 +65,16 @@ CPU = device("cpu")
 def to_device(obj):
     """Accept a device, a string like 'cuda:0', or an int (a CUDA index)."""
     if obj.__class__ is device:
-        return obj
-    if obj is None:
+        if obj.index is not None or obj.type == "cpu":
+            return obj
+    elif obj is None:
         return CPU
-    return device(obj)
+    else:
+        obj = device(obj)
+    if obj.type == "cuda" and obj.index is None:
+        # Tensors live on a numbered GPU: plain 'cuda' means the current one, as in PyTorch.
+        # (Left as is without a GPU: the backend then raises ember's "no CUDA" error.)
+        from . import cuda
+        if cuda.is_available():
+            obj = device("cuda", cuda.current_device())
+    return obj

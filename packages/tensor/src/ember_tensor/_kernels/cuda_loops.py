@@ -77,6 +77,14 @@ def _fmod(a, b):
     return math.fmod(a, b)
 
 
+def _sim_lgamma(a):
+    # The simulator runs scalar functions as Python, where math.lgamma raises at the poles
+    # (0, -1, -2, ...) instead of returning inf as compiled code (CPU or GPU) does.
+    if a <= 0.0 and math.floor(a) == a:
+        return math.inf
+    return math.lgamma(a)
+
+
 # --- bfloat16 <-> float32 on bit patterns (Numba has no bfloat16 arrays) ----------------
 
 
@@ -100,6 +108,7 @@ CUDA_TWINS = {
     "sqrt": _sqrt, "rsqrt": _rsqrt, "log1p": _log1p, "floor": _floor, "ceil": _ceil,
     "trunc": _trunc, "frac": _frac, "round": _round, "fmod": _fmod,
 }
+SIMULATOR_TWINS = {"lgamma": _sim_lgamma}
 CUDA_ONLY = {
     "bf16_bits_to_f32_bits": _bf16_bits_to_f32_bits,
     "f32_bits_to_bf16_bits": _f32_bits_to_bf16_bits,
@@ -108,7 +117,7 @@ CUDA_ONLY = {
 
 def scalar_function(name):
     """The Python scalar function CUDA kernels for op `name` apply."""
-    fn = CUDA_ONLY.get(name) or (None if SIMULATOR else CUDA_TWINS.get(name))
+    fn = CUDA_ONLY.get(name) or (SIMULATOR_TWINS if SIMULATOR else CUDA_TWINS).get(name)
     return fn if fn is not None else getattr(_scalar, name)
 
 

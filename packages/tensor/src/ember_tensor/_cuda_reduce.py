@@ -1,0 +1,157 @@
+"""CUDA reductions: `reduce`, `arg_reduce`, `var_mean`, `median` over device arrays.
+
+The same interface and results as `_cpu_reduce` (read its docstring for the contract:
+dims arrive wrapped and sorted, float16/bfloat16 already cast to float32, floats
+accumulate in float64 and integers in int64, NaN propagates, first occurrence wins).
+
+Every input is mapped onto the one `rows` layout of `_kernels.cuda_reduce`: kept dims
+and reduced dims are each merged where they are adjacent in memory; when either side
+does not merge into a single (size, stride) pair the input is first copied (one strided
+copy kernel) into (kept..., reduced...) order. A block of threads reduces one row.
+"""
+import numpy as np
+
+from . import _cuda
+from ._kernels import cuda_loops
+from ._kernels.cuda_reduce import THREADS, kernels
+
+__all__ = ["reduce", "arg_reduce", "var_mean", "median"]
+
+_IDENTITY = {"sum": 0, "mean": 0, "sumsq": 0, "sumabs": 0, "count_nonzero": 0, "prod": 1}
+_max_blocks = None
+
+
+def _merge_dims(dims):
+    """Merge (size, stride) pairs that are adjacent in memory; drop size-1 dims."""
+    merged = []
+    for n, s in dims:
+        if n == 1:
+            continue
+        if merged and merged[-1][1] == s * n:
+            merged[-1] = (merged[-1][0] * n, s)
+        else:
+            merged.append((n, s))
+    return merged
+
+
+def _plan(a, dims):
+    """(1-d buffer, n_o, s_o, n_r, s_r) such that output o reduces buf[o*s_o + r*s_r]."""
+    n_r = 1
+    for d in dims:
+        n_r *= a.shape[d]
+    if a.size == 0:  # nothing to read: each output reduces no elements
+        return _cuda.empty((1,), a.dtype), _kept_count(a, dims), 0, 0, 0
+    itemsize = a.dtype.itemsize
+    strides = [s // itemsize for s in a.strides]
+    kept = _merge_dims([(n, s) for d, (n, s) in enumerate(zip(a.shape, strides)) if d not in dims])
+    red = _merge_dims([(a.shape[d], strides[d]) for d in dims])
+    if len(kept) <= 1 and len(red) <= 1 and all(s >= 0 for s in strides):
+        n_o, s_o = kept[0] if kept else (1, 0)
+        n_r, s_r = red[0] if red else (1, 0)
+        span = 1 + (n_o - 1) * s_o + (n_r - 1) * s_r
+        return _cuda._restride(a, (span,), (itemsize,)), n_o, s_o, n_r, s_r
+    # Copy into (kept, reduced) order so that every row is contiguous.
+    order = [d for d in range(a.ndim) if d not in dims] + list(dims)
+    view = _cuda._restride(a, tuple(a.shape[d] for d in order), tuple(a.strides[d] for d in order))
+    packed = _cuda.astype(view, a.dtype)
+    return _cuda._flat(packed), a.size // n_r, n_r, n_r, 1
+
+
+def _kept_count(a, dims):
+    count = 1
+    for d, n in enumerate(a.shape):
+        count *= 1 if d in dims else n
+    return count
+
+
+def _kept_shape(a, dims):
+    return tuple(n for d, n in enumerate(a.shape) if d not in dims)
+
+
+def _launch(kernel, n_o, *args):
+    """One block per output row (blocks stride over the rows) on the current stream."""
+    global _max_blocks
+    if cuda_loops.SIMULATOR:
+        _cuda.sim_launch_synced(kernel, 1, THREADS, *args)
+        return
+    if _max_blocks is None:
+        from numba import cuda
+        _max_blocks = 32 * cuda.get_current_device().MULTIPROCESSOR_COUNT
+    from . import cuda as _public
+    kernel[min(n_o, _max_blocks), THREADS, _public._current_numba_stream()](*args)
+
+
+def _init(kind, dtype):
+    """The accumulator's identity; its NumPy type is the accumulator's type."""
+    if kind in _IDENTITY:
+        return (np.float64 if dtype.kind == "f" else np.int64)(_IDENTITY[kind])
+    if kind in ("all", "any"):
+        return np.bool_(kind == "all")
+    low = kind == "amax"
+    if dtype.kind == "f":
+        return dtype.type(-np.inf if low else np.inf)
+    if dtype.kind == "b":
+        return np.bool_(not low)
+    info = np.iinfo(dtype)
+    return dtype.type(info.min if low else info.max)
+
+
+def _acc_name(init):
+    return np.dtype(type(init)).name
+
+
+def reduce(kind, a, dims, out_dtype):
+    """Reduce `dims` of device array `a` with accumulating reduction `kind`."""
+    shape = _kept_shape(a, dims)
+    init = _init(kind, a.dtype)
+    acc = _acc_name(init)
+    if kind == "sumsq" and acc == "int64":
+        acc = "float64"  # float(x) * float(x): integer squares accumulate as floats
+        init = np.float64(0)
+    # The kernel writes its accumulator's type; converted to out_dtype afterwards.
+    out = _cuda.empty(shape, np.dtype(acc))
+    if out.size:
+        buf, n_o, s_o, n_r, s_r = _plan(a, dims)
+        mod = kernels(kind, acc)
+        _launch(mod.rows, n_o, buf, n_o, s_o, n_r, s_r, init, _cuda._flat(out))
+    if out.dtype != np.dtype(out_dtype):
+        out = _cuda.astype(out, out_dtype)
+    return out
+
+
+def arg_reduce(kind, a, dim):
+    """(values, int64 indices) of the max or min along `dim` (None: over all elements)."""
+    dims = tuple(range(a.ndim)) if dim is None else (dim,)
+    values = _cuda.empty(_kept_shape(a, dims), a.dtype)
+    indices = _cuda.empty(values.shape, np.int64)
+    if values.size:
+        buf, n_o, s_o, n_r, s_r = _plan(a, dims)
+        mod = kernels("arg" + kind, a.dtype.name)
+        _launch(mod.rows, n_o, buf, n_o, s_o, n_r, s_r, _cuda._flat(values), _cuda._flat(indices))
+    return values, indices
+
+
+def var_mean(a, dims, correction):
+    """(variance, mean) over `dims`, dividing by max(0, n - correction)."""
+    var = _cuda.empty(_kept_shape(a, dims), a.dtype)
+    mean = _cuda.empty(var.shape, a.dtype)
+    if var.size:
+        buf, n_o, s_o, n_r, s_r = _plan(a, dims)
+        mod = kernels("var", a.dtype.name)
+        _launch(mod.rows, n_o, buf, n_o, s_o, n_r, s_r, np.float64(correction),
+                _cuda._flat(var), _cuda._flat(mean))
+    return var, mean
+
+
+def median(a, dim):
+    """(values, indices) of the lower median along `dim`; (value, None) over all elements."""
+    dims = tuple(range(a.ndim)) if dim is None else (dim,)
+    values = _cuda.empty(_kept_shape(a, dims), a.dtype)
+    indices = _cuda.empty(values.shape, np.int64)
+    if values.size:
+        buf, n_o, s_o, n_r, s_r = _plan(a, dims)
+        mod = kernels("median", a.dtype.name)
+        _launch(mod.rows, n_o, buf, n_o, s_o, n_r, s_r, _cuda._flat(values), _cuda._flat(indices))
+    if dim is None:
+        return values, None
+    return values, indices
