@@ -196,6 +196,13 @@ class AutogradHooks:
     def register_post_accumulate_grad_hook(self, tensor, hook):
         return register_post_accumulate_grad_hook(tensor, hook)
 
+    def register_derivative(self, op_name, inputs, save, backward, node_name=None):
+        """A rule declared through ember_tensor's slot (custom kernels); replaces an older one."""
+        from ._rules._registry import TABLE, derivative
+
+        TABLE.pop(op_name, None)
+        derivative(op_name, inputs=inputs, save=save, name=node_name)(backward)
+
     def grad_fn(self, tensor):
         meta = tensor._autograd_meta
         if meta is not None and meta.view_base is not None:

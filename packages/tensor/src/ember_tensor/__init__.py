@@ -46,6 +46,8 @@ from ._ops.random import (
 )
 from ._ops.linalg import diag, diag_embed, trace, addmm, addmv, baddbmm, bmm, dot, ger, inner_product, matmul, mm, mv, outer
 
+from ._custom import kernel, raw_kernel, reduce_kernel  # noqa: E402 -- ops written in Python
+
 _methods.install()
 globals().update(_LEGACY_TYPES)
 

@@ -33,3 +33,28 @@ def install(autograd_hooks):
     """Called by ember-autograd with an object providing backward/register_hook/retain_grad."""
     global hooks
     hooks = autograd_hooks
+    register = getattr(hooks, "register_derivative", None)
+    if register is not None:
+        for op_name, declared in declared_derivatives.items():
+            register(op_name, *declared)
+
+
+# Derivatives of ops defined after import (custom kernels, ``ember.kernel``): kept here so
+# that autograd registers them whether it is imported before or after the op is made.
+declared_derivatives = {}
+
+
+def declare_derivative(op_name, inputs, save, backward, node_name=None):
+    """Declare the backward formula of op ``op_name`` for autograd (see ember_autograd's rules).
+
+    Args:
+        inputs: the op's differentiable parameter names, in the order ``backward`` returns
+            their gradients.
+        save: ``save(*args, **kwargs) -> tuple`` of what ``backward`` needs.
+        backward: ``backward(ctx, grad, *saved) -> tuple of gradients``.
+        node_name: the class name of the graph node (``grad_fn``), e.g. ``"SwishBackward0"``.
+    """
+    declared_derivatives[op_name] = (inputs, save, backward, node_name)
+    register = getattr(hooks, "register_derivative", None)
+    if register is not None:
+        register(op_name, inputs, save, backward, node_name)

@@ -1,0 +1,71 @@
+"""CPU loops around a user's scalar function (Numba njit), built per arity and layout.
+
+A user kernel is a closure over the user's function, so Numba cannot cache it on disk:
+it compiles once per process, per (arity, operand pattern, dtypes), on first use. The
+layouts are ember's (see ember_tensor._cpu): contiguous operands run one flat loop
+(array or scalar per operand), anything else runs one 4-d strided loop after merging
+dimensions; each has a parallel twin for large tensors.
+"""
+import numpy as np
+from numba import njit, prange  # noqa: F401 -- prange is used by the generated source
+
+from .. import _cpu as _backend
+
+__all__ = ["CpuLoops"]
+
+
+def _flat_source(pattern, parallel):
+    """Source of ``loop(x0, x1, ..., out)`` for operand kinds ``pattern`` ('a' array, 's' scalar)."""
+    args = ", ".join(f"x{i}" for i in range(len(pattern)))
+    call = ", ".join(f"x{i}[i]" if kind == "a" else f"x{i}" for i, kind in enumerate(pattern))
+    loop_range = "prange" if parallel else "range"
+    return (f"def loop({args}, out):\n"
+            f"    for i in {loop_range}(out.shape[0]):\n"
+            f"        out[i] = f({call})\n")
+
+
+def _strided_source(arity, parallel):
+    args = ", ".join(f"x{i}" for i in range(arity))
+    call = ", ".join(f"x{i}[i0, i1, i2, i3]" for i in range(arity))
+    outer = "prange" if parallel else "range"
+    return (f"def loop({args}, out):\n"
+            f"    n0, n1, n2, n3 = out.shape\n"
+            f"    for k in {outer}(n0 * n1):\n"
+            f"        i0 = k // n1\n"
+            f"        i1 = k % n1\n"
+            f"        for i2 in range(n2):\n"
+            f"            for i3 in range(n3):\n"
+            f"                out[i0, i1, i2, i3] = f({call})\n")
+
+
+class CpuLoops:
+    """The compiled CPU loops of one user function (each variant compiled on first use)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self._device_fn = njit(inline="always", error_model="numpy")(fn)
+        self._loops = {}
+
+    def _loop(self, key, source):
+        loop = self._loops.get(key)
+        if loop is None:
+            namespace = {"f": self._device_fn, "prange": prange}
+            exec(compile(source, f"<ember kernel {self.fn.__name__}>", "exec"), namespace)
+            loop = self._loops[key] = njit(nogil=True, error_model="numpy", parallel=key[-1])(namespace["loop"])
+        return loop
+
+    def run(self, operands, out):
+        """``out[...] = fn(*operands[...])``; operands are arrays broadcast to out's shape, or NumPy scalars."""
+        if out.size == 0:
+            return out
+        parallel = out.size >= _backend.PARALLEL_THRESHOLD
+        arrays = [x for x in operands if isinstance(x, np.ndarray) and x.ndim and any(x.strides)]
+        if out.flags.c_contiguous and all(x.flags.c_contiguous and x.shape == out.shape for x in arrays):
+            pattern = "".join("a" if any(x is y for y in arrays) else "s" for x in operands)
+            args = [x.reshape(-1) if kind == "a" else _backend._as_scalar(x) for x, kind in zip(operands, pattern)]
+            self._loop(("flat", pattern, parallel), _flat_source(pattern, parallel))(*args, out.reshape(-1))
+            return out
+        views, extra = _backend._merged_views(operands, out)
+        loop = self._loop(("strided", len(operands), parallel), _strided_source(len(operands), parallel))
+        _backend._run_strided(loop, views, extra)
+        return out
