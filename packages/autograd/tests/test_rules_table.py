@@ -1,0 +1,35 @@
+"""The derivative table covers every op ember_tensor registers, exactly once."""
+import pytest
+
+import ember_autograd  # noqa: F401  (fills the table)
+from ember_autograd._rules import COMPOSITE, NOT_DIFFERENTIABLE, TABLE
+from ember_autograd._rules._registry import Rule, derivative
+from ember_tensor import _dispatch
+
+
+def test_every_registered_op_has_an_entry():
+    missing = sorted(name for name in _dispatch.operators() if name not in TABLE)
+    assert missing == []
+
+
+def test_every_entry_names_a_registered_op():
+    unknown = sorted(name for name in TABLE if name not in _dispatch.operators())
+    assert unknown == []
+
+
+def test_entries_are_rules_or_markers():
+    for name, entry in TABLE.items():
+        assert entry is COMPOSITE or entry is NOT_DIFFERENTIABLE or isinstance(entry, Rule), name
+
+
+def test_a_second_entry_for_an_op_is_refused():
+    with pytest.raises(RuntimeError, match="two entries"):
+        derivative("add")(lambda ctx, grad: grad)
+    assert isinstance(TABLE["add"], Rule)
+
+
+def test_rules_name_real_parameters_of_their_ops():
+    ops = _dispatch.operators()
+    for name, entry in TABLE.items():
+        if isinstance(entry, Rule):
+            entry.extractor(ops[name])  # raises TypeError for an unknown parameter name
