@@ -1,9 +1,15 @@
 """ember-nn: neural-network building blocks (``torch.nn``).
 
-Planned, not written yet: Module, Parameter, layers, functional, losses, init and utils.
+``Module`` and ``Parameter``, the containers, the layer classes, ``init`` and ``utils``,
+with PyTorch's names, signatures and defaults.
 
-For now the package only takes its place in the stack: it checks at import that the
-layers below it are versions it works with (the ranges in its pyproject.toml).
+At import it checks that the layers below it are versions it works with (the ranges in
+its pyproject.toml).
+
+>>> import ember_tensor as torch, ember_nn as nn
+>>> layer = nn.Sequential(nn.Linear(4, 2), nn.ReLU())
+>>> layer(torch.ones(3, 4)).shape
+torch.Size([3, 2])
 """
 
 import ember_autograd
@@ -15,3 +21,11 @@ __version__ = "0.1.0"
 _NEEDED_BY = f"ember-nn {__version__}"
 check_layer_version("ember-tensor", ember_tensor.__version__, "0.1", "0.2", _NEEDED_BY)
 check_layer_version("ember-autograd", ember_autograd.__version__, "0.1", "0.2", _NEEDED_BY)
+
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: E402
+from .modules import *  # noqa: E402,F401,F403 - every layer class
+from .modules import __all__ as _module_names  # noqa: E402
+from . import init  # noqa: E402,F401
+
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "init",
+           *_module_names]
