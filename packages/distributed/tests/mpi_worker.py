@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+import ember_autograd
 import ember_tensor as et
 import ember_distributed as dist
 
@@ -227,6 +228,88 @@ def launched():
     assert int(os.environ["WORLD_SIZE"]) == dist.get_world_size()
     assert os.environ["MASTER_ADDR"] and os.environ["MASTER_PORT"]
     print('Hello from process {} (out of {})!'.format(dist.get_rank(), dist.get_world_size()), flush=True)
+
+
+class TinyNet:
+    """A two-layer perceptron with PyTorch's module protocol, and no ember-nn (not a dependency here)."""
+
+    def __init__(self, seed):
+        et.manual_seed(seed)
+        self.w1 = (et.randn(4, 8, dtype=et.float64) * 0.5).requires_grad_()
+        self.b1 = et.zeros(8, dtype=et.float64, requires_grad=True)
+        self.w2 = (et.randn(8, 1, dtype=et.float64) * 0.5).requires_grad_()
+        self.unused = et.zeros(3, dtype=et.float64, requires_grad=True)
+        self.steps = et.zeros(1, dtype=et.float64)  # a buffer
+        self.training = True
+
+    def parameters(self, recurse=True):
+        return iter([self.w1, self.b1, self.w2, self.unused])
+
+    def named_parameters(self, prefix="", recurse=True):
+        for name in ("w1", "b1", "w2", "unused"):
+            yield (f"{prefix}.{name}" if prefix else name), getattr(self, name)
+
+    def buffers(self, recurse=True):
+        return iter([self.steps])
+
+    def named_buffers(self, prefix="", recurse=True):
+        yield (f"{prefix}.steps" if prefix else "steps"), self.steps
+
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        return {prefix + name: t for name, t in [*self.named_parameters(), *self.named_buffers()]}
+
+    def train(self, mode=True):
+        self.training = mode
+        return self
+
+    def __call__(self, x):
+        return ((x @ self.w1 + self.b1).relu()) @ self.w2
+
+
+def _sgd_step(params, lr=0.1):
+    with ember_autograd.no_grad():
+        for p in params:
+            if p.grad is not None:
+                p.sub_(lr * p.grad)
+                p.grad = None
+
+
+def ddp():
+    """DDP on half batches gives the parameters of one process on the whole batch."""
+    dist.init_process_group("mpi")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    et.manual_seed(0)
+    data, target = et.randn(8 * size, 4, dtype=et.float64), et.randn(8 * size, 1, dtype=et.float64)
+    reference = TinyNet(seed=0)          # one process, whole batch
+    replica = TinyNet(seed=100 + rank)   # different start: DDP broadcasts rank 0's
+    model = dist.DistributedDataParallel(replica, bucket_cap_mb=0.0001, find_unused_parameters=True)
+    for name, tensor in replica.state_dict().items():
+        np.testing.assert_array_equal(tensor.detach().numpy(), TinyNet(seed=100).state_dict()[name].detach().numpy())
+    with ember_autograd.no_grad():
+        for mine, theirs in zip(reference.parameters(), replica.parameters()):
+            mine.copy_(theirs)
+    shard = slice(8 * rank, 8 * (rank + 1))
+    for step in range(3):
+        loss = ((model(data[shard]) - target[shard]) ** 2).mean()
+        loss.backward()
+        _sgd_step(list(replica.parameters()))
+        full = ((reference(data) - target) ** 2).mean()
+        full.backward()
+        _sgd_step(list(reference.parameters()))
+    for (name, mine), theirs in zip(replica.named_parameters(), reference.parameters()):
+        np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), rtol=1e-10, err_msg=name)
+    # no_sync: gradients stay local, then the next synced backward averages the sum
+    with model.no_sync():
+        ((model(data[shard]) - target[shard]) ** 2).mean().backward()
+    local = replica.w2.grad.clone()
+    ((model(data[shard]) - target[shard]) ** 2).mean().backward()
+    gathered = [et.zeros_like(local) for _ in range(size)]
+    dist.all_gather(gathered, local)
+    # Both backwards saw the same parameters and data: the synced one averages 2 * local.
+    np.testing.assert_allclose(replica.w2.grad.numpy(), 2 * sum(g.numpy() for g in gathered) / size, rtol=1e-12)
+    assert not np.allclose(gathered[0].numpy(), gathered[-1].numpy())  # the shards differ
+    assert list(model.state_dict())[0] == "module.w1"
+    print(f"OK ddp {rank}", flush=True)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,11 @@ def test_collectives_every_dtype_against_numpy(n):
         assert f"OK collectives {rank}" in output
 
 
+def test_ddp_matches_single_process_training_on_the_whole_batch():
+    _, output = run(mpiexec(2, "ddp"))
+    assert "OK ddp 0" in output and "OK ddp 1" in output
+
+
 def test_absent_peer_times_out_naming_the_operation():
     _, output = run(mpiexec(2, "absent_peer"), check=False)
     assert "OK absent_peer 0" in output, output

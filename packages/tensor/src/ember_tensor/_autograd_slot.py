@@ -25,6 +25,9 @@ class _NoAutograd:
     def retain_grad(self, tensor):
         raise RuntimeError(_MISSING.format(what="Tensor.retain_grad()"))
 
+    def register_post_accumulate_grad_hook(self, tensor, hook):
+        raise RuntimeError(_MISSING.format(what="Tensor.register_post_accumulate_grad_hook()"))
+
 
 hooks = _NoAutograd()
 

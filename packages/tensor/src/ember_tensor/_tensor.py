@@ -253,6 +253,10 @@ class Tensor:
         """Keep .grad on a non-leaf tensor (needs ember-autograd)."""
         return _autograd_slot.hooks.retain_grad(self)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after a gradient is accumulated into this leaf's .grad (needs ember-autograd)."""
+        return _autograd_slot.hooks.register_post_accumulate_grad_hook(self, hook)
+
     @property
     def retains_grad(self):
         meta = self._autograd_meta
