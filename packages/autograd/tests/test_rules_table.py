@@ -8,7 +8,8 @@ from ember_tensor import _dispatch
 
 
 def test_every_registered_op_has_an_entry():
-    missing = sorted(name for name in _dispatch.operators() if name not in TABLE)
+    # Users' ops (ember.kernel, "custom::...") have a rule only when they are given derivatives.
+    missing = sorted(name for name in _dispatch.operators() if name not in TABLE and not name.startswith("custom::"))
     assert missing == []
 
 
