@@ -62,6 +62,16 @@ class BackwardCFunction(Node, FunctionCtx):
     def saved_tensors(self):
         return self._unpack_saved()
 
+    # A Function's ctx answers needs_input_grad per forward argument, fixed at forward time
+    # (the Node property answers per edge, for the engine).
+    @property
+    def needs_input_grad(self):
+        return self.__dict__.get("_forward_needs", ())
+
+    @needs_input_grad.setter
+    def needs_input_grad(self, value):
+        self._forward_needs = value
+
     saved_variables = saved_tensors
 
     def apply(self, grads):
