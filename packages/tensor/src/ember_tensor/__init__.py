@@ -45,6 +45,7 @@ from ._ops.random import (
     randperm,
 )
 from ._ops.linalg import diag, diag_embed, trace, addmm, addmv, baddbmm, bmm, dot, ger, inner_product, matmul, mm, mv, outer
+from ._ops import nn as _nn_ops  # noqa: F401 -- registers the nn kernels (conv, pooling, ...)
 
 from ._custom import kernel, raw_kernel, reduce_kernel  # noqa: E402 -- ops written in Python
 

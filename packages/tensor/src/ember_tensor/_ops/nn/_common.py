@@ -1,0 +1,66 @@
+"""Shared plumbing of the nn kernels: tensors <-> NumPy arrays, argument normalisation.
+
+The nn kernels compute on host NumPy arrays (BLAS through `np.matmul`, loops through
+Numba). Half types are computed in float32 and cast back, as the elementwise ops do.
+Tensors on another device are copied to the host and the result copied back: correct
+everywhere, fast on the CPU (CUDA kernels of their own are future work).
+"""
+import numpy as np
+
+from ... import _dtype as D
+from ..._device import CPU
+from ..._tensor import Tensor
+
+__all__ = ["to_array", "from_array", "compute_np_dtype", "ntuple", "check_float"]
+
+_LOW = (D.float16, D.bfloat16)
+
+
+def compute_np_dtype(dtype):
+    """The NumPy dtype a kernel computes `dtype` in (half types in float32)."""
+    return np.float32 if dtype in _LOW else dtype.np
+
+
+def to_array(t, dtype=None):
+    """`t` as a host NumPy array in its compute dtype (or `dtype`); no copy when it can."""
+    arr = t._host_numpy()
+    want = compute_np_dtype(t._dtype) if dtype is None else dtype
+    if arr.dtype != want:
+        arr = arr.astype(want)
+    return arr
+
+
+def from_array(arr, dtype, device=CPU):
+    """A tensor of `dtype` on `device` holding NumPy array `arr` (cast if needed)."""
+    if arr.dtype != dtype.np:
+        arr = arr.astype(dtype.np)
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+    t = Tensor._wrap(arr, dtype, CPU)
+    if device.type != "cpu":
+        t = t.to(device)
+    return t
+
+
+def ntuple(value, n, name="kernel_size"):
+    """An int or a sequence as a tuple of `n` ints (PyTorch's _ntuple)."""
+    if isinstance(value, (list, tuple)):
+        if len(value) == 1 and n > 1:
+            return tuple(int(value[0]) for _ in range(n))
+        if len(value) != n:
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values "
+                               f"to match the convolution dimensions, but got {name}={list(value)}")
+        return tuple(int(v) for v in value)
+    return (int(value),) * n
+
+
+def check_float(t, what):
+    """PyTorch's error for integer inputs to float-only kernels."""
+    if t._dtype.category != D._FLOAT:
+        raise RuntimeError(f"\"{what}\" not implemented for '{_type_name(t._dtype)}'")
+
+
+def _type_name(d):
+    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+            "float64": "Double"}[d.name]

@@ -1,0 +1,152 @@
+"""Convolution (N-d, strided, padded, dilated, grouped, transposed) by im2col + BLAS.
+
+Forward: the strided window view of the padded input, reshaped to (N, G, C/G*K, L), is
+multiplied by the weight matrix (G, O/G, C/G*K) in one batched `np.matmul` (BLAS).
+The two backward kernels are the adjoints of that product: `convolution_backward_input`
+(col2im) and `convolution_backward_weight`; a transposed convolution *is* the backward
+input kernel, and its gradients are a forward convolution and a backward weight.
+All three are linear in each argument, so their derivatives are each other (double
+backward comes free in the autograd rules).
+"""
+import math
+
+import numpy as np
+
+from ..._dispatch import op
+from ._common import check_float, from_array, ntuple, to_array
+from ._windows import add_windows, crop_spatial, output_size, pad_spatial, windows
+
+__all__ = ["convolution", "convolution_backward_input", "convolution_backward_weight"]
+
+
+def _params(nd, stride, padding, dilation):
+    return (ntuple(stride, nd, "stride"), ntuple(padding, nd, "padding"),
+            ntuple(dilation, nd, "dilation"))
+
+
+def _im2col(x, kernel, stride, padding, dilation, groups):
+    """(N, G, C/G*K, L) columns of input `x` and the output spatial shape."""
+    n, c = x.shape[:2]
+    out = tuple(output_size(s, k, st, p, d) for s, k, st, p, d in
+                zip(x.shape[2:], kernel, stride, padding, dilation))
+    view = windows(pad_spatial(x, padding), kernel, stride, dilation, out)
+    cols = view.reshape(n, groups, (c // groups) * math.prod(kernel), math.prod(out))
+    return cols, out
+
+
+def conv_forward_array(x, w, stride, padding, dilation, groups):
+    """Convolution of NumPy arrays: x (N, C, *S), w (O, C/G, *K) -> (N, O, *out)."""
+    n, o = x.shape[0], w.shape[0]
+    cols, out = _im2col(x, w.shape[2:], stride, padding, dilation, groups)
+    wm = w.reshape(groups, o // groups, cols.shape[2])
+    y = np.matmul(wm, cols)  # (N, G, O/G, L): one BLAS GEMM per (sample, group)
+    return y.reshape((n, o) + out)
+
+
+def conv_backward_input_array(gy, w, input_size, stride, padding, dilation, groups):
+    """Gradient of `conv_forward_array` w.r.t. x: col2im of W^T @ grad."""
+    n, o = gy.shape[:2]
+    c = w.shape[1] * groups
+    kernel, out = w.shape[2:], gy.shape[2:]
+    wm = w.reshape(groups, o // groups, (c // groups) * math.prod(kernel))
+    g = gy.reshape(n, groups, o // groups, math.prod(out))  # explicit sizes: n may be 0
+    gcols = np.matmul(wm.transpose(0, 2, 1), g).reshape((n, c) + tuple(kernel) + tuple(out))
+    padded = (n, c) + tuple(s + 2 * p for s, p in zip(input_size, padding))
+    gx = add_windows(gcols, padded, kernel, stride, dilation, out)
+    return crop_spatial(gx, padding, input_size)
+
+
+def conv_backward_weight_array(gy, x, weight_size, stride, padding, dilation, groups):
+    """Gradient of `conv_forward_array` w.r.t. w: sum over the batch of grad @ cols^T."""
+    n, o = gy.shape[:2]
+    cols, out = _im2col(x, weight_size[2:], stride, padding, dilation, groups)
+    g = gy.reshape(n, groups, o // groups, math.prod(out))
+    gw = np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(axis=0)
+    return gw.reshape(weight_size)
+
+
+def _check_shapes(input, weight, bias, transposed, groups):
+    nd = weight.dim() - 2
+    if input.dim() != weight.dim():
+        raise RuntimeError(
+            f"Expected {weight.dim()}D (unbatched) or {weight.dim() + 1}D (batched) input to "
+            f"conv{nd}d, but got input of size: {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    c = input.shape[1]
+    if not transposed:
+        if weight.shape[0] % groups:
+            raise RuntimeError("Given groups=%d, expected weight to be divisible by %d at dimension 0, "
+                               "but got weight of size %s instead" % (groups, groups, list(weight.shape)))
+        if weight.shape[1] * groups != c:
+            raise RuntimeError(
+                f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                f"{list(input.shape)} to have {weight.shape[1] * groups} channels, but got {c} "
+                "channels instead")
+    elif weight.shape[0] != c:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(weight.shape)}, expected input{list(input.shape)} "
+            f"to have {weight.shape[0]} channels, but got {c} channels instead")
+    out_channels = weight.shape[1] * groups if transposed else weight.shape[0]
+    if bias is not None and tuple(bias.shape) != (out_channels,):
+        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional "
+                           f"with {out_channels} elements, but got bias of size {list(bias.shape)} instead")
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"Input type ({input.dtype}) and weight type ({weight.dtype}) should be the same")
+    check_float(input, "convolution")
+
+
+@op()
+def convolution(input, weight, bias=None, stride=1, padding=0, dilation=1, transposed=False,
+                output_padding=0, groups=1):
+    """N-d convolution (or transposed convolution) of batched `input` (N, C, *S) with
+    `weight` (O, C/groups, *K), or (C, O/groups, *K) when `transposed`.
+
+    >>> import ember_tensor as et
+    >>> et.convolution(et.ones(1, 1, 3), et.ones(1, 1, 2)).tolist()
+    [[[2.0, 2.0]]]
+    """
+    _check_shapes(input, weight, bias, transposed, groups)
+    nd = weight.dim() - 2
+    stride, padding, dilation = _params(nd, stride, padding, dilation)
+    x, w = to_array(input), to_array(weight, None)
+    if transposed:
+        out_pad = ntuple(output_padding, nd, "output_padding")
+        size = tuple((s - 1) * st - 2 * p + d * (k - 1) + op_ + 1 for s, st, p, d, k, op_ in
+                     zip(x.shape[2:], stride, padding, dilation, w.shape[2:], out_pad))
+        if any(s <= 0 for s in size):
+            raise RuntimeError(f"Given input size per channel: {list(x.shape[2:])}. "
+                               f"Calculated output size per channel: {list(size)}. Output size is too small")
+        y = conv_backward_input_array(x, w, size, stride, padding, dilation, groups)
+    else:
+        for s, k, p, d in zip(x.shape[2:], w.shape[2:], padding, dilation):
+            if s + 2 * p < d * (k - 1) + 1:
+                raise RuntimeError(
+                    f"Calculated padded input size per channel: ({' x '.join(str(s + 2 * p) for s, p in zip(x.shape[2:], padding))}). "
+                    f"Kernel size: ({' x '.join(str(d * (k - 1) + 1) for k, d in zip(w.shape[2:], dilation))}). "
+                    "Kernel size can't be greater than actual input size")
+        y = conv_forward_array(x, w, stride, padding, dilation, groups)
+    if bias is not None:
+        y = y + to_array(bias).reshape((1, -1) + (1,) * nd)
+    return from_array(y, input._dtype, input._device)
+
+
+@op()
+def convolution_backward_input(grad_output, weight, input_size, stride=1, padding=0, dilation=1, groups=1):
+    """Gradient of a convolution w.r.t. its input of spatial size `input_size` (col2im)."""
+    nd = weight.dim() - 2
+    stride, padding, dilation = _params(nd, stride, padding, dilation)
+    size = tuple(input_size)[-nd:]
+    gx = conv_backward_input_array(to_array(grad_output), to_array(weight), size, stride, padding,
+                                   dilation, groups)
+    return from_array(gx, grad_output._dtype, grad_output._device)
+
+
+@op()
+def convolution_backward_weight(grad_output, input, weight_size, stride=1, padding=0, dilation=1, groups=1):
+    """Gradient of a convolution w.r.t. its weight of shape `weight_size`."""
+    nd = len(weight_size) - 2
+    stride, padding, dilation = _params(nd, stride, padding, dilation)
+    gw = conv_backward_weight_array(to_array(grad_output), to_array(input), tuple(weight_size), stride,
+                                    padding, dilation, groups)
+    return from_array(gw, grad_output._dtype, grad_output._device)

@@ -1,0 +1,138 @@
+"""Index-based kernels of nn: embedding lookup and its scatter-add backward, one_hot,
+constant padding, and im2col/col2im (`unfold`/`fold`).
+"""
+import math
+
+import numpy as np
+
+from ... import _dtype as D
+from ..._dispatch import op
+from ._common import check_float, from_array, ntuple, to_array
+from ._windows import add_windows, crop_spatial, pad_spatial, windows
+from ._windows import output_size as window_count
+
+__all__ = ["embedding", "embedding_backward", "one_hot", "constant_pad_nd", "im2col", "col2im"]
+
+
+@op()
+def embedding(weight, indices, padding_idx=None):
+    """Rows of `weight` (num, dim) picked by integer `indices` of any shape."""
+    if indices._dtype not in (D.int64, D.int32):
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar "
+                           f"types: Long, Int; but got {indices.type()} instead (while checking arguments "
+                           "for embedding)")
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    idx = to_array(indices, np.int64)
+    n = weight.shape[0]
+    if idx.size and (idx.min() < -n or idx.max() >= n or idx.min() < 0):
+        raise IndexError("index out of range in self")
+    return from_array(to_array(weight)[idx], weight._dtype, weight._device)
+
+
+@op()
+def embedding_backward(grad_output, indices, num_weights, padding_idx=None, scale_grad_by_freq=False):
+    """Gradient of `embedding` w.r.t. its weight: rows of `grad_output` summed per index."""
+    idx = to_array(indices, np.int64).reshape(-1)
+    g = to_array(grad_output).reshape(len(idx), -1)
+    if scale_grad_by_freq:
+        counts = np.bincount(idx, minlength=num_weights)
+        g = g / counts[idx][:, None]
+    grad = np.zeros((num_weights, g.shape[1]), g.dtype)
+    np.add.at(grad, idx, g)
+    if padding_idx is not None and padding_idx >= 0:
+        grad[padding_idx] = 0
+    return from_array(grad, grad_output._dtype, grad_output._device)
+
+
+@op()
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot encoding: shape of `tensor` plus a last dim of `num_classes`."""
+    if tensor._dtype is not D.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    idx = to_array(tensor, np.int64)
+    if num_classes == -1:
+        if idx.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(idx.max()) + 1
+    if idx.size and idx.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if idx.size and idx.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = (idx[..., None] == np.arange(num_classes)).astype(np.int64)
+    return from_array(out, D.int64, tensor._device)
+
+
+@op()
+def constant_pad_nd(input, pad, value=0):
+    """Pad the last len(pad)//2 dims by (left, right) pairs given last dim first;
+    negative pads crop."""
+    if len(pad) % 2:
+        raise RuntimeError("Length of pad must be even but instead it equals " + str(len(pad)))
+    if len(pad) // 2 > input.dim():
+        raise RuntimeError(f"Length of pad should be no more than twice the number of dimensions of the "
+                           f"input. Pad length is {len(pad)} while the input has {input.dim()} dimensions.")
+    x = input._host_numpy()
+    nd = x.ndim
+    crops, widths = [slice(None)] * nd, [(0, 0)] * nd
+    for i in range(len(pad) // 2):
+        d = nd - 1 - i
+        left, right = int(pad[2 * i]), int(pad[2 * i + 1])
+        crops[d] = slice(max(0, -left), x.shape[d] - max(0, -right))
+        widths[d] = (max(0, left), max(0, right))
+        if x.shape[d] + left + right < 0:
+            raise RuntimeError(f"The input size {x.shape[d]}, plus negative padding {left} and {right} "
+                               f"resulted in a negative output size, which is invalid. Check dimension {d} "
+                               "of your input.")
+    out = np.pad(x[tuple(crops)], widths, constant_values=value)
+    return from_array(out, input._dtype, input._device)
+
+
+def _unfold_params(kernel_size, dilation, padding, stride):
+    return (ntuple(kernel_size, 2), ntuple(dilation, 2, "dilation"), ntuple(padding, 2, "padding"),
+            ntuple(stride, 2, "stride"))
+
+
+@op()
+def im2col(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding local blocks of (N, C, H, W) as columns (N, C*kh*kw, L) (`F.unfold`)."""
+    check_float(input, "im2col")
+    kernel, dilation, padding, stride = _unfold_params(kernel_size, dilation, padding, stride)
+    x = to_array(input)
+    n, c = x.shape[:2]
+    out = tuple(window_count(s, k, st, p, d) for s, k, st, p, d in
+                zip(x.shape[2:], kernel, stride, padding, dilation))
+    if any(o <= 0 for o in out):
+        raise RuntimeError(f"Given input with spatial size ({x.shape[2]}, {x.shape[3]}), kernel_size="
+                           f"({kernel[0]}, {kernel[1]}), dilation=({dilation[0]}, {dilation[1]}), padding="
+                           f"({padding[0]}, {padding[1]}), calculated shape of the array of sliding blocks "
+                           f"as ({out[0]}, {out[1]}), but its components must be at least one.")
+    view = windows(pad_spatial(x, padding), kernel, stride, dilation, out)
+    cols = view.reshape(n, c * math.prod(kernel), math.prod(out))
+    return from_array(cols, input._dtype, input._device)
+
+
+@op()
+def col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Sum columns (N, C*kh*kw, L) back into (N, C, *output_size) (`F.fold`)."""
+    check_float(input, "col2im")
+    kernel, dilation, padding, stride = _unfold_params(kernel_size, dilation, padding, stride)
+    size = ntuple(output_size, 2, "output_size")
+    cols = to_array(input)
+    n = cols.shape[0]
+    k = math.prod(kernel)
+    if cols.shape[1] % k:
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of "
+                           f"kernel_size, but got input.size(1)={cols.shape[1]} and kernel_size={kernel}")
+    out = tuple(window_count(s, kk, st, p, d) for s, kk, st, p, d in zip(size, kernel, stride, padding, dilation))
+    if math.prod(out) != cols.shape[2]:
+        raise RuntimeError(f"Given output_size=({size[0]}, {size[1]}), kernel_size=({kernel[0]}, {kernel[1]}), "
+                           f"dilation=({dilation[0]}, {dilation[1]}), padding=({padding[0]}, {padding[1]}), "
+                           f"stride=({stride[0]}, {stride[1]}), expected size of input's dimension 2 to match "
+                           f"the calculated number of sliding blocks {out[0]} * {out[1]} = {math.prod(out)}, "
+                           f"but got input.size(2)={cols.shape[2]}.")
+    c = cols.shape[1] // k
+    shaped = cols.reshape((n, c) + kernel + out)
+    padded = (n, c) + tuple(s + 2 * p for s, p in zip(size, padding))
+    summed = add_windows(shaped, padded, kernel, stride, dilation, out)
+    return from_array(crop_spatial(summed, padding, size), input._dtype, input._device)
