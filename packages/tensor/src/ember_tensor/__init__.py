@@ -35,6 +35,10 @@ from ._ops.views import (
     split, squeeze, swapaxes, swapdims, t, tensor_split, transpose, unbind, unflatten, unsqueeze, view,
 )
 from ._ops.convert import clone, contiguous, detach
+from ._ops.shape_ops import (
+    broadcast_tensors, broadcast_to, flip, fliplr, flipud, meshgrid, repeat_interleave, roll, rot90, tile,
+    tril, triu,
+)
 from ._ops.reduction import *  # noqa: F401,F403 - sum, mean, max, var, norm, ...
 from ._ops.indexing import cat, concat, concatenate, hstack, stack, vstack
 from ._random import (
@@ -56,12 +60,6 @@ globals().update(_LEGACY_TYPES)
 def numel(input):
     """Number of elements of `input`."""
     return input.numel()
-
-
-def broadcast_tensors(*tensors):
-    """Views of `tensors` expanded to their common broadcast shape."""
-    shape = broadcast_shapes(*(t.shape for t in tensors))
-    return tuple(t.expand(shape) for t in tensors)
 
 
 def is_floating_point(input):

@@ -1,0 +1,15 @@
+"""Derivatives of the copying shape ops (repeat, tile, flip, roll, rot90, tril, triu, ...).
+
+Only `flip` computes its result outside other ember ops, so only it has a formula; the
+rest are built from views, cat and where, and are differentiated through those.
+"""
+from ._registry import composite, derivative
+
+
+@derivative("flip", save=lambda input, *dims: (dims,))
+def flip(ctx, grad, dims):
+    return grad.flip(*dims)
+
+
+composite("broadcast_to", "broadcast_tensors", "meshgrid", "repeat", "tile", "repeat_interleave",
+          "fliplr", "flipud", "roll", "rot90", "tril", "triu", "tril_", "triu_")

@@ -1,0 +1,196 @@
+"""Shape ops (repeat, tile, repeat_interleave, flip, roll, rot90, tril/triu, meshgrid,
+broadcast_to/broadcast_tensors, view errors) against NumPy, on contiguous, transposed
+and 0-d inputs, with PyTorch's error messages."""
+import numpy as np
+import pytest
+
+import ember_tensor as E
+
+BASE = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 7.5
+
+
+def _inputs():
+    """(label, ember tensor, the same values in NumPy): contiguous and non-contiguous."""
+    contiguous = E.tensor(BASE)
+    transposed = E.tensor(np.ascontiguousarray(BASE.transpose(2, 1, 0))).permute(2, 1, 0)
+    assert not transposed.is_contiguous()
+    sliced = E.tensor(np.concatenate([BASE, BASE], axis=2))[:, :, ::2]
+    return [("contiguous", contiguous, BASE), ("permuted", transposed, BASE),
+            ("strided", sliced, np.concatenate([BASE, BASE], axis=2)[:, :, ::2])]
+
+
+def _tril_np(x, k, lower):
+    rows, cols = x.shape[-2:]
+    mask = np.arange(cols)[None, :] - np.arange(rows)[:, None]
+    return np.where(mask <= k if lower else mask >= k, x, 0)
+
+
+CASES = [
+    # (name, ember op, NumPy reference)
+    ("repeat", lambda t: t.repeat(2, 1, 3), lambda a: np.tile(a, (2, 1, 3))),
+    ("repeat_new_dims", lambda t: t.repeat(2, 1, 1, 2), lambda a: np.tile(a, (2, 1, 1, 2))),
+    ("repeat_zero", lambda t: t.repeat(1, 0, 1), lambda a: np.tile(a, (1, 0, 1))),
+    ("tile_short", lambda t: t.tile((2,)), lambda a: np.tile(a, (1, 1, 2))),
+    ("tile_long", lambda t: E.tile(t, (2, 1, 1, 1)), lambda a: np.tile(a, (2, 1, 1, 1))),
+    ("repeat_interleave_flat", lambda t: t.repeat_interleave(2), lambda a: np.repeat(a, 2)),
+    ("repeat_interleave_dim", lambda t: t.repeat_interleave(3, dim=1), lambda a: np.repeat(a, 3, axis=1)),
+    ("repeat_interleave_tensor", lambda t: t.repeat_interleave(E.tensor([1, 0, 2]), dim=1),
+     lambda a: np.repeat(a, [1, 0, 2], axis=1)),
+    ("repeat_interleave_one_elem", lambda t: E.repeat_interleave(t, E.tensor([2]), dim=-1),
+     lambda a: np.repeat(a, 2, axis=-1)),
+    ("flip_one", lambda t: t.flip(0), lambda a: np.flip(a, 0)),
+    ("flip_many", lambda t: E.flip(t, (0, -1)), lambda a: np.flip(a, (0, 2))),
+    ("flip_none", lambda t: t.flip(()), lambda a: a),
+    ("fliplr", E.fliplr, np.fliplr),
+    ("flipud", E.flipud, np.flipud),
+    ("roll_flat", lambda t: t.roll(5), lambda a: np.roll(a, 5)),
+    ("roll_dim", lambda t: t.roll(-1, 1), lambda a: np.roll(a, -1, 1)),
+    ("roll_dims", lambda t: E.roll(t, (1, 7), (0, 2)), lambda a: np.roll(a, (1, 7), (0, 2))),
+    ("rot90", lambda t: t.rot90(), lambda a: np.rot90(a)),
+    ("rot90_k2", lambda t: t.rot90(2, (1, 2)), lambda a: np.rot90(a, 2, (1, 2))),
+    ("rot90_k3", lambda t: E.rot90(t, 3, [2, 0]), lambda a: np.rot90(a, 3, (2, 0))),
+    ("rot90_neg", lambda t: t.rot90(-1, (0, 1)), lambda a: np.rot90(a, -1, (0, 1))),
+    ("rot90_k0", lambda t: t.rot90(4), lambda a: a),
+    ("tril", lambda t: t.tril(), lambda a: _tril_np(a, 0, True)),
+    ("tril_neg", lambda t: E.tril(t, -1), lambda a: _tril_np(a, -1, True)),
+    ("triu", lambda t: t.triu(), lambda a: _tril_np(a, 0, False)),
+    ("triu_pos", lambda t: E.triu(t, 2), lambda a: _tril_np(a, 2, False)),
+    ("broadcast_to", lambda t: E.broadcast_to(t[:, :1], (5, 2, 3, 4)),
+     lambda a: np.broadcast_to(a[:, :1], (5, 2, 3, 4))),
+    ("swapaxes", lambda t: t.swapaxes(0, 2), lambda a: np.swapaxes(a, 0, 2)),
+]
+
+
+@pytest.mark.parametrize("name,op,ref", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("layout", ["contiguous", "permuted", "strided"])
+def test_shape_op_matches_numpy(name, op, ref, layout):
+    _, tensor, array = next(i for i in _inputs() if i[0] == layout)
+    result = op(tensor)
+    expected = ref(array)
+    assert tuple(result.shape) == expected.shape
+    np.testing.assert_array_equal(result.numpy(), expected)
+    assert result.dtype == tensor.dtype
+
+
+@pytest.mark.parametrize("name,op,expected", [
+    ("repeat", lambda t: t.repeat(2, 3), np.full((2, 3), 5.0)),
+    ("tile", lambda t: t.tile((2,)), np.full((2,), 5.0)),
+    ("repeat_interleave", lambda t: t.repeat_interleave(3), np.full((3,), 5.0)),
+    ("flip", lambda t: t.flip(0), np.array(5.0)),
+    ("roll", lambda t: t.roll(1), np.array(5.0)),
+    ("broadcast_to", lambda t: E.broadcast_to(t, (2,)), np.full((2,), 5.0)),
+])
+def test_zero_dim_inputs(name, op, expected):
+    result = op(E.tensor(5.0))
+    assert tuple(result.shape) == expected.shape
+    np.testing.assert_array_equal(result.numpy(), expected)
+
+
+def test_copies_do_not_share_storage():
+    x = E.arange(6.0).reshape(2, 3)
+    for result in (x.repeat(1, 1), x.flip(()), x.roll(0), x.rot90(0), x.tile((1,)), x.tril(5)):
+        result.fill_(-1.0)
+    np.testing.assert_array_equal(x.numpy(), np.arange(6.0).reshape(2, 3))
+
+
+def test_broadcast_to_is_a_view():
+    x = E.ones(3)
+    y = E.broadcast_to(x, (2, 3))
+    assert y.stride() == (0, 1) and y.untyped_storage() is x.untyped_storage()
+
+
+def test_in_place_triangles():
+    x = E.ones(3, 3)
+    assert x.tril_(-1) is x
+    np.testing.assert_array_equal(x.numpy(), np.tril(np.ones((3, 3)), -1))
+    y = E.ones(2, 3, 3)
+    y.triu_(1)
+    np.testing.assert_array_equal(y.numpy(), np.triu(np.ones((2, 3, 3)), 1))
+
+
+def test_triangles_keep_bool_and_int_dtypes():
+    b = E.ones(3, 3, dtype=E.bool).tril()
+    assert b.dtype == E.bool and b.numpy().tolist() == np.tril(np.ones((3, 3), bool)).tolist()
+    assert E.ones(2, 2, dtype=E.int64).triu().dtype == E.int64
+
+
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+def test_meshgrid_matches_numpy(indexing):
+    a, b, c = np.arange(3), np.arange(4) * 10, np.arange(2) * 100
+    grids = E.meshgrid(E.tensor(a), E.tensor(b), E.tensor(c), indexing=indexing)
+    expected = np.meshgrid(a, b, c, indexing=indexing)
+    assert len(grids) == 3
+    for g, e in zip(grids, expected):
+        np.testing.assert_array_equal(g.numpy(), e)
+    list_form = E.meshgrid([E.tensor(a), E.tensor(b)], indexing=indexing)
+    for g, e in zip(list_form, np.meshgrid(a, b, indexing=indexing)):
+        np.testing.assert_array_equal(g.numpy(), e)
+
+
+def test_meshgrid_of_zero_dim_tensors():
+    x, y = E.meshgrid(E.tensor(1.0), E.ones(2), indexing="ij")
+    assert tuple(x.shape) == (1, 2) and tuple(y.shape) == (1, 2)
+
+
+def test_broadcast_tensors():
+    a, b = E.broadcast_tensors(E.ones(3, 1), E.arange(4.0))
+    assert tuple(a.shape) == tuple(b.shape) == (3, 4)
+    np.testing.assert_array_equal(b.numpy(), np.broadcast_to(np.arange(4.0), (3, 4)))
+
+
+def test_repeat_interleave_of_counts():
+    assert E.repeat_interleave(E.tensor([1, 0, 3])).tolist() == [0, 2, 2, 2]
+
+
+ERRORS = [
+    (lambda: E.ones(2, 3).repeat(2), RuntimeError,
+     "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"),
+    (lambda: E.ones(2, 3).repeat(-1, 2), RuntimeError, r"Trying to create tensor with negative dimension -2: \[-2, 6\]"),
+    (lambda: E.ones(2, 3).flip(0, 0), RuntimeError, "dim 0 appears multiple times in the list of dims"),
+    (lambda: E.ones(2, 3).flip(2), IndexError, r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"),
+    (lambda: E.ones(2, 3).roll((1, 2), (0,)), RuntimeError, "shifts and dimensions must align. shifts: 2, dims:1"),
+    (lambda: E.ones(2, 3).rot90(1, [0]), RuntimeError, "expected total rotation dims == 2, but got dims = 1"),
+    (lambda: E.ones(3).rot90(), RuntimeError, "expected total dims >= 2, but got total dims = 1"),
+    (lambda: E.ones(2, 3).rot90(1, [0, 0]), RuntimeError, "expected rotation dims to be different, but got dim0 = 0 and dim1 = 0"),
+    (lambda: E.ones(3).tril(), RuntimeError, "tril: input tensor must have at least 2 dimensions"),
+    (lambda: E.ones(3).triu(), RuntimeError, "triu: input tensor must have at least 2 dimensions"),
+    (lambda: E.meshgrid(E.ones(2), E.ones(3), indexing="foo"), RuntimeError,
+     'torch.meshgrid: indexing must be one of "xy" or "ij", but received: foo'),
+    (lambda: E.meshgrid(), RuntimeError, "meshgrid expects a non-empty TensorList"),
+    (lambda: E.meshgrid(E.ones(2), E.ones(2, dtype=E.float64)), RuntimeError,
+     "meshgrid expects all tensors to have the same dtype"),
+    (lambda: E.meshgrid(E.ones(2, 2)), RuntimeError, "Expected 0D or 1D tensor in the tensor list"),
+    (lambda: E.ones(2, 3).repeat_interleave(E.tensor([1, 2])), RuntimeError,
+     r"repeats must have the same size as input along dim, but got repeats.size\(0\) = 2 and input.size\(0\) = 6"),
+    (lambda: E.ones(2, 3).repeat_interleave(E.tensor([-1, 2]), dim=0), RuntimeError, "repeats can not be negative"),
+    (lambda: E.ones(2, 3).repeat_interleave(-1), RuntimeError, "Repeats must be non-negative"),
+    (lambda: E.fliplr(E.ones(3)), RuntimeError, r"Input must be >= 2-d."),
+    (lambda: E.flipud(E.tensor(1.0)), RuntimeError, r"Input must be >= 1-d."),
+    (lambda: E.broadcast_to(E.ones(2, 3), (3, 3)), RuntimeError,
+     r"The expanded size of the tensor \(3\) must match the existing size \(2\) at non-singleton dimension 0"),
+    (lambda: E.arange(6.0).view(3, 2).t().view(6), RuntimeError,
+     r"view size is not compatible with input tensor's size and stride \(at least one dimension spans "
+     r"across two contiguous subspaces\). Use .reshape\(...\) instead."),
+]
+
+
+@pytest.mark.parametrize("call,exc,message", ERRORS, ids=[str(i) for i in range(len(ERRORS))])
+def test_errors_match_pytorch(call, exc, message):
+    with pytest.raises(exc, match=message):
+        call()
+
+
+@pytest.mark.parametrize("call", [e[0] for e in ERRORS[:9]], ids=[str(i) for i in range(9)])
+def test_errors_match_pytorch_oracle(call):
+    """The same calls raise the same messages in PyTorch (when it is installed)."""
+    torch = pytest.importorskip("torch")
+    import ember_tensor
+    src = call.__code__
+    # Re-run the very same lambda with `E` bound to torch.
+    fn = type(call)(src, {**call.__globals__, "E": torch})
+    with pytest.raises(Exception) as theirs:
+        fn()
+    with pytest.raises(type(theirs.value)) as ours:
+        call()
+    assert str(theirs.value).splitlines()[0] == str(ours.value).splitlines()[0]
+    assert ember_tensor is E
