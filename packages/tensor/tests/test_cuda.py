@@ -374,3 +374,60 @@ def test_memory_stats_follow_tensors():
 def test_real_gpu_reports_a_real_name():
     assert "simulator" not in et.cuda.get_device_name().lower()
     assert et.cuda.get_device_properties().total_memory > 0
+
+
+def test_caching_allocator_reuses_freed_blocks():
+    et.cuda.empty_cache()
+    base_alloc, base_reserved = et.cuda.memory_allocated(), et.cuda.memory_reserved()
+    x = et.empty(1000, device="cuda")  # 4000 bytes, served as a 4096-byte block
+    view = x[::2]
+    del x
+    assert et.cuda.memory_allocated() == base_alloc + 4096  # the view keeps the block
+    del view
+    assert et.cuda.memory_allocated() == base_alloc
+    assert et.cuda.memory_reserved() == base_reserved + 4096  # cached, not given back
+    assert et.cuda.memory_cached() == et.cuda.memory_reserved()
+    hits = et.cuda.memory_stats()["cache_hits"]
+    y = et.empty(1024, device="cuda")
+    assert et.cuda.memory_stats()["cache_hits"] == hits + 1
+    assert et.cuda.memory_reserved() == base_reserved + 4096
+    assert et.cuda.max_memory_reserved() >= et.cuda.memory_reserved()
+    del y
+    et.cuda.empty_cache()
+    assert et.cuda.memory_reserved() == et.cuda.memory_allocated()  # nothing cached any more
+    assert "Allocated memory" in et.cuda.memory_summary()
+    free, total = et.cuda.mem_get_info()
+    assert 0 < free <= total
+
+
+def test_out_of_memory_error_says_what_was_asked_and_held(monkeypatch):
+    from ember_tensor import _cuda_alloc
+    monkeypatch.setattr(_cuda_alloc, "SIM_CAPACITY", et.cuda.memory_reserved() + (1 << 20))
+    keep = et.empty(1000, device="cuda")
+    with pytest.raises(et.cuda.OutOfMemoryError,
+                       match=r"^CUDA out of memory\. Tried to allocate 4\.00 MiB\. GPU 0 has a total "
+                             r"capacity of .* Of the allocated memory .* is allocated by PyTorch"):
+        et.empty(1 << 20, device="cuda")
+    assert isinstance(et.cuda.OutOfMemoryError("x"), RuntimeError)
+    assert et.cuda.memory_allocated() >= 4000  # `keep` is still held
+    assert et.ones(2, device="cuda").sum().item() == 2.0  # and the device still works
+    del keep
+
+
+def test_pinned_memory_and_non_blocking_copies():
+    x = et.arange(6.0).reshape(2, 3)
+    assert not x.is_pinned()
+    p = x.pin_memory()
+    assert p.is_pinned() and p[1].is_pinned() and p.device == et.device("cpu")
+    assert p.pin_memory() is p
+    assert p.tolist() == x.tolist()
+    s = et.cuda.Stream()
+    with et.cuda.stream(s):
+        g = p.cuda(non_blocking=True)
+        h = et.empty(2, 3, device="cuda").copy_(p, non_blocking=True)
+    s.synchronize()
+    assert g.tolist() == h.tolist() == x.tolist()
+    assert p.to("cuda", non_blocking=True).device == CUDA0
+    with pytest.raises(RuntimeError, match="only dense CPU tensors can be pinned"):
+        g.pin_memory()
+    assert not g.is_pinned()

@@ -16,12 +16,14 @@ Under Numba's simulator (NUMBA_ENABLE_CUDASIM=1) device arrays are NumPy arrays 
 wrapper; `_SimArray` below gives them plain-tuple shapes and keeps views wrapped, and
 kernels launch as one small block so that tests stay fast.
 """
+import os
 import sys
 import weakref
 
 import ml_dtypes
 import numpy as np
 
+from . import _cuda_alloc
 from . import cuda as _public
 
 _public._lazy_init()  # raises ember's "no CUDA" error before anything touches numba.cuda
@@ -62,10 +64,12 @@ if SIMULATOR:
     _ARRAY = FakeCUDAArray
 
     def _alloc(shape, dtype):
-        return _SimArray(np.empty(shape, dtype))
+        return _SimArray(_cuda_alloc.sim_alloc(shape, dtype))
 
-    def _upload(host):
-        return _SimArray(np.array(host, order="C", copy=True))
+    def _upload(host, stream=0):
+        arr = _alloc(host.shape, host.dtype)
+        np.copyto(arr._ary, host)
+        return arr
 
     def _restride(arr, shape, strides, byte_offset=0, dtype=None):
         base = arr._ary
@@ -89,8 +93,9 @@ else:
     def _alloc(shape, dtype):
         return cuda.device_array(shape, dtype)
 
-    def _upload(host):
-        return cuda.to_device(np.array(host, order="C", copy=True))
+    def _upload(host, stream=0):
+        # to_device copies from `host` as it is: asynchronously on `stream` when host is pinned.
+        return cuda.to_device(host, stream=stream)
 
     def _restride(arr, shape, strides, byte_offset=0, dtype=None):
         gpu_data = arr.gpu_data.view(byte_offset) if byte_offset else arr.gpu_data
@@ -135,33 +140,29 @@ def _reinterpret(arr, dtype):
 
 # --- memory -----------------------------------------------------------------------------
 
-_allocated = {}  # device index -> bytes held by live ember allocations
-_peak = {}
-
-
-def _release(index, nbytes):
-    _allocated[index] -= nbytes
-
+# Device memory comes from ember's caching allocator (`_cuda_alloc`): on a GPU through
+# the Numba EMM plugin that ember_tensor.cuda installs, under the simulator directly.
+# Without the plugin (EMBER_CUDA_ALLOCATOR=numba, or numba.cuda used before ember) the
+# pool only counts ember's allocations: allocated == reserved, nothing is cached.
 
 def _track(arr):
     nbytes = arr.size * arr.dtype.itemsize
-    if nbytes:
-        index = _public._current_index()
-        total = _allocated.get(index, 0) + nbytes
-        _allocated[index] = total
-        if total > _peak.get(index, 0):
-            _peak[index] = total
-        weakref.finalize(_memory_of(arr), _release, index, nbytes)
+    if nbytes and not SIMULATOR and not _public._caching_allocator_installed():
+        size = _cuda_alloc.round_size(nbytes)
+        p = _cuda_alloc.pool(_public._current_index())
+        p.take(size, lambda n: None, lambda: (0, 0))
+        with p.lock:
+            p.reserved += size
+            p.peak_reserved = max(p.peak_reserved, p.reserved)
+        weakref.finalize(_memory_of(arr), _untrack, p, size)
     return arr
 
 
-def memory_stats(index):
-    """(bytes allocated now, peak) by ember on device `index`."""
-    return _allocated.get(index, 0), _peak.get(index, 0)
-
-
-def reset_peak(index):
-    _peak[index] = _allocated.get(index, 0)
+def _untrack(p, size):
+    with p.lock:
+        p.allocated -= size
+        p.reserved -= size
+        p.num_free += 1
 
 
 def empty(shape, np_dtype):
@@ -210,9 +211,44 @@ def to_numpy(data):
     return data.copy_to_host()
 
 
-def from_numpy(arr, device=None):
-    """Device storage holding a copy of host array `arr` (contiguous)."""
-    return _track(_upload(arr))
+def from_numpy(arr, device=None, non_blocking=False):
+    """Device storage holding a copy of host array `arr` (contiguous).
+
+    With non_blocking=True and `arr` in pinned memory (and C-contiguous) the copy is
+    queued on the current stream and this returns at once, as in PyTorch; otherwise
+    it returns when the copy is done.
+    """
+    if non_blocking and is_pinned(arr) and arr.flags.c_contiguous:
+        return _track(_upload(arr, _public._current_numba_stream()))
+    return _track(_upload(np.array(arr, order="C", copy=True)))
+
+
+# --- pinned host memory -------------------------------------------------------------------
+
+_pinned = {}  # start address of a pinned host buffer -> (end address, weakref to it)
+
+
+def pinned_empty(shape, dtype):
+    """A page-locked host NumPy array (a plain one under the simulator, marked pinned)."""
+    if SIMULATOR:
+        arr = np.empty(shape, dtype)
+    elif np.dtype(dtype) == _BF16:  # Numba cannot type bfloat16: pin the bits
+        arr = cuda.pinned_array(shape, np.uint16).view(_BF16)
+    else:
+        arr = cuda.pinned_array(shape, dtype)
+    start = arr.__array_interface__["data"][0]
+    if arr.nbytes:
+        _pinned[start] = (start + arr.nbytes,
+                          weakref.ref(arr, lambda _, start=start: _pinned.pop(start, None)))
+    return arr
+
+
+def is_pinned(arr):
+    """Whether host array `arr` lies in memory made by `pinned_empty` (views included)."""
+    if not isinstance(arr, np.ndarray) or not arr.size or not _pinned:
+        return False
+    ptr = arr.__array_interface__["data"][0]
+    return any(start <= ptr < end for start, (end, _) in list(_pinned.items()))
 
 
 # --- launching --------------------------------------------------------------------------
@@ -233,6 +269,13 @@ def _launch(kernel, n, *args):
         _max_blocks = 32 * dev.MULTIPROCESSOR_COUNT
     blocks = min((n + _BLOCK - 1) // _BLOCK, _max_blocks)
     kernel[blocks, _BLOCK, _public._current_numba_stream()](*args)
+    if LAUNCH_BLOCKING:
+        cuda.synchronize()
+
+
+# CUDA_LAUNCH_BLOCKING=1 (read at first CUDA use): every launch waits for its kernel, so
+# a failing kernel is reported at the op that launched it. The simulator always is.
+LAUNCH_BLOCKING = os.environ.get("CUDA_LAUNCH_BLOCKING", "0") not in ("", "0")
 
 
 def sim_launch_synced(kernel, grid, block, *args):
@@ -510,6 +553,8 @@ def _gemm(a, b, out):
     if not SIMULATOR and out.dtype.kind == "f":
         from . import _cuda_blas
         if _cuda_blas.gemm(a, b, out, _public._current_numba_stream()):
+            if LAUNCH_BLOCKING:
+                cuda.synchronize()
             return
     mod = loops("gemm", out.dtype.name)
     tile = mod.TILE
@@ -519,6 +564,8 @@ def _gemm(a, b, out):
         sim_launch_synced(mod.gemm, grid, (tile, tile), a, b, out)
     else:
         mod.gemm[grid, (tile, tile), _public._current_numba_stream()](a, b, out)
+        if LAUNCH_BLOCKING:
+            cuda.synchronize()
 
 
 # --- more than one GPU ----------------------------------------------------------------------

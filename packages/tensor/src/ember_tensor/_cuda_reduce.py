@@ -74,11 +74,13 @@ def _launch(kernel, n_o, *args):
     if cuda_loops.SIMULATOR:
         _cuda.sim_launch_synced(kernel, 1, THREADS, *args)
         return
+    from numba import cuda
     if _max_blocks is None:
-        from numba import cuda
         _max_blocks = 32 * cuda.get_current_device().MULTIPROCESSOR_COUNT
     from . import cuda as _public
     kernel[min(n_o, _max_blocks), THREADS, _public._current_numba_stream()](*args)
+    if _cuda.LAUNCH_BLOCKING:
+        cuda.synchronize()
 
 
 def _init(kind, dtype):

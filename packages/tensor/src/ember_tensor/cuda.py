@@ -30,7 +30,9 @@ __all__ = [
     "synchronize", "Stream", "Event", "current_stream", "default_stream", "stream",
     "set_stream", "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
     "memory_allocated", "max_memory_allocated", "reset_peak_memory_stats", "mem_get_info",
-    "empty_cache",
+    "empty_cache", "memory_reserved", "max_memory_reserved", "memory_cached", "max_memory_cached",
+    "reset_max_memory_allocated", "reset_max_memory_cached", "memory_stats", "memory_summary",
+    "OutOfMemoryError",
 ]
 
 
@@ -96,6 +98,8 @@ def _probe():
         return "no NVIDIA driver library (libcuda) was found"
     try:
         from numba import cuda as numba_cuda
+        if not numba_cuda.jit.__module__.startswith("numba.cuda.simulator"):
+            _install_caching_allocator(numba_cuda)
         if not numba_cuda.is_available():
             return "numba.cuda.is_available() is False: no GPU or no working driver"
     except Exception as error:  # a broken install must not crash is_available()
@@ -459,40 +463,125 @@ def initial_seed():
 # --- memory ------------------------------------------------------------------------------
 
 
+def _pool(device):
+    from . import _cuda_alloc
+    return _cuda_alloc.pool(_device_index(device, optional=True))
+
+
 def memory_allocated(device=None):
-    """Bytes held now by ember's tensors on a device (0 when CUDA is unavailable)."""
-    if not is_available():
-        return 0
-    from . import _cuda
-    return _cuda.memory_stats(_device_index(device, optional=True))[0]
+    """Bytes held now by tensors on a device (0 when CUDA is unavailable)."""
+    return _pool(device).allocated if is_available() else 0
 
 
 def max_memory_allocated(device=None):
     """Peak of `memory_allocated` since start-up or `reset_peak_memory_stats`."""
-    if not is_available():
-        return 0
-    from . import _cuda
-    return _cuda.memory_stats(_device_index(device, optional=True))[1]
+    return _pool(device).peak_allocated if is_available() else 0
+
+
+def memory_reserved(device=None):
+    """Bytes the caching allocator holds on a device: allocated plus cached free blocks."""
+    return _pool(device).reserved if is_available() else 0
+
+
+def max_memory_reserved(device=None):
+    """Peak of `memory_reserved` since start-up or `reset_peak_memory_stats`."""
+    return _pool(device).peak_reserved if is_available() else 0
+
+
+def memory_cached(device=None):
+    """Deprecated name of `memory_reserved`."""
+    return memory_reserved(device)
+
+
+def max_memory_cached(device=None):
+    """Deprecated name of `max_memory_reserved`."""
+    return max_memory_reserved(device)
 
 
 def reset_peak_memory_stats(device=None):
-    """Restart `max_memory_allocated` from the current usage."""
-    from . import _cuda
-    _cuda.reset_peak(_device_index(device, optional=True))
+    """Restart the peaks (`max_memory_allocated`, `max_memory_reserved`) from current usage."""
+    if is_available():
+        _pool(device).reset_peaks()
+
+
+def reset_max_memory_allocated(device=None):
+    """Restart `max_memory_allocated` (PyTorch: an alias of `reset_peak_memory_stats`)."""
+    reset_peak_memory_stats(device)
+
+
+reset_max_memory_cached = reset_max_memory_allocated
+
+
+def memory_stats(device=None):
+    """A dict of the allocator's counters, under PyTorch's key names."""
+    return _pool(device).stats() if is_available() else {}
+
+
+def memory_summary(device=None, abbreviated=False):
+    """A human-readable table of the allocator's counters for a device."""
+    from . import _cuda_alloc
+    _lazy_init()
+    return _cuda_alloc.summary(_device_index(device, optional=True))
 
 
 def mem_get_info(device=None):
     """(free, total) bytes of a device's memory, as the driver reports them."""
     index = _check_index(_device_index(device, optional=True))
+    if _simulating():
+        from . import _cuda_alloc
+        total = _cuda_alloc.SIM_CAPACITY
+        return total - _cuda_alloc.pool(index).reserved, total
     with _device_context(index):
         info = _lazy_init().current_context().get_memory_info()
     return info.free, info.total
 
 
 def empty_cache():
-    """Free memory Numba holds for deallocation (ember has no caching allocator yet)."""
-    if is_initialized() and not _simulating():
+    """Give the cached free blocks of every device back to the driver.
+
+    Memory held by live tensors is not freed. Numba frees device memory lazily, so its
+    pending deallocations are flushed too.
+    """
+    if not is_initialized():
+        return
+    from . import _cuda_alloc
+    for index in list(_cuda_alloc._pools):
+        _cuda_alloc.pool(index).release_cached()
+    if not _simulating():
         _numba_cuda.current_context().deallocations.clear()
+
+
+def _caching_allocator_installed():
+    return _emm_installed
+
+
+_emm_installed = False
+
+
+def _install_caching_allocator(numba_cuda):
+    """Make Numba allocate device memory through ember's caching allocator (EMM plugin).
+
+    Only possible before Numba creates its first context; skipped when
+    EMBER_CUDA_ALLOCATOR=numba or a context exists already (then ember counts its own
+    allocations without caching).
+    """
+    global _emm_installed
+    if os.environ.get("EMBER_CUDA_ALLOCATOR", "ember") == "numba":
+        return
+    from numba.cuda.cudadrv import driver as numba_driver
+    if getattr(numba_driver, "_memory_manager", None) is not None:
+        return  # a context exists already and has Numba's (or a user's) manager
+    from . import _cuda_alloc
+    numba_cuda.set_memory_manager(_cuda_alloc.CachingMemoryManager)
+    _emm_installed = True
+
+
+def __getattr__(name):
+    # torch.cuda.OutOfMemoryError, without importing the allocator module up front
+    if name == "OutOfMemoryError":
+        from . import _cuda_alloc
+        return _cuda_alloc.OutOfMemoryError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # Legacy constructors: ember_tensor.cuda.FloatTensor([1, 2]) makes a CUDA float tensor.

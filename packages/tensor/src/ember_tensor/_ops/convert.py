@@ -43,7 +43,7 @@ def copy_(self, src, non_blocking=False):
     data = src._data
     if src._device != self._device:
         # Cross-device copies go through host memory.
-        data = _backends.get(self._device).from_numpy(src._host_numpy(), self._device) \
+        data = _upload(src._host_numpy(), self._device, non_blocking) \
             if self._device.type != "cpu" else src._host_numpy()
     if tuple(data.shape) != shape:
         data = backend.broadcast_to(data, shape)
@@ -73,7 +73,15 @@ def zero_(self):
     return fill_(self, 0)
 
 
-def _convert(self, dtype, device, copy=False):
+def _upload(host, device, non_blocking):
+    """Host array -> `device` storage; non_blocking (from pinned memory) lets it run async."""
+    backend = _backends.get(device)
+    if non_blocking:  # only asked for when set: not every backend takes the keyword
+        return backend.from_numpy(host, device, non_blocking=True)
+    return backend.from_numpy(host, device)
+
+
+def _convert(self, dtype, device, copy=False, non_blocking=False):
     if dtype is self._dtype and device == self._device and not copy:
         return self
     if device.type == "cuda" or self._device.type == "cuda":
@@ -81,8 +89,10 @@ def _convert(self, dtype, device, copy=False):
         if device == self._device:
             data = backend.astype(self._data, dtype.np)
         else:
-            host = self._host_numpy().astype(dtype.np)
-            data = backend.from_numpy(host, device) if device.type != "cpu" else host.copy()
+            host = self._host_numpy()
+            if host.dtype != dtype.np:
+                host = host.astype(dtype.np)
+            data = _upload(host, device, non_blocking) if device.type != "cpu" else host.copy()
         result = Tensor._wrap(data, dtype, device)
     else:
         backend = _backends.get(device)
@@ -112,7 +122,7 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
     if device.type == "cuda" and device.index is None:
         from .. import cuda
         device = _device_cls("cuda", cuda.current_device())
-    return _convert(self, dtype, device, copy)
+    return _convert(self, dtype, device, copy, non_blocking)
 
 
 def _caster(dtype):
@@ -146,7 +156,7 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
         device = "cuda"
     elif isinstance(device, builtins.int):
         device = f"cuda:{device}"
-    return to(self, device=device)
+    return to(self, device=device, non_blocking=non_blocking)
 
 
 _TYPE_NAMES = {}
