@@ -4,5 +4,6 @@ from ._registry import COMPOSITE, NOT_DIFFERENTIABLE, RESULT, TABLE, derivative 
 from . import elementwise, views, indexing, linalg, convert  # noqa: F401,E402
 from . import reduction, random  # noqa: F401,E402
 from . import shape_ops  # noqa: F401,E402
+from . import nn  # noqa: F401,E402
 
 __all__ = ["TABLE", "COMPOSITE", "NOT_DIFFERENTIABLE", "RESULT", "derivative"]

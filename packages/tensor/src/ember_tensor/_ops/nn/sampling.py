@@ -15,8 +15,9 @@ __all__ = ["embedding", "embedding_backward", "one_hot", "constant_pad_nd", "im2
 
 
 @op()
-def embedding(weight, indices, padding_idx=None):
-    """Rows of `weight` (num, dim) picked by integer `indices` of any shape."""
+def embedding(weight, indices, padding_idx=None, scale_grad_by_freq=False):
+    """Rows of `weight` (num, dim) picked by integer `indices` of any shape (the last two
+    arguments only shape the gradient)."""
     if indices._dtype not in (D.int64, D.int32):
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar "
                            f"types: Long, Int; but got {indices.type()} instead (while checking arguments "

@@ -1,0 +1,231 @@
+"""Derivatives of the nn kernels (`ember_tensor._ops.nn`).
+
+Linear kernels come in adjoint pairs, and each one's derivative is its partner:
+convolution <-> convolution_backward_input/_weight, max_pool_backward <->
+take_along_planes, avg_pool <-> avg_pool_backward, im2col <-> col2im,
+embedding <-> embedding_backward, nll_loss <-> nll_loss_backward. So their gradients
+are themselves differentiable (double backward). softmax/log_softmax backward are
+written with differentiable ops. The fused normalisation backward kernels are not
+differentiated again (PyTorch has double backward there; ember does not yet, and says so).
+"""
+from ember_tensor._ops import nn as K
+
+from ._registry import RESULT, derivative, not_differentiable
+
+# -- convolution --------------------------------------------------------------------------
+
+
+def _conv_save(input, weight, bias=None, stride=1, padding=0, dilation=1, transposed=False,
+               output_padding=0, groups=1):
+    return (input, weight, bias is not None, stride, padding, dilation, transposed, groups)
+
+
+def _conv_name(input, weight, *args, **kwargs):
+    return "ConvolutionBackward0"
+
+
+@derivative("convolution", inputs=("input", "weight", "bias"), save=_conv_save, name=_conv_name)
+def convolution(ctx, grad, input, weight, has_bias, stride, padding, dilation, transposed, groups):
+    needs = ctx.needs_input_grad
+    grad_input = grad_weight = grad_bias = None
+    if transposed:
+        # A transposed convolution is convolution_backward_input; its adjoints swap roles.
+        if needs[0]:
+            grad_input = K.convolution(grad, weight, None, stride, padding, dilation, False, 0, groups)
+        if needs[1]:
+            grad_weight = K.convolution_backward_weight(input, grad, tuple(weight.shape), stride,
+                                                                padding, dilation, groups)
+    else:
+        if needs[0]:
+            grad_input = K.convolution_backward_input(grad, weight, tuple(input.shape), stride,
+                                                              padding, dilation, groups)
+        if needs[1]:
+            grad_weight = K.convolution_backward_weight(grad, input, tuple(weight.shape), stride,
+                                                                padding, dilation, groups)
+    if has_bias and needs[2]:
+        grad_bias = grad.sum([0] + list(range(2, grad.dim())))
+    return grad_input, grad_weight, grad_bias
+
+
+@derivative("convolution_backward_input", inputs=("grad_output", "weight"),
+            save=lambda grad_output, weight, input_size, stride=1, padding=0, dilation=1, groups=1:
+            (grad_output, weight, stride, padding, dilation, groups))
+def convolution_backward_input(ctx, a, grad_output, weight, stride, padding, dilation, groups):
+    needs = ctx.needs_input_grad
+    # <a, B_in(g, w)> = <conv(a, w), g> = <w, B_w(g, a)>
+    return (K.convolution(a, weight, None, stride, padding, dilation, False, 0, groups) if needs[0] else None,
+            K.convolution_backward_weight(grad_output, a, tuple(weight.shape), stride, padding,
+                                                  dilation, groups) if needs[1] else None)
+
+
+@derivative("convolution_backward_weight", inputs=("grad_output", "input"),
+            save=lambda grad_output, input, weight_size, stride=1, padding=0, dilation=1, groups=1:
+            (grad_output, input, stride, padding, dilation, groups))
+def convolution_backward_weight(ctx, a, grad_output, input, stride, padding, dilation, groups):
+    needs = ctx.needs_input_grad
+    # <a, B_w(g, x)> = <conv(x, a), g> = <x, B_in(g, a)>
+    return (K.convolution(input, a, None, stride, padding, dilation, False, 0, groups) if needs[0] else None,
+            K.convolution_backward_input(grad_output, a, tuple(input.shape), stride, padding,
+                                                 dilation, groups) if needs[1] else None)
+
+
+# -- pooling ------------------------------------------------------------------------------
+
+def _with_indices(ctx, grads, input_shape, indices):
+    grad = grads[0]
+    if grad is None:
+        return None
+    return K.max_pool_backward(grad, indices, input_shape)
+
+
+@derivative("max_pool_with_indices", name="MaxPoolWithIndicesBackward0",
+            save=lambda input, *args, **kwargs: (tuple(input.shape), RESULT[1]))
+def max_pool_with_indices(ctx, grads, input_shape, indices):
+    return _with_indices(ctx, grads, input_shape, indices)
+
+
+@derivative("adaptive_max_pool", name="AdaptiveMaxPoolBackward0",
+            save=lambda input, output_size: (tuple(input.shape), RESULT[1]))
+def adaptive_max_pool(ctx, grads, input_shape, indices):
+    return _with_indices(ctx, grads, input_shape, indices)
+
+
+@derivative("max_pool_backward", inputs=("grad_output",),
+            save=lambda grad_output, indices, input_size: (indices,))
+def max_pool_backward(ctx, a, indices):
+    return K.take_along_planes(a, indices)
+
+
+@derivative("take_along_planes", save=lambda input, indices: (tuple(input.shape), indices))
+def take_along_planes(ctx, grad, input_shape, indices):
+    return K.max_pool_backward(grad, indices, input_shape)
+
+
+@derivative("max_unpool", name="MaxUnpool2DBackward0", save=lambda input, indices, output_size: (indices,))
+def max_unpool(ctx, grad, indices):
+    return K.take_along_planes(grad, indices)
+
+
+def _avg_params(kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                divisor_override=None):
+    return (kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+@derivative("avg_pool", save=lambda input, *args, **kwargs: (tuple(input.shape), _avg_params(*args, **kwargs)))
+def avg_pool(ctx, grad, input_shape, params):
+    return K.avg_pool_backward(grad, input_shape, *params)
+
+
+@derivative("avg_pool_backward", inputs=("grad_output",),
+            save=lambda grad_output, input_size, *args, **kwargs: (_avg_params(*args, **kwargs),))
+def avg_pool_backward(ctx, a, params):
+    return K.avg_pool(a, *params)
+
+
+# -- normalisation ------------------------------------------------------------------------
+
+@derivative("native_batch_norm", inputs=("input", "weight", "bias"), name="NativeBatchNormBackward0",
+            save=lambda input, weight, bias, running_mean, running_var, training, momentum, eps:
+            (input, weight, RESULT[1], RESULT[2], training))
+def native_batch_norm(ctx, grads, input, weight, mean, invstd, training):
+    if grads[0] is None:
+        return None, None, None
+    return K.batch_norm_backward(grads[0], input, weight, mean, invstd, training)
+
+
+@derivative("native_layer_norm", inputs=("input", "weight", "bias"), name="NativeLayerNormBackward0",
+            save=lambda input, normalized_shape, weight, bias, eps:
+            (input, tuple(normalized_shape), weight, RESULT[1], RESULT[2]))
+def native_layer_norm(ctx, grads, input, normalized_shape, weight, mean, rstd):
+    if grads[0] is None:
+        return None, None, None
+    return K.layer_norm_backward(grads[0], input, normalized_shape, mean, rstd, weight)
+
+
+@derivative("native_group_norm", inputs=("input", "weight", "bias"), name="NativeGroupNormBackward0",
+            save=lambda input, weight, bias, num_groups, eps: (input, weight, RESULT[1], RESULT[2], num_groups))
+def native_group_norm(ctx, grads, input, weight, mean, rstd, num_groups):
+    if grads[0] is None:
+        return None, None, None
+    return K.group_norm_backward(grads[0], input, mean, rstd, weight, num_groups)
+
+
+def _no_double_backward(op_name):
+    def backward(ctx, grads, *saved):
+        raise RuntimeError(f"the derivative for '{op_name}' is not implemented: ember has no double "
+                           f"backward through {op_name.split('_backward')[0]} yet.")
+    return backward
+
+
+for _name in ("batch_norm_backward", "layer_norm_backward", "group_norm_backward"):
+    derivative(_name, inputs=("grad_output",))(_no_double_backward(_name))
+
+
+# -- softmax, losses ----------------------------------------------------------------------
+
+@derivative("softmax", save=lambda input, dim, dtype=None: (RESULT, dim))
+def softmax(ctx, grad, output, dim):
+    return (grad - (grad * output).sum(dim, keepdim=True)) * output
+
+
+@derivative("log_softmax", save=lambda input, dim, dtype=None: (RESULT, dim))
+def log_softmax(ctx, grad, output, dim):
+    return grad - output.exp() * grad.sum(dim, keepdim=True)
+
+
+def _nll_save(input, target, weight=None, reduction="mean", ignore_index=-100):
+    return (input, target, weight, reduction, ignore_index)
+
+
+@derivative("nll_loss", name="NllLossBackward0", save=_nll_save)
+def nll_loss(ctx, grad, input, target, weight, reduction, ignore_index):
+    return K.nll_loss_backward(grad, input, target, weight, reduction, ignore_index)
+
+
+@derivative("nll_loss_backward", inputs=("grad_output",),
+            save=lambda grad_output, input, target, weight=None, reduction="mean", ignore_index=-100:
+            (target, weight, reduction, ignore_index))
+def nll_loss_backward(ctx, a, target, weight, reduction, ignore_index):
+    return K.nll_loss(a, target, weight, reduction, ignore_index)
+
+
+# -- index kernels ------------------------------------------------------------------------
+
+@derivative("embedding", inputs=("weight",),
+            save=lambda weight, indices, padding_idx=None, scale_grad_by_freq=False:
+            (weight.shape[0], indices, padding_idx, scale_grad_by_freq))
+def embedding(ctx, grad, num_weights, indices, padding_idx, scale_grad_by_freq):
+    return K.embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
+
+
+@derivative("embedding_backward", inputs=("grad_output",),
+            save=lambda grad_output, indices, num_weights, padding_idx=None, scale_grad_by_freq=False:
+            (indices, padding_idx))
+def embedding_backward(ctx, a, indices, padding_idx):
+    picked = K.embedding(a, indices)
+    if padding_idx is not None and padding_idx >= 0:
+        picked = picked * (indices != padding_idx).unsqueeze(-1)
+    return picked
+
+
+@derivative("constant_pad_nd", save=lambda input, pad, value=0: (tuple(pad),))
+def constant_pad_nd(ctx, grad, pad):
+    # Negative padding crops: the gradient is the padded output cut back to the input.
+    return K.constant_pad_nd(grad, tuple(-p for p in pad))
+
+
+def _fold_params(kernel_size, dilation=1, padding=0, stride=1):
+    return (kernel_size, dilation, padding, stride)
+
+
+@derivative("im2col", save=lambda input, *args, **kwargs: (tuple(input.shape[2:]), _fold_params(*args, **kwargs)))
+def im2col(ctx, grad, size, params):
+    return K.col2im(grad, size, *params)
+
+
+@derivative("col2im", save=lambda input, output_size, *args, **kwargs: (_fold_params(*args, **kwargs),))
+def col2im(ctx, grad, params):
+    return K.im2col(grad, *params)
+
+
+not_differentiable("one_hot")
