@@ -431,3 +431,16 @@ def test_pinned_memory_and_non_blocking_copies():
     with pytest.raises(RuntimeError, match="only dense CPU tensors can be pinned"):
         g.pin_memory()
     assert not g.is_pinned()
+
+
+def test_cuda_array_interface_describes_device_memory():
+    x = et.arange(6.0, device="cuda").reshape(2, 3)
+    cai = x.__cuda_array_interface__
+    assert cai == {"shape": (2, 3), "strides": None, "typestr": "<f4",
+                   "data": (x.data_ptr(), False), "version": 2}
+    t = x.t().__cuda_array_interface__
+    assert t["shape"] == (3, 2) and t["strides"] == (4, 12) and t["data"][0] == x.data_ptr()
+    assert x[1].__cuda_array_interface__["data"][0] == x.data_ptr() + 12
+    assert not hasattr(et.ones(2), "__cuda_array_interface__")
+    with pytest.raises(AttributeError, match="on non-CUDA tensor type: torch.FloatTensor"):
+        et.ones(2).__cuda_array_interface__

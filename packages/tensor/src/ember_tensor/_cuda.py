@@ -202,6 +202,19 @@ def data_ptr(data):
     return _ptr(data)
 
 
+def cuda_array_interface(data):
+    """The CUDA Array Interface (version 2) dict describing device array `data`."""
+    if data.dtype == _BF16:
+        raise TypeError("__cuda_array_interface__ has no type for bfloat16: convert it first")
+    return {
+        "shape": tuple(data.shape),
+        "strides": None if _is_c(data) else tuple(data.strides),
+        "typestr": data.dtype.str,
+        "data": (_ptr(data) if data.size else 0, False),
+        "version": 2,
+    }
+
+
 def to_numpy(data):
     """A host NumPy copy of `data` (waits for the work queued before it)."""
     if data.size == 0:

@@ -293,6 +293,19 @@ class Tensor:
             raise AttributeError("__array_interface__ is only available for CPU tensors")
         return self._data.__array_interface__
 
+    @property
+    def __cuda_array_interface__(self):
+        """A CUDA tensor's memory for other CUDA libraries (Numba, CuPy ...), no copy."""
+        if self._device.type != "cuda":
+            raise AttributeError(
+                f"Can't get __cuda_array_interface__ on non-CUDA tensor type: {self.type()} "
+                "If CUDA data is required use tensor.cuda() to copy tensor to device memory.")
+        if self._requires_grad:
+            raise RuntimeError(
+                "Can't get __cuda_array_interface__ on Variable that requires grad. If gradients "
+                "aren't required, use var.detach() to get Variable that doesn't require grad.")
+        return _backends.get(self._device).cuda_array_interface(self._data)
+
     def item(self):
         """The value of a one-element tensor as a Python number."""
         if self._data.size != 1:
