@@ -199,7 +199,10 @@ def detach_(self):
 
 
 def _get_data(self):
-    t = Tensor._wrap(self._data, self._dtype, self._device, self._storage, self._offset)
+    # Same memory, but its own version counter: in-place changes through .data are not
+    # seen by autograd's saved-tensor checks (the 0.4 migration guide's .data example).
+    storage = self._storage.__class__(self._storage.buf)
+    t = Tensor._wrap(self._data, self._dtype, self._device, storage, self._offset)
     return t
 
 
