@@ -444,3 +444,14 @@ def test_cuda_array_interface_describes_device_memory():
     assert not hasattr(et.ones(2), "__cuda_array_interface__")
     with pytest.raises(AttributeError, match="on non-CUDA tensor type: torch.FloatTensor"):
         et.ones(2).__cuda_array_interface__
+
+
+def test_long_rows_are_split_across_blocks_and_merged():
+    # Few long rows take the two-pass path (the simulator splits rows of >= 16 elements).
+    from ember_tensor import _cuda_reduce
+    x = et.tensor(np.arange(60.0).reshape(3, 20) - 17)
+    assert _cuda_reduce._chunks(1, 60) > 1 and _cuda_reduce._chunks(3, 20) > 1
+    for fn in (lambda t: t.sum(), lambda t: t.mean(), lambda t: t.amin(), lambda t: t.sum(1),
+               lambda t: t.t().mean(0), lambda t: t.norm(), lambda t: t.long().prod(1),
+               lambda t: t.count_nonzero(), lambda t: (t > -17).all(), lambda t: t.abs().norm(1)):
+        _check(fn, x)

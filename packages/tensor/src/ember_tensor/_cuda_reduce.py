@@ -83,6 +83,25 @@ def _launch(kernel, n_o, *args):
         cuda.synchronize()
 
 
+# A row is split across blocks only when it has at least 2 * SPLIT_MIN elements and there
+# are fewer rows than blocks to keep the GPU busy (the simulator splits tiny rows, so that
+# the two-pass path runs in the tests).
+SPLIT_MIN = 8 if cuda_loops.SIMULATOR else 8192
+_SIM_BUSY_BLOCKS = 4
+
+
+def _chunks(n_o, n_r):
+    """How many pieces each row of an accumulating reduction is cut into (1: no split)."""
+    if cuda_loops.SIMULATOR:
+        busy = _SIM_BUSY_BLOCKS
+    else:
+        from numba import cuda
+        busy = 4 * cuda.get_current_device().MULTIPROCESSOR_COUNT
+    if n_o >= busy or n_r < 2 * SPLIT_MIN:
+        return 1
+    return max(1, min(-(-busy // n_o), n_r // SPLIT_MIN))
+
+
 def _init(kind, dtype):
     """The accumulator's identity; its NumPy type is the accumulator's type."""
     if kind in _IDENTITY:
@@ -115,7 +134,15 @@ def reduce(kind, a, dims, out_dtype):
     if out.size:
         buf, n_o, s_o, n_r, s_r = _plan(a, dims)
         mod = kernels(kind, acc)
-        _launch(mod.rows, n_o, buf, n_o, s_o, n_r, s_r, init, _cuda._flat(out))
+        nchunks = _chunks(n_o, n_r)
+        if nchunks > 1:  # few long rows: spread each over several blocks, then merge
+            size = -(-n_r // nchunks)
+            partials = _cuda.empty((n_o * nchunks,), np.dtype(acc))
+            _launch(mod.partial, n_o * nchunks, buf, n_o, s_o, n_r, s_r, init, nchunks, size,
+                    partials)
+            _launch(mod.merge, n_o, partials, n_o, nchunks, n_r, init, _cuda._flat(out))
+        else:
+            _launch(mod.rows, n_o, buf, n_o, s_o, n_r, s_r, init, _cuda._flat(out))
     if out.dtype != np.dtype(out_dtype):
         out = _cuda.astype(out, out_dtype)
     return out

@@ -13,6 +13,9 @@ fixed per module (shared arrays need a compile-time dtype), hence one module per
 Modules and their `rows` kernel's arguments after (buf, n_o, s_o, n_r, s_r):
   accumulate kinds (sum, mean, prod, ...)  (init, out)      init: the identity, typed as
                                            the accumulator (float64 / int64 / bool / dtype)
+      and, for few long rows (a full reduction), a split over more blocks in two passes:
+      partial(buf, n_o, s_o, n_r, s_r, init, nchunks, size, partials)  chunk results
+      merge(partials, n_o, nchunks, n_r, init, out)                    fold, then final
   arg (argmax, argmin)                     (values, indices) first occurrence wins ties,
                                            the first NaN is the extreme
   var                                      (correction, var, mean)  two passes in float64
@@ -73,6 +76,42 @@ def rows(buf, n_o, s_o, n_r, s_r, init, out):
         for r in range(tid, n_r, THREADS):
             x = buf[base + r * s_r]
             acc = {step}
+''' + _TREE + '''
+        if tid == 0:
+            acc = part[0]
+            out[o] = {final}
+        cuda.syncthreads()
+
+
+@cuda.jit(cache=True)
+def partial(buf, n_o, s_o, n_r, s_r, init, nchunks, size, partials):
+    # Split rows: task t reduces chunk t % nchunks of row t // nchunks, without `final`.
+    part = cuda.shared.array(THREADS, ACC)
+    tid = cuda.threadIdx.x
+    for t in range(cuda.blockIdx.x, n_o * nchunks, cuda.gridDim.x):
+        lo = (t % nchunks) * size
+        hi = min(lo + size, n_r)
+        base = (t // nchunks) * s_o
+        acc = init
+        for r in range(lo + tid, hi, THREADS):
+            x = buf[base + r * s_r]
+            acc = {step}
+''' + _TREE + '''
+        if tid == 0:
+            partials[t] = part[0]
+        cuda.syncthreads()
+
+
+@cuda.jit(cache=True)
+def merge(partials, n_o, nchunks, n, init, out):
+    # Second pass of a split reduction: fold each row's nchunks partial results.
+    part = cuda.shared.array(THREADS, ACC)
+    tid = cuda.threadIdx.x
+    for o in range(cuda.blockIdx.x, n_o, cuda.gridDim.x):
+        acc = init
+        for j in range(tid, nchunks, THREADS):
+            x = partials[o * nchunks + j]
+            acc = {merge}
 ''' + _TREE + '''
         if tid == 0:
             acc = part[0]
