@@ -1,10 +1,7 @@
-"""ember-export: tracing and ONNX export.
+"""ember-export: tracing to a graph (``ember.jit.trace``), ONNX export and import (``ember.onnx``).
 
-Planned, not written yet: tracing a model through the dispatcher into a graph IR,
-and ONNX export and import.
-
-For now the package only takes its place in the stack: it checks at import that the
-layers below it are versions it works with (the ranges in its pyproject.toml).
+It works on any callable and walks a model's ``named_parameters()``/``named_buffers()`` by
+duck typing: it does not import ember-nn.
 """
 
 import ember_autograd
@@ -16,3 +13,8 @@ __version__ = "0.1.0"
 _NEEDED_BY = f"ember-export {__version__}"
 check_layer_version("ember-tensor", ember_tensor.__version__, "0.1", "0.2", _NEEDED_BY)
 check_layer_version("ember-autograd", ember_autograd.__version__, "0.1", "0.2", _NEEDED_BY)
+
+from . import jit, onnx  # noqa: E402
+from ._trace import TracedModule, TracerWarning, trace  # noqa: E402
+
+__all__ = ["jit", "onnx", "trace", "TracedModule", "TracerWarning"]
