@@ -1,10 +1,18 @@
 """ember-optim: optimizers and learning-rate schedulers (``torch.optim``).
 
-Planned, not written yet: optimizers with ``defaults``/``param_groups``/``state``
-and lr schedulers.
+Every optimizer keeps PyTorch's contract (``defaults``, ``param_groups``, per-parameter
+``state``, ``state_dict``) and delegates its arithmetic to a functional form
+(``ember_optim.sgd``, ``ember_optim.adam``, ...). SGD, Adam and AdamW run fused Numba
+kernels (one pass per parameter) on contiguous float32/float64 CPU tensors.
 
-For now the package only takes its place in the stack: it checks at import that the
-layers below it are versions it works with (the ranges in its pyproject.toml).
+>>> import ember_tensor as torch
+>>> import ember_optim as optim
+>>> w = torch.tensor([1.0, -1.0], requires_grad=True)
+>>> opt = optim.SGD([w], lr=0.5)
+>>> w.grad = torch.tensor([1.0, 1.0])
+>>> opt.step()
+>>> w
+tensor([ 0.5000, -1.5000], requires_grad=True)
 """
 
 import ember_autograd
@@ -16,3 +24,24 @@ __version__ = "0.1.0"
 _NEEDED_BY = f"ember-optim {__version__}"
 check_layer_version("ember-tensor", ember_tensor.__version__, "0.1", "0.2", _NEEDED_BY)
 check_layer_version("ember-autograd", ember_autograd.__version__, "0.1", "0.2", _NEEDED_BY)
+
+from .optimizer import Optimizer  # noqa: E402 -- after the version checks
+from .adadelta import Adadelta, adadelta  # noqa: E402
+from .adagrad import Adagrad, adagrad  # noqa: E402
+from .adam import Adam, AdamW, adam, adamw  # noqa: E402
+from .adamax import Adamax, adamax  # noqa: E402
+from .asgd import ASGD, asgd  # noqa: E402
+from .lbfgs import LBFGS  # noqa: E402
+from .nadam import NAdam, nadam  # noqa: E402
+from .radam import RAdam, radam  # noqa: E402
+from .rmsprop import RMSprop, rmsprop  # noqa: E402
+from .rprop import Rprop, rprop  # noqa: E402
+from .sgd import SGD, sgd  # noqa: E402
+from . import lr_scheduler  # noqa: E402
+
+__all__ = [
+    "Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "Adagrad", "Adadelta",
+    "RMSprop", "Rprop", "ASGD", "LBFGS", "lr_scheduler",
+    "sgd", "adam", "adamw", "adamax", "nadam", "radam", "adagrad", "adadelta", "rmsprop", "rprop",
+    "asgd",
+]

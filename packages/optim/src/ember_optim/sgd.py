@@ -1,0 +1,90 @@
+"""Stochastic gradient descent, with momentum, dampening, Nesterov and weight decay."""
+import ember_autograd
+
+from . import _fused
+from ._helpers import check_non_negative, params_with_grad, use_fused, zeros_state
+from .optimizer import Optimizer, _use_grad_for_differentiable
+
+__all__ = ["SGD", "sgd"]
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent (optionally with momentum), as ``torch.optim.SGD``.
+
+    With momentum ``mu`` and dampening ``tau``: ``b = mu * b + (1 - tau) * g`` (``b = g`` on
+    the first step), then ``p -= lr * b`` (``p -= lr * (g + mu * b)`` with ``nesterov``).
+
+    >>> import ember_tensor as torch
+    >>> w = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> w.grad = torch.tensor([0.5, -1.0])
+    >>> SGD([w], lr=0.1).step()
+    >>> w
+    tensor([0.9500, 2.1000], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False, foreach=None, differentiable=False, fused=None):
+        check_non_negative(lr, "Invalid learning rate: {}")
+        check_non_negative(momentum, "Invalid momentum value: {}")
+        check_non_negative(weight_decay, "Invalid weight_decay value: {}")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                        nesterov=nesterov, maximize=maximize, foreach=foreach,
+                        differentiable=differentiable, fused=fused)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+
+    @_use_grad_for_differentiable
+    def step(self, closure=None):
+        """Perform one SGD step; ``closure`` re-evaluates the model and returns the loss."""
+        loss = None
+        if closure is not None:
+            with ember_autograd.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            params, grads = params_with_grad(group)
+            buffers = [self.state[p].get("momentum_buffer") for p in params]
+            sgd(params, grads, buffers, weight_decay=group["weight_decay"],
+                momentum=group["momentum"], lr=group["lr"], dampening=group["dampening"],
+                nesterov=group["nesterov"], maximize=group["maximize"], fused=group["fused"])
+            if group["momentum"] != 0:
+                for p, buf in zip(params, buffers):
+                    self.state[p]["momentum_buffer"] = buf
+        return loss
+
+
+def sgd(params, d_p_list, momentum_buffer_list, *, weight_decay, momentum, lr, dampening, nesterov,
+        maximize, fused=None, foreach=None, has_sparse_grad=False, grad_scale=None, found_inf=None):
+    """The SGD update of ``params`` in place (``torch.optim.sgd``).
+
+    ``momentum_buffer_list`` holds each parameter's buffer or None; new buffers are
+    written into it. ``fused=None`` uses the one-pass kernel where the tensors allow.
+    """
+    for i, (param, grad) in enumerate(zip(params, d_p_list)):
+        buf = momentum_buffer_list[i]
+        if use_fused(fused, (param, grad, buf)):
+            first_step = buf is None and momentum != 0
+            if first_step:
+                buf = momentum_buffer_list[i] = zeros_state(param)  # the kernel writes it
+            _fused.sgd_update(param, grad, buf if momentum != 0 else None, lr=lr,
+                              weight_decay=weight_decay, momentum=momentum, dampening=dampening,
+                              nesterov=nesterov, maximize=maximize, first_step=first_step)
+            param._bump_version()
+        else:
+            momentum_buffer_list[i] = _sgd_plain(param, grad, buf, weight_decay, momentum, lr,
+                                                 dampening, nesterov, maximize)
+
+
+def _sgd_plain(param, grad, buf, weight_decay, momentum, lr, dampening, nesterov, maximize):
+    """The reference form, one tensor op at a time (PyTorch's single-tensor SGD)."""
+    grad = -grad if maximize else grad
+    if weight_decay != 0:
+        grad = grad.add(param, alpha=weight_decay)
+    if momentum != 0:
+        if buf is None:
+            buf = grad.detach().clone()
+        else:
+            buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+        grad = grad.add(buf, alpha=momentum) if nesterov else buf
+    param.add_(grad, alpha=-lr)
+    return buf
