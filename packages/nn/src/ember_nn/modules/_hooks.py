@@ -60,13 +60,6 @@ class _IdentityForHooks(Function):
         return (None,) + tuple(ctx.on_grads(grads))
 
 
-# Work-around: ember_autograd's Function.apply assigns ctx.needs_input_grad, which its Node
-# declares as a read-only property. A plain class attribute on our node class shadows the
-# property so that the assignment lands in the instance (remove once autograd is fixed).
-if isinstance(getattr(_IdentityForHooks._backward_cls, "needs_input_grad", None), property):
-    _IdentityForHooks._backward_cls.needs_input_grad = None
-
-
 def _tensors_to_hook(values):
     return [i for i, v in enumerate(values) if isinstance(v, Tensor) and v.requires_grad]
 
