@@ -59,3 +59,85 @@ def test_repeat_gradient_sums_the_tiles():
     x = E.ones(2, requires_grad=True)
     x.repeat(3, 2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [6.0, 6.0])
+
+
+def _spd(t):
+    # A symmetric positive-definite matrix that depends on every entry of t.
+    return t @ t.mT + 3 * E.eye(t.shape[-1], dtype=E.float64)
+
+
+def _sym(t):
+    return t + t.mT
+
+
+LINALG_CASES = [
+    # (name, function, input shapes)
+    ("inv", lambda a: E.linalg.inv(a), [(2, 3, 3)]),
+    ("det", lambda a: E.linalg.det(a), [(2, 3, 3)]),
+    ("slogdet", lambda a: E.linalg.slogdet(a).logabsdet, [(3, 3)]),
+    ("logdet", lambda a: E.logdet(_spd(a)), [(3, 3)]),
+    ("solve", lambda a, b: E.linalg.solve(a, b), [(2, 3, 3), (2, 3, 2)]),
+    ("solve_vector", lambda a, b: E.linalg.solve(a, b), [(3, 3), (3,)]),
+    ("solve_right", lambda a, b: E.linalg.solve(a, b, left=False), [(3, 3), (2, 3)]),
+    ("cholesky", lambda a: E.linalg.cholesky(_spd(a)), [(2, 3, 3)]),
+    ("cholesky_upper", lambda a: E.linalg.cholesky(_spd(a), upper=True), [(3, 3)]),
+    ("cholesky_solve", lambda a, b: E.cholesky_solve(b, E.linalg.cholesky(_spd(a))), [(3, 3), (3, 2)]),
+    ("eigvalsh", lambda a: E.linalg.eigvalsh(_sym(a)), [(2, 3, 3)]),
+    ("eigh", lambda a: (lambda r: (r.eigenvalues, r.eigenvectors.abs()))(E.linalg.eigh(_sym(a))), [(3, 3)]),
+    ("svdvals", lambda a: E.linalg.svdvals(a), [(4, 3)]),
+    ("svd_wide", lambda a: (lambda r: (r.S, (r.U * r.U.sum(-2, keepdim=True).sign()),
+                                       r.Vh * r.U.sum(-2).sign().unsqueeze(-1)))(
+        E.linalg.svd(a, full_matrices=False)), [(2, 4)]),
+    ("svd_tall", lambda a: (lambda r: r.U @ r.Vh)(E.linalg.svd(a, full_matrices=False)), [(4, 3)]),
+    ("qr", lambda a: E.linalg.qr(a), [(4, 3)]),
+    ("pinv_tall", lambda a: E.linalg.pinv(a), [(4, 3)]),
+    ("pinv_wide", lambda a: E.linalg.pinv(a), [(2, 4)]),
+    ("lstsq", lambda a, b: E.linalg.lstsq(a, b).solution, [(4, 3), (4, 2)]),
+    ("matrix_power", lambda a: E.linalg.matrix_power(a, 3), [(3, 3)]),
+    ("matrix_power_neg", lambda a: E.linalg.matrix_power(a, -2), [(3, 3)]),
+    ("vector_norm", lambda a: E.linalg.vector_norm(a, 3, dim=1), [(2, 3)]),
+    ("vector_norm_inf", lambda a: E.linalg.vector_norm(a, float("inf")), [(2, 3)]),
+    ("matrix_norm_fro", lambda a: E.linalg.matrix_norm(a), [(2, 3)]),
+    ("matrix_norm_nuc", lambda a: E.linalg.matrix_norm(a, "nuc"), [(3, 2)]),
+    ("matrix_norm_1", lambda a: E.linalg.matrix_norm(a, 1), [(3, 2)]),
+    ("einsum", lambda a, b: E.einsum("bij,bjk->bik", a, b), [(2, 3, 4), (2, 4, 2)]),
+    ("einsum_diag", lambda a: E.einsum("ii->", a), [(3, 3)]),
+    ("tensordot", lambda a, b: E.tensordot(a, b, ([1], [0])), [(2, 3), (3, 4)]),
+    ("kron", lambda a, b: E.kron(a, b), [(2, 3), (2, 2)]),
+    ("cross", lambda a, b: E.linalg.cross(a, b), [(2, 3), (2, 3)]),
+    ("vdot", lambda a, b: E.vdot(a, b), [(3,), (3,)]),
+    ("addbmm", lambda c, a, b: E.addbmm(c, a, b, beta=0.5, alpha=2), [(3, 2), (2, 3, 4), (2, 4, 2)]),
+]
+
+
+@pytest.mark.parametrize("name,fn,shapes", LINALG_CASES, ids=[c[0] for c in LINALG_CASES])
+@pytest.mark.parametrize("transposed", [False, True], ids=["contiguous", "transposed"])
+def test_linalg_gradients(name, fn, shapes, transposed):
+    inputs = []
+    for shape in shapes:
+        if transposed and len(shape) == 2:
+            inputs.append(_leaf(shape[::-1]).detach().t().requires_grad_())
+        else:
+            inputs.append(_leaf(shape))
+    if name.startswith(("inv", "det", "slogdet", "solve", "matrix_power")):
+        # Keep the matrix comfortably invertible.
+        inputs[0] = (inputs[0].detach() + 3 * E.eye(inputs[0].shape[-1], dtype=E.float64)).requires_grad_()
+    assert gradcheck(fn, tuple(inputs))
+
+
+@pytest.mark.parametrize("fn,shape", [(lambda a: E.linalg.inv(a), (3, 3)), (lambda a: E.linalg.det(a), (3, 3)),
+                                      (lambda a: E.linalg.cholesky(_spd(a)), (3, 3))], ids=["inv", "det", "cholesky"])
+def test_linalg_second_order(fn, shape):
+    a = (_leaf(shape).detach() + 3 * E.eye(shape[-1], dtype=E.float64)).requires_grad_()
+    assert gradgradcheck(fn, (a,))
+
+
+def test_matrix_rank_is_not_differentiable():
+    assert not E.linalg.matrix_rank(_leaf((3, 3))).requires_grad
+
+
+def test_svd_full_matrices_backward_error():
+    a = _leaf((4, 3))
+    U = E.linalg.svd(a).U
+    with pytest.raises(RuntimeError, match="Setting full_matrices=True in backward is not supported"):
+        U.sum().backward()

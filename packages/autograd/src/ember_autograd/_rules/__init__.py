@@ -3,7 +3,7 @@ family of ops."""
 from ._registry import COMPOSITE, NOT_DIFFERENTIABLE, RESULT, TABLE, derivative  # noqa: F401
 from . import elementwise, views, indexing, linalg, convert  # noqa: F401,E402
 from . import reduction, random  # noqa: F401,E402
-from . import shape_ops  # noqa: F401,E402
+from . import shape_ops, linalg_ext  # noqa: F401,E402
 from . import nn  # noqa: F401,E402
 
 __all__ = ["TABLE", "COMPOSITE", "NOT_DIFFERENTIABLE", "RESULT", "derivative"]

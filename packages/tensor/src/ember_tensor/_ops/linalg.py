@@ -1,4 +1,8 @@
-"""Matrix products. On the CPU they go to BLAS through NumPy (DESIGN.md §2)."""
+"""Matrix products. On the CPU they go to BLAS through NumPy (DESIGN.md §2), on CUDA to
+cuBLAS. Products built from others (vdot, addbmm, kron, cross, matrix_power) are
+composites, differentiated through the ops they call."""
+import numpy as np
+
 from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
@@ -26,6 +30,8 @@ def _product(a, b):
     x = a._data if a._dtype is kdtype else backend.astype(a._data, kdtype.np)
     y = b._data if b._dtype is kdtype else backend.astype(b._data, kdtype.np)
     data = backend.matmul(x, y)
+    if isinstance(data, np.generic):
+        data = np.asarray(data)  # NumPy returns a scalar for vector @ vector: keep an array
     if kdtype is not a._dtype:
         data = backend.astype(data, a._dtype.np)
     return Tensor._wrap(data, a._dtype, device)
@@ -51,6 +57,9 @@ def matmul(input, other, *, out=None):
         n = b_shape[-1] if len(b_shape) > 1 else 1
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({m}x{k_a} and {k_b}x{n})")
+    if len(a_shape) > 2 or len(b_shape) > 2:
+        # PyTorch's broadcasting error for batch dims that do not broadcast.
+        _iter.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]) if len(b_shape) > 1 else ())
     result = _product(input, other)
     if out is not None:
         from .elementwise import copy_to_out
@@ -174,3 +183,105 @@ def trace(input):
     if input._data.ndim != 2:
         raise RuntimeError("trace: expected a matrix, but got tensor with dim %d" % input._data.ndim)
     return input.diagonal().sum()
+
+
+@op()
+def vdot(input, other, *, out=None):
+    """Dot product of two 1-d tensors (the first conjugated: the same for real dtypes)."""
+    if input._data.ndim != 1 or other._data.ndim != 1:
+        raise RuntimeError(
+            f"1D tensors expected, but got {input._data.ndim}D and {other._data.ndim}D tensors")
+    if input._dtype is not other._dtype:
+        raise RuntimeError(
+            f"vdot : expected both vectors to have same dtype, but found {_iter.type_name(input._dtype)} "
+            f"and {_iter.type_name(other._dtype)}")
+    return dot(input, other, out=out)
+
+
+@op()
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * sum_i(batch1[i] @ batch2[i])."""
+    prod = bmm(batch1, batch2).sum(0)
+    if alpha != 1:
+        prod = prod * alpha
+    base = input * 0 if beta == 0 else (input if beta == 1 else input * beta)
+    result = base + prod
+    if out is not None:
+        from .elementwise import copy_to_out
+        return copy_to_out(result, out)
+    return result
+
+
+@op()
+def kron(input, other, *, out=None):
+    """Kronecker product: blocks input[i, j] * other, for tensors of any rank."""
+    ndim = max(input.dim(), other.dim())
+    a = input.reshape((1,) * (ndim - input.dim()) + tuple(input.shape))
+    b = other.reshape((1,) * (ndim - other.dim()) + tuple(other.shape))
+    # (a0, 1, a1, 1, ...) * (1, b0, 1, b1, ...) -> (a0, b0, a1, b1, ...) -> (a0*b0, a1*b1, ...)
+    a_shape, b_shape = [], []
+    for n, m in zip(a.shape, b.shape):
+        a_shape += [n, 1]
+        b_shape += [1, m]
+    result = (a.reshape(a_shape) * b.reshape(b_shape)).reshape([n * m for n, m in zip(a.shape, b.shape)])
+    if out is not None:
+        from .elementwise import copy_to_out
+        return copy_to_out(result, out)
+    return result
+
+
+def _cross_dim(a, b, dim, name):
+    shape = _iter.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    if dim is None:
+        dim = next((d for d, n in enumerate(shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    from .._tensor import wrap_dim
+    d = wrap_dim(dim, len(shape))
+    sizes = [t.shape[d - len(shape) + t.dim()] if d - len(shape) + t.dim() >= 0 else 1 for t in (a, b)]
+    if sizes != [3, 3]:
+        raise RuntimeError(f"{name}: inputs dimension {dim} must have length 3. Got {sizes[0]} and {sizes[1]}")
+    return shape, d
+
+
+@op()
+def cross(input, other, dim=None, *, out=None):
+    """Cross product of 3-vectors along `dim` (default: the first dim of size 3)."""
+    shape, d = _cross_dim(input, other, dim, "linalg.cross")
+    a, b = input.expand(shape), other.expand(shape)
+    # c_i = a_{i+1} b_{i+2} - a_{i+2} b_{i+1}, indices mod 3: rolls line them up.
+    result = a.roll(-1, d) * b.roll(-2, d) - a.roll(-2, d) * b.roll(-1, d)
+    if out is not None:
+        from .elementwise import copy_to_out
+        return copy_to_out(result, out)
+    return result
+
+
+@op()
+def matrix_power(input, n, *, out=None):
+    """The `n`-th power of each square matrix (n < 0: of its inverse), by repeated squaring."""
+    from . import _lapack
+    if input.dim() < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
+    m, k = input.shape[-2:]
+    if m != k:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are {m} by {k} matrices")
+    if n == 0:
+        from .creation import eye
+        result = eye(m, dtype=input.dtype, device=input.device).expand(input.shape).clone()
+    else:
+        if n < 0:
+            _lapack.check_float(input, "linalg.inv")
+            from .linalg_decomp import inv
+            input, n = inv(input), -n
+        result, power = None, input
+        while n:
+            if n & 1:
+                result = power.clone() if result is None else matmul(result, power)
+            n >>= 1
+            if n:
+                power = matmul(power, power)
+    if out is not None:
+        from .elementwise import copy_to_out
+        return copy_to_out(result, out)
+    return result

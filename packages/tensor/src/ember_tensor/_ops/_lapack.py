@@ -1,0 +1,95 @@
+"""Shared plumbing of the LAPACK-backed linear-algebra ops.
+
+Factorizations run in NumPy's LAPACK (`np.linalg`, batched over leading dims) on the
+host; CUDA tensors make one round trip to the host and back, so ops above never branch
+on the device. This module also holds PyTorch's argument checks and error wording and
+the named tuples (``torch.return_types.linalg_svd`` ...) these ops return.
+"""
+import collections
+
+import numpy as np
+
+from .. import _backends
+from .. import _dtype as D
+from .._tensor import Tensor
+from ._iter import type_name
+
+__all__ = ["LinAlgError", "return_type", "host", "wrap", "check_float", "check_matrix", "check_square",
+           "first_zero_pivot", "batch_prefix"]
+
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra routine failed on its input (singular or not positive-definite)."""
+
+
+LinAlgError.__module__ = "torch.linalg"
+
+
+def return_type(name, fields):
+    """A named tuple printed like ``torch.return_types.<name>(field=..., ...)``."""
+    base = collections.namedtuple(name, fields)
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"torch.return_types.{name}(\n{body})"
+
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__, "__module__": "torch.return_types"})
+
+
+def host(t):
+    """`t`'s values as a NumPy array on the host (no copy on the CPU)."""
+    return np.asarray(t._host_numpy())
+
+
+def wrap(array, like, dtype=None):
+    """A new tensor holding host `array` on `like`'s device, with `dtype` (default: like's)."""
+    dtype = like._dtype if dtype is None else dtype
+    array = np.array(array, dtype=dtype.np, order="C")
+    if like._device.type != "cpu":
+        array = _backends.get(like._device).from_numpy(array, like._device)
+    return Tensor._wrap(array, dtype, like._device)
+
+
+def check_float(t, name):
+    """PyTorch's dtype errors: LAPACK routines take float32/float64 only."""
+    if t._dtype.category != D._FLOAT:
+        raise RuntimeError(
+            f"{name}: Expected a floating point or complex tensor as input. Got {type_name(t._dtype)}")
+    if t._dtype in (D.float16, D.bfloat16):
+        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {type_name(t._dtype)}")
+
+
+def check_matrix(t, name, arg="A"):
+    """At least 2 dims, float32/float64."""
+    if t.dim() < 2:
+        raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
+    check_float(t, name)
+
+
+def check_square(t, name, arg="A"):
+    """Batches of square float32/float64 matrices."""
+    check_matrix(t, name, arg)
+    m, n = t.shape[-2], t.shape[-1]
+    if m != n:
+        raise RuntimeError(f"{name}: {arg} must be batches of square matrices, but they are {m} by {n} matrices")
+
+
+def batch_prefix(index, batch_shape):
+    """PyTorch's "(Batch element i): " prefix for an error in one matrix of a batch."""
+    return f"(Batch element {index}): " if batch_shape else ""
+
+
+def first_zero_pivot(matrix):
+    """1-based index of the first exactly-zero pivot of LU with partial pivoting, or 0.
+
+    Runs only on the error path, to name the pivot the way LAPACK's getrf `info` does.
+    """
+    a = np.array(matrix, dtype=matrix.dtype)
+    n = a.shape[0]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(a[k:, k])))
+        if a[p, k] == 0:
+            return k + 1
+        a[[k, p]] = a[[p, k]]
+        a[k + 1:, k:] -= np.outer(a[k + 1:, k] / a[k, k], a[k, k:])
+    return 0

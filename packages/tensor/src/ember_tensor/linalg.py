@@ -1,0 +1,82 @@
+"""``ember_tensor.linalg``: PyTorch's ``torch.linalg`` namespace.
+
+Factorizations run in LAPACK through NumPy (batched over leading dims), products in
+BLAS; errors for singular or non-positive-definite inputs are `LinAlgError`s with
+PyTorch's wording.
+
+>>> import ember_tensor as torch
+>>> A = torch.tensor([[4., 1.], [1., 3.]])
+>>> torch.allclose(torch.linalg.inv(A) @ A, torch.eye(2))
+True
+"""
+from . import _dtype
+from ._ops._lapack import LinAlgError, return_type
+from ._ops.linalg import matmul, matrix_power, vdot
+from ._ops.linalg import cross as _cross
+from ._ops.linalg_decomp import (
+    cholesky, det, eigh, eigvalsh, inv, lstsq, matrix_rank, pinv, qr, slogdet, solve, svd, svdvals,
+)
+from ._ops.linalg_norms import matrix_norm, norm, vector_norm
+from ._ops.views import diagonal as _diagonal
+
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
+           "inv", "inv_ex", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
+           "pinv", "qr", "slogdet", "solve", "solve_ex", "svd", "svdvals", "vecdot", "vector_norm"]
+
+_InvEx = return_type("linalg_inv_ex", ("inverse", "info"))
+_CholeskyEx = return_type("linalg_cholesky_ex", ("L", "info"))
+_SolveEx = return_type("linalg_solve_ex", ("result", "info"))
+
+
+def cross(input, other, *, dim=-1, out=None):
+    """Cross product of 3-vectors along `dim` (default: the last), broadcasting the inputs."""
+    return _cross(input, other, dim, out=out)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The `offset`-th diagonal of each matrix, as a view."""
+    return _diagonal(A, offset, dim1, dim2)
+
+
+def vecdot(x, y, *, dim=-1, out=None):
+    """Dot products along `dim`, broadcasting the other dims."""
+    result = (x * y).sum(dim)
+    return result if out is None else out.copy_(result)
+
+
+def multi_dot(tensors, *, out=None):
+    """The product of a chain of matrices (first/last may be vectors), left to right."""
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = matmul(result, t)
+    return result if out is None else out.copy_(result)
+
+
+def cond(A, p=None):
+    """The condition number of each matrix in norm `p` (default: 2, the ratio of extreme singular values)."""
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        return s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def inv_ex(A, *, check_errors=False):
+    """(inverse, info): like `inv`, with info = 0 (errors are raised, as with ``check_errors=True``)."""
+    return _InvEx(inv(A), _zeros_info(A))
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    """(L, info): like `cholesky`, with info = 0 (errors are raised, as with ``check_errors=True``)."""
+    return _CholeskyEx(cholesky(A, upper=upper), _zeros_info(A))
+
+
+def solve_ex(A, B, *, left=True, check_errors=False):
+    """(result, info): like `solve`, with info = 0 (errors are raised)."""
+    return _SolveEx(solve(A, B, left=left), _zeros_info(A))
+
+
+def _zeros_info(A):
+    return A.new_zeros(tuple(A.shape[:-2]), dtype=_dtype.int32)

@@ -1,0 +1,281 @@
+"""Linear algebra against NumPy: products in every matmul rank case, einsum, tensordot,
+kron, cross, factorizations, solvers, norms; contiguous, transposed, batched and 0-d
+inputs; PyTorch's errors for singular, non-square and wrongly typed inputs."""
+import numpy as np
+import pytest
+
+import ember_tensor as E
+
+RNG = np.random.default_rng(0)
+
+
+def _t(array, transposed=False):
+    """An ember float64 tensor of `array`, optionally laid out transposed in memory."""
+    if transposed and array.ndim >= 2:
+        t = E.tensor(np.ascontiguousarray(np.swapaxes(array, -1, -2))).mT
+        assert not t.is_contiguous() or 0 in array.shape[-2:] or 1 in array.shape[-2:]
+        return t
+    return E.tensor(array)
+
+
+def _close(result, expected, atol=1e-9):
+    result = np.asarray(result.numpy() if hasattr(result, "numpy") else result)
+    assert result.shape == np.shape(expected), (result.shape, np.shape(expected))
+    np.testing.assert_allclose(result, expected, rtol=1e-7, atol=atol)
+
+
+MATMUL_SHAPES = [
+    ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)), ((5, 2, 3), (3,)), ((3,), (5, 3, 4)),
+    ((5, 2, 3), (5, 3, 4)), ((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)), ((1, 5, 2, 3), (7, 1, 3, 4)),
+    ((0, 3), (3, 2)), ((2, 0), (0, 3)),
+]
+
+
+@pytest.mark.parametrize("a_shape,b_shape", MATMUL_SHAPES, ids=[f"{a}@{b}" for a, b in MATMUL_SHAPES])
+@pytest.mark.parametrize("transposed", [False, True], ids=["contiguous", "transposed"])
+def test_matmul_rank_cases_match_numpy(a_shape, b_shape, transposed):
+    a, b = RNG.standard_normal(a_shape), RNG.standard_normal(b_shape)
+    _close(E.matmul(_t(a, transposed), _t(b, transposed)), np.matmul(a, b))
+    _close(_t(a) @ _t(b), np.matmul(a, b))
+
+
+def test_matmul_float32_uses_blas_precision():
+    a, b = RNG.standard_normal((64, 32)).astype(np.float32), RNG.standard_normal((32, 16)).astype(np.float32)
+    result = E.tensor(a) @ E.tensor(b)
+    assert result.dtype == E.float32
+    np.testing.assert_allclose(result.numpy(), a @ b, rtol=1e-5, atol=1e-5)
+
+
+def _tril_solve(L, B):
+    return np.linalg.solve(L @ np.swapaxes(L, -1, -2), B)
+
+
+A = RNG.standard_normal((2, 3, 3))
+B = RNG.standard_normal((2, 3, 2))
+SPD = A @ np.swapaxes(A, -1, -2) + 3 * np.eye(3)
+TALL = RNG.standard_normal((4, 3))
+
+CASES = [
+    # (name, ember call on (A, B, SPD, TALL) tensors, NumPy reference)
+    ("inv", lambda a, b, s, t: E.linalg.inv(a), lambda a, b, s, t: np.linalg.inv(a)),
+    ("inverse", lambda a, b, s, t: a.inverse(), lambda a, b, s, t: np.linalg.inv(a)),
+    ("det", lambda a, b, s, t: E.linalg.det(a), lambda a, b, s, t: np.linalg.det(a)),
+    ("det_method", lambda a, b, s, t: a.det(), lambda a, b, s, t: np.linalg.det(a)),
+    ("slogdet", lambda a, b, s, t: E.linalg.slogdet(a).logabsdet, lambda a, b, s, t: np.linalg.slogdet(a)[1]),
+    ("slogdet_sign", lambda a, b, s, t: E.slogdet(a)[0], lambda a, b, s, t: np.linalg.slogdet(a)[0]),
+    ("logdet", lambda a, b, s, t: E.logdet(s), lambda a, b, s, t: np.linalg.slogdet(s)[1]),
+    ("solve", lambda a, b, s, t: E.linalg.solve(a, b), lambda a, b, s, t: np.linalg.solve(a, b)),
+    ("solve_vector", lambda a, b, s, t: E.linalg.solve(a, b[..., 0]),
+     lambda a, b, s, t: np.linalg.solve(a, b[..., :1])[..., 0]),
+    ("solve_broadcast", lambda a, b, s, t: E.linalg.solve(a[0], b), lambda a, b, s, t: np.linalg.solve(a[0], b)),
+    ("solve_right", lambda a, b, s, t: E.linalg.solve(a, b.mT, left=False),
+     lambda a, b, s, t: np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), b), -1, -2)),
+    ("cholesky", lambda a, b, s, t: E.linalg.cholesky(s), lambda a, b, s, t: np.linalg.cholesky(s)),
+    ("cholesky_upper", lambda a, b, s, t: E.cholesky(s, upper=True),
+     lambda a, b, s, t: np.swapaxes(np.linalg.cholesky(s), -1, -2)),
+    ("cholesky_solve", lambda a, b, s, t: E.cholesky_solve(b, E.linalg.cholesky(s)),
+     lambda a, b, s, t: np.linalg.solve(s, b)),
+    ("eigvalsh", lambda a, b, s, t: E.linalg.eigvalsh(s), lambda a, b, s, t: np.linalg.eigvalsh(s)),
+    ("eigh_reconstructs", lambda a, b, s, t: (lambda r: (r[1] * r[0].unsqueeze(-2)) @ r[1].mT)(E.linalg.eigh(s)),
+     lambda a, b, s, t: s),
+    ("svdvals", lambda a, b, s, t: E.linalg.svdvals(t), lambda a, b, s, t: np.linalg.svd(t, compute_uv=False)),
+    ("svd_reconstructs", lambda a, b, s, t: (lambda r: (r.U * r.S.unsqueeze(-2)) @ r.Vh)(
+        E.linalg.svd(b, full_matrices=False)), lambda a, b, s, t: b),
+    ("svd_legacy_V", lambda a, b, s, t: (lambda r: (r.U * r.S.unsqueeze(-2)) @ r.V.mT)(E.svd(t)),
+     lambda a, b, s, t: t),
+    ("svd_full_shapes", lambda a, b, s, t: E.linalg.svd(t).U.abs().sum(0) * 0,
+     lambda a, b, s, t: np.zeros(4)),
+    ("qr_reconstructs", lambda a, b, s, t: (lambda r: r.Q @ r.R)(E.linalg.qr(t)), lambda a, b, s, t: t),
+    ("qr_r", lambda a, b, s, t: E.linalg.qr(t, mode="r").R.abs(), lambda a, b, s, t: np.abs(np.linalg.qr(t, "r"))),
+    ("qr_complete_q", lambda a, b, s, t: E.qr(t, some=False).Q.mT @ E.qr(t, some=False).Q,
+     lambda a, b, s, t: np.eye(4)),
+    ("pinv", lambda a, b, s, t: E.linalg.pinv(t), lambda a, b, s, t: np.linalg.pinv(t)),
+    ("pinv_batched", lambda a, b, s, t: E.linalg.pinv(b), lambda a, b, s, t: np.linalg.pinv(b)),
+    ("pinverse", lambda a, b, s, t: t.pinverse(), lambda a, b, s, t: np.linalg.pinv(t)),
+    ("pinv_hermitian", lambda a, b, s, t: E.linalg.pinv(s, hermitian=True), lambda a, b, s, t: np.linalg.inv(s)),
+    ("matrix_rank", lambda a, b, s, t: E.linalg.matrix_rank(t @ t.mT), lambda a, b, s, t: np.array(3)),
+    ("lstsq", lambda a, b, s, t: E.linalg.lstsq(t, t[:, :2]).solution,
+     lambda a, b, s, t: np.linalg.lstsq(t, t[:, :2], rcond=None)[0]),
+    ("lstsq_gelsd_residuals", lambda a, b, s, t: E.linalg.lstsq(t, t[:, :1] + 1, driver="gelsd").residuals,
+     lambda a, b, s, t: np.linalg.lstsq(t, t[:, :1] + 1, rcond=None)[1]),
+    ("matrix_power", lambda a, b, s, t: E.linalg.matrix_power(a, 5), lambda a, b, s, t: np.linalg.matrix_power(a, 5)),
+    ("matrix_power_neg", lambda a, b, s, t: a.matrix_power(-2), lambda a, b, s, t: np.linalg.matrix_power(a, -2)),
+    ("matrix_power_0", lambda a, b, s, t: E.matrix_power(a, 0), lambda a, b, s, t: np.broadcast_to(np.eye(3), a.shape)),
+    ("vector_norm", lambda a, b, s, t: E.linalg.vector_norm(a), lambda a, b, s, t: np.linalg.norm(a.ravel())),
+    ("vector_norm_dims", lambda a, b, s, t: E.linalg.vector_norm(a, 3.5, dim=(0, 2), keepdim=True),
+     lambda a, b, s, t: (np.abs(a) ** 3.5).sum((0, 2), keepdims=True) ** (1 / 3.5)),
+    ("vector_norm_inf", lambda a, b, s, t: E.linalg.vector_norm(a, float("inf"), 1),
+     lambda a, b, s, t: np.abs(a).max(1)),
+    ("vector_norm_0", lambda a, b, s, t: E.linalg.vector_norm(a, 0), lambda a, b, s, t: np.array(18.0)),
+    ("matrix_norm_fro", lambda a, b, s, t: E.linalg.matrix_norm(a), lambda a, b, s, t: np.linalg.norm(a, "fro", (-2, -1))),
+    ("matrix_norm_nuc", lambda a, b, s, t: E.linalg.matrix_norm(a, "nuc"), lambda a, b, s, t: np.linalg.norm(a, "nuc", (-2, -1))),
+    ("matrix_norm_2", lambda a, b, s, t: E.linalg.matrix_norm(a, 2), lambda a, b, s, t: np.linalg.norm(a, 2, (-2, -1))),
+    ("matrix_norm_-2", lambda a, b, s, t: E.linalg.matrix_norm(a, -2), lambda a, b, s, t: np.linalg.norm(a, -2, (-2, -1))),
+    ("matrix_norm_1", lambda a, b, s, t: E.linalg.matrix_norm(a, 1), lambda a, b, s, t: np.linalg.norm(a, 1, (-2, -1))),
+    ("matrix_norm_inf", lambda a, b, s, t: E.linalg.matrix_norm(a, float("inf"), dim=(0, 2), keepdim=True),
+     lambda a, b, s, t: np.linalg.norm(a, np.inf, (0, 2), keepdims=True)),
+    ("matrix_norm_-inf", lambda a, b, s, t: E.linalg.matrix_norm(a, -float("inf")), lambda a, b, s, t: np.linalg.norm(a, -np.inf, (-2, -1))),
+    ("norm_default", lambda a, b, s, t: E.linalg.norm(a), lambda a, b, s, t: np.linalg.norm(a.ravel())),
+    ("norm_matrix", lambda a, b, s, t: E.linalg.norm(t, "nuc"), lambda a, b, s, t: np.linalg.norm(t, "nuc")),
+    ("norm_dim", lambda a, b, s, t: E.linalg.norm(a, 1, dim=-1), lambda a, b, s, t: np.linalg.norm(a, 1, -1)),
+    ("cross", lambda a, b, s, t: E.linalg.cross(a, a.flip(0)), lambda a, b, s, t: np.cross(a, a[::-1])),
+    ("cross_dim", lambda a, b, s, t: E.cross(a, b[..., :1], dim=1), lambda a, b, s, t: np.cross(a, b[..., :1], axis=1)),
+    ("cross_first_dim_of_3", lambda a, b, s, t: a[0].cross(a[1]), lambda a, b, s, t: np.cross(a[0], a[1], axis=0)),
+    ("kron", lambda a, b, s, t: E.kron(a, b), lambda a, b, s, t: np.kron(a, b)),
+    ("kron_ranks", lambda a, b, s, t: t.kron(a[0, 0]), lambda a, b, s, t: np.kron(t, a[0, 0])),
+    ("tensordot_int", lambda a, b, s, t: E.tensordot(a, s.permute(1, 2, 0), 2),
+     lambda a, b, s, t: np.tensordot(a, s.transpose(1, 2, 0), 2)),
+    ("tensordot_lists", lambda a, b, s, t: E.tensordot(a, b, ([1, 0], [1, 0])),
+     lambda a, b, s, t: np.tensordot(a, b, ([1, 0], [1, 0]))),
+    ("tensordot_0", lambda a, b, s, t: E.tensordot(a[0, 0], b[0, 0], 0), lambda a, b, s, t: np.tensordot(a[0, 0], b[0, 0], 0)),
+    ("vdot", lambda a, b, s, t: E.vdot(a[0, 0], a[1, 1]), lambda a, b, s, t: np.vdot(a[0, 0], a[1, 1])),
+    ("addbmm", lambda a, b, s, t: E.addbmm(a[0], a, s, beta=0.5, alpha=2),
+     lambda a, b, s, t: 0.5 * a[0] + 2 * (a @ s).sum(0)),
+    ("addbmm_method", lambda a, b, s, t: a[0].addbmm(a, s), lambda a, b, s, t: a[0] + (a @ s).sum(0)),
+]
+
+
+@pytest.mark.parametrize("name,call,ref", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("transposed", [False, True], ids=["contiguous", "transposed"])
+def test_linalg_matches_numpy(name, call, ref, transposed):
+    arrays = (A, B, SPD, TALL)
+    tensors = [_t(x, transposed) for x in arrays]
+    _close(call(*tensors), ref(*arrays))
+
+
+EINSUM_CASES = [
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("ij,jk", [(3, 4), (4, 2)]),
+    ("ii->i", [(3, 3)]),
+    ("ii", [(3, 3)]),
+    ("bii->b", [(2, 3, 3)]),
+    ("iji->j", [(3, 2, 3)]),
+    ("...ij,...jk", [(2, 3, 4), (4, 5)]),
+    ("b...,b...->...", [(2, 3, 4), (2, 3, 4)]),
+    ("bij,bkj->", [(2, 3, 4), (2, 5, 4)]),
+    ("i,j->ij", [(3,), (4,)]),
+    ("i,i", [(3,), (3,)]),
+    ("bij->jib", [(2, 3, 4)]),
+    ("bij,bjk,bkl->bil", [(2, 3, 4), (2, 4, 5), (2, 5, 2)]),
+    ("ijk,jkl->il", [(2, 3, 4), (3, 4, 5)]),
+    ("ij,kj->ik", [(3, 1), (2, 4)]),  # size-1 subscript broadcasts
+    ("i,->i", [(3,), ()]),
+    ("ab, bc -> ca", [(2, 3), (3, 4)]),
+]
+
+
+@pytest.mark.parametrize("equation,shapes", EINSUM_CASES, ids=[c[0] for c in EINSUM_CASES])
+@pytest.mark.parametrize("transposed", [False, True], ids=["contiguous", "transposed"])
+def test_einsum_matches_numpy(equation, shapes, transposed):
+    arrays = [RNG.standard_normal(s) for s in shapes]
+    expected = np.einsum(equation.replace(" ", ""), *[np.broadcast_to(a, s) for a, s in zip(arrays, shapes)]) \
+        if equation != "ij,kj->ik" else np.einsum("ij,kj->ik", np.broadcast_to(arrays[0], (3, 4)), arrays[1])
+    _close(E.einsum(equation, *[_t(a, transposed) for a in arrays]), expected)
+    _close(E.einsum(equation, [_t(a) for a in arrays]), expected)
+
+
+def test_results_are_float32_for_float32_inputs():
+    a32 = E.tensor(SPD[0], dtype=E.float32)
+    for result in (E.linalg.inv(a32), E.linalg.det(a32), E.linalg.cholesky(a32), E.linalg.eigh(a32)[1],
+                   E.linalg.svd(a32)[0], E.linalg.pinv(a32), E.linalg.matrix_norm(a32, 2)):
+        assert result.dtype == E.float32
+    assert E.linalg.matrix_rank(a32).dtype == E.int64
+
+
+def test_named_results_print_like_pytorch():
+    result = E.linalg.slogdet(E.eye(2))
+    assert result.sign.item() == 1.0 and result.logabsdet.item() == 0.0
+    assert repr(result).startswith("torch.return_types.linalg_slogdet(\nsign=tensor(1.)")
+    assert repr(E.svd(E.eye(2))).startswith("torch.return_types.svd(\nU=")
+
+
+def test_singular_determinant_and_slogdet():
+    singular = E.tensor([[1.0, 2.0], [2.0, 4.0]])
+    assert E.linalg.det(singular).item() == 0.0
+    sign, logabsdet = E.linalg.slogdet(singular)
+    assert sign.item() == 0.0 and logabsdet.item() == float("-inf")
+    assert np.isnan(E.logdet(-E.eye(3)).item())
+
+
+def test_zero_dim_and_empty_inputs():
+    assert E.vdot(E.ones(0), E.ones(0)).item() == 0.0
+    assert E.linalg.det(E.ones(0, 0)).item() == 1.0
+    assert E.linalg.vector_norm(E.tensor(-3.0)).item() == 3.0
+    assert tuple(E.linalg.inv(E.ones(2, 0, 0)).shape) == (2, 0, 0)
+    assert E.einsum("->", E.tensor(2.0)).item() == 2.0
+
+
+SINGULAR = [[1.0, 2.0], [2.0, 4.0]]
+ERRORS = [
+    (lambda: E.linalg.inv(E.ones(2, 3)), RuntimeError,
+     "linalg.inv: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: E.linalg.inv(E.tensor(SINGULAR)), E.linalg.LinAlgError,
+     "linalg.inv: The diagonal element 2 is zero, the inversion could not be completed because the input matrix is singular."),
+    (lambda: E.inverse(E.stack([E.eye(2), E.tensor(SINGULAR)])), E.linalg.LinAlgError,
+     r"linalg.inv: \(Batch element 1\): The diagonal element 2 is zero"),
+    (lambda: E.linalg.inv(E.ones(2, 2, dtype=E.int64)), RuntimeError,
+     "linalg.inv: Expected a floating point or complex tensor as input. Got Long"),
+    (lambda: E.linalg.inv(E.ones(2, 2, dtype=E.float16)), RuntimeError,
+     "linalg.inv: Low precision dtypes not supported. Got Half"),
+    (lambda: E.linalg.cholesky(E.tensor(SINGULAR)), E.linalg.LinAlgError,
+     r"linalg.cholesky: The factorization could not be completed because the input is not positive-definite "
+     r"\(the leading minor of order 2 is not positive-definite\)."),
+    (lambda: E.linalg.cholesky(-E.eye(2)), E.linalg.LinAlgError, r"the leading minor of order 1 is not"),
+    (lambda: E.linalg.solve(E.tensor(SINGULAR), E.ones(2)), E.linalg.LinAlgError,
+     "torch.linalg.solve: The solver failed because the input matrix is singular."),
+    (lambda: E.linalg.solve(E.eye(2), E.ones(3)), RuntimeError,
+     r"linalg.solve: Incompatible shapes of A and B for the equation AX = B \(2x2 and 3x1\)"),
+    (lambda: E.linalg.det(E.ones(2, 3)), RuntimeError,
+     "linalg.det: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: E.linalg.det(E.ones(3)), RuntimeError, "linalg.det: The input tensor A must have at least 2 dimensions."),
+    (lambda: E.linalg.eigh(E.ones(2, 3)), RuntimeError,
+     "linalg.eigh: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: E.linalg.matrix_power(E.ones(2, 3), 2), RuntimeError,
+     "linalg.matrix_power: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    (lambda: E.linalg.matrix_power(E.tensor(SINGULAR), -1), E.linalg.LinAlgError, "The diagonal element 2 is zero"),
+    (lambda: E.linalg.cross(E.ones(2), E.ones(2)), RuntimeError,
+     "linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2"),
+    (lambda: E.linalg.vector_norm(E.ones(2, dtype=E.int64)), RuntimeError,
+     "linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long"),
+    (lambda: E.linalg.matrix_norm(E.ones(2)), RuntimeError,
+     "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."),
+    (lambda: E.linalg.matrix_norm(E.ones(2, 2), ord=3), RuntimeError, "linalg.matrix_norm: Order 3 not supported."),
+    (lambda: E.einsum("ij,jk", E.ones(2, 3), E.ones(2, 3)), RuntimeError,
+     "einsum\\(\\): subscript j has size 2 for operand 1 which does not broadcast with previously seen size 3"),
+    (lambda: E.einsum("ij,jk->ik", E.ones(2, 3)), RuntimeError,
+     r"einsum\(\): fewer operands were provided than specified in the equation"),
+    (lambda: E.einsum("ij", E.ones(2, 3, 4)), RuntimeError,
+     r"einsum\(\): the number of subscripts in the equation \(2\) does not match the number of dimensions \(3\) "
+     r"for operand 0 and no ellipsis was given"),
+    (lambda: E.tensordot(E.ones(2, 3), E.ones(3, 2), dims=([1], [1])), RuntimeError,
+     "contracted dimensions need to match, but first has size 3 in dim 1 and second has size 2 in dim 1"),
+    (lambda: E.vdot(E.ones(2), E.ones(3)), RuntimeError,
+     r"inconsistent tensor size, expected tensor \[2\] and src \[3\] to have the same number of elements, "
+     r"but got 2 and 3 elements respectively"),
+    (lambda: E.matmul(E.ones(2, 3), E.ones(2, 3)), RuntimeError,
+     r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)"),
+    (lambda: E.matmul(E.ones(2, 5, 2, 3), E.ones(3, 3, 4)), RuntimeError,
+     r"The size of tensor a \(5\) must match the size of tensor b \(3\) at non-singleton dimension 1"),
+]
+
+
+@pytest.mark.parametrize("call,exc,message", ERRORS, ids=[str(i) for i in range(len(ERRORS))])
+def test_errors_match_pytorch(call, exc, message):
+    with pytest.raises(exc, match=message):
+        call()
+
+
+def test_linalg_error_is_a_runtime_error():
+    assert issubclass(E.linalg.LinAlgError, RuntimeError)
+
+
+@pytest.mark.parametrize("call,exc,message", ERRORS, ids=[str(i) for i in range(len(ERRORS))])
+def test_errors_match_pytorch_oracle(call, exc, message):
+    """The very same calls raise the same message in PyTorch (when it is installed)."""
+    torch = pytest.importorskip("torch")
+    fn = type(call)(call.__code__, {**call.__globals__, "E": torch})
+    with pytest.raises(Exception) as theirs:
+        fn()
+    with pytest.raises(RuntimeError) as ours:
+        call()
+    assert str(theirs.value).splitlines()[0] == str(ours.value).splitlines()[0]
