@@ -90,7 +90,7 @@ def max_pool_backward(grad_output, indices, input_size):
     g = to_array(grad_output)
     size = tuple(input_size)
     nd = g.ndim - 2
-    spatial = size[-nd:] if nd else ()
+    spatial = size[2:]
     planes = _scatter_planes(g, to_array(indices, np.int64), math.prod(spatial))
     return from_array(planes.reshape(g.shape[:2] + spatial), grad_output._dtype, grad_output._device)
 

@@ -1,0 +1,351 @@
+"""Loss functions with PyTorch's `reduction`, legacy size_average/reduce flags, and shape
+checks. nll_loss runs a fused kernel and cross_entropy is log_softmax + nll_loss; the
+others are composites of differentiable elementwise ops and reductions."""
+import warnings
+
+import ember_tensor as E
+from ember_tensor._ops import nn as K
+
+from ._util import legacy_reduction
+from ._util import reduce as _reduced
+from ._activation import log_softmax
+
+__all__ = ["l1_loss", "mse_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "poisson_nll_loss", "gaussian_nll_loss", "kl_div", "huber_loss",
+           "smooth_l1_loss", "soft_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
+           "multi_margin_loss", "hinge_embedding_loss", "cosine_embedding_loss", "margin_ranking_loss",
+           "triplet_margin_loss", "triplet_margin_with_distance_loss"]
+
+
+def _check_reduction(reduction):
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _warn_broadcast(input, target, name):
+    if tuple(input.shape) != tuple(target.shape):
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
+                      f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", stacklevel=3)
+
+
+def _weighted(loss, weight):
+    return loss if weight is None else loss * weight
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error |x - y|."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _warn_broadcast(input, target, "l1_loss")
+    return _reduced(_weighted((input - target).abs(), weight), reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error (x - y)^2."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _warn_broadcast(input, target, "mse_loss")
+    diff = input - target
+    return _reduced(_weighted(diff * diff, weight), reduction)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """Negative log-likelihood of class indices under log-probabilities (C), (N, C) or (N, C, d1...)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    return K.nll_loss(input, target, weight, reduction, ignore_index)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """log_softmax over the class dim (1, or 0 for unbatched input), then nll_loss; targets
+    are class indices or class probabilities; optional label smoothing.
+
+    >>> import ember_tensor as torch
+    >>> round(cross_entropy(torch.zeros(1, 4), torch.tensor([2])).item(), 4)
+    1.3863
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    class_dim = 0 if input.dim() == 1 else 1
+    logp = log_softmax(input, class_dim)
+    classes = input.shape[class_dim]
+    if target.dtype.is_floating_point:
+        return _cross_entropy_probabilities(input, logp, target, weight, reduction, label_smoothing, class_dim)
+    loss = K.nll_loss(logp, target, weight, reduction, ignore_index)
+    if label_smoothing == 0.0:
+        return loss
+    # Smoothing mixes in the loss against the uniform distribution over classes.
+    w = 1.0 if weight is None else weight.reshape((classes,) + (1,) * (input.dim() - class_dim - 1))
+    smooth = -(logp * w).sum(class_dim)
+    keep = target != ignore_index
+    smooth = E.where(keep, smooth, 0.0)
+    if reduction == "mean":
+        if weight is None:
+            smooth = smooth.sum() / keep.sum()
+        else:
+            picked = K.embedding(weight.reshape(-1, 1), E.where(keep, target, 0)).reshape(target.shape)
+            smooth = smooth.sum() / (picked * keep).sum()
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return loss * (1 - label_smoothing) + smooth * (label_smoothing / classes)
+
+
+def _cross_entropy_probabilities(input, logp, target, weight, reduction, label_smoothing, class_dim):
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+    classes = input.shape[class_dim]
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+    terms = logp * target
+    if weight is not None:
+        terms = terms * weight.reshape((classes,) + (1,) * (input.dim() - class_dim - 1))
+    loss = -terms.sum(class_dim)
+    if reduction == "mean":
+        batch = input.numel() // classes if input.dim() > 1 else 1
+        return loss.sum() / batch
+    return _reduced(loss, reduction)
+
+
+def _check_same_size(input, target, what="different to"):
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is {what} the input size ({input.shape}) "
+                         "is deprecated. Please ensure they have the same size.")
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-(y log x + (1 - y) log(1 - x)), logs clamped at -100 as PyTorch does."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _check_same_size(input, target)
+    loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
+    return _reduced(_weighted(loss, weight), reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """binary_cross_entropy(sigmoid(x), y) computed stably from the logits x."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    # log(1 + exp(-|x|)) + max(-x, 0) = -log(sigmoid(x)), without overflow.
+    log_sig_neg = (-input.abs()).exp().log1p() + (-input).relu()
+    if pos_weight is None:
+        loss = (1 - target) * input + log_sig_neg
+    else:
+        scale = (pos_weight - 1) * target + 1
+        loss = (1 - target) * input + scale * log_sig_neg
+    return _reduced(_weighted(loss, weight), reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """Negative log-likelihood of a Poisson target: exp(x) - y x (log_input) or x - y log(x + eps)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    if full:
+        # Stirling's term for y > 1.
+        stirling = target * target.log() - target + (target * (2 * 3.141592653589793)).log() * 0.5
+        loss = loss + E.where(target > 1, stirling, 0.0)
+    return _reduced(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """0.5 * (log(max(var, eps)) + (x - y)^2 / max(var, eps)) (+ const when `full`)."""
+    _check_reduction(reduction)
+    if not isinstance(var, E.Tensor):
+        var = E.full_like(input, float(var))
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    var = var.clamp(min=eps)
+    diff = input - target
+    loss = 0.5 * (var.log() + diff * diff / var)
+    if full:
+        loss = loss + 0.5 * 1.8378770664093453  # log(2 pi)
+    return _reduced(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Kullback-Leibler divergence of `target` from log-probabilities `input`."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum", "batchmean"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = E.where(target > 0, target * (E.where(target > 0, target, 1.0).log() - input), 0.0)
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.dim() else 1)
+    return _reduced(loss, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+    _check_reduction(reduction)
+    _warn_broadcast(input, target, "huber_loss")
+    d = (input - target).abs()
+    loss = E.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    return _reduced(_weighted(loss, weight), reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _warn_broadcast(input, target, "smooth_l1_loss")
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = (input - target).abs()
+    if beta == 0:
+        return _reduced(d, reduction)
+    loss = E.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+    return _reduced(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-y x)) for targets y in {-1, 1}."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    z = -target * input
+    loss = z.relu() + (-z.abs()).exp().log1p()
+    return _reduced(loss, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """Per-class binary logistic loss averaged over classes."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    log_sig = input.clamp(max=0) - (-input.abs()).exp().log1p()
+    log_sig_neg = (-input).clamp(max=0) - (-input.abs()).exp().log1p()
+    loss = -(target * log_sig + (1 - target) * log_sig_neg)
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(-1) / input.shape[-1]
+    return _reduced(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """sum over targets j and non-targets i of max(0, 1 - (x[y_j] - x[i])) / C; the
+    target list of each sample ends at the first -1."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    unbatched = input.dim() <= 1
+    x = input.reshape(1, -1) if unbatched else input
+    t = target.reshape(1, -1) if unbatched else target
+    if tuple(t.shape) != tuple(x.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    n, c = x.shape
+    import numpy as np
+    tn = np.asarray(t.detach().cpu() if hasattr(t, "cpu") else t)
+    is_target = np.zeros((n, c), bool)
+    pairs = np.zeros((n, c, c))  # pairs[b, j, i] = 1: target class j against non-target i
+    for b in range(n):
+        labels = []
+        for v in tn[b]:
+            if v < 0:
+                break
+            labels.append(int(v))
+        is_target[b, labels] = True
+        for j in labels:
+            pairs[b, j] = 1.0
+    pairs = pairs * (~is_target)[:, None, :]
+    margins = (1 - (x.unsqueeze(2) - x.unsqueeze(1))).relu()  # [b, j, i] = 1 - (x_j - x_i)
+    loss = (margins * E.tensor(pairs, dtype=x.dtype, device=x.device)).sum((1, 2)) / c
+    if unbatched:
+        loss = loss.reshape(())
+    return _reduced(loss, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    """sum over i != y of max(0, margin - x[y] + x[i])^p / C (multi-class hinge)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    unbatched = input.dim() <= 1
+    x = input.reshape(1, -1) if unbatched else input
+    t = target.reshape(-1)
+    n, c = x.shape
+    picked = K.embedding(x.t(), t).diagonal().unsqueeze(1) if n else x[:, :1]
+    onehot = K.one_hot(t, c).to(x.dtype)
+    terms = (margin - picked + x).relu()
+    if p == 2:
+        terms = terms * terms
+    if weight is not None:
+        terms = terms * K.embedding(weight.reshape(-1, 1), t).reshape(n, 1)
+    loss = (terms * (1 - onehot)).sum(1) / c
+    if unbatched:
+        loss = loss.reshape(())
+    return _reduced(loss, reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """x where y = 1, max(0, margin - x) where y = -1."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    loss = E.where(target == 1, input, 0.0) + E.where(target == -1, (margin - input).relu(), 0.0)
+    return _reduced(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                          reduction="mean"):
+    """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    eps = 1e-12
+    dot = (input1 * input2).sum(-1)
+    norms = ((input1 * input1).sum(-1) + eps) * ((input2 * input2).sum(-1) + eps)
+    cos = dot / norms.sqrt()
+    loss = E.where(target == 1, 1 - cos, 0.0) + E.where(target == -1, (cos - margin).relu(), 0.0)
+    return _reduced(loss, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+    """max(0, -y (x1 - x2) + margin)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return _reduced((-target * (input1 - input2) + margin).relu(), reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with the p-norm pairwise distance."""
+    from ._distance import pairwise_distance
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = E.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduced((d_pos - d_neg + margin).relu(), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
+                                      swap=False, reduction="mean"):
+    """triplet_margin_loss with any distance function (default: pairwise_distance)."""
+    from ._distance import pairwise_distance
+    _check_reduction(reduction)
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                         "instead")
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
+    if swap:
+        d_neg = E.minimum(d_neg, dist(positive, negative))
+    return _reduced((d_pos - d_neg + margin).relu(), reduction)

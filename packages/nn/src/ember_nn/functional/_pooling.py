@@ -1,0 +1,241 @@
+"""Pooling: max (with indices), average, adaptive, power-average, and max_unpool,
+for 1-3 spatial dims, batched or not."""
+import ember_tensor as E
+from ember_tensor._ops import nn as K
+from ember_tensor._ops.nn.pooling import adaptive_bounds
+
+from ._util import batched
+
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+           "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+           "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d",
+           "max_unpool2d", "max_unpool3d"]
+
+
+def _tuple(value, nd):
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return tuple(value) if len(value) == nd else tuple(value) * nd if len(value) == 1 else tuple(value)
+    return (value,) * nd
+
+
+def _unbatch(results, unbatched):
+    if isinstance(results, tuple):
+        return tuple(r.squeeze(0) for r in results) if unbatched else results
+    return results.squeeze(0) if unbatched else results
+
+
+def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    x, unbatched = batched(input, nd, f"max_pool{nd}d")
+    stride = None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else _tuple(stride, nd)
+    values, indices = K.max_pool_with_indices(x, _tuple(kernel_size, nd), stride, _tuple(padding, nd),
+                                              _tuple(dilation, nd), ceil_mode)
+    return _unbatch((values, indices) if return_indices else values, unbatched)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over windows of (N, C, L); with `return_indices` also the argmax positions."""
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over windows of (N, C, H, W).
+
+    >>> import ember_tensor as torch
+    >>> max_pool2d(torch.arange(16.).reshape(1, 1, 4, 4), 2).tolist()
+    [[[[5.0, 7.0], [13.0, 15.0]]]]
+    """
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over windows of (N, C, D, H, W)."""
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """`max_pool1d` returning (values, indices)."""
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """`max_pool2d` returning (values, indices)."""
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """`max_pool3d` returning (values, indices)."""
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    x, unbatched = batched(input, nd, f"avg_pool{nd}d")
+    stride = None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else _tuple(stride, nd)
+    out = K.avg_pool(x, _tuple(kernel_size, nd), stride, _tuple(padding, nd), ceil_mode, count_include_pad,
+                     divisor_override)
+    return _unbatch(out, unbatched)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Mean over windows of (N, C, L)."""
+    return _avg_pool(1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over windows of (N, C, H, W) (or sum / `divisor_override`)."""
+    return _avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over windows of (N, C, D, H, W)."""
+    return _avg_pool(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def _output_size(nd, output_size, spatial):
+    sizes = _tuple(output_size, nd)
+    if len(sizes) != nd:
+        raise ValueError(f"adaptive_avg_pool{nd}d: output_size must be {nd}")
+    return tuple(s if o is None else int(o) for o, s in zip(sizes, spatial))
+
+
+def averaging_matrix(size, out, like):
+    """(out, size) matrix whose row i averages PyTorch's adaptive window i."""
+    rows = E.zeros(out, size, dtype=like.dtype, device=like.device)
+    for i, (start, end) in enumerate(adaptive_bounds(size, out)):
+        rows[i, start:end] = 1.0 / (end - start)
+    return rows
+
+
+def _adaptive_avg_pool(nd, input, output_size):
+    x, unbatched = batched(input, nd, f"adaptive_avg_pool{nd}d")
+    if any(s == 0 for s in x.shape[2:]):
+        raise RuntimeError(f"adaptive_avg_pool{nd}d(): Expected input to have non-zero size for non-batch "
+                           f"dimensions, but input has sizes {list(input.shape)} with dimension "
+                           f"{input.dim() - 1} being empty")
+    out = _output_size(nd, output_size, x.shape[2:])
+    # A box average is separable: average along each spatial dim in turn, one matmul each.
+    for d, (size, o) in enumerate(zip(x.shape[2:], out)):
+        if size == o:
+            continue
+        axis = 2 + d
+        moved = x.movedim(axis, -1)
+        x = moved.matmul(averaging_matrix(size, o, x).t()).movedim(-1, axis)
+    return _unbatch(x, unbatched)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Average pooling of (N, C, L) to length `output_size`."""
+    return _adaptive_avg_pool(1, input, output_size)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling of (N, C, H, W) to `output_size` (None keeps a dim)."""
+    return _adaptive_avg_pool(2, input, output_size)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Average pooling of (N, C, D, H, W) to `output_size`."""
+    return _adaptive_avg_pool(3, input, output_size)
+
+
+def _adaptive_max_pool(nd, input, output_size, return_indices):
+    x, unbatched = batched(input, nd, f"adaptive_max_pool{nd}d")
+    out = _output_size(nd, output_size, x.shape[2:])
+    values, indices = K.adaptive_max_pool(x, out)
+    return _unbatch((values, indices) if return_indices else values, unbatched)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max pooling of (N, C, L) to length `output_size`."""
+    return _adaptive_max_pool(1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max pooling of (N, C, H, W) to `output_size`."""
+    return _adaptive_max_pool(2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max pooling of (N, C, D, H, W) to `output_size`."""
+    return _adaptive_max_pool(3, input, output_size, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    """`adaptive_max_pool1d` returning (values, indices)."""
+    return _adaptive_max_pool(1, input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    """`adaptive_max_pool2d` returning (values, indices)."""
+    return _adaptive_max_pool(2, input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    """`adaptive_max_pool3d` returning (values, indices)."""
+    return _adaptive_max_pool(3, input, output_size, True)
+
+
+def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
+    kernel = _tuple(kernel_size, nd)
+    area = 1
+    for k in kernel:
+        area *= k
+    pooled = _avg_pool(nd, input.pow(norm_type), kernel, stride, 0, ceil_mode, True, None)
+    # sign(x) * relu(|x|) keeps the gradient defined where the pooled power is 0.
+    return (pooled.sign() * pooled.abs().relu() * area).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling: (sum of x^p over a window)^(1/p)."""
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """2-d power-average pooling."""
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """3-d power-average pooling."""
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):
+    x, unbatched = batched(input, nd, f"max_unpool{nd}d")
+    idx = indices.unsqueeze(0) if unbatched else indices
+    kernel = _tuple(kernel_size, nd)
+    stride = kernel if stride is None else _tuple(stride, nd)
+    padding = _tuple(padding, nd)
+    default = tuple((s - 1) * st - 2 * p + k for s, st, p, k in zip(x.shape[2:], stride, padding, kernel))
+    if output_size is None:
+        size = default
+    else:
+        size = tuple(output_size)[-nd:]
+        for d, (s, dflt, st) in enumerate(zip(size, default, stride)):
+            if not dflt - st < s < dflt + st:
+                raise ValueError(f"invalid output_size \"{list(output_size)}\" (dim {d} must be between "
+                                 f"{dflt - st} and {dflt + st})")
+    return _unbatch(K.max_unpool(x, idx, size), unbatched)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of max_pool1d: values put back at `indices`, zeros elsewhere."""
+    return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of max_pool2d."""
+    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of max_pool3d."""
+    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)

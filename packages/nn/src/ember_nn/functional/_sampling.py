@@ -1,0 +1,288 @@
+"""Resampling: pad (constant, reflect, replicate, circular), interpolate/upsample
+(nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area), affine_grid and
+grid_sample.
+
+Interpolation is separable: each spatial dim is resampled in turn by a matmul with an
+(out, in) weight matrix (or an index lookup for nearest), so gradients come from the
+matmul and indexing rules; only the weights are computed here, following PyTorch's
+source-coordinate rules (align_corners, scale_factor, recompute_scale_factor).
+"""
+import math
+
+import numpy as np
+
+import ember_tensor as E
+from ember_tensor._ops import nn as K
+
+from ._pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
+
+__all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "affine_grid",
+           "grid_sample"]
+
+
+# -- pad ----------------------------------------------------------------------------------
+
+def _pad_indices(size, left, right, mode):
+    i = np.arange(-left, size + right)
+    if mode == "reflect":
+        period = 2 * (size - 1) if size > 1 else 1
+        i = np.abs(i) % period if size > 1 else np.zeros_like(i)
+        return np.where(i >= size, period - i, i)
+    if mode == "replicate":
+        return np.clip(i, 0, size - 1)
+    return i % size  # circular
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last len(pad)//2 dims; `pad` lists (left, right) pairs from the last dim.
+
+    >>> import ember_tensor as torch
+    >>> pad(torch.tensor([[1., 2., 3.]]), (2, 1), mode="reflect").tolist()
+    [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0]]
+    """
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if mode == "constant":
+        return K.constant_pad_nd(input, tuple(pad), 0.0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument.")
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    count = len(pad) // 2
+    if count > 3 or input.dim() < count + 1:
+        raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
+    out = input
+    for i in range(count):
+        d = input.dim() - 1 - i
+        left, right = int(pad[2 * i]), int(pad[2 * i + 1])
+        size = input.shape[d]
+        if mode == "reflect" and (left >= size or right >= size):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input "
+                               f"dimension, but got: padding ({left}, {right}) at dimension {d} of input "
+                               f"{list(input.shape)}")
+        if mode == "circular" and (left > size or right > size):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if left == 0 and right == 0:
+            continue
+        index = E.tensor(_pad_indices(size, left, right, mode), dtype=E.int64, device=input.device)
+        out = out[(slice(None),) * d + (index,)]
+    return out
+
+
+# -- interpolate --------------------------------------------------------------------------
+
+_LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
+
+
+def _output_sizes(input, nd, size, scale_factor, recompute_scale_factor):
+    spatial = tuple(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        sizes = tuple(size) if isinstance(size, (list, tuple)) else (size,) * nd
+        if len(sizes) != nd:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input "
+                             f"with spatial dimensions of {list(spatial)} and output size of {list(sizes)}. "
+                             "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                             "(o1, o2, ...,oK) format.")
+        return tuple(int(s) for s in sizes), [None] * nd
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    scales = tuple(scale_factor) if isinstance(scale_factor, (list, tuple)) else (scale_factor,) * nd
+    if len(scales) != nd:
+        raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got "
+                         f"input with spatial dimensions of {list(spatial)} and scale_factor of shape "
+                         f"{list(scales)}.")
+    sizes = tuple(int(math.floor(s * f)) for s, f in zip(spatial, scales))
+    return sizes, [None] * nd if recompute_scale_factor else [float(f) for f in scales]
+
+
+def _scale(in_size, out_size, scale, align_corners):
+    if align_corners:
+        return (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    return 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+
+
+def _nearest_index(in_size, out_size, scale, exact):
+    s = _scale(in_size, out_size, scale, False)
+    dst = np.arange(out_size, dtype=np.float64)
+    src = np.floor((dst + 0.5) * s) if exact else np.floor(dst * np.float32(s))
+    return np.minimum(src.astype(np.int64), in_size - 1)
+
+
+def _linear_matrix(in_size, out_size, scale, align_corners):
+    s = _scale(in_size, out_size, scale, align_corners)
+    dst = np.arange(out_size, dtype=np.float64)
+    src = dst * s if align_corners else np.maximum((dst + 0.5) * s - 0.5, 0.0)
+    i0 = np.minimum(np.floor(src).astype(np.int64), in_size - 1)
+    i1 = np.minimum(i0 + 1, in_size - 1)
+    w1 = src - i0
+    m = np.zeros((out_size, in_size))
+    np.add.at(m, (np.arange(out_size), i0), 1 - w1)
+    np.add.at(m, (np.arange(out_size), i1), w1)
+    return m
+
+
+def _cubic_weights(t, a=-0.75):
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _cubic_matrix(in_size, out_size, scale, align_corners):
+    s = _scale(in_size, out_size, scale, align_corners)
+    dst = np.arange(out_size, dtype=np.float64)
+    src = dst * s if align_corners else (dst + 0.5) * s - 0.5
+    base = np.floor(src).astype(np.int64)
+    t = src - base
+    m = np.zeros((out_size, in_size))
+    rows = np.arange(out_size)
+    # Taps outside the input read the edge value (index clamped), as PyTorch does.
+    for offset, w in zip((-1, 0, 1, 2), _cubic_weights(t)):
+        np.add.at(m, (rows, np.clip(base + offset, 0, in_size - 1)), w)
+    return m
+
+
+def _along(x, axis, matrix):
+    m = E.tensor(matrix, dtype=x.dtype, device=x.device)
+    return x.movedim(axis, -1).matmul(m.t()).movedim(-1, axis)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize the spatial dims of (N, C, *S) to `size` or by `scale_factor`."""
+    nd = input.dim() - 2
+    if nd < 1 or nd > 3:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) "
+                                  f"for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+                                  f"nearest-exact (got {mode})")
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif mode in _LINEAR_MODES:
+        if _LINEAR_MODES[mode] != nd:
+            raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
+                                      f"{_LINEAR_MODES[mode] + 2}D input")
+    else:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) "
+                                  f"for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+                                  f"nearest-exact (got {mode})")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported by ember yet")
+    align_corners = bool(align_corners)
+    sizes, scales = _output_sizes(input, nd, size, scale_factor, recompute_scale_factor)
+    if mode == "area":
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1](input, sizes)
+    out = input
+    for d in range(nd):
+        axis = 2 + d
+        in_size, out_size = input.shape[axis], sizes[d]
+        if mode in ("nearest", "nearest-exact"):
+            index = _nearest_index(in_size, out_size, scales[d], mode == "nearest-exact")
+            out = out[(slice(None),) * axis + (E.tensor(index, dtype=E.int64, device=input.device),)]
+        elif mode == "bicubic":
+            out = _along(out, axis, _cubic_matrix(in_size, out_size, scales[d], align_corners))
+        else:
+            out = _along(out, axis, _linear_matrix(in_size, out_size, scales[d], align_corners))
+    return out
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of `interpolate`."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: interpolate(..., mode='nearest')."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: interpolate(..., mode='bilinear', align_corners=True)."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# -- affine_grid / grid_sample -----------------------------------------------------------
+
+def _base_coords(n, align_corners):
+    if n <= 1:
+        return np.zeros(max(n, 0))
+    coords = np.linspace(-1.0, 1.0, n)
+    return coords if align_corners else coords * (n - 1) / n
+
+
+def affine_grid(theta, size, align_corners=None):
+    """Sampling grid (N, H, W, 2) (or (N, D, H, W, 3)) of the affine maps `theta`."""
+    align_corners = bool(align_corners)
+    if len(size) == 4:
+        if theta.dim() != 3 or tuple(theta.shape[1:]) != (2, 3):
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {list(size)}. "
+                             f"Got {list(theta.shape)}.")
+        n, _, h, w = size
+        ys, xs = np.meshgrid(_base_coords(h, align_corners), _base_coords(w, align_corners), indexing="ij")
+        base = np.stack([xs, ys, np.ones_like(xs)], -1).reshape(1, h * w, 3)
+        shape = (n, h, w, 2)
+    elif len(size) == 5:
+        if theta.dim() != 3 or tuple(theta.shape[1:]) != (3, 4):
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {list(size)}. "
+                             f"Got {list(theta.shape)}.")
+        n, _, d, h, w = size
+        zs, ys, xs = np.meshgrid(_base_coords(d, align_corners), _base_coords(h, align_corners),
+                                 _base_coords(w, align_corners), indexing="ij")
+        base = np.stack([xs, ys, zs, np.ones_like(xs)], -1).reshape(1, d * h * w, 4)
+        shape = (n, d, h, w, 3)
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {list(size)}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {list(size)}")
+    grid = E.tensor(base, dtype=theta.dtype, device=theta.device).matmul(theta.transpose(1, 2))
+    return grid.reshape(shape)
+
+
+def _unnormalize(coord, size, align_corners):
+    if align_corners:
+        return (coord + 1) * ((size - 1) / 2)
+    return ((coord + 1) * size - 1) / 2
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Sample (N, C, H, W) at the normalised (x, y) locations of `grid` (N, Ho, Wo, 2)."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if input.dim() != 4 or mode == "bicubic" or padding_mode == "reflection":
+        raise NotImplementedError("grid_sample: ember supports 4-D input with mode 'bilinear' or 'nearest' and "
+                                  "padding_mode 'zeros' or 'border' so far")
+    if grid.dim() != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension and the same batch "
+                           f"size as input, but got grid with sizes {list(grid.shape)}")
+    align_corners = bool(align_corners)
+    n, c, h, w = input.shape
+    ho, wo = grid.shape[1:3]
+    ix = _unnormalize(grid[..., 0], w, align_corners)
+    iy = _unnormalize(grid[..., 1], h, align_corners)
+    if padding_mode == "border":
+        ix, iy = ix.clamp(0, w - 1), iy.clamp(0, h - 1)
+
+    def tap(x, y, weight):
+        valid = (x >= 0) & (x <= w - 1) & (y >= 0) & (y <= h - 1)
+        flat = (y.clamp(0, h - 1) * w + x.clamp(0, w - 1)).long().reshape(n, 1, ho * wo).expand(n, c, ho * wo)
+        values = K.take_along_planes(input, flat.contiguous()).reshape(n, c, ho, wo)
+        return values * (weight * valid).unsqueeze(1)
+
+    if mode == "nearest":
+        return tap(ix.round(), iy.round(), E.ones_like(ix))
+    x0, y0 = ix.floor(), iy.floor()
+    x1, y1 = x0 + 1, y0 + 1
+    wx1, wy1 = ix - x0, iy - y0
+    wx0, wy0 = 1 - wx1, 1 - wy1
+    return (tap(x0, y0, wx0 * wy0) + tap(x1, y0, wx1 * wy0) + tap(x0, y1, wx0 * wy1)
+            + tap(x1, y1, wx1 * wy1))

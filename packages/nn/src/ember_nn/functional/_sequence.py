@@ -1,0 +1,198 @@
+"""Functional forms of the sequence layers: embedding_bag, scaled_dot_product_attention and
+multi_head_attention_forward, composed of differentiable ember ops."""
+import math
+
+import numpy as np
+
+import ember_tensor as et
+
+from ._activation import softmax
+from ._conv import embedding
+from ._dropout import dropout
+
+__all__ = ["embedding_bag", "scaled_dot_product_attention", "multi_head_attention_forward"]
+
+
+def _linear(x, weight, bias):
+    out = et.matmul(x, weight.t())
+    return out if bias is None else out + bias
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sums, means or maxima of bags of embeddings, without materialising each bag.
+
+    ``input`` 2-D (B, N): each row is a bag. ``input`` 1-D with ``offsets`` (B): bag i is
+    ``input[offsets[i]:offsets[i+1]]``. Entries equal to ``padding_idx`` are left out (an
+    empty bag gives zeros). ``per_sample_weights`` scales each entry (``mode='sum'`` only).
+    """
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, got {mode!r}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+                                  f"on GitHub.")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             "fixed length sequences. However, found offsets of type Tensor")
+        bags, length = input.shape
+        offsets = et.arange(0, bags * length, length) if length else et.zeros(bags, dtype=et.int64)
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    starts = np.asarray(offsets.tolist(), dtype=np.int64)
+    if include_last_offset:
+        starts = starts[:-1]
+    bags = len(starts)
+    if bags and starts[0] != 0:
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                           f"position 0. However, got {starts[0]}")
+    n = input.numel()
+    ends = np.append(starts[1:], n if not include_last_offset else int(offsets[-1].item()))
+    # Which bag each entry belongs to, and which entries count (not padding).
+    bag_of = np.repeat(np.arange(bags), np.maximum(ends - starts, 0))
+    keep = np.ones(n, dtype=bool) if padding_idx is None else np.asarray(input.tolist()) != padding_idx % weight.shape[0]
+    rows = embedding(input, weight, None, max_norm, norm_type, scale_grad_by_freq)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(1)
+    dim = weight.shape[1]
+    if mode == "max":
+        parts = []
+        for b in range(bags):
+            chosen = np.nonzero(keep[starts[b]:ends[b]])[0] + starts[b]
+            parts.append(rows[et.from_numpy(chosen)].amax(0) if len(chosen) else et.zeros(dim, dtype=weight.dtype))
+        return et.stack(parts) if parts else et.zeros(0, dim, dtype=weight.dtype)
+    index = et.from_numpy(bag_of[keep])
+    kept = rows if keep.all() else rows[et.from_numpy(np.nonzero(keep)[0])]
+    sums = et.zeros(bags, dim, dtype=rows.dtype).index_add(0, index, kept)
+    if mode == "sum":
+        return sums
+    counts = np.bincount(bag_of[keep], minlength=bags).astype(np.float64)
+    divisor = et.from_numpy(np.maximum(counts, 1).astype(weight.dtype.np)).unsqueeze(1)
+    return sums / divisor
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """``softmax(q k^T * scale + mask) v`` over the last two dims, as torch's SDPA.
+
+    A bool ``attn_mask`` marks the positions that may be attended (True: attend); a float
+    one is added to the scores. ``is_causal`` masks the future (upper triangle).
+    """
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                           "is_causal=True")
+    length, source = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if enable_gqa and key.shape[-3] != query.shape[-3]:
+        groups = query.shape[-3] // key.shape[-3]
+        key = key.repeat_interleave(groups, dim=-3)
+        value = value.repeat_interleave(groups, dim=-3)
+    scores = et.matmul(query, key.transpose(-2, -1)) * scale
+    if is_causal:
+        attn_mask = et.ones(length, source, dtype=et.bool).tril()
+    if attn_mask is not None:
+        if attn_mask.dtype is et.bool:
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = softmax(scores, dim=-1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training=True)
+    return et.matmul(weights, value)
+
+
+def _float_mask(mask, dtype):
+    """A mask to add to attention scores: a bool mask's True (not allowed) becomes -inf."""
+    if mask is None or mask.dtype is not et.bool:
+        return mask
+    return et.zeros(mask.shape, dtype=dtype).masked_fill(mask, float("-inf"))
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
+    """The computation of nn.MultiheadAttention on (L, N, E) query and (S, N, E) key/value.
+
+    Unbatched (L, E) inputs are accepted. Bool masks mark positions that may NOT be
+    attended (True: masked), as nn.MultiheadAttention's documentation says; float masks
+    are added to the scores. Returns (output, attention weights or None).
+    """
+    unbatched = query.dim() == 2
+    if unbatched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        biases = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        q = _linear(query, q_proj_weight, biases[0])
+        k = _linear(key, k_proj_weight, biases[1])
+        v = _linear(value, v_proj_weight, biases[2])
+    else:
+        weights = in_proj_weight.chunk(3)
+        biases = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        q, k, v = (_linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))
+    if is_causal and attn_mask is None:
+        attn_mask = et.ones(tgt_len, key.shape[0], dtype=et.bool).triu(1)
+    attn_mask = _float_mask(attn_mask, q.dtype)
+    key_padding_mask = _float_mask(key_padding_mask, q.dtype)
+    if attn_mask is not None and attn_mask.dim() == 2:
+        attn_mask = attn_mask.unsqueeze(0)
+    if bias_k is not None and bias_v is not None:
+        k = et.cat([k, bias_k.repeat(1, bsz, 1)])
+        v = et.cat([v, bias_v.repeat(1, bsz, 1)])
+        if attn_mask is not None:
+            attn_mask = et.cat([attn_mask, et.zeros(*attn_mask.shape[:-1], 1, dtype=attn_mask.dtype)], dim=-1)
+        if key_padding_mask is not None:
+            key_padding_mask = et.cat([key_padding_mask, et.zeros(bsz, 1, dtype=key_padding_mask.dtype)], dim=-1)
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    if add_zero_attn:
+        k = et.cat([k, et.zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype)], dim=1)
+        v = et.cat([v, et.zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype)], dim=1)
+        if attn_mask is not None:
+            attn_mask = et.cat([attn_mask, et.zeros(*attn_mask.shape[:-1], 1, dtype=attn_mask.dtype)], dim=-1)
+        if key_padding_mask is not None:
+            key_padding_mask = et.cat([key_padding_mask, et.zeros(bsz, 1, dtype=key_padding_mask.dtype)], dim=-1)
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        padding = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
+        padding = padding.reshape(bsz * num_heads, 1, src_len)
+        attn_mask = padding if attn_mask is None else attn_mask + padding
+    scores = et.matmul(q * (1.0 / math.sqrt(head_dim)), k.transpose(-2, -1))
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    weights = softmax(scores, dim=-1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training=training)
+    out = et.matmul(weights, v)                                   # (N*H, L, hd)
+    out = out.transpose(0, 1).reshape(tgt_len, bsz, embed_dim)
+    out = _linear(out, out_proj_weight, out_proj_bias)
+    if unbatched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
+    if average_attn_weights:
+        weights = weights.mean(1)
+    if unbatched:
+        weights = weights.squeeze(0)
+    return out, weights

@@ -1,0 +1,65 @@
+"""Helpers shared by the functional modules: reductions, legacy reduction flags,
+unbatched inputs, in-place results."""
+import warnings
+
+import ember_tensor as E
+from ember_tensor import Tensor
+
+__all__ = ["reduce", "legacy_reduction", "apply_inplace", "batched", "check_tensor"]
+
+
+def legacy_reduction(size_average, reduce_, reduction):
+    """PyTorch's mapping of the deprecated size_average/reduce flags to `reduction`."""
+    if size_average is None and reduce_ is None:
+        return reduction
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction='"
+                  f"{_legacy(size_average, reduce_)}' instead.", stacklevel=3)
+    return _legacy(size_average, reduce_)
+
+
+def _legacy(size_average, reduce_):
+    size_average = True if size_average is None else size_average
+    reduce_ = True if reduce_ is None else reduce_
+    if not reduce_:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def reduce(loss, reduction):
+    """Apply a loss `reduction` ("none", "mean" or "sum")."""
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def apply_inplace(input, result, inplace):
+    """`result`, written into `input` when `inplace` (the functional `inplace=True` form)."""
+    if inplace:
+        return input.copy_(result)
+    return result
+
+
+def batched(input, nd, name):
+    """(input with a batch dim, whether one was added) for ops taking (C, *S) or (N, C, *S)."""
+    check_tensor(input, name)
+    if input.dim() == nd + 1:
+        return input.unsqueeze(0), True
+    if input.dim() == nd + 2:
+        return input, False
+    raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D input, but got input of size: "
+                       f"{list(input.shape)}")
+
+
+def check_tensor(value, name, argument="input"):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name}(): argument '{argument}' (position 1) must be Tensor, not "
+                        f"{type(value).__name__}")
+
+
+def full_like_scalar(t, value):
+    """A 0-d tensor of `t`'s dtype and device holding `value`."""
+    return E.full((), value, dtype=t.dtype, device=t.device)
