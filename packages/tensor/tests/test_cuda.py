@@ -455,3 +455,27 @@ def test_long_rows_are_split_across_blocks_and_merged():
                lambda t: t.t().mean(0), lambda t: t.norm(), lambda t: t.long().prod(1),
                lambda t: t.count_nonzero(), lambda t: (t > -17).all(), lambda t: t.abs().norm(1)):
         _check(fn, x)
+
+
+def test_slides_gpu_snippet():
+    x = et.empty(5, 5).uniform_()
+    c = x.cuda()  # the current GPU (0 by default)
+    r = et.matmul(c, c)
+    q = c ** 2 + r * c
+    assert q.device == CUDA0 and repr(q).endswith("device='cuda:0')")
+    expected = x ** 2 + et.matmul(x, x) * x
+    np.testing.assert_allclose(q.cpu().numpy(), expected.numpy(), rtol=1e-5)
+    with et.cuda.device(0):
+        assert x.cuda().get_device() == 0
+    assert (c * 2 + 1).get_device() == 0
+
+
+@pytest.mark.skipif(et.cuda.device_count() > 1, reason="checks the error for a missing GPU")
+def test_a_missing_gpu_is_an_invalid_device_ordinal():
+    x = et.ones(2)
+    for make in (lambda: x.cuda(1), lambda: et.zeros(2, device="cuda:1"), lambda: x.to("cuda:1")):
+        with pytest.raises(RuntimeError, match="CUDA error: invalid device ordinal"):
+            make()
+    with pytest.raises(RuntimeError, match="CUDA error: invalid device ordinal"):
+        with et.cuda.device(1):
+            pass

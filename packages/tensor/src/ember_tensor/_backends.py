@@ -18,4 +18,9 @@ def get(device):
     mod = _BACKENDS.get(device.type)
     if mod is None:
         mod = _BACKENDS[device.type] = importlib.import_module(_MODULES[device.type], __package__)
-    return mod
+    if device.index is None:  # the CPU (and an unnumbered 'cuda': the current GPU)
+        return mod
+    # With several GPUs, ops on cuda:i run with GPU i current (its memory, its stream);
+    # with one, on_device returns the module itself. (Test doubles may not bind devices.)
+    on_device = getattr(mod, "on_device", None)
+    return mod if on_device is None else on_device(device.index)

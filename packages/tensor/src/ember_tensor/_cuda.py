@@ -592,6 +592,8 @@ class _OnDevice:
 
     def __getattr__(self, name):
         fn = globals()[name]
+        if not callable(fn):
+            return fn
         index = self._index
 
         def on_device(*args, **kwargs):
@@ -609,8 +611,10 @@ def on_device(index):
     """The backend for ops on cuda:`index`: this module itself when there is one GPU."""
     backend = _bound.get(index)
     if backend is None:
-        backend = _bound[index] = (_OnDevice(index) if _public.device_count() > 1
-                                   else sys.modules[__name__])
+        count = _public.device_count()
+        if not 0 <= index < count:
+            raise RuntimeError("CUDA error: invalid device ordinal")
+        backend = _bound[index] = _OnDevice(index) if count > 1 else sys.modules[__name__]
     return backend
 
 
