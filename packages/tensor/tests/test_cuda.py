@@ -479,3 +479,24 @@ def test_a_missing_gpu_is_an_invalid_device_ordinal():
     with pytest.raises(RuntimeError, match="CUDA error: invalid device ordinal"):
         with et.cuda.device(1):
             pass
+
+
+def test_the_gpu_allocator_is_a_valid_numba_emm_plugin():
+    # The plugin needs the real numba.cuda (not the simulator), which imports without a GPU:
+    # check in a fresh process that Numba accepts it (set_memory_manager validates it).
+    import os
+    import subprocess
+    import sys
+    code = ("from numba import cuda\n"
+            "from ember_tensor import _cuda_alloc\n"
+            "cls = _cuda_alloc.CachingMemoryManager\n"
+            "cuda.set_memory_manager(cls)\n"
+            "assert issubclass(cls, cuda.HostOnlyCUDAMemoryManager)\n"
+            "assert cls(context=None).interface_version == 1\n"
+            "print('accepted')\n")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0",
+               PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "accepted"
