@@ -275,15 +275,33 @@ def _launch(kernel, n, *args):
     if SIMULATOR:
         # The simulator runs a Python thread per CUDA thread: one small block is fastest,
         # and with fewer threads than elements the grid-stride loop is still exercised.
-        kernel[1, min(n, 4)](*args)
+        configured(kernel, 1, min(n, 4), 0)(*args)
         return
     if _max_blocks is None:
         dev = cuda.get_current_device()
         _max_blocks = 32 * dev.MULTIPROCESSOR_COUNT
     blocks = min((n + _BLOCK - 1) // _BLOCK, _max_blocks)
-    kernel[blocks, _BLOCK, _public._current_numba_stream()](*args)
+    configured(kernel, blocks, _BLOCK, _public._current_numba_stream())(*args)
     if LAUNCH_BLOCKING:
         cuda.synchronize()
+
+
+_launchers = {}
+
+
+def configured(kernel, grid, block, stream):
+    """`kernel[grid, block, stream]`, cached: configuring a launch costs microseconds.
+
+    The cache holds the stream (so its id, part of the key, cannot be reused) and is
+    cleared when it grows past a few thousand entries.
+    """
+    key = (kernel, grid, block, id(stream) if stream else 0)
+    launcher = _launchers.get(key)
+    if launcher is None:
+        if len(_launchers) > 4096:
+            _launchers.clear()
+        launcher = _launchers[key] = kernel[grid, block, stream]
+    return launcher
 
 
 # CUDA_LAUNCH_BLOCKING=1 (read at first CUDA use): every launch waits for its kernel, so
@@ -576,7 +594,7 @@ def _gemm(a, b, out):
     if SIMULATOR:
         sim_launch_synced(mod.gemm, grid, (tile, tile), a, b, out)
     else:
-        mod.gemm[grid, (tile, tile), _public._current_numba_stream()](a, b, out)
+        configured(mod.gemm, grid, (tile, tile), _public._current_numba_stream())(a, b, out)
         if LAUNCH_BLOCKING:
             cuda.synchronize()
 

@@ -78,7 +78,8 @@ def _launch(kernel, n_o, *args):
     if _max_blocks is None:
         _max_blocks = 32 * cuda.get_current_device().MULTIPROCESSOR_COUNT
     from . import cuda as _public
-    kernel[min(n_o, _max_blocks), THREADS, _public._current_numba_stream()](*args)
+    stream = _public._current_numba_stream()
+    _cuda.configured(kernel, min(n_o, _max_blocks), THREADS, stream)(*args)
     if _cuda.LAUNCH_BLOCKING:
         cuda.synchronize()
 
