@@ -1,0 +1,155 @@
+"""ember-tensor on CUDA: launch overhead, elementwise bandwidth, reductions, matmul and
+host-to-device copies, side by side with PyTorch's CUDA build.
+
+Run on a GPU machine: ``python -m benchmarks.cuda_ops`` (``--quick`` uses tiny sizes, for
+checking the script itself, e.g. under NUMBA_ENABLE_CUDASIM=1). Every timed call ends
+with a device synchronisation except the "queue" rows, which time how long the host takes
+to launch an op (the launch overhead the issue asks to measure). Rates are compared with
+the device's peak memory bandwidth (from its memory clock and bus width).
+
+Not run on a real GPU yet: no GPU has been lent to this work so far.
+"""
+import argparse
+import importlib.util
+
+from ._harness import Workload, fmt_time, run
+
+__all__ = ["workloads", "main"]
+
+
+def _lib(name):
+    if name == "ember":
+        import ember_tensor as lib
+    else:
+        import torch as lib
+    return lib
+
+
+def _op(expr, n, sync=True, dtype="float32"):
+    """Setup for `expr` over float vectors a, b (and out) of n elements on the GPU."""
+    def setup(lib):
+        t = _lib(lib)
+        t.manual_seed(0)
+        dt = getattr(t, dtype)
+        a = t.rand(n, device="cuda").to(dt)
+        b = t.rand(n, device="cuda").to(dt)
+        out = t.empty(n, device="cuda", dtype=dt)
+        env = {"t": t, "a": a, "b": b, "out": out}
+        fn = eval("lambda: " + expr, env)  # noqa: S307 - a fixed expression of this module
+        if not sync:
+            return fn
+        synchronize = t.cuda.synchronize
+
+        def timed():
+            fn()
+            synchronize()
+        return timed
+    return setup
+
+
+def _matrix_op(kind, shape, dtype="float32"):
+    def setup(lib):
+        t = _lib(lib)
+        t.manual_seed(0)
+        dt = getattr(t, dtype)
+        x = t.rand(*shape, device="cuda").to(dt)
+        fn = {"matmul": lambda: x @ x, "sum_rows": lambda: x.sum(1),
+              "sum_cols": lambda: x.sum(0)}[kind]
+        synchronize = t.cuda.synchronize
+
+        def timed():
+            fn()
+            synchronize()
+        return timed
+    return setup
+
+
+def _h2d(n):
+    def setup(lib):
+        t = _lib(lib)
+        host = t.rand(n).pin_memory()
+        synchronize = t.cuda.synchronize
+
+        def timed():
+            host.to("cuda", non_blocking=True)
+            synchronize()
+        return timed
+    return setup
+
+
+def workloads(quick=False):
+    """The CUDA workloads; `quick` shrinks every size (for a smoke run)."""
+    n = 1 << 10 if quick else 10_000_000
+    m = 32 if quick else 4096
+    rows = (16, 64) if quick else (4096, 2048)
+    g = "cuda"
+    return [
+        Workload("queue add 8 elem (host launch cost)", _op("t.add(a, b, out=out)", 8, sync=False), g),
+        Workload("add 8 elem + sync", _op("t.add(a, b, out=out)", 8), g),
+        Workload(f"add {n:.0e} f32 (out=)", _op("t.add(a, b, out=out)", n), g, work=12.0 * n, unit="B"),
+        Workload(f"a + b {n:.0e} f32", _op("a + b", n), g, work=12.0 * n, unit="B"),
+        Workload(f"a * 2 {n:.0e} f32", _op("a * 2", n), g, work=8.0 * n, unit="B"),
+        Workload(f"exp {n:.0e} f32", _op("a.exp()", n), g, work=8.0 * n, unit="B"),
+        Workload(f"a + b {n:.0e} bf16", _op("a + b", n, dtype="bfloat16"), g, work=6.0 * n, unit="B"),
+        Workload(f"sum {n:.0e} f32", _op("a.sum()", n), g, work=4.0 * n, unit="B"),
+        Workload(f"sum dim=1 {rows} f32", _matrix_op("sum_rows", rows), g,
+                 work=4.0 * rows[0] * rows[1], unit="B"),
+        Workload(f"sum dim=0 {rows} f32", _matrix_op("sum_cols", rows), g,
+                 work=4.0 * rows[0] * rows[1], unit="B"),
+        Workload(f"matmul {m}x{m} f32", _matrix_op("matmul", (m, m)), g, work=2.0 * m ** 3, unit="FLOP"),
+        Workload(f"matmul {m}x{m} bf16", _matrix_op("matmul", (m, m), "bfloat16"), g,
+                 work=2.0 * m ** 3, unit="FLOP"),
+        Workload(f"H2D copy {n:.0e} f32 pinned", _h2d(n), g, work=4.0 * n, unit="B"),
+    ]
+
+
+def peak_bandwidth():
+    """The device's theoretical memory bandwidth in bytes/s (DDR: 2 transfers a clock)."""
+    from numba import cuda
+    dev = cuda.get_current_device()
+    try:
+        return 2.0 * dev.MEMORY_CLOCK_RATE * 1e3 * dev.GLOBAL_MEMORY_BUS_WIDTH / 8
+    except Exception:  # the simulator has no such attributes
+        return 0.0
+
+
+def main(argv=None):
+    """Print the CUDA table: medians, ember/torch time ratio and rates."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.cuda_ops")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: check the script")
+    parser.add_argument("--no-torch", action="store_true", help="time ember only")
+    args = parser.parse_args(argv)
+    import ember_tensor
+    if not ember_tensor.cuda.is_available():
+        raise SystemExit("no CUDA device (set NUMBA_ENABLE_CUDASIM=1 with --quick to smoke-test)")
+    available = ["ember"]
+    if not args.no_torch and importlib.util.find_spec("torch"):
+        import torch
+        if torch.cuda.is_available():
+            available.append("torch")
+    peak = peak_bandwidth()
+    print(f"# ember CUDA benchmarks on {ember_tensor.cuda.get_device_name()}, "
+          f"peak memory bandwidth {peak / 1e9:.0f} GB/s")
+    print("| workload | ember | torch | ember/torch time | ember rate | torch rate |")
+    print("|---|---|---|---|---|---|")
+    for w in workloads(args.quick):
+        if args.quick:
+            w.repeats, w.number = 1, 1
+        res = run(w, available)
+        e, tch = res.get("ember"), res.get("torch")
+        ratio = f"{e[0] / tch[0]:.2f}" if e and tch else "–"
+
+        def rate(r):
+            if not r or not w.unit:
+                return "–"
+            value = w.work / r[0]
+            if w.unit == "FLOP":
+                return f"{value / 1e12:.1f} TFLOP/s"
+            share = f" ({value / peak:.0%} of peak)" if peak else ""
+            return f"{value / 1e9:.0f} GB/s{share}"
+        print(f"| {w.name} | {fmt_time(e[0])} | {fmt_time(tch[0]) if tch else '–'} | {ratio} | "
+              f"{rate(e)} | {rate(tch)} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
