@@ -119,7 +119,9 @@ def run_backward(roots, root_grads, keep_graph, create_graph, capture=None, accu
                         _run_pre_hooks(node, grads)
                         grad = grads[0]
                         del grads
-                        accumulate_grad(node.variable, grad)
+                        variable = node.variable
+                        if variable is not None:
+                            accumulate_grad(variable, grad)
                     runs = False
                 elif node in capture_at and capture_tensors is not None:
                     # backward(inputs=[non-leaf]): its .grad accumulates like a leaf's.
@@ -207,7 +209,8 @@ def _call_tensor_hooks(node, grads):
                     if result is not None:
                         grads[nr] = result
     if node.__class__ is AccumulateGrad:
-        meta = node.variable._autograd_meta
+        variable = node.variable
+        meta = variable._autograd_meta if variable is not None else None
         if meta is not None and meta.hooks and grads[0] is not None:
             for hook in tuple(meta.hooks.values()):
                 result = hook(grads[0])

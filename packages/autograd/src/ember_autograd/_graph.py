@@ -36,22 +36,23 @@ class Node:
     a node (``node(*grads)``) applies it outside of the engine.
     """
 
-    __slots__ = ("_next", "_input_meta", "_saved", "_seq", "_needs", "_pre_hooks", "_post_hooks",
-                 "_tensor_pre_hooks", "_retains_grad", "_metadata", "_anomaly_trace",
-                 "__weakref__", "__dict__")
+    # Only what every node needs is set per instance; hooks, retain_grad, metadata and
+    # anomaly traces are rare and fall back to these class-level Nones (a node is made on
+    # every recorded op call, so its constructor is on the hot path).
+    __slots__ = ("_next", "_input_meta", "_saved", "_seq", "__weakref__", "__dict__")
+    _needs = None
+    _pre_hooks = None
+    _post_hooks = None
+    _tensor_pre_hooks = None
+    _retains_grad = None
+    _metadata = None
+    _anomaly_trace = None
 
     def __init__(self):
         self._next = ()
         self._input_meta = ()
         self._saved = None
         self._seq = next(_sequence)
-        self._needs = None
-        self._pre_hooks = None
-        self._post_hooks = None
-        self._tensor_pre_hooks = None
-        self._retains_grad = None
-        self._metadata = None
-        self._anomaly_trace = None
 
     # -- PyTorch's Node API ---------------------------------------------------------------
 
@@ -120,20 +121,31 @@ class Node:
 
 
 class AccumulateGrad(Node):
-    """The node of a leaf tensor: adds the incoming gradient into ``variable.grad``."""
+    """The node of a leaf tensor: adds the incoming gradient into ``variable.grad``.
 
-    __slots__ = ("variable",)
+    The leaf holds its accumulator (so it is made once per leaf, not once per recorded
+    op) and the accumulator holds the leaf weakly, so the two make no reference cycle; a
+    gradient arriving for a leaf nobody holds any more is dropped.
+    """
+
+    __slots__ = ("_variable_ref",)
 
     def __init__(self, variable):
         super().__init__()
-        self.variable = variable
-        self._input_meta = ((tuple(variable._data.shape), variable._dtype),)
+        self._variable_ref = weakref.ref(variable)
+        self._input_meta = ((variable._data.shape, variable._dtype),)
+
+    @property
+    def variable(self):
+        return self._variable_ref()
 
     def name(self):
         return "torch::autograd::AccumulateGrad"
 
     def apply(self, grads):
-        accumulate_grad(self.variable, grads[0])
+        variable = self._variable_ref()
+        if variable is not None:
+            accumulate_grad(variable, grads[0])
         return []
 
 
@@ -251,15 +263,13 @@ def meta_of(t):
 
 
 def grad_accumulator(t):
-    """The one AccumulateGrad node of leaf `t` (alive as long as a graph uses it)."""
+    """The one AccumulateGrad node of leaf `t`, made again if ``.data`` changed its shape or dtype."""
     meta = t._autograd_meta
     if meta is None:
         meta = t._autograd_meta = AutogradMeta()
-    ref = meta.grad_accumulator
-    acc = ref() if ref is not None else None
-    if acc is None:
-        acc = AccumulateGrad(t)
-        meta.grad_accumulator = weakref.ref(acc)
+    acc = meta.grad_accumulator
+    if acc is None or acc._input_meta[0] != (t._data.shape, t._dtype):
+        acc = meta.grad_accumulator = AccumulateGrad(t)
     return acc
 
 

@@ -8,7 +8,7 @@ on views rebase the base's history through `CopySlices`, as PyTorch does.
 """
 from ember_tensor import Tensor, _dtype
 
-from . import _grad_mode
+from . import _grad_mode, anomaly_mode
 from ._graph import (
     AutogradMeta, Node, SavedTensor, gradient_edge, meta_of, refresh_view, short_name,
     validate_grad,
@@ -114,7 +114,6 @@ def _record(op, rule, args, kwargs, redispatch):
                     _make_view(o, first, op, args, kwargs, i, multi=node if n > 1 else None)
     if to_save is not None:
         node._saved = _pack(to_save, out)
-    from . import anomaly_mode
     if anomaly_mode._enabled:
         anomaly_mode.record_trace(node)
     return out
