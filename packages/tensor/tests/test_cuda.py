@@ -500,3 +500,12 @@ def test_the_gpu_allocator_is_a_valid_numba_emm_plugin():
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "accepted"
+
+
+def test_long_median_rows_take_the_host_path():
+    from ember_tensor import _cuda_reduce
+    n = _cuda_reduce.MEDIAN_ON_DEVICE_MAX + 5
+    x = et.tensor(np.random.default_rng(0).permutation(2 * n).reshape(2, n).astype(np.float32))
+    x[1, 3] = float("nan")
+    for fn in (lambda t: t.median(), lambda t: tuple(t.median(1)), lambda t: tuple(t.t().median(0))):
+        _check(fn, x)

@@ -173,9 +173,28 @@ def var_mean(a, dims, correction):
     return var, mean
 
 
+# Rows longer than this take median's host path (the device kernel is O(n^2) per row).
+MEDIAN_ON_DEVICE_MAX = 64 if cuda_loops.SIMULATOR else 4096
+
+
+def to_host(a):
+    """A host copy of device array `a` (its logical contents, C-contiguous)."""
+    return _cuda.to_numpy(a)
+
+
 def median(a, dim):
     """(values, indices) of the lower median along `dim`; (value, None) over all elements."""
     dims = tuple(range(a.ndim)) if dim is None else (dim,)
+    n_r = 1
+    for d in dims:
+        n_r *= a.shape[d]
+    if n_r > MEDIAN_ON_DEVICE_MAX:
+        # The rank-counting kernel does n_r^2 work per row: long rows go through the CPU's
+        # selection instead (a copy each way), which is faster than the kernel there.
+        from . import _cpu_reduce
+        values, indices = _cpu_reduce.median(to_host(a), dim)
+        return (_cuda.from_numpy(np.asarray(values)),
+                None if indices is None else _cuda.from_numpy(indices))
     values = _cuda.empty(_kept_shape(a, dims), a.dtype)
     indices = _cuda.empty(values.shape, np.int64)
     if values.size:
