@@ -25,7 +25,8 @@ check_layer_version("ember-autograd", ember_autograd.__version__, "0.1", "0.2", 
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: E402
 from .modules import *  # noqa: E402,F401,F403 - every layer class
 from .modules import __all__ as _module_names  # noqa: E402
-from . import init  # noqa: E402,F401
+from . import functional, init, parallel, utils  # noqa: E402,F401
+from .parallel import DataParallel  # noqa: E402
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "init",
-           *_module_names]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional", "init",
+           "parallel", "utils", "DataParallel", *_module_names]

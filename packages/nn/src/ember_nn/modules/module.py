@@ -4,7 +4,7 @@ Attributes that are Parameters, buffers or Modules live in three ordered dicts
 (`_parameters`, `_buffers`, `_modules`) rather than in ``__dict__``: that is what lets
 ``parameters()``, ``state_dict()``, ``to()`` and ``repr`` walk the tree. ``__setattr__``
 routes assignments there, ``__getattr__`` finds them. State-dict saving and loading
-live in `_state_dict.py`, which Module inherits.
+live in `_state_dict.py` and hooks with ``__call__`` in `_hooks.py`; Module inherits both.
 """
 from collections import OrderedDict
 
@@ -13,7 +13,7 @@ import ember_tensor
 from ember_tensor import Tensor
 
 from ..parameter import Buffer, Parameter
-from ._hooks import BackwardHook, RemovableHandle
+from ._hooks import HooksMixin
 from ._state_dict import StateDictMixin
 
 __all__ = ["Module"]
@@ -43,7 +43,7 @@ def _addindent(text, spaces):
     return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
 
 
-class Module(StateDictMixin):
+class Module(HooksMixin, StateDictMixin):
     """Base class for all neural network modules; subclasses define ``forward``.
 
     Assigning a Parameter, a Module or a ``Buffer`` as an attribute registers it, so that
@@ -424,102 +424,6 @@ class Module(StateDictMixin):
     def bfloat16(self):
         """Cast floating parameters and buffers to bfloat16."""
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
-
-    # -- hooks -------------------------------------------------------------------------------
-
-    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        """Call ``hook(module, args)`` (or ``hook(module, args, kwargs)`` with `with_kwargs`)
-        before ``forward``; a non-None result replaces the arguments."""
-        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
-        self._forward_pre_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_pre_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
-        """Call ``hook(module, args, output)`` after ``forward``; a non-None result replaces
-        the output."""
-        handle = RemovableHandle(self._forward_hooks, extra_dict=[
-            self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
-        self._forward_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_hooks_with_kwargs[handle.id] = True
-        if always_call:
-            self._forward_hooks_always_called[handle.id] = True
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_full_backward_pre_hook(self, hook, prepend=False):
-        """Call ``hook(module, grad_output)`` when the output gradients are known; a
-        non-None result replaces them."""
-        handle = RemovableHandle(self._backward_pre_hooks)
-        self._backward_pre_hooks[handle.id] = hook
-        if prepend:
-            self._backward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_full_backward_hook(self, hook, prepend=False):
-        """Call ``hook(module, grad_input, grad_output)`` once the gradients with respect
-        to the module's inputs are computed; a non-None result replaces grad_input."""
-        if self._is_full_backward_hook is False:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a "
-                               "single Module. Please use only one of them.")
-        self._is_full_backward_hook = True
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        if prepend:
-            self._backward_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def _call_impl(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
-                or self._backward_pre_hooks):
-            return self.forward(*args, **kwargs)
-        for hook_id, hook in self._forward_pre_hooks.items():
-            if hook_id in self._forward_pre_hooks_with_kwargs:
-                new = hook(self, args, kwargs)
-                if new is not None:
-                    if not (isinstance(new, tuple) and len(new) == 2):
-                        raise RuntimeError("forward pre-hook must return None or a tuple of "
-                                           f"(new_args, new_kwargs), but got {new}.")
-                    args, kwargs = new
-            else:
-                new = hook(self, args)
-                if new is not None:
-                    args = new if isinstance(new, tuple) else (new,)
-        backward_hook = None
-        if self._backward_hooks or self._backward_pre_hooks:
-            backward_hook = BackwardHook(self, list(self._backward_hooks.values()),
-                                         list(self._backward_pre_hooks.values()))
-            args = backward_hook.setup_input_hook(args)
-        called = set()
-        result = None
-        try:
-            result = self.forward(*args, **kwargs)
-            for hook_id, hook in self._forward_hooks.items():
-                called.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
-                    new = hook(self, args, kwargs, result)
-                else:
-                    new = hook(self, args, result)
-                if new is not None:
-                    result = new
-        except Exception:
-            for hook_id, hook in self._forward_hooks.items():
-                if hook_id in self._forward_hooks_always_called and hook_id not in called:
-                    try:
-                        hook(self, args, result)
-                    except Exception:
-                        pass  # the forward's own error is the one to report
-            raise
-        if backward_hook is not None:
-            result = backward_hook.setup_output_hook(result)
-        return result
-
-    __call__ = _call_impl
 
     # -- printing ----------------------------------------------------------------------------
 
