@@ -8,10 +8,10 @@ import argparse
 import datetime
 import importlib.util
 
-from . import cold_start, custom_kernels, machine, tensor_ops
+from . import cold_start, custom_kernels, machine, tensor_linalg, tensor_ops
 from ._harness import fmt_time, run
 
-SUITES = {"tensor": tensor_ops.WORKLOADS, "custom": custom_kernels.WORKLOADS}
+SUITES = {"tensor": tensor_ops.WORKLOADS, "custom": custom_kernels.WORKLOADS, "linalg": tensor_linalg.WORKLOADS}
 
 
 def main(argv=None):

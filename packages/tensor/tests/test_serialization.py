@@ -1,0 +1,253 @@
+"""save/load: round trips of checkpoints, shared views, atomic writes, and files that are
+truncated, corrupted, tampered with or crafted (pickles that would run code) rejected
+with a clear error and nothing executed."""
+import collections
+import hashlib
+import io
+import json
+import os
+import pickle
+import struct
+
+import numpy as np
+import pytest
+
+import ember_tensor as E
+from ember_tensor.serialization import SerializationError
+
+
+def _round_trip(obj, **load_kwargs):
+    buffer = io.BytesIO()
+    E.save(obj, buffer)
+    buffer.seek(0)
+    return E.load(buffer, **load_kwargs)
+
+
+def _assert_same(a, b):
+    if isinstance(a, E.Tensor):
+        assert isinstance(b, E.Tensor) and a.dtype == b.dtype and a.shape == b.shape
+        assert a.requires_grad == b.requires_grad
+        np.testing.assert_array_equal(a.detach().float().numpy(), b.detach().float().numpy())
+    elif isinstance(a, dict):
+        assert type(a) is type(b) and list(a) == list(b)
+        for k in a:
+            _assert_same(a[k], b[k])
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _assert_same(x, y)
+    elif isinstance(a, float) and np.isnan(a):
+        assert np.isnan(b)
+    else:
+        assert type(a) is type(b) and a == b
+
+
+VALUES = [
+    ("float32", E.arange(6.0).reshape(2, 3)),
+    ("float64", E.tensor([1.5, -2.0], dtype=E.float64)),
+    ("float16", E.tensor([1.5, -2.0], dtype=E.float16)),
+    ("bfloat16", E.tensor([1.5, -2.0], dtype=E.bfloat16)),
+    ("int types", [E.tensor([1, -2], dtype=d) for d in (E.int8, E.int16, E.int32, E.int64)]),
+    ("uint8 and bool", (E.tensor([0, 255], dtype=E.uint8), E.tensor([True, False]))),
+    ("zero-dim", E.tensor(3.25)),
+    ("empty", E.ones(0, 3)),
+    ("non-contiguous", E.arange(12.0).reshape(3, 4).t()),
+    ("requires_grad", E.ones(2).requires_grad_()),
+    ("plain values", {"int": 7, "big": 2 ** 80, "float": 0.1, "inf": float("inf"), "nan": float("nan"),
+                      "str": "héllo", "bool": True, "none": None, "bytes": b"\x00\xff", "bytearray": bytearray(b"ab")}),
+    ("dtype device size", [E.float16, E.int64, E.device("cpu"), E.Size([2, 3])]),
+    ("non-string keys", {1: "one", (2, "two"): [3], None: 0.5, False: "f"}),
+    ("ordered dict", collections.OrderedDict([("b", E.ones(1)), ("a", E.zeros(1))])),
+    ("nested checkpoint", {"model": collections.OrderedDict(weight=E.ones(2, 2), bias=E.zeros(2)),
+                           "optimizer": {"state": {0: {"step": E.tensor(3.0), "exp_avg": E.ones(2)}},
+                                         "param_groups": [{"lr": 1e-3, "betas": (0.9, 0.999), "params": [0]}]},
+                           "epoch": 4}),
+]
+
+
+@pytest.mark.parametrize("name,obj", VALUES, ids=[v[0] for v in VALUES])
+def test_round_trip(name, obj):
+    _assert_same(obj, _round_trip(obj))
+
+
+def test_round_trip_through_a_path(tmp_path):
+    path = tmp_path / "ckpt.pt"
+    E.save({"w": E.ones(3)}, path)
+    _assert_same({"w": E.ones(3)}, E.load(path))
+    E.save([1, 2], str(path))  # overwriting works and leaves no temporary files
+    assert E.load(str(path)) == [1, 2]
+    assert sorted(os.listdir(tmp_path)) == ["ckpt.pt"]
+
+
+def test_views_of_one_storage_are_saved_once_and_share_after_load():
+    base = E.zeros(1000)
+    views = {"whole": base, "slice": base[10:20], "matrix": base.view(10, 100), "column": base.view(10, 100)[:, 3]}
+    buffer = io.BytesIO()
+    E.save(views, buffer)
+    assert len(buffer.getvalue()) < 4000 + 2000  # one 4000-byte storage, not four
+    buffer.seek(0)
+    loaded = E.load(buffer)
+    loaded["whole"][15] = 7.0
+    loaded["matrix"][2, 3] = 9.0
+    assert loaded["slice"][5].item() == 7.0
+    assert loaded["column"][2].item() == 9.0
+    assert loaded["slice"].untyped_storage() is loaded["whole"].untyped_storage()
+    assert loaded["column"].stride() == (100,)
+
+
+def test_the_same_tensor_twice_loads_as_one_object():
+    t = E.ones(2)
+    a, b = _round_trip([t, t])
+    assert a is b
+
+
+def test_map_location_to_cpu():
+    loaded = _round_trip({"w": E.ones(2)}, map_location="cpu")
+    assert loaded["w"].device == E.device("cpu")
+    assert _round_trip(E.ones(1), map_location={"cpu": "cpu"}).device.type == "cpu"
+    assert _round_trip(E.ones(1), map_location=E.device("cpu")).device.type == "cpu"
+
+
+def test_unsupported_objects_are_refused_before_writing(tmp_path):
+    path = tmp_path / "ckpt.pt"
+    E.save({"ok": 1}, path)
+    with pytest.raises(SerializationError, match="cannot save an object of type .*Widget"):
+        E.save({"bad": _Widget()}, path)
+    assert E.load(path) == {"ok": 1}
+
+
+class _Widget:
+    pass
+
+
+def test_a_crash_while_writing_leaves_the_old_file(tmp_path, monkeypatch):
+    path = tmp_path / "ckpt.pt"
+    E.save({"version": 1}, path)
+
+    def crash(fd):
+        raise OSError("disk on fire")
+    monkeypatch.setattr(os, "fsync", crash)
+    with pytest.raises(OSError, match="disk on fire"):
+        E.save({"version": 2, "w": E.ones(100)}, path)
+    monkeypatch.undo()
+    assert E.load(path) == {"version": 1}
+    assert sorted(os.listdir(tmp_path)) == ["ckpt.pt"]
+
+
+def _checkpoint_bytes():
+    buffer = io.BytesIO()
+    E.save({"w": E.arange(64.0), "note": "hi"}, buffer)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("cut", [0, 5, 20, 100, -40, -9, -1])
+def test_truncated_files_are_rejected(cut):
+    data = _checkpoint_bytes()
+    with pytest.raises(SerializationError, match="truncated|not an ember checkpoint|corrupt"):
+        E.load(io.BytesIO(data[:cut]))
+
+
+def test_corrupted_bytes_are_detected_anywhere():
+    data = _checkpoint_bytes()
+    for position in range(0, len(data), 7):
+        damaged = bytearray(data)
+        damaged[position] ^= 0x40
+        with pytest.raises(SerializationError):
+            E.load(io.BytesIO(bytes(damaged)))
+
+
+def _rebuild(header):
+    """A file with `header` whose checksums are all recomputed: what an attacker can make."""
+    header_bytes = json.dumps(header).encode()
+    parts = [b"EMBRCKPT", struct.pack("<Q", len(header_bytes)), header_bytes, hashlib.sha256(header_bytes).digest()]
+    blob = np.arange(4, dtype=np.float32).tobytes()
+    parts.append(blob)
+    total = sum(len(p) for p in parts) + 16
+    return b"".join(parts) + b"EMBR-END" + struct.pack("<Q", total)
+
+
+def _header(root):
+    blob = np.arange(4, dtype=np.float32).tobytes()
+    return {"format": "ember-checkpoint", "version": 1, "byteorder": "little", "root": root,
+            "storages": [{"dtype": "float32", "offset": 0, "nbytes": len(blob),
+                          "sha256": hashlib.sha256(blob).hexdigest()}]}
+
+
+def _tensor_node(**changes):
+    node = {"$": "tensor", "id": 0, "storage": 0, "dtype": "float32", "shape": [4], "stride": [1],
+            "offset": 0, "device": "cpu", "requires_grad": False}
+    node.update(changes)
+    return node
+
+
+def test_a_well_formed_crafted_file_loads():
+    t = E.load(io.BytesIO(_rebuild(_header(_tensor_node()))))
+    assert t.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("root,message", [
+    (_tensor_node(shape=[5]), "outside of its storage"),
+    (_tensor_node(offset=3, shape=[2]), "outside of its storage"),
+    (_tensor_node(stride=[-1]), "invalid shape, stride or offset"),
+    (_tensor_node(storage=3), "storage 3"),
+    (_tensor_node(dtype="object"), "unknown dtype"),
+    (_tensor_node(dtype="__class__"), "unknown dtype"),
+    ({"$": "os.system", "args": ["echo hi"]}, "unknown object tag"),
+    ({"$": "ref", "id": 5}, "reference"),
+    ({"$": "dict", "items": [[[1], 2]]}, "not hashable"),
+    ({"$": "float", "value": "__import__('os')"}, "invalid float"),
+], ids=["too-long", "offset-past-end", "negative-stride", "missing-storage", "object-dtype", "attr-dtype",
+        "unknown-tag", "dangling-ref", "unhashable-key", "float-code"])
+def test_tampered_headers_with_valid_checksums_are_rejected(root, message):
+    with pytest.raises(SerializationError, match=message):
+        E.load(io.BytesIO(_rebuild(_header(root))))
+
+
+class _RunsCode:
+    """Unpickling this calls os.system: the classic malicious checkpoint."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+@pytest.mark.parametrize("protocol", [0, 2, pickle.HIGHEST_PROTOCOL])
+def test_malicious_pickles_are_rejected_without_running(tmp_path, protocol):
+    marker = tmp_path / "pwned"
+    path = tmp_path / "evil.pt"
+    path.write_bytes(pickle.dumps({"w": _RunsCode(marker)}, protocol=protocol))
+    for weights_only in (True, False):
+        with pytest.raises(SerializationError, match="pickle.*never unpickles"):
+            E.load(path, weights_only=weights_only)
+    assert not marker.exists()
+
+
+def test_pytorch_zip_checkpoints_are_rejected_clearly(tmp_path):
+    path = tmp_path / "torch.pt"
+    path.write_bytes(b"PK\x03\x04" + b"\0" * 100)
+    with pytest.raises(SerializationError, match="zip archive"):
+        E.load(path)
+
+
+def test_pickle_module_arguments_are_refused():
+    with pytest.raises(SerializationError, match="does not unpickle"):
+        E.load(io.BytesIO(_checkpoint_bytes()), pickle_module=pickle)
+    with pytest.raises(SerializationError, match="does not pickle"):
+        E.save(1, io.BytesIO(), pickle_module=pickle)
+
+
+def test_deeply_nested_objects_are_refused_clearly():
+    obj = []
+    for _ in range(1000):
+        obj = [obj]
+    with pytest.raises(SerializationError, match="nested more than"):
+        E.save(obj, io.BytesIO())
+
+
+def test_loading_a_text_stream_is_refused(tmp_path):
+    path = tmp_path / "c.pt"
+    E.save(1, path)
+    with open(path, "r", encoding="latin-1") as fh, pytest.raises(SerializationError, match="binary file"):
+        E.load(fh)
