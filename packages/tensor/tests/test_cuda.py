@@ -453,8 +453,17 @@ def test_long_rows_are_split_across_blocks_and_merged():
     assert _cuda_reduce._chunks(1, 60) > 1 and _cuda_reduce._chunks(3, 20) > 1
     for fn in (lambda t: t.sum(), lambda t: t.mean(), lambda t: t.amin(), lambda t: t.sum(1),
                lambda t: t.t().mean(0), lambda t: t.norm(), lambda t: t.long().prod(1),
-               lambda t: t.count_nonzero(), lambda t: (t > -17).all(), lambda t: t.abs().norm(1)):
+               lambda t: t.count_nonzero(), lambda t: (t > -17).all(), lambda t: t.abs().norm(1),
+               lambda t: t.var(), lambda t: tuple(et.var_mean(t, 1, correction=0)),
+               lambda t: t.t().std(0), lambda t: t.argmax(), lambda t: tuple(t.min(1)),
+               lambda t: t.abs().argmin()):
         _check(fn, x)
+    # ties and NaN across chunks: the first occurrence still wins
+    ties = et.tensor([1.0, 9.0] * 20)
+    _check(lambda t: (t.argmax(), t.argmin()), ties)
+    ties[25] = float("nan")
+    ties[31] = float("nan")
+    _check(lambda t: (t.argmax(), t.argmin(), t.max()), ties)
 
 
 def test_slides_gpu_snippet():

@@ -157,7 +157,17 @@ def arg_reduce(kind, a, dim):
     if values.size:
         buf, n_o, s_o, n_r, s_r = _plan(a, dims)
         mod = kernels("arg" + kind, a.dtype.name)
-        _launch(mod.rows, n_o, buf, n_o, s_o, n_r, s_r, _cuda._flat(values), _cuda._flat(indices))
+        nchunks = _chunks(n_o, n_r)
+        if nchunks > 1:
+            size = -(-n_r // nchunks)
+            pvals = _cuda.empty((n_o * nchunks,), a.dtype)
+            pidx = _cuda.empty((n_o * nchunks,), np.int64)
+            _launch(mod.partial, n_o * nchunks, buf, n_o, s_o, n_r, s_r, nchunks, size, pvals, pidx)
+            _launch(mod.merge, 1, pvals, pidx, n_o, nchunks, _cuda._flat(values),
+                    _cuda._flat(indices))
+        else:
+            _launch(mod.rows, n_o, buf, n_o, s_o, n_r, s_r, _cuda._flat(values),
+                    _cuda._flat(indices))
     return values, indices
 
 
@@ -168,8 +178,17 @@ def var_mean(a, dims, correction):
     if var.size:
         buf, n_o, s_o, n_r, s_r = _plan(a, dims)
         mod = kernels("var", a.dtype.name)
-        _launch(mod.rows, n_o, buf, n_o, s_o, n_r, s_r, np.float64(correction),
-                _cuda._flat(var), _cuda._flat(mean))
+        nchunks = _chunks(n_o, n_r)
+        if nchunks > 1:
+            size = -(-n_r // nchunks)
+            pmean = _cuda.empty((n_o * nchunks,), np.float64)
+            pm2 = _cuda.empty((n_o * nchunks,), np.float64)
+            _launch(mod.partial, n_o * nchunks, buf, n_o, s_o, n_r, s_r, nchunks, size, pmean, pm2)
+            _launch(mod.merge, 1, pmean, pm2, n_o, nchunks, n_r, size, np.float64(correction),
+                    _cuda._flat(var), _cuda._flat(mean))
+        else:
+            _launch(mod.rows, n_o, buf, n_o, s_o, n_r, s_r, np.float64(correction),
+                    _cuda._flat(var), _cuda._flat(mean))
     return var, mean
 
 

@@ -16,6 +16,8 @@ Modules and their `rows` kernel's arguments after (buf, n_o, s_o, n_r, s_r):
       and, for few long rows (a full reduction), a split over more blocks in two passes:
       partial(buf, n_o, s_o, n_r, s_r, init, nchunks, size, partials)  chunk results
       merge(partials, n_o, nchunks, n_r, init, out)                    fold, then final
+  (arg and var split long rows the same way: partial -> per-chunk winners / (mean, M2),
+  merge -> one thread per row folds them, var with Chan et al.'s pairwise update)
   arg (argmax, argmin)                     (values, indices) first occurrence wins ties,
                                            the first NaN is the extreme
   var                                      (correction, var, mean)  two passes in float64
@@ -163,6 +165,57 @@ def rows(buf, n_o, s_o, n_r, s_r, values, indices):
         cuda.syncthreads()
 '''
 
+_ARG_SPLIT = '''
+
+@cuda.jit(cache=True)
+def partial(buf, n_o, s_o, n_r, s_r, nchunks, size, pvals, pidx):
+    # Task t: the best (value, index) of chunk t % nchunks of row t // nchunks (-1: empty).
+    vals = cuda.shared.array(THREADS, ACC)
+    idxs = cuda.shared.array(THREADS, np.int64)
+    tid = cuda.threadIdx.x
+    for t in range(cuda.blockIdx.x, n_o * nchunks, cuda.gridDim.x):
+        lo = (t % nchunks) * size
+        hi = min(lo + size, n_r)
+        base = (t // nchunks) * s_o
+        best = buf[base]
+        ib = -1
+        for r in range(lo + tid, hi, THREADS):
+            x = buf[base + r * s_r]
+            if better(x, r, best, ib):
+                best = x
+                ib = r
+        vals[tid] = best
+        idxs[tid] = ib
+        cuda.syncthreads()
+        width = THREADS // 2
+        while width > 0:
+            if tid < width and better(vals[tid + width], idxs[tid + width], vals[tid], idxs[tid]):
+                vals[tid] = vals[tid + width]
+                idxs[tid] = idxs[tid + width]
+            cuda.syncthreads()
+            width //= 2
+        if tid == 0:
+            pvals[t] = vals[0]
+            pidx[t] = idxs[0]
+        cuda.syncthreads()
+
+
+@cuda.jit(cache=True)
+def merge(pvals, pidx, n_o, nchunks, values, indices):
+    # One thread per row folds the row's chunk winners in order (there are few chunks).
+    for o in range(cuda.grid(1), n_o, cuda.gridsize(1)):
+        best = pvals[o * nchunks]
+        ib = pidx[o * nchunks]
+        for j in range(1, nchunks):
+            x = pvals[o * nchunks + j]
+            ix = pidx[o * nchunks + j]
+            if better(x, ix, best, ib):
+                best = x
+                ib = ix
+        values[o] = best
+        indices[o] = ib
+'''
+
 _VAR = '''
 @cuda.jit(cache=True)
 def rows(buf, n_o, s_o, n_r, s_r, correction, var, mean):
@@ -185,6 +238,52 @@ def rows(buf, n_o, s_o, n_r, s_r, correction, var, mean):
             mean[o] = mu
             var[o] = part[0] / max(0.0, n_r - correction)
         cuda.syncthreads()
+
+
+@cuda.jit(cache=True)
+def partial(buf, n_o, s_o, n_r, s_r, nchunks, size, pmean, pm2):
+    # Task t: mean and sum of squared deviations of one chunk (two passes, float64).
+    part = cuda.shared.array(THREADS, np.float64)
+    tid = cuda.threadIdx.x
+    for t in range(cuda.blockIdx.x, n_o * nchunks, cuda.gridDim.x):
+        lo = (t % nchunks) * size
+        hi = min(lo + size, n_r)
+        base = (t // nchunks) * s_o
+        acc = 0.0
+        for r in range(lo + tid, hi, THREADS):
+            acc += buf[base + r * s_r]
+''' + _TREE.format(merge="acc + x") + '''
+        mu = part[0] / max(1, hi - lo)
+        cuda.syncthreads()
+        acc = 0.0
+        for r in range(lo + tid, hi, THREADS):
+            d = buf[base + r * s_r] - mu
+            acc += d * d
+''' + _TREE.format(merge="acc + x") + '''
+        if tid == 0:
+            pmean[t] = mu
+            pm2[t] = part[0]
+        cuda.syncthreads()
+
+
+@cuda.jit(cache=True)
+def merge(pmean, pm2, n_o, nchunks, n_r, size, correction, var, mean):
+    # Chan et al.'s pairwise update folds the chunks' (count, mean, M2) in order.
+    for o in range(cuda.grid(1), n_o, cuda.gridsize(1)):
+        count = 0.0
+        mu = 0.0
+        m2 = 0.0
+        for j in range(nchunks):
+            nb = min(size, max(0, n_r - j * size))
+            if nb == 0:
+                continue
+            total = count + nb
+            delta = pmean[o * nchunks + j] - mu
+            mu += delta * nb / total
+            m2 += pm2[o * nchunks + j] + delta * delta * count * nb / total
+            count = total
+        mean[o] = mu
+        var[o] = m2 / max(0.0, n_r - correction)
 '''
 
 _MEDIAN = '''
@@ -246,7 +345,7 @@ def _source(kind, acc):
         body = _ACCUMULATE.format(step=step, final=final, merge=merge)
         return head + body.replace("{merge}", merge)
     if kind in _ARG_BETTER:
-        return head + _ARG.format(better=_ARG_BETTER[kind])
+        return head + _ARG.format(better=_ARG_BETTER[kind]) + _ARG_SPLIT
     if kind == "var":
         return head + _VAR
     if kind == "median":
