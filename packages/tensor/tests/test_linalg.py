@@ -279,3 +279,31 @@ def test_errors_match_pytorch_oracle(call, exc, message):
     with pytest.raises(RuntimeError) as ours:
         call()
     assert str(theirs.value).splitlines()[0] == str(ours.value).splitlines()[0]
+
+
+CUDA_CASES = [
+    ("flip", lambda x: x.flip(0, 1)),
+    ("roll", lambda x: x.roll(1, 1)),
+    ("repeat", lambda x: x.repeat(2, 1)),
+    ("tril", lambda x: x.tril(-1)),
+    ("rot90", lambda x: x.rot90()),
+    ("repeat_interleave", lambda x: x.repeat_interleave(E.tensor([1, 0, 2], device=x.device), dim=0)),
+    ("matmul", lambda x: x @ x.mT),
+    ("inv", lambda x: E.linalg.inv(x[:, :3] + 5 * E.eye(3, dtype=E.float64, device=x.device))),
+    ("svdvals", lambda x: E.linalg.svdvals(x)),
+    ("einsum", lambda x: E.einsum("ij,kj->ik", x, x)),
+    ("matrix_norm", lambda x: E.linalg.matrix_norm(x, 1)),
+    ("kron", lambda x: E.kron(x[:2, :2], x[:2, :2])),
+    ("cross", lambda x: E.linalg.cross(x[:, :3], x[:, 1:])),
+]
+
+
+@pytest.mark.parametrize("name,fn", CUDA_CASES, ids=[c[0] for c in CUDA_CASES])
+def test_cuda_matches_cpu(name, fn):
+    """The same ops on CUDA tensors (Numba's simulator unless a GPU is asked for) stay on
+    the device and give the CPU's values."""
+    pytest.importorskip("numba.cuda")
+    host = E.tensor(RNG.standard_normal((3, 4)))
+    result = fn(host.to("cuda"))
+    assert result.device.type == "cuda"
+    np.testing.assert_allclose(result.cpu().numpy(), fn(host).numpy(), rtol=1e-10, atol=1e-10)

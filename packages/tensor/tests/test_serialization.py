@@ -251,3 +251,17 @@ def test_loading_a_text_stream_is_refused(tmp_path):
     E.save(1, path)
     with open(path, "r", encoding="latin-1") as fh, pytest.raises(SerializationError, match="binary file"):
         E.load(fh)
+
+
+def test_cuda_tensors_round_trip_and_map_to_cpu():
+    pytest.importorskip("numba.cuda")
+    x = E.arange(12.0).reshape(3, 4).to("cuda")
+    buffer = io.BytesIO()
+    E.save({"x": x, "row": x[1]}, buffer)
+    buffer.seek(0)
+    on_gpu = E.load(buffer)
+    assert on_gpu["x"].device.type == "cuda"
+    assert on_gpu["row"].untyped_storage() is on_gpu["x"].untyped_storage()
+    buffer.seek(0)
+    on_cpu = E.load(buffer, map_location={"cuda:0": "cpu"})
+    assert on_cpu["row"].device.type == "cpu" and on_cpu["row"].tolist() == [4.0, 5.0, 6.0, 7.0]
