@@ -75,6 +75,7 @@ class Rule:
         self.save = save
         self.node_name = node_name if node_name is not None else _camel(names[0]) + "Backward0"
         self._node_classes = {}
+        self._fixed_class = None  # the node class when node_name is a plain string
         self._extractors = {}
 
     def node_class(self, name):
@@ -86,15 +87,18 @@ class Rule:
 
     def make_node(self, args, kwargs):
         name = self.node_name
-        if name.__class__ is not str:
-            name = name(*args, **kwargs)
-        return self.node_class(name)()
+        if name.__class__ is str:
+            cls = self._fixed_class
+            if cls is None:
+                cls = self._fixed_class = self.node_class(name)
+            return cls()
+        return self.node_class(name(*args, **kwargs))()
 
     def extractor(self, op):
         """A function (args, kwargs) -> list of the op's differentiable inputs."""
-        extract = self._extractors.get(op.name)
+        extract = self._extractors.get(op)
         if extract is None:
-            extract = self._extractors[op.name] = _make_extractor(op.impl, self.inputs)
+            extract = self._extractors[op] = _make_extractor(op.impl, self.inputs)
         return extract
 
 
