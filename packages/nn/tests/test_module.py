@@ -169,6 +169,24 @@ def test_get_submodule_parameter_and_buffer():
         t.get_parameter("first.running")
 
 
+def test_set_submodule_replaces_by_path():
+    t = Tree()
+    new = Leaf(5)
+    t.set_submodule("block.1", new)
+    assert t.block[1] is new
+    with pytest.raises(AttributeError, match="Sequential has no attribute `7`"):
+        t.set_submodule("block.7", Leaf(), strict=True)
+    with pytest.raises(AttributeError, match="`bias` is not an nn.Module"):
+        t.set_submodule("bias", Leaf())
+
+
+def test_to_empty_keeps_shapes_and_dtypes():
+    t = Tree().double()
+    assert t.to_empty(device="cpu") is t
+    assert t.first.weight.shape == (2,) and t.first.weight.dtype is torch.float64
+    assert isinstance(t.first.weight, Parameter)
+
+
 def test_dir_lists_registered_members():
     names = dir(Tree())
     assert {"first", "block", "bias", "forward", "training"} <= set(names)
@@ -412,6 +430,36 @@ def test_full_backward_hooks_see_and_replace_gradients():
     assert seen == {"pre": [1.0, 1.0], "out": [2.0, 2.0], "in": [6.0, 6.0]}
     assert x.grad.tolist() == [60.0, 60.0]
     assert m.weight.grad.tolist() == [2.0, 2.0]
+
+
+@needs_backward
+def test_deprecated_backward_hook_sees_the_output_nodes_gradients():
+    m = Leaf()
+    seen = []
+    m.register_backward_hook(lambda module, grad_input, grad_output: seen.append(len(grad_output)))
+    with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks and full backward hooks"):
+        m.register_full_backward_hook(lambda *a: None)
+    m(torch.ones(2, requires_grad=True)).sum().backward()
+    assert seen == [1]
+
+
+@needs_backward
+def test_global_module_hooks_run_for_every_module():
+    from ember_nn.modules.module import register_module_forward_hook, register_module_full_backward_hook
+    seen = []
+    forward = register_module_forward_hook(lambda module, args, out: seen.append(type(module).__name__))
+    backward = register_module_full_backward_hook(
+        lambda module, grad_input, grad_output: seen.append("grad " + type(module).__name__))
+    try:
+        Tree()(torch.ones(2, requires_grad=True)).sum().backward()
+    finally:
+        forward.remove()
+        backward.remove()
+    # Tree's hook runs last: it waits for the gradient with respect to Tree's input.
+    assert seen == ["Leaf", "Leaf", "Tree", "grad Leaf", "grad Leaf", "grad Tree"]
+    seen.clear()
+    Tree()(torch.ones(2))
+    assert seen == []
 
 
 @needs_backward

@@ -5,15 +5,33 @@ outputs at once, so (as in PyTorch) the inputs and the outputs of a hooked call 
 through one identity autograd Function: its backward receives all the gradients together,
 calls the hooks and may replace them.
 """
+import functools
 import itertools
 import weakref
+from collections import OrderedDict
 
 from ember_autograd import Function
 from ember_tensor import Tensor
 
-__all__ = ["RemovableHandle", "BackwardHook", "HooksMixin"]
+__all__ = [
+    "RemovableHandle", "BackwardHook", "HooksMixin", "register_module_forward_pre_hook",
+    "register_module_forward_hook", "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
+]
 
 _handle_ids = itertools.count()
+
+# Hooks run by every module (``register_module_*``), before each module's own. OrderedDicts
+# because handles keep weak references to their tables (a plain dict has none).
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_pre_hooks_with_kwargs = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_with_kwargs = OrderedDict()
+_global_forward_hooks_always_called = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
+_global_backward_hooks = OrderedDict()
+_GLOBAL_TABLES = (_global_forward_pre_hooks, _global_forward_hooks, _global_backward_pre_hooks,
+                  _global_backward_hooks)
+_GLOBAL_HOOKS_IN_USE = [False]  # a cell, so that __call__'s fast path checks one flag
 
 
 class RemovableHandle:
@@ -194,12 +212,26 @@ class HooksMixin:
             self._backward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    def register_backward_hook(self, hook):
+        """Deprecated: ``hook(module, grad_input, grad_output)`` on the node that made the
+        output, so grad_input is that node's (not the module's); use
+        ``register_full_backward_hook``."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a "
+                               "single Module. Please use only one of them.")
+        self._is_full_backward_hook = False
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
     def _call_impl(self, *args, **kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
-                or self._backward_pre_hooks):
+                or self._backward_pre_hooks or _GLOBAL_HOOKS_IN_USE[0]):
             return self.forward(*args, **kwargs)
-        for hook_id, hook in self._forward_pre_hooks.items():
-            if hook_id in self._forward_pre_hooks_with_kwargs:
+        pre_hooks = {**_global_forward_pre_hooks, **self._forward_pre_hooks}
+        pre_with_kwargs = {**_global_forward_pre_hooks_with_kwargs, **self._forward_pre_hooks_with_kwargs}
+        for hook_id, hook in pre_hooks.items():
+            if hook_id in pre_with_kwargs:
                 new = hook(self, args, kwargs)
                 if new is not None:
                     if not (isinstance(new, tuple) and len(new) == 2):
@@ -210,26 +242,32 @@ class HooksMixin:
                 new = hook(self, args)
                 if new is not None:
                     args = new if isinstance(new, tuple) else (new,)
+        full_hooks = list(_global_backward_hooks.values())
+        if self._is_full_backward_hook:
+            full_hooks += list(self._backward_hooks.values())
+        backward_pre_hooks = [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
         backward_hook = None
-        if self._backward_hooks or self._backward_pre_hooks:
-            backward_hook = BackwardHook(self, list(self._backward_hooks.values()),
-                                         list(self._backward_pre_hooks.values()))
+        if full_hooks or backward_pre_hooks:
+            backward_hook = BackwardHook(self, full_hooks, backward_pre_hooks)
             args = backward_hook.setup_input_hook(args)
+        forward_hooks = {**_global_forward_hooks, **self._forward_hooks}
+        with_kwargs = {**_global_forward_hooks_with_kwargs, **self._forward_hooks_with_kwargs}
+        always_called = {**_global_forward_hooks_always_called, **self._forward_hooks_always_called}
         called = set()
         result = None
         try:
             result = self.forward(*args, **kwargs)
-            for hook_id, hook in self._forward_hooks.items():
+            for hook_id, hook in forward_hooks.items():
                 called.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
+                if hook_id in with_kwargs:
                     new = hook(self, args, kwargs, result)
                 else:
                     new = hook(self, args, result)
                 if new is not None:
                     result = new
         except Exception:
-            for hook_id, hook in self._forward_hooks.items():
-                if hook_id in self._forward_hooks_always_called and hook_id not in called:
+            for hook_id, hook in forward_hooks.items():
+                if hook_id in always_called and hook_id not in called:
                     try:
                         hook(self, args, result)
                     except Exception:
@@ -237,7 +275,67 @@ class HooksMixin:
             raise
         if backward_hook is not None:
             result = backward_hook.setup_output_hook(result)
+        if self._is_full_backward_hook is False and self._backward_hooks:
+            self._hook_output_node(result)
         return result
+
+    def _hook_output_node(self, result):
+        # The deprecated hooks see the gradients of the node that made the (first) output.
+        tensor = result
+        while not isinstance(tensor, Tensor):
+            tensor = next(v for v in tensor.values() if isinstance(v, Tensor)) if isinstance(tensor, dict) \
+                else tensor[0]
+        node = tensor.grad_fn
+        if node is None:
+            return
+        for hook in self._backward_hooks.values():
+            node.register_hook(functools.partial(_call_module_hook, hook, self))
 
     __call__ = _call_impl
 
+
+
+def _call_module_hook(hook, module, grad_inputs, grad_outputs):
+    return hook(module, grad_inputs, grad_outputs)
+
+
+class _GlobalHandle(RemovableHandle):
+    def remove(self):
+        super().remove()
+        _GLOBAL_HOOKS_IN_USE[0] = any(_GLOBAL_TABLES)
+
+
+def _register_global(table, hook, extra=()):
+    handle = _GlobalHandle(table, extra_dict=list(extra))
+    table[handle.id] = hook
+    _GLOBAL_HOOKS_IN_USE[0] = True
+    return handle
+
+
+def register_module_forward_pre_hook(hook, *, with_kwargs=False):
+    """A forward pre-hook run by every module before its own (debugging, profiling)."""
+    handle = _register_global(_global_forward_pre_hooks, hook, [_global_forward_pre_hooks_with_kwargs])
+    if with_kwargs:
+        _global_forward_pre_hooks_with_kwargs[handle.id] = True
+    return handle
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """A forward hook run by every module before its own."""
+    handle = _register_global(_global_forward_hooks, hook,
+                              [_global_forward_hooks_with_kwargs, _global_forward_hooks_always_called])
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook):
+    """A full backward pre-hook run by every module."""
+    return _register_global(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook):
+    """A full backward hook run by every module."""
+    return _register_global(_global_backward_hooks, hook)

@@ -13,10 +13,14 @@ import ember_tensor
 from ember_tensor import Tensor
 
 from ..parameter import Buffer, Parameter
-from ._hooks import HooksMixin
+from ._hooks import (
+    HooksMixin, register_module_forward_hook, register_module_forward_pre_hook, register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+)
 from ._state_dict import StateDictMixin
 
-__all__ = ["Module"]
+__all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
+           "register_module_full_backward_pre_hook", "register_module_full_backward_hook"]
 
 
 def _typename(value):
@@ -294,6 +298,18 @@ class Module(HooksMixin, StateDictMixin):
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return module
 
+    def set_submodule(self, target, module, strict=False):
+        """Replace (or, unless `strict`, add) the submodule at dotted path `target`."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(parent._get_name() + " has no attribute `" + name + "`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError("`" + name + "` is not an nn.Module")
+        setattr(parent, name, module)
+
     def get_parameter(self, target):
         """The parameter at dotted path `target` ("layer.weight")."""
         module_path, _, name = target.rpartition(".")
@@ -396,6 +412,10 @@ class Module(HooksMixin, StateDictMixin):
         def convert(t):
             return t.to(device=device, dtype=dtype if t.is_floating_point() else None)
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse=True):
+        """Move parameters and buffers to `device` without copying their values."""
+        return self._apply(lambda t: ember_tensor.empty_like(t, device=device), recurse=recurse)
 
     def cuda(self, device=None):
         """Move every parameter and buffer to a CUDA device."""
