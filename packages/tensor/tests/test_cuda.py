@@ -518,3 +518,18 @@ def test_long_median_rows_take_the_host_path():
     x[1, 3] = float("nan")
     for fn in (lambda t: t.median(), lambda t: tuple(t.median(1)), lambda t: tuple(t.t().median(0))):
         _check(fn, x)
+
+
+def test_cached_blocks_are_reused_only_on_their_stream():
+    et.cuda.empty_cache()
+    side = et.cuda.Stream()
+    with et.cuda.stream(side):
+        x = et.empty(300, device="cuda")
+    del x  # back to the side stream's cache
+    hits = et.cuda.memory_stats()["cache_hits"]
+    y = et.empty(300, device="cuda")  # default stream: must not take the side stream's block
+    assert et.cuda.memory_stats()["cache_hits"] == hits
+    with et.cuda.stream(side):
+        z = et.empty(300, device="cuda")
+    assert et.cuda.memory_stats()["cache_hits"] == hits + 1
+    del y, z

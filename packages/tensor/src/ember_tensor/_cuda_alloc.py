@@ -1,8 +1,9 @@
 """ember's caching allocator for CUDA memory, and the statistics torch.cuda reports.
 
 Like PyTorch's: requests are rounded up to a multiple of 512 bytes; a freed block goes
-back to a per-device cache (keyed by its rounded size) instead of to the driver, so
-freeing never synchronises and the next request of that size is served at once;
+back to a per-device cache (keyed by its rounded size and the stream it was allocated
+on) instead of to the driver, so freeing never synchronises and the next request of that
+size on that stream is served at once (stream order makes the reuse safe);
 `empty_cache()` hands the cached blocks back. Counted per device:
 
   allocated   bytes of blocks held by live arrays   (memory_allocated)
@@ -58,15 +59,17 @@ class Pool:
     def __init__(self, index):
         self.index = index
         self.lock = threading.Lock()
-        self.free = {}  # rounded size -> [block, ...]
+        # (rounded size, stream key) -> [block, ...]: a block is reused only by allocations
+        # on the stream it was allocated on, whose order makes reuse safe without syncing.
+        self.free = {}
         self.allocated = self.reserved = 0
         self.peak_allocated = self.peak_reserved = 0
         self.num_alloc = self.num_free = self.num_cache_hits = 0
 
-    def take(self, size, new_block, capacity_info):
+    def take(self, size, new_block, capacity_info, stream=0):
         """A block of rounded `size`: a cached one, else new_block(size) (retried empty)."""
         with self.lock:
-            blocks = self.free.get(size)
+            blocks = self.free.get((size, stream))
             block = blocks.pop() if blocks else None
             if block is not None:
                 self.num_cache_hits += 1
@@ -91,17 +94,17 @@ class Pool:
             self.peak_reserved = max(self.peak_reserved, self.reserved)
         return block
 
-    def give_back(self, block, size):
-        """Return a block to the cache (called when its last user is gone)."""
+    def give_back(self, block, size, stream=0):
+        """Return a block to the cache of `stream` (called when its last user is gone)."""
         with self.lock:
-            self.free.setdefault(size, []).append(block)
+            self.free.setdefault((size, stream), []).append(block)
             self.allocated -= size
             self.num_free += 1
 
     def release_cached(self):
         """Drop every cached block (the device memory goes back to the driver)."""
         with self.lock:
-            dropped = sum(size * len(blocks) for size, blocks in self.free.items())
+            dropped = sum(key[0] * len(blocks) for key, blocks in self.free.items())
             self.free.clear()
             self.reserved -= dropped
 
@@ -168,6 +171,13 @@ def summary(index):
     return "\n".join(out) + "\n"
 
 
+def stream_key():
+    """Which stream's cache an allocation made now belongs to (0: the default stream)."""
+    from . import cuda as _public
+    stream = _public._current_numba_stream()
+    return id(stream) if stream else 0
+
+
 # --- the simulator front end ------------------------------------------------------------
 
 # The simulator has no device memory limit; tests may set one to exercise the OOM path.
@@ -204,9 +214,10 @@ def sim_alloc(shape, dtype):
         return np.empty(shape, dtype)
     size = round_size(nbytes)
     p = pool(0)
-    block = p.take(size, _sim_new_block, lambda: (SIM_CAPACITY, SIM_CAPACITY - p.reserved))
+    stream = stream_key()
+    block = p.take(size, _sim_new_block, lambda: (SIM_CAPACITY, SIM_CAPACITY - p.reserved), stream)
     lease = _Lease(block, nbytes)
-    weakref.finalize(lease, p.give_back, block, size)
+    weakref.finalize(lease, p.give_back, block, size, stream)
     return np.asarray(lease).view(dtype).reshape(shape)
 
 
@@ -236,9 +247,10 @@ def _make_manager_class():
 
         def memalloc(self, size):
             rounded = round_size(size)
-            block = self._pool.take(rounded, self._new_block, self._info)
+            stream = stream_key()
+            block = self._pool.take(rounded, self._new_block, self._info, stream)
             return cuda.MemoryPointer(self.context, block.device_pointer, size,
-                                      finalizer=_returner(self._pool, block, rounded))
+                                      finalizer=_returner(self._pool, block, rounded, stream))
 
         def _info(self):
             info = self.get_memory_info()
@@ -261,9 +273,9 @@ def _make_manager_class():
     return CachingMemoryManager
 
 
-def _returner(p, block, size):
+def _returner(p, block, size, stream):
     # A closure over the block only: the finalizer must not reference the MemoryPointer.
-    return lambda: p.give_back(block, size)
+    return lambda: p.give_back(block, size, stream)
 
 
 _manager_class = None
