@@ -186,6 +186,37 @@ def test_layer_matches_pytorch(case):
         np.testing.assert_allclose(np.array(layer.state_dict()[key]), value.numpy(), rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("case", LAYERS, ids=case_id)
+def test_layer_gradients_match_pytorch(case):
+    """Gradients with respect to the input and every parameter, the same weights copied."""
+    real = pytest.importorskip("torch")
+    name, args, kwargs, shapes, function = case
+    if function is not None and not has_functional(function):
+        pytest.skip(f"ember_nn.functional has no {function} yet")
+    layer = getattr(nn, name)(*args, **kwargs)
+    reference = getattr(real.nn, name)(*args, **kwargs)
+    reference.load_state_dict({k: real.from_numpy(np.array(v)) for k, v in layer.state_dict().items()})
+    if name in EVAL_ONLY:
+        layer.eval()
+        reference.eval()
+    arrays = [RNG.standard_normal(shape).astype(np.float32) for shape in shapes]
+    inputs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    ref_inputs = [real.tensor(a, requires_grad=True) for a in arrays]
+    out = layer(*inputs)
+    expected = reference(*ref_inputs)
+    out = out[0] if isinstance(out, tuple) else out
+    expected = expected[0] if isinstance(expected, tuple) else expected
+    weights = RNG.standard_normal(tuple(expected.shape)).astype(np.float32)
+    (out * torch.tensor(weights)).sum().backward()
+    (expected * real.from_numpy(weights)).sum().backward()
+    for ours, theirs in zip(inputs, ref_inputs):
+        np.testing.assert_allclose(np.array(ours.grad), theirs.grad.numpy(), rtol=1e-4, atol=1e-4)
+    ref_params = dict(reference.named_parameters())
+    for key, param in layer.named_parameters():
+        np.testing.assert_allclose(np.array(param.grad), ref_params[key].grad.numpy(), rtol=1e-4, atol=1e-4,
+                                   err_msg=key)
+
+
 # -- default initialisation ------------------------------------------------------------------
 
 @pytest.mark.parametrize("layer, fan_in", [
