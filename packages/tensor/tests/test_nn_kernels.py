@@ -235,3 +235,22 @@ def test_half_precision_computes_in_float32():
     assert y.dtype == et.float16
     ref = N.convolution(x.float(), w.float(), None, 1, 1, 1, False, 0, 1)
     np.testing.assert_allclose(y.float().numpy(), ref.numpy(), atol=2e-2)
+
+
+@pytest.mark.parametrize("dtype", [et.float32, et.float64])
+def test_max_pool_propagates_nan_and_pads_with_minus_infinity(dtype):
+    x = et.tensor([[[[1.0, float("nan"), -5.0], [-3.0, -4.0, -6.0]]]], dtype=dtype)
+    values, indices = N.max_pool_with_indices(x, (2, 2), (1, 1), (1, 1))
+    assert np.isnan(values.numpy()[0, 0, 0, 1]) and indices.tolist()[0][0][0][1] == 1
+    # Padding never wins: the corner window sees only x[0, 0] = 1.
+    assert values.numpy()[0, 0, 0, 0] == 1.0 and indices.tolist()[0][0][0][0] == 0
+    assert values.numpy()[0, 0, 2, 3] == -6.0
+
+
+def test_big_inputs_take_the_parallel_kernels():
+    # Above the parallel threshold: same results as the strided NumPy references.
+    x, w = rng.standard_normal((4, 8, 20, 20)), rng.standard_normal((6, 8, 3, 3))
+    y = N.convolution(et.tensor(x), et.tensor(w), None, 1, 1, 1, False, 0, 1).numpy()
+    np.testing.assert_allclose(y, conv_reference(x, w, (1, 1), (1, 1), (1, 1), 1), atol=1e-10)
+    values = N.max_pool_with_indices(et.tensor(x), (2, 2), (2, 2), 0)[0].numpy()
+    np.testing.assert_array_equal(values, pool_reference(x, (2, 2), (2, 2), (0, 0), np.max, -np.inf))

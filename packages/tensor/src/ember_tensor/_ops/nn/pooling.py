@@ -1,7 +1,8 @@
 """Pooling kernels (N-d): max pooling with indices, average pooling, adaptive max
 pooling, and the scatter/gather pair that their backward passes and max_unpool share.
 
-Indices are PyTorch's: the flat position of the chosen element within its (n, c)
+1-d and 2-d max pooling run a Numba loop (`_kernels/cpu_nn.py`); other cases take
+the strided-window NumPy path. Indices are PyTorch's: the flat position of the chosen element within its (n, c)
 plane of the *unpadded* input. Average pooling's divisor (count_include_pad,
 ceil_mode, divisor_override) is itself computed by pooling a mask, so the edge rules
 live in one place (`_windows`).
@@ -60,6 +61,14 @@ def max_pool_with_indices(input, kernel_size, stride=None, padding=0, dilation=1
                                                               dilation, ceil_mode)
     x = to_array(input)
     n, c = x.shape[:2]
+    if nd <= 2 and x.dtype.kind == "f":
+        from ..._kernels import cpu_nn
+        lift = (lambda t, v: (v,) + tuple(t)) if nd == 1 else (lambda t, v: tuple(t))
+        x2 = x[:, :, None, :] if nd == 1 else x
+        values, index = cpu_nn.max_pool_2d(x2, lift(kernel, 1), lift(stride, 1), lift(padding, 0),
+                                           lift(dilation, 1), lift(out, 1))
+        return (from_array(values.reshape((n, c) + out), input._dtype, input._device),
+                from_array(index.reshape((n, c) + out), D.int64, input._device))
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     view = windows(pad_spatial(x, padding, low, extra), kernel, stride, dilation, out)
     flat = view.reshape((n, c, math.prod(kernel)) + out)
