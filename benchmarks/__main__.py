@@ -8,10 +8,11 @@ import argparse
 import datetime
 import importlib.util
 
-from . import cold_start, custom_kernels, machine, tensor_linalg, tensor_ops
+from . import autograd_ops, cold_start, custom_kernels, machine, tensor_linalg, tensor_ops
 from ._harness import fmt_time, run
 
-SUITES = {"tensor": tensor_ops.WORKLOADS, "custom": custom_kernels.WORKLOADS, "linalg": tensor_linalg.WORKLOADS}
+SUITES = {"tensor": tensor_ops.WORKLOADS, "custom": custom_kernels.WORKLOADS, "linalg": tensor_linalg.WORKLOADS,
+          "autograd": autograd_ops.WORKLOADS}
 
 
 def main(argv=None):
