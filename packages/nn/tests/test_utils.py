@@ -259,3 +259,18 @@ def test_data_parallel_without_gpus_runs_the_module():
     assert wrapped.module is model and wrapped.device_ids == []
     assert wrapped(x).tolist() == model(x).tolist()
     assert [n for n, _ in wrapped.named_parameters()] == ["module.weight", "module.bias"]
+
+
+def test_replicas_on_scattered_batches_give_the_unsplit_gradients():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+    x = torch.randn(5, 3)
+    model(x).sum().backward()
+    expected = [arr(p.grad) for p in model.parameters()]
+    model.zero_grad()
+    devices = ["cpu", "cpu"]
+    parts = scatter((x,), devices)
+    outputs = [replica(*part) for replica, part in zip(replicate(model, devices), parts)]
+    gather(outputs, "cpu").sum().backward()
+    for p, grad in zip(model.parameters(), expected):
+        np.testing.assert_allclose(arr(p.grad), grad, rtol=1e-5, atol=1e-6)
