@@ -213,3 +213,55 @@ def test_gradcheck_warns_for_single_precision():
 def test_gradcheck_needs_an_input_requiring_grad():
     with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
         gradcheck(lambda a: a * 2, (E.ones(2, dtype=E.float64),))
+
+
+# In-place variants on a non-leaf (a clone): the rule of the op applies, recorded in place.
+INPLACE_UNARY = [
+    ("neg_", {}), ("abs_", {}), ("exp_", {}), ("exp2_", {}), ("expm1_", {}), ("log_", POS), ("log2_", POS),
+    ("log10_", POS), ("log1p_", POS), ("sqrt_", POS), ("rsqrt_", POS), ("reciprocal_", POS), ("square_", {}),
+    ("sin_", {}), ("cos_", {}), ("tan_", UNIT), ("asin_", UNIT), ("acos_", UNIT), ("atan_", {}), ("sinh_", {}),
+    ("cosh_", {}), ("tanh_", {}), ("asinh_", {}), ("acosh_", dict(low=1.2, high=3.0)), ("atanh_", UNIT),
+    ("sigmoid_", {}), ("relu_", {}), ("erf_", {}), ("erfc_", {}), ("erfinv_", UNIT), ("lgamma_", POS),
+    ("digamma_", POS), ("frac_", dict(low=0.1, high=0.9)), ("nan_to_num_", {}),
+]
+
+
+@pytest.mark.parametrize("name, domain", INPLACE_UNARY, ids=[n for n, _ in INPLACE_UNARY])
+def test_gradcheck_in_place_unary(name, domain):
+    x = sample((3,), **domain)
+
+    def fn(a):
+        return getattr(a.clone(), name)()
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
+
+
+INPLACE_BINARY = [
+    ("add_", lambda a, b: a.add_(b, alpha=2.0), {}), ("sub_", lambda a, b: a.sub_(b), {}),
+    ("mul_", lambda a, b: a.mul_(b), {}), ("div_", lambda a, b: a.div_(b), POS),
+    ("pow_", lambda a, b: a.abs().pow_(b), {}), ("atan2_", lambda a, b: a.atan2_(b), {}),
+    ("hypot_", lambda a, b: a.hypot_(b), {}), ("lerp_", lambda a, b: a.lerp_(b, 0.3), {}),
+    ("clamp_", lambda a, b: a.clamp_(-0.5, 0.5), {}), ("addcmul_", lambda a, b: a.addcmul_(b, b, value=2.0), {}),
+    ("addcdiv_", lambda a, b: a.addcdiv_(b, b * b), POS), ("copy_", lambda a, b: a.copy_(b), {}),
+    ("setitem_", lambda a, b: a.__setitem__(slice(0, 2), b[1:]) or a, {}),
+]
+
+
+@pytest.mark.parametrize("name, fn, domain", INPLACE_BINARY, ids=[n for n, _, _ in INPLACE_BINARY])
+def test_gradcheck_in_place_binary(name, fn, domain):
+    x, y = sample((3,), seed=1), sample((3,), seed=2, **domain)
+
+    def f(a, b):
+        return fn(a.clone() * 1.5, b)
+    assert gradcheck(f, (x, y))
+    assert gradgradcheck(f, (x, y))
+
+
+@pytest.mark.parametrize("fn", [lambda a: a.round(), lambda a: a.sign(), lambda a: a.ceil(),
+                                lambda a: a.trunc(), lambda a: a.clone().fill_(2.0),
+                                lambda a: a.clone().zero_(), lambda a: a.clone().normal_(),
+                                lambda a: a.clone().uniform_()])
+def test_piecewise_constant_ops_have_zero_gradients(fn):
+    x = sample((3,), low=0.1, high=0.4)
+    (g,) = ember_autograd.grad(fn(x).sum(), x)
+    assert g.tolist() == [0.0, 0.0, 0.0]

@@ -236,7 +236,7 @@ def where(ctx, grad, condition):
             E.where(condition, 0.0, grad) if needs[1] else None)
 
 
-@derivative("lerp", inputs=("input", "end", "weight"),
+@derivative("lerp", "lerp_", inputs=("input", "end", "weight"),
             save=lambda input, end, weight, **_: (input, end, weight))
 def lerp(ctx, grad, input, end, weight):
     needs = ctx.needs_input_grad
@@ -249,7 +249,7 @@ def _clamp_name(input, min=None, max=None, **_):  # noqa: A002
     return "ClampBackward0" if isinstance(min, Tensor) or isinstance(max, Tensor) else "ClampBackward1"
 
 
-@derivative("clamp", inputs=("input", "min", "max"), name=_clamp_name,
+@derivative("clamp", "clamp_", inputs=("input", "min", "max"), name=_clamp_name,
             save=lambda input, min=None, max=None, **_: (input, min, max))
 def clamp(ctx, grad, input, lo, hi):
     inside = None
@@ -264,8 +264,11 @@ def clamp(ctx, grad, input, lo, hi):
 
 
 # The other elementwise ops are made of the ones above, or have no gradient.
-composite("positive", "sgn", "clamp_min", "clamp_max", "clamp_", "addcmul", "addcmul_", "addcdiv",
-          "addcdiv_", "nan_to_num", "nan_to_num_", "lerp_")
+# (In-place ops that read their input before overwriting it, like lerp_ and clamp_, need
+# their own rule: as composites, the copy back into the input would invalidate what the
+# inner op saved.)
+composite("positive", "sgn", "clamp_min", "clamp_max", "addcmul", "addcmul_", "addcdiv",
+          "addcdiv_", "nan_to_num", "nan_to_num_")
 not_differentiable(
     "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "isclose",
     "eq", "ne", "lt", "le", "gt", "ge",
