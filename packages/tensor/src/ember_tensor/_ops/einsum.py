@@ -143,15 +143,16 @@ def einsum(equation, *operands):
     for t, lab in zip(operands, labels):
         work.append(_take_diagonals(t, lab))
     t, lab = work[0]
-    for i in range(1, len(work) + 1):
+    for i in range(1, len(work)):
+        # Labels still needed after this pair: the output's and those of later operands.
         later = set(output)
-        for _, other in work[i:]:
+        for _, other in work[i + 1:]:
             later.update(other)
-        t, lab = _sum_away(t, lab, later)
-        if i == len(work):
-            break
-        u, lu = _sum_away(*work[i], later | set(lab))
+        u, lu = work[i]
+        t, lab = _sum_away(t, lab, later | set(lu))
+        u, lu = _sum_away(u, lu, later | set(lab))
         t, lab = _contract(t, lab, u, lu, later, sizes)
+    t, lab = _sum_away(t, lab, set(output))
     t = views.permute(t, [lab.index(ch) for ch in output])
     return views.expand(t, [sizes.get(ch, 1) for ch in output]) if output else t
 
