@@ -265,3 +265,25 @@ def test_piecewise_constant_ops_have_zero_gradients(fn):
     x = sample((3,), low=0.1, high=0.4)
     (g,) = ember_autograd.grad(fn(x).sum(), x)
     assert g.tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("name", ["mul", "div", "matmul", "logsumexp", "getitem_index", "std", "cat"])
+def test_fast_mode_random_directions(name):
+    fn, specs = {op[0]: (op[1], op[2]) for op in OPS}[name]
+    inputs = _inputs(specs, transposed=False)
+    assert gradcheck(fn, inputs, fast_mode=True)
+    assert gradgradcheck(fn, inputs, fast_mode=True)
+
+
+def test_fast_mode_reports_a_wrong_gradient():
+    class Half(ember_autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad
+
+    with pytest.raises(GradcheckError, match="computed in fast mode"):
+        gradcheck(Half.apply, (sample((4,)),), fast_mode=True)
