@@ -437,3 +437,42 @@ def test_composite_gradient_against_numpy():
     grad_s = (1 - t ** 2) * r
     np.testing.assert_allclose(a.grad.numpy(), np.outer(grad_s, b_np) + t[:, None], rtol=1e-12)
     np.testing.assert_allclose(b.grad.numpy(), a_np.T @ grad_s, rtol=1e-12)
+
+
+class SquareWithSetupContext(Function):
+    """PyTorch 2's style: forward without ctx, then setup_context."""
+
+    @staticmethod
+    def forward(x, scale):
+        return x * x * scale
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, scale = inputs
+        ctx.save_for_backward(x)
+        ctx.scale = scale
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 2 * x * ctx.scale, None
+
+
+def test_function_with_setup_context_and_double_backward():
+    x = leaf([1.0, 3.0])
+    y = SquareWithSetupContext.apply(x, 0.5)
+    assert y.tolist() == [0.5, 4.5]
+    (g,) = autograd.grad(y.sum(), x, create_graph=True)
+    assert g.tolist() == [1.0, 3.0]
+    g.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+    assert autograd.gradcheck(lambda t: SquareWithSetupContext.apply(t, 0.5), (x,))
+
+
+def test_saved_tensor_of_a_function_modified_in_place_is_reported():
+    x = leaf([1.0, 2.0])
+    y = x * 1
+    z = SquareWithSetupContext.apply(y, 1.0)
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
