@@ -570,3 +570,17 @@ def test_op_database_cuda_matches_cpu(op, dtype, sample):
         assert got == expected
         return
     _check(lambda *xs: op.fn(*xs, **sample.kwargs), *args, tol=1e-5)
+
+
+def test_without_the_allocator_plugin_allocations_are_still_counted(monkeypatch):
+    # On a GPU where Numba's own allocator is in charge (EMBER_CUDA_ALLOCATOR=numba, or a
+    # context made before ember's), ember counts its arrays: allocated == reserved.
+    from ember_tensor import _cuda
+    monkeypatch.setattr(_cuda, "SIMULATOR", False)
+    monkeypatch.setattr(et.cuda, "_emm_installed", False)
+    before = (et.cuda.memory_allocated(), et.cuda.memory_reserved())
+    arr = _cuda._track(_cuda._SimArray(np.empty(1000, np.float32)))
+    assert et.cuda.memory_allocated() == before[0] + 4096
+    assert et.cuda.memory_reserved() == before[1] + 4096
+    del arr
+    assert (et.cuda.memory_allocated(), et.cuda.memory_reserved()) == before

@@ -150,9 +150,11 @@ def _track(arr):
     if nbytes and not SIMULATOR and not _public._caching_allocator_installed():
         size = _cuda_alloc.round_size(nbytes)
         p = _cuda_alloc.pool(_public._current_index())
-        p.take(size, lambda n: None, lambda: (0, 0))
         with p.lock:
+            p.num_alloc += 1
+            p.allocated += size
             p.reserved += size
+            p.peak_allocated = max(p.peak_allocated, p.allocated)
             p.peak_reserved = max(p.peak_reserved, p.reserved)
         weakref.finalize(_memory_of(arr), _untrack, p, size)
     return arr
@@ -537,68 +539,6 @@ def astype(data, np_dtype):
     return out
 
 
-# --- matrix products ----------------------------------------------------------------------
-
-
-def _batch_3d(x, batch):
-    """x (batch..., r, c) as a 3-d (prod(batch), r, c) view, or a contiguous copy of it."""
-    r, c = x.shape[-2:]
-    lead = [(n, s) for n, s in zip(x.shape[:-2], x.strides[:-2]) if n != 1]
-    merged = []
-    for n, s in lead:
-        if merged and merged[-1][1] == s * n:
-            merged[-1] = (merged[-1][0] * n, s)
-        else:
-            merged.append((n, s))
-    count = int(np.prod(batch, dtype=np.int64)) if batch else 1
-    if len(merged) > 1:
-        x = astype(x, x.dtype)
-        merged = [(count, r * c * x.dtype.itemsize)]
-    n, s = merged[0] if merged else (1, 0)
-    return _restride(x, (count, r, c), (s,) + tuple(x.strides[-2:]))
-
-
-def matmul(a, b):
-    """Matrix product with NumPy's (= PyTorch's) rules for 1-d operands and batch dims."""
-    a2 = a if a.ndim > 1 else _restride(a, (1,) + a.shape, (0,) + a.strides)
-    b2 = b if b.ndim > 1 else _restride(b, b.shape + (1,), b.strides + (0,))
-    batch = tuple(np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2]))
-    m, k = a2.shape[-2:]
-    n = b2.shape[-1]
-    a3 = _batch_3d(broadcast_to(a2, batch + (m, k)), batch)
-    b3 = _batch_3d(broadcast_to(b2, batch + (k, n)), batch)
-    out = empty(batch + (m, n), a.dtype)
-    if out.size:
-        out3 = _restride(out, (a3.shape[0], m, n), (m * n * out.dtype.itemsize,
-                                                    n * out.dtype.itemsize, out.dtype.itemsize))
-        if k == 0:
-            fill_(out3, 0)
-        else:
-            _gemm(a3, b3, out3)
-    shape = batch + ((m,) if a.ndim > 1 else ()) + ((n,) if b.ndim > 1 else ())
-    return out if shape == out.shape else out.reshape(shape)
-
-
-def _gemm(a, b, out):
-    """out[z] = a[z] @ b[z] over 3-d views: cuBLAS for float32/64 when it can be had."""
-    if not SIMULATOR and out.dtype.kind == "f":
-        from . import _cuda_blas
-        if _cuda_blas.gemm(a, b, out, _public._current_numba_stream()):
-            if LAUNCH_BLOCKING:
-                cuda.synchronize()
-            return
-    mod = loops("gemm", out.dtype.name)
-    tile = mod.TILE
-    batch, m, n = out.shape
-    grid = ((n + tile - 1) // tile, (m + tile - 1) // tile, min(batch, 65535))
-    if SIMULATOR:
-        sim_launch_synced(mod.gemm, grid, (tile, tile), a, b, out)
-    else:
-        configured(mod.gemm, grid, (tile, tile), _public._current_numba_stream())(a, b, out)
-        if LAUNCH_BLOCKING:
-            cuda.synchronize()
-
-
 # --- more than one GPU ----------------------------------------------------------------------
 
 
@@ -636,4 +576,5 @@ def on_device(index):
     return backend
 
 
+from ._cuda_matmul import matmul  # noqa: E402,F401 - the matrix product
 from ._cuda_reduce import *  # noqa: E402,F401,F403 - reductions: reduce, arg_reduce, var_mean, median
