@@ -49,8 +49,36 @@ def fmod(a, b):
     return np.fmod(a, b)
 
 
+def fmod_int(a, b):
+    # C's %: the remainder of division rounded toward zero (sign of `a`). Numba's np.fmod
+    # on integers is wrong, so integer tensors use this one.
+    r = a % b  # Python's: the sign of b
+    if r != 0 and (r < 0) != (a < 0):
+        r -= b
+    return r
+
+
 def pow(a, b):  # noqa: A001 - PyTorch's name
     return a ** b
+
+
+def pow_int(a, b):
+    # Integer powers by squaring (wrapping like C); a negative exponent gives 0 except for
+    # bases 1 and -1, as in PyTorch (1 / a**|b| truncated toward zero).
+    if b < 0:
+        if a == 1:
+            return 1
+        if a == -1:
+            return -1 if b % 2 != 0 else 1
+        return 0
+    result = 1
+    base = a
+    while b > 0:
+        if b & 1:
+            result = result * base
+        base = base * base
+        b = b >> 1
+    return result
 
 
 def atan2(a, b):
@@ -148,11 +176,21 @@ def bitwise_xor(a, b):
 
 
 def bitwise_left_shift(a, b):
-    return a << b
+    # Shifting by a negative amount or by the type's width or more gives 0 in PyTorch; in
+    # C (and LLVM) it is undefined. Shift in 64 bits: storing the result into a narrower
+    # type keeps its low bits, which is the narrow shift's result.
+    if b < 0 or b > 63:
+        return 0
+    return np.int64(a) << np.int64(b)
 
 
 def bitwise_right_shift(a, b):
-    return a >> b
+    # An out-of-range amount leaves only the sign (0 or -1), as PyTorch's kernel does; in 64
+    # bits every amount below 63 is exact for narrower types too (the sign is extended).
+    x = np.int64(a)
+    if b < 0 or b > 63:
+        return x >> 63
+    return x >> np.int64(b)
 
 
 # --- unary ---------------------------------------------------------------------------
@@ -171,11 +209,12 @@ def abs(a):  # noqa: A001
 
 
 def sign(a):
+    # PyTorch's (0 < a) - (a < 0): NaN and -0. give 0.
     if a > 0:
         return 1
     if a < 0:
         return -1
-    return a  # keeps 0, -0. and NaN
+    return 0
 
 
 def exp(a):
@@ -417,7 +456,8 @@ UNARY = (
     "isinf", "isfinite", "logical_not", "bitwise_not", "relu",
 )
 BINARY = (
-    "add", "sub", "mul", "div", "div_trunc", "floor_divide", "remainder", "fmod", "pow", "atan2", "hypot",
+    "add", "sub", "mul", "div", "div_trunc", "floor_divide", "remainder", "fmod", "fmod_int", "pow",
+    "pow_int", "atan2", "hypot",
     "copysign", "maximum", "minimum", "fmax", "fmin", "eq", "ne", "lt", "le", "gt", "ge",
     "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
     "bitwise_left_shift", "bitwise_right_shift",

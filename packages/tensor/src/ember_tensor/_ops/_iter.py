@@ -14,27 +14,33 @@ LOW_PRECISION = _LOW_PRECISION = frozenset((D.float16, D.bfloat16))
 
 
 def broadcast_shapes(*shapes):
-    """The shape that `shapes` broadcast to, with PyTorch's error when they don't."""
+    """The shape that `shapes` broadcast to, with PyTorch's error when they don't.
+
+    Like TensorIterator, shapes are folded in left to right and each pair is compared
+    from the last dimension backward, so the error names the last mismatching dimension.
+    """
     if len(shapes) == 2 and shapes[0] == shapes[1]:
         return tuple(shapes[0])
-    ndim = max((len(s) for s in shapes), default=0)
-    result = [1] * ndim
-    for idx, shape in enumerate(shapes):
-        offset = ndim - len(shape)
-        for i, n in enumerate(shape):
-            r = result[offset + i]
-            if n == r or n == 1:
-                continue
-            if r == 1:
-                result[offset + i] = n
-                continue
-            if len(shapes) == 2:
-                raise RuntimeError(
-                    f"The size of tensor a ({r}) must match the size of tensor b ({n}) at "
-                    f"non-singleton dimension {offset + i}")
-            raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape.  "
-                               f"Mismatch is between arg 0 and arg {idx}.")
-    return tuple(result)
+    result = ()
+    for shape in shapes:
+        result = _broadcast_pair(result, tuple(shape))
+    return result
+
+
+def _broadcast_pair(a, b):
+    if a == b:
+        return a
+    ndim = max(len(a), len(b))
+    out = [1] * ndim
+    for i in range(ndim - 1, -1, -1):
+        offset = ndim - 1 - i
+        size_a = a[len(a) - 1 - offset] if offset < len(a) else 1
+        size_b = b[len(b) - 1 - offset] if offset < len(b) else 1
+        if size_a != size_b and size_a != 1 and size_b != 1:
+            raise RuntimeError(f"The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) "
+                               f"at non-singleton dimension {i}")
+        out[i] = size_b if size_a == 1 else size_a
+    return tuple(out)
 
 
 def compute_dtype(d):
@@ -161,7 +167,9 @@ def resize_out(out, shape):
                 f"An output with one or more elements was resized since it had shape "
                 f"{list(out._data.shape)}, which does not match the required output shape "
                 f"{list(shape)}. This behavior is deprecated, and in a future PyTorch release "
-                "outputs will not be resized unless they have zero elements.", UserWarning,
+                "outputs will not be resized unless they have zero elements. You can explicitly "
+                "reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
+                UserWarning,
                 stacklevel=4)
         backend = _backends.get(out._device)
         data = backend.empty(shape, out._data.dtype)

@@ -3,6 +3,8 @@
 Each op states its dtype rule (how the result dtype follows from the promoted inputs)
 and runs one scalar kernel from `_kernels/scalar.py` through `_iter.run_kernel`.
 """
+import ml_dtypes
+
 from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
@@ -12,6 +14,18 @@ from . import _iter
 # Result-dtype rules. "same": the promoted type; "float": integers become the default
 # float; "bool": comparisons and predicates.
 _SAME, _FLOAT, _BOOL = "same", "float", "bool"
+_NOT_FLOAT = (D.uint8, D.int8, D.int16, D.int32, D.int64, D.bool)
+_FLOATS = (D.float16, D.bfloat16, D.float32, D.float64)
+
+
+def not_implemented(kernel, dtype):
+    """PyTorch's dispatch error for a dtype a kernel does not support (NotImplementedError)."""
+    return NotImplementedError(f'"{kernel}" not implemented for \'{_iter.type_name(dtype)}\'')
+
+
+def _reject_dtypes(kernel, dtype, rejected):
+    if dtype in rejected:
+        raise not_implemented(kernel, dtype)
 
 
 def _plan(result, rule):
@@ -84,23 +98,32 @@ def unary(name, x, out=None, rule=_SAME, inplace=False):
 
 
 def _check_alpha(a, b, alpha):
-    if alpha != 1:
-        promoted = D.result_type_of((a, b))
-        if promoted.category != D._FLOAT and isinstance(alpha, float):
-            raise RuntimeError(
-                "For integral input tensors, argument alpha must not be a floating point number.")
-        if promoted is D.bool and not isinstance(alpha, bool):
-            raise RuntimeError("Boolean alpha only supported for Boolean results.")
-        b = b * alpha if isinstance(b, Tensor) else b * alpha
-    return b
+    """other * alpha, after PyTorch's checks of alpha against the result dtype."""
+    if alpha == 1 and not isinstance(alpha, bool):  # True == 1, but must still be checked
+        return b
+    promoted = D.result_type_of((a, b))
+    if isinstance(alpha, bool) and promoted is not D.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if promoted.category != D._FLOAT and isinstance(alpha, float):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number.")
+    return b if alpha == 1 else b * alpha
+
+
+def _is_bool(x):
+    # A Python bool takes part as a bool tensor would (PyTorch wraps it into one).
+    return (isinstance(x, Tensor) and x._dtype is D.bool) or isinstance(x, bool)
 
 
 def _check_bool_sub(a, b):
-    if (isinstance(a, Tensor) and a._dtype is D.bool) and (
-            (isinstance(b, Tensor) and b._dtype is D.bool) or isinstance(b, bool)):
+    if _is_bool(a) and _is_bool(b):
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead.")
+    if _is_bool(a) or _is_bool(b):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 @op()
@@ -145,10 +168,10 @@ def _div(input, other, rounding_mode, out, inplace):
     if rounding_mode is None:
         return binary("div", input, other, out, rule=_FLOAT, inplace=inplace)
     if rounding_mode == "floor":
-        _check_int_zero_division(input, other)
+        _check_int_zero_division(input, other, "div_floor_cpu")
         return binary("floor_divide", input, other, out, inplace=inplace)
     if rounding_mode == "trunc":
-        _check_int_zero_division(input, other)
+        _check_int_zero_division(input, other, "div_trunc_cpu")
         promoted = D.result_type_of((input, other))
         if promoted.category == D._FLOAT:
             quotient = binary("div", input, other)
@@ -158,8 +181,11 @@ def _div(input, other, rounding_mode, out, inplace):
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
 
 
-def _check_int_zero_division(a, b):
-    if D.result_type_of((a, b)).category == D._FLOAT:
+def _check_int_zero_division(a, b, kernel):
+    """Integer division by zero is PyTorch's error; bool has no division kernel at all."""
+    promoted = D.result_type_of((a, b))
+    _reject_dtypes(kernel, promoted, (D.bool,))
+    if promoted.category == D._FLOAT:
         return
     zero = (b == 0) if not isinstance(b, Tensor) else bool((b == 0).any())
     if zero:
@@ -181,65 +207,71 @@ def div_(self, other, *, rounding_mode=None):
 @op()
 def floor_divide(input, other, *, out=None):
     """Division rounded toward negative infinity (Python's //)."""
-    _check_int_zero_division(input, other)
+    _check_int_zero_division(input, other, "div_floor_cpu")
     return binary("floor_divide", input, other, out)
 
 
 @op("floor_divide_", inplace=True)
 def floor_divide_(self, other):
     """In-place `floor_divide`."""
-    _check_int_zero_division(self, other)
+    _check_int_zero_division(self, other, "div_floor_cpu")
     return binary("floor_divide", self, other, inplace=True)
 
 
 @op()
 def remainder(input, other, *, out=None):
     """Python-style modulus: the result has the sign of `other`."""
-    _check_int_zero_division(input, other)
+    _check_int_zero_division(input, other, "remainder_cpu")
     return binary("remainder", input, other, out)
 
 
 @op("remainder_", inplace=True)
 def remainder_(self, other):
     """In-place `remainder`."""
-    _check_int_zero_division(self, other)
+    _check_int_zero_division(self, other, "remainder_cpu")
     return binary("remainder", self, other, inplace=True)
 
 
 @op()
 def fmod(input, other, *, out=None):
     """C-style modulus: the result has the sign of `input`."""
-    _check_int_zero_division(input, other)
-    return binary("fmod", input, other, out)
+    _check_int_zero_division(input, other, "fmod_cpu")
+    return binary("fmod", input, other, out, kernel=_int_kernel("fmod", input, other))
 
 
 @op("fmod_", inplace=True)
 def fmod_(self, other):
     """In-place `fmod`."""
-    _check_int_zero_division(self, other)
-    return binary("fmod", self, other, inplace=True)
+    _check_int_zero_division(self, other, "fmod_cpu")
+    return binary("fmod", self, other, inplace=True, kernel=_int_kernel("fmod", self, other))
 
 
-def _check_int_pow(base, exponent):
-    if D.result_type_of((base, exponent)).category != D._INT:
-        return
-    negative = (exponent < 0) if not isinstance(exponent, Tensor) else bool((exponent < 0).any())
-    if negative:
+def _int_kernel(name, a, b):
+    """Integer twin of a float kernel (`fmod_int`, `pow_int`) when the inputs promote to ints."""
+    return name + "_int" if D.result_type_of((a, b)).category != D._FLOAT else name
+
+
+def _check_pow(base, exponent):
+    promoted = D.result_type_of((base, exponent))
+    _reject_dtypes("pow", promoted, (D.bool,))
+    # Only a Python number exponent is refused; a tensor of negative exponents gives 0
+    # (or +-1 for bases +-1) elementwise, as in PyTorch.
+    if promoted.category == D._INT and not isinstance(exponent, Tensor) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
 @op()
 def pow(input, exponent, *, out=None):  # noqa: A001
     """input ** exponent, broadcasting; `input` may be a number."""
-    _check_int_pow(input, exponent)
-    return binary("pow", input, exponent, out)
+    _check_pow(input, exponent)
+    return binary("pow", input, exponent, out, kernel=_int_kernel("pow", input, exponent))
 
 
 @op("pow_", inplace=True)
 def pow_(self, exponent):
     """In-place `pow`."""
-    _check_int_pow(self, exponent)
-    return binary("pow", self, exponent, inplace=True)
+    _check_pow(self, exponent)
+    return binary("pow", self, exponent, inplace=True, kernel=_int_kernel("pow", self, exponent))
 
 
 def _binary_op(name, rule=_SAME, doc=""):
@@ -260,8 +292,22 @@ def _binary_inplace(name, rule=_SAME):
 
 atan2 = _binary_op("atan2", _FLOAT, "Elementwise arctangent of input / other, in the right quadrant.")
 atan2_ = _binary_inplace("atan2", _FLOAT)
-hypot = _binary_op("hypot", _FLOAT, "sqrt(input**2 + other**2) without overflow.")
-hypot_ = _binary_inplace("hypot", _FLOAT)
+
+
+@op()
+def hypot(input, other, *, out=None):
+    """sqrt(input**2 + other**2) without overflow; floating tensors only."""
+    _reject_dtypes("hypot_cpu", D.result_type_of((input, other)), _NOT_FLOAT)
+    return binary("hypot", input, other, out, rule=_FLOAT)
+
+
+@op("hypot_", inplace=True)
+def hypot_(self, other):
+    """In-place `hypot`."""
+    _reject_dtypes("hypot_cpu", D.result_type_of((self, other)), _NOT_FLOAT)
+    return binary("hypot", self, other, rule=_FLOAT, inplace=True)
+
+
 copysign = _binary_op("copysign", _FLOAT, "|input| with the sign of other.")
 copysign_ = _binary_inplace("copysign", _FLOAT)
 maximum = _binary_op("maximum", _SAME, "Elementwise maximum; NaN propagates.")
@@ -284,11 +330,21 @@ logical_and_, logical_or_, logical_xor_ = (
     _binary_inplace(n, _BOOL) for n in ("logical_and", "logical_or", "logical_xor"))
 
 
+# PyTorch's kernel names in the dtype error, and the dtypes each kernel refuses.
+_BITWISE_KERNELS = {"bitwise_and": ("bitwise_and_cpu", _FLOATS), "bitwise_or": ("bitwise_or_cpu", _FLOATS),
+                    "bitwise_xor": ("bitwise_xor_cpu", _FLOATS),
+                    "bitwise_left_shift": ("lshift_cpu", _FLOATS + (D.bool,)),
+                    "bitwise_right_shift": ("rshift_cpu", _FLOATS + (D.bool,))}
+
+
+def _check_bitwise(name, a, b):
+    kernel, rejected = _BITWISE_KERNELS[name]
+    _reject_dtypes(kernel, D.result_type_of((a, b)), rejected)
+
+
 def _bitwise_op(name, doc):
     def fn(input, other, *, out=None):
-        promoted = D.result_type_of((input, other))
-        if promoted.category == D._FLOAT:
-            raise RuntimeError(f'"{name}_cpu" not implemented for \'{_iter.type_name(promoted)}\'')
+        _check_bitwise(name, input, other)
         return binary(name, input, other, out)
     fn.__name__ = name
     fn.__doc__ = doc
@@ -297,8 +353,7 @@ def _bitwise_op(name, doc):
 
 def _bitwise_inplace(name):
     def fn(self, other):
-        if D.result_type_of((self, other)).category == D._FLOAT:
-            raise RuntimeError(f'"{name}_cpu" not implemented for \'{_iter.type_name(self._dtype)}\'')
+        _check_bitwise(name, self, other)
         return binary(name, self, other, inplace=True)
     fn.__name__ = name + "_"
     fn.__doc__ = f"In-place `{name}`."
@@ -331,11 +386,42 @@ _UNARY_RULES = {
 _ROUNDING = ("floor", "ceil", "trunc", "frac")
 
 
+def _reject_bool_neg(x):
+    if isinstance(x, Tensor) and x._dtype is D.bool:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead.")
+    return x
+
+
+def _reject_bool_abs(x):
+    if isinstance(x, Tensor):
+        _reject_dtypes("abs_cpu", x._dtype, (D.bool,))
+    return x
+
+
+def _square_input(x, inplace):
+    # square is pow(x, 2): a bool tensor squares to int64, which bool cannot hold in place.
+    if isinstance(x, Tensor) and x._dtype is D.bool:
+        if inplace:
+            _iter.check_out_cast(D.int64, D.bool)
+        return x.to(D.int64)
+    return x
+
+
+# Argument checks that run before a unary kernel: (input, inplace) -> the input to use.
+_UNARY_CHECKS = {"neg": lambda x, inplace: _reject_bool_neg(x), "abs": lambda x, inplace: _reject_bool_abs(x),
+                 "square": _square_input}
+
+
 def _unary_op(name, rule):
+    check = _UNARY_CHECKS.get(name, lambda x, inplace: x)
+
     def fn(input, *, out=None):
-        return unary(name, input, out, rule)
+        return unary(name, check(input, False), out, rule)
 
     def fn_(self):
+        check(self, True)
         return unary(name, self, None, rule, inplace=True)
     fn.__name__, fn_.__name__ = name, name + "_"
     fn.__doc__ = f"Elementwise {name}."
@@ -348,17 +434,28 @@ for _name, _rule in _UNARY_RULES.items():
     _G[_name], _G[_name + "_"] = _unary_op(_name, _rule)
 
 
+def _check_rounding(name, x):
+    """frac needs floats; the others refuse only bool (PyTorch's vectorised kernel names)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    if name == "frac":
+        _reject_dtypes("frac_cpu", x._dtype, _NOT_FLOAT)
+    else:
+        _reject_dtypes(f"{name}_vml_cpu", x._dtype, (D.bool,))
+
+
 def _rounding_op(name):
     def fn(input, *, out=None):
+        _check_rounding(name, input)
         if input._dtype.category != D._FLOAT:
-            if name == "frac":
-                raise RuntimeError(f'"frac_cpu" not implemented for \'{_iter.type_name(input._dtype)}\'')
             return copy_to_out(input.clone(), out)
         return unary(name, input, out)
 
     def fn_(self):
+        _check_rounding(name, self)
         if self._dtype.category != D._FLOAT:
-            return fn(self)
+            self._bump_version()  # the identity, but still a write as far as autograd knows
+            return self
         return unary(name, self, None, inplace=True)
     fn.__name__, fn_.__name__ = name, name + "_"
     fn.__doc__ = f"Elementwise {name} (the identity on integer tensors)."
@@ -382,7 +479,10 @@ def copy_to_out(result, out):
 @op()
 def round(input, *, decimals=0, out=None):  # noqa: A001
     """Round half to even, optionally to `decimals` decimal places."""
+    _check_rounding("round", input)
     if input._dtype.category != D._FLOAT:
+        if decimals != 0:
+            raise not_implemented("round_cpu", input._dtype)
         return copy_to_out(input.clone(), out)
     if decimals == 0:
         return unary("round", input, out)
@@ -393,7 +493,11 @@ def round(input, *, decimals=0, out=None):  # noqa: A001
 @op("round_", inplace=True)
 def round_(self, *, decimals=0):
     """In-place `round`."""
-    return self.copy_(round(self, decimals=decimals))
+    result = round(self, decimals=decimals)
+    if self._dtype.category != D._FLOAT:
+        self._bump_version()  # the identity on integers
+        return self
+    return self.copy_(result)
 
 
 @op()
@@ -402,12 +506,44 @@ def sgn(input, *, out=None):
     return sign(input, out=out)
 
 
+@op("sgn_", inplace=True)
+def sgn_(self):
+    """In-place `sgn`."""
+    return sign_(self)
+
+
+def _logit_input(input, eps):
+    if eps is None:
+        return input
+    # Clamp in the compute dtype: a float16 eps bound would be rounded before the log.
+    kdtype = _iter.compute_dtype(input._dtype) if input._dtype.category == D._FLOAT else D.get_default_dtype()
+    return clamp(input.to(kdtype), eps, 1 - eps)
+
+
 @op()
 def logit(input, eps=None, *, out=None):
     """log(p / (1 - p)), with `input` clamped to [eps, 1 - eps] when eps is given."""
-    if eps is not None:
-        input = clamp(input, eps, 1 - eps)
-    return unary("logit", input, out, _FLOAT)
+    x = _logit_input(input, eps)
+    if x is input:
+        return unary("logit", x, out, _FLOAT)
+    result = unary("logit", x).to(input._dtype if input._dtype.category == D._FLOAT else D.get_default_dtype())
+    return result if out is None else _copy_checked(result, out)
+
+
+@op("logit_", inplace=True)
+def logit_(self, eps=None):
+    """In-place `logit`."""
+    _iter.check_out_cast(self._dtype if self._dtype.category == D._FLOAT else D.get_default_dtype(),
+                         self._dtype)
+    if eps is None:
+        return unary("logit", self, None, _FLOAT, inplace=True)
+    return self.copy_(logit(self, eps))
+
+
+def _copy_checked(result, out):
+    """Copy `result` into `out=` after PyTorch's can't-cast check."""
+    _iter.check_out_cast(result._dtype, out._dtype)
+    return copy_to_out(result, out)
 
 
 @op()
@@ -461,8 +597,7 @@ def logical_not_(self):
 @op()
 def bitwise_not(input, *, out=None):
     """Elementwise NOT of integer tensors (logical NOT for bool)."""
-    if input._dtype.category == D._FLOAT:
-        raise RuntimeError(f'"bitwise_not_cpu" not implemented for \'{_iter.type_name(input._dtype)}\'')
+    _reject_dtypes("bitwise_not_cpu", input._dtype, _FLOATS)
     if input._dtype is D.bool:
         return logical_not(input, out=out)
     return unary("bitwise_not", input, out)
@@ -498,11 +633,23 @@ def _clamp_bound(x, bound, kernel, out):
     return binary(kernel, x, bound, out)
 
 
+# The C++ type names PyTorch's clamp_ with number bounds uses in its can't-cast error.
+_C_TYPE_NAMES = {D.uint8: "unsigned char", D.int8: "signed char", D.int16: "short int", D.int32: "int",
+                 D.int64: "long int", D.bool: "bool"}
+
+
+def _check_clamp(input, min, max):  # noqa: A002
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    numbers = not isinstance(min, Tensor) and not isinstance(max, Tensor)
+    kernel = "clamp_scalar_cpu" if numbers else "clamp_cpu"
+    _reject_dtypes(kernel, D.result_type_of((input, min, max)), (D.bool,))
+
+
 @op()
 def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
     """Clamp every element into [min, max]; bounds may be numbers or tensors."""
-    if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    _check_clamp(input, min, max)
     lo = _clamp_bound(input, min, "maximum", None if max is not None else out)
     if max is None:
         return lo
@@ -512,7 +659,13 @@ def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
 @op("clamp_", inplace=True)
 def clamp_(self, min=None, max=None):  # noqa: A002
     """In-place `clamp`."""
-    return self.copy_(clamp(self, min, max))
+    result = clamp(self, min, max)
+    if not D.can_cast(result._dtype, self._dtype):
+        numbers = not isinstance(min, Tensor) and not isinstance(max, Tensor)
+        target = _C_TYPE_NAMES[self._dtype] if numbers else _iter.type_name(self._dtype)
+        raise RuntimeError(f"result type {_iter.type_name(result._dtype)} can't be cast to the desired "
+                           f"output type {target}")
+    return self.copy_(result)
 
 
 clip, clip_ = clamp, clamp_
@@ -547,6 +700,9 @@ def where(condition, input=None, other=None, *, out=None):
     kdtype = _iter.compute_dtype(promoted)
     shape = _iter.broadcast_shapes(condition._data.shape, _shape(input), _shape(other))
     if out is not None:
+        if out._dtype is not promoted:  # where does not cast into out=, unlike most ops
+            raise RuntimeError(f"Expected out type to be {_iter.type_name(promoted)} but got "
+                               f"{_iter.type_name(out._dtype)}")
         _iter.resize_out(out, shape)
     arrays = (_iter.operand_array(condition, D.bool, device, shape),
               _iter.operand_array(input, kdtype, device, shape),
@@ -570,16 +726,30 @@ def _full_array(a, shape, device):
     return backend.broadcast_to(arr, shape)
 
 
+# How PyTorch's lerp names dtypes (C++ type names) in its dtype-mismatch errors.
+_LERP_NAMES = {D.float32: "float", D.float64: "double", D.float16: "c10::Half", D.bfloat16: "c10::BFloat16"}
+
+
+def _check_lerp(input, end, weight):
+    """lerp does not promote: `end` (and a tensor `weight`) must have input's dtype."""
+    kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
+    _reject_dtypes(kernel, input._dtype, _NOT_FLOAT)
+    for what, x in (("end", end), ("weight", weight)):
+        if isinstance(x, Tensor) and x._dtype is not input._dtype:
+            raise RuntimeError(f"expected dtype {_LERP_NAMES[input._dtype]} for `{what}` but got dtype "
+                               f"{_LERP_NAMES.get(x._dtype, _iter.type_name(x._dtype))}")
+    return input._dtype
+
+
 @op()
 def lerp(input, end, weight, *, out=None):
     """input + weight * (end - input), computed stably for weight near 1."""
-    promoted = D.result_type_of((input, end))
-    if promoted.category != D._FLOAT:
-        raise RuntimeError(f'"lerp_kernel_scalar" not implemented for \'{_iter.type_name(promoted)}\'')
+    promoted = _check_lerp(input, end, weight)
     device = _iter.common_device((input, end, weight))
     kdtype = _iter.compute_dtype(promoted)
     shape = _iter.broadcast_shapes(_shape(input), _shape(end), _shape(weight))
     if out is not None:
+        _iter.check_out_cast(promoted, out._dtype)
         _iter.resize_out(out, shape)
     arrays = tuple(_full_array(_iter.operand_array(x, kdtype, device, shape), shape, device)
                    for x in (input, end, weight))
@@ -589,54 +759,79 @@ def lerp(input, end, weight, *, out=None):
 @op("lerp_", inplace=True)
 def lerp_(self, end, weight):
     """In-place `lerp`."""
-    return self.copy_(lerp(self, end, weight))
+    result = lerp(self, end, weight)
+    _iter.check_inplace_shape(self, tuple(result._data.shape))
+    return self.copy_(result)
 
 
-@op()
-def addcmul(input, tensor1, tensor2, *, value=1, out=None):
-    """input + value * tensor1 * tensor2."""
-    prod = mul(tensor1, tensor2)
-    return add(input, prod if value == 1 else mul(prod, value), out=out)
+def _addc(kind, input, tensor1, tensor2, value):
+    """input + value * (tensor1 * tensor2 | tensor1 / tensor2) in the compute dtype, rounded once.
 
-
-@op("addcmul_", inplace=True)
-def addcmul_(self, tensor1, tensor2, *, value=1):
-    """In-place `addcmul`."""
-    prod = mul(tensor1, tensor2)
-    return add_(self, prod if value == 1 else mul(prod, value))
-
-
-@op()
-def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
-    """input + value * tensor1 / tensor2."""
-    if (tensor1._dtype.category != D._FLOAT and tensor2._dtype.category != D._FLOAT):
+    float16/bfloat16 are computed in float32 and rounded at the end, as PyTorch does, so
+    the result does not carry the rounding of each intermediate step.
+    """
+    promoted = D.result_type_of((input, tensor1, tensor2))
+    if kind == "addcmul":
+        _reject_dtypes("addcmul_cpu_out", promoted, (D.bool,))
+    elif tensor1._dtype.category != D._FLOAT and tensor2._dtype.category != D._FLOAT:
         raise RuntimeError(
-            "Integer division with addcdiv is no longer supported, and in a future release "
+            "Integer division with addcdiv is no longer supported, and in a future  release "
             "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
             "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
             "for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
             "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
             "for all dtypes.")
-    q = div(tensor1, tensor2)
-    return add(input, q if value == 1 else mul(q, value), out=out)
+    _check_alpha(input, tensor1, value)  # value follows add's alpha rules
+    kdtype = _iter.compute_dtype(promoted)
+    t1, t2 = tensor1.to(kdtype), tensor2.to(kdtype)
+    term = mul(t1, t2) if kind == "addcmul" else div(t1, t2)
+    if value != 1:
+        term = mul(term, value)
+    return promoted, add(input.to(kdtype), term)
+
+
+@op()
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """input + value * tensor1 * tensor2."""
+    promoted, result = _addc("addcmul", input, tensor1, tensor2, value)
+    return _copy_checked(result.to(promoted), out) if out is not None else result.to(promoted)
+
+
+@op("addcmul_", inplace=True)
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    """In-place `addcmul`."""
+    return _addc_inplace("addcmul", self, tensor1, tensor2, value)
+
+
+def _addc_inplace(kind, self, tensor1, tensor2, value):
+    promoted, result = _addc(kind, self, tensor1, tensor2, value)
+    _iter.check_inplace_shape(self, tuple(result._data.shape))
+    _iter.check_out_cast(promoted, self._dtype)
+    return self.copy_(result)
+
+
+@op()
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """input + value * tensor1 / tensor2."""
+    promoted, result = _addc("addcdiv", input, tensor1, tensor2, value)
+    return _copy_checked(result.to(promoted), out) if out is not None else result.to(promoted)
 
 
 @op("addcdiv_", inplace=True)
 def addcdiv_(self, tensor1, tensor2, *, value=1):
     """In-place `addcdiv`."""
-    q = div(tensor1, tensor2)
-    return add_(self, q if value == 1 else mul(q, value))
+    return _addc_inplace("addcdiv", self, tensor1, tensor2, value)
 
 
 @op()
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     """Replace NaN, +inf and -inf by `nan`, `posinf` (default: dtype max), `neginf` (min)."""
+    if out is not None and out._dtype is not input._dtype:
+        raise RuntimeError(f"nan_to_num: dtype of out: {_iter.type_name(out._dtype)} should be same as "
+                           f"input: {_iter.type_name(input._dtype)}")
     if input._dtype.category != D._FLOAT:
         return copy_to_out(input.clone(), out)
-    import numpy as np
-    info = np.finfo(_iter.compute_dtype(input._dtype).np if input._dtype is not D.bfloat16 else input._dtype.np)
-    if input._dtype in (D.float16,):
-        info = np.finfo(np.float16)
+    info = ml_dtypes.finfo(input._dtype.np)  # NumPy's finfo does not know bfloat16
     posinf = float(info.max) if posinf is None else posinf
     neginf = float(info.min) if neginf is None else neginf
     result = where(isnan(input), nan, input)
@@ -655,12 +850,17 @@ def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|input - other| <= atol + rtol * |other|, elementwise (inf equal to inf)."""
     if input._dtype is not getattr(other, "_dtype", input._dtype):
-        raise RuntimeError(f"{input._dtype} did not match {other._dtype}")
-    if input._dtype.category != D._FLOAT:
-        return eq(input, other)
+        raise RuntimeError(f"{_iter.type_name(input._dtype)} did not match {_iter.type_name(other._dtype)}")
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if tol < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {tol}")
     close = eq(input, other)
-    finite_close = le(abs(sub(input, other)), add(mul(abs(other), rtol), atol))
-    close = logical_or(close, logical_and(finite_close, logical_and(isfinite(input), isfinite(other))))
+    if input._dtype is D.bool:  # PyTorch measures bools as the default float dtype
+        input, other = input.to(D.get_default_dtype()), other.to(D.get_default_dtype())
+    # PyTorch's formula for every dtype; integers meet a float tolerance, so it is float.
+    allowed = add(abs(mul(other, rtol)), atol)
+    actual = abs(sub(input, other))
+    close = logical_or(close, logical_and(isfinite(actual), le(actual, allowed)))
     if equal_nan:
         close = logical_or(close, logical_and(isnan(input), isnan(other)))
     return close
