@@ -147,9 +147,9 @@ def test_truncated_files_are_rejected(cut):
         E.load(io.BytesIO(data[:cut]))
 
 
-def test_corrupted_bytes_are_detected_anywhere():
+def test_a_flipped_bit_in_any_byte_is_detected():
     data = _checkpoint_bytes()
-    for position in range(0, len(data), 7):
+    for position in range(len(data)):
         damaged = bytearray(data)
         damaged[position] ^= 0x40
         with pytest.raises(SerializationError):
@@ -160,8 +160,8 @@ def _rebuild(header):
     """A file with `header` whose checksums are all recomputed: what an attacker can make."""
     header_bytes = json.dumps(header).encode()
     parts = [b"EMBRCKPT", struct.pack("<Q", len(header_bytes)), header_bytes, hashlib.sha256(header_bytes).digest()]
-    blob = np.arange(4, dtype=np.float32).tobytes()
-    parts.append(blob)
+    parts.append(b"\0" * (-sum(len(p) for p in parts) % 64))  # storages start 64-byte aligned
+    parts.append(np.arange(4, dtype=np.float32).tobytes())
     total = sum(len(p) for p in parts) + 16
     return b"".join(parts) + b"EMBR-END" + struct.pack("<Q", total)
 
@@ -178,6 +178,17 @@ def _tensor_node(**changes):
             "offset": 0, "device": "cpu", "requires_grad": False}
     node.update(changes)
     return node
+
+
+def test_storages_must_tile_the_data_area():
+    header = _header(_tensor_node())
+    header["storages"][0]["offset"] = 64  # leaves 64 unexplained bytes before the storage
+    with pytest.raises(SerializationError, match="not laid out in order|do not end"):
+        E.load(io.BytesIO(_rebuild(header)))
+    header = _header(_tensor_node())
+    header["storages"][0]["nbytes"] = 8  # leaves bytes after the storage
+    with pytest.raises(SerializationError, match="do not end where the end marker begins"):
+        E.load(io.BytesIO(_rebuild(header)))
 
 
 def test_a_well_formed_crafted_file_loads():

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _backends
 from . import _dtype as D
-from ._checkpoint_format import END_MAGIC, FORMAT_VERSION, MAGIC, MAX_DEPTH, TRAILER, SerializationError
+from ._checkpoint_format import ALIGN, END_MAGIC, FORMAT_VERSION, MAGIC, MAX_DEPTH, TRAILER, SerializationError
 from ._device import device as _device_cls
 from ._size import Size
 from ._tensor import Storage, Tensor
@@ -25,13 +25,17 @@ def _corrupt(what):
 
 
 def _read_all(f):
+    """The whole file in one writable buffer: loaded storages are NumPy views into it."""
     if isinstance(f, (str, os.PathLike)):
         with open(os.fspath(f), "rb") as fh:
-            return fh.read()
+            data = bytearray(os.fstat(fh.fileno()).st_size)
+            if fh.readinto(data) != len(data):
+                raise SerializationError("ember.load: the file changed size while it was read")
+            return data
     data = f.read()
     if not isinstance(data, (bytes, bytearray)):
         raise SerializationError("ember.load expects a path or a binary file object (opened with 'rb')")
-    return bytes(data)
+    return bytearray(data)
 
 
 def _check_container(data):
@@ -69,7 +73,11 @@ def _check_container(data):
     if header.get("version") != FORMAT_VERSION:
         raise SerializationError(f"ember.load: checkpoint format version {header.get('version')!r} is not "
                                  f"supported (this ember reads version {FORMAT_VERSION})")
-    return header, start + header_len + 32
+    header_end = start + header_len + 32
+    data_start = header_end + (-header_end % ALIGN)
+    if data_start > len(data) - TRAILER or any(data[header_end:data_start]):
+        raise _corrupt("the padding after the header is damaged")
+    return header, data_start
 
 
 def _target_device(saved, map_location):
@@ -105,9 +113,29 @@ class _Reader:
         if not isinstance(self.storage_info, list):
             raise _corrupt("the storage table is missing")
         self.map_location = map_location
+        self._check_layout()
         self.arrays = {}      # storage index -> host array (checksum verified)
         self.storages = {}    # (storage index, device) -> (Storage, backend buffer)
         self.tensors = {}
+
+    def _check_layout(self):
+        """Storages must tile the data area in order, with only zero padding between them,
+        so that every byte of the file is covered by a check."""
+        position = self.data_start
+        for info in self.storage_info:
+            if not isinstance(info, dict):
+                raise _corrupt("a storage entry is malformed")
+            offset, nbytes = info.get("offset"), info.get("nbytes")
+            if not (isinstance(offset, int) and isinstance(nbytes, int) and offset >= 0 and nbytes >= 0):
+                raise _corrupt("a storage entry has an invalid byte range")
+            start = self.data_start + offset
+            if start < position or start - position >= ALIGN:
+                raise _corrupt("the storages are not laid out in order")
+            if any(self.data[position:start]):
+                raise _corrupt("the padding between storages is not zero")
+            position = start + nbytes
+        if position != len(self.data) - TRAILER:
+            raise _corrupt("the storages do not end where the end marker begins")
 
     def storage_array(self, sid, dtype):
         if not isinstance(sid, int) or not 0 <= sid < len(self.storage_info):
@@ -122,12 +150,12 @@ class _Reader:
         if start + nbytes > len(self.data) - TRAILER:
             raise _corrupt("a storage reaches past the end of the data")
         if sid not in self.arrays:
-            blob = self.data[start:start + nbytes]
-            if hashlib.sha256(blob).hexdigest() != info.get("sha256"):
+            if hashlib.sha256(memoryview(self.data)[start:start + nbytes]).hexdigest() != info.get("sha256"):
                 raise _corrupt(f"the checksum of storage {sid} does not match")
             if nbytes % dtype.itemsize:
                 raise _corrupt(f"storage {sid} is not a whole number of {dtype.name} elements")
-            self.arrays[sid] = np.frombuffer(blob, dtype=np.uint8).copy()
+            # A writable view into the file's buffer: no copy of the tensor data.
+            self.arrays[sid] = np.frombuffer(self.data, dtype=np.uint8, count=nbytes, offset=start)
         return self.arrays[sid].view(dtype.np)
 
     def decode(self, node, depth=0):

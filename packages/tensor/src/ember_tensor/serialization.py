@@ -3,7 +3,8 @@
 A checkpoint is one file (layout in the package README, "Serialization format")::
 
     b"EMBRCKPT" | u64 header length | header (UTF-8 JSON) | sha256(header)
-    | storage blobs, each 64-byte aligned | b"EMBR-END" | u64 file length
+    | zero padding to a 64-byte boundary | storage blobs, each 64-byte aligned
+    | b"EMBR-END" | u64 file length
 
 The JSON header describes the saved object as a tree of tagged nodes (dicts, lists,
 tuples, OrderedDicts, numbers, strings, bytes, dtypes, devices, Sizes, tensors) and
@@ -149,11 +150,15 @@ def _serialize(obj):
                         allow_nan=False).encode("utf-8")
     parts = [MAGIC, struct.pack("<Q", len(header)), header, hashlib.sha256(header).digest()]
     data_start = sum(len(p) for p in parts)
+    # Storages start 64-byte aligned in the file, so `load` can view them in place.
+    parts.append(b"\0" * (-data_start % ALIGN))
+    data_start += len(parts[-1])
     written = 0
     for blob, info in zip(writer.blobs, storages):
         parts.append(b"\0" * (info["offset"] - written))
-        parts.append(blob.tobytes() if sys.byteorder == "little" else blob.view(D.to_dtype(info["dtype"]).np)
-                     .byteswap().view(np.uint8).tobytes())
+        if sys.byteorder != "little":
+            blob = blob.view(D.to_dtype(info["dtype"]).np).byteswap().view(np.uint8)
+        parts.append(memoryview(blob))  # written without an extra copy
         written = info["offset"] + info["nbytes"]
     total = data_start + written + TRAILER
     parts.append(END_MAGIC + struct.pack("<Q", total))
