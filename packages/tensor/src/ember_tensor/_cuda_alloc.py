@@ -249,7 +249,8 @@ def _make_manager_class():
             rounded = round_size(size)
             stream = stream_key()
             block = self._pool.take(rounded, self._new_block, self._info, stream)
-            return cuda.MemoryPointer(self.context, block.device_pointer, size,
+            # A proxy of the context, as Numba's own manager uses: no reference cycle.
+            return cuda.MemoryPointer(weakref.proxy(self.context), block.device_pointer, size,
                                       finalizer=_returner(self._pool, block, rounded, stream))
 
         def _info(self):
@@ -265,6 +266,12 @@ def _make_manager_class():
         def reset(self):
             super().reset()
             self._pool.release_cached()
+            self._raw.reset()
+
+        def empty_cache(self):
+            """Hand the cached blocks back, and have Numba free them now."""
+            self._pool.release_cached()
+            self._raw.deallocations.clear()
 
         @property
         def interface_version(self):

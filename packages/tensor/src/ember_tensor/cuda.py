@@ -548,7 +548,11 @@ def empty_cache():
     for index in list(_cuda_alloc._pools):
         _cuda_alloc.pool(index).release_cached()
     if not _simulating():
-        _numba_cuda.current_context().deallocations.clear()
+        context = _numba_cuda.current_context()
+        manager = getattr(context, "memory_manager", None)
+        if hasattr(manager, "empty_cache"):  # ember's allocator: its blocks come from `_raw`
+            manager.empty_cache()
+        context.deallocations.clear()
 
 
 def _caching_allocator_installed():
