@@ -217,6 +217,130 @@ def test_layer_gradients_match_pytorch(case):
                                    err_msg=key)
 
 
+def _float(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def _probabilities(*shape):
+    return RNG.uniform(0.05, 0.95, shape).astype(np.float32)
+
+
+def _classes(n, c):
+    return RNG.integers(0, c, n).astype(np.int64)
+
+
+def _signs(*shape):
+    return RNG.choice(np.array([-1.0, 1.0], dtype=np.float32), shape)
+
+
+def _log_probabilities(n, c):
+    x = _float(n, c)
+    return (x - np.log(np.exp(x).sum(1, keepdims=True))).astype(np.float32)
+
+
+# (loss, constructor kwargs, input arrays (the first ones differentiable), how many are differentiable)
+LOSSES = [
+    ("L1Loss", {}, lambda: [_float(3, 4), _float(3, 4)], 1),
+    ("MSELoss", {"reduction": "sum"}, lambda: [_float(3, 4), _float(3, 4)], 1),
+    ("NLLLoss", {}, lambda: [_log_probabilities(5, 4), _classes(5, 4)], 1),
+    ("NLLLoss", {"ignore_index": 1, "reduction": "none"}, lambda: [_log_probabilities(5, 4), _classes(5, 4)], 1),
+    ("CrossEntropyLoss", {}, lambda: [_float(5, 4), _classes(5, 4)], 1),
+    ("CrossEntropyLoss", {"label_smoothing": 0.2, "reduction": "sum"}, lambda: [_float(5, 4), _classes(5, 4)], 1),
+    ("CrossEntropyLoss", {}, lambda: [_float(2, 3, 4, 2), _classes(16, 3).reshape(2, 4, 2)], 1),
+    ("CrossEntropyLoss", {}, lambda: [_float(5, 4), np.eye(4, dtype=np.float32)[_classes(5, 4)]], 1),
+    ("BCELoss", {}, lambda: [_probabilities(3, 4), _probabilities(3, 4)], 1),
+    ("BCEWithLogitsLoss", {}, lambda: [_float(3, 4) * 10, _probabilities(3, 4)], 1),
+    ("PoissonNLLLoss", {}, lambda: [_float(3, 4), np.abs(_float(3, 4))], 1),
+    ("PoissonNLLLoss", {"log_input": False, "full": True}, lambda: [_probabilities(3, 4), np.abs(_float(3, 4)) * 3],
+     1),
+    ("GaussianNLLLoss", {}, lambda: [_float(3, 4), _float(3, 4), _probabilities(3, 4)], 1),
+    ("KLDivLoss", {"reduction": "batchmean"}, lambda: [_log_probabilities(3, 4), _probabilities(3, 4)], 1),
+    ("KLDivLoss", {"log_target": True, "reduction": "sum"}, lambda: [_log_probabilities(3, 4), _log_probabilities(3, 4)], 1),
+    ("HuberLoss", {"delta": 0.5}, lambda: [_float(3, 4), _float(3, 4)], 1),
+    ("SmoothL1Loss", {"beta": 0.5}, lambda: [_float(3, 4), _float(3, 4)], 1),
+    ("SoftMarginLoss", {}, lambda: [_float(3, 4), _signs(3, 4)], 1),
+    ("MultiLabelMarginLoss", {}, lambda: [_float(2, 4), np.array([[3, 0, -1, 1], [1, 2, 3, -1]])], 1),
+    ("MultiLabelSoftMarginLoss", {}, lambda: [_float(3, 4), (_float(3, 4) > 0).astype(np.float32)], 1),
+    ("MultiMarginLoss", {}, lambda: [_float(5, 4), _classes(5, 4)], 1),
+    ("MultiMarginLoss", {"p": 2, "margin": 0.5}, lambda: [_float(5, 4), _classes(5, 4)], 1),
+    ("HingeEmbeddingLoss", {"margin": 0.5}, lambda: [_float(3, 4), _signs(3, 4)], 1),
+    ("CosineEmbeddingLoss", {"margin": 0.1}, lambda: [_float(5, 3), _float(5, 3), _signs(5)], 2),
+    ("MarginRankingLoss", {"margin": 0.2}, lambda: [_float(5), _float(5), _signs(5)], 2),
+    ("TripletMarginLoss", {"margin": 2.0}, lambda: [_float(5, 3), _float(5, 3), _float(5, 3)], 3),
+    ("TripletMarginWithDistanceLoss", {"swap": True}, lambda: [_float(5, 3), _float(5, 3), _float(5, 3)], 3),
+    # CTC's gradient is compared through log_softmax below: PyTorch's own with respect to
+    # log_probs is only meaningful for log_softmax outputs.
+    ("CTCLoss", {}, lambda: [_log_probabilities(12, 4).reshape(6, 2, 4), np.array([[1, 2, 2], [3, 1, 0]]),
+                             np.array([6, 5]), np.array([3, 2])], 0),
+]
+
+LOSS_FUNCTIONS = {
+    "L1Loss": "l1_loss", "MSELoss": "mse_loss", "NLLLoss": "nll_loss", "CrossEntropyLoss": "cross_entropy",
+    "BCELoss": "binary_cross_entropy", "BCEWithLogitsLoss": "binary_cross_entropy_with_logits",
+    "PoissonNLLLoss": "poisson_nll_loss", "GaussianNLLLoss": "gaussian_nll_loss", "KLDivLoss": "kl_div",
+    "HuberLoss": "huber_loss", "SmoothL1Loss": "smooth_l1_loss", "SoftMarginLoss": "soft_margin_loss",
+    "MultiLabelMarginLoss": "multilabel_margin_loss", "MultiLabelSoftMarginLoss": "multilabel_soft_margin_loss",
+    "MultiMarginLoss": "multi_margin_loss", "HingeEmbeddingLoss": "hinge_embedding_loss",
+    "CosineEmbeddingLoss": "cosine_embedding_loss", "MarginRankingLoss": "margin_ranking_loss",
+    "TripletMarginLoss": "triplet_margin_loss", "TripletMarginWithDistanceLoss": "triplet_margin_with_distance_loss",
+    "CTCLoss": "ctc_loss",
+}
+
+
+@pytest.mark.parametrize("case", LOSSES, ids=lambda case: f"{case[0]}{case[1]}".replace(" ", ""))
+def test_loss_values_and_gradients_match_pytorch(case):
+    real = pytest.importorskip("torch")
+    name, kwargs, make_arrays, n_differentiable = case
+    if not has_functional(LOSS_FUNCTIONS[name]):
+        pytest.skip(f"ember_nn.functional has no {LOSS_FUNCTIONS[name]} yet")
+    arrays = make_arrays()
+    ours = [torch.tensor(a, requires_grad=i < n_differentiable) for i, a in enumerate(arrays)]
+    theirs = [real.tensor(a, requires_grad=i < n_differentiable) for i, a in enumerate(arrays)]
+    loss = getattr(nn, name)(**kwargs)
+    assert repr(loss) == repr(getattr(real.nn, name)(**kwargs))
+    out = loss(*ours)
+    expected = getattr(real.nn, name)(**kwargs)(*theirs)
+    assert tuple(out.shape) == tuple(expected.shape)
+    np.testing.assert_allclose(np.array(out.detach()), expected.detach().numpy(), rtol=1e-4, atol=1e-5)
+    if not n_differentiable:
+        return
+    out.sum().backward()
+    expected.sum().backward()
+    for i in range(n_differentiable):
+        np.testing.assert_allclose(np.array(ours[i].grad), theirs[i].grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@needs_functional("ctc_loss", "log_softmax")
+def test_ctc_loss_gradient_through_log_softmax_matches_pytorch():
+    real = pytest.importorskip("torch")
+    logits = _float(6, 2, 4)
+    targets, input_lengths, target_lengths = np.array([[1, 2, 2], [3, 1, 0]]), np.array([6, 5]), np.array([3, 2])
+    ours = torch.tensor(logits, requires_grad=True)
+    theirs = real.tensor(logits, requires_grad=True)
+    nn.CTCLoss()(F.log_softmax(ours, 2), torch.tensor(targets), torch.tensor(input_lengths),
+                 torch.tensor(target_lengths)).backward()
+    real.nn.CTCLoss()(real.log_softmax(theirs, 2), real.tensor(targets), real.tensor(input_lengths),
+                      real.tensor(target_lengths)).backward()
+    np.testing.assert_allclose(np.array(ours.grad), theirs.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("make, inputs", [
+    (lambda: nn.PairwiseDistance(), [(4, 3), (4, 3)]),
+    (lambda: nn.PairwiseDistance(p=1.0, keepdim=True), [(4, 3), (4, 3)]),
+    (lambda: nn.CosineSimilarity(dim=0), [(4, 3), (4, 3)]),
+])
+def test_distance_modules_match_pytorch(make, inputs):
+    real = pytest.importorskip("torch")
+    module = make()
+    arrays = [_float(*shape) for shape in inputs]
+    reference = getattr(real.nn, type(module).__name__)(**{
+        "PairwiseDistance": lambda m: {"p": m.norm, "eps": m.eps, "keepdim": m.keepdim},
+        "CosineSimilarity": lambda m: {"dim": m.dim, "eps": m.eps}}[type(module).__name__](module))
+    assert repr(module) == repr(reference)
+    np.testing.assert_allclose(np.array(module(*(torch.tensor(a) for a in arrays))),
+                               reference(*(real.tensor(a) for a in arrays)).numpy(), rtol=1e-5, atol=1e-6)
+
+
 # -- default initialisation ------------------------------------------------------------------
 
 @pytest.mark.parametrize("layer, fan_in", [

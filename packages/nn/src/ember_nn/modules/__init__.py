@@ -19,6 +19,7 @@ from .padding import (
     ZeroPad3d,
 )
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from .distance import CosineSimilarity, PairwiseDistance
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .activation import (
     CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax,

@@ -3,6 +3,7 @@ calls its ``functional`` twin; class weights are buffers (they follow ``.to()``)
 import warnings
 
 from .. import functional as F
+from .distance import PairwiseDistance
 from .module import Module
 
 __all__ = [
@@ -261,7 +262,7 @@ class TripletMarginWithDistanceLoss(_Loss):
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
                              "instead")
-        self.distance_function = distance_function
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
         self.margin = margin
         self.swap = swap
 
