@@ -584,3 +584,9 @@ def test_without_the_allocator_plugin_allocations_are_still_counted(monkeypatch)
     assert et.cuda.memory_reserved() == before[1] + 4096
     del arr
     assert (et.cuda.memory_allocated(), et.cuda.memory_reserved()) == before
+
+
+def test_is_bf16_supported():
+    assert et.cuda.is_bf16_supported() is True
+    assert et.cuda.is_bf16_supported(including_emulation=False) == (
+        et.cuda.get_device_capability() >= (8, 0))

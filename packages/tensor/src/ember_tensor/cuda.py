@@ -27,7 +27,7 @@ from ._ops.creation import _legacy_types
 __all__ = [
     "is_available", "is_initialized", "init", "device_count", "current_device", "set_device",
     "device", "device_of", "get_device_name", "get_device_capability", "get_device_properties",
-    "synchronize", "Stream", "Event", "current_stream", "default_stream", "stream",
+    "synchronize", "is_bf16_supported", "Stream", "Event", "current_stream", "default_stream", "stream",
     "set_stream", "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
     "memory_allocated", "max_memory_allocated", "reset_peak_memory_stats", "mem_get_info",
     "empty_cache", "memory_reserved", "max_memory_reserved", "memory_cached", "max_memory_cached",
@@ -264,6 +264,18 @@ def get_device_capability(device=None):
     """(major, minor) compute capability of a device."""
     props = get_device_properties(device)
     return props.major, props.minor
+
+
+def is_bf16_supported(including_emulation=True):
+    """Whether bfloat16 tensors work on the current device.
+
+    ember computes bfloat16 in float32 on every GPU (an emulation), so this is True when
+    CUDA is available; with including_emulation=False only GPUs with native bfloat16
+    arithmetic (compute capability 8.0 and up) count.
+    """
+    if not is_available():
+        return False
+    return including_emulation or get_device_capability() >= (8, 0)
 
 
 def synchronize(device=None):
