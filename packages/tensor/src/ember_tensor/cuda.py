@@ -27,8 +27,8 @@ from ._ops.creation import _legacy_types
 __all__ = [
     "is_available", "is_initialized", "init", "device_count", "current_device", "set_device",
     "device", "device_of", "get_device_name", "get_device_capability", "get_device_properties",
-    "synchronize", "is_bf16_supported", "Stream", "Event", "current_stream", "default_stream", "stream",
-    "set_stream", "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
+    "synchronize", "is_bf16_supported", "Stream", "Event", "current_stream", "default_stream",
+    "stream", "set_stream", "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
     "memory_allocated", "max_memory_allocated", "reset_peak_memory_stats", "mem_get_info",
     "empty_cache", "memory_reserved", "max_memory_reserved", "memory_cached", "max_memory_cached",
     "reset_max_memory_allocated", "reset_max_memory_cached", "memory_stats", "memory_summary",
