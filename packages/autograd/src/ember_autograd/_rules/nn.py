@@ -5,8 +5,9 @@ convolution <-> convolution_backward_input/_weight, max_pool_backward <->
 take_along_planes, avg_pool <-> avg_pool_backward, im2col <-> col2im,
 embedding <-> embedding_backward, nll_loss <-> nll_loss_backward. So their gradients
 are themselves differentiable (double backward). softmax/log_softmax backward are
-written with differentiable ops. The fused normalisation backward kernels are not
-differentiated again (PyTorch has double backward there; ember does not yet, and says so).
+written with differentiable ops; the normalisation rules use their fused backward
+kernels unless a graph of the gradient is wanted (create_graph), when they switch to
+the same formula in differentiable ops.
 """
 from ember_tensor._ops import nn as K
 
@@ -123,42 +124,100 @@ def avg_pool_backward(ctx, a, params):
 
 
 # -- normalisation ------------------------------------------------------------------------
+# First-order backward runs the fused kernels. Under create_graph (grad mode on inside
+# backward) the same formula is written in differentiable ops instead, so the gradient
+# can be differentiated again (double backward, as PyTorch has for these layers).
+
+def _create_graph():
+    from .._grad_mode import is_grad_enabled
+    return is_grad_enabled()
+
+
+def _normalize_backward(grad, x, weight_view, dims, eps, training, invstd_const=None):
+    """Differentiable (grad_input, grad_weight-before-sum terms, xhat) of y = xhat * w + b,
+    xhat normalised over `dims` of x (batch statistics when `training`)."""
+    if training:
+        mean = x.mean(dims, keepdim=True)
+        centred = x - mean
+        invstd = ((centred * centred).mean(dims, keepdim=True) + eps).rsqrt()
+    else:
+        centred, invstd = x - invstd_const[0], invstd_const[1]
+    xhat = centred * invstd
+    gxhat = grad if weight_view is None else grad * weight_view
+    if training:
+        grad_input = invstd * (gxhat - gxhat.mean(dims, keepdim=True)
+                               - xhat * (gxhat * xhat).mean(dims, keepdim=True))
+    else:
+        grad_input = gxhat * invstd
+    return grad_input, xhat
+
+
+def _channel_shape(x):
+    return (1, -1) + (1,) * (x.dim() - 2)
+
 
 @derivative("native_batch_norm", inputs=("input", "weight", "bias"), name="NativeBatchNormBackward0",
             save=lambda input, weight, bias, running_mean, running_var, training, momentum, eps:
-            (input, weight, RESULT[1], RESULT[2], training))
-def native_batch_norm(ctx, grads, input, weight, mean, invstd, training):
-    if grads[0] is None:
+            (input, weight, RESULT[1], RESULT[2], training, eps))
+def native_batch_norm(ctx, grads, input, weight, mean, invstd, training, eps):
+    grad = grads[0]
+    if grad is None:
         return None, None, None
-    return K.batch_norm_backward(grads[0], input, weight, mean, invstd, training)
+    if not _create_graph():
+        return K.batch_norm_backward(grad, input, weight, mean, invstd, training)
+    dims = [0] + list(range(2, input.dim()))
+    shape = _channel_shape(input)
+    w = weight.reshape(shape) if weight is not None else None
+    const = (mean.reshape(shape), invstd.reshape(shape))
+    grad_input, xhat = _normalize_backward(grad, input, w, dims, eps, training, const)
+    return grad_input, (grad * xhat).sum(dims), grad.sum(dims)
 
 
 @derivative("native_layer_norm", inputs=("input", "weight", "bias"), name="NativeLayerNormBackward0",
             save=lambda input, normalized_shape, weight, bias, eps:
-            (input, tuple(normalized_shape), weight, RESULT[1], RESULT[2]))
-def native_layer_norm(ctx, grads, input, normalized_shape, weight, mean, rstd):
-    if grads[0] is None:
+            (input, tuple(normalized_shape), weight, RESULT[1], RESULT[2], eps))
+def native_layer_norm(ctx, grads, input, normalized_shape, weight, mean, rstd, eps):
+    grad = grads[0]
+    if grad is None:
         return None, None, None
-    return K.layer_norm_backward(grads[0], input, normalized_shape, mean, rstd, weight)
+    if not _create_graph():
+        return K.layer_norm_backward(grad, input, normalized_shape, mean, rstd, weight)
+    k = len(normalized_shape)
+    dims = list(range(input.dim() - k, input.dim()))
+    lead = list(range(input.dim() - k))
+    grad_input, xhat = _normalize_backward(grad, input, weight, dims, eps, True)
+    grad_weight = (grad * xhat).sum(lead) if lead else grad * xhat
+    return grad_input, grad_weight, grad.sum(lead) if lead else grad
 
 
 @derivative("native_group_norm", inputs=("input", "weight", "bias"), name="NativeGroupNormBackward0",
-            save=lambda input, weight, bias, num_groups, eps: (input, weight, RESULT[1], RESULT[2], num_groups))
-def native_group_norm(ctx, grads, input, weight, mean, rstd, num_groups):
-    if grads[0] is None:
+            save=lambda input, weight, bias, num_groups, eps: (input, weight, RESULT[1], RESULT[2], num_groups, eps))
+def native_group_norm(ctx, grads, input, weight, mean, rstd, num_groups, eps):
+    grad = grads[0]
+    if grad is None:
         return None, None, None
-    return K.group_norm_backward(grads[0], input, mean, rstd, weight, num_groups)
+    if not _create_graph():
+        return K.group_norm_backward(grad, input, mean, rstd, weight, num_groups)
+    n, c = input.shape[:2]
+    shape = _channel_shape(input)
+    scaled = grad * weight.reshape(shape) if weight is not None else grad
+    grouped = (n, num_groups, -1)
+    grad_input, xhat = _normalize_backward(scaled.reshape(grouped), input.reshape(grouped), None, [2], eps, True)
+    dims = [0] + list(range(2, input.dim()))
+    xhat = xhat.reshape(input.shape)
+    return grad_input.reshape(input.shape), (grad * xhat).sum(dims), grad.sum(dims)
 
 
-def _no_double_backward(op_name):
+def _not_differentiated_again(op_name):
     def backward(ctx, grads, *saved):
-        raise RuntimeError(f"the derivative for '{op_name}' is not implemented: ember has no double "
-                           f"backward through {op_name.split('_backward')[0]} yet.")
+        raise RuntimeError(f"the derivative for '{op_name}' is not implemented: differentiate the norm "
+                           "with create_graph=True to get a differentiable gradient.")
     return backward
 
 
+# The fused backward kernels only run when no graph is being built for the gradient.
 for _name in ("batch_norm_backward", "layer_norm_backward", "group_norm_backward"):
-    derivative(_name, inputs=("grad_output",))(_no_double_backward(_name))
+    derivative(_name, inputs=("grad_output",))(_not_differentiated_again(_name))
 
 
 # -- softmax, losses ----------------------------------------------------------------------
