@@ -41,6 +41,16 @@ from ._ops.shape_ops import (
 )
 from ._ops.reduction import *  # noqa: F401,F403 - sum, mean, max, var, norm, ...
 from ._ops.indexing import cat, concat, concatenate, hstack, stack, vstack
+from ._ops.indexing import index_put, index_put_
+from ._ops.index_ops import (
+    argwhere, gather, index_add, index_copy, index_fill, index_select, masked_fill, masked_scatter,
+    masked_select, nonzero, put, scatter, scatter_add, scatter_reduce, take, take_along_dim,
+)
+from ._ops.sorting import (
+    argsort, bincount, bucketize, histc, kthvalue, mode, msort, nanmedian, searchsorted, sort, topk, unique,
+    unique_consecutive,
+)
+from ._ops.scans import cummax, cummin, cumprod, cumsum, diff, logcumsumexp
 from ._random import (
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
 )

@@ -1,154 +1,181 @@
-"""Tensor indexing: basic indexing (ints, slices, None, ...) returns views; advanced
-indexing (integer/bool tensors, lists) gathers a copy with NumPy's (= PyTorch's) rules."""
+"""Tensor indexing with PyTorch's rules: ``x[key]`` and ``x[key] = value``.
+
+Basic keys (ints, slices with positive steps, None, Ellipsis) give views. Advanced keys
+(integer tensors or lists at any position, boolean masks) copy: `_index_plan` splits a key
+into a basic view and index arrays, and the Numba kernels of `_kernels/cpu_index` move the
+elements. ``index_put_`` (the accumulate form of assignment) lives here too, since it is
+``x[indices] = values`` with another spelling. cat/stack join tensors.
+"""
 import numpy as np
 
 from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor
+from .._kernels import cpu_index as K
 from . import _iter
-from .views import make_view
+from ._index_plan import is_basic_key, normalize_key, plan_index
+from ._strided import flat_buffer, host, wrap, write_back
+
+__all__ = ["getitem", "setitem_", "index_put", "index_put_", "cat", "concat", "concatenate", "stack",
+           "hstack", "vstack", "movement_view", "gather_offsets"]
+
+_UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-def _is_basic(item):
-    return item is None or item is Ellipsis or isinstance(item, (int, slice, np.integer)) and not isinstance(item, bool)
+def movement_view(arr):
+    """`arr` viewed as unsigned integers of the same size: kernels that only move elements
+    then compile once per item size (and work for float16/bfloat16, which Numba lacks)."""
+    return arr.view(_UINT_OF_SIZE[arr.dtype.itemsize])
 
 
-def _expand_ellipsis(key, ndim):
-    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
-    if sum(1 for k in key if k is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    if consumed > ndim:
-        raise IndexError(f"too many indices for tensor of dimension {ndim}")
-    out = []
-    for k in key:
-        if k is Ellipsis:
-            out.extend([slice(None)] * (ndim - consumed))
-        else:
-            out.append(k)
-    return out
+def gather_offsets(shape, strides):
+    """Offsets (int64, row-major) of a view's elements given its shape and element strides."""
+    return K.strided_offsets(np.array(shape, dtype=np.int64), np.array(strides, dtype=np.int64), 0)
 
 
-def basic_view(self, key):
-    """The view that a key of ints, slices, None and Ellipsis selects."""
-    ndim = self._data.ndim
-    key = _expand_ellipsis(key, ndim)
-    shape, strides = self._data.shape, self.stride()
-    offset = self.storage_offset()
-    new_shape, new_strides = [], []
-    d = 0
-    for k in key:
-        if k is None:
-            new_shape.append(1)
-            new_strides.append(0)
-            continue
-        if d >= ndim:
-            raise IndexError(f"too many indices for tensor of dimension {ndim}")
-        size = shape[d]
-        if isinstance(k, slice):
-            if k.step is not None and k.step <= 0:
-                if k.step == 0:
-                    raise ValueError("slice step cannot be zero")
-                raise ValueError("step must be greater than zero")
-            start, stop, step = k.indices(size)
-            n = max(0, -(-(stop - start) // step))
-            offset += start * strides[d] if n else 0
-            new_shape.append(n)
-            new_strides.append(strides[d] * step)
-        else:
-            k = int(k)
-            if not -size <= k < size:
-                raise IndexError(f"index {k} is out of bounds for dimension {d} with size {size}")
-            offset += (k % size) * strides[d]
-        d += 1
-    new_shape.extend(shape[d:])
-    new_strides.extend(strides[d:])
-    return make_view(self, new_shape, new_strides, offset)
+def _plan_offsets(plan, strides):
+    """(before, offs, after, result_shape) for the 3-level kernels of a plan."""
+    shape = plan.view._data.shape
+    offs = plan.element_offsets(strides)
+    before, after = plan.rest_dims()
+    before_offs = gather_offsets([shape[d] for d in before], [strides[d] for d in before])
+    after_offs = gather_offsets([shape[d] for d in after], [strides[d] for d in after])
+    return before_offs, offs, after_offs, plan.result_shape()
 
 
-def _normalize_key(key):
-    if not isinstance(key, tuple):
-        key = (key,)
-    return key
+def _advanced_read(plan):
+    view = plan.view
+    arr = host(view)
+    buf, strides = flat_buffer(arr)
+    before, offs, after, shape = _plan_offsets(plan, strides.tolist())
+    out = np.empty((before.size, offs.size, after.size), dtype=arr.dtype)
+    if out.size:
+        K.gather_3(movement_view(buf), before, offs, after, movement_view(out))
+    return wrap(out.reshape(shape), view._dtype, view._device)
 
 
-def _to_numpy_index(k, device):
-    if isinstance(k, Tensor):
-        if k._dtype.category == D._FLOAT:
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        return k._host_numpy()
-    if isinstance(k, (list,)) and any(isinstance(x, Tensor) for x in k):
-        return np.array([x.item() if isinstance(x, Tensor) else x for x in k])
-    return k
+def _value_array(value, dtype, shape):
+    """`value` (tensor or number) as a host array of `dtype` broadcast to `shape`."""
+    if isinstance(value, Tensor):
+        arr = value._host_numpy()
+        while arr.ndim > len(shape) and arr.shape[0] == 1:
+            arr = arr[0]  # PyTorch drops leading 1s of the value
+    else:
+        arr = np.asarray(value)
+    try:
+        arr = np.broadcast_to(arr, shape)
+    except ValueError:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(np.shape(arr))} cannot be broadcast to "
+            f"indexing result of shape {list(shape)}") from None
+    return np.ascontiguousarray(arr.astype(dtype.np, copy=False))
 
 
-def _check_advanced_bounds(self, key):
-    # A readable IndexError naming the dimension and size, before NumPy's own message.
-    d = 0
-    for k in key:
-        if k is None:
-            continue
-        if k is Ellipsis:
-            d = self._data.ndim - sum(1 for x in key[key.index(k) + 1:] if x is not None)
-            continue
-        if isinstance(k, np.ndarray) and k.dtype.kind in "iu" and k.size:
-            size = self._data.shape[d] if d < self._data.ndim else 0
-            bad = k[(k >= size) | (k < -size)]
-            if bad.size:
-                raise IndexError(f"index {int(bad.reshape(-1)[0])} is out of bounds for dimension {d} with size {size}")
-        d += k.ndim if isinstance(k, np.ndarray) and k.dtype == np.bool_ else 1
+def _advanced_write(plan, value, accumulate):
+    view = plan.view
+    arr = host(view)
+    buf, strides = flat_buffer(arr)
+    before, offs, after, shape = _plan_offsets(plan, strides.tolist())
+    if before.size * offs.size * after.size == 0:
+        _value_array(value, view._dtype, shape)  # still check the value's shape
+        return
+    vals = _value_array(value, view._dtype, shape).reshape(before.size, offs.size, after.size)
+    if not accumulate:
+        K.put_3(movement_view(buf), before, offs, after, movement_view(vals))
+    elif view._dtype in _iter.LOW_PRECISION:
+        # Numba has no float16/bfloat16 arithmetic: add in float32 and write back.
+        wide = arr.astype(np.float32)
+        wide_buf, wide_strides = flat_buffer(wide)
+        b, o, a, _ = _plan_offsets(plan, wide_strides.tolist())
+        K.put_3_add(wide_buf, b, o, a, vals.astype(np.float32))
+        arr[...] = wide.astype(arr.dtype)
+    else:
+        K.put_3_add(buf, before, offs, after, vals)
+    write_back(view, arr)
 
 
 @op()
 def getitem(self, key):
-    """self[key] with PyTorch's indexing rules."""
-    key = _normalize_key(key)
-    if self._data.ndim == 0 and any(k is not None and k is not Ellipsis for k in key) and all(
-            _is_basic(k) for k in key) and any(isinstance(k, (int, np.integer)) for k in key):
+    """self[key] with PyTorch's indexing rules (views for basic keys, copies otherwise).
+
+    >>> x = arange(6).reshape(2, 3)
+    >>> x[[1, 0], [2, 0]]
+    tensor([5, 0])
+    """
+    key = normalize_key(key)
+    if self._data.ndim == 0 and is_basic_key(key) and any(
+            isinstance(k, (int, np.integer)) for k in key):
         raise IndexError(
             "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
             "in C++ to convert a 0-dim tensor to a number")
-    if all(_is_basic(k) for k in key):
-        return basic_view(self, key)
-    np_key = tuple(_to_numpy_index(k, self._device) for k in key)
-    for k in np_key:
-        if isinstance(k, slice) and k.step is not None and k.step < 0:
-            raise ValueError("step must be greater than zero")
-    _check_advanced_bounds(self, np_key)
-    host = self._host_numpy()
-    result = np.array(host[np_key])
-    data = result if self._device.type == "cpu" else _backends.get(self._device).from_numpy(result, self._device)
-    return Tensor._wrap(data, self._dtype, self._device)
+    view, plan = plan_index(self, key)
+    if plan is None:
+        return view
+    return _advanced_read(plan)
 
 
 @op("setitem_", inplace=True)
 def setitem_(self, key, value):
     """self[key] = value, broadcasting `value`; writes through to self's storage."""
-    key = _normalize_key(key)
-    if all(_is_basic(k) for k in key):
-        target = basic_view(self, key)
+    key = normalize_key(key)
+    view, plan = plan_index(self, key)
+    if plan is None:
         if isinstance(value, Tensor):
-            target.copy_(value)
+            view.copy_(value)
         else:
-            target.fill_(value)
-        self._bump_version()
-        return self
-    np_key = tuple(_to_numpy_index(k, self._device) for k in key)
-    _check_advanced_bounds(self, np_key)
-    if isinstance(value, Tensor):
-        value = value._host_numpy()
-    if self._device.type == "cpu":
-        self._data[np_key] = value
+            view.fill_(value)
     else:
-        host = self._host_numpy().copy()
-        host[np_key] = value
-        _backends.get(self._device).copy_(self._data, _backends.get(self._device).from_numpy(host, self._device))
+        _advanced_write(plan, value, accumulate=False)
     self._bump_version()
     return self
 
 
 def _setitem(self, key, value):
     setitem_(self, key, value)
+
+
+def _index_put_key(self, indices):
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put_(): argument 'indices' must be tuple of Tensors, not {type(indices).__name__}")
+    if len(indices) > self._data.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self._data.ndim} "
+                         f"(got {len(indices)})")
+    # In index_put, None stands for a whole dim (a slice), not for a new axis.
+    return tuple(slice(None) if i is None else i for i in indices)
+
+
+@op("index_put_", inplace=True)
+def index_put_(self, indices, values, accumulate=False):
+    """self[indices] = values (or += with `accumulate`, where repeated indices add up).
+
+    >>> x = zeros(3)
+    >>> x.index_put_((tensor([0, 0, 2]),), tensor(1.), accumulate=True)
+    tensor([2., 0., 1.])
+    """
+    if not isinstance(values, Tensor):
+        raise TypeError(f"index_put_(): argument 'values' must be Tensor, not {type(values).__name__}")
+    if values._dtype is not self._dtype:
+        raise RuntimeError(
+            f"Index put requires the source and destination dtypes match, got "
+            f"{_iter.type_name(self._dtype)} for the destination and {_iter.type_name(values._dtype)} for the source.")
+    key = _index_put_key(self, indices)
+    view, plan = plan_index(self, key)
+    if plan is None:
+        if accumulate:
+            view.add_(values)
+        else:
+            view.copy_(values)
+    else:
+        _advanced_write(plan, values, accumulate)
+    self._bump_version()
+    return self
+
+
+@op()
+def index_put(input, indices, values, accumulate=False):
+    """Out-of-place `index_put_`: a copy of `input` with ``[indices] = values``."""
+    return index_put_(input.clone(), indices, values, accumulate)
 
 
 def cat_shape(tensors, dim):

@@ -3,9 +3,11 @@ from .._dispatch import Operator
 from .._tensor import Tensor
 from . import convert, creation, elementwise, indexing, linalg, pinned, random, reduction, views
 from . import linalg_legacy, shape_ops
+from . import index_ops, scans, sorting
 
 # Functions of these modules that take the tensor first become methods of the same name.
-_METHOD_MODULES = (elementwise, views, convert, linalg, random, reduction, pinned, shape_ops, linalg_legacy)
+_METHOD_MODULES = (elementwise, views, convert, linalg, random, reduction, pinned, shape_ops,
+                  index_ops, sorting, scans, linalg_legacy)
 _NOT_METHODS = {"binary", "unary", "copy_to_out", "make_view", "view_strides", "contiguous_strides",
                 "broadcast_shapes", "broadcast_tensors", "meshgrid", "where", "isclose", "allclose", "equal", "clip", "clip_",
                 # random ops that are not Tensor methods in PyTorch

@@ -1,0 +1,117 @@
+"""Derivatives of sorting and scans: the values of sort/topk/kthvalue/nanmedian/mode and
+cummax/cummin go back to where they came from (a scatter along `dim` by the returned
+indices); cumsum, cumprod and logcumsumexp have closed forms; diff is composite; the
+counting and searching ops (argsort, unique, searchsorted, histc, ...) are not
+differentiable.
+"""
+import ember_tensor as E
+
+from ._registry import RESULT, composite, derivative, not_differentiable
+
+
+def _wrap(dim, ndim):
+    return dim % max(ndim, 1)
+
+
+def _scatter_back(grad, indices, shape, dim, keepdim=True):
+    """Gradient of values taken at `indices` along `dim`: zeros with grad put back there."""
+    if not shape:
+        return grad.reshape(())
+    dim = _wrap(dim, len(shape))
+    if not keepdim:
+        grad, indices = grad.unsqueeze(dim), indices.unsqueeze(dim)
+    return E.zeros(shape, dtype=grad.dtype, device=grad.device).scatter_add(dim, indices, grad)
+
+
+def _values_grad(grad):
+    return grad[0] if isinstance(grad, tuple) else grad
+
+
+@derivative("sort", save=lambda input, dim=-1, *a, **k: (tuple(input.shape), dim, RESULT[1]))
+def sort(ctx, grad, shape, dim, indices):
+    grad = _values_grad(grad)
+    return None if grad is None else _scatter_back(grad, indices, shape, dim)
+
+
+@derivative("topk", save=lambda input, k, dim=-1, *a, **kw: (tuple(input.shape), dim, RESULT[1]))
+def topk(ctx, grad, shape, dim, indices):
+    grad = _values_grad(grad)
+    return None if grad is None else _scatter_back(grad, indices, shape, dim)
+
+
+def _along_dim_save(default_dim):
+    def save(input, *args, **kwargs):
+        # kthvalue(input, k, dim, keepdim) takes k first; mode/nanmedian(input, dim, keepdim).
+        names = ("k", "dim", "keepdim") if default_dim == "kth" else ("dim", "keepdim")
+        bound = dict(zip(names, args), **kwargs)
+        dim = bound.get("dim", None if default_dim is None else -1)
+        keepdim = bound.get("keepdim", False)
+        if dim is None:  # one value: its position is found again at backward time
+            return (tuple(input.shape), None, keepdim, RESULT, input)
+        return (tuple(input.shape), dim, keepdim, RESULT[1], None)
+    return save
+
+
+def _selection(ctx, grad, shape, dim, keepdim, picked, input):
+    if dim is None:  # nanmedian over all elements: the gradient goes to the median's position
+        chosen = (input == picked).reshape(-1)
+        first = chosen.to(E.int64).argmax()
+        flat = E.zeros((chosen.numel(),), dtype=grad.dtype, device=grad.device)
+        return flat.index_put((first.reshape(1),), grad.reshape(1)).reshape(shape)
+    grad = _values_grad(grad)
+    return None if grad is None else _scatter_back(grad, picked, shape, dim, keepdim)
+
+
+derivative("kthvalue", save=_along_dim_save("kth"))(_selection)
+derivative("mode", save=_along_dim_save(-1))(_selection)
+derivative("nanmedian", save=_along_dim_save(None))(_selection)
+
+
+@derivative("cummax", save=lambda input, dim, **_: (tuple(input.shape), dim, RESULT[1]))
+def cummax(ctx, grad, shape, dim, indices):
+    grad = _values_grad(grad)
+    return None if grad is None else _scatter_back(grad, indices, shape, dim)
+
+
+derivative("cummin", save=lambda input, dim, **_: (tuple(input.shape), dim, RESULT[1]))(cummax)
+
+
+def reverse_cumsum(grad, dim):
+    """sum over j >= i of grad[j], along `dim` (the adjoint of cumsum)."""
+    if not grad.dim():
+        return grad
+    return grad.sum(dim, keepdim=True) - grad.cumsum(dim) + grad
+
+
+@derivative("cumsum", "cumsum_", save=lambda input, dim, **_: (dim, input.dtype))
+def cumsum(ctx, grad, dim, dtype):
+    return reverse_cumsum(grad, dim).to(dtype)
+
+
+@derivative("cumprod", "cumprod_", save=lambda input, dim, **_: (input, dim, RESULT))
+def cumprod(ctx, grad, input, dim, result):
+    if not input.dim():
+        return grad
+    if not bool((input == 0).any()):
+        return reverse_cumsum(grad * result, dim) / input
+    # With zeros, divide by nothing: the product of the other factors is built explicitly
+    # (O(n^2) along dim, only on this rarer path).
+    n = input.shape[dim]
+    parts = []
+    for k in range(n):
+        others = input.index_fill(dim, E.tensor([k], device=input.device), 1.0)
+        partial = others.cumprod(dim)
+        terms = (grad * partial).narrow(dim, k, n - k).sum(dim, keepdim=True)
+        parts.append(terms)
+    return E.cat(parts, dim)
+
+
+@derivative("logcumsumexp", save=lambda input, dim, **_: (input, dim, RESULT))
+def logcumsumexp(ctx, grad, input, dim, result):
+    # d out[i] / d x[k] = exp(x[k] - out[i]) for k <= i.
+    return reverse_cumsum(grad * (-result).exp(), dim) * input.exp()
+
+
+composite("diff")
+not_differentiable("argsort", "unique", "unique_consecutive", "searchsorted", "bucketize", "histc",
+                   "bincount")

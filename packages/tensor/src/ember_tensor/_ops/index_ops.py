@@ -1,0 +1,554 @@
+"""Index ops: index_select/add/copy/fill, gather, scatter (and its reductions), take, put,
+masked_fill/scatter/select, nonzero and argwhere, with in-place forms where PyTorch has them.
+
+The along-one-dim ops (index_*) reuse the advanced-indexing plan of `_index_plan` with a
+single index array; gather and scatter walk their index with the odometer kernels of
+`_kernels/cpu_index`. Writes happen on a contiguous working copy, so a non-contiguous or
+CUDA `self` gets the result through one `copy_`.
+"""
+import numpy as np
+
+from .. import _dtype as D
+from .._dispatch import op
+from .._tensor import Tensor, wrap_dim
+from .._kernels import cpu_index as K
+from . import _iter
+from ._index_plan import IndexPlan
+from ._strided import flat_buffer, host, wrap, write_back
+from . import indexing as _indexing
+from .indexing import _advanced_read, _advanced_write, index_put, index_put_, movement_view  # noqa: F401 - methods
+
+__all__ = ["index_select", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill",
+           "index_fill_", "gather", "scatter", "scatter_", "scatter_add", "scatter_add_",
+           "scatter_reduce", "scatter_reduce_", "take", "take_along_dim", "put", "put_",
+           "masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_", "masked_select",
+           "nonzero", "argwhere", "index_put", "index_put_"]
+
+
+def _check_int_index(index, name, expected="int32/int64"):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{name}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    if index._dtype not in (D.int64, D.int32):
+        raise RuntimeError(f"{name}(): Expected dtype {expected} for index")
+
+
+def _dim_plan(self, dim, index, name):
+    """An IndexPlan selecting `index` (a vector) along `dim` of `self` (0-d acts as 1-d)."""
+    if index._data.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+    view = self if self._data.ndim else self.reshape(1)
+    dim = wrap_dim(dim, max(self._data.ndim, 1))
+    return IndexPlan(view, [dim], [host(index).reshape(-1).astype(np.int64)]), dim
+
+
+def _checked_plan(self, dim, index, name, prefix=""):
+    plan, dim = _dim_plan(self, dim, index, name)
+    size = plan.view._data.shape[dim]
+    arr = plan.arrays[0]
+    bad = (arr >= size) | (arr < -size)
+    if bad.any():
+        raise IndexError(f"{prefix}index {int(arr[bad][0])} is out of bounds for dimension {dim} with size {size}")
+    return plan, dim
+
+
+@op()
+def index_select(input, dim, index, *, out=None):
+    """The slices of `input` at positions `index` (a vector) along `dim`.
+
+    >>> index_select(tensor([[1, 2], [3, 4]]), 1, tensor([1, 1]))
+    tensor([[2, 2],
+            [4, 4]])
+    """
+    if not isinstance(index, Tensor) or index._dtype not in (D.int64, D.int32):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if not input._data.ndim and index._data.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index._data.size} value(s)")
+    plan, dim = _dim_plan(input, dim, index, "index_select")
+    size = plan.view._data.shape[dim]
+    arr = plan.arrays[0]
+    bad = (arr >= size) | (arr < 0)
+    if bad.any():
+        raise IndexError(f"index out of range in self: index {int(arr[bad][0])} for dimension {dim} with size {size}")
+    result = _advanced_read(plan)
+    if not input._data.ndim:
+        result = result.reshape(())
+    if out is not None:
+        from .elementwise import copy_to_out
+        return copy_to_out(result, out)
+    return result
+
+
+def _check_source(self, dim, index, source, name):
+    n = index._data.size
+    src_dim = source.size(dim) if source._data.ndim else 1
+    if n != src_dim:
+        raise RuntimeError(f"{name}(): Number of indices ({n}) should be equal to source.size(dim): "
+                           f"({src_dim}), for dim: {dim}")
+
+
+def _source_in_plan_order(source, dim, ndim):
+    """`source` laid out as the plan's (before, index, after) result: it already is."""
+    return source if source._data.ndim == ndim or ndim == 0 else source.reshape([1] * ndim)
+
+
+@op("index_add_", inplace=True)
+def index_add_(self, dim, index, source, *, alpha=1):
+    """self[..., index[i], ...] += alpha * source[..., i, ...] along `dim` (repeats add up)."""
+    _check_int_index(index, "index_add_", "int32 or int64")
+    plan, dim = _checked_plan(self, dim, index, "index_add_")
+    _check_source(self, dim, index, source, "index_add_")
+    values = source if alpha == 1 else source * alpha
+    _advanced_write(plan, values.to(self._dtype), accumulate=True)
+    self._bump_version()
+    return self
+
+
+@op()
+def index_add(input, dim, index, source, *, alpha=1, out=None):
+    """Out-of-place `index_add_`.
+
+    >>> index_add(zeros(3), 0, tensor([0, 0]), tensor([1., 2.]))
+    tensor([3., 0., 0.])
+    """
+    return _maybe_out(index_add_(input.clone(), dim, index, source, alpha=alpha), out)
+
+
+@op("index_copy_", inplace=True)
+def index_copy_(self, dim, index, source):
+    """self[..., index[i], ...] = source[..., i, ...] along `dim`."""
+    _check_int_index(index, "index_copy_", "int64")
+    plan, dim = _checked_plan(self, dim, index, "index_copy_", prefix="index_copy_(): ")
+    _check_source(self, dim, index, source, "index_copy_")
+    _advanced_write(plan, source.to(self._dtype), accumulate=False)
+    self._bump_version()
+    return self
+
+
+@op()
+def index_copy(input, dim, index, source, *, out=None):
+    """Out-of-place `index_copy_`.
+
+    >>> index_copy(zeros(3), 0, tensor([2]), tensor([5.]))
+    tensor([0., 0., 5.])
+    """
+    return _maybe_out(index_copy_(input.clone(), dim, index, source), out)
+
+
+@op("index_fill_", inplace=True)
+def index_fill_(self, dim, index, value):
+    """Fill the slices at positions `index` along `dim` with `value`."""
+    _check_int_index(index, "index_fill_", "int64")
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got tensor "
+                               f"with {value._data.ndim} dimension(s).")
+        value = value.item()
+    plan, dim = _checked_plan(self, dim, index, "index_fill_")
+    _advanced_write(plan, value, accumulate=False)
+    self._bump_version()
+    return self
+
+
+@op()
+def index_fill(input, dim, index, value):
+    """Out-of-place `index_fill_`.
+
+    >>> index_fill(zeros(3), 0, tensor([1]), 7.)
+    tensor([0., 7., 0.])
+    """
+    return index_fill_(input.clone(), dim, index, value)
+
+
+def _maybe_out(result, out):
+    if out is None:
+        return result
+    from .elementwise import copy_to_out
+    return copy_to_out(result, out)
+
+
+# --- gather / scatter -------------------------------------------------------------------
+
+def _gather_checks(name, self, dim, index, src=None):
+    _check_int_index(index, name)
+    ndim = max(self._data.ndim, 1)
+    dim = wrap_dim(dim, ndim)
+    if max(index._data.ndim, 1) != ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    ishape = index._data.shape if index._data.ndim else (1,)
+    sshape = self._data.shape if self._data.ndim else (1,)
+    for d in range(ndim):
+        if d != dim and ishape[d] > sshape[d]:
+            if src is None:
+                raise RuntimeError(
+                    f"Size does not match at dimension {d} expected index {list(index.shape)} to be no "
+                    f"larger than self {list(self.shape)} apart from dimension {dim}")
+            break
+        if src is not None and isinstance(src, Tensor) and ishape[d] > (src.shape[d] if src._data.ndim else 1):
+            break
+    else:
+        return dim
+    raise RuntimeError(
+        f"Expected index {list(index.shape)} to be no larger than self {list(self.shape)} apart from "
+        f"dimension {dim} and to be no larger size than src {list(src.shape)}")
+
+
+def _raise_bad_index(value, dim, size, error=RuntimeError):
+    raise error(f"index {int(value)} is out of bounds for dimension {dim} with size {size}")
+
+
+@op()
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    """out[i][j] = input[index[i][j]][j] (dim 0), input[i][index[i][j]] (dim 1), ...
+
+    >>> gather(tensor([[1, 2], [3, 4]]), 1, tensor([[0, 0], [1, 0]]))
+    tensor([[1, 1],
+            [4, 3]])
+    """
+    dim = _gather_checks("gather", input, dim, index)
+    src = host(input).reshape(input._data.shape or (1,))
+    idx = host(index).reshape(index._data.shape or (1,))
+    shape = np.array(idx.shape, dtype=np.int64)
+    out_arr = np.empty(idx.size, dtype=src.dtype)
+    if idx.size:
+        buf, strides = flat_buffer(src)
+        dim_stride, dim_size = int(strides[dim]), src.shape[dim]
+        strides[dim] = 0
+        ibuf, istrides = flat_buffer(idx.astype(np.int64, copy=False))
+        if dim_size == 0:
+            _raise_bad_index(idx.reshape(-1)[0], dim, 0)
+        bad_at, value = K.gather_dim(movement_view(buf), 0, strides, dim_stride, dim_size, ibuf, 0,
+                                     istrides, shape, movement_view(out_arr))
+        if bad_at >= 0:
+            _raise_bad_index(value, dim, dim_size)
+    result = wrap(out_arr.reshape(index._data.shape), input._dtype, input._device)
+    return _maybe_out(result, out)
+
+
+def _scatter_into(self, dim, index, src, mode, name, include_self=True):
+    """The scatter kernel on a contiguous working copy of self, then written back."""
+    dim = _gather_checks(name, self, dim, index, src)
+    work_dtype = _iter.compute_dtype(self._dtype)
+    dst = np.array(host(self), dtype=work_dtype.np, order="C").reshape(self._data.shape or (1,))
+    idx = host(index).reshape(index._data.shape or (1,)).astype(np.int64, copy=False)
+    if isinstance(src, Tensor):
+        src_arr = host(src).astype(work_dtype.np, copy=False).reshape(src._data.shape or (1,))
+        sbuf, sstrides = flat_buffer(src_arr)
+    else:
+        sbuf, sstrides = np.array([src], dtype=work_dtype.np), np.zeros(idx.ndim, np.int64)
+    flat = dst.reshape(-1)
+    dst_strides = flat_buffer(dst)[1]
+    dim_stride, dim_size = int(dst_strides[dim]), dst.shape[dim]
+    dst_strides[dim] = 0
+    ibuf, istrides = flat_buffer(idx)
+    shape = np.array(idx.shape, dtype=np.int64)
+    kernel_mode = K.SCATTER_MODES[mode]
+    counts = np.empty(0, np.int64)
+    if mode == "mean":
+        counts = np.ones(flat.size, np.int64)
+    if idx.size and dim_size == 0:
+        _raise_bad_index(idx.reshape(-1)[0], dim, 0)
+    if not include_self and idx.size:
+        # Elements that receive values start from the reduction's identity instead of self.
+        touched = np.zeros(flat.size, np.int64)
+        scratch = np.zeros(flat.size)
+        bad_at, value = K.scatter_dim(scratch, dst_strides, dim_stride, dim_size, ibuf, 0, istrides,
+                                      np.zeros(1), 0, np.zeros(idx.ndim, np.int64), shape, 0, touched)
+        if bad_at >= 0:
+            _raise_bad_index(value, dim, dim_size)
+        hit = touched > 0
+        flat[hit] = _identity(mode, flat.dtype)
+        if mode == "mean":
+            counts[hit] = 0
+    if idx.size:
+        buf = flat if kernel_mode else movement_view(flat)
+        sb = sbuf if kernel_mode else movement_view(sbuf)
+        bad_at, value = K.scatter_dim(buf, dst_strides, dim_stride, dim_size, ibuf, 0, istrides, sb, 0,
+                                      sstrides, shape, kernel_mode, counts)
+        if bad_at >= 0:
+            _raise_bad_index(value, dim, dim_size)
+    if mode == "mean":
+        safe = np.maximum(counts, 1)
+        if flat.dtype.kind == "f":
+            flat /= safe
+        else:
+            flat //= safe
+    if self._device.type == "cpu" and work_dtype is self._dtype and not self._data.ndim:
+        self._data[()] = dst.reshape(())
+    else:
+        self.copy_(wrap(dst.reshape(self._data.shape), work_dtype, self._device))
+    self._bump_version()
+    return self
+
+
+def _identity(reduce_name, np_dtype):
+    if reduce_name in ("sum", "mean"):
+        return 0
+    if reduce_name == "prod":
+        return 1
+    info = np.finfo(np_dtype) if np_dtype.kind == "f" else np.iinfo(np_dtype)
+    if np_dtype.kind == "f":
+        return -np.inf if reduce_name == "amax" else np.inf
+    return info.min if reduce_name == "amax" else info.max
+
+
+def _scatter_src(src, value, self):
+    if src is None and value is None:
+        raise TypeError("scatter() missing required argument 'src' or 'value'")
+    if src is None or not isinstance(src, Tensor):
+        v = value if src is None else src
+        return v.item() if isinstance(v, Tensor) else v
+    if src._dtype is not self._dtype:
+        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype")
+    return src
+
+
+@op("scatter_", inplace=True)
+def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    """Write `src` (a tensor or a number) into self at `index` along `dim`.
+
+    With reduce='add' or 'multiply', combine with the existing values instead.
+    """
+    source = _scatter_src(src, value, self)
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    return _scatter_into(self, dim, index, source, reduce or "copy", "scatter")
+
+
+@op()
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    """Out-of-place `scatter_`.
+
+    >>> scatter(zeros(2, 3), 1, tensor([[2], [0]]), 1.)
+    tensor([[0., 0., 1.],
+            [1., 0., 0.]])
+    """
+    return scatter_(input.clone(), dim, index, src, value=value, reduce=reduce)
+
+
+@op("scatter_add_", inplace=True)
+def scatter_add_(self, dim, index, src):
+    """self[index[i][j]][j] += src[i][j] (dim 0), and so on; repeated indices add up."""
+    return _scatter_into(self, dim, index, _scatter_src(src, None, self), "add", "scatter_add")
+
+
+@op()
+def scatter_add(input, dim, index, src):
+    """Out-of-place `scatter_add_`.
+
+    >>> scatter_add(zeros(3), 0, tensor([0, 0, 2]), tensor([1., 2., 3.]))
+    tensor([3., 0., 3.])
+    """
+    return scatter_add_(input.clone(), dim, index, src)
+
+
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+@op("scatter_reduce_", inplace=True)
+def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    """Reduce the values of `src` scattered to each element of self (sum, prod, mean,
+    amax, amin), counting self's own value unless `include_self` is False."""
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    return _scatter_into(self, dim, index, _scatter_src(src, None, self), reduce, "scatter_reduce",
+                         include_self=include_self)
+
+
+@op()
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """Out-of-place `scatter_reduce_`.
+
+    >>> scatter_reduce(zeros(2), 0, tensor([0, 0, 1]), tensor([1., 3., 2.]), "amax", include_self=False)
+    tensor([3., 2.])
+    """
+    return scatter_reduce_(input.clone(), dim, index, src, reduce, include_self=include_self)
+
+
+# --- flat-position ops ------------------------------------------------------------------
+
+def _flat_indices(index, numel):
+    arr = host(index).reshape(-1).astype(np.int64, copy=False)
+    bad = (arr >= numel) | (arr < -numel)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(arr[bad][0])} on a tensor of "
+                         f"{numel} elements.")
+    return arr
+
+
+@op()
+def take(input, index):
+    """`input` read as a 1-d (row-major) tensor, at positions `index`; shaped like `index`.
+
+    >>> take(tensor([[4, 3], [5, 6]]), tensor([0, 3]))
+    tensor([4, 6])
+    """
+    _check_int_index(index, "take", "int64")
+    flat = input.reshape(-1)
+    arr = _flat_indices(index, flat._data.size)
+    return _indexing.getitem(flat, (arr,)).reshape(index.shape) if arr.size else \
+        wrap(np.empty(index._data.shape, input._dtype.np), input._dtype, input._device)
+
+
+@op("put_", inplace=True)
+def put_(self, index, source, accumulate=False):
+    """Write `source` into self read as 1-d (row-major) at positions `index`."""
+    _check_int_index(index, "put_", "int64")
+    if index._data.size != source._data.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source._data.size}, index.numel() = {index._data.size}")
+    arr = _flat_indices(index, self._data.size)
+    work = self.contiguous().reshape(-1)
+    plan = IndexPlan(work, [0], [arr])
+    _advanced_write(plan, source.reshape(-1).to(self._dtype), accumulate)
+    if work._storage is not self._storage:
+        self.copy_(work.reshape(self.shape))
+    self._bump_version()
+    return self
+
+
+@op()
+def put(input, index, source, accumulate=False):
+    """Out-of-place `put_`."""
+    return put_(input.clone(), index, source, accumulate)
+
+
+@op()
+def take_along_dim(input, indices, dim=None, *, out=None):
+    """Values of `input` at `indices` along `dim` (broadcast against each other), or of the
+    flattened input when `dim` is None.
+
+    >>> take_along_dim(tensor([[10, 30, 20]]), tensor([[1]]), dim=1)
+    tensor([[30]])
+    """
+    if dim is None:
+        return _maybe_out(take(input.reshape(-1), indices.reshape(-1)), out)
+    ndim = input._data.ndim
+    dim = wrap_dim(dim, max(ndim, 1))
+    if indices._data.ndim != ndim:
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same number of "
+                           f"dimensions, but got {ndim} dimensions for input, and {indices._data.ndim} "
+                           "dimensions for indices")
+    in_shape, idx_shape = list(input.shape), list(indices.shape)
+    in_shape[dim] = idx_shape[dim] = 1
+    common = _iter.broadcast_shapes(tuple(in_shape), tuple(idx_shape))
+    in_target, idx_target = list(common), list(common)
+    if ndim:
+        in_target[dim], idx_target[dim] = input.shape[dim], indices.shape[dim]
+    return _maybe_out(gather(input.expand(in_target), dim, indices.expand(idx_target)), out)
+
+
+# --- masks ------------------------------------------------------------------------------
+
+def _check_mask(mask, name):
+    if not isinstance(mask, Tensor) or mask._dtype is not D.bool:
+        kind = _iter.type_name(mask._dtype) if isinstance(mask, Tensor) else type(mask).__name__
+        if name == "masked_select":
+            raise RuntimeError("masked_select: expected BoolTensor for mask")
+        raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype "
+                           f"{_LONG_NAMES.get(kind, kind)}")
+
+
+_LONG_NAMES = {"Long": "long int", "Int": "int", "Byte": "unsigned char", "Float": "float",
+               "Double": "double", "Short": "short int", "Char": "signed char", "Half": "c10::Half"}
+
+
+def _fill_value(value, name):
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(f"{name} only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value._data.ndim} dimension(s).")
+    return value
+
+
+@op("masked_fill_", inplace=True)
+def masked_fill_(self, mask, value):
+    """Set self's elements where `mask` (bool, broadcast to self) is True to `value`."""
+    _check_mask(mask, "masked_fill_")
+    value = _fill_value(value, "masked_fill_")
+    from .elementwise import where
+    fill = value.to(self._dtype) if isinstance(value, Tensor) else value
+    self.copy_(where(mask, fill, self).to(self._dtype))
+    return self
+
+
+@op()
+def masked_fill(input, mask, value):
+    """`input` with the elements where `mask` is True replaced by `value`.
+
+    >>> masked_fill(tensor([1., 2., 3.]), tensor([True, False, True]), 0.)
+    tensor([0., 2., 0.])
+    """
+    _check_mask(mask, "masked_fill_")
+    value = _fill_value(value, "masked_fill_")
+    shape = _iter.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    return masked_fill_(input.expand(shape).clone(), mask, value)
+
+
+@op("masked_scatter_", inplace=True)
+def masked_scatter_(self, mask, source):
+    """Copy `source`'s elements, in order, into self where `mask` is True."""
+    _check_mask(mask, "masked_scatter_")
+    if source._dtype is not self._dtype:
+        raise RuntimeError("masked_scatter_: expected self and source to have same dtypes but got "
+                           f"{_iter.type_name(self._dtype)} and {_iter.type_name(source._dtype)}")
+    positions = host(mask.expand(self.shape)).reshape(-1).nonzero()[0]
+    if positions.size > source._data.size:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    if positions.size:
+        values = source.reshape(-1)[:positions.size]
+        put_(self, wrap(positions, D.int64, self._device), values)
+    return self
+
+
+@op()
+def masked_scatter(input, mask, source):
+    """Out-of-place `masked_scatter_`.
+
+    >>> masked_scatter(zeros(3), tensor([True, False, True]), tensor([1., 2.]))
+    tensor([1., 0., 2.])
+    """
+    shape = _iter.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    return masked_scatter_(input.expand(shape).clone(), mask, source)
+
+
+@op()
+def masked_select(input, mask, *, out=None):
+    """The elements of `input` where `mask` is True (broadcast together), as a 1-d tensor.
+
+    >>> masked_select(tensor([[1, 2], [3, 4]]), tensor([True, False]))
+    tensor([1, 3])
+    """
+    _check_mask(mask, "masked_select")
+    shape = _iter.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    result = _indexing.getitem(input.expand(shape), mask.expand(shape)) if shape else input.reshape(1)[mask.reshape(1)]
+    return _maybe_out(result, out)
+
+
+# --- nonzero ----------------------------------------------------------------------------
+
+@op()
+def nonzero(input, *, out=None, as_tuple=False):
+    """Indices of the nonzero elements: an (n, ndim) int64 tensor, or a tuple of one
+    1-d tensor per dim with `as_tuple` (a 0-d input counts as 1-d).
+
+    >>> nonzero(tensor([[0, 1], [2, 0]]))
+    tensor([[0, 1],
+            [1, 0]])
+    """
+    arr = host(input)
+    if as_tuple:
+        found = np.nonzero(arr.reshape(-1) if arr.ndim == 0 else arr)
+        return tuple(wrap(f.astype(np.int64), D.int64, input._device) for f in found)
+    found = np.argwhere(arr) if arr.ndim else np.empty((int(bool(arr)), 0), np.int64)
+    return _maybe_out(wrap(found.astype(np.int64), D.int64, input._device), out)
+
+
+@op()
+def argwhere(input):
+    """Same as ``nonzero(input)``.
+
+    >>> argwhere(tensor([0, 3, 0, 4]))
+    tensor([[1],
+            [3]])
+    """
+    return nonzero(input)

@@ -1,0 +1,352 @@
+"""Sorting and counting: sort, argsort, topk, kthvalue, nanmedian, mode, unique,
+unique_consecutive, searchsorted, bucketize, histc, bincount.
+
+Sorting uses NumPy's stable sort (a radix/timsort in C): a Numba loop would only
+re-implement it more slowly, so the kernels here are the counting loops (mode, bincount,
+histc). Each op works on the lines along `dim` laid out as a C-contiguous (rows, n)
+array (`_strided.rows_of`) and puts the result back in place with `from_rows`.
+median itself lives with the reductions.
+"""
+import numpy as np
+
+from .. import _dtype as D
+from .._dispatch import op
+from .._tensor import Tensor, wrap_dim
+from .._kernels import cpu_index as K
+from . import _iter
+from ._strided import from_rows, host, rows_of, wrap
+from .reduction import _pair, return_types
+
+__all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "nanmedian", "mode", "unique",
+           "unique_consecutive", "searchsorted", "bucketize", "histc", "bincount"]
+
+
+def _sort_keys(rows, dtype):
+    # NumPy cannot order bfloat16 reliably: compare as float32 (exact for both halves).
+    return rows.astype(np.float32) if dtype in _iter.LOW_PRECISION else rows
+
+
+def stable_argsort_rows(rows, dtype, descending):
+    """Stable argsort of each row; NaN sorts as the largest value (PyTorch's order)."""
+    keys = _sort_keys(rows, dtype)
+    if not descending:
+        return np.argsort(keys, axis=1, kind="stable")
+    # Descending and still stable: sort the reversed row ascending and read it backwards.
+    n = keys.shape[1]
+    return (n - 1) - np.argsort(keys[:, ::-1], axis=1, kind="stable")[:, ::-1]
+
+
+def _sorted_lines(input, dim, descending):
+    """(dim, rows, order): rows of `input` along `dim` and their stable sort order."""
+    ndim = input._data.ndim
+    dim = wrap_dim(dim, max(ndim, 1))
+    rows = rows_of(host(input), dim) if ndim else host(input).reshape(1, 1)
+    return dim, rows, stable_argsort_rows(rows, input._dtype, descending)
+
+
+def _back(rows, input, dim, dtype=None, n=None):
+    shape = list(input._data.shape)
+    if shape and n is not None:
+        shape[dim] = n
+    return wrap(from_rows(rows, tuple(shape), dim), dtype or input._dtype, input._device)
+
+
+@op()
+def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+    """(values, indices) of `input` sorted along `dim` (always stable: equal values keep
+    their order, NaN counts as largest).
+
+    >>> sort(tensor([3, 1, 2])).indices
+    tensor([2, 0, 1])
+    """
+    dim, rows, order = _sorted_lines(input, dim, descending)
+    values = np.take_along_axis(rows, order, axis=1)
+    return _pair(return_types.sort, _back(values, input, dim), _back(order, input, dim, D.int64), out)
+
+
+@op()
+def argsort(input, dim=-1, descending=False, stable=False):
+    """Indices that sort `input` along `dim` (see `sort`).
+
+    >>> argsort(tensor([3, 1, 2]), descending=True)
+    tensor([0, 2, 1])
+    """
+    dim, _, order = _sorted_lines(input, dim, descending)
+    return _back(order, input, dim, D.int64)
+
+
+def msort(input):
+    """`input` sorted along its first dim.
+
+    >>> msort(tensor([[2, 1], [1, 3]]))
+    tensor([[1, 1],
+            [2, 3]])
+    """
+    return sort(input, 0).values
+
+
+@op()
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A002 - PyTorch's name
+    """The `k` largest (or smallest) values along `dim` and their indices, in order.
+
+    >>> topk(tensor([1., 4., 2., 3.]), 2)
+    torch.return_types.topk(
+    values=tensor([4., 3.]),
+    indices=tensor([1, 3]))
+    """
+    ndim = input._data.ndim
+    size = input._data.shape[wrap_dim(dim, max(ndim, 1))] if ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    dim, rows, order = _sorted_lines(input, dim, largest)
+    order = order[:, :k]
+    values = np.take_along_axis(rows, order, axis=1)
+    return _pair(return_types.topk, _back(values, input, dim, n=k),
+                 _back(order, input, dim, D.int64, n=k), out)
+
+
+def _select_position(input, dim, keepdim, position_of_row, cls, out):
+    """(values, indices) at sorted position `position_of_row(rows, order)` of each line."""
+    dim, rows, order = _sorted_lines(input, dim, False)
+    positions = position_of_row(rows, order)[:, None]
+    chosen = np.take_along_axis(order, positions, axis=1)
+    values = np.take_along_axis(rows, chosen, axis=1)
+    values, chosen = _back(values, input, dim, n=1), _back(chosen, input, dim, D.int64, n=1)
+    if not keepdim and input._data.ndim:
+        values, chosen = values.squeeze(dim), chosen.squeeze(dim)
+    return _pair(cls, values, chosen, out)
+
+
+@op()
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    """The k-th smallest value along `dim` (k counts from 1) and its index.
+
+    >>> kthvalue(tensor([3., 1., 2.]), 2).values
+    tensor(2.)
+    """
+    ndim = input._data.ndim
+    d = wrap_dim(dim, max(ndim, 1))
+    size = input._data.shape[d] if ndim else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    return _select_position(input, dim, keepdim, lambda rows, order: np.full(len(rows), k - 1),
+                            return_types.kthvalue, out)
+
+
+def _lower_median_ignoring_nan(rows, order):
+    # NaN sorts last: a row's non-NaN count says where its lower median is.
+    if rows.dtype.kind in "iub":
+        valid = np.full(len(rows), rows.shape[1])
+    else:
+        valid = (~np.isnan(rows.astype(np.float64))).sum(axis=1)
+    return np.maximum(valid - 1, 0) // 2
+
+
+@op()
+def nanmedian(input, dim=None, keepdim=False, *, out=None):
+    """The lower median ignoring NaN (NaN only when a line is all NaN), over all
+    elements or along `dim` with indices.
+
+    >>> nanmedian(tensor([1., float('nan'), 3., 2.]))
+    tensor(2.)
+    """
+    if dim is None:
+        flat = input.reshape(-1)
+        if not flat._data.size:
+            return wrap(np.array(np.nan, dtype=input._dtype.np), input._dtype, input._device)
+        return _select_position(flat, 0, False, _lower_median_ignoring_nan, return_types.nanmedian,
+                                None).values
+    if input._data.ndim and not input._data.shape[wrap_dim(dim, input._data.ndim)]:
+        raise IndexError(f"nanmedian(): Expected reduction dim {dim} to have non-zero size.")
+    return _select_position(input, dim, keepdim, _lower_median_ignoring_nan, return_types.nanmedian, out)
+
+
+@op()
+def mode(input, dim=-1, keepdim=False, *, out=None):
+    """The most frequent value along `dim` (the smallest among ties) and the index of its
+    last occurrence.
+
+    >>> mode(tensor([1, 2, 2, 3, 3, 1]))
+    torch.return_types.mode(
+    values=tensor(1),
+    indices=tensor(5))
+    """
+    dim, rows, order = _sorted_lines(input, dim, False)
+    keys = _sort_keys(rows, input._dtype)
+    sorted_keys = np.ascontiguousarray(np.take_along_axis(keys, order, axis=1))
+    chosen = np.empty((len(rows), 1), np.int64)
+    if rows.size:
+        K.mode_rows(sorted_keys.view(np.uint8) if sorted_keys.dtype == np.bool_ else sorted_keys,
+                    np.ascontiguousarray(order), chosen)
+    values = np.take_along_axis(rows, chosen, axis=1)
+    values, chosen = _back(values, input, dim, n=1), _back(chosen, input, dim, D.int64, n=1)
+    if not keepdim and input._data.ndim:
+        values, chosen = values.squeeze(dim), chosen.squeeze(dim)
+    return _pair(return_types.mode, values, chosen, out)
+
+
+def _unique_results(input, values, inverse, counts, return_inverse, return_counts, inverse_shape):
+    result = [wrap(values, input._dtype, input._device)]
+    if return_inverse:
+        result.append(wrap(inverse.reshape(inverse_shape).astype(np.int64), D.int64, input._device))
+    if return_counts:
+        result.append(wrap(counts.astype(np.int64), D.int64, input._device))
+    return result[0] if len(result) == 1 else tuple(result)
+
+
+@op()
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    """The distinct values of `input` (or distinct slices along `dim`), sorted, with the
+    inverse mapping and counts on request.
+
+    >>> unique(tensor([3, 1, 2, 1]), return_counts=True)
+    (tensor([1, 2, 3]), tensor([2, 1, 1]))
+    """
+    arr = host(input)
+    if dim is None:
+        values, inverse, counts = np.unique(arr.reshape(-1), return_inverse=True, return_counts=True)
+        return _unique_results(input, values, inverse, counts, return_inverse, return_counts, arr.shape)
+    dim = wrap_dim(dim, max(arr.ndim, 1))
+    values, inverse, counts = np.unique(arr, return_inverse=True, return_counts=True, axis=dim)
+    return _unique_results(input, values, inverse, counts, return_inverse, return_counts, (-1,))
+
+
+@op()
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapse runs of equal consecutive values (or slices along `dim`) to one.
+
+    >>> unique_consecutive(tensor([1, 1, 2, 2, 3, 1]))
+    tensor([1, 2, 3, 1])
+    """
+    arr = host(input)
+    if dim is None:
+        lines = arr.reshape(-1, 1)
+        out_shape = arr.shape
+    else:
+        dim = wrap_dim(dim, max(arr.ndim, 1))
+        lines = np.moveaxis(arr, dim, 0).reshape(arr.shape[dim] if arr.ndim else 1, -1)
+        out_shape = (-1,)
+    if len(lines) == 0:
+        starts = np.zeros(0, np.int64)
+    else:
+        changed = np.any(lines[1:] != lines[:-1], axis=1)
+        starts = np.concatenate(([0], np.nonzero(changed)[0] + 1))
+    counts = np.diff(np.append(starts, len(lines)))
+    inverse = np.repeat(np.arange(len(starts)), counts)
+    if dim is None:
+        values = arr.reshape(-1)[starts]
+    else:
+        values = np.take(arr, starts, axis=dim)
+    return _unique_results(input, values, inverse, counts, return_inverse, return_counts, out_shape)
+
+
+@op()
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
+    """Where each value of `input` would go in `sorted_sequence` (1-d, or a batch of rows
+    matching `input`'s leading dims) to keep it sorted.
+
+    >>> searchsorted(tensor([1, 3, 5, 7]), tensor([3, 6, 9]))
+    tensor([1, 3, 4])
+    """
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        right = side == "right"
+    seq = host(sorted_sequence)
+    if sorter is not None:
+        seq = np.take_along_axis(seq, host(sorter), axis=-1)
+    scalar = not isinstance(input, Tensor)
+    values = np.asarray(input) if scalar else host(input)
+    where_side = "right" if right else "left"
+    if seq.ndim == 1:
+        found = np.searchsorted(seq, values, side=where_side)
+    else:
+        if scalar or seq.shape[:-1] != values.shape[:-1]:
+            raise RuntimeError(
+                "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
+                "of boundaries tensor and input value tensor must match, but we got boundaries tensor "
+                f"{list(seq.shape)} and input value tensor {list(values.shape)}")
+        flat_seq, flat_vals = seq.reshape(-1, seq.shape[-1]), values.reshape(-1, values.shape[-1])
+        found = np.stack([np.searchsorted(s, v, side=where_side) for s, v in zip(flat_seq, flat_vals)])
+        found = found.reshape(values.shape)
+    dtype = D.int32 if out_int32 else D.int64
+    device = sorted_sequence._device
+    result = wrap(np.asarray(found, dtype=dtype.np), dtype, device)
+    if out is not None:
+        from .elementwise import copy_to_out
+        return copy_to_out(result, out)
+    return result
+
+
+@op()
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    """The bucket of each value: i with boundaries[i-1] < x <= boundaries[i] (with `right`:
+    boundaries[i-1] <= x < boundaries[i]).
+
+    >>> bucketize(tensor([3, 6, 9]), tensor([1, 3, 5, 7]))
+    tensor([1, 3, 4])
+    """
+    if boundaries._data.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right, out=out)
+
+
+@op()
+def histc(input, bins=100, min=0, max=0, *, out=None):  # noqa: A002 - PyTorch's names
+    """Histogram of `input` in `bins` equal bins over [min, max] (the data's range when
+    min == max); values outside are ignored.
+
+    >>> histc(tensor([1., 2., 1.]), bins=4, min=0, max=3)
+    tensor([0., 2., 1., 0.])
+    """
+    if input._dtype.category != D._FLOAT:
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_iter.type_name(input._dtype)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    values = host(input).reshape(-1).astype(np.float64)
+    lo, hi = float(min), float(max)
+    if lo == hi and values.size:
+        lo, hi = float(values.min()), float(values.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError(f"torch.histogram(): max must be larger than min, but got min {lo} max {hi}")
+    counts = np.zeros(bins, np.float64)
+    K.histc(values, lo, hi, counts)
+    result = wrap(counts.astype(input._dtype.np), input._dtype, input._device)
+    if out is not None:
+        from .elementwise import copy_to_out
+        return copy_to_out(result, out)
+    return result
+
+
+@op()
+def bincount(input, weights=None, minlength=0):
+    """Count of each value 0..max(input) of a 1-d non-negative integer tensor (or the sum of
+    `weights` at them); at least `minlength` bins.
+
+    >>> bincount(tensor([0, 1, 1, 3]))
+    tensor([1, 2, 0, 1])
+    """
+    if input._dtype.category != D._INT or input._dtype is D.bool or input._data.ndim != 1:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    values = host(input).astype(np.int64)
+    if values.size and values.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is not None and weights._data.shape != input._data.shape:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    size = _larger(int(values.max()) + 1 if values.size else 0, minlength)
+    if weights is None:
+        counts = np.zeros(size, np.int64)
+        K.bincount(values, np.zeros(0, np.int64), counts)
+        return wrap(counts, D.int64, input._device)
+    dtype = weights._dtype if weights._dtype in (D.float32, D.float64) else D.float64
+    counts = np.zeros(size, np.float64)
+    K.bincount(values, host(weights).astype(np.float64), counts)
+    return wrap(counts.astype(dtype.np), dtype, input._device)
+
+
+def _larger(a, b):
+    return a if a >= b else b

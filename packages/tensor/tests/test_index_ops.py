@@ -1,0 +1,231 @@
+"""Index ops against NumPy references (tables), on contiguous, non-contiguous and 0-d
+inputs, with PyTorch's errors; exact PyTorch outputs where NumPy has no counterpart."""
+import numpy as np
+import pytest
+
+import ember_tensor as torch
+
+X = np.arange(12.).reshape(3, 4)
+
+
+def _inputs(arr):
+    """The same values as a contiguous tensor and as a non-contiguous view."""
+    contiguous = torch.tensor(arr)
+    strided = torch.tensor(np.ascontiguousarray(arr.T)).t()
+    assert not strided.is_contiguous() or arr.ndim < 2
+    return [contiguous, strided]
+
+
+def _np_gather(a, dim, idx):
+    return np.take_along_axis(a[tuple(slice(0, n) if d != dim else slice(None) for d, n in enumerate(idx.shape))],
+                              idx, axis=dim)
+
+
+GATHER = [(0, np.array([[0, 2, 1, 0]])), (1, np.array([[3, 0], [1, 1], [2, 0]])), (1, np.array([[-1], [0], [2]])),
+          (0, np.array([[2], [1], [0], [0]]))]
+
+
+@pytest.mark.parametrize("dim,idx", GATHER)
+def test_gather(dim, idx):
+    if dim == 0 and idx.shape[0] > 3:
+        idx = idx[:3]
+    for x in _inputs(X):
+        got = torch.gather(x, dim, torch.tensor(idx))
+        np.testing.assert_array_equal(got.numpy(), _np_gather(X, dim, np.where(idx < 0, idx + X.shape[dim], idx)))
+    assert torch.gather(torch.tensor(5.), 0, torch.tensor(0)).item() == 5.
+
+
+def test_index_select_and_take():
+    idx = np.array([2, 0, 2])
+    for x in _inputs(X):
+        np.testing.assert_array_equal(x.index_select(0, torch.tensor(idx)).numpy(), X[idx])
+        np.testing.assert_array_equal(x.index_select(1, torch.tensor(idx, dtype=torch.int32)).numpy(), X[:, idx])
+        np.testing.assert_array_equal(x.take(torch.tensor([[11, 0], [-1, 5]])).numpy(), X.reshape(-1)[[[11, 0], [-1, 5]]])
+    assert torch.tensor(5.).index_select(0, torch.tensor([0])).shape == ()
+    assert torch.tensor(5.).take(torch.tensor(0)).item() == 5.
+
+
+def _np_scatter(a, dim, idx, src, combine):
+    out = a.copy()
+    for pos in np.ndindex(*idx.shape):
+        target = list(pos)
+        target[dim] = idx[pos]
+        s = src[pos] if isinstance(src, np.ndarray) else src
+        out[tuple(target)] = combine(out[tuple(target)], s)
+    return out
+
+
+SCATTER_COMBINE = {None: lambda a, b: b, "add": np.add, "multiply": np.multiply}
+
+
+@pytest.mark.parametrize("reduce", [None, "add", "multiply"])
+@pytest.mark.parametrize("dim,idx", [(0, np.array([[0, 1, 2, 0]])), (1, np.array([[3, 3], [0, 1], [2, 2]]))])
+def test_scatter(reduce, dim, idx):
+    src = np.arange(1., 13.).reshape(3, 4) * 10
+    for x in _inputs(X):
+        got = x.scatter(dim, torch.tensor(idx), torch.tensor(src), reduce=reduce)
+        np.testing.assert_array_equal(got.numpy(), _np_scatter(X, dim, idx, src, SCATTER_COMBINE[reduce]))
+        got = x.scatter(dim, torch.tensor(idx), 2., reduce=reduce)
+        np.testing.assert_array_equal(got.numpy(), _np_scatter(X, dim, idx, 2., SCATTER_COMBINE[reduce]))
+
+
+def test_scatter_add_inplace_non_contiguous():
+    x = torch.tensor(np.ascontiguousarray(X.T)).t()
+    idx = np.array([[0, 0, 0, 0], [2, 2, 2, 2]])
+    src = np.ones((2, 4))
+    x.scatter_add_(0, torch.tensor(idx), torch.tensor(src))
+    np.testing.assert_array_equal(x.numpy(), _np_scatter(X, 0, idx, src, np.add))
+
+
+SCATTER_REDUCE = [("sum", True, [[7, 1, 2], [3, 4, 5]]), ("sum", False, [[7, 1, 2], [3, 4, 5]]),
+                  ("prod", True, [[0, 1, 2], [3, 4, 5]]), ("prod", False, [[12, 1, 2], [3, 4, 5]]),
+                  ("mean", True, [[7 / 3, 1, 2], [3, 4, 5]]), ("mean", False, [[3.5, 1, 2], [3, 4, 5]]),
+                  ("amax", True, [[4, 1, 2], [3, 4, 5]]), ("amin", False, [[3, 1, 2], [3, 4, 5]]),
+                  ("amin", True, [[0, 1, 2], [3, 4, 5]])]
+
+
+@pytest.mark.parametrize("reduce,include_self,expected", SCATTER_REDUCE)
+def test_scatter_reduce_matches_pytorch(reduce, include_self, expected):
+    x = torch.arange(6.).reshape(2, 3)
+    got = x.scatter_reduce(1, torch.tensor([[0, 0]]), torch.tensor([[3., 4.]]), reduce, include_self=include_self)
+    np.testing.assert_allclose(got.numpy(), expected)
+
+
+def test_scatter_reduce_int_mean_floors():
+    x = torch.arange(6).reshape(2, 3)
+    got = x.scatter_reduce(1, torch.tensor([[0, 0]]), torch.tensor([[5, 8]]), reduce="mean")
+    assert got.tolist() == [[4, 1, 2], [3, 4, 5]]
+
+
+def test_index_add_copy_fill():
+    idx = np.array([2, 0, 2])
+    src = np.arange(9.).reshape(3, 3)
+    for x in _inputs(X):
+        ref = X.copy()
+        np.add.at(ref, (slice(None), idx), 2 * src)
+        np.testing.assert_array_equal(x.index_add(1, torch.tensor(idx), torch.tensor(src), alpha=2).numpy(), ref)
+        ref = X.copy()
+        ref[:, [1, 3]] = src[:, :2]
+        np.testing.assert_array_equal(x.index_copy(1, torch.tensor([1, 3]), torch.tensor(src[:, :2])).numpy(), ref)
+        ref = X.copy()
+        ref[[0, 2]] = -1
+        np.testing.assert_array_equal(x.index_fill(0, torch.tensor([0, 2]), -1.).numpy(), ref)
+    y = torch.zeros(4)
+    y.index_add_(0, torch.tensor([1, 1, 3]), torch.tensor([1., 2., 3.]))
+    assert y.tolist() == [0, 3, 0, 3]
+    assert torch.tensor(1.).index_fill(0, torch.tensor(0), 7.).item() == 7.
+
+
+def test_masks_and_put():
+    mask = X % 3 == 0
+    for x in _inputs(X):
+        np.testing.assert_array_equal(x.masked_fill(torch.tensor(mask), 0.).numpy(), np.where(mask, 0, X))
+        np.testing.assert_array_equal(x.masked_select(torch.tensor(mask)).numpy(), X[mask])
+        ref = X.copy()
+        ref[mask] = np.arange(100., 100. + mask.sum())
+        got = x.masked_scatter(torch.tensor(mask), torch.arange(100., 120., dtype=torch.float64))
+        np.testing.assert_array_equal(got.numpy(), ref)
+        ref = X.copy().reshape(-1)
+        np.add.at(ref, [1, 1, 11], [1., 2., 3.])
+        got = x.clone().put_(torch.tensor([1, 1, 11]), torch.tensor([1., 2., 3.]), accumulate=True)
+        np.testing.assert_array_equal(got.numpy(), ref.reshape(3, 4))
+    # a broadcast mask, a 0-d value tensor, and in place on a view
+    row = torch.tensor([True, False, False, True])
+    np.testing.assert_array_equal(torch.tensor(X).masked_fill(row, torch.tensor(-1.)).numpy(),
+                                  np.where([True, False, False, True], -1, X))
+    x = torch.tensor(X)
+    x[1:].masked_fill_(row, 5.)
+    assert x[0].tolist() == X[0].tolist() and x[2, 0].item() == 5.
+
+
+def test_nonzero_argwhere_where():
+    a = np.array([[0, 1, 0], [2, 0, 3]])
+    for x in _inputs(a):
+        np.testing.assert_array_equal(x.nonzero().numpy(), np.argwhere(a))
+        np.testing.assert_array_equal(torch.argwhere(x).numpy(), np.argwhere(a))
+        for got, ref in zip(x.nonzero(as_tuple=True), np.nonzero(a)):
+            np.testing.assert_array_equal(got.numpy(), ref)
+        for got, ref in zip(torch.where(x > 0), np.nonzero(a > 0)):
+            np.testing.assert_array_equal(got.numpy(), ref)
+    assert torch.tensor(3).nonzero().shape == (1, 0) and torch.tensor(0).nonzero().shape == (0, 0)
+    assert [t.tolist() for t in torch.tensor(3).nonzero(as_tuple=True)] == [[0]]
+
+
+def test_take_along_dim():
+    idx = np.array([[0], [3], [1]])
+    for x in _inputs(X):
+        np.testing.assert_array_equal(torch.take_along_dim(x, torch.tensor(idx), 1).numpy(),
+                                      np.take_along_axis(X, idx, 1))
+        np.testing.assert_array_equal(x.take_along_dim(torch.tensor([[11, 0]])).numpy(), [11., 0.])
+    # index broadcast against the input outside `dim`
+    np.testing.assert_array_equal(torch.take_along_dim(torch.tensor(X), torch.tensor([[1, 0]]), 1).numpy(),
+                                  np.take_along_axis(X, np.broadcast_to([[1, 0]], (3, 2)), 1))
+
+
+def test_dtypes_move_exactly():
+    for dtype in (torch.float16, torch.bfloat16, torch.int8, torch.bool):
+        x = torch.tensor([[1, 0], [1, 1]]).to(dtype)
+        got = x.gather(1, torch.tensor([[1, 1], [0, 1]]))
+        assert got.dtype == dtype and got.tolist() == torch.tensor([[0, 0], [1, 1]]).to(dtype).tolist()
+        s = torch.zeros(2, 2, dtype=dtype).scatter(1, torch.tensor([[1], [0]]), x)
+        assert s.dtype == dtype and s.tolist() == torch.tensor([[0, 1], [1, 0]]).to(dtype).tolist()
+    h = torch.zeros(3, dtype=torch.float16).scatter_add(0, torch.tensor([0, 0]), torch.ones(2, dtype=torch.float16))
+    assert h.tolist() == [2., 0., 0.]
+
+
+ERRORS = [
+    (lambda x: x.gather(1, torch.tensor([[0, 1, 4]])), RuntimeError, "index 4 is out of bounds for dimension 1 with size 4"),
+    (lambda x: x.gather(1, torch.tensor([0])), RuntimeError, "Index tensor must have the same number of dimensions"),
+    (lambda x: x.gather(1, torch.tensor([[0.]])), RuntimeError, r"gather\(\): Expected dtype int32/int64 for index"),
+    (lambda x: x.index_select(1, torch.tensor([[0]])), IndexError, "Index is supposed to be a vector"),
+    (lambda x: x.index_select(1, torch.tensor([0.])), RuntimeError, "Expected dtype int32 or int64 for index"),
+    (lambda x: x.take(torch.tensor([12])), IndexError, "out of range: tried to access index 12 on a tensor of 12"),
+    (lambda x: x.scatter(1, torch.tensor([[4]]), 1.), RuntimeError, "index 4 is out of bounds for dimension 1"),
+    (lambda x: x.scatter(1, torch.tensor([[0]]), torch.ones(1, 1).double(), reduce="sum"), RuntimeError,
+     "reduce argument must be either add or multiply"),
+    (lambda x: x.scatter_reduce(1, torch.tensor([[0]]), torch.ones(1, 1).double(), "add"), RuntimeError,
+     "reduce argument must be either sum, prod, mean, amax or amin, got add"),
+    (lambda x: x.scatter_add(1, torch.tensor([[0, 0]]), torch.ones(1, 1).double()), RuntimeError,
+     r"Expected index \[1, 2\] to be no larger than self \[3, 4\] apart from dimension 1"),
+    (lambda x: x.index_add(1, torch.tensor([0, 0]), torch.ones(3, 3)), RuntimeError,
+     r"Number of indices \(2\) should be equal to source.size\(dim\): \(3\), for dim: 1"),
+    (lambda x: x.index_copy(1, torch.tensor([0, 9]), torch.ones(3, 2)), IndexError,
+     r"index_copy_\(\): index 9 is out of bounds for dimension 1 with size 4"),
+    (lambda x: x.index_fill(1, torch.tensor([9]), 2.), IndexError, "index 9 is out of bounds for dimension 1"),
+    (lambda x: x.masked_fill(torch.tensor([1, 0, 1, 0]), 2.), RuntimeError, "only supports boolean masks"),
+    (lambda x: x.masked_fill(torch.tensor([True] * 4), torch.ones(2)), RuntimeError, "0-dimensional value tensor"),
+    (lambda x: x.masked_select(torch.tensor([1, 0, 1, 0])), RuntimeError, "expected BoolTensor for mask"),
+    (lambda x: x.masked_scatter(torch.tensor([True] * 4), torch.ones(3, dtype=torch.float64)), RuntimeError,
+     "Number of elements of source < number of ones in mask"),
+    (lambda x: x.put_(torch.tensor([1, 2]), torch.ones(1)), IndexError,
+     "Expected source and index to have the same number of elements"),
+]
+
+
+@pytest.mark.parametrize("fn,error,message", ERRORS, ids=[m[:30] for _, _, m in ERRORS])
+def test_errors(fn, error, message):
+    x = torch.tensor(X)
+    before = x.clone()
+    with pytest.raises(error, match=message):
+        fn(x)
+    assert torch.equal(x, before)  # nothing written before the error
+
+
+def test_matches_pytorch_on_random_cases():
+    ref = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4, 5, 3))
+    for dim in range(3):
+        shape = list(a.shape)
+        shape[dim] = 2
+        i = rng.integers(0, a.shape[dim], shape)
+        s = rng.standard_normal(shape)
+        for reduce in ("sum", "prod", "mean", "amax", "amin"):
+            for include_self in (True, False):
+                want = ref.tensor(a).scatter_reduce(dim, ref.tensor(i), ref.tensor(s), reduce,
+                                                    include_self=include_self)
+                got = torch.tensor(a).scatter_reduce(dim, torch.tensor(i), torch.tensor(s), reduce,
+                                                     include_self=include_self)
+                np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+        np.testing.assert_array_equal(torch.tensor(a).gather(dim, torch.tensor(i)).numpy(),
+                                      ref.tensor(a).gather(dim, ref.tensor(i)).numpy())

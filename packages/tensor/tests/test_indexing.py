@@ -1,0 +1,277 @@
+"""x[key] and x[key] = value: the seed's Advanced Indexing examples, tables of keys against
+NumPy (whose advanced-indexing rules PyTorch follows), PyTorch's own departures from NumPy,
+views vs copies, errors, and hypothesis over random shapes and index arrays."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import ember_tensor as torch
+
+
+def _x555():
+    return torch.arange(125.).reshape(5, 5, 5)
+
+
+# --- the seed: pytorch-0.2 release notes, "Advanced Indexing" ---------------------------
+
+def test_seed_pure_integer_array_indexing():
+    x = _x555()
+    got = x[[1, 2], [3, 2], [1, 0]]
+    assert got.shape == (2,)
+    assert got.tolist() == [x[1][3][1].item(), x[2][2][0].item()]
+
+
+def test_seed_broadcasting_and_duplicates():
+    x = _x555()
+    got = x[[2, 3, 2], [0], [1]]
+    assert got.tolist() == [x[2][0][1].item(), x[3][0][1].item(), x[2][0][1].item()]
+
+
+def test_seed_arbitrary_indexer_shapes():
+    x = _x555()
+    got = x[[[1, 0], [0, 1]], [0], [1]]
+    assert got.shape == (2, 2)
+    a, b = x[1][0][1].item(), x[0][0][1].item()
+    assert got.tolist() == [[a, b], [b, a]]
+
+
+def test_seed_colon_and_ellipsis():
+    x = _x555()
+    for got in (x[[0, 3], :, :], x[[0, 3], ...]):
+        assert got.shape == (2, 5, 5)
+        assert torch.equal(got[0], x[0]) and torch.equal(got[1], x[3])
+
+
+def test_seed_tensors_as_indices():
+    x = _x555()
+    y = torch.LongTensor([0, 2, 4])
+    got = x[y, :, :]
+    assert got.shape == (3, 5, 5)
+    for i, j in enumerate([0, 2, 4]):
+        assert torch.equal(got[i], x[j])
+
+
+def test_seed_selection_with_less_than_ndim():
+    x = _x555()
+    got = x[[1, 3], ]
+    assert got.shape == (2, 5, 5)
+    assert torch.equal(got[0], x[1]) and torch.equal(got[1], x[3])
+
+
+# --- keys against NumPy -----------------------------------------------------------------
+
+A = np.arange(2 * 3 * 4 * 5).reshape(2, 3, 4, 5)
+MASK = np.array([True, False, True])
+
+NUMPY_KEYS = [
+    (1,), (-1, 2), (slice(None, None, 2),), (slice(1, None), slice(None, None, 3)),
+    (None, 0, None), (Ellipsis, 1), (0, Ellipsis, None), (Ellipsis,),
+    ([1, 0],), ([[0, 1], [1, 0]],), (slice(None), [2, 0, 2]), ([0, 1], [2, 0]),
+    ([0, 1], slice(None), [3, 1]),                 # non-adjacent: index dims go first
+    (slice(None), [0, 2], [1, 3]),                 # adjacent after a slice: stay in place
+    (slice(None), [[0], [2]], [1, 3]),             # broadcast index shapes
+    (slice(None), [0, 2], slice(None), [1, 4]),
+    (Ellipsis, [0, 4]), ([1], Ellipsis, [2]), (None, [1, 0], None, [2, 2]),
+    (slice(None), MASK), (A[:, :, 0, 0] > 5,), (A > 60,), (slice(None), A[0, :, :, 0] % 2 == 0),
+    ([0, 1], [True, False, True], [1, 2]),
+    ([-1, -2],), (slice(None), [], ), ([],),
+]
+
+
+def _np_index(k):
+    """A list entry of a key as NumPy reads it (an empty list indexes nothing, as int64)."""
+    if isinstance(k, list):
+        return np.array(k) if k else np.array([], dtype=np.int64)
+    return k
+
+
+@pytest.mark.parametrize("key", NUMPY_KEYS, ids=[str(i) for i in range(len(NUMPY_KEYS))])
+def test_getitem_matches_numpy(key):
+    x = torch.tensor(A)
+    np_key = tuple(_np_index(k) for k in key)
+    torch_key = tuple(torch.tensor(k) if isinstance(k, np.ndarray) else k for k in key)
+    expected = A[np_key]
+    for k in (key, torch_key):
+        got = x[k]
+        assert got.shape == expected.shape
+        np.testing.assert_array_equal(got.numpy(), expected)
+
+
+@pytest.mark.parametrize("key", NUMPY_KEYS[:20], ids=[str(i) for i in range(20)])
+def test_getitem_non_contiguous_input(key):
+    base = np.arange(5 * 4 * 3 * 2).reshape(5, 4, 3, 2)
+    ref = base.transpose(3, 2, 1, 0)                       # shape (2, 3, 4, 5), no unit strides
+    x = torch.tensor(base).permute(3, 2, 1, 0)
+    assert not x.is_contiguous()
+    np_key = tuple(_np_index(k) for k in key)
+    np.testing.assert_array_equal(x[key].numpy(), ref[np_key])
+
+
+# PyTorch selects with an int *before* advanced indexing, unlike NumPy (where an int next to
+# an index array is itself an index array): these shapes are PyTorch's.
+TORCH_ONLY = [
+    ((0, slice(None), [0, 1]), (3, 2)),
+    ((slice(None), 1, [0, 1, 2]), (2, 3)),
+    ((torch.tensor(0), slice(None), [0, 1]), (3, 2)),
+    ((True,), (1, 2, 3, 4)), ((False,), (0, 2, 3, 4)), ((torch.tensor(True),), (1, 2, 3, 4)),
+    ((None, [0, 1], None, [1]), (2, 1, 1, 4)),
+    ((torch.tensor([0, 1], dtype=torch.uint8),), (1, 3, 4)),   # legacy byte mask
+    ((torch.tensor([1, 0], dtype=torch.int32),), (2, 3, 4)),
+    ([0, slice(None)], (3, 4)),                                # a list meaning a tuple (legacy)
+    ([[0, 1]], (2, 3, 4)),
+]
+
+
+@pytest.mark.parametrize("key,shape", TORCH_ONLY, ids=[str(i) for i in range(len(TORCH_ONLY))])
+def test_getitem_pytorch_shapes(key, shape):
+    x = torch.arange(24).reshape(2, 3, 4)
+    assert tuple(x[key].shape) == shape
+
+
+def test_0d_inputs():
+    s = torch.tensor(5.)
+    assert s[None].tolist() == [5.] and s[...].item() == 5.
+    assert s[True].tolist() == [5.] and s[False].shape == (0,)
+    with pytest.raises(IndexError, match="invalid index of a 0-dim tensor"):
+        s[0]
+    x = torch.arange(6).reshape(2, 3)
+    assert x[torch.tensor(1)].tolist() == [3, 4, 5]
+    assert x[torch.tensor(1), torch.tensor(2)].item() == 5
+
+
+def test_basic_is_view_advanced_is_copy():
+    x = torch.arange(12.).reshape(3, 4)
+    v = x[1:, ::2]
+    v[0, 0] = 100.
+    assert x[1, 0].item() == 100.
+    c = x[[1, 2]]
+    c[0, 0] = -1.
+    assert x[1, 0].item() == 100.
+
+
+ERRORS = [
+    (lambda x: x[::-1], ValueError, "step must be greater than zero"),
+    (lambda x: x[::0], ValueError, "slice step cannot be zero"),
+    (lambda x: x[5], IndexError, "index 5 is out of bounds for dimension 0 with size 3"),
+    (lambda x: x[:, -5], IndexError, "index -5 is out of bounds for dimension 1 with size 4"),
+    (lambda x: x[[5]], IndexError, "index 5 is out of bounds for dimension 0 with size 3"),
+    (lambda x: x[[1], [7]], IndexError, "index 7 is out of bounds for dimension 1 with size 4"),
+    (lambda x: x[:, [5]], IndexError, "index 5 is out of bounds for dimension 0 with size 4"),
+    (lambda x: x[1, 2, 3], IndexError, "too many indices for tensor of dimension 2"),
+    (lambda x: x[..., ...], IndexError, "an index can only have a single ellipsis"),
+    (lambda x: x[torch.tensor([1.])], IndexError, "tensors used as indices must be long, int, byte or bool"),
+    (lambda x: x[torch.tensor([True, False])], IndexError, r"The shape of the mask \[2\] at index 0"),
+    (lambda x: x[[0, 1], [0, 1, 2]], IndexError,
+     r"shape mismatch: indexing tensors could not be broadcast together with shapes \[2\], \[3\]"),
+]
+
+
+@pytest.mark.parametrize("fn,error,message", ERRORS, ids=[m[:30] for _, _, m in ERRORS])
+def test_getitem_errors(fn, error, message):
+    with pytest.raises(error, match=message):
+        fn(torch.arange(12).reshape(3, 4))
+
+
+# --- setitem ----------------------------------------------------------------------------
+
+SET_CASES = [
+    ((1,), 7), ((slice(None), [0, 2]), 7), ((slice(None), [0, 2]), np.array([[1, 2]] * 3)),
+    (([0, 2], [1, 3]), np.array([10, 20])), (([[0], [2]], [1, 3]), np.array([1, 2])),
+    ((np.arange(12).reshape(3, 4) % 3 == 0,), -1), ((MASK,), np.array([9, 8, 7, 6])),
+    ((slice(1, None), [3, 0]), np.array([[5], [6]])), (([1, 1], [2, 2]), 42),
+]
+
+
+@pytest.mark.parametrize("key,value", SET_CASES, ids=[str(i) for i in range(len(SET_CASES))])
+def test_setitem_matches_numpy(key, value):
+    ref = np.arange(12).reshape(3, 4)
+    x = torch.tensor(ref.copy())
+    np_key = tuple(np.array(k) if isinstance(k, list) else k for k in key)
+    ref[np_key] = value
+    x[key] = torch.tensor(value) if isinstance(value, np.ndarray) else value
+    np.testing.assert_array_equal(x.numpy(), ref)
+
+
+def test_setitem_non_contiguous_target_and_value_cast():
+    base = torch.zeros(4, 3)
+    x = base.t()                                            # (3, 4), not contiguous
+    x[[0, 2], 1:3] = torch.tensor([1.5, 2.5])
+    ref = np.zeros((4, 3)).T.copy()
+    ref[[0, 2], 1:3] = [1.5, 2.5]
+    np.testing.assert_array_equal(x.numpy(), ref)
+    assert base[1, 0].item() == 1.5                         # written through to the storage
+    y = torch.zeros(3, dtype=torch.int64)
+    y[[0, 1]] = torch.tensor([1.7, 2.2])                    # cast to the target's dtype
+    assert y.tolist() == [1, 2, 0]
+
+
+def test_setitem_value_shape_error_and_version():
+    x = torch.zeros(2, 3, 4)
+    with pytest.raises(RuntimeError, match=r"shape mismatch: value tensor of shape \[2\] cannot be broadcast"):
+        x[[0, 1], [1, 2]] = torch.tensor([1., 2.])
+    v = x._version
+    x[[0], [1]] = 1.
+    assert x._version > v
+
+
+def test_index_put_accumulate_adds_repeats():
+    x = torch.zeros(3)
+    x.index_put_((torch.tensor([0, 0, 2]),), torch.tensor(1.), accumulate=True)
+    assert x.tolist() == [2., 0., 1.]
+    m = torch.zeros(2, 3)
+    out = torch.index_put(m, (torch.tensor([1, 1]), torch.tensor([2, 2])), torch.tensor([1., 3.]), accumulate=True)
+    assert out.tolist() == [[0, 0, 0], [0, 0, 4.]] and m.sum().item() == 0
+    h = torch.zeros(4, dtype=torch.float16)
+    h.index_put_((torch.tensor([1, 1]),), torch.tensor([0.5, 0.25], dtype=torch.float16), accumulate=True)
+    assert h.tolist() == [0, 0.75, 0, 0]
+
+
+def test_bfloat16_and_bool_move_by_bits():
+    x = torch.tensor([1., 2., 3.], dtype=torch.bfloat16)
+    assert x[[2, 0]].tolist() == [3., 1.]
+    b = torch.tensor([True, False, True])
+    assert b[[1, 2]].tolist() == [False, True]
+
+
+# --- hypothesis ---------------------------------------------------------------------------
+
+@st.composite
+def _array_and_key(draw):
+    shape = draw(st.lists(st.integers(1, 4), min_size=1, max_size=4))
+    key = []
+    for n in shape[:draw(st.integers(1, len(shape)))]:
+        kind = draw(st.sampled_from(["slice", "array", "array", "int"]))
+        if kind == "slice":
+            start = draw(st.integers(-n, n))
+            key.append(slice(start, None, draw(st.integers(1, 3))))
+        elif kind == "int":
+            key.append(draw(st.integers(-n, n - 1)))
+        else:
+            idx_shape = draw(st.sampled_from([(2,), (1,), (2, 1)]))
+            key.append(np.array(draw(st.lists(st.integers(-n, n - 1), min_size=int(np.prod(idx_shape)),
+                                              max_size=int(np.prod(idx_shape))))).reshape(idx_shape))
+    return shape, tuple(key)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_array_and_key())
+def test_hypothesis_advanced_indexing_matches_numpy(case):
+    shape, key = case
+    arrays = [k for k in key if isinstance(k, np.ndarray)]
+    ints = [k for k in key if isinstance(k, int)]
+    if ints and arrays:
+        return  # NumPy treats such ints as index arrays; PyTorch selects first (tested above)
+    try:
+        np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        return
+    ref = np.arange(int(np.prod(shape))).reshape(shape)
+    x = torch.tensor(ref)
+    torch_key = tuple(torch.tensor(k) if isinstance(k, np.ndarray) else k for k in key)
+    np.testing.assert_array_equal(x[torch_key].numpy(), ref[key])
+    value = -np.arange(ref[key].size).reshape(ref[key].shape) - 1
+    ref_set = ref.copy()
+    ref_set[key] = value
+    x[torch_key] = torch.tensor(value)
+    # With repeated positions the last write wins in both libraries.
+    np.testing.assert_array_equal(x.numpy(), ref_set)

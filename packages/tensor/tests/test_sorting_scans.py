@@ -1,0 +1,198 @@
+"""Sorting, counting and scans against NumPy references (tables), on contiguous,
+non-contiguous and 0-d inputs, with PyTorch's exact outputs for ties and NaN."""
+import numpy as np
+import pytest
+
+import ember_tensor as torch
+
+NAN = float("nan")
+A = np.array([[3., 1., 2., 1.], [0., 5., 5., -2.], [4., 4., 4., 4.]])
+
+
+def _inputs(arr):
+    """The same values as a contiguous tensor and as a non-contiguous view."""
+    return [torch.tensor(arr), torch.tensor(np.ascontiguousarray(arr.T)).t()]
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_is_stable(dim, descending):
+    for x in _inputs(A):
+        values, indices = torch.sort(x, dim=dim, descending=descending)
+        keys = -A if descending else A
+        order = np.argsort(keys, axis=dim, kind="stable")
+        np.testing.assert_array_equal(indices.numpy(), order)
+        np.testing.assert_array_equal(values.numpy(), np.take_along_axis(A, order, dim))
+        np.testing.assert_array_equal(x.argsort(dim=dim, descending=descending).numpy(), order)
+
+
+def test_sort_nan_is_largest_and_0d():
+    x = torch.tensor([NAN, 1., NAN, 0.])
+    assert x.sort().indices.tolist() == [3, 1, 0, 2]
+    assert x.sort(descending=True).indices.tolist() == [0, 2, 1, 3]
+    v, i = torch.tensor(3.).sort()
+    assert v.item() == 3. and i.item() == 0 and i.shape == ()
+    assert torch.tensor([True, False]).sort().values.tolist() == [False, True]
+    assert torch.msort(torch.tensor(A)).tolist() == np.sort(A, axis=0).tolist()
+
+
+def test_topk_and_kthvalue():
+    for x in _inputs(A):
+        values, indices = x.topk(2)
+        np.testing.assert_array_equal(values.numpy(), [[3., 2.], [5., 5.], [4., 4.]])
+        np.testing.assert_array_equal(indices.numpy(), [[0, 2], [1, 2], [0, 1]])
+        values, _ = x.topk(2, dim=0, largest=False)
+        np.testing.assert_array_equal(values.numpy(), np.sort(A, axis=0)[:2])
+        np.testing.assert_array_equal(x.kthvalue(2).values.numpy(), np.sort(A, axis=1)[:, 1])
+        np.testing.assert_array_equal(x.kthvalue(3, dim=0, keepdim=True).values.numpy(), np.sort(A, axis=0)[2:])
+    assert torch.tensor([1., NAN, 3.]).topk(1).values.isnan().all()
+    assert torch.tensor(3.).topk(1).values.item() == 3.
+    with pytest.raises(RuntimeError, match="selected index k out of range"):
+        torch.tensor([1., 2.]).topk(3)
+    with pytest.raises(RuntimeError, match=r"kthvalue\(\): selected number k out of range for dimension 1"):
+        torch.tensor(A).kthvalue(9)
+
+
+def test_nanmedian_and_mode():
+    x = torch.tensor([[3., NAN, 1., 2.], [NAN, NAN, NAN, NAN]])
+    values, indices = x.nanmedian(1)
+    assert values[0].item() == 2. and indices[0].item() == 3 and values[1].isnan().item()
+    assert x.nanmedian().item() == 2.
+    assert torch.tensor([1., 4.]).nanmedian().item() == 1.   # the lower median
+    m = torch.tensor([1, 2, 2, 3, 3, 1]).mode()
+    assert (m.values.item(), m.indices.item()) == (1, 5)     # smallest of the most frequent, last index
+    m = torch.tensor([[1, 2, 2], [3, 3, 1]]).t().mode(0)
+    assert m.values.tolist() == [2, 3] and m.indices.tolist() == [2, 1]
+
+
+UNIQUE = [np.array([3, 1, 2, 1, 3]), np.array([[2., 1.], [2., 0.]]), np.array(7), np.array([], dtype=np.int64)]
+
+
+@pytest.mark.parametrize("arr", UNIQUE, ids=["1d", "2d", "0d", "empty"])
+def test_unique(arr):
+    values, inverse, counts = np.unique(arr, return_inverse=True, return_counts=True)
+    got, got_inverse, got_counts = torch.unique(torch.tensor(arr), return_inverse=True, return_counts=True)
+    np.testing.assert_array_equal(got.numpy(), values)
+    np.testing.assert_array_equal(got_inverse.numpy(), inverse.reshape(arr.shape))
+    np.testing.assert_array_equal(got_counts.numpy(), counts)
+
+
+def test_unique_dim_and_consecutive():
+    rows = np.array([[1, 2], [1, 2], [0, 1]])
+    values, inverse = torch.unique(torch.tensor(rows), dim=0, return_inverse=True)
+    assert values.tolist() == [[0, 1], [1, 2]] and inverse.tolist() == [1, 1, 0]
+    values, inverse, counts = torch.unique_consecutive(torch.tensor([1, 1, 2, 2, 3, 1, 1, 2]), return_inverse=True,
+                                                       return_counts=True)
+    assert values.tolist() == [1, 2, 3, 1, 2]
+    assert inverse.tolist() == [0, 0, 1, 1, 2, 3, 3, 4] and counts.tolist() == [2, 2, 1, 2, 1]
+    assert torch.unique_consecutive(torch.tensor(rows), dim=0).tolist() == [[1, 2], [0, 1]]
+
+
+def test_searchsorted_and_bucketize():
+    seq = np.array([1, 3, 5, 7])
+    vals = np.array([[3, 6, 9], [0, 1, 7]])
+    for right in (False, True):
+        side = "right" if right else "left"
+        got = torch.searchsorted(torch.tensor(seq), torch.tensor(vals), right=right)
+        np.testing.assert_array_equal(got.numpy(), np.searchsorted(seq, vals, side=side))
+        got = torch.bucketize(torch.tensor(vals), torch.tensor(seq), right=right)
+        np.testing.assert_array_equal(got.numpy(), np.searchsorted(seq, vals, side=side))
+    batched = torch.searchsorted(torch.tensor([[1, 3], [2, 4]]), torch.tensor([[3], [3]]), side="right")
+    assert batched.tolist() == [[2], [1]]
+    assert torch.searchsorted(torch.tensor(seq), 5).tolist() == 2
+    assert torch.searchsorted(torch.tensor(seq), torch.tensor([3]), out_int32=True).dtype == torch.int32
+    with pytest.raises(RuntimeError, match="boundaries tensor should be 1 dimension"):
+        torch.searchsorted(torch.tensor([[1, 3]]), torch.tensor([[1], [2]]))
+
+
+def test_histc_and_bincount():
+    x = torch.tensor([1., 2., 1., 4.])
+    assert torch.histc(x, bins=4, min=0, max=3).tolist() == [0., 2., 1., 0.]
+    assert torch.histc(x, bins=4).tolist() == [2., 1., 0., 1.]
+    assert torch.histc(torch.tensor([2., 2.]), bins=3).tolist() == [0., 2., 0.]
+    values = np.array([0, 1, 1, 3])
+    np.testing.assert_array_equal(torch.bincount(torch.tensor(values)).numpy(), np.bincount(values))
+    weights = np.array([.5, 1., 1., 2.])
+    got = torch.bincount(torch.tensor(values), weights=torch.tensor(weights, dtype=torch.float32), minlength=6)
+    assert got.dtype == torch.float32
+    np.testing.assert_array_equal(got.numpy(), np.bincount(values, weights, minlength=6))
+    with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative integral inputs"):
+        torch.bincount(torch.tensor([-1]))
+    with pytest.raises(NotImplementedError, match="histogram_cpu"):
+        torch.tensor([1, 2]).histc()
+
+
+SCANS = [("cumsum", np.cumsum), ("cumprod", np.cumprod)]
+
+
+@pytest.mark.parametrize("name,ref", SCANS)
+@pytest.mark.parametrize("dim", [0, 1])
+def test_cumsum_cumprod(name, ref, dim):
+    for x in _inputs(A):
+        np.testing.assert_allclose(getattr(x, name)(dim).numpy(), ref(A, axis=dim))
+    ints = torch.tensor([[1, 2], [3, 4]], dtype=torch.int32)
+    got = getattr(torch, name)(ints, dim)
+    assert got.dtype == torch.int64
+    np.testing.assert_array_equal(got.numpy(), ref(np.array([[1, 2], [3, 4]]), axis=dim))
+    assert getattr(torch, name)(torch.tensor(3.), 0).item() == 3.
+    assert getattr(torch, name)(torch.tensor([1, 2]), 0, dtype=torch.float32).dtype == torch.float32
+
+
+def test_cumsum_accumulates_in_double_and_inplace():
+    x = torch.full((10000,), 0.1)
+    assert abs(x.cumsum(0)[-1].item() - 1000.) < 1e-3
+    y = torch.tensor([1., 2., 3.])
+    y.cumsum_(0)
+    assert y.tolist() == [1., 3., 6.]
+    assert torch.tensor([True, True]).cumsum(0).tolist() == [1, 2]
+
+
+def test_cummax_cummin():
+    v, i = torch.tensor([1., 3., 3., 2.]).cummax(0)
+    assert v.tolist() == [1., 3., 3., 3.] and i.tolist() == [0, 1, 2, 2]   # ties move the index on
+    v, i = torch.tensor([1., NAN, 0.]).cummin(0)
+    assert v[0].item() == 1. and v[1:].isnan().all() and i.tolist() == [0, 1, 1]
+    for x in _inputs(A):
+        np.testing.assert_array_equal(x.cummax(0).values.numpy(), np.maximum.accumulate(A, axis=0))
+        np.testing.assert_array_equal(x.cummin(1).values.numpy(), np.minimum.accumulate(A, axis=1))
+    v, i = torch.tensor(2).cummax(0)
+    assert v.item() == 2 and i.item() == 0
+
+
+def test_logcumsumexp():
+    for x in _inputs(A):
+        np.testing.assert_allclose(x.logcumsumexp(1).numpy(), np.logaddexp.accumulate(A, axis=1), rtol=1e-12)
+    big = torch.tensor([1000., 1000., -float("inf")])
+    np.testing.assert_allclose(big.logcumsumexp(0).numpy(), [1000., 1000. + np.log(2), 1000. + np.log(2)])
+    with pytest.raises(NotImplementedError, match="logcumsumexp"):
+        torch.tensor([1, 2]).logcumsumexp(0)
+
+
+def test_diff():
+    a = np.array([[1, 3, 6], [0, 1, 1]])
+    for x in _inputs(a):
+        np.testing.assert_array_equal(torch.diff(x).numpy(), np.diff(a))
+        np.testing.assert_array_equal(torch.diff(x, n=2, dim=1).numpy(), np.diff(a, n=2, axis=1))
+        np.testing.assert_array_equal(torch.diff(x, dim=0).numpy(), np.diff(a, axis=0))
+    got = torch.diff(torch.tensor([1., 2.]), prepend=torch.tensor([0.]), append=torch.tensor([5., 9.]))
+    assert got.tolist() == np.diff([0., 1., 2., 5., 9.]).tolist()
+    assert torch.diff(torch.tensor([True, False, False])).tolist() == [True, False]
+    with pytest.raises(RuntimeError, match="diff expects input to be at least one-dimensional"):
+        torch.tensor(1.).diff()
+
+
+def test_matches_pytorch_on_random_inputs():
+    ref = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 4, (5, 6)).astype(np.float64)    # many ties
+    for dim in (0, 1):
+        for descending in (False, True):
+            want = ref.tensor(a).sort(dim=dim, descending=descending, stable=True)
+            got = torch.tensor(a).sort(dim=dim, descending=descending)
+            np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+        want, got = ref.tensor(a).mode(dim), torch.tensor(a).mode(dim)
+        np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
+        np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+        for name in ("cummax", "cummin"):
+            want, got = getattr(ref.tensor(a), name)(dim), getattr(torch.tensor(a), name)(dim)
+            np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
