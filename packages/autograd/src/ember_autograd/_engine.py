@@ -9,7 +9,7 @@ import heapq
 
 from ember_tensor import Tensor
 
-from . import _grad_mode
+from . import _grad_mode, anomaly_mode, profiler
 from ._graph import AccumulateGrad, accumulate_grad, validate_grad
 
 __all__ = ["run_backward"]
@@ -147,11 +147,15 @@ def _apply(node, grads, needed, keep_graph):
     grads = _run_pre_hooks(node, grads)
     if needed is not None:
         node._needs = tuple(e is not None and e[0] is not None and e[0] in needed for e in node._next)
-    from . import anomaly_mode
-    if anomaly_mode._enabled:
-        outputs = anomaly_mode.checked_apply(node, grads)
+    if profiler._active:
+        # PyTorch's name for a node's work in a profile (its ops become children).
+        event = profiler._open_event("autograd::engine::evaluate_function: " + node.name())
+        try:
+            outputs = _run_node(node, grads)
+        finally:
+            profiler._close_event(event)
     else:
-        outputs = node.apply(grads)
+        outputs = _run_node(node, grads)
     node._needs = None
     if node._post_hooks:
         for hook in tuple(node._post_hooks.values()):
@@ -161,6 +165,12 @@ def _apply(node, grads, needed, keep_graph):
     if not keep_graph:
         node._release()
     return outputs
+
+
+def _run_node(node, grads):
+    if anomaly_mode._enabled:
+        return anomaly_mode.checked_apply(node, grads)
+    return node.apply(grads)
 
 
 def _propagate(node, outputs, deps, buffers, ready):
