@@ -160,6 +160,54 @@ def test_weight_norm_parametrization_round_trip():
     np.testing.assert_allclose(arr(m.weight), original, rtol=1e-5)
 
 
+@pytest.mark.parametrize("shape, orthogonal_map", [
+    ((4, 3), None), ((3, 5), None), ((3, 3), None), ((3, 3), "cayley"), ((5, 3), "matrix_exp"),
+    ((3, 3), "householder"), ((2, 4), "cayley"),
+])
+def test_orthogonal_parametrization_stays_orthogonal_while_training(shape, orthogonal_map):
+    torch.manual_seed(0)
+    m = nn.utils.parametrizations.orthogonal(nn.Linear(shape[1], shape[0]), orthogonal_map=orthogonal_map)
+    small = min(shape)
+
+    def gram_error():
+        w = arr(m.weight)
+        gram = w @ w.T if shape[0] == small else w.T @ w
+        return np.abs(gram - np.eye(small)).max()
+
+    assert gram_error() < 1e-5
+    original = m.parametrizations.weight.original
+    for _ in range(3):
+        m.zero_grad()
+        (m(torch.randn(4, shape[1])) ** 2).sum().backward()
+        with ember_autograd.no_grad():
+            original.sub_(0.1 * original.grad)
+    assert gram_error() < 1e-5
+    assert np.abs(arr(original)).max() > 0  # the parameters moved
+
+
+def test_orthogonal_square_weight_matches_pytorch():
+    real = pytest.importorskip("torch")
+    m = nn.Linear(3, 3)
+    reference = real.nn.Linear(3, 3)
+    reference.load_state_dict({k: real.from_numpy(arr(v).astype(np.float32)) for k, v in m.state_dict().items()})
+    nn.utils.parametrizations.orthogonal(m)
+    real.nn.utils.parametrizations.orthogonal(reference)
+    np.testing.assert_allclose(arr(m.weight), reference.weight.detach().numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("make, error, message", [
+    (lambda: nn.utils.parametrizations.orthogonal(nn.Linear(3, 3), name="bias"), ValueError,
+     "Expected a matrix or batch of matrices. Got a tensor of 1 dimensions."),
+    (lambda: nn.utils.parametrizations.orthogonal(nn.Linear(3, 3), orthogonal_map="qr"), ValueError,
+     'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". Got: qr'),
+    (lambda: nn.utils.parametrizations.orthogonal(nn.Linear(3, 3), use_trivialization=False), NotImplementedError,
+     "It is not possible to assign to the matrix exponential"),
+])
+def test_orthogonal_errors(make, error, message):
+    with pytest.raises(error, match=message):
+        make()
+
+
 # -- parametrize ------------------------------------------------------------------------------------
 
 class Symmetric(nn.Module):
