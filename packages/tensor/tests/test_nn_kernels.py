@@ -254,3 +254,10 @@ def test_big_inputs_take_the_parallel_kernels():
     np.testing.assert_allclose(y, conv_reference(x, w, (1, 1), (1, 1), (1, 1), 1), atol=1e-10)
     values = N.max_pool_with_indices(et.tensor(x), (2, 2), (2, 2), 0)[0].numpy()
     np.testing.assert_array_equal(values, pool_reference(x, (2, 2), (2, 2), (0, 0), np.max, -np.inf))
+
+
+def test_softmax_is_a_tensor_method_and_a_top_level_function():
+    x = et.tensor([[1.0, 2.0], [3.0, 5.0]])
+    np.testing.assert_allclose(x.softmax(1).numpy(), et.softmax(x, 1).numpy())
+    np.testing.assert_allclose(x.log_softmax(0).numpy(), et.log_softmax(x, 0).numpy())
+    assert et.softmax(x, -1, dtype=et.float64).dtype == et.float64

@@ -64,7 +64,7 @@ from ._ops.einsum import einsum, tensordot
 from ._ops.linalg_legacy import cholesky, cholesky_solve, det, inverse, logdet, pinverse, qr, slogdet, svd
 from . import linalg
 from .serialization import load, save
-from ._ops import nn as _nn_ops  # noqa: F401 -- registers the nn kernels (conv, pooling, ...)
+from ._ops.nn import log_softmax, softmax  # noqa: E402 -- also registers the nn kernels (conv, pooling, ...)
 
 from ._custom import kernel, raw_kernel, reduce_kernel  # noqa: E402 -- ops written in Python
 

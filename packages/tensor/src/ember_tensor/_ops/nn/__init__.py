@@ -10,5 +10,11 @@ from .pooling import *  # noqa: F401,F403
 from .sampling import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403
 
+from ..._tensor import Tensor
+
+# PyTorch's Tensor has these two as methods: x.softmax(dim), x.log_softmax(dim).
+Tensor.softmax = activation.softmax
+Tensor.log_softmax = activation.log_softmax
+
 __all__ = (conv.__all__ + loss.__all__ + normalization.__all__ + pooling.__all__ + sampling.__all__
            + activation.__all__)
