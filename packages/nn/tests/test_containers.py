@@ -138,6 +138,17 @@ def test_parameter_dict_wraps_tensors_and_registers():
     assert params.get("missing") is None
 
 
+@pytest.mark.parametrize("make, text", [
+    (lambda: nn.ParameterList([torch.ones(2), torch.ones(2, 3, dtype=torch.float64)]),
+     "ParameterList(\n    (0): Parameter containing: [torch.float32 of size 2]\n"
+     "    (1): Parameter containing: [torch.float64 of size 2x3]\n)"),
+    (lambda: nn.ParameterList([torch.ones(2)]), "ParameterList(  (0): Parameter containing: [torch.float32 of size 2])"),
+    (lambda: nn.ParameterDict({"a": torch.ones(2)}), "ParameterDict(  (a): Parameter containing: [torch.FloatTensor of size 2])"),
+])
+def test_parameter_container_repr_is_pytorchs(make, text):
+    assert repr(make()) == text
+
+
 def test_containers_inside_a_model_give_dotted_state_dict_keys():
     class Model(nn.Module):
         def __init__(self):

@@ -293,13 +293,19 @@ class ModuleDict(Module):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
 
-def _parameter_line(key, value, indent_key):
+def _parameter_line(key, value, type_name):
+    """PyTorch's line for one entry: "  (0): Parameter containing: [torch.float32 of size 2x3]"."""
     if isinstance(value, Tensor):
         size = "x".join(str(s) for s in value.size())
-        kind = "Parameter containing" if isinstance(value, Parameter) else "Tensor"
+        kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
         device = "" if value.device.type == "cpu" else f" ({value.device})"
-        return f"{indent_key}({key}): {kind}: [{value.dtype} of size {size}{device}]"
-    return f"{indent_key}({key}): Object of type: {type(value).__name__}"
+        return f"  ({key}): {kind} containing: [{type_name(value)} of size {size}{device}]"
+    return f"  ({key}): Object of type: {type(value).__name__}"
+
+
+def _legacy_type_name(value):
+    # ParameterDict prints torch.typename ("torch.FloatTensor"), ParameterList the dtype.
+    return "torch." + value.type().rsplit(".", 1)[-1]
 
 
 class ParameterList(Module):
@@ -356,7 +362,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self):
-        return "\n".join(_parameter_line(i, p, "") for i, p in enumerate(self))
+        return "\n".join(_parameter_line(i, p, lambda t: str(t.dtype)) for i, p in enumerate(self))
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("ParameterList should not be called.")
@@ -442,7 +448,7 @@ class ParameterDict(Module):
             self[pair[0]] = pair[1]
 
     def extra_repr(self):
-        return "\n".join(_parameter_line(k, p, "") for k, p in self.items())
+        return "\n".join(_parameter_line(k, p, _legacy_type_name) for k, p in self.items())
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("ParameterDict should not be called.")
