@@ -1,8 +1,9 @@
 """Fused normalisation kernels: batch norm (with the running-statistics update), layer
 norm and group norm, each with a backward kernel of its own.
 
-A fused kernel makes one pass for the statistics and one for the output, where the
-composite of mean/var/sub/mul would make six and record as many graph nodes. The
+A fused kernel makes two passes for the statistics and one for the output (batch norm:
+Numba loops in `_kernels/cpu_nn.py`, accumulating in float64), where the composite of
+mean/var/sub/mul would make many more and record as many graph nodes. The
 backward kernels use the closed form
     dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
 over each normalised group.
@@ -23,12 +24,6 @@ def _channel_view(a, ndim):
     return a.reshape((1, -1) + (1,) * (ndim - 2))
 
 
-def _stat_dtype(x):
-    # Statistics accumulate in float64 for float32 data too: the sums of large batches
-    # would otherwise lose digits PyTorch's Welford pass keeps.
-    return np.float64
-
-
 @op()
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """Batch norm over the channel dim 1 of (N, C, *); returns (output, mean, invstd).
@@ -44,14 +39,15 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
                     ("running_var", running_var)):
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
-    axes = (0,) + tuple(range(2, x.ndim))
-    count = x.size // c if c else 0
+    from ..._kernels import cpu_nn
+    n = x.shape[0]
+    x3 = x.reshape(n, c, x.size // (n * c) if n * c else 0)
+    count = n * x3.shape[2]
     if training:
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size "
                              f"torch.Size({list(input.shape)})")
-        mean = x.mean(axis=axes, dtype=_stat_dtype(x))
-        var = x.var(axis=axes, dtype=_stat_dtype(x))
+        mean, var = cpu_nn.batch_norm_stats(x3)
         if running_mean is not None:
             _update_running(running_mean, mean, momentum)
         if running_var is not None:
@@ -64,7 +60,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     invstd = 1.0 / np.sqrt(var + eps)
     scale = invstd if weight is None else invstd * to_array(weight)
     shift = -mean * scale if bias is None else to_array(bias) - mean * scale
-    y = x * _channel_view(scale.astype(x.dtype), x.ndim) + _channel_view(shift.astype(x.dtype), x.ndim)
+    y = cpu_nn.batch_norm_apply(x3, scale, shift).reshape(x.shape)
     stat_dtype = input._dtype
     return (from_array(y, input._dtype, input._device), from_array(mean, stat_dtype, input._device),
             from_array(invstd, stat_dtype, input._device))
@@ -85,23 +81,15 @@ def _update_running(buffer, batch_value, momentum):
 @op()
 def batch_norm_backward(grad_output, input, weight, save_mean, save_invstd, training):
     """Gradients (input, weight, bias) of `native_batch_norm` from its saved statistics."""
-    g = to_array(grad_output).astype(np.float64)
+    from ..._kernels import cpu_nn
     x = to_array(input)
-    nd = x.ndim
-    axes = (0,) + tuple(range(2, nd))
-    mean, invstd = to_array(save_mean).astype(np.float64), to_array(save_invstd).astype(np.float64)
-    xhat = (x - _channel_view(mean, nd)) * _channel_view(invstd, nd)
-    grad_bias = g.sum(axis=axes)
-    grad_weight = (g * xhat).sum(axis=axes)
-    w = np.ones_like(mean) if weight is None else to_array(weight).astype(np.float64)
-    if training:
-        count = x.size // x.shape[1]
-        gi = (g - _channel_view(grad_bias / count, nd) - xhat * _channel_view(grad_weight / count, nd)) \
-            * _channel_view(w * invstd, nd)
-    else:
-        gi = g * _channel_view(w * invstd, nd)
+    n, c = x.shape[:2]
+    x3 = x.reshape(n, c, x.size // (n * c) if n * c else 0)
+    g3 = to_array(grad_output).reshape(x3.shape)
+    w = np.ones(c) if weight is None else to_array(weight)
+    gi, gw, gb = cpu_nn.batch_norm_backward(g3, x3, to_array(save_mean), to_array(save_invstd), w, training)
     dt, dev = grad_output._dtype, grad_output._device
-    return from_array(gi, dt, dev), from_array(grad_weight, dt, dev), from_array(grad_bias, dt, dev)
+    return from_array(gi.reshape(x.shape), dt, dev), from_array(gw, dt, dev), from_array(gb, dt, dev)
 
 
 def _rows_forward(x, rows, eps):
