@@ -14,6 +14,10 @@ import ember_tensor as et
 pytestmark = pytest.mark.skipif(not et.cuda.is_available(), reason="no CUDA and no simulator")
 
 CUDA0 = et.device("cuda", 0)
+# Tests that use hooks only the simulator has (a settable memory capacity, its arrays).
+simulator_only = pytest.mark.skipif(
+    not et.cuda.is_available() or "simulator" not in et.cuda.get_device_name().lower(),
+    reason="uses a hook of Numba's CUDA simulator")
 A = [[0.5, -1.5, 2.0], [3.25, -0.0, 7.0]]
 B = [1.0, 2.0, -3.0]
 AI = [[1, -2, 3], [4, 5, -6]]
@@ -400,6 +404,7 @@ def test_caching_allocator_reuses_freed_blocks():
     assert 0 < free <= total
 
 
+@simulator_only
 def test_out_of_memory_error_says_what_was_asked_and_held(monkeypatch):
     from ember_tensor import _cuda_alloc
     monkeypatch.setattr(_cuda_alloc, "SIM_CAPACITY", et.cuda.memory_reserved() + (1 << 20))
@@ -447,10 +452,12 @@ def test_cuda_array_interface_describes_device_memory():
 
 
 def test_long_rows_are_split_across_blocks_and_merged():
-    # Few long rows take the two-pass path (the simulator splits rows of >= 16 elements).
+    # Few long rows take the two-pass path (rows of at least 2 * SPLIT_MIN elements: 16
+    # under the simulator, so the shapes stay small there).
     from ember_tensor import _cuda_reduce
-    x = et.tensor(np.arange(60.0).reshape(3, 20) - 17)
-    assert _cuda_reduce._chunks(1, 60) > 1 and _cuda_reduce._chunks(3, 20) > 1
+    n = 2 * _cuda_reduce.SPLIT_MIN + 4
+    x = et.tensor(np.arange(3.0 * n).reshape(3, n) - 17)
+    assert _cuda_reduce._chunks(1, 3 * n) > 1 and _cuda_reduce._chunks(3, n) > 1
     for fn in (lambda t: t.sum(), lambda t: t.mean(), lambda t: t.amin(), lambda t: t.sum(1),
                lambda t: t.t().mean(0), lambda t: t.norm(), lambda t: t.long().prod(1),
                lambda t: t.count_nonzero(), lambda t: (t > -17).all(), lambda t: t.abs().norm(1),
@@ -459,7 +466,7 @@ def test_long_rows_are_split_across_blocks_and_merged():
                lambda t: t.abs().argmin()):
         _check(fn, x)
     # ties and NaN across chunks: the first occurrence still wins
-    ties = et.tensor([1.0, 9.0] * 20)
+    ties = et.tensor([1.0, 9.0] * (n + 1))
     _check(lambda t: (t.argmax(), t.argmin()), ties)
     ties[25] = float("nan")
     ties[31] = float("nan")
@@ -572,6 +579,7 @@ def test_op_database_cuda_matches_cpu(op, dtype, sample):
     _check(lambda *xs: op.fn(*xs, **sample.kwargs), *args, tol=1e-5)
 
 
+@simulator_only
 def test_without_the_allocator_plugin_allocations_are_still_counted(monkeypatch):
     # On a GPU where Numba's own allocator is in charge (EMBER_CUDA_ALLOCATOR=numba, or a
     # context made before ember's), ember counts its arrays: allocated == reserved.
