@@ -199,3 +199,22 @@ def test_numpy_dtype_names_cover_every_dtype():
     """Every ember dtype stores its elements as the NumPy dtype the op database expects."""
     for d in ALL_DTYPES:
         assert np.dtype(d.np) == np.dtype(NP[d])
+
+
+@pytest.mark.parametrize("shapes, message", [
+    (((2, 3), (4,)), "Attempting to broadcast a dimension of length 4 at -1! Mismatching argument at index 1 had "
+                     "(4,); but expected shape should be broadcastable to [2, 3]"),
+    (((2, 3), (3,), (4, 3)), "Attempting to broadcast a dimension of length 4 at -2! Mismatching argument at index "
+                             "2 had (4, 3); but expected shape should be broadcastable to [2, 3]"),
+])
+def test_public_broadcast_shapes_error(shapes, message):
+    """torch.broadcast_shapes has its own message (not TensorIterator's): ember's matches it."""
+    import re
+    with pytest.raises(RuntimeError, match="^" + re.escape(message) + "$"):
+        et.broadcast_shapes(*shapes)
+
+
+def test_public_broadcast_shapes_accepts_ints_and_nothing():
+    assert et.broadcast_shapes(2, (3, 1)) == (3, 2)
+    assert et.broadcast_shapes() == ()
+    assert isinstance(et.broadcast_shapes((2,), (3, 1), (1, 1, 1)), et.Size)

@@ -29,7 +29,7 @@ from ._ops.creation import (
 )
 from ._ops.elementwise import *  # noqa: F401,F403 - the elementwise op namespace
 from ._ops.elementwise import allclose, equal, isclose, where, clamp, clip
-from ._ops._iter import broadcast_shapes
+from ._ops._iter import broadcast_shapes_public as broadcast_shapes
 from ._ops.views import (
     as_strided, chunk, diagonal, expand, flatten, movedim, moveaxis, narrow, permute, reshape, select,
     split, squeeze, swapaxes, swapdims, t, tensor_split, transpose, unbind, unflatten, unsqueeze, view,
@@ -61,7 +61,9 @@ from ._ops.random import (
 from ._ops.linalg import diag, diag_embed, trace, addmm, addmv, baddbmm, bmm, dot, ger, inner_product, matmul, mm, mv, outer
 from ._ops.linalg import addbmm, cross, kron, matrix_power, vdot
 from ._ops.einsum import einsum, tensordot
-from ._ops.linalg_legacy import cholesky, cholesky_solve, det, inverse, logdet, pinverse, qr, slogdet, svd
+from ._ops.linalg_legacy import (
+    cholesky, cholesky_inverse, cholesky_solve, det, inverse, logdet, pinverse, qr, slogdet, svd,
+)
 from . import linalg
 from .serialization import load, save
 from ._ops.nn import log_softmax, softmax  # noqa: E402 -- also registers the nn kernels (conv, pooling, ...)

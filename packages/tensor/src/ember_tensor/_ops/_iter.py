@@ -27,6 +27,37 @@ def broadcast_shapes(*shapes):
     return result
 
 
+def broadcast_shapes_public(*shapes):
+    """``torch.broadcast_shapes``: the common shape of `shapes` (ints or sequences of ints).
+
+    >>> broadcast_shapes_public((2,), (3, 1), (1, 1, 1))
+    torch.Size([1, 3, 2])
+    """
+    from .._size import Size
+    shapes = tuple((x,) if isinstance(x, int) else x for x in shapes if x is not None)
+    if not shapes:
+        return Size(())
+    for shape in shapes:
+        if not isinstance(shape, (tuple, list)):
+            raise RuntimeError(
+                f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {shape}")
+    common = [1] * max(len(shape) for shape in shapes)
+    # PyTorch's own (Python) algorithm, and so its message, which differs from TensorIterator's.
+    for index, shape in enumerate(shapes):
+        for i in range(-1, -1 - len(shape), -1):
+            if shape[i] == common[i]:
+                continue
+            if common[i] == 1:
+                if shape[i] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[i] = shape[i]
+            if shape[i] != 1 and common[i] != shape[i]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {shape[i]} at {i}! Mismatching argument "
+                    f"at index {index} had {shape}; but expected shape should be broadcastable to {common}")
+    return Size(common)
+
+
 def _broadcast_pair(a, b):
     if a == b:
         return a
