@@ -432,6 +432,32 @@ def test_full_backward_hooks_see_and_replace_gradients():
     assert m.weight.grad.tolist() == [2.0, 2.0]
 
 
+class TwoInTwoOut(nn.Module):
+    def forward(self, a, b, scale):
+        return a * b * scale, a + 1
+
+
+@needs_backward
+def test_full_backward_hook_with_several_inputs_and_outputs_matches_pytorch():
+    real = pytest.importorskip("torch")
+
+    class Reference(real.nn.Module):
+        def forward(self, a, b, scale):
+            return a * b * scale, a + 1
+
+    def run(module, lib):
+        seen = []
+        module.register_full_backward_hook(lambda m, gi, go: seen.append(
+            ([None if g is None else g.tolist() for g in gi], [None if g is None else g.tolist() for g in go])))
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0, 4.0])  # needs no gradient: its grad_input is None
+        first, second = module(a, b, 2.0)
+        (first.sum() * 3).backward()  # the second output is unused: its grad_output is None
+        return seen, a.grad.tolist()
+
+    assert run(TwoInTwoOut(), torch) == run(Reference(), real)
+
+
 @needs_backward
 def test_deprecated_backward_hook_sees_the_output_nodes_gradients():
     m = Leaf()

@@ -10,6 +10,7 @@ import itertools
 import weakref
 from collections import OrderedDict
 
+import ember_tensor
 from ember_autograd import Function
 from ember_tensor import Tensor
 
@@ -70,6 +71,7 @@ class _IdentityForHooks(Function):
     @staticmethod
     def forward(ctx, on_grads, *tensors):
         ctx.on_grads = on_grads
+        ctx.set_materialize_grads(False)  # an unused output's gradient reaches the hooks as None
         # Fresh aliases, so that the outputs are new graph nodes, not the inputs themselves.
         return tuple(t.view_as(t) for t in tensors)
 
@@ -119,6 +121,9 @@ class BackwardHook:
         self.n_inputs = len(args)
         positions = _tensors_to_hook(args)
         self.input_positions = positions
+        # PyTorch reports zeros (not None) for tensor inputs that need no gradient.
+        self.constant_inputs = {i: a for i, a in enumerate(args)
+                                if isinstance(a, Tensor) and not a.requires_grad}
         if not positions:
             return args
         hooked = _IdentityForHooks.apply(self._on_grad_inputs, *(args[i] for i in positions))
@@ -153,7 +158,10 @@ class BackwardHook:
         return [grad_outputs[i] for i in self.output_positions]
 
     def _on_grad_inputs(self, grads):
-        grad_inputs = tuple(_replace_at([None] * self.n_inputs, self.input_positions, grads))
+        grad_inputs = [None] * self.n_inputs
+        for i, tensor in self.constant_inputs.items():
+            grad_inputs[i] = ember_tensor.zeros_like(tensor)
+        grad_inputs = tuple(_replace_at(grad_inputs, self.input_positions, grads))
         for hook in self.hooks:
             new = _check_hook_result(hook(self.module, grad_inputs, self.grad_outputs),
                                      len(grad_inputs), "hook")
