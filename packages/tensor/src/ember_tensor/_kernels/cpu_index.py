@@ -20,7 +20,7 @@ from another file, so a stale kernel cannot load).
 import numpy as np
 from numba import njit
 
-__all__ = ["strided_offsets", "gather_3", "put_3", "put_3_add", "fill_3", "gather_dim",
+__all__ = ["strided_offsets", "add_index_offsets", "gather_3", "put_3", "put_3_add", "fill_3", "gather_dim",
            "scatter_dim", "SCATTER_MODES", "cumsum_rows", "cumprod_rows", "cumextreme_rows",
            "logcumsumexp_rows", "bincount", "histc", "mode_rows"]
 
@@ -59,8 +59,28 @@ def strided_offsets(shape, strides, base):
 
 
 @njit(**_JIT)
+def add_index_offsets(idx, size, stride, offs):
+    """offs[i] += idx[i] * stride (negative indices count from the end); returns the position
+    of the first index outside [-size, size), or -1."""
+    for i in range(idx.shape[0]):
+        k = idx[i]
+        if k < 0:
+            k += size
+        if k < 0 or k >= size:
+            return i
+        offs[i] += k * stride
+    return -1
+
+
+@njit(**_JIT)
 def gather_3(buf, before, offs, after, out):
     """out[a, j, b] = buf[before[a] + offs[j] + after[b]] (out C-contiguous, 3-d)."""
+    if after.shape[0] == 1:  # indexing the last dims: a plain gather, no inner loop
+        for a in range(before.shape[0]):
+            base = before[a] + after[0]
+            for j in range(offs.shape[0]):
+                out[a, j, 0] = buf[base + offs[j]]
+        return
     for a in range(before.shape[0]):
         for j in range(offs.shape[0]):
             base = before[a] + offs[j]
@@ -71,6 +91,12 @@ def gather_3(buf, before, offs, after, out):
 @njit(**_JIT)
 def put_3(buf, before, offs, after, vals):
     """buf[before[a] + offs[j] + after[b]] = vals[a, j, b] (last write wins)."""
+    if after.shape[0] == 1:
+        for a in range(before.shape[0]):
+            base = before[a] + after[0]
+            for j in range(offs.shape[0]):
+                buf[base + offs[j]] = vals[a, j, 0]
+        return
     for a in range(before.shape[0]):
         for j in range(offs.shape[0]):
             base = before[a] + offs[j]

@@ -13,6 +13,7 @@ anything else), unlike NumPy, so ``x[0, :, [0, 1]]`` has shape (3, 2), as in PyT
 import numpy as np
 
 from .. import _dtype as D
+from .._kernels.cpu_index import add_index_offsets
 from .._tensor import Tensor
 from .views import make_view
 
@@ -65,16 +66,14 @@ class IndexPlan:
         PyTorch's IndexError names the position of the index among the advanced ones.
         """
         shape = self.view._data.shape
-        offs = np.zeros(self.index_shape, dtype=np.int64)
+        offs = np.zeros(int(np.prod(self.index_shape)), dtype=np.int64)
         for position, (d, arr) in enumerate(zip(self.dims, self.arrays)):
             size = shape[d]
-            if arr.size:
-                bad = (arr >= size) | (arr < -size)
-                if bad.any():
-                    value = int(arr[bad].reshape(-1)[0])
-                    raise IndexError(
-                        f"index {value} is out of bounds for dimension {position} with size {size}")
-            offs = offs + np.where(arr < 0, arr + size, arr) * strides[d]
+            flat = np.broadcast_to(arr, self.index_shape).reshape(-1)
+            bad_at = add_index_offsets(flat, size, strides[d], offs) if offs.size else -1
+            if bad_at >= 0:
+                raise IndexError(
+                    f"index {int(flat[bad_at])} is out of bounds for dimension {position} with size {size}")
         return offs.reshape(-1)
 
 

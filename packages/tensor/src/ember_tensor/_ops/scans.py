@@ -35,11 +35,19 @@ def _accumulating_scan(kernel, identity, input, dim, dtype, out):
     result_dtype = _scan_dtype(input, dtype)
     floating = result_dtype.category == D._FLOAT
     acc_np = np.float64 if floating else np.int64
-    dim, rows = _lines(input, dim, acc_np)
-    scanned = np.empty_like(rows)
+    # The kernel reads the input's dtype and writes the result's directly (no extra
+    # passes); Numba lacks float16/bfloat16, which go through float32.
+    read_np = np.float32 if input._dtype in _iter.LOW_PRECISION else None
+    write_dtype = _iter.compute_dtype(result_dtype)
+    dim, rows = _lines(input, dim, read_np)
+    if not floating and rows.dtype.kind == "f":
+        rows = rows.astype(np.int64)  # cumsum(float, dtype=int): PyTorch converts first
+    scanned = np.empty(rows.shape, write_dtype.np)
     if rows.size:
         kernel(rows, acc_np(identity), scanned)
-    values = from_rows(scanned, tuple(input._data.shape), dim).astype(result_dtype.np)
+    values = from_rows(scanned, tuple(input._data.shape), dim)
+    if write_dtype is not result_dtype:
+        values = values.astype(result_dtype.np)
     result = wrap(values, result_dtype, input._device)
     if out is not None:
         from .elementwise import copy_to_out

@@ -17,7 +17,7 @@ from . import _iter
 from ._strided import from_rows, host, rows_of, wrap
 from .reduction import _pair, return_types
 
-__all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "nanmedian", "mode", "unique",
+__all__ = ["sort", "argsort", "msort", "topk", "top_k_order", "stable_argsort_rows", "kthvalue", "nanmedian", "mode", "unique",
            "unique_consecutive", "searchsorted", "bucketize", "histc", "bincount"]
 
 
@@ -98,11 +98,38 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A00
     size = input._data.shape[wrap_dim(dim, max(ndim, 1))] if ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
-    dim, rows, order = _sorted_lines(input, dim, largest)
-    order = order[:, :k]
+    ndim = input._data.ndim
+    dim = wrap_dim(dim, max(ndim, 1))
+    rows = rows_of(host(input), dim) if ndim else host(input).reshape(1, 1)
+    order = top_k_order(rows, input._dtype, k, largest)
     values = np.take_along_axis(rows, order, axis=1)
     return _pair(return_types.topk, _back(values, input, dim, n=k),
                  _back(order, input, dim, D.int64, n=k), out)
+
+
+def top_k_order(rows, dtype, k, largest):
+    """Column indices of each row's k largest (smallest) values, in sorted order, equal to
+    the first k of the stable sort's order.
+
+    A partition finds each row's k-th value in O(n); only the k chosen values are then
+    sorted. Rows with NaN, bool rows and large k take the full stable sort.
+    """
+    keys = _sort_keys(rows, dtype)
+    n = keys.shape[1]
+    if k == 0 or 4 * k > n or keys.dtype == np.bool_ or (keys.dtype.kind == "f" and np.isnan(keys).any()):
+        return stable_argsort_rows(rows, dtype, largest)[:, :k]
+    kth = n - k if largest else k - 1
+    threshold = np.partition(keys, kth, axis=1)[:, kth:kth + 1]
+    strict = keys > threshold if largest else keys < threshold
+    tied = keys == threshold
+    # Of the values equal to the threshold, the first ones (by index) fill the k places,
+    # as a stable sort would choose them.
+    missing = k - strict.sum(axis=1, keepdims=True)
+    if (tied.sum(axis=1, keepdims=True) != missing).any():
+        tied &= np.cumsum(tied, axis=1) <= missing
+    columns = np.nonzero(strict | tied)[1].reshape(len(keys), k)
+    chosen = np.take_along_axis(keys, columns, axis=1)
+    return np.take_along_axis(columns, stable_argsort_rows(chosen, None, largest), axis=1)
 
 
 def _select_position(input, dim, keepdim, position_of_row, cls, out):

@@ -1,0 +1,196 @@
+"""Flat-position and mask ops: take, put/put_, masked_fill/scatter/select (and in-place
+forms), nonzero and argwhere. Re-exported by `index_ops`, whose along-a-dim ops they
+complement; like them they run on the plan and kernels of `indexing`.
+"""
+import numpy as np
+
+from .. import _dtype as D
+from .._dispatch import op
+from .._tensor import Tensor
+from . import _iter
+from . import indexing as _indexing
+from ._index_plan import IndexPlan
+from ._strided import host, wrap
+from .indexing import _advanced_write
+
+__all__ = ["take", "put", "put_", "masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_",
+           "masked_select", "nonzero", "argwhere"]
+
+
+def _check_int_index(index, name, expected="int32/int64"):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{name}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    if index._dtype not in (D.int64, D.int32):
+        raise RuntimeError(f"{name}(): Expected dtype {expected} for index")
+
+
+def _maybe_out(result, out):
+    if out is None:
+        return result
+    from .elementwise import copy_to_out
+    return copy_to_out(result, out)
+
+
+# --- flat-position ops ------------------------------------------------------------------
+
+def _flat_indices(index, numel):
+    arr = host(index).reshape(-1).astype(np.int64, copy=False)
+    bad = (arr >= numel) | (arr < -numel)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(arr[bad][0])} on a tensor of "
+                         f"{numel} elements.")
+    return arr
+
+
+@op()
+def take(input, index):
+    """`input` read as a 1-d (row-major) tensor, at positions `index`; shaped like `index`.
+
+    >>> take(tensor([[4, 3], [5, 6]]), tensor([0, 3]))
+    tensor([4, 6])
+    """
+    _check_int_index(index, "take", "int64")
+    flat = input.reshape(-1)
+    arr = _flat_indices(index, flat._data.size)
+    return _indexing.getitem(flat, (arr,)).reshape(index.shape) if arr.size else \
+        wrap(np.empty(index._data.shape, input._dtype.np), input._dtype, input._device)
+
+
+@op("put_", inplace=True)
+def put_(self, index, source, accumulate=False):
+    """Write `source` into self read as 1-d (row-major) at positions `index`."""
+    _check_int_index(index, "put_", "int64")
+    if index._data.size != source._data.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                         f"source.numel() = {source._data.size}, index.numel() = {index._data.size}")
+    arr = _flat_indices(index, self._data.size)
+    work = self.contiguous().reshape(-1)
+    plan = IndexPlan(work, [0], [arr])
+    _advanced_write(plan, source.reshape(-1).to(self._dtype), accumulate)
+    if work._storage is not self._storage:
+        self.copy_(work.reshape(self.shape))
+    self._bump_version()
+    return self
+
+
+@op()
+def put(input, index, source, accumulate=False):
+    """Out-of-place `put_`."""
+    return put_(input.clone(), index, source, accumulate)
+
+
+# --- masks ------------------------------------------------------------------------------
+
+def _check_mask(mask, name):
+    if not isinstance(mask, Tensor) or mask._dtype is not D.bool:
+        kind = _iter.type_name(mask._dtype) if isinstance(mask, Tensor) else type(mask).__name__
+        if name == "masked_select":
+            raise RuntimeError("masked_select: expected BoolTensor for mask")
+        raise RuntimeError(f"{name} only supports boolean masks, but got mask with dtype "
+                           f"{_LONG_NAMES.get(kind, kind)}")
+
+
+_LONG_NAMES = {"Long": "long int", "Int": "int", "Byte": "unsigned char", "Float": "float",
+               "Double": "double", "Short": "short int", "Char": "signed char", "Half": "c10::Half"}
+
+
+def _fill_value(value, name):
+    if isinstance(value, Tensor):
+        if value._data.ndim:
+            raise RuntimeError(f"{name} only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value._data.ndim} dimension(s).")
+    return value
+
+
+@op("masked_fill_", inplace=True)
+def masked_fill_(self, mask, value):
+    """Set self's elements where `mask` (bool, broadcast to self) is True to `value`."""
+    _check_mask(mask, "masked_fill_")
+    value = _fill_value(value, "masked_fill_")
+    from .elementwise import where
+    fill = value.to(self._dtype) if isinstance(value, Tensor) else value
+    self.copy_(where(mask, fill, self).to(self._dtype))
+    return self
+
+
+@op()
+def masked_fill(input, mask, value):
+    """`input` with the elements where `mask` is True replaced by `value`.
+
+    >>> masked_fill(tensor([1., 2., 3.]), tensor([True, False, True]), 0.)
+    tensor([0., 2., 0.])
+    """
+    _check_mask(mask, "masked_fill_")
+    value = _fill_value(value, "masked_fill_")
+    shape = _iter.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    return masked_fill_(input.expand(shape).clone(), mask, value)
+
+
+@op("masked_scatter_", inplace=True)
+def masked_scatter_(self, mask, source):
+    """Copy `source`'s elements, in order, into self where `mask` is True."""
+    _check_mask(mask, "masked_scatter_")
+    if source._dtype is not self._dtype:
+        raise RuntimeError("masked_scatter_: expected self and source to have same dtypes but got "
+                           f"{_iter.type_name(self._dtype)} and {_iter.type_name(source._dtype)}")
+    positions = host(mask.expand(self.shape)).reshape(-1).nonzero()[0]
+    if positions.size > source._data.size:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    if positions.size:
+        values = source.reshape(-1)[:positions.size]
+        put_(self, wrap(positions, D.int64, self._device), values)
+    return self
+
+
+@op()
+def masked_scatter(input, mask, source):
+    """Out-of-place `masked_scatter_`.
+
+    >>> masked_scatter(zeros(3), tensor([True, False, True]), tensor([1., 2.]))
+    tensor([1., 0., 2.])
+    """
+    shape = _iter.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    return masked_scatter_(input.expand(shape).clone(), mask, source)
+
+
+@op()
+def masked_select(input, mask, *, out=None):
+    """The elements of `input` where `mask` is True (broadcast together), as a 1-d tensor.
+
+    >>> masked_select(tensor([[1, 2], [3, 4]]), tensor([True, False]))
+    tensor([1, 3])
+    """
+    _check_mask(mask, "masked_select")
+    shape = _iter.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    result = _indexing.getitem(input.expand(shape), mask.expand(shape)) if shape else input.reshape(1)[mask.reshape(1)]
+    return _maybe_out(result, out)
+
+
+# --- nonzero ----------------------------------------------------------------------------
+
+@op()
+def nonzero(input, *, out=None, as_tuple=False):
+    """Indices of the nonzero elements: an (n, ndim) int64 tensor, or a tuple of one
+    1-d tensor per dim with `as_tuple` (a 0-d input counts as 1-d).
+
+    >>> nonzero(tensor([[0, 1], [2, 0]]))
+    tensor([[0, 1],
+            [1, 0]])
+    """
+    arr = host(input)
+    if as_tuple:
+        found = np.nonzero(arr.reshape(-1) if arr.ndim == 0 else arr)
+        return tuple(wrap(f.astype(np.int64), D.int64, input._device) for f in found)
+    found = np.argwhere(arr) if arr.ndim else np.empty((int(bool(arr)), 0), np.int64)
+    return _maybe_out(wrap(found.astype(np.int64), D.int64, input._device), out)
+
+
+@op()
+def argwhere(input):
+    """Same as ``nonzero(input)``.
+
+    >>> argwhere(tensor([0, 3, 0, 4]))
+    tensor([[1],
+            [3]])
+    """
+    return nonzero(input)
