@@ -534,7 +534,8 @@ def test_parameter_is_a_leaf_tensor_sharing_storage():
 
 def test_uninitialized_parameter_materializes():
     p = nn.UninitializedParameter()
-    with pytest.raises(ValueError, match="Can't access the shape of an uninitialized parameter"):
+    assert repr(p) == "<UninitializedParameter>"
+    with pytest.raises(RuntimeError, match="Can't access the shape of an uninitialized parameter"):
         p.shape
     p.materialize((2, 3))
     assert type(p) is Parameter and p.shape == (2, 3) and p.requires_grad

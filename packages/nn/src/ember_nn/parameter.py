@@ -98,7 +98,7 @@ class Buffer(metaclass=_BufferMeta):
 
 
 def _uninitialized_error(*args, **kwargs):
-    raise ValueError(
+    raise RuntimeError(
         "Can't access the shape of an uninitialized parameter or buffer. This error usually "
         "happens in `load_state_dict` when trying to load an uninitialized parameter into an "
         "initialized one. Call `forward` to initialize the parameters before accessing their "
@@ -126,7 +126,7 @@ class _UninitializedMixin:
     ndim = property(_uninitialized_error)
 
     def __repr__(self):
-        return f"<class '{type(self).__module__}.{type(self).__name__}'>"
+        return f"<{type(self).__name__}>"
 
     __str__ = __repr__
 
