@@ -1,10 +1,10 @@
 """ember-data: datasets and loading (``torch.utils.data``).
 
-Planned, not written yet: Dataset, IterableDataset, DataLoader, samplers, collation
-and loaders for standard file formats.
-
-For now the package only takes its place in the stack: it checks at import that the
-layers below it are versions it works with (the ranges in its pyproject.toml).
+Datasets (map-style and iterable) and their combinators, samplers (including
+DistributedSampler, in ``ember_data.distributed``), ``default_collate``, and a
+DataLoader whose workers are processes that return batches through shared memory.
+Loaders for MNIST/FashionMNIST, CIFAR-10/100, image folders and the bundled 8x8 digits
+live in ``ember_data.datasets``.
 """
 
 import ember_autograd
@@ -16,3 +16,19 @@ __version__ = "0.1.0"
 _NEEDED_BY = f"ember-data {__version__}"
 check_layer_version("ember-tensor", ember_tensor.__version__, "0.1", "0.2", _NEEDED_BY)
 check_layer_version("ember-autograd", ember_autograd.__version__, "0.1", "0.2", _NEEDED_BY)
+
+from ._collate import default_collate, default_convert  # noqa: E402 -- after the version checks
+from ._worker import WorkerInfo, get_worker_info  # noqa: E402
+from .dataloader import DataLoader  # noqa: E402
+from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset,  # noqa: E402
+                      TensorDataset, random_split)
+from .distributed import DistributedSampler  # noqa: E402
+from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,  # noqa: E402
+                      WeightedRandomSampler)
+
+__all__ = [
+    "DataLoader", "Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
+    "ChainDataset", "Subset", "random_split", "Sampler", "SequentialSampler", "RandomSampler",
+    "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "DistributedSampler",
+    "default_collate", "default_convert", "get_worker_info", "WorkerInfo",
+]
