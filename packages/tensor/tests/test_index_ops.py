@@ -229,3 +229,48 @@ def test_matches_pytorch_on_random_cases():
                 np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
         np.testing.assert_array_equal(torch.tensor(a).gather(dim, torch.tensor(i)).numpy(),
                                       ref.tensor(a).gather(dim, ref.tensor(i)).numpy())
+
+
+CUDA_CASES = [
+    ("advanced getitem", lambda x: x[[0, 2], 1:]),
+    ("mask getitem", lambda x: x[x > 5]),
+    ("setitem", lambda x: _assigned(x, ([0, 1], [1, 2]), 100.)),
+    ("index_put accumulate", lambda x: x.index_put((_on(x, [0, 0]),), _on(x, [1., 2., 3., 4.]), accumulate=True)),
+    ("gather", lambda x: x.gather(1, _on(x, [[0], [3], [1]]))),
+    ("scatter_add", lambda x: x.scatter_add(0, _on(x, [[0, 0, 2, 1]]), x[:1])),
+    ("scatter_reduce", lambda x: x.scatter_reduce(1, _on(x, [[0, 0]] * 3), x[:, :2], "amax")),
+    ("index_select", lambda x: x.index_select(1, _on(x, [3, 0]))),
+    ("index_add", lambda x: x.index_add(0, _on(x, [2, 2]), x[:2])),
+    ("masked_fill", lambda x: x.masked_fill(x > 5, 0.)),
+    ("masked_scatter", lambda x: x.masked_scatter(x > 5, x.reshape(-1))),
+    ("take/put", lambda x: x.put(_on(x, [0, 11]), x.take(_on(x, [5, 6])))),
+    ("nonzero", lambda x: (x > 5).nonzero()),
+    ("sort", lambda x: x.sort(1, descending=True).indices),
+    ("topk", lambda x: x.topk(2, dim=0).values),
+    ("cumsum", lambda x: x.cumsum(1)),
+    ("cummax", lambda x: x.cummax(0).indices),
+    ("unique", lambda x: torch.unique(x.long() % 3)),
+]
+
+
+def _on(x, values):
+    t = torch.tensor(values)
+    return (t.to(x.dtype) if t.is_floating_point() else t).to(x.device)
+
+
+def _assigned(x, key, value):
+    x = x.clone()
+    x[key] = value
+    return x
+
+
+@pytest.mark.parametrize("name,fn", CUDA_CASES, ids=[n for n, _ in CUDA_CASES])
+def test_cuda_matches_cpu(name, fn):
+    """On CUDA (the simulator in CI) the ops give the CPU's results, on the device."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device or simulator")
+    cpu = torch.tensor(X)
+    want = fn(cpu)
+    got = fn(cpu.to("cuda"))
+    assert got.device.type == "cuda"
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
