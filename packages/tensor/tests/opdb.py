@@ -5,8 +5,9 @@ takes and computes, as data: sample-input generators (0-d, broadcast, non-contig
 transposed, stepped slices, expanded — and Python numbers on either side), a NumPy
 reference, the dtypes it supports, the domain its inputs are drawn from, error inputs
 with PyTorch's exception type and message, and expected failures with their reason.
-PyTorch's type-promotion rules live here too, as a table (checked against torch in
-test_torch_oracle.py). Nothing here imports torch.
+PyTorch's type-promotion rules live here too, as a table (checked against torch, where it
+is installed, by test_promotion.py; the error inputs by test_ops.py). Nothing here
+imports torch.
 """
 import math
 import operator

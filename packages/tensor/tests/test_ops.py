@@ -297,6 +297,27 @@ def test_error_inputs(op):
             _call(fn, args, err.sample.kwargs)
 
 
+def _to_torch(torch, x):
+    if not isinstance(x, Operand):
+        return x
+    v = x.value
+    if v.dtype == NP[BF16]:
+        return torch.tensor(v.astype(np.float32), dtype=torch.bfloat16)
+    return torch.from_numpy(np.ascontiguousarray(v))
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in OP_DB if op.error_inputs_func])
+def test_error_inputs_match_torch(op):
+    """The error inputs are PyTorch's: torch itself raises that type and message (where installed)."""
+    torch = pytest.importorskip("torch")
+    for err in op.error_inputs():
+        args = [_to_torch(torch, x) for x in err.sample.operands()]
+        fn = {"function": getattr(torch, op.name), "method": lambda *a, **k: getattr(a[0], op.name)(*a[1:], **k),
+              "inplace": lambda *a, **k: getattr(a[0], op.name + "_")(*a[1:], **k)}[err.variant]
+        with pytest.raises(err.exc, match=err.match):
+            fn(*args, **err.sample.kwargs)
+
+
 @pytest.mark.parametrize("op", _op_params("test_broadcast_error", _BINARY))
 def test_broadcast_error(op):
     """Operands that do not broadcast: PyTorch's message naming sizes and dimension."""

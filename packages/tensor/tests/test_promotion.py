@@ -218,3 +218,30 @@ def test_public_broadcast_shapes_accepts_ints_and_nothing():
     assert et.broadcast_shapes(2, (3, 1)) == (3, 2)
     assert et.broadcast_shapes() == ()
     assert isinstance(et.broadcast_shapes((2,), (3, 1), (1, 1, 1)), et.Size)
+
+
+# --- the tables against PyTorch itself (optional: only where torch is installed) ------------
+
+def _torch_dtype(torch, d):
+    return getattr(torch, d.name)
+
+
+def test_tables_match_torch():
+    """PROMOTE and CAN_CAST are torch.promote_types and torch.can_cast, entry for entry."""
+    torch = pytest.importorskip("torch")
+    for a in ALL_DTYPES:
+        for b in ALL_DTYPES:
+            ta, tb = _torch_dtype(torch, a), _torch_dtype(torch, b)
+            assert torch.promote_types(ta, tb) == _torch_dtype(torch, PROMOTE[(a, b)]), (a, b)
+            assert torch.can_cast(ta, tb) == CAN_CAST[(a, b)], (a, b)
+
+
+@_SETTINGS
+@given(st.lists(operands, min_size=2, max_size=2).filter(lambda ops: any(k != "number" for k, _ in ops)))
+def test_reference_result_type_matches_torch(specs):
+    """opdb's reference_result_type is torch.result_type's rule on drawn operand pairs."""
+    torch = pytest.importorskip("torch")
+    ours = [_build(s) for s in specs]
+    theirs = [torch.tensor(x.tolist(), dtype=_torch_dtype(torch, x.dtype)) if isinstance(x, et.Tensor) else x
+              for x in ours]
+    assert torch.result_type(*theirs) == _torch_dtype(torch, reference_result_type(ours))
