@@ -509,3 +509,48 @@ def test_linear_parameters_are_leaves_that_accumulate_grad():
     assert layer.weight.is_leaf and isinstance(layer.weight, nn.Parameter)
     layer.zero_grad()
     assert layer.weight.grad is None
+
+
+# -- PyTorch's constructor signatures ----------------------------------------------------------------
+
+# The files of this test's layers (sequence models are tested in test_sequence.py).
+LAYER_FILES = ["activation", "batchnorm", "container", "conv", "distance", "dropout", "flatten", "instancenorm",
+               "linear", "loss", "normalization", "padding", "pixelshuffle", "pooling", "upsampling"]
+
+
+def _public_layer_names():
+    import importlib
+    return sorted(name for file in LAYER_FILES
+                  for name in importlib.import_module(f"ember_nn.modules.{file}").__all__)
+
+
+def test_every_layer_has_pytorchs_constructor_signature_and_defaults():
+    real = pytest.importorskip("torch")
+    import inspect
+
+    def parameters(cls):
+        return [(p.name, p.kind, p.default) for p in list(inspect.signature(cls.__init__).parameters.values())[1:]]
+
+    mismatched = {}
+    for name in _public_layer_names():
+        if hasattr(real.nn, name) and parameters(getattr(nn, name)) != parameters(getattr(real.nn, name)):
+            mismatched[name] = (parameters(getattr(nn, name)), parameters(getattr(real.nn, name)))
+    assert mismatched == {}
+
+
+@pytest.mark.parametrize("namespace, names", [
+    ("init", ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
+              "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
+              "sparse_"]),
+    ("utils", ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "weight_norm",
+               "remove_weight_norm", "spectral_norm", "remove_spectral_norm", "fuse_conv_bn_eval"]),
+])
+def test_init_and_utils_have_pytorchs_signatures(namespace, names):
+    real = pytest.importorskip("torch")
+    import inspect
+
+    def parameters(fn):
+        return [(p.name, p.default) for p in inspect.signature(fn).parameters.values()]
+
+    ours, theirs = getattr(nn, namespace), getattr(real.nn, namespace)
+    assert {n: parameters(getattr(ours, n)) for n in names} == {n: parameters(getattr(theirs, n)) for n in names}
