@@ -81,6 +81,10 @@ LINALG_CASES = [
     ("solve_right", lambda a, b: E.linalg.solve(a, b, left=False), [(3, 3), (2, 3)]),
     ("cholesky", lambda a: E.linalg.cholesky(_spd(a)), [(2, 3, 3)]),
     ("cholesky_upper", lambda a: E.linalg.cholesky(_spd(a), upper=True), [(3, 3)]),
+    ("cholesky_inverse", lambda a: E.cholesky_inverse(E.linalg.cholesky(_spd(a))), [(3, 3)]),
+    ("solve_triangular", lambda a, b: E.linalg.solve_triangular(a, b, upper=True), [(2, 3, 3), (2, 3, 2)]),
+    ("solve_triangular_right_unit", lambda a, b: E.linalg.solve_triangular(a, b, upper=False, left=False,
+                                                                           unitriangular=True), [(3, 3), (2, 3)]),
     ("cholesky_solve", lambda a, b: E.cholesky_solve(b, E.linalg.cholesky(_spd(a))), [(3, 3), (3, 2)]),
     ("eigvalsh", lambda a: E.linalg.eigvalsh(_sym(a)), [(2, 3, 3)]),
     ("eigh", lambda a: (lambda r: (r.eigenvalues, r.eigenvectors.abs()))(E.linalg.eigh(_sym(a))), [(3, 3)]),
@@ -119,7 +123,7 @@ def test_linalg_gradients(name, fn, shapes, transposed):
             inputs.append(_leaf(shape[::-1]).detach().t().requires_grad_())
         else:
             inputs.append(_leaf(shape))
-    if name.startswith(("inv", "det", "slogdet", "solve", "matrix_power")):
+    if name.startswith(("inv", "det", "slogdet", "solve", "matrix_power")):  # incl. solve_triangular
         # Keep the matrix comfortably invertible.
         inputs[0] = (inputs[0].detach() + 3 * E.eye(inputs[0].shape[-1], dtype=E.float64)).requires_grad_()
     assert gradcheck(fn, tuple(inputs))
@@ -141,3 +145,13 @@ def test_svd_full_matrices_backward_error():
     U = E.linalg.svd(a).U
     with pytest.raises(RuntimeError, match="Setting full_matrices=True in backward is not supported"):
         U.sum().backward()
+
+
+def test_det_gradient_of_a_singular_matrix_is_the_adjugate():
+    singular = E.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], dtype=E.float64, requires_grad=True)
+    E.linalg.det(singular).backward()
+    a = singular.detach().numpy()
+    # Cofactor matrix: C[i, j] = (-1)^(i+j) det(minor(i, j)).
+    cofactors = np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1)) for j in range(3)]
+                          for i in range(3)])
+    np.testing.assert_allclose(singular.grad.numpy(), cofactors, atol=1e-12)

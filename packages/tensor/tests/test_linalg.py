@@ -75,6 +75,15 @@ CASES = [
      lambda a, b, s, t: np.swapaxes(np.linalg.cholesky(s), -1, -2)),
     ("cholesky_solve", lambda a, b, s, t: E.cholesky_solve(b, E.linalg.cholesky(s)),
      lambda a, b, s, t: np.linalg.solve(s, b)),
+    ("cholesky_inverse", lambda a, b, s, t: E.linalg.cholesky(s).cholesky_inverse(), lambda a, b, s, t: np.linalg.inv(s)),
+    ("cholesky_inverse_upper", lambda a, b, s, t: E.cholesky_inverse(E.linalg.cholesky(s, upper=True), upper=True),
+     lambda a, b, s, t: np.linalg.inv(s)),
+    ("solve_triangular_upper", lambda a, b, s, t: E.linalg.solve_triangular(a, b, upper=True),
+     lambda a, b, s, t: np.linalg.solve(np.triu(a), b)),
+    ("solve_triangular_lower_right", lambda a, b, s, t: E.linalg.solve_triangular(a, b.mT, upper=False, left=False),
+     lambda a, b, s, t: np.swapaxes(np.linalg.solve(np.swapaxes(np.tril(a), -1, -2), b), -1, -2)),
+    ("solve_triangular_unit", lambda a, b, s, t: E.linalg.solve_triangular(a, b, upper=False, unitriangular=True),
+     lambda a, b, s, t: np.linalg.solve(np.tril(a, -1) + np.eye(3), b)),
     ("eigvalsh", lambda a, b, s, t: E.linalg.eigvalsh(s), lambda a, b, s, t: np.linalg.eigvalsh(s)),
     ("eigh_reconstructs", lambda a, b, s, t: (lambda r: (r[1] * r[0].unsqueeze(-2)) @ r[1].mT)(E.linalg.eigh(s)),
      lambda a, b, s, t: s),
@@ -195,6 +204,12 @@ def test_singular_determinant_and_slogdet():
     sign, logabsdet = E.linalg.slogdet(singular)
     assert sign.item() == 0.0 and logabsdet.item() == float("-inf")
     assert np.isnan(E.logdet(-E.eye(3)).item())
+
+
+def test_solve_triangular_with_a_zero_on_the_diagonal_gives_inf_like_pytorch():
+    singular = E.tensor([[1.0, 0.0], [0.0, 0.0]])
+    x = E.linalg.solve_triangular(singular, E.ones(2, 1), upper=True)
+    assert np.isinf(x[1, 0].item()) and np.isnan(x[0, 0].item())  # 0 * inf in the back substitution
 
 
 def test_zero_dim_and_empty_inputs():

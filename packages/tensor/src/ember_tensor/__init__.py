@@ -61,7 +61,9 @@ from ._ops.random import (
 from ._ops.linalg import diag, diag_embed, trace, addmm, addmv, baddbmm, bmm, dot, ger, inner_product, matmul, mm, mv, outer
 from ._ops.linalg import addbmm, cross, kron, matrix_power, vdot
 from ._ops.einsum import einsum, tensordot
-from ._ops.linalg_legacy import cholesky, cholesky_solve, det, inverse, logdet, pinverse, qr, slogdet, svd
+from ._ops.linalg_legacy import (
+    cholesky, cholesky_inverse, cholesky_solve, det, inverse, logdet, pinverse, qr, slogdet, svd,
+)
 from . import linalg
 from .serialization import load, save
 from ._ops.nn import log_softmax, softmax  # noqa: E402 -- also registers the nn kernels (conv, pooling, ...)

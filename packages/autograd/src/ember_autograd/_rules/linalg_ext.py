@@ -16,9 +16,18 @@ def inv(ctx, grad, inverse):
 
 @derivative("linalg_det", inputs=("A",), save=lambda A, **_: (A, RESULT))
 def det(ctx, grad, A, determinant):
-    # d det(A) = det(A) tr(A^-1 dA). Singular inputs have no inverse: their gradient is not
-    # computed here (PyTorch goes through an SVD for them).
-    return (grad * determinant).unsqueeze(-1).unsqueeze(-1) * A.inverse().mT
+    # d det(A) = tr(adj(A) dA), and adj(A) = det(A) A^-1 when A is invertible.
+    if not bool((determinant == 0).any()):
+        return (grad * determinant).unsqueeze(-1).unsqueeze(-1) * A.inverse().mT
+    # Singular: adj(A)^T = det(U) det(Vh) U diag(prod_{j != i} s_j) Vh, from A = U S Vh.
+    import ember_tensor as E
+    U, S, Vh = E.linalg.svd(A)
+    k = S.shape[-1]
+    others = E.where(E.eye(k, dtype=E.bool, device=A.device), S.new_ones(()),
+                     S.unsqueeze(-2).expand(tuple(S.shape) + (k,))).prod(-1)
+    sign = (E.linalg.det(U) * E.linalg.det(Vh)).detach()
+    adjugate_t = (U * others.unsqueeze(-2)) @ Vh
+    return (grad * sign).unsqueeze(-1).unsqueeze(-1) * adjugate_t
 
 
 @derivative("linalg_slogdet", inputs=("A",), save=lambda A: (A,))
@@ -47,6 +56,23 @@ def solve(ctx, grad, A, X, left, vector):
     if needs[0]:
         grad_a = -(grad_b.unsqueeze(-1) * X.unsqueeze(-2)) if vector else -(grad_b @ X.mT)
     return grad_a, grad_b if needs[1] else None
+
+
+def _triangle(X, upper, unitriangular):
+    X = X.triu() if upper else X.tril()
+    return X - X.diagonal(0, -2, -1).diag_embed() if unitriangular else X
+
+
+@derivative("linalg_solve_triangular", inputs=("A", "B"),
+            save=lambda A, B, *, upper, left=True, unitriangular=False, out=None: (A, RESULT, upper, left,
+                                                                                    unitriangular))
+def solve_triangular(ctx, grad, A, X, upper, left, unitriangular):
+    import ember_tensor as E
+    grad_b = E.linalg.solve_triangular(A.mT, grad, upper=not upper, left=left, unitriangular=unitriangular)
+    grad_a = None
+    if ctx.needs_input_grad[0]:
+        grad_a = _triangle(-(grad_b @ X.mT) if left else -(X.mT @ grad_b), upper, unitriangular)
+    return grad_a, grad_b if ctx.needs_input_grad[1] else None
 
 
 def _phi(X):
@@ -160,7 +186,7 @@ def _pinv_backward(grad, P, A):
     return -(K @ P).mT + (gt - A @ K) @ P @ Pt + PtK - PtK @ P @ A
 
 
-composite("logdet", "cholesky_solve", "linalg_svdvals", "linalg_eigvalsh", "linalg_vector_norm",
+composite("logdet", "cholesky_solve", "cholesky_inverse", "linalg_svdvals", "linalg_eigvalsh", "linalg_vector_norm",
           "linalg_matrix_norm", "linalg_norm", "vdot", "addbmm", "kron", "cross", "matrix_power",
           "einsum", "tensordot")
 not_differentiable("linalg_matrix_rank")

@@ -12,8 +12,9 @@ from .._dispatch import op
 from . import _lapack as L
 from ._lapack import LinAlgError, check_float, check_matrix, check_square, host, wrap
 
-__all__ = ["inv", "det", "slogdet", "logdet", "solve", "cholesky", "cholesky_solve", "qr", "svd", "svdvals",
-           "eigh", "eigvalsh", "lstsq", "pinv", "matrix_rank", "LinAlgError"]
+__all__ = ["inv", "det", "slogdet", "logdet", "solve", "solve_triangular", "cholesky", "cholesky_solve",
+           "cholesky_inverse", "qr", "svd", "svdvals", "eigh", "eigvalsh", "lstsq", "pinv", "matrix_rank",
+           "LinAlgError"]
 
 SlogdetResult = L.return_type("linalg_slogdet", ("sign", "logabsdet"))
 QRResult = L.return_type("linalg_qr", ("Q", "R"))
@@ -120,6 +121,49 @@ def solve(A, B, *, left=True, out=None):
     return _out(wrap(x if left else np.swapaxes(x, -1, -2), A), out)
 
 
+@op("linalg_solve_triangular")
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """Solve ``A @ X = B`` (``X @ A = B`` if not `left`) reading only A's upper or lower triangle.
+
+    As in PyTorch, a zero on the diagonal gives inf/nan rather than an error.
+    """
+    check_matrix(A, "linalg.solve_triangular")
+    check_float(B, "linalg.solve_triangular")
+    if B.dim() < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    a, b = host(A), host(B)
+    a = np.triu(a) if upper else np.tril(a)
+    if unitriangular:
+        a = a.copy()
+        idx = np.arange(a.shape[-1])
+        a[..., idx, idx] = 1
+    if not left:
+        a, b = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)
+    n = a.shape[-1]
+    if b.shape[-2] != n:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        try:
+            x = np.linalg.solve(a, b)
+        except np.linalg.LinAlgError:
+            x = _substitute(a, b, lower=(upper != left))
+    return _out(wrap(x if left else np.swapaxes(x, -1, -2), A), out)
+
+
+def _substitute(a, b, lower):
+    """Forward/back substitution (only for singular triangles, where LAPACK's solve refuses)."""
+    n = a.shape[-1]
+    x = np.zeros(np.broadcast_shapes(a.shape[:-1], b.shape[:-1]) + b.shape[-1:], np.result_type(a, b))
+    rows = range(n) if lower else range(n - 1, -1, -1)
+    for i in rows:
+        partial = np.einsum("...j,...jk->...k", a[..., i, :], x)
+        x[..., i, :] = (b[..., i, :] - partial) / a[..., i, i:i + 1]
+    return x
+
+
 def _first_non_pd_minor(matrix):
     for k in range(1, matrix.shape[0] + 1):
         try:
@@ -156,6 +200,13 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
     """Solve ``A @ X = input`` given A's Cholesky factor `input2` (lower, or upper if `upper`)."""
     factor = input2.mT if upper else input2
     return _out(solve(factor @ factor.mT, input), out)
+
+
+@op()
+def cholesky_inverse(input, upper=False, *, out=None):
+    """The inverse of ``A = L @ L.mT`` given its Cholesky factor `input` (upper: ``U.mT @ U``)."""
+    factor = input.mT if upper else input
+    return _out(inv(factor @ factor.mT), out)
 
 
 @op("linalg_qr")

@@ -5,7 +5,8 @@ svd(some=, compute_uv=) returning V (not Vh), and pinverse. Each calls the
 from . import _lapack
 from . import linalg_decomp as decomp
 
-__all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "cholesky_solve", "qr", "svd", "pinverse"]
+__all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "cholesky_solve", "cholesky_inverse", "qr", "svd",
+           "pinverse"]
 
 SlogdetResult = _lapack.return_type("slogdet", ("sign", "logabsdet"))
 QRResult = _lapack.return_type("qr", ("Q", "R"))
@@ -13,6 +14,7 @@ SVDResult = _lapack.return_type("svd", ("U", "S", "V"))
 
 logdet = decomp.logdet
 cholesky_solve = decomp.cholesky_solve
+cholesky_inverse = decomp.cholesky_inverse
 
 
 def inverse(input, *, out=None):
