@@ -223,6 +223,7 @@ INPLACE_UNARY = [
     ("cosh_", {}), ("tanh_", {}), ("asinh_", {}), ("acosh_", dict(low=1.2, high=3.0)), ("atanh_", UNIT),
     ("sigmoid_", {}), ("relu_", {}), ("erf_", {}), ("erfc_", {}), ("erfinv_", UNIT), ("lgamma_", POS),
     ("digamma_", POS), ("frac_", dict(low=0.1, high=0.9)), ("nan_to_num_", {}),
+    ("logit_", dict(low=0.1, high=0.9)),
 ]
 
 
@@ -258,6 +259,7 @@ def test_gradcheck_in_place_binary(name, fn, domain):
 
 
 @pytest.mark.parametrize("fn", [lambda a: a.round(), lambda a: a.sign(), lambda a: a.ceil(),
+                                lambda a: a.sgn(), lambda a: a.clone().sgn_(),
                                 lambda a: a.trunc(), lambda a: a.clone().fill_(2.0),
                                 lambda a: a.clone().zero_(), lambda a: a.clone().normal_(),
                                 lambda a: a.clone().uniform_()])

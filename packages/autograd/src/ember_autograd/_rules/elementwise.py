@@ -64,6 +64,7 @@ _unary("lgamma", _input, lambda ctx, grad, x: grad * x.digamma())
 _unary("frac", None, lambda ctx, grad: grad)
 for _name in ("floor", "ceil", "trunc", "sign"):
     derivative(_name, _name + "_")(_zeros)
+derivative("sgn_", inputs=("self",), name="SgnBackward0")(_zeros)  # sgn itself is composite (sign)
 derivative("round", "round_", name=lambda input, decimals=0, **_: "RoundBackward1" if decimals else "RoundBackward0")(_zeros)
 
 
@@ -87,7 +88,7 @@ def trigamma(x):
 _unary("digamma", _input, lambda ctx, grad, x: grad * trigamma(x))
 
 
-@derivative("logit", save=lambda input, eps=None, **_: (input, eps))
+@derivative("logit", "logit_", save=lambda input, eps=None, **_: (input, eps))
 def logit(ctx, grad, x, eps):
     g = grad / (x * (1 - x))
     if eps is None:
