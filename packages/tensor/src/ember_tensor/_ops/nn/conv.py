@@ -1,7 +1,8 @@
 """Convolution (N-d, strided, padded, dilated, grouped, transposed) by im2col + BLAS.
 
 Forward (1-d and 2-d): a Numba im2col lays the padded input out as (C*K, N*L) columns,
-and one BLAS GEMM per group multiplies them by the (O/G, C/G*K) weight matrix; 3-d
+and batched BLAS GEMMs multiply each sample's block by the (O/G, C/G*K) weight matrix
+straight into the (N, O, L) output; 3-d
 convolutions use a strided window view of the input and a batched `np.matmul`.
 The two backward kernels are the adjoints of that product: `convolution_backward_input`
 (col2im) and `convolution_backward_weight`; a transposed convolution *is* the backward
@@ -49,14 +50,21 @@ def _columns_2d(x, kernel, stride, padding, dilation):
     x2, kernel, stride, padding, dilation = _as_2d(x, kernel, stride, padding, dilation)
     out = tuple(output_size(s, k, st, p, d) for s, k, st, p, d in
                 zip(x2.shape[2:], kernel, stride, padding, dilation))
-    return cpu_nn.im2col_2d(pad_spatial(x2, padding), kernel, stride, dilation, out), out
+    # Scratch memory: every caller consumes the columns before the next im2col.
+    return cpu_nn.im2col_2d(pad_spatial(x2, padding), kernel, stride, dilation, out, scratch=True), out
 
 
-def _grouped_matmul(a, b, groups, transpose_a=False):
-    """Block-diagonal product: group g of the rows of `a` (transposed on request) times
-    group g of the rows of `b`, the results stacked by rows."""
-    parts = [(p.T if transpose_a else p) @ q for p, q in zip(np.split(a, groups), np.split(b, groups))]
-    return parts[0] if groups == 1 else np.concatenate(parts, axis=0)
+def _per_sample(cols, n):
+    """(C*K, N*L) columns viewed as (N, C*K, L), no copy."""
+    return cols.reshape(cols.shape[0], n, cols.shape[1] // n if n else 0).transpose(1, 0, 2)
+
+
+def _grouped_batched_matmul(w, b3, groups, transpose_w=False):
+    """Per group g: w's rows of group g (transposed on request) @ b3's rows of group g,
+    batched over b3's leading dim; results stacked along dim 1."""
+    parts = [np.matmul(p.T if transpose_w else p, q)
+             for p, q in zip(np.split(w, groups), np.split(b3, groups, axis=1))]
+    return parts[0] if groups == 1 else np.concatenate(parts, axis=1)
 
 
 def conv_forward_array(x, w, stride, padding, dilation, groups):
@@ -67,16 +75,16 @@ def conv_forward_array(x, w, stride, padding, dilation, groups):
         cols, out = _im2col(x, kernel, stride, padding, dilation, groups)
         y = np.matmul(w.reshape(groups, o // groups, cols.shape[2]), cols)
         return y.reshape((n, o) + out)
-    # One large GEMM per group, (O/G, C/G*K) @ (C/G*K, N*L): BLAS runs at full speed on
-    # it, where N small per-sample products would not.
+    # Batched GEMMs straight into the (N, O, L) output: BLAS reads each sample's columns
+    # in place, so the output needs no transposing copy.
     cols, out = _columns_2d(x, kernel, stride, padding, dilation)
-    y = _grouped_matmul(w.reshape(o, cols.shape[0] // groups), cols, groups)
+    y = _grouped_batched_matmul(w.reshape(o, cols.shape[0] // groups), _per_sample(cols, n), groups)
     out = out[-len(kernel):]
-    return np.ascontiguousarray(y.reshape(o, n, math.prod(out)).transpose(1, 0, 2)).reshape((n, o) + out)
+    return y.reshape((n, o) + out)
 
 
 def _grad_rows(gy):
-    """grad (N, O, *out) as (O, N*L), the layout of the GEMMs."""
+    """grad (N, O, *out) as (O, N*L), the layout of the weight-gradient GEMM."""
     n, o = gy.shape[:2]
     length = math.prod(gy.shape[2:])
     return np.ascontiguousarray(gy.reshape(n, o, length).transpose(1, 0, 2)).reshape(o, n * length)
@@ -95,7 +103,8 @@ def conv_backward_input_array(gy, w, input_size, stride, padding, dilation, grou
         gx = add_windows(gcols, padded, kernel, stride, dilation, out)
         return crop_spatial(gx, padding, input_size)
     from ..._kernels import cpu_nn
-    gcols = _grouped_matmul(w.reshape(o, math.prod(w.shape[1:])), _grad_rows(gy), groups, transpose_a=True)
+    g3 = gy.reshape(n, o, math.prod(out))
+    gcols = _grouped_batched_matmul(w.reshape(o, math.prod(w.shape[1:])), g3, groups, transpose_w=True)
     if len(kernel) == 1:
         kernel, stride, padding, dilation = ((1,) + tuple(kernel), (1,) + tuple(stride), (0,) + tuple(padding),
                                              (1,) + tuple(dilation))
@@ -184,7 +193,7 @@ def convolution(input, weight, bias=None, stride=1, padding=0, dilation=1, trans
                     "Kernel size can't be greater than actual input size")
         y = conv_forward_array(x, w, stride, padding, dilation, groups)
     if bias is not None:
-        y = y + to_array(bias).reshape((1, -1) + (1,) * nd)
+        y += to_array(bias).reshape((1, -1) + (1,) * nd)  # y is ours: add in place
     return from_array(y, input._dtype, input._device)
 
 
