@@ -57,6 +57,7 @@ LAYERS = [
     ("AdaptiveAvgPool3d", (2,), {}, [(1, 2, 5, 4, 3)], "adaptive_avg_pool3d"),
     ("AdaptiveMaxPool1d", (3,), {}, [(2, 3, 7)], "adaptive_max_pool1d"),
     ("AdaptiveMaxPool2d", (2,), {"return_indices": True}, [(1, 2, 5, 5)], "adaptive_max_pool2d"),
+    ("AdaptiveMaxPool3d", ((2, 1, 2),), {}, [(1, 2, 4, 3, 5)], "adaptive_max_pool3d"),
     ("LPPool1d", (2, 3), {}, [(1, 2, 9)], "lp_pool1d"),
     ("LPPool2d", (3, 2), {"stride": 1}, [(1, 2, 4, 4)], "lp_pool2d"),
     ("BatchNorm1d", (3,), {}, [(4, 3)], "batch_norm"),
@@ -90,6 +91,7 @@ LAYERS = [
     ("ReplicationPad3d", (1,), {}, [(1, 1, 2, 2, 2)], "pad"),
     ("CircularPad1d", (1,), {}, [(1, 2, 4)], "pad"),
     ("CircularPad2d", (1,), {}, [(1, 2, 3, 3)], "pad"),
+    ("CircularPad3d", (1,), {}, [(1, 1, 2, 2, 2)], "pad"),
     ("Upsample", (), {"scale_factor": 2}, [(1, 2, 3, 3)], "interpolate"),
     ("Upsample", (), {"size": (5, 4), "mode": "bilinear"}, [(1, 2, 3, 3)], "interpolate"),
     ("Upsample", (), {"scale_factor": 1.5, "mode": "bicubic", "align_corners": True}, [(1, 1, 4, 4)],
@@ -134,9 +136,10 @@ LAYERS = [
     ("Dropout2d", (0.2, True), {}, [(2, 3, 2, 2)], "dropout2d"),
     ("Dropout3d", (), {}, [(1, 2, 2, 2, 2)], "dropout3d"),
     ("AlphaDropout", (), {}, [(3, 4)], "alpha_dropout"),
+    ("FeatureAlphaDropout", (0.2,), {}, [(2, 3, 4)], "feature_alpha_dropout"),
 ]
 
-EVAL_ONLY = {"RReLU", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout"}
+EVAL_ONLY = {"RReLU", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"}
 
 
 def case_id(case):
@@ -215,6 +218,24 @@ def test_layer_gradients_match_pytorch(case):
     for key, param in layer.named_parameters():
         np.testing.assert_allclose(np.array(param.grad), ref_params[key].grad.numpy(), rtol=1e-4, atol=1e-4,
                                    err_msg=key)
+
+
+@pytest.mark.parametrize("dims, shape, kwargs", [
+    (1, (1, 2, 8), {}), (2, (1, 2, 4, 6), {}), (2, (1, 1, 5, 5), {"output_size": (5, 5)}), (3, (1, 1, 4, 4, 2), {}),
+])
+def test_max_unpool_inverts_max_pool_like_pytorch(dims, shape, kwargs):
+    real = pytest.importorskip("torch")
+    if not has_functional(f"max_unpool{dims}d", f"max_pool{dims}d"):
+        pytest.skip(f"ember_nn.functional has no max_unpool{dims}d yet")
+    a = RNG.standard_normal(shape).astype(np.float32)
+    pool, unpool = getattr(nn, f"MaxPool{dims}d")(2, return_indices=True), getattr(nn, f"MaxUnpool{dims}d")(2)
+    ref_pool, ref_unpool = getattr(real.nn, f"MaxPool{dims}d")(2, return_indices=True), getattr(real.nn, f"MaxUnpool{dims}d")(2)
+    assert repr(unpool) == repr(ref_unpool)
+    values, indices = pool(torch.tensor(a))
+    ref_values, ref_indices = ref_pool(real.tensor(a))
+    out = unpool(values, indices, **kwargs)
+    expected = ref_unpool(ref_values, ref_indices, **kwargs)
+    np.testing.assert_array_equal(np.array(out), expected.numpy())
 
 
 def _float(*shape):
