@@ -99,7 +99,7 @@ def nll_loss_backward(grad_output, input, target, weight=None, reduction="mean",
     if reduction == "mean":
         w = w / w.sum() if w.sum() else w * np.nan
     scale = -w * (g if reduction == "none" else g[0])
-    grad_rows = np.zeros(rows.shape, np.float64)
+    grad_rows = np.zeros(rows.shape, x.dtype)  # mostly zeros: build it in the output dtype
     if len(t):
         grad_rows[np.arange(len(t)), safe] = scale
     if x.ndim == 1:
