@@ -322,3 +322,51 @@ def test_cuda_matches_cpu(name, fn):
     result = fn(host.to("cuda"))
     assert result.device.type == "cuda"
     np.testing.assert_allclose(result.cpu().numpy(), fn(host).numpy(), rtol=1e-10, atol=1e-10)
+
+
+def _batch_shapes():
+    """Pairs of batch shapes that broadcast: each dim equal, or 1 on one side, or missing."""
+    from hypothesis import strategies as st
+    dim = st.integers(1, 3)
+    return st.lists(st.tuples(dim, st.sampled_from(["same", "left1", "right1"])), max_size=3).map(
+        lambda dims: (tuple(1 if how == "left1" else n for n, how in dims),
+                      tuple(1 if how == "right1" else n for n, how in dims)))
+
+
+def test_matmul_batch_broadcasting_matches_numpy_hypothesis():
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+
+    @hypothesis.settings(max_examples=40, deadline=None)
+    @hypothesis.given(_batch_shapes(), st.integers(0, 2), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3),
+                      st.integers(0, 2))
+    def check(batches, drop, n, k, m, vector):
+        left_batch, right_batch = batches
+        right_batch = right_batch[drop:] if drop <= len(right_batch) else ()
+        a_shape = (k,) if vector == 1 else left_batch + (n, k)
+        b_shape = (k,) if vector == 2 else right_batch + (k, m)
+        a, b = RNG.standard_normal(a_shape), RNG.standard_normal(b_shape)
+        _close(E.tensor(a) @ E.tensor(b), np.matmul(a, b))
+
+    check()
+
+
+def test_einsum_matches_numpy_hypothesis():
+    """Random two-operand equations over a small label set, with an explicit output."""
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+    labels = "abcd"
+    sizes = {"a": 2, "b": 3, "c": 1, "d": 2}
+    term = st.lists(st.sampled_from(labels), min_size=0, max_size=3)
+
+    @hypothesis.settings(max_examples=40, deadline=None)
+    @hypothesis.given(term, term, st.data())
+    def check(left, right, data):
+        used = sorted(set(left) | set(right))
+        output = data.draw(st.permutations(used)).copy()[:data.draw(st.integers(0, len(used)))]
+        equation = f"{''.join(left)},{''.join(right)}->{''.join(output)}"
+        a = RNG.standard_normal([sizes[c] for c in left])
+        b = RNG.standard_normal([sizes[c] for c in right])
+        _close(E.einsum(equation, E.tensor(a), E.tensor(b)), np.einsum(equation, a, b))
+
+    check()

@@ -194,3 +194,35 @@ def test_errors_match_pytorch_oracle(call):
         call()
     assert str(theirs.value).splitlines()[0] == str(ours.value).splitlines()[0]
     assert ember_tensor is E
+
+
+def test_shape_ops_match_numpy_on_random_shapes_hypothesis():
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import strategies as st
+
+    @hypothesis.settings(max_examples=40, deadline=None)
+    @hypothesis.given(st.lists(st.integers(0, 3), min_size=0, max_size=3), st.data())
+    def check(shape, data):
+        array = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+        t = E.tensor(array)
+        ndim = len(shape)
+        reps = data.draw(st.lists(st.integers(0, 2), min_size=ndim, max_size=ndim + 1))
+        np.testing.assert_array_equal(t.repeat(*reps).numpy() if reps else t.repeat(()).numpy(),
+                                      np.tile(array, reps) if reps else array)
+        np.testing.assert_array_equal(t.tile(tuple(reps)).numpy(), np.tile(array, reps))
+        if ndim:
+            dims = data.draw(st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim))
+            np.testing.assert_array_equal(t.flip(dims).numpy(), np.flip(array, dims))
+            shifts = data.draw(st.lists(st.integers(-5, 5), min_size=len(dims), max_size=len(dims)))
+            if dims:
+                np.testing.assert_array_equal(t.roll(shifts, dims).numpy(), np.roll(array, shifts, dims))
+            dim = data.draw(st.integers(0, ndim - 1))
+            count = data.draw(st.integers(0, 2))
+            np.testing.assert_array_equal(t.repeat_interleave(count, dim).numpy(), np.repeat(array, count, dim))
+        if ndim >= 2:
+            k = data.draw(st.integers(-3, 3))
+            np.testing.assert_array_equal(t.tril(k).numpy(), np.tril(array, k))
+            np.testing.assert_array_equal(t.triu(k).numpy(), np.triu(array, k))
+            np.testing.assert_array_equal(t.rot90(k, (0, ndim - 1)).numpy(), np.rot90(array, k, (0, ndim - 1)))
+
+    check()
