@@ -8,11 +8,15 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
-@pytest.mark.parametrize("script, expected", [
-    ("train_linear.py", "learned y = 3.0000x + 2.0000"),
-    ("custom_kernel.py", "jacobi_solve(A, b):"),
+@pytest.mark.parametrize("script, arguments, expected", [
+    ("train_linear.py", [], "learned y = 3.0000x + 2.0000"),
+    ("custom_kernel.py", [], "jacobi_solve(A, b):"),
+    # Tiny settings: the scripts themselves fail unless their loss falls.
+    ("char_lstm.py", ["--steps", "6", "--seq-len", "16", "--batch-size", "8"], "sample:"),
+    ("transformer_classifier.py", ["--steps", "24", "--seq-len", "8", "--batch-size", "32"], "held-out accuracy"),
 ])
-def test_example_runs(script, expected):
-    result = subprocess.run([sys.executable, str(EXAMPLES / script)], capture_output=True, text=True, timeout=600)
+def test_example_runs(script, arguments, expected):
+    result = subprocess.run([sys.executable, str(EXAMPLES / script), *arguments], capture_output=True, text=True,
+                            timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert expected in result.stdout

@@ -70,12 +70,19 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             chosen = np.nonzero(keep[starts[b]:ends[b]])[0] + starts[b]
             parts.append(rows[et.from_numpy(chosen)].amax(0) if len(chosen) else et.zeros(dim, dtype=weight.dtype))
         return et.stack(parts) if parts else et.zeros(0, dim, dtype=weight.dtype)
-    index = et.from_numpy(bag_of[keep])
-    kept = rows if keep.all() else rows[et.from_numpy(np.nonzero(keep)[0])]
-    sums = et.zeros(bags, dim, dtype=rows.dtype).index_add(0, index, kept)
+    # Bags as rows of a padded (bags, longest) index matrix: one gather, a masked sum.
+    counts = np.bincount(bag_of[keep], minlength=bags) if n else np.zeros(bags, dtype=np.int64)
+    longest = max(int(counts.max()) if bags else 0, 1)
+    positions = np.zeros((bags, longest), dtype=np.int64)
+    valid = np.zeros((bags, longest), dtype=bool)
+    entries = np.nonzero(keep)[0]
+    slot = np.arange(len(entries)) - np.repeat(np.cumsum(counts) - counts, counts)
+    positions[bag_of[entries], slot] = entries
+    valid[bag_of[entries], slot] = True
+    gathered = rows[et.from_numpy(positions)] * et.from_numpy(valid.astype(rows.dtype.np)).unsqueeze(2)
+    sums = gathered.sum(1)
     if mode == "sum":
         return sums
-    counts = np.bincount(bag_of[keep], minlength=bags).astype(np.float64)
     divisor = et.from_numpy(np.maximum(counts, 1).astype(weight.dtype.np)).unsqueeze(1)
     return sums / divisor
 

@@ -32,5 +32,11 @@ from .loss import (
     MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss,
     TripletMarginLoss, TripletMarginWithDistanceLoss,
 )
+from .sparse import Embedding, EmbeddingBag
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .attention import MultiheadAttention
+from .transformer import (
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
 
 __all__ = [name for name in dir() if name[0].isupper()]
