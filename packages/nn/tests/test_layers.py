@@ -238,6 +238,25 @@ def test_max_unpool_inverts_max_pool_like_pytorch(dims, shape, kwargs):
     np.testing.assert_array_equal(np.array(out), expected.numpy())
 
 
+@pytest.mark.parametrize("layer, shape, unit", [
+    (nn.Dropout(0.5), (400,), ()), (nn.Dropout1d(0.5), (4, 50, 6), (6,)), (nn.Dropout2d(0.5), (4, 50, 2, 3), (2, 3)),
+    (nn.Dropout3d(0.5), (2, 50, 2, 2, 2), (2, 2, 2)),
+])
+def test_dropout_layers_drop_in_training_only(layer, shape, unit):
+    if not has_functional(layer._function):
+        pytest.skip(f"ember_nn.functional has no {layer._function} yet")
+    torch.manual_seed(0)
+    x = torch.ones(*shape)
+    out = np.array(layer(x))
+    assert set(np.unique(out)) <= {0.0, 2.0}  # kept values are scaled by 1 / (1 - p)
+    assert 0.3 < (out == 0).mean() < 0.7
+    if unit:  # whole channels are dropped together
+        per_channel = out.reshape(-1, int(np.prod(unit)))
+        assert (per_channel.min(axis=1) == per_channel.max(axis=1)).all()
+    layer.eval()
+    assert np.array(layer(x)).tolist() == np.ones(shape).tolist()
+
+
 def _float(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
 
