@@ -21,7 +21,7 @@ def _np_gather(a, dim, idx):
                               idx, axis=dim)
 
 
-GATHER = [(0, np.array([[0, 2, 1, 0]])), (1, np.array([[3, 0], [1, 1], [2, 0]])), (1, np.array([[-1], [0], [2]])),
+GATHER = [(0, np.array([[0, 2, 1, 0]])), (1, np.array([[3, 0], [1, 1], [2, 0]])), (1, np.array([[3], [0], [2]])),
           (0, np.array([[2], [1], [0], [0]]))]
 
 
@@ -31,7 +31,7 @@ def test_gather(dim, idx):
         idx = idx[:3]
     for x in _inputs(X):
         got = torch.gather(x, dim, torch.tensor(idx))
-        np.testing.assert_array_equal(got.numpy(), _np_gather(X, dim, np.where(idx < 0, idx + X.shape[dim], idx)))
+        np.testing.assert_array_equal(got.numpy(), _np_gather(X, dim, idx))
     assert torch.gather(torch.tensor(5.), 0, torch.tensor(0)).item() == 5.
 
 
@@ -110,6 +110,9 @@ def test_index_add_copy_fill():
         ref = X.copy()
         ref[[0, 2]] = -1
         np.testing.assert_array_equal(x.index_fill(0, torch.tensor([0, 2]), -1.).numpy(), ref)
+    # index_fill, take and put count negative indices from the end, like PyTorch
+    assert torch.tensor(X).index_fill(1, torch.tensor([-1]), 0.)[:, 3].tolist() == [0., 0., 0.]
+    assert torch.tensor(X).take(torch.tensor([-1])).tolist() == [11.]
     y = torch.zeros(4)
     y.index_add_(0, torch.tensor([1, 1, 3]), torch.tensor([1., 2., 3.]))
     assert y.tolist() == [0, 3, 0, 3]
@@ -175,6 +178,11 @@ def test_dtypes_move_exactly():
 
 ERRORS = [
     (lambda x: x.gather(1, torch.tensor([[0, 1, 4]])), RuntimeError, "index 4 is out of bounds for dimension 1 with size 4"),
+    (lambda x: x.gather(1, torch.tensor([[-1]])), RuntimeError, "index -1 is out of bounds for dimension 1 with size 4"),
+    (lambda x: x.scatter(1, torch.tensor([[-1]]), 1.), RuntimeError, "index -1 is out of bounds for dimension 1"),
+    (lambda x: x.index_select(1, torch.tensor([-1])), RuntimeError, "INDICES element is out of DATA bounds, id=-1 axis_dim=4"),
+    (lambda x: x.index_add(1, torch.tensor([-1]), torch.ones(3, 1).double()), RuntimeError,
+     "index -1 is out of bounds for dimension 1 with size 4"),
     (lambda x: x.gather(1, torch.tensor([0])), RuntimeError, "Index tensor must have the same number of dimensions"),
     (lambda x: x.gather(1, torch.tensor([[0.]])), RuntimeError, r"gather\(\): Expected dtype int32/int64 for index"),
     (lambda x: x.index_select(1, torch.tensor([[0]])), IndexError, "Index is supposed to be a vector"),

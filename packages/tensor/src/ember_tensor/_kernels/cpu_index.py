@@ -139,10 +139,8 @@ def gather_dim(src, src_off, src_strides, dim_stride, dim_size, idx, idx_off, id
     io = idx_off
     for i in range(total):
         k = idx[io]
-        if k < 0:
-            k += dim_size
-        if k < 0 or k >= dim_size:
-            return i, idx[io]
+        if k < 0 or k >= dim_size:  # PyTorch's gather takes no negative indices
+            return i, k
         out[i] = src[so + k * dim_stride]
         d = ndim - 1
         while d >= 0:
@@ -179,9 +177,7 @@ def scatter_dim(dst, dst_strides, dim_stride, dim_size, idx, idx_off, idx_stride
         so = src_off
         for i in range(total):
             k = idx[io]
-            if k < 0:
-                k += dim_size
-            if p == 0:
+            if p == 0:  # as in gather, negative indices are out of bounds
                 if k < 0 or k >= dim_size:
                     return i, idx[io]
             else:

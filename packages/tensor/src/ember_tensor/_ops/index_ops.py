@@ -38,13 +38,13 @@ def _dim_plan(self, dim, index, name):
     return IndexPlan(view, [dim], [host(index).reshape(-1).astype(np.int64)]), dim
 
 
-def _checked_plan(self, dim, index, name, prefix=""):
+def _checked_plan(self, dim, index, name, prefix="", negative_ok=False, error=IndexError):
     plan, dim = _dim_plan(self, dim, index, name)
     size = plan.view._data.shape[dim]
     arr = plan.arrays[0]
-    bad = (arr >= size) | (arr < -size)
+    bad = (arr >= size) | (arr < (-size if negative_ok else 0))
     if bad.any():
-        raise IndexError(f"{prefix}index {int(arr[bad][0])} is out of bounds for dimension {dim} with size {size}")
+        raise error(f"{prefix}index {int(arr[bad][0])} is out of bounds for dimension {dim} with size {size}")
     return plan, dim
 
 
@@ -65,7 +65,7 @@ def index_select(input, dim, index, *, out=None):
     arr = plan.arrays[0]
     bad = (arr >= size) | (arr < 0)
     if bad.any():
-        raise IndexError(f"index out of range in self: index {int(arr[bad][0])} for dimension {dim} with size {size}")
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(arr[bad][0])} axis_dim={size}")
     result = _advanced_read(plan)
     if not input._data.ndim:
         result = result.reshape(())
@@ -87,7 +87,7 @@ def _check_source(self, dim, index, source, name):
 def index_add_(self, dim, index, source, *, alpha=1):
     """self[..., index[i], ...] += alpha * source[..., i, ...] along `dim` (repeats add up)."""
     _check_int_index(index, "index_add_", "int32 or int64")
-    plan, dim = _checked_plan(self, dim, index, "index_add_")
+    plan, dim = _checked_plan(self, dim, index, "index_add_", error=RuntimeError)
     _check_source(self, dim, index, source, "index_add_")
     values = source if alpha == 1 else source * alpha
     _advanced_write(plan, values.to(self._dtype), accumulate=True)
@@ -135,7 +135,7 @@ def index_fill_(self, dim, index, value):
             raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got tensor "
                                f"with {value._data.ndim} dimension(s).")
         value = value.item()
-    plan, dim = _checked_plan(self, dim, index, "index_fill_")
+    plan, dim = _checked_plan(self, dim, index, "index_fill_", negative_ok=True)
     _advanced_write(plan, value, accumulate=False)
     self._bump_version()
     return self
