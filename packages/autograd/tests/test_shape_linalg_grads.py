@@ -26,6 +26,7 @@ SHAPE_CASES = [
     ("repeat_interleave", lambda t: t.repeat_interleave(2, dim=1)),
     ("repeat_interleave_tensor", lambda t: t.repeat_interleave(E.tensor([2, 0, 1, 3]), dim=1)),
     ("flip", lambda t: t.flip(0, 1)),
+    ("flip_keyword", lambda t: E.flip(t, dims=(1,))),
     ("fliplr", E.fliplr),
     ("roll", lambda t: t.roll((1, -2), (0, 1))),
     ("roll_flat", lambda t: t.roll(3)),

@@ -6,9 +6,9 @@ rest are built from views, cat and where, and are differentiated through those.
 from ._registry import composite, derivative
 
 
-@derivative("flip", save=lambda input, *dims: (dims,))
+@derivative("flip", save=lambda input, *args, dims=None: (args if dims is None else (dims,),))
 def flip(ctx, grad, dims):
-    return grad.flip(*dims)
+    return grad.flip(*dims)  # flipping is its own inverse
 
 
 composite("broadcast_to", "broadcast_tensors", "meshgrid", "repeat", "tile", "repeat_interleave",

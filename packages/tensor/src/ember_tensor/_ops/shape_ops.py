@@ -115,9 +115,9 @@ def repeat(input, *sizes):
 
 
 @op()
-def tile(input, dims):
+def tile(input, *args, dims=None):
     """Like `repeat`, but a `dims` shorter than the tensor's rank is padded with leading 1s."""
-    dims = _int_list((dims,) if isinstance(dims, int) else (dims,))
+    dims = _int_list(args if dims is None else (dims,))
     dims = (1,) * max(0, input.dim() - len(dims)) + dims
     return repeat(input, dims)
 
@@ -173,9 +173,9 @@ def _repeat_counts(repeats):
 
 
 @op()
-def flip(input, *dims):
-    """Reverse the order of elements along `dims` (a copy, as in PyTorch)."""
-    dims = _int_list(dims)
+def flip(input, *args, dims=None):
+    """Reverse the order of elements along `dims` (a copy, as in PyTorch): ``flip(x, (0, 1))``."""
+    dims = _int_list(args if dims is None else (dims,))
     ndim = input.dim()
     wrapped = [wrap_dim(d, ndim) for d in dims]
     seen = set()
