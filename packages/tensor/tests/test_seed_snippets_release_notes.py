@@ -66,9 +66,10 @@ def test_legacy_constructors_from_indexing_section():
     x = torch.Tensor(5, 5, 5)
     assert x.type() == "torch.FloatTensor"
     assert str(x.size()) == "torch.Size([5, 5, 5])"
+    x.copy_(torch.arange(125.0).view(5, 5, 5))  # Tensor(5, 5, 5) is uninitialised: it may hold NaNs
     element = x[1][3][1]
     assert element.dim() == 0
-    assert torch.equal(element, x[1, 3, 1])
+    assert torch.equal(element, x[1, 3, 1]) and element.item() == 41.0
     y = torch.LongTensor([0, 2, 4])
     assert repr(y) == "tensor([0, 2, 4])"
     assert y.type() == "torch.LongTensor"
