@@ -13,6 +13,7 @@ def rand(*shape, grad=True):
 
 et.manual_seed(0)
 CASES = {
+    "linear": (lambda x, w, b: K.linear(x, w, b), lambda: (rand(2, 3, 4), rand(5, 4), rand(5))),
     "conv2d": (lambda x, w, b: K.convolution(x, w, b, (2, 1), 1, (1, 2), False, 0, 2),
                lambda: (rand(2, 4, 5, 6), rand(2, 2, 3, 2), rand(2))),
     "conv1d_transposed": (lambda x, w, b: K.convolution(x, w, b, 2, 1, 1, True, 1, 1),

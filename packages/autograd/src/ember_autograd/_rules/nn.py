@@ -70,6 +70,18 @@ def convolution_backward_weight(ctx, a, grad_output, input, stride, padding, dil
                                                  dilation, groups) if needs[1] else None)
 
 
+@derivative("linear", inputs=("input", "weight", "bias"), save=lambda input, weight, bias=None: (input, weight))
+def linear(ctx, grad, input, weight):
+    needs = ctx.needs_input_grad
+    out_features = weight.shape[0]
+    rows = grad.reshape(-1, out_features)
+    grad_input = grad.matmul(weight) if needs[0] else None
+    # grad^T @ x: the (out, in) gradient comes out contiguous, ready to accumulate.
+    grad_weight = rows.t().matmul(input.reshape(-1, input.shape[-1])) if needs[1] else None
+    grad_bias = rows.sum(0) if needs[2] else None
+    return grad_input, grad_weight, grad_bias
+
+
 # -- pooling ------------------------------------------------------------------------------
 
 def _with_indices(ctx, grads, input_shape, indices):

@@ -2,8 +2,9 @@
 convolution, pooling, normalisation, softmax and losses, sampling (pad, interpolate,
 grid_sample), embedding and dropout masks. `ember_nn.functional` is the API on top;
 their derivative rules live in `ember_autograd._rules.nn`."""
-from . import activation, conv, loss, normalization, pooling, sampling
+from . import activation, conv, dense, loss, normalization, pooling, sampling
 from .conv import *  # noqa: F401,F403
+from .dense import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
@@ -16,5 +17,5 @@ from ..._tensor import Tensor
 Tensor.softmax = activation.softmax
 Tensor.log_softmax = activation.log_softmax
 
-__all__ = (conv.__all__ + loss.__all__ + normalization.__all__ + pooling.__all__ + sampling.__all__
+__all__ = (conv.__all__ + dense.__all__ + loss.__all__ + normalization.__all__ + pooling.__all__ + sampling.__all__
            + activation.__all__)
