@@ -512,10 +512,38 @@ def test_lazy_linear_infers_in_features():
 
 
 @needs_functional("conv2d")
-def test_lazy_conv2d_infers_in_channels():
+def test_lazy_conv2d_infers_in_channels_without_pytorch():
     conv = nn.LazyConv2d(5, 3, padding=1)
     out = conv(torch.ones(1, 3, 4, 4))
     assert type(conv) is nn.Conv2d and conv.weight.shape == (5, 3, 3, 3) and out.shape == (1, 5, 4, 4)
+
+
+@pytest.mark.parametrize("name, args, kwargs, shape", [
+    ("LazyLinear", (3,), {}, (2, 5)),
+    ("LazyConv1d", (2, 3), {}, (5, 7)),
+    ("LazyConv2d", (4, 3), {"groups": 2, "bias": False}, (1, 2, 5, 5)),
+    ("LazyConv3d", (2, 2), {}, (1, 2, 3, 3, 3)),
+    ("LazyConvTranspose1d", (2, 3), {"stride": 2}, (1, 3, 4)),
+    ("LazyConvTranspose2d", (3, 2), {}, (1, 4, 3, 3)),
+    ("LazyConvTranspose3d", (2, 2), {}, (1, 2, 2, 2, 2)),
+    ("LazyBatchNorm1d", (), {}, (4, 3)),
+    ("LazyBatchNorm2d", (), {"affine": False}, (2, 3, 2, 2)),
+    ("LazyBatchNorm3d", (), {"track_running_stats": False}, (2, 3, 2, 2, 2)),
+    ("LazyInstanceNorm1d", (), {}, (2, 3, 4)),
+    ("LazyInstanceNorm2d", (), {"affine": False, "track_running_stats": False}, (3, 4, 4)),
+    ("LazyInstanceNorm3d", (), {}, (1, 2, 2, 2, 2)),
+])
+def test_lazy_modules_become_their_regular_class_like_pytorch(name, args, kwargs, shape):
+    real = pytest.importorskip("torch")
+    ours, theirs = getattr(nn, name)(*args, **kwargs), getattr(real.nn, name)(*args, **kwargs)
+    assert repr(ours) == repr(theirs)
+    a = RNG.standard_normal(shape).astype(np.float32)
+    theirs(real.tensor(a))
+    ours(torch.tensor(a))
+    assert type(ours).__name__ == type(theirs).__name__ and repr(ours) == repr(theirs)
+    assert {k: tuple(v.shape) for k, v in ours.state_dict().items()} == \
+        {k: tuple(v.shape) for k, v in theirs.state_dict().items()}
+    assert not ours._forward_pre_hooks  # the initialising hook is gone
 
 
 def test_lazy_linear_takes_shapes_from_a_state_dict():

@@ -1,4 +1,4 @@
-"""Convolutions: Conv1d/2d/3d, ConvTranspose1d/2d/3d and LazyConv2d.
+"""Convolutions: Conv1d/2d/3d, ConvTranspose1d/2d/3d and their Lazy forms.
 
 The classes only hold hyper-parameters and Parameters; the computation is one call into
 ``functional`` (padding modes other than zeros pad explicitly first, as PyTorch does).
@@ -15,7 +15,8 @@ from .lazy import LazyModuleMixin
 from .module import Module
 from .utils import _pair, _reverse_repeat_tuple, _single, _triple
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
+           "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 _PADDING_STRINGS = {"same", "valid"}
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
@@ -244,7 +245,55 @@ class ConvTranspose3d(_ConvTransposeNd):
         return self._transposed_forward(F.conv_transpose3d, input, output_size)
 
 
-class LazyConv2d(LazyModuleMixin, Conv2d):
+class _LazyConvMixin(LazyModuleMixin):
+    """Convolutions whose ``in_channels`` comes from the first input (or a state dict)."""
+
+    def _make_lazy(self, out_channels, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        """Materialize weight and bias from the input's channels, then initialise them."""
+        if not self.has_uninitialized_params():
+            return
+        n = len(self.kernel_size)
+        if input.dim() not in (n + 1, n + 2):
+            raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {type(self).__name__}, "
+                               f"but got input of size: {input.shape}")
+        self.in_channels = input.shape[1] if input.dim() == n + 2 else input.shape[0]
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if self.transposed:
+            shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+        with ember_autograd.no_grad():
+            self.weight.materialize(shape)
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+
+# bias=False in the calls below: no tensor is made only to be replaced by an uninitialized one.
+
+class LazyConv1d(_LazyConvMixin, Conv1d):
+    """A Conv1d whose ``in_channels`` is taken from the first input."""
+
+    cls_to_become = Conv1d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
+        self._make_lazy(out_channels, bias, device, dtype)
+
+
+class LazyConv2d(_LazyConvMixin, Conv2d):
     """A Conv2d whose ``in_channels`` is taken from the first input.
 
     >>> import ember_tensor as torch
@@ -257,29 +306,52 @@ class LazyConv2d(LazyModuleMixin, Conv2d):
 
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                  padding_mode="zeros", device=None, dtype=None):
-        # bias=False: no tensor is made only to be replaced by an uninitialized one.
         super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
-        self.out_channels = out_channels
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        self._make_lazy(out_channels, bias, device, dtype)
 
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_channels != 0:
-            super().reset_parameters()
 
-    def initialize_parameters(self, input, *args, **kwargs):
-        """Materialize weight (out, in // groups, kH, kW) and bias from the input's channels."""
-        if not self.has_uninitialized_params():
-            return
-        if input.dim() not in (3, 4):
-            raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to {type(self).__name__}, but "
-                               f"got input of size: {input.shape}")
-        self.in_channels = input.shape[1] if input.dim() == 4 else input.shape[0]
-        if self.in_channels % self.groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
-        with ember_autograd.no_grad():
-            self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
-            if self.bias is not None:
-                self.bias.materialize((self.out_channels,))
-            self.reset_parameters()
+class LazyConv3d(_LazyConvMixin, Conv3d):
+    """A Conv3d whose ``in_channels`` is taken from the first input."""
+
+    cls_to_become = Conv3d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
+        self._make_lazy(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose1d(_LazyConvMixin, ConvTranspose1d):
+    """A ConvTranspose1d whose ``in_channels`` is taken from the first input."""
+
+    cls_to_become = ConvTranspose1d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device, dtype)
+        self._make_lazy(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose2d(_LazyConvMixin, ConvTranspose2d):
+    """A ConvTranspose2d whose ``in_channels`` is taken from the first input."""
+
+    cls_to_become = ConvTranspose2d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device, dtype)
+        self._make_lazy(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose3d(_LazyConvMixin, ConvTranspose3d):
+    """A ConvTranspose3d whose ``in_channels`` is taken from the first input."""
+
+    cls_to_become = ConvTranspose3d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                 dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device, dtype)
+        self._make_lazy(out_channels, bias, device, dtype)

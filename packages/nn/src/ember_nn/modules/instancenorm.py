@@ -2,9 +2,10 @@
 import warnings
 
 from .. import functional as F
-from .batchnorm import _NormBase
+from .batchnorm import _LazyNormBase, _NormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+           "LazyInstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -52,4 +53,30 @@ class InstanceNorm2d(_InstanceNorm):
 class InstanceNorm3d(_InstanceNorm):
     """Instance normalisation over (N, C, D, H, W) or (C, D, H, W)."""
 
+    _spatial_dims = 3
+
+
+class _LazyInstanceNorm(_LazyNormBase, _InstanceNorm):
+    def _feature_dim(self, input):
+        return 0 if input.dim() == self._spatial_dims + 1 else 1
+
+
+class LazyInstanceNorm1d(_LazyInstanceNorm):
+    """An InstanceNorm1d whose ``num_features`` is taken from the first input."""
+
+    cls_to_become = InstanceNorm1d
+    _spatial_dims = 1
+
+
+class LazyInstanceNorm2d(_LazyInstanceNorm):
+    """An InstanceNorm2d whose ``num_features`` is taken from the first input."""
+
+    cls_to_become = InstanceNorm2d
+    _spatial_dims = 2
+
+
+class LazyInstanceNorm3d(_LazyInstanceNorm):
+    """An InstanceNorm3d whose ``num_features`` is taken from the first input."""
+
+    cls_to_become = InstanceNorm3d
     _spatial_dims = 3
