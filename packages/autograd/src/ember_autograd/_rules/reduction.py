@@ -45,12 +45,12 @@ def _count(shape, dims):
 
 
 def _reduction_save(input, dim=None, keepdim=False, **_):
-    shape = tuple(input.shape)
+    shape = input._data.shape
     return (shape, reduced_dims(shape, dim), keepdim)
 
 
 def _with_result(input, dim=None, keepdim=False, **_):
-    shape = tuple(input.shape)
+    shape = input._data.shape
     return (input, RESULT, shape, reduced_dims(shape, dim), keepdim)
 
 
@@ -70,7 +70,7 @@ def mean(ctx, grad, shape, dims, keepdim):
 
 
 @derivative("prod", save=lambda input, dim=None, keepdim=False, **_: (
-    input, RESULT, tuple(input.shape), reduced_dims(tuple(input.shape), dim), keepdim),
+    input, RESULT, input._data.shape, reduced_dims(input._data.shape, dim), keepdim),
     name=lambda input, dim=None, *a, **k: "ProdBackward0" if dim is None else "ProdBackward1")
 def prod(ctx, grad, input, result, shape, dims, keepdim):
     grad = _keep_reduced_dims(grad, shape, dims, keepdim)
@@ -112,7 +112,7 @@ def _select_along_dim(grad, indices, shape, dim, keepdim):
 
 
 def _extreme_save(input, dim=None, keepdim=False, *, other=None, **_):
-    shape = tuple(input.shape)
+    shape = input._data.shape
     if isinstance(dim, Tensor) or other is not None:
         return ("elementwise", input, other if other is not None else dim, None, None)
     if dim is None:
@@ -164,7 +164,7 @@ derivative("amin", save=_amax_save)(amax)
 
 
 def _median_save(input, dim=None, keepdim=False, **_):
-    shape = tuple(input.shape)
+    shape = input._data.shape
     if dim is None:
         return ("all", input, RESULT, shape, reduced_dims(shape, None))
     return ("dim", RESULT[1], keepdim, shape, reduced_dims(shape, dim))
@@ -192,7 +192,7 @@ def _correction(dim, unbiased, correction):
 
 def _var_save(input, dim=None, unbiased=None, keepdim=False, *, correction=None, **_):
     dim, correction = _correction(dim, unbiased, correction)
-    shape = tuple(input.shape)
+    shape = input._data.shape
     return (input, RESULT, shape, reduced_dims(shape, dim), keepdim, correction)
 
 
@@ -247,8 +247,8 @@ derivative("std_mean", save=_var_mean_save)(_var_mean_formula(True))
 
 @derivative("norm", name="LinalgVectorNormBackward0",
             save=lambda input, p="fro", dim=None, keepdim=False, *a, **k: (
-                input, RESULT, 2 if p in (None, "fro") else p, tuple(input.shape),
-                reduced_dims(tuple(input.shape), dim), keepdim))
+                input, RESULT, 2 if p in (None, "fro") else p, input._data.shape,
+                reduced_dims(input._data.shape, dim), keepdim))
 def norm(ctx, grad, input, result, p, shape, dims, keepdim):
     grad = _keep_reduced_dims(grad, shape, dims, keepdim)
     result = _keep_reduced_dims(result, shape, dims, keepdim)
@@ -265,7 +265,7 @@ def norm(ctx, grad, input, result, p, shape, dims, keepdim):
 
 
 @derivative("logsumexp", save=lambda input, dim, keepdim=False, **_: (
-    input, RESULT, tuple(input.shape), reduced_dims(tuple(input.shape), dim), keepdim))
+    input, RESULT, input._data.shape, reduced_dims(input._data.shape, dim), keepdim))
 def logsumexp(ctx, grad, input, result, shape, dims, keepdim):
     grad = _keep_reduced_dims(grad, shape, dims, keepdim)
     result = _keep_reduced_dims(result, shape, dims, keepdim)
@@ -280,12 +280,12 @@ def _embed_diagonal(grad, shape, offset, dim1=0, dim2=1):
     return out
 
 
-@derivative("trace", save=lambda input: (tuple(input.shape),))
+@derivative("trace", save=lambda input: (input._data.shape,))
 def trace(ctx, grad, shape):
     return _embed_diagonal(grad.expand(min(shape)), shape, 0)
 
 
-@derivative("diag", save=lambda input, diagonal=0: (tuple(input.shape), diagonal),
+@derivative("diag", save=lambda input, diagonal=0: (input._data.shape, diagonal),
             name=lambda input, diagonal=0: "DiagEmbedBackward0" if input.dim() == 1 else "DiagonalBackward0")
 def diag(ctx, grad, shape, diagonal):
     if len(shape) == 1:

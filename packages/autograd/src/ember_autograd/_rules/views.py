@@ -8,7 +8,7 @@ from ._scatter import element_positions, scatter_add_flat
 
 
 def _shape(input, *args, **kwargs):
-    return (tuple(input.shape),)
+    return (input._data.shape,)
 
 
 def _embed(grad, shape, select):
@@ -66,22 +66,22 @@ def t(ctx, grad):
 
 
 @derivative("narrow", name="SliceBackward0",
-            save=lambda input, dim, start, length: (tuple(input.shape), dim, start, length))
+            save=lambda input, dim, start, length: (input._data.shape, dim, start, length))
 def narrow(ctx, grad, shape, dim, start, length):
     return _embed(grad, shape, lambda z: z.narrow(dim, start, length))
 
 
-@derivative("select", save=lambda input, dim, index: (tuple(input.shape), dim, index))
+@derivative("select", save=lambda input, dim, index: (input._data.shape, dim, index))
 def select(ctx, grad, shape, dim, index):
     return _embed(grad, shape, lambda z: z.select(dim, index))
 
 
-@derivative("diagonal", save=lambda input, offset=0, dim1=0, dim2=1: (tuple(input.shape), offset, dim1, dim2))
+@derivative("diagonal", save=lambda input, offset=0, dim1=0, dim2=1: (input._data.shape, offset, dim1, dim2))
 def diagonal(ctx, grad, shape, offset, dim1, dim2):
     return _embed(grad, shape, lambda z: z.diagonal(offset, dim1, dim2))
 
 
-@derivative("unfold", save=lambda input, dimension, size, step: (tuple(input.shape), dimension, size, step))
+@derivative("unfold", save=lambda input, dimension, size, step: (input._data.shape, dimension, size, step))
 def unfold(ctx, grad, shape, dimension, size, step):
     # Windows overlap when step < size: their gradients add up.
     positions = element_positions(shape).unfold(dimension, size, step)
@@ -89,7 +89,7 @@ def unfold(ctx, grad, shape, dimension, size, step):
 
 
 @derivative("as_strided", save=lambda input, size, stride, storage_offset=None: (
-    tuple(input.shape), input.stride(), input.storage_offset(), tuple(size), tuple(stride),
+    input._data.shape, input.stride(), input.storage_offset(), tuple(size), tuple(stride),
     input.storage_offset() if storage_offset is None else storage_offset))
 def as_strided(ctx, grad, shape, strides, offset, size, stride, view_offset):
     positions = _as_strided_positions(shape, strides, offset, size, stride, view_offset)
