@@ -111,6 +111,9 @@ LINALG_CASES = [
     ("kron", lambda a, b: E.kron(a, b), [(2, 3), (2, 2)]),
     ("cross", lambda a, b: E.linalg.cross(a, b), [(2, 3), (2, 3)]),
     ("vdot", lambda a, b: E.vdot(a, b), [(3,), (3,)]),
+    ("inner", lambda a, b: E.inner(a, b), [(2, 3), (4, 3)]),
+    ("addr", lambda c, a, b: E.addr(c, a, b, alpha=3), [(2, 3), (2,), (3,)]),
+    ("block_diag", lambda a, b: E.block_diag(a, b), [(2, 3), (3,)]),
     ("addbmm", lambda c, a, b: E.addbmm(c, a, b, beta=0.5, alpha=2), [(3, 2), (2, 3, 4), (2, 4, 2)]),
 ]
 

@@ -140,6 +140,10 @@ CASES = [
     ("vdot", lambda a, b, s, t: E.vdot(a[0, 0], a[1, 1]), lambda a, b, s, t: np.vdot(a[0, 0], a[1, 1])),
     ("addbmm", lambda a, b, s, t: E.addbmm(a[0], a, s, beta=0.5, alpha=2),
      lambda a, b, s, t: 0.5 * a[0] + 2 * (a @ s).sum(0)),
+    ("inner", lambda a, b, s, t: E.inner(a, b.mT), lambda a, b, s, t: np.inner(a, np.swapaxes(b, -1, -2))),
+    ("inner_0d", lambda a, b, s, t: a[0, 0, 0].inner(t), lambda a, b, s, t: a[0, 0, 0] * t),
+    ("addr", lambda a, b, s, t: E.addr(t[:3, :2], a[0, 0], b[0, :2, 0], beta=0.5, alpha=2),
+     lambda a, b, s, t: 0.5 * t[:3, :2] + 2 * np.outer(a[0, 0], b[0, :2, 0])),
     ("addbmm_method", lambda a, b, s, t: a[0].addbmm(a, s), lambda a, b, s, t: a[0] + (a @ s).sum(0)),
 ]
 
@@ -267,6 +271,8 @@ ERRORS = [
     (lambda: E.vdot(E.ones(2), E.ones(3)), RuntimeError,
      r"inconsistent tensor size, expected tensor \[2\] and src \[3\] to have the same number of elements, "
      r"but got 2 and 3 elements respectively"),
+    (lambda: E.inner(E.ones(2), E.ones(3)), RuntimeError,
+     r"inner\(\) the last dimension must match on both input tensors but got shapes \[2\] and \[3\]"),
     (lambda: E.matmul(E.ones(2, 3), E.ones(2, 3)), RuntimeError,
      r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)"),
     (lambda: E.matmul(E.ones(2, 5, 2, 3), E.ones(3, 3, 4)), RuntimeError,

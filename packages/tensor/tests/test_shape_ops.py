@@ -229,3 +229,29 @@ def test_shape_ops_match_numpy_on_random_shapes_hypothesis():
             np.testing.assert_array_equal(t.rot90(k, (0, ndim - 1)).numpy(), np.rot90(array, k, (0, ndim - 1)))
 
     check()
+
+
+def test_atleast_nd_match_numpy():
+    for array in (np.array(2.0), np.arange(3.0), np.ones((2, 3)), np.ones((2, 3, 4))):
+        t = E.tensor(array)
+        for ours, theirs in ((E.atleast_1d, np.atleast_1d), (E.atleast_2d, np.atleast_2d),
+                             (E.atleast_3d, np.atleast_3d)):
+            result = ours(t)
+            assert result.untyped_storage() is t.untyped_storage()  # a view
+            np.testing.assert_array_equal(result.numpy(), theirs(array))
+    pair = E.atleast_2d(E.tensor(1.0), E.ones(2))
+    assert [tuple(p.shape) for p in pair] == [(1, 1), (1, 2)]
+    assert [tuple(p.shape) for p in E.atleast_1d([E.tensor(1.0)])] == [(1,)]
+
+
+def test_block_diag_matches_pytorch_layout():
+    result = E.block_diag(E.ones(2, 2), E.tensor(3.0), E.arange(3.0), E.zeros(1, 2, dtype=E.int64))
+    expected = np.zeros((5, 8))
+    expected[:2, :2] = 1
+    expected[2, 2] = 3
+    expected[3, 3:6] = [0, 1, 2]
+    assert result.dtype == E.float32
+    np.testing.assert_array_equal(result.numpy(), expected)
+    assert tuple(E.block_diag(E.ones(0, 2), E.ones(1, 0)).shape) == (1, 2)
+    with pytest.raises(RuntimeError, match="Input tensors must have 2 or fewer dimensions. Input 0 has 3 dimensions"):
+        E.block_diag(E.ones(2, 2, 2))

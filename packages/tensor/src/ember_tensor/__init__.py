@@ -36,8 +36,8 @@ from ._ops.views import (
 )
 from ._ops.convert import clone, contiguous, detach
 from ._ops.shape_ops import (
-    broadcast_tensors, broadcast_to, flip, fliplr, flipud, meshgrid, repeat_interleave, roll, rot90, tile,
-    tril, triu,
+    atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, broadcast_to, flip, fliplr, flipud,
+    meshgrid, repeat_interleave, roll, rot90, tile, tril, triu,
 )
 from ._ops.reduction import *  # noqa: F401,F403 - sum, mean, max, var, norm, ...
 from ._ops.indexing import cat, concat, concatenate, hstack, stack, vstack
@@ -59,7 +59,7 @@ from ._ops.random import (
     randperm,
 )
 from ._ops.linalg import diag, diag_embed, trace, addmm, addmv, baddbmm, bmm, dot, ger, inner_product, matmul, mm, mv, outer
-from ._ops.linalg import addbmm, cross, kron, matrix_power, vdot
+from ._ops.linalg import addbmm, addr, cross, inner, kron, matrix_power, vdot
 from ._ops.einsum import einsum, tensordot
 from ._ops.linalg_legacy import (
     cholesky, cholesky_inverse, cholesky_solve, det, inverse, logdet, pinverse, qr, slogdet, svd,

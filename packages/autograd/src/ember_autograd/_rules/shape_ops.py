@@ -12,4 +12,5 @@ def flip(ctx, grad, dims):
 
 
 composite("broadcast_to", "broadcast_tensors", "meshgrid", "repeat", "tile", "repeat_interleave",
-          "fliplr", "flipud", "roll", "rot90", "tril", "triu", "tril_", "triu_")
+          "fliplr", "flipud", "roll", "rot90", "tril", "triu", "tril_", "triu_", "atleast_1d", "atleast_2d",
+          "atleast_3d", "block_diag")

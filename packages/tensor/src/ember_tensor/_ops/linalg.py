@@ -290,3 +290,34 @@ def matrix_power(input, n, *, out=None):
         from .elementwise import copy_to_out
         return copy_to_out(result, out)
     return result
+
+
+@op()
+def inner(input, other, *, out=None):
+    """Sums of products over the last dims: shape ``input.shape[:-1] + other.shape[:-1]``."""
+    if input.dim() == 0 or other.dim() == 0:
+        result = input * other
+    else:
+        if input.shape[-1] != other.shape[-1]:
+            raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                               f"{list(input.shape)} and {list(other.shape)}")
+        from .einsum import tensordot
+        result = tensordot(input, other, ([input.dim() - 1], [other.dim() - 1]))
+    if out is not None:
+        from .elementwise import copy_to_out
+        return copy_to_out(result, out)
+    return result
+
+
+@op()
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * outer(vec1, vec2)."""
+    prod = outer(vec1, vec2)
+    if alpha != 1:
+        prod = prod * alpha
+    base = input * 0 if beta == 0 else (input if beta == 1 else input * beta)
+    result = base + prod
+    if out is not None:
+        from .elementwise import copy_to_out
+        return copy_to_out(result, out)
+    return result

@@ -9,7 +9,8 @@ from . import index_ops, scans, sorting
 _METHOD_MODULES = (elementwise, views, convert, linalg, random, reduction, pinned, shape_ops,
                   index_ops, sorting, scans, linalg_legacy)
 _NOT_METHODS = {"binary", "unary", "copy_to_out", "make_view", "view_strides", "contiguous_strides",
-                "broadcast_shapes", "broadcast_tensors", "meshgrid", "where", "isclose", "allclose", "equal", "clip", "clip_",
+                "broadcast_shapes", "broadcast_tensors", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d",
+                "block_diag", "where", "isclose", "allclose", "equal", "clip", "clip_",
                 # random ops that are not Tensor methods in PyTorch
                 "rand", "randn", "randint", "randperm", "normal", "poisson", "rand_like",
                 "randn_like", "randint_like",

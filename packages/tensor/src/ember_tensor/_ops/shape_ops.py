@@ -14,7 +14,8 @@ from . import views
 from ._iter import broadcast_shapes
 
 __all__ = ["broadcast_to", "broadcast_tensors", "meshgrid", "repeat", "tile", "repeat_interleave",
-           "flip", "fliplr", "flipud", "roll", "rot90", "tril", "triu", "tril_", "triu_"]
+           "flip", "fliplr", "flipud", "roll", "rot90", "tril", "triu", "tril_", "triu_", "atleast_1d",
+           "atleast_2d", "atleast_3d", "block_diag"]
 
 
 def _int_list(args, name="dims"):
@@ -289,3 +290,69 @@ def tril_(self, diagonal=0):
 def triu_(self, diagonal=0):
     """In-place `triu`."""
     return self.copy_(triu(self, diagonal))
+
+
+def _at_least(tensors, fit):
+    if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
+        return tuple(fit(t) for t in tensors[0])
+    if len(tensors) == 1:
+        return fit(tensors[0])
+    return tuple(fit(t) for t in tensors)
+
+
+@op()
+def atleast_1d(*tensors):
+    """Views with at least 1 dim (0-d tensors become shape (1,)); one result per input."""
+    return _at_least(tensors, lambda t: views.reshape(t, (1,)) if t.dim() == 0 else t)
+
+
+@op()
+def atleast_2d(*tensors):
+    """Views with at least 2 dims: shape (n,) becomes (1, n)."""
+    return _at_least(tensors, lambda t: views.reshape(t, (1,) * (2 - t.dim()) + tuple(t.shape)) if t.dim() < 2 else t)
+
+
+@op()
+def atleast_3d(*tensors):
+    """Views with at least 3 dims: (n,) becomes (1, n, 1) and (m, n) becomes (m, n, 1), as NumPy."""
+    def fit(t):
+        if t.dim() == 0:
+            return views.reshape(t, (1, 1, 1))
+        if t.dim() == 1:
+            return views.reshape(t, (1, t.shape[0], 1))
+        if t.dim() == 2:
+            return views.unsqueeze(t, -1)
+        return t
+    return _at_least(tensors, fit)
+
+
+@op()
+def block_diag(*tensors):
+    """A block-diagonal matrix of the inputs (0-d and 1-d inputs count as one row)."""
+    from .. import _dtype as D
+    for i, t in enumerate(tensors):
+        if t.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. "
+                               f"Input {i} has {t.dim()} dimensions")
+    blocks = [views.reshape(t, (1,) * (2 - t.dim()) + tuple(t.shape)) for t in tensors]
+    if not blocks:
+        from .creation import empty
+        return empty(1, 0)
+    dtype = D.result_type_of(blocks) if len({b.dtype for b in blocks}) > 1 else blocks[0].dtype
+    rows = sum(b.shape[0] for b in blocks)
+    cols = sum(b.shape[1] for b in blocks)
+    from .indexing import cat
+    # Each block row is the block padded with zeros left and right; rows stack with cat,
+    # so autograd differentiates through cat and the blocks' own ops.
+    pieces, col = [], 0
+    for b in blocks:
+        n, m = b.shape
+        row = [b.to(dtype)]
+        if col:
+            row.insert(0, b.new_zeros((n, col), dtype=dtype))
+        if cols - col - m:
+            row.append(b.new_zeros((n, cols - col - m), dtype=dtype))
+        pieces.append(cat(row, 1) if len(row) > 1 else row[0])
+        col += m
+    result = cat(pieces, 0) if len(pieces) > 1 else pieces[0]
+    return result if rows else result.reshape(0, cols)
