@@ -250,17 +250,48 @@ def _unnormalize(coord, size, align_corners):
     return ((coord + 1) * size - 1) / 2
 
 
+def _reflect(coord, twice_low, twice_high):
+    """PyTorch's reflect_coordinates: fold `coord` into [low, high] by reflections."""
+    if twice_low == twice_high:
+        return coord * 0
+    low = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    distance = (coord - low).abs()
+    extra = distance.fmod(span)
+    flips = (distance / span).floor()
+    return E.where(flips.remainder(2) == 0, extra + low, span - extra + low)
+
+
+def _apply_padding(coord, size, padding_mode, align_corners):
+    """Source coordinate after the padding mode (PyTorch's compute_coordinates)."""
+    if padding_mode == "border":
+        return coord.clamp(0, size - 1)
+    if padding_mode == "reflection":
+        if align_corners:
+            coord = _reflect(coord, 0, 2 * (size - 1))
+        else:
+            coord = _reflect(coord, -1, 2 * size - 1)
+        return coord.clamp(0, size - 1)
+    return coord
+
+
+def _cubic_coefficients(t, a=-0.75):
+    near = lambda x: ((a + 2) * x - (a + 3)) * x * x + 1  # noqa: E731 - |x| <= 1
+    far = lambda x: ((a * x - 5 * a) * x + 8 * a) * x - 4 * a  # noqa: E731 - 1 < |x| < 2
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    """Sample (N, C, H, W) at the normalised (x, y) locations of `grid` (N, Ho, Wo, 2)."""
+    """Sample (N, C, H, W) at the normalised (x, y) locations of `grid` (N, Ho, Wo, 2):
+    bilinear, nearest or bicubic; zeros, border or reflection padding."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
                          f"but got: '{mode}'")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
-    if input.dim() != 4 or mode == "bicubic" or padding_mode == "reflection":
-        raise NotImplementedError("grid_sample: ember supports 4-D input with mode 'bilinear' or 'nearest' and "
-                                  "padding_mode 'zeros' or 'border' so far")
+    if input.dim() != 4:
+        raise NotImplementedError("grid_sample: ember supports 4-D input (N, C, H, W) so far")
     if grid.dim() != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
         raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension and the same batch "
                            f"size as input, but got grid with sizes {list(grid.shape)}")
@@ -269,15 +300,30 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     ho, wo = grid.shape[1:3]
     ix = _unnormalize(grid[..., 0], w, align_corners)
     iy = _unnormalize(grid[..., 1], h, align_corners)
-    if padding_mode == "border":
-        ix, iy = ix.clamp(0, w - 1), iy.clamp(0, h - 1)
 
     def tap(x, y, weight):
+        """weight * input at integer positions (x, y); zero outside the input."""
+        if mode == "bicubic":
+            # Each bicubic tap gets the padding mode on its own, as in PyTorch.
+            x = _apply_padding(x, w, padding_mode, align_corners)
+            y = _apply_padding(y, h, padding_mode, align_corners)
         valid = (x >= 0) & (x <= w - 1) & (y >= 0) & (y <= h - 1)
         flat = (y.clamp(0, h - 1) * w + x.clamp(0, w - 1)).long().reshape(n, 1, ho * wo).expand(n, c, ho * wo)
         values = K.take_along_planes(input, flat.contiguous()).reshape(n, c, ho, wo)
         return values * (weight * valid).unsqueeze(1)
 
+    if mode == "bicubic":
+        x0, y0 = ix.floor(), iy.floor()
+        wx = _cubic_coefficients(ix - x0)
+        wy = _cubic_coefficients(iy - y0)
+        total = None
+        for i in range(4):
+            for j in range(4):
+                term = tap(x0 + (j - 1), y0 + (i - 1), wx[j] * wy[i])
+                total = term if total is None else total + term
+        return total
+    ix = _apply_padding(ix, w, padding_mode, align_corners)
+    iy = _apply_padding(iy, h, padding_mode, align_corners)
     if mode == "nearest":
         return tap(ix.round(), iy.round(), E.ones_like(ix))
     x0, y0 = ix.floor(), iy.floor()
