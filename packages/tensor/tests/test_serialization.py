@@ -276,3 +276,15 @@ def test_cuda_tensors_round_trip_and_map_to_cpu():
     buffer.seek(0)
     on_cpu = E.load(buffer, map_location={"cuda:0": "cpu"})
     assert on_cpu["row"].device.type == "cpu" and on_cpu["row"].tolist() == [4.0, 5.0, 6.0, 7.0]
+
+
+def test_saving_into_a_missing_directory_says_so(tmp_path):
+    with pytest.raises(RuntimeError, match="Parent directory .*missing does not exist."):
+        E.save(1, tmp_path / "missing" / "c.pt")
+
+
+def test_bool_storage_with_other_byte_values_is_rejected():
+    header = _header(_tensor_node(dtype="bool", shape=[16]))  # the blob holds float32 bytes, not 0/1
+    header["storages"][0]["dtype"] = "bool"
+    with pytest.raises(SerializationError, match="bool values other than 0 and 1"):
+        E.load(io.BytesIO(_rebuild(header)))

@@ -156,7 +156,10 @@ class _Reader:
                 raise _corrupt(f"storage {sid} is not a whole number of {dtype.name} elements")
             # A writable view into the file's buffer: no copy of the tensor data.
             self.arrays[sid] = np.frombuffer(self.data, dtype=np.uint8, count=nbytes, offset=start)
-        return self.arrays[sid].view(dtype.np)
+        raw = self.arrays[sid]
+        if dtype is D.bool and raw.size and raw.max() > 1:
+            raise _corrupt(f"storage {sid} holds bool values other than 0 and 1")
+        return raw.view(dtype.np)
 
     def decode(self, node, depth=0):
         if depth > MAX_DEPTH:

@@ -193,6 +193,8 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
 
 def _atomic_write(path, parts):
     directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise RuntimeError(f"Parent directory {directory} does not exist.")
     fd, tmp = tempfile.mkstemp(prefix=".ember-save-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
