@@ -219,7 +219,8 @@ class _Reader:
         shape, stride = _field(node, "shape", list), _field(node, "stride", list)
         offset = _field(node, "offset", int)
         ints = shape + stride + [offset]
-        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in ints) or len(shape) != len(stride):
+        valid = all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in ints)
+        if not valid or len(shape) != len(stride):
             raise _corrupt("a tensor has an invalid shape, stride or offset")
         sid = node.get("storage")
         flat = self.storage_array(sid, dtype)

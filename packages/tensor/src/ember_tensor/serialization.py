@@ -98,7 +98,8 @@ class _Writer:
         self.keep_alive.append(t)
         buf = t._storage.buf
         shape, stride, offset = list(t.shape), list(t.stride()), t.storage_offset()
-        contiguous_buffer = (_is_c_contiguous(buf, t) and buf.dtype.itemsize == t._dtype.itemsize and min(stride, default=0) >= 0)
+        contiguous_buffer = (_is_c_contiguous(buf, t) and buf.dtype.itemsize == t._dtype.itemsize
+                             and min(stride, default=0) >= 0)
         if contiguous_buffer:
             sid = self.storages.get(id(t._storage))
             if sid is None:

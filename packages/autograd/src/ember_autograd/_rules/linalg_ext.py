@@ -150,7 +150,8 @@ def qr(ctx, grad, Q, R, mode, shape):
     m, n = shape[-2:]
     if mode == "r":
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
-                           "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+                           "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
+                           "linalg.qr.")
     if m < n or (mode == "complete" and m > n):
         raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols, "
                            "or when ncols > nrows (not implemented in ember).")

@@ -52,7 +52,8 @@ def _parse(equation, operands):
             if not ch.isalpha():
                 raise RuntimeError("einsum(): invalid subscript given in the output, subscripts must be in [a-zA-Z]")
             if not any(ch in lab for lab in labels):
-                raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the equation for any input operand")
+                raise RuntimeError(f"einsum(): output subscript {ch} does not appear in the equation for any "
+                                   "input operand")
             if output.count(ch) > 1:
                 raise RuntimeError(f"einsum(): output subscript {ch} appears more than once in the output")
     else:

@@ -270,7 +270,8 @@ def matrix_power(input, n, *, out=None):
         raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
     m, k = input.shape[-2:]
     if m != k:
-        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are {m} by {k} matrices")
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are {m} by {k} "
+                           "matrices")
     if n == 0:
         from .creation import eye
         result = eye(m, dtype=input.dtype, device=input.device).expand(input.shape).clone()

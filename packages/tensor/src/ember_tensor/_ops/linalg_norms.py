@@ -105,8 +105,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     if dim is not None and len(dim) == 2 or dim is None and ord is not None and A.dim() == 2:
         return matrix_norm(A, "fro" if ord is None else ord, dim if dim is not None else (-2, -1), keepdim,
                            dtype=dtype, out=out)
-    if isinstance(ord, str):
-        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D.")
-    if dim is None and ord is not None and A.dim() != 1:
-        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D.")
+    if isinstance(ord, str) or (dim is None and ord is not None and A.dim() != 1):
+        raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+                           f"Got {A.dim()}D.")
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)
