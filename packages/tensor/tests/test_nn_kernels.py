@@ -275,3 +275,23 @@ def test_cuda_tensors_round_trip_through_the_host_kernels():
     rm = et.zeros(4, dtype=et.float64).cuda()
     N.native_batch_norm(y, None, None, rm, None, True, 0.5, 1e-5)
     np.testing.assert_allclose(rm.cpu().numpy(), 0.5 * y.cpu().numpy().mean((0, 2, 3)), atol=1e-12)
+
+
+BAD_GEOMETRY = [
+    (lambda: N.convolution(et.ones(1, 2, 5, 5), et.ones(3, 2, 3, 3), None, 0, 0, 1, False, 0, 1),
+     "non-positive stride is not supported"),
+    (lambda: N.convolution(et.ones(1, 2, 5, 5), et.ones(3, 2, 3, 3), None, 1, -1, 1, False, 0, 1),
+     "negative padding is not supported"),
+    (lambda: N.convolution(et.ones(1, 2, 5, 5), et.ones(3, 2, 3, 3), None, 1, 0, 0, False, 0, 1),
+     "dilation should be greater than zero"),
+    (lambda: N.max_pool_with_indices(et.ones(1, 2, 5, 5), (0, 0)), "kernel_size should be greater than zero"),
+    (lambda: N.max_pool_with_indices(et.ones(1, 2, 5, 5), (2, 2), (0, 0)), "stride should not be zero"),
+    (lambda: N.avg_pool(et.ones(1, 2, 5, 5), (2, 2), (1, 1), (-1, 0)), "pad must be non-negative"),
+    (lambda: N.im2col(et.ones(1, 2, 5, 5), 2, 1, 0, 0), "stride should be greater than zero"),
+]
+
+
+@pytest.mark.parametrize("call, message", BAD_GEOMETRY)
+def test_bad_geometry_is_refused_before_any_kernel_runs(call, message):
+    with pytest.raises(RuntimeError, match=message):
+        call()

@@ -22,8 +22,16 @@ __all__ = ["convolution", "convolution_backward_input", "convolution_backward_we
 
 
 def _params(nd, stride, padding, dilation):
-    return (ntuple(stride, nd, "stride"), ntuple(padding, nd, "padding"),
-            ntuple(dilation, nd, "dilation"))
+    stride, padding = ntuple(stride, nd, "stride"), ntuple(padding, nd, "padding")
+    dilation = ntuple(dilation, nd, "dilation")
+    # Checked before any kernel runs: the Numba loops index without bounds checks.
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+    return stride, padding, dilation
 
 
 def _im2col(x, kernel, stride, padding, dilation, groups):

@@ -29,6 +29,14 @@ def _geometry(input, kernel_size, stride, padding, dilation, ceil_mode):
         else ntuple(stride, nd, "stride")
     padding = ntuple(padding, nd, "padding")
     dilation = ntuple(dilation, nd, "dilation")
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError(f"kernel_size should be greater than zero, but got {list(kernel)}")
+    if any(s == 0 for s in stride):
+        raise RuntimeError("stride should not be zero")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("pad must be non-negative")
     for k, p in zip(kernel, padding):
         if p * 2 > k:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "

@@ -90,8 +90,16 @@ def constant_pad_nd(input, pad, value=0):
 
 
 def _unfold_params(kernel_size, dilation, padding, stride):
-    return (ntuple(kernel_size, 2), ntuple(dilation, 2, "dilation"), ntuple(padding, 2, "padding"),
-            ntuple(stride, 2, "stride"))
+    kernel, dilation = ntuple(kernel_size, 2), ntuple(dilation, 2, "dilation")
+    padding, stride = ntuple(padding, 2, "padding"), ntuple(stride, 2, "stride")
+    for name, values in (("kernel size", kernel), ("dilation", dilation), ("stride", stride)):
+        if any(v <= 0 for v in values):
+            raise RuntimeError(f"{name} should be greater than zero, but got {name.split()[0]}_height: "
+                               f"{values[0]} {name.split()[0]}_width: {values[1]}")
+    if any(p < 0 for p in padding):
+        raise RuntimeError(f"padding should be non-negative, but got pad_height: {padding[0]} "
+                           f"pad_width: {padding[1]}")
+    return kernel, dilation, padding, stride
 
 
 @op()
