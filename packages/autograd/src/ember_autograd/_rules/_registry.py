@@ -22,6 +22,18 @@ when unpacked. ``RESULT`` stands for the op's output. A formula returns one grad
 input (None where there is none or ``ctx.needs_input_grad`` says it is not wanted);
 gradients of broadcast inputs need no summing here: the engine fits every gradient to its
 input's shape and dtype in one place (`_graph.validate_grad`).
+
+``ctx`` is the node: ``ctx.needs_input_grad[i]`` says whether input i wants a gradient.
+With several outputs, ``grad`` is a tuple (None for outputs that got no gradient). `name`
+may be a function of the op's arguments (``SumBackward0`` vs ``SumBackward1``).
+
+Adding a family (the API above is stable): write ``_rules/<family>.py`` with `derivative`,
+`composite` and `not_differentiable` calls, and add one import line for it in
+``_rules/__init__.py``. ``tests/test_rules_table.py`` fails while an op that ember_tensor
+registers has no entry, or has two. An in-place op that reads its input before writing it
+needs a rule (its output saved through ``RESULT`` or its input through ``save``, which the
+recorder copies first); as a composite, the copy back would invalidate what the inner op
+saved.
 """
 import inspect
 
