@@ -4,15 +4,15 @@ Attributes that are Parameters, buffers or Modules live in three ordered dicts
 (`_parameters`, `_buffers`, `_modules`) rather than in ``__dict__``: that is what lets
 ``parameters()``, ``state_dict()``, ``to()`` and ``repr`` walk the tree. ``__setattr__``
 routes assignments there, ``__getattr__`` finds them. State-dict saving and loading
-live in `_state_dict.py` and hooks with ``__call__`` in `_hooks.py`; Module inherits both.
+live in `_state_dict.py`, hooks with ``__call__`` in `_hooks.py`, device and dtype
+conversion in `_conversion.py`; Module inherits them.
 """
 from collections import OrderedDict
 
-import ember_autograd
-import ember_tensor
 from ember_tensor import Tensor
 
 from ..parameter import Buffer, Parameter
+from ._conversion import ConversionMixin
 from ._hooks import (
     HooksMixin, register_module_forward_hook, register_module_forward_pre_hook, register_module_full_backward_hook,
     register_module_full_backward_pre_hook,
@@ -47,7 +47,7 @@ def _addindent(text, spaces):
     return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
 
 
-class Module(HooksMixin, StateDictMixin):
+class Module(HooksMixin, StateDictMixin, ConversionMixin):
     """Base class for all neural network modules; subclasses define ``forward``.
 
     Assigning a Parameter, a Module or a ``Buffer`` as an attribute registers it, so that
@@ -331,7 +331,7 @@ class Module(HooksMixin, StateDictMixin):
             raise AttributeError("`" + name + "` is not a buffer")
         return getattr(module, name)
 
-    # -- modes, conversion, gradients ------------------------------------------------------
+    # -- modes and gradients ------------------------------------------------------
 
     def train(self, mode=True):
         """Set training mode on this module and its descendants; returns self."""
@@ -372,78 +372,6 @@ class Module(HooksMixin, StateDictMixin):
             module.apply(fn)
         fn(self)
         return self
-
-    def _apply(self, fn, recurse=True):
-        """Replace every parameter's and buffer's data by ``fn(tensor)``.
-
-        Parameters stay the same objects (their ``.data`` is swapped) so that optimizers
-        holding them keep working after ``model.to(...)``.
-        """
-        if recurse:
-            for module in self.children():
-                module._apply(fn)
-        for param in self._parameters.values():
-            if param is None:
-                continue
-            with ember_autograd.no_grad():
-                param.data = fn(param)
-                if param.grad is not None:
-                    param.grad = fn(param.grad)
-        for key, buf in self._buffers.items():
-            if buf is not None:
-                self._buffers[key] = fn(buf)
-        return self
-
-    def to(self, *args, **kwargs):
-        """Move and/or cast parameters and buffers: ``to(device)``, ``to(dtype)``,
-        ``to(tensor)``, ``to(device, dtype)``. Only floating tensors change dtype."""
-        device, dtype = kwargs.get("device"), kwargs.get("dtype")
-        for arg in args:
-            if isinstance(arg, ember_tensor.dtype):
-                dtype = arg
-            elif isinstance(arg, Tensor):
-                device, dtype = arg.device, arg.dtype
-            else:
-                device = arg
-        if dtype is not None and not dtype.is_floating_point:
-            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
-                            f"dtype={dtype}")
-
-        def convert(t):
-            return t.to(device=device, dtype=dtype if t.is_floating_point() else None)
-        return self._apply(convert)
-
-    def to_empty(self, *, device, recurse=True):
-        """Move parameters and buffers to `device` without copying their values."""
-        return self._apply(lambda t: ember_tensor.empty_like(t, device=device), recurse=recurse)
-
-    def cuda(self, device=None):
-        """Move every parameter and buffer to a CUDA device."""
-        return self._apply(lambda t: t.cuda(device))
-
-    def cpu(self):
-        """Move every parameter and buffer to the CPU."""
-        return self._apply(lambda t: t.cpu())
-
-    def type(self, dst_type):
-        """Cast every parameter and buffer to `dst_type`."""
-        return self._apply(lambda t: t.type(dst_type))
-
-    def float(self):
-        """Cast floating parameters and buffers to float32."""
-        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
-
-    def double(self):
-        """Cast floating parameters and buffers to float64."""
-        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
-
-    def half(self):
-        """Cast floating parameters and buffers to float16."""
-        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
-
-    def bfloat16(self):
-        """Cast floating parameters and buffers to bfloat16."""
-        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     # -- printing ----------------------------------------------------------------------------
 
