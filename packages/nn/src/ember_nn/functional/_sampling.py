@@ -1,6 +1,6 @@
 """Resampling: pad (constant, reflect, replicate, circular), interpolate/upsample
-(nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area), affine_grid and
-grid_sample.
+(nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area; antialiased
+bilinear/bicubic), affine_grid and grid_sample.
 
 Interpolation is separable: each spatial dim is resampled in turn by a matmul with an
 (out, in) weight matrix (or an index lookup for nearest), so gradients come from the
@@ -146,6 +146,35 @@ def _cubic_matrix(in_size, out_size, scale, align_corners):
     return m
 
 
+def _antialias_matrix(in_size, out_size, scale, align_corners, cubic):
+    """(out, in) weights of PyTorch's antialiased bilinear/bicubic resampling: the filter
+    is stretched by the downscaling factor so every input pixel contributes."""
+    s = _scale(in_size, out_size, scale, align_corners)
+    interp = 4 if cubic else 2
+    support = interp * 0.5 * s if s >= 1.0 else interp * 0.5
+    invscale = 1.0 / s if s >= 1.0 else 1.0
+
+    def kernel(x):
+        x = np.abs(x)
+        if not cubic:
+            return np.maximum(0.0, 1.0 - x)
+        a = -0.5  # Keys' cubic, as PyTorch's antialias path uses
+        near = ((a + 2) * x - (a + 3)) * x * x + 1
+        far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return np.where(x < 1, near, np.where(x < 2, far, 0.0))
+
+    m = np.zeros((out_size, in_size))
+    for i in range(out_size):
+        center = s * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), in_size)
+        taps = np.arange(lo, hi)
+        w = kernel((taps - center + 0.5) * invscale)
+        total = w.sum()
+        m[i, lo:hi] = w / total if total != 0 else w
+    return m
+
+
 def _along(x, axis, matrix):
     m = E.tensor(matrix, dtype=x.dtype, device=x.device)
     return x.movedim(axis, -1).matmul(m.t()).movedim(-1, axis)
@@ -171,8 +200,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) "
                                   f"for the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
                                   f"nearest-exact (got {mode})")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported by ember yet")
+    if antialias and not (mode in ("bilinear", "bicubic") and nd == 2):
+        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and requires a 4-D tensor "
+                         "as input")
     align_corners = bool(align_corners)
     sizes, scales = _output_sizes(input, nd, size, scale_factor, recompute_scale_factor)
     if mode == "area":
@@ -184,6 +214,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if mode in ("nearest", "nearest-exact"):
             index = _nearest_index(in_size, out_size, scales[d], mode == "nearest-exact")
             out = out[(slice(None),) * axis + (E.tensor(index, dtype=E.int64, device=input.device),)]
+        elif antialias:
+            out = _along(out, axis, _antialias_matrix(in_size, out_size, scales[d], align_corners,
+                                                      mode == "bicubic"))
         elif mode == "bicubic":
             out = _along(out, axis, _cubic_matrix(in_size, out_size, scales[d], align_corners))
         else:
