@@ -275,3 +275,70 @@ def test_hypothesis_advanced_indexing_matches_numpy(case):
     x[torch_key] = torch.tensor(value)
     # With repeated positions the last write wins in both libraries.
     np.testing.assert_array_equal(x.numpy(), ref_set)
+
+
+# --- against PyTorch itself (optional oracle) ----------------------------------------------
+
+@st.composite
+def _torch_key(draw):
+    """Random shapes (size-0 dims included) and keys mixing every kind of entry."""
+    shape = draw(st.lists(st.integers(0, 3), min_size=1, max_size=3))
+    key, d = [], 0
+    for _ in range(draw(st.integers(1, len(shape) + 1))):
+        kind = draw(st.sampled_from(["int", "slice", "list", "tensor", "none", "ellipsis", "mask", "int0d"]))
+        if kind == "none":
+            key.append(("none", None))
+            continue
+        if kind == "ellipsis":
+            if all(k != "ellipsis" for k, _ in key):
+                key.append(("ellipsis", None))
+            continue
+        if d >= len(shape):
+            break
+        n = shape[d]
+        if kind in ("int", "int0d"):
+            key.append((kind, draw(st.integers(-n, n - 1)) if n else 0))
+        elif kind == "slice":
+            key.append(("slice", slice(draw(st.integers(-n - 1, n + 1)), draw(st.integers(-n - 1, n + 1)),
+                                       draw(st.integers(1, 2)))))
+        elif kind == "mask":
+            key.append(("mask", draw(st.lists(st.booleans(), min_size=n, max_size=n))))
+        else:
+            values = draw(st.lists(st.integers(-n, n - 1) if n else st.just(0), min_size=1, max_size=3))
+            key.append((kind, values))
+        d += 1
+    return shape, key
+
+
+def _build_key(key, lib):
+    built = []
+    for kind, value in key:
+        if kind in ("none", "ellipsis"):
+            built.append(None if kind == "none" else Ellipsis)
+        elif kind in ("int", "slice", "list"):
+            built.append(value)
+        else:
+            built.append(lib.tensor(value))
+    return tuple(built)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_torch_key())
+def test_hypothesis_matches_pytorch(case):
+    ref = pytest.importorskip("torch")
+    shape, key = case
+    values = np.arange(int(np.prod(shape))).reshape(shape)
+    try:
+        want = ref.tensor(values)[_build_key(key, ref)]
+    except (IndexError, ValueError, RuntimeError) as error:
+        with pytest.raises(type(error)):
+            torch.tensor(values)[_build_key(key, torch)]
+        return
+    got = torch.tensor(values)[_build_key(key, torch)]
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    new = -np.arange(want.numel()).reshape(tuple(want.shape)) - 1
+    expected, x = ref.tensor(values), torch.tensor(values)
+    expected[_build_key(key, ref)] = ref.tensor(new)
+    x[_build_key(key, torch)] = torch.tensor(new)
+    np.testing.assert_array_equal(x.numpy(), expected.numpy())

@@ -60,11 +60,19 @@ class IndexPlan:
         before, after = self.rest_dims()
         return tuple(shape[d] for d in before) + tuple(self.index_shape) + tuple(shape[d] for d in after)
 
+    def check_empty_dims(self):
+        """PyTorch's error for indices into a dim of size 0 (checked even for empty results)."""
+        shape = self.view._data.shape
+        for d, arr in zip(self.dims, self.arrays):
+            if shape[d] == 0 and arr.size and int(np.prod(self.index_shape)):
+                raise IndexError("index is out of bounds for dimension with size 0")
+
     def element_offsets(self, strides):
         """Bounds-checked offsets (element strides `strides`) that the index arrays select.
 
         PyTorch's IndexError names the position of the index among the advanced ones.
         """
+        self.check_empty_dims()
         shape = self.view._data.shape
         offs = np.zeros(int(np.prod(self.index_shape)), dtype=np.int64)
         for position, (d, arr) in enumerate(zip(self.dims, self.arrays)):
@@ -152,6 +160,17 @@ def _dims_consumed(kind, value):
     return 0
 
 
+def _check_masks(masks, view_shape):
+    """PyTorch checks each mask against the view that the basic entries made (after any
+    None), naming that view's shape and the mask's position in it."""
+    for mask, start in masks:
+        for j, n in enumerate(mask.shape):
+            if n != view_shape[start + j]:
+                raise IndexError(
+                    f"The shape of the mask {list(mask.shape)} at index {j} does not match the shape "
+                    f"of the indexed tensor {list(view_shape)} at index {start + j}")
+
+
 def plan_index(self, key):
     """(view, plan): the view the basic entries of `key` select, and an `IndexPlan` for the
     advanced entries (None when there are none)."""
@@ -164,7 +183,7 @@ def plan_index(self, key):
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     shape, strides = self._data.shape, self.stride()
     offset = self.storage_offset()
-    new_shape, new_strides, adv_dims, arrays = [], [], [], []
+    new_shape, new_strides, adv_dims, arrays, masks = [], [], [], [], []
     d = 0
     for kind, value in entries:
         if kind == "ellipsis":
@@ -178,7 +197,8 @@ def plan_index(self, key):
         elif kind == "int":
             size = shape[d]
             if not -size <= value < size:
-                raise IndexError(f"index {value} is out of bounds for dimension {d} with size {size}")
+                # PyTorch names the dim of the partly indexed view (after any None).
+                raise IndexError(f"index {value} is out of bounds for dimension {len(new_shape)} with size {size}")
             offset += (value % size) * strides[d]
             d += 1
         elif kind == "slice":
@@ -199,11 +219,7 @@ def plan_index(self, key):
                 adv_dims.append(len(new_shape) - 1)
                 arrays.append(np.zeros(1 if value else 0, dtype=np.int64))
                 continue
-            for j, n in enumerate(value.shape):
-                if n != shape[d + j]:
-                    raise IndexError(
-                        f"The shape of the mask {list(value.shape)} at index {j} does not match the shape "
-                        f"of the indexed tensor {list(shape)} at index {d + j}")
+            masks.append((value, len(new_shape)))
             for j, positions in enumerate(np.nonzero(value)):
                 new_shape.append(shape[d])
                 new_strides.append(strides[d])
@@ -218,6 +234,7 @@ def plan_index(self, key):
             d += 1
     new_shape.extend(shape[d:])
     new_strides.extend(strides[d:])
+    _check_masks(masks, new_shape)
     view = make_view(self, new_shape, new_strides, offset)
     if not adv_dims:
         return view, None

@@ -37,10 +37,14 @@ def gather_offsets(shape, strides):
 def _plan_offsets(plan, strides):
     """(before, offs, after, result_shape) for the 3-level kernels of a plan."""
     shape = plan.view._data.shape
-    offs = plan.element_offsets(strides)
     before, after = plan.rest_dims()
     before_offs = gather_offsets([shape[d] for d in before], [strides[d] for d in before])
     after_offs = gather_offsets([shape[d] for d in after], [strides[d] for d in after])
+    if before_offs.size and after_offs.size:
+        offs = plan.element_offsets(strides)
+    else:  # nothing is read or written: PyTorch checks only for indices into empty dims
+        plan.check_empty_dims()
+        offs = np.zeros(int(np.prod(plan.index_shape)), dtype=np.int64)
     return before_offs, offs, after_offs, plan.result_shape()
 
 
