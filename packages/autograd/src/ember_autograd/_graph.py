@@ -169,8 +169,9 @@ def accumulate_grad(variable, grad):
             variable._grad = _detached(grad).clone()
         else:
             variable._grad = grad
-    elif _grad_mode.state.enabled:
-        variable._grad = old + grad
+    elif _grad_mode.state.enabled or grad.is_sparse != old.is_sparse:
+        # Sparse into dense (or dense into sparse) makes a dense .grad, as in PyTorch.
+        variable._grad = grad + old if old.is_sparse else old + grad
     else:
         old.add_(grad)
     meta = variable._autograd_meta
@@ -282,7 +283,11 @@ def gradient_edge(t):
     if fn is not None:
         return (fn, t._output_nr)
     if t._requires_grad:
-        return (grad_accumulator(t), 0)
+        # The leaf's accumulator, inline when it exists and still fits (the common case).
+        acc = meta.grad_accumulator if meta is not None else None
+        if acc is None or acc._input_meta[0] != (t._data.shape, t._dtype):
+            acc = grad_accumulator(t)
+        return (acc, 0)
     return None
 
 

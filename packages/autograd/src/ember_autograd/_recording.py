@@ -67,17 +67,15 @@ def _record(op, rule, args, kwargs, redispatch):
             f"{op.name}(): functions with out=... arguments don't support automatic "
             "differentiation, but one of the arguments requires grad.")
     inputs = rule.extractor(op)(args, kwargs)
-    edges = []
-    metas = []
+    # Preallocated and filled by index: this loop runs on every recorded op call.
+    edges = [None] * len(inputs)
+    metas = [None] * len(inputs)
     wanted = False
-    for t in inputs:
+    for i, t in enumerate(inputs):
         if isinstance(t, Tensor) and t._requires_grad:
-            edges.append(gradient_edge(t))
-            metas.append((t._data.shape, t._dtype))
+            edges[i] = gradient_edge(t)
+            metas[i] = (t._data.shape, t._dtype)
             wanted = True
-        else:
-            edges.append(None)
-            metas.append(None)
     if op.inplace:
         return _record_inplace(op, rule, args, kwargs, redispatch, edges, metas)
     if not wanted:
@@ -99,7 +97,10 @@ def _record(op, rule, args, kwargs, redispatch):
     node._next = tuple(edges)
     node._input_meta = tuple(metas)
     if out.__class__ is Tensor or isinstance(out, Tensor):
-        _set_history(out, node, 0)
+        if out._dtype.category == _FLOAT:  # _set_history, inline: one output is the common case
+            out._grad_fn = node
+            out._requires_grad = True
+            out._output_nr = 0
         if first.__class__ is Tensor or isinstance(first, Tensor):
             if out._storage is first._storage:
                 _make_view(out, first, op, args, kwargs, None)
@@ -128,15 +129,13 @@ def _set_history(t, node, output_nr):
 
 
 def _pack(values, out):
-    packed = []
-    for v in values:
+    packed = list(values)
+    for i, v in enumerate(packed):
         if v.__class__ is _Result:
             o = out if v.index is None else out[v.index]
-            packed.append(SavedTensor(o, is_output=o._grad_fn is not None))
+            packed[i] = SavedTensor(o, is_output=o._grad_fn is not None)
         elif isinstance(v, Tensor):
-            packed.append(SavedTensor(v))
-        else:
-            packed.append(v)
+            packed[i] = SavedTensor(v)
     return packed
 
 
