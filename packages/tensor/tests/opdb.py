@@ -513,9 +513,10 @@ def _ref_round(x, decimals=0):
     return np.round(x, decimals)
 
 
-def _ref_logit(x, eps=None):
-    if eps is not None:
-        x = np.clip(x, eps, 1 - eps)
+def _ref_logit(x, eps=None, *, result_dtype):
+    if eps is not None:  # PyTorch takes the bounds in the result's dtype (rounded for half types)
+        lo = float(NP[result_dtype](eps))
+        x = np.clip(x, lo, float(NP[result_dtype](1 - lo)))
     return np.log(x / (1 - x))
 
 
@@ -922,7 +923,8 @@ _CLAMP_CAST_NAMES = {I64: "long int", I32: "int", I16: "short int", I8: "signed 
 OP_DB = [
     # --- arithmetic ---
     _binary("add", _ref_add, FLOATING + (I64, B, I32, U8), operator=operator.add, ioperator=operator.iadd,
-            sample_kwargs=lambda d: [{"alpha": 0.5 if d.is_floating_point else (True if d is B else 2)}],
+            sample_kwargs=lambda d: [{"alpha": True}, {"alpha": 2}] if d is B else [
+                {"alpha": 0.5 if d.is_floating_point else 2}],
             error_inputs_func=_errors_alpha, **_ARITH),
     _binary("sub", _ref_sub, FLOATING + (I64, U8), operator=operator.sub, ioperator=operator.isub,
             sample_kwargs=lambda d: [{"alpha": 0.5 if d.is_floating_point else 2}],
@@ -981,7 +983,7 @@ OP_DB = [
     _unary("atanh", np.arctanh, domain=(-0.99, 0.99)),
     # --- special functions ---
     _unary("sigmoid", lambda x: 1 / (1 + np.exp(-x)), domain=(-10, 10)),
-    _unary("logit", _ref_logit, domain=(0.01, 0.99), sample_kwargs=lambda d: [{"eps": 0.2}]),
+    _unary("logit", _ref_logit, domain=(0.01, 0.99), sample_kwargs=lambda d: [{"eps": 0.2}], ref_wants_dtype=True),
     _unary("erf", _erf),
     _unary("erfc", _erfc),
     _unary("erfinv", _erfinv, domain=(-0.99, 0.99)),

@@ -105,7 +105,10 @@ def _check_alpha(a, b, alpha):
     if promoted.category != D._FLOAT and isinstance(alpha, float):
         raise RuntimeError(
             "For integral input tensors, argument alpha must not be a floating point number.")
-    return b if alpha == 1 else b * alpha
+    if alpha == 1:
+        return b
+    # A bool result stays bool: alpha acts as a bool too (add(True, True, alpha=2) is True).
+    return b * (bool(alpha) if promoted is D.bool else alpha)
 
 
 def _is_bool(x):

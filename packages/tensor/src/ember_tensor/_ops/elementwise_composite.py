@@ -275,9 +275,12 @@ def equal(input, other):
 def _logit_input(input, eps):
     if eps is None:
         return input
-    # Clamp in the compute dtype: a float16 eps bound would be rounded before the log.
-    kdtype = _iter.compute_dtype(input._dtype) if input._dtype.category == D._FLOAT else D.get_default_dtype()
-    return clamp(input.to(kdtype), eps, 1 - eps)
+    # PyTorch's kernel takes the bounds eps and 1 - eps in the input's dtype (so rounded
+    # for float16/bfloat16), then computes in float32 for those types.
+    dtype = input._dtype if input._dtype.category == D._FLOAT else D.get_default_dtype()
+    lo = float(dtype.np.type(eps))
+    hi = float(dtype.np.type(1 - lo))
+    return clamp(input.to(_iter.compute_dtype(dtype)), lo, hi)
 
 
 @op()
