@@ -93,3 +93,18 @@ def test_pin_memory_warns_without_accelerator():
     with pytest.warns(UserWarning, match="no accelerator is found"):
         loader = DataLoader(_dataset(), batch_size=5, pin_memory=True)
     assert len(list(loader)) == 2
+
+
+def test_tensor_dataset_gather_path_equals_sample_by_sample_collation():
+    from ember_data import default_collate
+    x = et.arange(60.0).reshape(3, 20).t()  # non-contiguous rows
+    y = et.arange(20)  # 0-d samples
+    ds = TensorDataset(x, y)
+    generator_seed = 3
+    fast = list(DataLoader(ds, batch_size=6, shuffle=True, generator=et.Generator().manual_seed(generator_seed)))
+    slow = list(DataLoader(ds, batch_size=6, shuffle=True, generator=et.Generator().manual_seed(generator_seed),
+                           collate_fn=lambda batch: default_collate(batch)))
+    assert len(fast) == len(slow) == 4
+    for (fx, fy), (sx, sy) in zip(fast, slow):
+        assert fx.tolist() == sx.tolist() and fy.tolist() == sy.tolist()
+        assert fx.dtype == sx.dtype and fy.dtype == sy.dtype == et.int64

@@ -19,6 +19,7 @@ CASES = [
     ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, maximize=True), rules.sgd),
     ("Adam", dict(lr=0.01), rules.adam),
     ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1, maximize=True), rules.adam),
+    ("Adam", dict(lr=0.01, betas=(0.3, 0.9)), rules.adam),  # lerp weight 0.7: the other formula
     ("AdamW", dict(lr=0.01), rules.adamw),
     ("AdamW", dict(lr=0.01, amsgrad=True, weight_decay=0.05), rules.adamw),
     ("Adamax", dict(lr=0.01, weight_decay=0.1), rules.adamax),

@@ -1,5 +1,7 @@
 """Fetchers: turn the indices the sampler produced into one collated batch."""
 
+from ._collate import default_collate
+
 __all__ = ["MapDatasetFetcher", "IterableDatasetFetcher", "create_fetcher"]
 
 
@@ -14,6 +16,9 @@ class MapDatasetFetcher:
     def fetch(self, possibly_batched_index):
         """The collated batch for a list of indices (or the converted sample for one index)."""
         if self.auto_collation:
+            batched = getattr(self.dataset, "_default_collated_batch", None)
+            if batched is not None and self.collate_fn is default_collate:
+                return batched(possibly_batched_index)
             getitems = getattr(self.dataset, "__getitems__", None)
             if getitems is not None:
                 data = getitems(possibly_batched_index)

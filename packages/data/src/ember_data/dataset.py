@@ -4,6 +4,8 @@ import itertools
 import math
 import warnings
 
+import numpy as np
+
 import ember_tensor
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
@@ -54,6 +56,23 @@ class TensorDataset(Dataset):
 
     def __len__(self):
         return self.tensors[0].size(0)
+
+    def _default_collated_batch(self, indices):
+        """What ``default_collate([self[i] for i in indices])`` returns, gathered in one step.
+
+        The DataLoader calls this instead of fetching sample by sample when the collate
+        function is the default: one gather per tensor instead of a view per sample.
+        """
+        return [_gather_rows(t, indices) for t in self.tensors]
+
+
+def _gather_rows(tensor, indices):
+    if tensor.requires_grad:  # keep the graph, as stacking the samples would
+        return ember_tensor.stack([tensor[i] for i in indices])
+    if tensor.device.type == "cpu":
+        rows = np.take(tensor.detach().numpy(), np.asarray(indices, dtype=np.int64), axis=0)
+        return ember_tensor.from_numpy(rows)
+    return tensor.detach()[ember_tensor.tensor(indices, dtype=ember_tensor.int64, device=tensor.device)]
 
 
 class StackDataset(Dataset):
