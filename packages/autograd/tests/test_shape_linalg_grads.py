@@ -99,6 +99,7 @@ LINALG_CASES = [
     ("pinv_wide", lambda a: E.linalg.pinv(a), [(2, 4)]),
     ("lstsq", lambda a, b: E.linalg.lstsq(a, b).solution, [(4, 3), (4, 2)]),
     ("matrix_power", lambda a: E.linalg.matrix_power(a, 3), [(3, 3)]),
+    ("matrix_exp", lambda a: E.linalg.matrix_exp(a), [(2, 3, 3)]),
     ("matrix_power_neg", lambda a: E.linalg.matrix_power(a, -2), [(3, 3)]),
     ("vector_norm", lambda a: E.linalg.vector_norm(a, 3, dim=1), [(2, 3)]),
     ("vector_norm_inf", lambda a: E.linalg.vector_norm(a, float("inf")), [(2, 3)]),

@@ -54,6 +54,7 @@ A = RNG.standard_normal((2, 3, 3))
 B = RNG.standard_normal((2, 3, 2))
 SPD = A @ np.swapaxes(A, -1, -2) + 3 * np.eye(3)
 TALL = RNG.standard_normal((4, 3))
+NILPOTENT = np.array([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0], [0.0, 0.0, 0.0]])
 
 CASES = [
     # (name, ember call on (A, B, SPD, TALL) tensors, NumPy reference)
@@ -110,6 +111,13 @@ CASES = [
     ("matrix_power", lambda a, b, s, t: E.linalg.matrix_power(a, 5), lambda a, b, s, t: np.linalg.matrix_power(a, 5)),
     ("matrix_power_neg", lambda a, b, s, t: a.matrix_power(-2), lambda a, b, s, t: np.linalg.matrix_power(a, -2)),
     ("matrix_power_0", lambda a, b, s, t: E.matrix_power(a, 0), lambda a, b, s, t: np.broadcast_to(np.eye(3), a.shape)),
+    ("matrix_exp_diagonal", lambda a, b, s, t: E.linalg.matrix_exp(E.diag_embed(a[..., 0])),
+     lambda a, b, s, t: np.exp(a[..., 0])[..., None] * np.eye(3)),
+    # exp(N) = I + N + N^2 / 2 for this nilpotent N.
+    ("matrix_exp_nilpotent", lambda a, b, s, t: E.tensor(NILPOTENT).expand(2, 3, 3).matrix_exp(),
+     lambda a, b, s, t: np.broadcast_to(np.eye(3) + NILPOTENT + NILPOTENT @ NILPOTENT / 2, a.shape)),
+    ("matrix_exp_inverse", lambda a, b, s, t: E.linalg.matrix_exp(a * 3) @ (a * -3).matrix_exp(),
+     lambda a, b, s, t: np.broadcast_to(np.eye(3), a.shape)),
     ("vector_norm", lambda a, b, s, t: E.linalg.vector_norm(a), lambda a, b, s, t: np.linalg.norm(a.ravel())),
     ("vector_norm_dims", lambda a, b, s, t: E.linalg.vector_norm(a, 3.5, dim=(0, 2), keepdim=True),
      lambda a, b, s, t: (np.abs(a) ** 3.5).sum((0, 2), keepdims=True) ** (1 / 3.5)),
@@ -376,3 +384,11 @@ def test_einsum_matches_numpy_hypothesis():
         _close(E.einsum(equation, E.tensor(a), E.tensor(b)), np.einsum(equation, a, b))
 
     check()
+
+
+@pytest.mark.parametrize("scale", [0.01, 1.0, 30.0])
+def test_matrix_exp_matches_pytorch(scale):
+    torch = pytest.importorskip("torch")
+    a = RNG.standard_normal((2, 4, 4)) * scale
+    expected = torch.linalg.matrix_exp(torch.tensor(a)).numpy()
+    np.testing.assert_allclose(E.linalg.matrix_exp(E.tensor(a)).numpy(), expected, rtol=1e-11, atol=1e-12)

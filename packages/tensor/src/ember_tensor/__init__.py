@@ -59,7 +59,7 @@ from ._ops.random import (
     randperm,
 )
 from ._ops.linalg import diag, diag_embed, trace, addmm, addmv, baddbmm, bmm, dot, ger, inner_product, matmul, mm, mv, outer
-from ._ops.linalg import addbmm, addr, cross, inner, kron, matrix_power, vdot
+from ._ops.linalg import addbmm, addr, cross, inner, kron, matrix_exp, matrix_power, vdot
 from ._ops.einsum import einsum, tensordot
 from ._ops.linalg_legacy import (
     cholesky, cholesky_inverse, cholesky_solve, det, inverse, logdet, pinverse, qr, slogdet, svd,

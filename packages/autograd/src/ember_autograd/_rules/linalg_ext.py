@@ -189,7 +189,7 @@ def _pinv_backward(grad, P, A):
 
 composite("logdet", "cholesky_solve", "cholesky_inverse", "linalg_svdvals", "linalg_eigvalsh", "linalg_vector_norm",
           "linalg_matrix_norm", "linalg_norm", "vdot", "addbmm", "kron", "cross", "matrix_power",
-          "einsum", "tensordot", "inner", "addr")
+          "einsum", "tensordot", "inner", "addr", "linalg_matrix_exp")
 not_differentiable("linalg_matrix_rank")
 
 
