@@ -26,13 +26,34 @@ def _sort_keys(rows, dtype):
     return rows.astype(np.float32) if dtype in _iter.LOW_PRECISION else rows
 
 
+def _order_preserving_uint32(keys):
+    """uint32 codes of 32-bit-or-smaller keys, ordered like PyTorch orders the keys: NaN as
+    the largest value (one canonical NaN), -0.0 equal to 0.0."""
+    if keys.dtype.kind == "f":
+        canonical = np.where(np.isnan(keys), np.float32(np.nan), keys + np.float32(0)).astype(np.float32)
+        bits = canonical.view(np.uint32)
+        return np.where(bits >> 31, ~bits, bits | np.uint32(0x80000000))
+    if keys.dtype.kind == "i":
+        return (keys.astype(np.int64) + (1 << 31)).astype(np.uint32)
+    return keys.astype(np.uint32)
+
+
 def stable_argsort_rows(rows, dtype, descending):
     """Stable argsort of each row; NaN sorts as the largest value (PyTorch's order)."""
     keys = _sort_keys(rows, dtype)
+    n = keys.shape[1]
+    if keys.dtype.itemsize <= 4 and keys.dtype.kind in "fiub" and n < (1 << 32):
+        # Each key and its index packed into one uint64 are all distinct, so any sort is
+        # stable: NumPy's SIMD sort of uint64 is ~10x faster than its stable argsort.
+        codes = _order_preserving_uint32(keys)
+        if descending:
+            codes = ~codes
+        packed = (codes.astype(np.uint64) << np.uint64(32)) | np.arange(n, dtype=np.uint64)
+        packed.sort(axis=1)
+        return (packed & np.uint64(0xFFFFFFFF)).astype(np.int64)
     if not descending:
         return np.argsort(keys, axis=1, kind="stable")
     # Descending and still stable: sort the reversed row ascending and read it backwards.
-    n = keys.shape[1]
     return (n - 1) - np.argsort(keys[:, ::-1], axis=1, kind="stable")[:, ::-1]
 
 
