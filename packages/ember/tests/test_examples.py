@@ -14,6 +14,7 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
     # Tiny settings: the scripts themselves fail unless their loss falls.
     ("char_lstm.py", ["--steps", "6", "--seq-len", "16", "--batch-size", "8"], "sample:"),
     ("transformer_classifier.py", ["--steps", "24", "--seq-len", "8", "--batch-size", "32"], "held-out accuracy"),
+    ("mnist.py", ["--epochs", "2", "--min-accuracy", "0.85"], "Training on the 8x8 digits shipped with ember-data"),
 ])
 def test_example_runs(script, arguments, expected):
     result = subprocess.run([sys.executable, str(EXAMPLES / script), *arguments], capture_output=True, text=True,
