@@ -45,18 +45,6 @@ class _ConstantPadNd(_PadNd):
         return f"padding={self.padding}, value={self.value}"
 
 
-def _padding_class(name, base, dims, doc, mode=None):
-    attrs = {"_dims": dims, "__doc__": doc, "__module__": __name__, "__qualname__": name}
-    if mode is not None:
-        attrs["_mode"] = mode
-    return type(name, (base,), attrs)
-
-
-ConstantPad1d = _padding_class("ConstantPad1d", _ConstantPadNd, 1, "Pad the last dim with `value`.")
-ConstantPad2d = _padding_class("ConstantPad2d", _ConstantPadNd, 2, "Pad the last 2 dims with `value`.")
-ConstantPad3d = _padding_class("ConstantPad3d", _ConstantPadNd, 3, "Pad the last 3 dims with `value`.")
-
-
 class _ZeroPadNd(_ConstantPadNd):
     def __init__(self, padding):
         super().__init__(padding, 0.0)
@@ -65,22 +53,104 @@ class _ZeroPadNd(_ConstantPadNd):
         return f"{self.padding}"
 
 
-ZeroPad1d = _padding_class("ZeroPad1d", _ZeroPadNd, 1, "Pad the last dim with zeros.")
-ZeroPad2d = _padding_class("ZeroPad2d", _ZeroPadNd, 2, """Pad the last 2 dims with zeros.
+class ConstantPad1d(_ConstantPadNd):
+    """Pad the last dim with `value`."""
+
+    _dims = 1
+
+
+class ConstantPad2d(_ConstantPadNd):
+    """Pad the last 2 dims with `value`."""
+
+    _dims = 2
+
+
+class ConstantPad3d(_ConstantPadNd):
+    """Pad the last 3 dims with `value`."""
+
+    _dims = 3
+
+
+class ZeroPad1d(_ZeroPadNd):
+    """Pad the last dim with zeros."""
+
+    _dims = 1
+
+
+class ZeroPad2d(_ZeroPadNd):
+    """Pad the last 2 dims with zeros.
 
     >>> ZeroPad2d(2)
     ZeroPad2d((2, 2, 2, 2))
-    """)
-ZeroPad3d = _padding_class("ZeroPad3d", _ZeroPadNd, 3, "Pad the last 3 dims with zeros.")
-ReflectionPad1d = _padding_class("ReflectionPad1d", _PadNd, 1, "Pad the last dim by reflection.", "reflect")
-ReflectionPad2d = _padding_class("ReflectionPad2d", _PadNd, 2, "Pad the last 2 dims by reflection.", "reflect")
-ReflectionPad3d = _padding_class("ReflectionPad3d", _PadNd, 3, "Pad the last 3 dims by reflection.", "reflect")
-ReplicationPad1d = _padding_class("ReplicationPad1d", _PadNd, 1, "Pad the last dim by repeating the edge.",
-                                  "replicate")
-ReplicationPad2d = _padding_class("ReplicationPad2d", _PadNd, 2, "Pad the last 2 dims by repeating the edge.",
-                                  "replicate")
-ReplicationPad3d = _padding_class("ReplicationPad3d", _PadNd, 3, "Pad the last 3 dims by repeating the edge.",
-                                  "replicate")
-CircularPad1d = _padding_class("CircularPad1d", _PadNd, 1, "Pad the last dim by wrapping around.", "circular")
-CircularPad2d = _padding_class("CircularPad2d", _PadNd, 2, "Pad the last 2 dims by wrapping around.", "circular")
-CircularPad3d = _padding_class("CircularPad3d", _PadNd, 3, "Pad the last 3 dims by wrapping around.", "circular")
+    """
+
+    _dims = 2
+
+
+class ZeroPad3d(_ZeroPadNd):
+    """Pad the last 3 dims with zeros."""
+
+    _dims = 3
+
+
+class ReflectionPad1d(_PadNd):
+    """Pad the last dim by reflection."""
+
+    _mode = "reflect"
+    _dims = 1
+
+
+class ReflectionPad2d(_PadNd):
+    """Pad the last 2 dims by reflection."""
+
+    _mode = "reflect"
+    _dims = 2
+
+
+class ReflectionPad3d(_PadNd):
+    """Pad the last 3 dims by reflection."""
+
+    _mode = "reflect"
+    _dims = 3
+
+
+class ReplicationPad1d(_PadNd):
+    """Pad the last dim by repeating the edge."""
+
+    _mode = "replicate"
+    _dims = 1
+
+
+class ReplicationPad2d(_PadNd):
+    """Pad the last 2 dims by repeating the edge."""
+
+    _mode = "replicate"
+    _dims = 2
+
+
+class ReplicationPad3d(_PadNd):
+    """Pad the last 3 dims by repeating the edge."""
+
+    _mode = "replicate"
+    _dims = 3
+
+
+class CircularPad1d(_PadNd):
+    """Pad the last dim by wrapping around."""
+
+    _mode = "circular"
+    _dims = 1
+
+
+class CircularPad2d(_PadNd):
+    """Pad the last 2 dims by wrapping around."""
+
+    _mode = "circular"
+    _dims = 2
+
+
+class CircularPad3d(_PadNd):
+    """Pad the last 3 dims by wrapping around."""
+
+    _mode = "circular"
+    _dims = 3
