@@ -157,60 +157,66 @@ def gather_dim(src, src_off, src_strides, dim_stride, dim_size, idx, idx_off, id
 
 
 @njit(**_JIT)
-def scatter_dim(dst, dst_strides, dim_stride, dim_size, idx, idx_off, idx_strides, src, src_off,
-                src_strides, shape, mode, counts):
+def _scatter_line(dst, do, ds, dim_stride, idx, io, is_, src, so, ss, n, mode, counts):
+    # One run along the last dim; the mode is tested once per run, not per element.
+    if mode == 0:
+        for j in range(n):
+            dst[do + j * ds + idx[io + j * is_] * dim_stride] = src[so + j * ss]
+    elif mode == 1:
+        for j in range(n):
+            dst[do + j * ds + idx[io + j * is_] * dim_stride] += src[so + j * ss]
+    elif mode == 2:
+        for j in range(n):
+            dst[do + j * ds + idx[io + j * is_] * dim_stride] *= src[so + j * ss]
+    else:
+        for j in range(n):
+            pos = do + j * ds + idx[io + j * is_] * dim_stride
+            v = src[so + j * ss]
+            if v != v or (mode == 3 and v > dst[pos]) or (mode == 4 and v < dst[pos]):
+                dst[pos] = v
+    if counts.shape[0]:
+        for j in range(n):
+            counts[do + j * ds + idx[io + j * is_] * dim_stride] += 1
+
+
+@njit(**_JIT)
+def scatter_dim(dst, dst_strides, dim_stride, idx, idx_off, idx_strides, src, src_off, src_strides,
+                shape, mode, counts):
     """dst[i with i[dim] replaced by idx[i...]] (op)= src[i...] over the index's `shape`.
 
-    `dst` is C-contiguous (offset 0, `dst_strides` 0 at `dim`); `src` strided (all-zero
+    `dst` is a 1-d buffer (offset 0, `dst_strides` 0 at `dim`); `src` strided (all-zero
     strides for a scalar). mode: 0 copy, 1 add, 2 multiply, 3 amax, 4 amin (NaN wins).
-    `counts` (same size as dst, or empty) counts the values each element received. Returns
-    the first bad index as in `gather_dim`; all indices are checked before any write.
+    `counts` (same size as dst, or empty) counts the values each element received. The
+    caller has checked every index (0 <= idx < size of dim).
     """
     ndim = shape.shape[0]
-    total = 1
-    for d in range(ndim):
-        total *= shape[d]
-    for p in range(2):  # pass 0 checks every index, pass 1 writes
-        coord = np.zeros(ndim, np.int64)
-        do = 0
-        io = idx_off
-        so = src_off
-        for i in range(total):
-            k = idx[io]
-            if p == 0:  # as in gather, negative indices are out of bounds
-                if k < 0 or k >= dim_size:
-                    return i, idx[io]
-            else:
-                pos = do + k * dim_stride
-                v = src[so]
-                if mode == 0:
-                    dst[pos] = v
-                elif mode == 1:
-                    dst[pos] += v
-                elif mode == 2:
-                    dst[pos] *= v
-                elif mode == 3:
-                    if v > dst[pos] or v != v:
-                        dst[pos] = v
-                else:
-                    if v < dst[pos] or v != v:
-                        dst[pos] = v
-                if counts.shape[0]:
-                    counts[pos] += 1
-            d = ndim - 1
-            while d >= 0:
-                coord[d] += 1
-                if coord[d] < shape[d]:
-                    do += dst_strides[d]
-                    io += idx_strides[d]
-                    so += src_strides[d]
-                    break
-                do -= dst_strides[d] * (shape[d] - 1)
-                io -= idx_strides[d] * (shape[d] - 1)
-                so -= src_strides[d] * (shape[d] - 1)
-                coord[d] = 0
-                d -= 1
-    return -1, 0
+    last = ndim - 1
+    n = shape[last]
+    outer = 1
+    for d in range(last):
+        outer *= shape[d]
+    if n == 0:
+        return
+    coord = np.zeros(ndim, np.int64)
+    do = 0
+    io = idx_off
+    so = src_off
+    for _ in range(outer):
+        _scatter_line(dst, do, dst_strides[last], dim_stride, idx, io, idx_strides[last], src, so,
+                      src_strides[last], n, mode, counts)
+        d = last - 1
+        while d >= 0:
+            coord[d] += 1
+            if coord[d] < shape[d]:
+                do += dst_strides[d]
+                io += idx_strides[d]
+                so += src_strides[d]
+                break
+            do -= dst_strides[d] * (shape[d] - 1)
+            io -= idx_strides[d] * (shape[d] - 1)
+            so -= src_strides[d] * (shape[d] - 1)
+            coord[d] = 0
+            d -= 1
 
 
 @njit(**_JIT)

@@ -231,19 +231,16 @@ def _scatter_into(self, dim, index, src, mode, name, include_self=True):
     ibuf, istrides = flat_buffer(idx)
     shape = np.array(idx.shape, dtype=np.int64)
     kernel_mode = K.SCATTER_MODES[mode]
-    counts = np.empty(0, np.int64)
-    if mode == "mean":
-        counts = np.ones(flat.size, np.int64)
-    if idx.size and dim_size == 0:
-        _raise_bad_index(idx.reshape(-1)[0], dim, 0)
+    # Every index is checked before anything is written (first bad one in row-major order).
+    bad = (idx < 0) | (idx >= dim_size)
+    if bad.any():
+        _raise_bad_index(idx[bad][0], dim, dim_size)
+    counts = np.ones(flat.size, np.int64) if mode == "mean" else np.empty(0, np.int64)
     if not include_self and idx.size:
         # Elements that receive values start from the reduction's identity instead of self.
         touched = np.zeros(flat.size, np.int64)
-        scratch = np.zeros(flat.size)
-        bad_at, value = K.scatter_dim(scratch, dst_strides, dim_stride, dim_size, ibuf, 0, istrides,
-                                      np.zeros(1), 0, np.zeros(idx.ndim, np.int64), shape, 0, touched)
-        if bad_at >= 0:
-            _raise_bad_index(value, dim, dim_size)
+        K.scatter_dim(np.zeros(flat.size), dst_strides, dim_stride, ibuf, 0, istrides, np.zeros(1), 0,
+                      np.zeros(idx.ndim, np.int64), shape, 0, touched)
         hit = touched > 0
         flat[hit] = _identity(mode, flat.dtype)
         if mode == "mean":
@@ -251,10 +248,7 @@ def _scatter_into(self, dim, index, src, mode, name, include_self=True):
     if idx.size:
         buf = flat if kernel_mode else movement_view(flat)
         sb = sbuf if kernel_mode else movement_view(sbuf)
-        bad_at, value = K.scatter_dim(buf, dst_strides, dim_stride, dim_size, ibuf, 0, istrides, sb, 0,
-                                      sstrides, shape, kernel_mode, counts)
-        if bad_at >= 0:
-            _raise_bad_index(value, dim, dim_size)
+        K.scatter_dim(buf, dst_strides, dim_stride, ibuf, 0, istrides, sb, 0, sstrides, shape, kernel_mode, counts)
     if mode == "mean":
         safe = np.maximum(counts, 1)
         if flat.dtype.kind == "f":
