@@ -60,6 +60,9 @@ LAYERS = [
     ("AdaptiveMaxPool3d", ((2, 1, 2),), {}, [(1, 2, 4, 3, 5)], "adaptive_max_pool3d"),
     ("LPPool1d", (2, 3), {}, [(1, 2, 9)], "lp_pool1d"),
     ("LPPool2d", (3, 2), {"stride": 1}, [(1, 2, 4, 4)], "lp_pool2d"),
+    ("LPPool3d", (2, 2), {}, [(1, 2, 4, 4, 2)], "lp_pool3d"),
+    ("Unfold", ((2, 3),), {"padding": 1, "stride": 2}, [(2, 3, 5, 6)], "unfold"),
+    ("Fold", ((4, 5), 2), {}, [(2, 12, 12)], "fold"),
     ("BatchNorm1d", (3,), {}, [(4, 3)], "batch_norm"),
     ("BatchNorm1d", (3,), {"momentum": None}, [(4, 3, 5)], "batch_norm"),
     ("BatchNorm2d", (2,), {"affine": False}, [(3, 2, 4, 4)], "batch_norm"),
@@ -284,6 +287,8 @@ LOSSES = [
     ("MSELoss", {"reduction": "sum"}, lambda: [_float(3, 4), _float(3, 4)], 1),
     ("NLLLoss", {}, lambda: [_log_probabilities(5, 4), _classes(5, 4)], 1),
     ("NLLLoss", {"ignore_index": 1, "reduction": "none"}, lambda: [_log_probabilities(5, 4), _classes(5, 4)], 1),
+    ("NLLLoss2d", {}, lambda: [_log_probabilities(8, 3).reshape(2, 2, 2, 3).transpose(0, 3, 1, 2).copy(),
+                               _classes(8, 3).reshape(2, 2, 2)], 1),
     ("CrossEntropyLoss", {}, lambda: [_float(5, 4), _classes(5, 4)], 1),
     ("CrossEntropyLoss", {"label_smoothing": 0.2, "reduction": "sum"}, lambda: [_float(5, 4), _classes(5, 4)], 1),
     ("CrossEntropyLoss", {}, lambda: [_float(2, 3, 4, 2), _classes(16, 3).reshape(2, 4, 2)], 1),
@@ -315,7 +320,7 @@ LOSSES = [
 ]
 
 LOSS_FUNCTIONS = {
-    "L1Loss": "l1_loss", "MSELoss": "mse_loss", "NLLLoss": "nll_loss", "CrossEntropyLoss": "cross_entropy",
+    "L1Loss": "l1_loss", "MSELoss": "mse_loss", "NLLLoss": "nll_loss", "NLLLoss2d": "nll_loss", "CrossEntropyLoss": "cross_entropy",
     "BCELoss": "binary_cross_entropy", "BCEWithLogitsLoss": "binary_cross_entropy_with_logits",
     "PoissonNLLLoss": "poisson_nll_loss", "GaussianNLLLoss": "gaussian_nll_loss", "KLDivLoss": "kl_div",
     "HuberLoss": "huber_loss", "SmoothL1Loss": "smooth_l1_loss", "SoftMarginLoss": "soft_margin_loss",
@@ -582,8 +587,9 @@ def test_linear_parameters_are_leaves_that_accumulate_grad():
 # -- PyTorch's constructor signatures ----------------------------------------------------------------
 
 # The files of this test's layers (sequence models are tested in test_sequence.py).
-LAYER_FILES = ["activation", "batchnorm", "container", "conv", "distance", "dropout", "flatten", "instancenorm",
-               "linear", "loss", "normalization", "padding", "pixelshuffle", "pooling", "upsampling"]
+LAYER_FILES = ["activation", "batchnorm", "container", "conv", "distance", "dropout", "flatten", "fold",
+               "instancenorm", "linear", "loss", "normalization", "padding", "parameter_containers", "pixelshuffle",
+               "pooling", "upsampling"]
 
 
 def _public_layer_names():

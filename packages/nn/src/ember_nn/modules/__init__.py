@@ -10,7 +10,7 @@ from .conv import (
 from .pooling import (
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
     AdaptiveMaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, LPPool1d, LPPool2d, MaxPool1d, MaxPool2d, MaxPool3d,
-    MaxUnpool1d, MaxUnpool2d, MaxUnpool3d,
+    MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, LPPool3d,
 )
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d
 from .instancenorm import (
@@ -25,6 +25,7 @@ from .padding import (
 )
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .distance import CosineSimilarity, PairwiseDistance
+from .fold import Fold, Unfold
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .activation import (
     CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax,
@@ -34,7 +35,7 @@ from .activation import (
 from .loss import (
     BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, CTCLoss, GaussianNLLLoss,
     HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, MultiLabelMarginLoss,
-    MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss,
+    MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss, NLLLoss2d, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss,
     TripletMarginLoss, TripletMarginWithDistanceLoss,
 )
 from .sparse import Embedding, EmbeddingBag

@@ -8,7 +8,7 @@ from .module import Module
 
 __all__ = [
     "L1Loss", "MSELoss", "NLLLoss", "CrossEntropyLoss", "BCELoss", "BCEWithLogitsLoss", "PoissonNLLLoss",
-    "GaussianNLLLoss", "KLDivLoss", "HuberLoss", "SmoothL1Loss", "SoftMarginLoss", "MultiLabelMarginLoss",
+    "NLLLoss2d", "GaussianNLLLoss", "KLDivLoss", "HuberLoss", "SmoothL1Loss", "SoftMarginLoss", "MultiLabelMarginLoss",
     "MultiLabelSoftMarginLoss", "MultiMarginLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss",
     "MarginRankingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "CTCLoss",
 ]
@@ -68,6 +68,10 @@ class NLLLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """Legacy name of NLLLoss (which takes (N, C, H, W) inputs itself)."""
 
 
 class CrossEntropyLoss(_WeightedLoss):

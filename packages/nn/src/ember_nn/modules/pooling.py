@@ -10,7 +10,7 @@ from .utils import _pair, _single, _triple
 __all__ = [
     "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "AvgPool1d",
     "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
-    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d",
+    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
 ]
 
 
@@ -237,3 +237,9 @@ class LPPool2d(_LPPoolNd):
     """Power-average pooling ``(sum x^p)^(1/p)`` over windows of (N, C, H, W)."""
 
     _function = "lp_pool2d"
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling ``(sum x^p)^(1/p)`` over windows of (N, C, D, H, W)."""
+
+    _function = "lp_pool3d"
