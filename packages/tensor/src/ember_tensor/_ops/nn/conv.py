@@ -1,8 +1,7 @@
 """Convolution (N-d, strided, padded, dilated, grouped, transposed) by im2col + BLAS.
 
 Forward (1-d and 2-d): a Numba im2col lays the padded input out as (C*K, N*L) columns,
-and batched BLAS GEMMs multiply each sample's block by the (O/G, C/G*K) weight matrix
-straight into the (N, O, L) output; 3-d
+and one BLAS GEMM per group multiplies them by the (O/G, C/G*K) weight matrix; 3-d
 convolutions use a strided window view of the input and a batched `np.matmul`.
 The two backward kernels are the adjoints of that product: `convolution_backward_input`
 (col2im) and `convolution_backward_weight`; a transposed convolution *is* the backward
@@ -67,12 +66,11 @@ def _per_sample(cols, n):
     return cols.reshape(cols.shape[0], n, cols.shape[1] // n if n else 0).transpose(1, 0, 2)
 
 
-def _grouped_batched_matmul(w, b3, groups, transpose_w=False):
-    """Per group g: w's rows of group g (transposed on request) @ b3's rows of group g,
-    batched over b3's leading dim; results stacked along dim 1."""
-    parts = [np.matmul(p.T if transpose_w else p, q)
-             for p, q in zip(np.split(w, groups), np.split(b3, groups, axis=1))]
-    return parts[0] if groups == 1 else np.concatenate(parts, axis=1)
+def _grouped_matmul(a, b, groups, transpose_a=False):
+    """Block-diagonal product: group g of the rows of `a` (transposed on request) times
+    group g of the rows of `b`, the results stacked by rows."""
+    parts = [(p.T if transpose_a else p) @ q for p, q in zip(np.split(a, groups), np.split(b, groups))]
+    return parts[0] if groups == 1 else np.concatenate(parts, axis=0)
 
 
 def conv_forward_array(x, w, stride, padding, dilation, groups):
@@ -83,12 +81,13 @@ def conv_forward_array(x, w, stride, padding, dilation, groups):
         cols, out = _im2col(x, kernel, stride, padding, dilation, groups)
         y = np.matmul(w.reshape(groups, o // groups, cols.shape[2]), cols)
         return y.reshape((n, o) + out)
-    # Batched GEMMs straight into the (N, O, L) output: BLAS reads each sample's columns
-    # in place, so the output needs no transposing copy.
+    # One large GEMM per group, (O/G, C/G*K) @ (C/G*K, N*L), then one transposing copy to
+    # (N, O, L). Batched per-sample GEMMs would skip the copy, but with a threaded BLAS on
+    # a busy machine N small calls cost up to 10x more (measured), so the big GEMM it is.
     cols, out = _columns_2d(x, kernel, stride, padding, dilation)
-    y = _grouped_batched_matmul(w.reshape(o, cols.shape[0] // groups), _per_sample(cols, n), groups)
+    y = _grouped_matmul(w.reshape(o, cols.shape[0] // groups), cols, groups)
     out = out[-len(kernel):]
-    return y.reshape((n, o) + out)
+    return np.ascontiguousarray(y.reshape(o, n, math.prod(out)).transpose(1, 0, 2)).reshape((n, o) + out)
 
 
 def _grad_rows(gy):
@@ -111,8 +110,8 @@ def conv_backward_input_array(gy, w, input_size, stride, padding, dilation, grou
         gx = add_windows(gcols, padded, kernel, stride, dilation, out)
         return crop_spatial(gx, padding, input_size)
     from ..._kernels import cpu_nn
-    g3 = gy.reshape(n, o, math.prod(out))
-    gcols = _grouped_batched_matmul(w.reshape(o, math.prod(w.shape[1:])), g3, groups, transpose_w=True)
+    gcols = _per_sample(_grouped_matmul(w.reshape(o, math.prod(w.shape[1:])), _grad_rows(gy), groups,
+                                        transpose_a=True), n)
     if len(kernel) == 1:
         kernel, stride, padding, dilation = ((1,) + tuple(kernel), (1,) + tuple(stride), (0,) + tuple(padding),
                                              (1,) + tuple(dilation))
