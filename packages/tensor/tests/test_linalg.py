@@ -351,7 +351,7 @@ def test_matmul_batch_broadcasting_matches_numpy_hypothesis():
     hypothesis = pytest.importorskip("hypothesis")
     from hypothesis import strategies as st
 
-    @hypothesis.settings(max_examples=40, deadline=None)
+    @hypothesis.settings(max_examples=40, deadline=None, derandomize=True)
     @hypothesis.given(_batch_shapes(), st.integers(0, 2), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3),
                       st.integers(0, 2))
     def check(batches, drop, n, k, m, vector):
@@ -373,7 +373,7 @@ def test_einsum_matches_numpy_hypothesis():
     sizes = {"a": 2, "b": 3, "c": 1, "d": 2}
     term = st.lists(st.sampled_from(labels), min_size=0, max_size=3)
 
-    @hypothesis.settings(max_examples=40, deadline=None)
+    @hypothesis.settings(max_examples=40, deadline=None, derandomize=True)
     @hypothesis.given(term, term, st.data())
     def check(left, right, data):
         used = sorted(set(left) | set(right))

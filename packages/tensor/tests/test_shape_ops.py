@@ -203,7 +203,7 @@ def test_shape_ops_match_numpy_on_random_shapes_hypothesis():
     hypothesis = pytest.importorskip("hypothesis")
     from hypothesis import strategies as st
 
-    @hypothesis.settings(max_examples=40, deadline=None)
+    @hypothesis.settings(max_examples=40, deadline=None, derandomize=True)
     @hypothesis.given(st.lists(st.integers(0, 3), min_size=0, max_size=3), st.data())
     def check(shape, data):
         array = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
