@@ -8,11 +8,13 @@ import argparse
 import datetime
 import importlib.util
 
-from . import autograd_ops, cold_start, custom_kernels, machine, tensor_index, tensor_linalg, tensor_ops
+from . import (autograd_ops, cold_start, custom_kernels, machine, sequence_training, tensor_index, tensor_linalg,
+               tensor_ops)
 from ._harness import fmt_time, run
 
 SUITES = {"tensor": tensor_ops.WORKLOADS, "custom": custom_kernels.WORKLOADS, "linalg": tensor_linalg.WORKLOADS,
-          "autograd": autograd_ops.WORKLOADS, "index": tensor_index.WORKLOADS}
+          "autograd": autograd_ops.WORKLOADS, "index": tensor_index.WORKLOADS,
+          "sequence": sequence_training.WORKLOADS}
 
 
 def main(argv=None):
