@@ -121,3 +121,22 @@ def test_repeated_indices_accumulate():
 def test_cumprod_with_zeros():
     t = E.tensor([2., 0., 3., 0.5], dtype=E.float64, requires_grad=True)
     assert gradcheck(lambda x: x.cumprod(0), (t,))
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("zeros", [(), ((0, 0),), ((0, 0), (1, 1))], ids=["no zero", "one zero", "two zeros"])
+def test_scatter_reduce_prod(include_self, zeros):
+    t = _leaf((2, 3))
+    s = _leaf((2, 2)).detach()
+    for position in zeros:
+        s[position] = 0.0          # zeros in one group (row 0 gets index 0 twice)
+    s.requires_grad_()
+    index = E.tensor([[0, 0], [1, 1]])
+    assert gradcheck(lambda a, b: a.scatter_reduce(1, index, b, "prod", include_self=include_self), (t, s))
+
+
+@pytest.mark.parametrize("values", [[2., 0., 3., 0.5], [0., 2., 3., 1.5], [2., 3., 0., 0.], [1.5, 2., 3., 0.]])
+def test_cumprod_zeros_positions(values):
+    rows = E.tensor([values, [1., 2., 0.5, 3.]], dtype=E.float64).requires_grad_()
+    assert gradcheck(lambda x: x.cumprod(1), (rows,))
+    assert gradcheck(lambda x: x.t().cumprod(0), (rows,))

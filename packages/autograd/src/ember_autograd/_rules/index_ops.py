@@ -105,7 +105,33 @@ def scatter_reduce(ctx, grad, input, dim, index, src, reduce, include_self, resu
         counts = self_hits.scatter_add(dim, index, src_hits)
         share = grad / counts.masked_fill(counts == 0, 1.0)
         return share * self_hits, share.gather(dim, index) * src_hits
-    raise NotImplementedError(f"the derivative of scatter_reduce with reduce='{reduce}' is not implemented")
+    return _scatter_prod_grads(grad, input, dim, index, src, include_self, result)
+
+
+def _scatter_prod_grads(grad, input, dim, index, src, include_self, result):
+    """Gradient of a product: the product of the other factors of each element's group,
+    found without dividing by zero (a group with two zeros gives 0 everywhere)."""
+    self_zero = (input == 0).to(grad.dtype)
+    if not include_self:
+        self_zero = self_zero.scatter(dim, index, 0.0)
+    zero_count = self_zero.scatter_add(dim, index, (src == 0).to(grad.dtype))
+    nonzero_self = E.where(input == 0, 1.0, input).to(grad.dtype)
+    if not include_self:
+        nonzero_self = nonzero_self.scatter(dim, index, 1.0)
+    nonzero_prod = nonzero_self.scatter_reduce(dim, index, E.where(src == 0, 1.0, src).to(grad.dtype), "prod")
+
+    def others(values, count, product, full):
+        # product of the group's other factors, for a member with value `values`
+        return E.where(values == 0, E.where(count == 1, product, 0.0),
+                       E.where(count == 0, full / E.where(values == 0, 1.0, values), 0.0))
+
+    if include_self:
+        grad_self = grad * others(input, zero_count, nonzero_prod, result)
+    else:  # the scattered-to elements no longer depend on self
+        grad_self = grad.scatter(dim, index, 0.0)
+    gathered = [t.gather(dim, index) for t in (grad, zero_count, nonzero_prod, result)]
+    grad_src = gathered[0] * others(src, gathered[1], gathered[2], gathered[3])
+    return grad_self, grad_src
 
 
 def _index_put_save(input, indices, values, accumulate=False):

@@ -92,18 +92,21 @@ def cumsum(ctx, grad, dim, dtype):
 def cumprod(ctx, grad, input, dim, result):
     if not input.dim():
         return grad
-    if not bool((input == 0).any()):
-        return reverse_cumsum(grad * result, dim) / input
-    # With zeros, divide by nothing: the product of the other factors is built explicitly
-    # (O(n^2) along dim, only on this rarer path).
-    n = input.shape[dim]
-    parts = []
-    for k in range(n):
-        others = input.index_fill(dim, E.tensor([k], device=input.device), 1.0)
-        partial = others.cumprod(dim)
-        terms = (grad * partial).narrow(dim, k, n - k).sum(dim, keepdim=True)
-        parts.append(terms)
-    return E.cat(parts, dim)
+    # grad[k] = sum over i >= k of grad_out[i] * prod(x[j] for j <= i, j != k). Before a
+    # line's first zero that is reverse_cumsum(grad_out * out) / x; after it, 0; at it,
+    # prod(x before it) * sum over i >= it of grad_out[i] * prod(x[j], it < j <= i).
+    zeros_seen = (input == 0).cumsum(dim)
+    before = zeros_seen == 0
+    first_zero = (input == 0) & (zeros_seen == 1)
+    safe_input = E.where(before, input, 1.0)
+    before_zero = E.where(before, reverse_cumsum(grad * result, dim) / safe_input, 0.0)
+    if not bool(first_zero.any()):
+        return before_zero
+    after = ~before
+    prefix = safe_input.prod(dim, keepdim=True)
+    tail = E.where(after & ~first_zero, input, 1.0).cumprod(dim)
+    at_zero = (E.where(after, grad * tail, 0.0)).sum(dim, keepdim=True) * prefix
+    return E.where(first_zero, at_zero, before_zero)
 
 
 @derivative("logcumsumexp", save=lambda input, dim, **_: (input, dim, RESULT))
