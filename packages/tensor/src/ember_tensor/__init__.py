@@ -17,7 +17,7 @@ from ._dtype import (
 )
 from ._device import device
 from ._size import Size
-from ._layout import layout, strided
+from ._layout import layout, sparse_coo, strided
 from ._tensor import Tensor, is_tensor
 from ._dispatch import Operator, register_wrapper, unregister_wrapper, operators
 from ._printing import get_printoptions, set_printoptions, printoptions
@@ -71,6 +71,8 @@ from ._ops.nn import log_softmax, softmax  # noqa: E402 -- also registers the nn
 from ._custom import kernel, raw_kernel, reduce_kernel  # noqa: E402 -- ops written in Python
 
 _methods.install()
+from ._sparse import SparseTensor as _SparseTensor, sparse_coo_tensor  # noqa: E402
+from . import _sparse_ops as _sparse_ops, _sparse_nn as _sparse_nn, sparse  # noqa: E402,F401 -- sparse COO ops
 globals().update(_LEGACY_TYPES)
 
 

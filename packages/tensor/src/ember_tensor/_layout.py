@@ -1,4 +1,4 @@
-"""Layout objects (`strided`; `sparse_coo` arrives with sparse tensors)."""
+"""Layout objects: `strided` (dense tensors) and `sparse_coo` (sparse COO tensors)."""
 
 
 class layout:
@@ -17,3 +17,4 @@ class layout:
 
 
 strided = layout("strided")
+sparse_coo = layout("sparse_coo")

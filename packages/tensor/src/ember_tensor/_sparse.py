@@ -1,0 +1,280 @@
+"""Sparse COO tensors: `SparseTensor`, `sparse_coo_tensor`, coalescing, dense conversion.
+
+A sparse tensor of size (*sparse_shape, *dense_shape) stores `indices`, an int64 tensor
+(sparse_dim, nnz), and `values`, a tensor (nnz, *dense_shape) — PyTorch's hybrid COO
+layout. `SparseTensor` subclasses `Tensor` so that it can sit wherever autograd and the
+optimizers expect a tensor (a leaf, a ``.grad``); its `_data` is a read-only broadcast
+zero of the full shape, so shape/dtype/device metadata read as for any tensor while its
+real content lives in `_indices`/`_values`. Dense ops that are not sparse-aware see
+that placeholder: the sparse API is the methods defined here and in `_sparse_ops`.
+"""
+import numpy as np
+
+from . import _dtype as D
+from ._device import CPU, device as _device_cls
+from ._layout import sparse_coo, strided
+from ._ops.nn._common import from_array, to_array
+from ._printing import _append_suffixes, get_printoptions
+from ._sparse_kernels import flat_keys, segment_sum, unflatten_keys
+from ._tensor import Tensor
+
+__all__ = ["SparseTensor", "sparse_coo_tensor", "to_sparse", "make_sparse"]
+
+
+class SparseTensor(Tensor):
+    """A tensor in the sparse COO layout (``layout=torch.sparse_coo``)."""
+
+    # -- metadata ---------------------------------------------------------------------
+
+    @property
+    def layout(self):
+        return sparse_coo
+
+    @property
+    def is_sparse(self):
+        return True
+
+    def _nnz(self):
+        """Number of stored entries (duplicates included until coalesced)."""
+        return self._values_t.shape[0]
+
+    def sparse_dim(self):
+        """Number of sparse dimensions (rows of `indices`)."""
+        return self._indices_t.shape[0]
+
+    def dense_dim(self):
+        """Number of dense trailing dimensions (of each value)."""
+        return self._values_t.dim() - 1
+
+    def is_coalesced(self):
+        """Whether indices are sorted and unique (known, not checked)."""
+        return self._coalesced
+
+    def is_contiguous(self, memory_format=None):
+        # PyTorch raises here; autograd's accumulation asks, and a sparse gradient is
+        # always stored as it is, so answer True.
+        return True
+
+    def _indices(self):
+        """The indices tensor (sparse_dim, nnz), coalesced or not."""
+        return self._indices_t
+
+    def _values(self):
+        """The values tensor (nnz, *dense_shape), coalesced or not."""
+        return self._values_t
+
+    def indices(self):
+        """The indices of a coalesced tensor (sparse_dim, nnz)."""
+        if not self._coalesced:
+            raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
+        return self._indices_t
+
+    def values(self):
+        """The values of a coalesced tensor (nnz, *dense_shape)."""
+        if not self._coalesced:
+            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
+        return self._values_t
+
+    # -- conversion -------------------------------------------------------------------
+
+    def coalesce(self):
+        """Sorted, unique indices with duplicate entries summed (self if already so)."""
+        if self._coalesced:
+            return self
+        idx, vals = coalesce_arrays(self._indices_t._data, to_array(self._values_t), self._sparse_shape())
+        return make_sparse(idx, vals, self.shape, self._dtype, coalesced=True)
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        """The dense (strided) tensor with the same elements."""
+        values = to_array(self._values_t)
+        if self.sparse_dim() == 0:  # every entry sits at the one (empty) index
+            return from_array(values.sum(axis=0), self._dtype if dtype is None else dtype, self._device)
+        out = np.zeros(tuple(self.shape), values.dtype)
+        np.add.at(out, tuple(self._indices_t._data), values)
+        return from_array(out, self._dtype if dtype is None else dtype, self._device)
+
+    def to_sparse(self, sparse_dim=None, *, layout=None):
+        """Already sparse: returns self."""
+        return self
+
+    def clone(self, *, memory_format=None):
+        """A copy with its own indices and values."""
+        return make_sparse(self._indices_t._data.copy(), to_array(self._values_t).copy(), self.shape,
+                           self._dtype, self._coalesced)
+
+    def detach(self):
+        """The same entries, cut from the graph (indices and values shared)."""
+        return _share(self)
+
+    def _sparse_shape(self):
+        return tuple(self.shape)[:self.sparse_dim()]
+
+    def __reduce_ex__(self, protocol):
+        return (sparse_coo_tensor, (self._indices_t, self._values_t, tuple(self.shape)))
+
+    def __deepcopy__(self, memo):
+        return self.clone()
+
+    def __repr__(self, *, tensor_contents=None):
+        return format_sparse(self)
+
+    __str__ = __repr__
+
+
+def _share(t):
+    s = Tensor._wrap.__func__(SparseTensor, t._data, t._dtype, t._device)
+    s._indices_t, s._values_t, s._coalesced = t._indices_t, t._values_t, t._coalesced
+    return s
+
+
+def make_sparse(indices, values, size, dtype, coalesced=False, device=CPU):
+    """A SparseTensor over NumPy `indices` (sparse_dim, nnz) and `values` (nnz, ...); no checks."""
+    values_t = from_array(np.ascontiguousarray(values), dtype, device)
+    placeholder = np.broadcast_to(np.zeros((), values_t._data.dtype), tuple(size))
+    t = Tensor._wrap.__func__(SparseTensor, placeholder, dtype, device)
+    t._indices_t = Tensor._wrap(np.ascontiguousarray(indices, np.int64), D.int64, CPU)
+    t._values_t = values_t
+    t._coalesced = bool(coalesced or values_t.shape[0] <= 1)
+    return t
+
+
+def coalesce_arrays(indices, values, sparse_shape):
+    """Sorted unique indices and summed values (NumPy in, NumPy out)."""
+    nnz = indices.shape[1]
+    dense_shape = values.shape[1:]
+    keys = flat_keys(indices, sparse_shape)
+    order = np.argsort(keys, kind="stable")
+    flat_values = np.ascontiguousarray(values.reshape(nnz, int(np.prod(dense_shape))))
+    out_keys = np.empty(nnz, np.int64)
+    out_values = np.empty_like(flat_values)
+    n = segment_sum(keys[order], order, flat_values, out_keys, out_values) if nnz else 0
+    return unflatten_keys(out_keys[:n], sparse_shape), out_values[:n].reshape((n,) + dense_shape)
+
+
+def _as_tensor(data, dtype=None):
+    if isinstance(data, Tensor):
+        return data if dtype is None or data._dtype is dtype else data.to(dtype)
+    from ._ops.creation import tensor
+    return tensor(data, dtype=dtype)
+
+
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, requires_grad=False,
+                      check_invariants=None, is_coalesced=None):
+    """A sparse COO tensor with entries `values` at `indices`, like ``torch.sparse_coo_tensor``.
+
+    Args:
+        indices: int (sparse_dim, nnz) tensor or nested list: one column per entry.
+        values: (nnz, *dense_shape) tensor or list.
+        size: the full size; inferred as (max index + 1, ..., *dense_shape) when None.
+
+    Example:
+        >>> s = sparse_coo_tensor([[0, 1, 1], [2, 0, 2]], [3., 4., 5.], (2, 3))
+        >>> s.to_dense().tolist()
+        [[0.0, 0.0, 3.0], [4.0, 0.0, 5.0]]
+    """
+    if device is not None and _device_cls(device).type != "cpu":
+        raise NotImplementedError("ember: sparse COO tensors are CPU-only so far")
+    indices = _as_tensor(indices)
+    values = _as_tensor(values, D.to_dtype(dtype) if dtype is not None else None)
+    if indices._dtype.category != D._INT:
+        raise RuntimeError(f"indices must be an int64 tensor")
+    if indices.dim() != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
+    idx = np.ascontiguousarray(indices._host_numpy(), np.int64)
+    vals = to_array(values)
+    if vals.ndim == 0:
+        raise RuntimeError(f"values must be at least 1-dimensional (nnz x ...), but got a 0-d tensor")
+    if idx.shape[1] != vals.shape[0]:
+        raise RuntimeError("indices and values must have same nnz, but got nnz from indices: "
+                           f"{idx.shape[1]}, nnz from values: {vals.shape[0]}")
+    sparse_dim, dense_shape = idx.shape[0], tuple(vals.shape[1:])
+    if size is None:
+        if idx.shape[1] == 0:
+            size = (0,) * sparse_dim + dense_shape
+        else:
+            size = tuple(int(m) + 1 for m in idx.max(axis=1)) + dense_shape
+    size = tuple(int(s) for s in size)
+    if len(size) != sparse_dim + len(dense_shape):
+        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = {len(size)}, "
+                           f"sparse_dim = {sparse_dim}, dense_dim = {len(dense_shape)}")
+    if size[sparse_dim:] != dense_shape:
+        raise RuntimeError(f"values has incorrect size, expected {list(size[:sparse_dim]) + list(dense_shape)}, "
+                           f"got {list(vals.shape)}")
+    # PyTorch checks these only on request; an out-of-range index would corrupt memory
+    # in our kernels, so ember always checks.
+    if idx.shape[1]:
+        for d in range(sparse_dim):
+            low, high = int(idx[d].min()), int(idx[d].max())
+            if low < 0:
+                raise RuntimeError(f"found negative index {low} for dim {d}")
+            if high >= size[d]:
+                raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} "
+                                   f"but found index {high}")
+    out = make_sparse(idx.copy(), vals.copy(), size, values._dtype, coalesced=bool(is_coalesced))
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    """The sparse COO form of a dense tensor: its nonzero entries (rows when `sparse_dim` < dim).
+
+    Example:
+        >>> from ember_tensor import tensor
+        >>> tensor([[0., 2.], [3., 0.]]).to_sparse()._nnz()
+        2
+    """
+    if layout is not None and layout is not sparse_coo:
+        raise NotImplementedError(f"ember: to_sparse supports layout=torch.sparse_coo only, got {layout}")
+    arr = to_array(self)
+    sparse_dim = arr.ndim if sparse_dim is None else int(sparse_dim)
+    if not 0 <= sparse_dim <= arr.ndim:
+        raise RuntimeError(f"sparse_dim argument must be in [0,{arr.ndim}] range, but {sparse_dim} is given")
+    if sparse_dim == 0:  # one entry holding the whole tensor, or none when it is all zero
+        nnz = int(bool((arr != 0).any()))
+        return make_sparse(np.zeros((0, nnz), np.int64), arr.reshape((1,) + arr.shape)[:nnz], arr.shape,
+                           self._dtype, coalesced=True, device=self._device)
+    if sparse_dim < arr.ndim:  # a slice is stored when any of its elements is nonzero
+        mask = (arr != 0).any(axis=tuple(range(sparse_dim, arr.ndim)))
+    else:
+        mask = arr != 0
+    idx = np.array(np.nonzero(mask), np.int64).reshape(sparse_dim, -1)
+    return make_sparse(idx, arr[tuple(idx)], arr.shape, self._dtype, coalesced=True, device=self._device)
+
+
+def format_sparse(t):
+    """PyTorch's repr of a sparse tensor: indices, values, then size, nnz and suffixes."""
+    from ._printing import format_tensor
+    head = "tensor(indices="
+    body = _indented(_plain_repr(t._indices_t), len(head))
+    values_head = " " * 7 + "values="
+    values = _indented(_plain_repr(t._values_t), len(values_head))
+    text = head + body + ",\n" + values_head + values + ",\n" + " " * 7
+    suffixes = [f"size={tuple(t.shape)}", f"nnz={t._nnz()}"]
+    if t._dtype is not D.get_default_dtype():
+        suffixes.append(f"dtype=torch.{t._dtype.name}")
+    suffixes.append("layout=torch.sparse_coo")
+    if t._grad_fn is not None:
+        suffixes.append(f"grad_fn=<{type(t._grad_fn).__name__}>")
+    elif t._requires_grad:
+        suffixes.append("requires_grad=True")
+    first, rest = suffixes[0], suffixes[1:]
+    return _append_suffixes(text + first, rest, 7)
+
+
+def _plain_repr(values):
+    # Values print without their dtype suffix: the sparse tensor names the dtype once.
+    from ._printing import format_tensor
+    arr = values._host_numpy()
+    if values._dtype in (D.float16, D.bfloat16):
+        arr = arr.astype(np.float32)
+    return format_tensor(arr, values._dtype.name, default_dtype_name=values._dtype.name)
+
+
+def _indented(text, width):
+    return text.replace("\n", "\n" + " " * width)
+
+
+# Dense tensors answer the layout questions too, and convert with `x.to_sparse()`.
+Tensor.layout = property(lambda self: strided, doc="The memory layout: torch.strided for dense tensors.")
+Tensor.to_sparse = to_sparse

@@ -1,0 +1,235 @@
+"""Arithmetic and shape ops of sparse COO tensors, attached as `SparseTensor` methods.
+
+Sums of sparse tensors concatenate their entries without coalescing (PyTorch does the
+same: coalescing is paid once, when someone needs unique indices); ops that read values
+by position (mul by a dense tensor, index_select, narrow_copy) work on any entries,
+duplicates included, because they are linear in each entry.
+"""
+import numbers
+
+import numpy as np
+
+from . import _dtype as D
+from ._ops.nn._common import from_array, to_array
+from ._sparse import SparseTensor, make_sparse
+from ._tensor import Tensor, wrap_dim
+
+__all__ = ["add_sparse_into_dense_", "sparse_add", "sparse_mul"]
+
+
+def _check_same_size(a, b):
+    if tuple(a.shape) != tuple(b.shape):
+        raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but "
+                           f"{list(a.shape)} != {list(b.shape)}")
+
+
+def _result_dtype(a, b):
+    return D.promote_types(a._dtype, b._dtype)
+
+
+def add_sparse_into_dense_(dense, sparse, alpha=1):
+    """dense += alpha * sparse, in place (the update SGD and dense grad accumulation need)."""
+    _check_same_size(dense, sparse)
+    values = to_array(sparse._values_t) * alpha
+    target = dense._data
+    if not target.flags.writeable:
+        raise RuntimeError("ember: cannot add into a read-only tensor")
+    np.add.at(target, tuple(sparse._indices_t._data), values.astype(target.dtype, copy=False))
+    dense._bump_version()
+    return dense
+
+
+def sparse_add(self, other, *, alpha=1):
+    """self + alpha * other where self is sparse: sparse when other is, dense otherwise."""
+    if isinstance(other, SparseTensor):
+        _check_same_size(self, other)
+        if self.sparse_dim() != other.sparse_dim():
+            raise RuntimeError("add: expected 'self' and 'other' to have same sparse dimensions, but got "
+                               f"{self.sparse_dim()} and {other.sparse_dim()}")
+        dtype = _result_dtype(self, other)
+        idx = np.concatenate([self._indices_t._data, other._indices_t._data], axis=1)
+        vals = np.concatenate([to_array(self._values_t), to_array(other._values_t) * alpha])
+        return make_sparse(idx, vals, self.shape, dtype)
+    if isinstance(other, Tensor):
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+    raise TypeError(f"add(): argument 'other' must be Tensor, not {type(other).__name__}")
+
+
+def dense_add_sparse(dense, sparse, alpha=1):
+    """dense + alpha * sparse as a new dense tensor."""
+    _check_same_size(dense, sparse)
+    dtype = _result_dtype(dense, sparse)
+    out = from_array(np.array(to_array(dense), dtype=dtype.np), dtype, dense._device)
+    return add_sparse_into_dense_(out, sparse, alpha)
+
+
+def _radd(self, other):
+    # Reached for `dense + sparse`: Python prefers a subclass's reflected operator.
+    if isinstance(other, Tensor) and not isinstance(other, SparseTensor):
+        return dense_add_sparse(other, self)
+    if isinstance(other, numbers.Number) and other == 0:
+        return self  # sum() starts from 0
+    return sparse_add(self, other)
+
+
+def _add_(self, other, *, alpha=1):
+    result = sparse_add(self, other, alpha=alpha)
+    self._indices_t, self._values_t, self._coalesced = result._indices_t, result._values_t, False
+    return self
+
+
+def sparse_mul(self, other):
+    """self * other: a scalar or 0-d tensor scales values; a dense or sparse tensor of the same
+    size multiplies elementwise (result sparse, on self's pattern)."""
+    if isinstance(other, numbers.Number) or (isinstance(other, Tensor) and not other.is_sparse and other.dim() == 0):
+        scalar = other if isinstance(other, numbers.Number) else other.item()
+        dtype = self._dtype if isinstance(other, numbers.Number) else _result_dtype(self, other)
+        if isinstance(other, float) and dtype.category != D._FLOAT:
+            dtype = D.get_default_dtype()
+        out = make_sparse(self._indices_t._data, to_array(self._values_t) * scalar, self.shape, dtype,
+                          self._coalesced)
+        return out
+    if not isinstance(other, Tensor):
+        raise TypeError(f"mul(): argument 'other' must be Tensor, not {type(other).__name__}")
+    if tuple(other.shape) != tuple(self.shape):
+        raise RuntimeError(f"mul: expected sizes of 'self' and 'other' to match, but "
+                           f"{list(self.shape)} != {list(other.shape)}")
+    dtype = _result_dtype(self, other)
+    if isinstance(other, SparseTensor):
+        other = other.to_dense()  # the product lives on self's pattern either way
+    picked = to_array(other)[tuple(self._indices_t._data)]
+    return make_sparse(self._indices_t._data, to_array(self._values_t) * picked, self.shape, dtype,
+                       self._coalesced)
+
+
+def _neg(self):
+    return sparse_mul(self, -1)
+
+
+def _sub(self, other, *, alpha=1):
+    return sparse_add(self, other, alpha=-alpha)
+
+
+def _rsub(self, other):
+    if isinstance(other, Tensor) and not isinstance(other, SparseTensor):
+        return dense_add_sparse(other, self, alpha=-1)
+    raise TypeError(f"unsupported operand type(s) for -: '{type(other).__name__}' and 'Tensor'")
+
+
+def _div(self, other):
+    if isinstance(other, Tensor) and other.dim() != 0:
+        raise RuntimeError("ember: sparse division supports a scalar divisor only")
+    scalar = other.item() if isinstance(other, Tensor) else other
+    dtype = self._dtype if self._dtype.category == D._FLOAT else D.get_default_dtype()
+    return make_sparse(self._indices_t._data, to_array(self._values_t) / scalar, self.shape, dtype,
+                       self._coalesced)
+
+
+def _mul_(self, other):
+    result = sparse_mul(self, other)
+    self._values_t = result._values_t.to(self._dtype) if result._dtype is not self._dtype else result._values_t
+    return self
+
+
+def _zero_(self):
+    self._indices_t = Tensor._wrap(np.zeros((self.sparse_dim(), 0), np.int64), D.int64)
+    self._values_t = from_array(np.zeros((0,) + tuple(self.shape)[self.sparse_dim():],
+                                         to_array(self._values_t).dtype), self._dtype)
+    self._coalesced = True
+    return self
+
+
+def transpose(self, dim0, dim1):
+    """Swap two sparse dimensions (dense dimensions are not supported, as in PyTorch)."""
+    n = self.dim()
+    d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
+    sd = self.sparse_dim()
+    if (d0 < sd) != (d1 < sd):
+        raise RuntimeError(f"transpose(): cannot transpose a sparse dimension with a dense dimension")
+    if d0 >= sd:
+        raise NotImplementedError("ember: transposing two dense dimensions of a hybrid sparse tensor")
+    idx = self._indices_t._data.copy()
+    idx[[d0, d1]] = idx[[d1, d0]]
+    shape = list(self.shape)
+    shape[d0], shape[d1] = shape[d1], shape[d0]
+    return make_sparse(idx, to_array(self._values_t), shape, self._dtype, coalesced=(d0 == d1 and self._coalesced))
+
+
+def t(self):
+    """Transpose of a sparse matrix (sparse_dim 2)."""
+    if self.sparse_dim() != 2 or self.dense_dim() != 0:
+        raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but self is "
+                           f"{self.sparse_dim()} sparse and {self.dense_dim()} dense dimensions")
+    return transpose(self, 0, 1)
+
+
+def narrow_copy(self, dim, start, length):
+    """Entries with start <= index < start + length along `dim`, as a new sparse tensor."""
+    d = wrap_dim(dim, self.dim())
+    size = self.shape[d]
+    start = start + size if start < 0 else start
+    if not (0 <= start <= size and 0 <= length and start + length <= size):
+        raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    shape = list(self.shape)
+    shape[d] = length
+    idx, vals = self._indices_t._data, to_array(self._values_t)
+    if d < self.sparse_dim():
+        keep = (idx[d] >= start) & (idx[d] < start + length)
+        idx = idx[:, keep].copy()
+        idx[d] -= start
+        vals = vals[keep]
+    else:
+        vals = np.take(vals, np.arange(start, start + length), axis=d - self.sparse_dim() + 1)
+    return make_sparse(idx, vals, shape, self._dtype, self._coalesced)
+
+
+def index_select(self, dim, index):
+    """Slices at positions `index` along `dim` (repeats allowed), as a new sparse tensor."""
+    d = wrap_dim(dim, self.dim())
+    pick = np.asarray(index._host_numpy() if isinstance(index, Tensor) else index, np.int64).reshape(-1)
+    size = self.shape[d]
+    if pick.size and (pick.min() < -size or pick.max() >= size):
+        raise IndexError(f"index out of range in self")
+    pick = np.where(pick < 0, pick + size, pick)
+    shape = list(self.shape)
+    shape[d] = pick.size
+    idx, vals = self._indices_t._data, to_array(self._values_t)
+    if d >= self.sparse_dim():
+        return make_sparse(idx, np.take(vals, pick, axis=d - self.sparse_dim() + 1), shape, self._dtype,
+                           self._coalesced)
+    # Every (entry, output position) pair whose source index matches: out-of-order output.
+    entry, position = np.nonzero(idx[d][:, None] == pick[None, :])
+    new_idx = idx[:, entry].copy()
+    new_idx[d] = position
+    return make_sparse(new_idx, vals[entry], shape, self._dtype)
+
+
+def sum_method(self, dim=None, keepdim=False, dtype=None):
+    """Tensor.sum on a sparse tensor (``torch.sparse.sum`` semantics; keepdim unsupported)."""
+    from .sparse import sum as sparse_sum
+    if keepdim:
+        raise NotImplementedError("ember: keepdim with a sparse sum")
+    return sparse_sum(self, dim, dtype=dtype)
+
+
+def _to(self, *args, **kwargs):
+    target = None
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, D.dtype):
+            target = a
+    if target is None or target is self._dtype:
+        return self
+    return make_sparse(self._indices_t._data, to_array(self._values_t), self.shape, target, self._coalesced)
+
+
+_METHODS = {
+    "add": sparse_add, "__add__": sparse_add, "__radd__": _radd, "add_": _add_, "__iadd__": _add_,
+    "sub": _sub, "__sub__": _sub, "__rsub__": _rsub,
+    "mul": sparse_mul, "__mul__": sparse_mul, "__rmul__": sparse_mul, "mul_": _mul_, "__imul__": _mul_,
+    "div": _div, "__truediv__": _div, "neg": _neg, "__neg__": _neg, "zero_": _zero_,
+    "transpose": transpose, "t": t, "narrow_copy": narrow_copy, "index_select": index_select,
+    "sum": sum_method, "to": _to,
+    "double": lambda self: _to(self, D.float64), "float": lambda self: _to(self, D.float32),
+}
+for _name, _fn in _METHODS.items():
+    setattr(SparseTensor, _name, _fn)
