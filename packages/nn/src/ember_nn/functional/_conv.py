@@ -3,6 +3,7 @@ pixel (un)shuffle, embedding and one_hot."""
 
 import ember_tensor as E
 from ember_tensor._ops import nn as K
+from ember_tensor._sparse_nn import embedding_sparse
 
 from ._util import check_tensor
 
@@ -186,6 +187,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             padding_idx = weight.shape[0] + padding_idx
     if max_norm is not None:
         _renorm_rows_(weight, input, max_norm, norm_type)
+    if sparse:  # same lookup; its weight gradient is a sparse COO tensor
+        return embedding_sparse(weight, input, padding_idx, scale_grad_by_freq)
     return K.embedding(weight, input, padding_idx, scale_grad_by_freq)
 
 

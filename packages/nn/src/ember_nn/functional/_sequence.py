@@ -60,7 +60,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     # Which bag each entry belongs to, and which entries count (not padding).
     bag_of = np.repeat(np.arange(bags), np.maximum(ends - starts, 0))
     keep = np.ones(n, dtype=bool) if padding_idx is None else np.asarray(input.tolist()) != padding_idx % weight.shape[0]
-    rows = embedding(input, weight, None, max_norm, norm_type, scale_grad_by_freq)
+    rows = embedding(input, weight, None, max_norm, norm_type, scale_grad_by_freq, sparse)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.unsqueeze(1)
     dim = weight.shape[1]

@@ -21,6 +21,8 @@ def _as_list(parameters):
 
 
 def _vector_norm(t, norm_type):
+    if t.is_sparse:  # a sparse gradient's norm is that of its summed (coalesced) entries
+        t = t.coalesce()._values()
     if math.isinf(norm_type):
         values = t.abs()
         return values.amax() if norm_type > 0 else values.amin()
