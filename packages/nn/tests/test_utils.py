@@ -322,3 +322,29 @@ def test_replicas_on_scattered_batches_give_the_unsplit_gradients():
     gather(outputs, "cpu").sum().backward()
     for p, grad in zip(model.parameters(), expected):
         np.testing.assert_allclose(arr(p.grad), grad, rtol=1e-5, atol=1e-6)
+
+
+# -- stateless -------------------------------------------------------------------------------------------
+
+def test_functional_call_replaces_for_one_call_and_differentiates():
+    model = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 1))
+    before = {k: arr(v) for k, v in model.state_dict().items()}
+    weight = torch.ones(1, 2, requires_grad=True)
+    out = nn.utils.stateless.functional_call(model, {"2.weight": weight, "2.bias": torch.zeros(1)},
+                                             (torch.ones(3, 2),))
+    hidden = np.maximum(np.ones((3, 2)) @ before["0.weight"].T + before["0.bias"], 0)
+    np.testing.assert_allclose(arr(out), hidden.sum(1, keepdims=True), rtol=1e-5)
+    out.sum().backward()
+    np.testing.assert_allclose(arr(weight.grad), hidden.sum(0, keepdims=True), rtol=1e-5)
+    assert all(np.array_equal(arr(v), before[k]) for k, v in model.state_dict().items())  # restored
+    assert isinstance(model[2].weight, Parameter)
+
+
+def test_functional_call_ties_shared_weights_and_checks_strictly():
+    shared = nn.Linear(2, 2, bias=False)
+    model = nn.Sequential(shared, shared)
+    out = nn.utils.stateless.functional_call(model, {"0.weight": torch.eye(2) * 2}, torch.ones(1, 2))
+    assert out.tolist() == [[4.0, 4.0]]  # 1.weight is the same tensor: replaced too
+    with pytest.raises(RuntimeError, match="Missing key\\(s\\): '1.weight'"):
+        nn.utils.stateless.functional_call(model, {"0.weight": torch.eye(2)}, torch.ones(1, 2), tie_weights=False,
+                                           strict=True)

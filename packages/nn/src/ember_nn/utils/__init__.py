@@ -1,6 +1,6 @@
 """``torch.nn.utils`` for ember: gradient clipping, parameter vectors, weight and spectral
 normalisation (hook and parametrization forms), parametrize, and conv/bn fusion."""
-from . import parametrizations, parametrize, rnn
+from . import parametrizations, parametrize, rnn, stateless
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights
@@ -11,5 +11,5 @@ __all__ = [
     "clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm",
     "parameters_to_vector", "vector_to_parameters", "weight_norm", "remove_weight_norm", "spectral_norm",
     "remove_spectral_norm", "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
-    "fuse_linear_bn_weights", "parametrize", "parametrizations", "rnn",
+    "fuse_linear_bn_weights", "parametrize", "parametrizations", "stateless", "rnn",
 ]
