@@ -176,3 +176,22 @@ def test_ctc_loss_matches_pytorch():
     compare(torch, lambda x, *a, **k: F.ctc_loss(F.log_softmax(x, -1), *a, **k),
             lambda x, *a, **k: TF.ctc_loss(TF.log_softmax(x, -1), *a, **k),
             (logits, flat_targets, [6, 5], [3, 2]), {})
+
+
+def test_signatures_match_pytorch():
+    import inspect
+
+    def params(fn):
+        return [(p.name, p.default, p.kind) for p in inspect.signature(fn).parameters.values()]
+
+    checked = 0
+    for name in F.__all__:
+        try:
+            expected = params(getattr(TF, name))
+        except (ValueError, TypeError):  # builtins without a Python signature
+            continue
+        if [p[0] for p in expected] == ["args", "kwargs"]:  # torch's boolean_dispatch wrappers
+            continue
+        assert params(getattr(F, name)) == expected, name
+        checked += 1
+    assert checked > 75

@@ -57,19 +57,19 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-                            return_indices=True):
+                            return_indices=False):
     """`max_pool1d` returning (values, indices)."""
     return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-                            return_indices=True):
+                            return_indices=False):
     """`max_pool2d` returning (values, indices)."""
     return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-                            return_indices=True):
+                            return_indices=False):
     """`max_pool3d` returning (values, indices)."""
     return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
@@ -168,17 +168,17 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     return _adaptive_max_pool(3, input, output_size, return_indices)
 
 
-def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
     """`adaptive_max_pool1d` returning (values, indices)."""
     return _adaptive_max_pool(1, input, output_size, True)
 
 
-def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
     """`adaptive_max_pool2d` returning (values, indices)."""
     return _adaptive_max_pool(2, input, output_size, True)
 
 
-def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
     """`adaptive_max_pool3d` returning (values, indices)."""
     return _adaptive_max_pool(3, input, output_size, True)
 
