@@ -123,3 +123,10 @@ def test_cuda_path_is_absent_while_ember_tensor_has_none():
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("ember.cuda")
 
+
+
+def test_nn_parallel_has_distributed_data_parallel_as_in_pytorch():
+    script = ("import ember.nn as nn, ember_distributed\n"
+              "assert nn.parallel.DistributedDataParallel is ember_distributed.DistributedDataParallel\n"
+              "from ember.nn.parallel import DistributedDataParallel\n")
+    subprocess.run([sys.executable, "-c", script], check=True)

@@ -38,6 +38,21 @@ def _check_pinned(module):
     """Refuse a layer other than the one ember pins; called as each layer first loads."""
     distribution, minimum, below = PINNED_LAYERS[module.__name__]
     check_layer_version(distribution, module.__version__, minimum, below, _NEEDED_BY)
+    if module.__name__ == "ember_nn":
+        _wire_nn_parallel(module)
+
+
+def _wire_nn_parallel(ember_nn):
+    """``ember.nn.parallel.DistributedDataParallel``: PyTorch keeps DDP under nn.parallel, but
+    ember-nn may not import its sibling ember-distributed, so the meta-package (the one
+    package that stands on both) puts it there."""
+    import importlib
+
+    parallel = importlib.import_module("ember_nn.parallel")
+    if not hasattr(parallel, "DistributedDataParallel"):
+        import ember_distributed
+
+        parallel.DistributedDataParallel = ember_distributed.DistributedDataParallel
 
 
 _check_pinned(ember_tensor)
