@@ -37,11 +37,12 @@ from .radam import RAdam, radam  # noqa: E402
 from .rmsprop import RMSprop, rmsprop  # noqa: E402
 from .rprop import Rprop, rprop  # noqa: E402
 from .sgd import SGD, sgd  # noqa: E402
-from . import lr_scheduler  # noqa: E402
+from .sparse_adam import SparseAdam, sparse_adam  # noqa: E402
+from . import lr_scheduler, swa_utils  # noqa: E402
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "Adagrad", "Adadelta",
-    "RMSprop", "Rprop", "ASGD", "LBFGS", "lr_scheduler",
+    "RMSprop", "Rprop", "ASGD", "LBFGS", "SparseAdam", "lr_scheduler",
     "sgd", "adam", "adamw", "adamax", "nadam", "radam", "adagrad", "adadelta", "rmsprop", "rprop",
-    "asgd",
+    "asgd", "sparse_adam",
 ]
