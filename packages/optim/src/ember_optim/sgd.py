@@ -1,5 +1,6 @@
 """Stochastic gradient descent, with momentum, dampening, Nesterov and weight decay."""
 import ember_autograd
+from ember_tensor._sparse_ops import add_sparse_into_dense_
 
 from . import _fused
 from ._helpers import check_non_negative, params_with_grad, use_fused, zeros_state
@@ -62,6 +63,9 @@ def sgd(params, d_p_list, momentum_buffer_list, *, weight_decay, momentum, lr, d
     """
     for i, (param, grad) in enumerate(zip(params, d_p_list)):
         buf = momentum_buffer_list[i]
+        if grad.is_sparse:
+            _sgd_sparse(param, grad, weight_decay, momentum, lr, maximize)
+            continue
         if use_fused(fused, (param, grad, buf)):
             first_step = buf is None and momentum != 0
             if first_step:
@@ -73,6 +77,14 @@ def sgd(params, d_p_list, momentum_buffer_list, *, weight_decay, momentum, lr, d
         else:
             momentum_buffer_list[i] = _sgd_plain(param, grad, buf, weight_decay, momentum, lr,
                                                  dampening, nesterov, maximize)
+
+
+def _sgd_sparse(param, grad, weight_decay, momentum, lr, maximize):
+    """A sparse gradient (``Embedding(sparse=True)``) moves only the rows it holds."""
+    if momentum != 0 or weight_decay != 0:
+        raise RuntimeError("ember: SGD supports sparse gradients only without momentum and weight_decay "
+                           "(use SparseAdam, or a dense gradient)")
+    add_sparse_into_dense_(param, grad, alpha=lr if maximize else -lr)
 
 
 def _sgd_plain(param, grad, buf, weight_decay, momentum, lr, dampening, nesterov, maximize):
