@@ -21,6 +21,7 @@ __all__ = ["getitem", "setitem_", "index_put", "index_put_", "cat", "concat", "c
            "hstack", "vstack", "movement_view", "gather_offsets"]
 
 _UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_SMALL = 1 << 16  # index sizes read through NumPy's take (see _single_tensor_read)
 
 
 def movement_view(arr):
@@ -99,6 +100,25 @@ def _advanced_write(plan, value, accumulate):
     write_back(view, arr)
 
 
+def _single_tensor_read(self, index):
+    """x[int_tensor] or x[bool_mask] on the CPU through NumPy's take / boolean indexing
+    (C loops: a Numba loop adds nothing, and the general plan costs ~100 us of Python on
+    small tensors). None when the general path must run (other dtypes, bad indices)."""
+    arr, idx = self._data, index._data
+    if not arr.ndim:
+        return None
+    if idx.dtype == np.bool_:
+        if idx.shape != arr.shape[:idx.ndim] or not idx.ndim:
+            return None
+        return Tensor._wrap(arr[idx], self._dtype, self._device)
+    if idx.dtype.kind not in "iu" or idx.dtype == np.uint8 or not idx.size or idx.size > _SMALL:
+        return None  # large reads: the Numba kernel checks bounds in the same pass
+    size = arr.shape[0]
+    if idx.min() < -size or idx.max() >= size:
+        return None  # the general path raises PyTorch's error
+    return Tensor._wrap(arr.take(idx, axis=0), self._dtype, self._device)
+
+
 @op()
 def getitem(self, key):
     """self[key] with PyTorch's indexing rules (views for basic keys, copies otherwise).
@@ -107,6 +127,10 @@ def getitem(self, key):
     >>> x[[1, 0], [2, 0]]
     tensor([5, 0])
     """
+    if key.__class__ is Tensor and self._device.type == "cpu" and key._device.type == "cpu":
+        fast = _single_tensor_read(self, key)
+        if fast is not None:
+            return fast
     key = normalize_key(key)
     if self._data.ndim == 0 and is_basic_key(key) and any(
             isinstance(k, (int, np.integer)) for k in key):
