@@ -273,3 +273,8 @@ def test_dropout_family():
     first = F.dropout(x, 0.5).numpy()
     et.manual_seed(3)
     assert np.array_equal(first, F.dropout(x, 0.5).numpy())
+
+
+def test_functional_batch_norm_wants_a_float_momentum():
+    with pytest.raises(TypeError, match="argument 'momentum' \\(position 7\\) must be float, not NoneType"):
+        F.batch_norm(et.randn(4, 3), et.zeros(3), et.ones(3), training=True, momentum=None)

@@ -24,14 +24,22 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if count == 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size "
                              f"torch.Size({size})")
-    return K.native_batch_norm(input, weight, bias, running_mean, running_var, training,
-                               0.0 if momentum is None else momentum, eps)[0]
+    _check_momentum(momentum, "batch_norm")
+    return K.native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)[0]
+
+
+def _check_momentum(momentum, name):
+    # PyTorch's functional forms take a float; only the modules give None a meaning.
+    if not isinstance(momentum, (int, float)) or isinstance(momentum, bool):
+        raise TypeError(f"{name}(): argument 'momentum' (position 7) must be float, not "
+                        f"{type(momentum).__name__}")
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-05):
     """Normalise each (sample, channel) plane of (N, C, *) separately."""
     check_tensor(input, "instance_norm")
+    _check_momentum(momentum, "instance_norm")
     if use_input_stats and input.numel() // (input.shape[0] * input.shape[1] or 1) <= 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size "
                          f"torch.Size({list(input.shape)})")
