@@ -262,3 +262,22 @@ def test_ctrl_c_in_the_main_process_leaves_no_worker_or_segment(tmp_path):
         time.sleep(0.05)
     assert alive == []
     assert glob.glob(os.path.join(_shared_memory.SHM_DIR, f"ember_dl_{proc.pid}_*")) == []
+
+
+class Uneven(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        time.sleep(0.2 if i < 2 else 0)  # the first batch is the slowest
+        return i
+
+
+def test_out_of_order_delivery_yields_every_batch_once():
+    batches = [b.tolist() for b in DataLoader(Uneven(), batch_size=2, num_workers=2, in_order=False)]
+    assert sorted(batches) == [[0, 1], [2, 3], [4, 5], [6, 7]]
+
+
+def test_iterable_dataset_without_batching_in_workers():
+    items = sorted(int(x) for x in DataLoader(Shards(), batch_size=None, num_workers=2))
+    assert items == list(range(10))
