@@ -7,7 +7,8 @@ finite differences meaningless there; as Chainer's gradient check does, such a s
 moved by a small random offset and checked again (up to three times) before it counts as a
 failure. Samples with non-finite values (the extremal ones) are left out.
 """
-import importlib.util
+import importlib
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,9 +23,9 @@ _OPDB_PATH = Path(__file__).parents[2] / "tensor" / "tests" / "opdb.py"
 if not _OPDB_PATH.exists():  # an installed ember-autograd without the source tree
     pytest.skip("ember-tensor's op database (packages/tensor/tests/opdb.py) is not here",
                 allow_module_level=True)
-_spec = importlib.util.spec_from_file_location("ember_tensor_opdb", _OPDB_PATH)
-opdb = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(opdb)
+# The database is a module of ember-tensor's tests (it imports its sibling modules there).
+sys.path.insert(0, str(_OPDB_PATH.parent))
+opdb = importlib.import_module("opdb")
 
 F64 = et.float64
 SAMPLES_PER_OP = 6

@@ -187,36 +187,41 @@ def _detached(t):
 
 
 class SavedTensor:
-    """A tensor saved for backward, with the version of its storage at save time."""
+    """A tensor saved for backward, with the version of its storage at save time.
 
-    __slots__ = ("tensor", "version", "is_output", "output_nr")
+    An output of the node that saves it is kept as its fields, not as the tensor (the
+    tensor holds the node as grad_fn: keeping it would make a reference cycle); the tensor
+    is rebuilt from them when backward unpacks it.
+    """
+
+    __slots__ = ("tensor", "fields", "version", "is_output", "output_nr")
 
     def __init__(self, tensor, is_output=False):
         if is_output:
-            # Keep the data, not the tensor: the tensor holds this node as grad_fn.
-            data = Tensor._wrap(tensor._data, tensor._dtype, tensor._device, tensor._storage)
+            self.tensor = None
+            self.fields = (tensor._data, tensor._dtype, tensor._device, tensor._storage, tensor._offset)
             self.output_nr = tensor._output_nr
         else:
-            data = tensor
-        self.tensor = data
+            self.tensor = tensor
         self.version = tensor._storage.version
         self.is_output = is_output
 
+    def _value(self):
+        return self.tensor if self.tensor is not None else Tensor._wrap(*self.fields)
+
     def unpack(self, node):
-        t = self.tensor
+        t = self._value()
         if t._storage.version != self.version:
             raise RuntimeError(self._modified_message(node))
         if self.is_output and _grad_mode.state.enabled:
             # Double backward: the saved output is the output of `node` again.
-            out = Tensor._wrap(t._data, t._dtype, t._device, t._storage)
-            out._grad_fn = node
-            out._requires_grad = True
-            out._output_nr = self.output_nr
-            return out
+            t._grad_fn = node
+            t._requires_grad = True
+            t._output_nr = self.output_nr
         return t
 
     def _modified_message(self, node):
-        t = self.tensor
+        t = self._value()
         grad_fn = node if self.is_output else t._grad_fn
         where = ""
         if grad_fn is not None:

@@ -212,7 +212,7 @@ def _record_inplace(op, rule, args, kwargs, redispatch, edges, metas):
     to_save = None
     if rule.save is not None:
         to_save = rule.save(*args, **kwargs)
-        if any(v is target for v in to_save):
+        if to_save is not None and any(v is target for v in to_save):
             # The formula needs the value from before the op: save a (recorded) copy.
             original = target.clone()
             to_save = tuple(original if v is target else v for v in to_save)

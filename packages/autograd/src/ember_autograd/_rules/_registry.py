@@ -17,7 +17,7 @@ list of tensors), what to save at forward time, and the backward formula::
         return grad * other, grad * input
 
 `save` is called with the op's arguments before the op runs and returns the values the
-formula needs after ``grad``; tensors among them are checked against in-place changes
+formula needs after ``grad`` (or None: nothing saved, the formula's defaults apply); tensors among them are checked against in-place changes
 when unpacked. ``RESULT`` stands for the op's output. A formula returns one gradient per
 input (None where there is none or ``ctx.needs_input_grad`` says it is not wanted);
 gradients of broadcast inputs need no summing here: the engine fits every gradient to its
@@ -135,6 +135,9 @@ def _make_extractor(impl, inputs):
         default = None if p.default is p.empty else p.default
         positions.append((index if positional else None, name, default, is_list))
 
+    if len(positions) <= 2 and all(index is not None and not is_list for index, _, _, is_list in positions):
+        return _positional_extractor(positions)
+
     def extract(args, kwargs):
         found = []
         n = len(args)
@@ -149,6 +152,22 @@ def _make_extractor(impl, inputs):
                 found.append(value)
         return found
     return extract
+
+
+def _positional_extractor(positions):
+    """Unrolled extractors for one or two positional inputs: the common case, on every call."""
+    (i0, name0, default0, _) = positions[0]
+    if len(positions) == 1:
+        def extract_one(args, kwargs):
+            return [args[i0] if i0 < len(args) else kwargs.get(name0, default0)]
+        return extract_one
+    (i1, name1, default1, _) = positions[1]
+
+    def extract_two(args, kwargs):
+        n = len(args)
+        return [args[i0] if i0 < n else kwargs.get(name0, default0),
+                args[i1] if i1 < n else kwargs.get(name1, default1)]
+    return extract_two
 
 
 def derivative(*op_names, inputs=("input",), save=None, name=None):

@@ -102,14 +102,19 @@ def _rsub_name(input, other, **_):
     return "SubBackward0" if isinstance(input, Tensor) else "RsubBackward1"
 
 
-@derivative("add", "add_", inputs=("input", "other"), save=lambda input, other, alpha=1, **_: (alpha,))
-def add(ctx, grad, alpha):
+def _alpha(input, other, alpha=1, **_):
+    # Nothing to save in the usual alpha=1 case (add is the most frequent op of all).
+    return None if alpha == 1 else (alpha,)
+
+
+@derivative("add", "add_", inputs=("input", "other"), save=_alpha)
+def add(ctx, grad, alpha=1):
     return grad, (grad if alpha == 1 else grad * alpha) if ctx.needs_input_grad[1] else None
 
 
 @derivative("sub", "sub_", inputs=("input", "other"), name=_rsub_name,
-            save=lambda input, other, alpha=1, **_: (alpha,))
-def sub(ctx, grad, alpha):
+            save=_alpha)
+def sub(ctx, grad, alpha=1):
     return grad, (-grad if alpha == 1 else grad * -alpha) if ctx.needs_input_grad[1] else None
 
 
