@@ -315,53 +315,73 @@ def _cubic_coefficients(t, a=-0.75):
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    """Sample (N, C, H, W) at the normalised (x, y) locations of `grid` (N, Ho, Wo, 2):
-    bilinear, nearest or bicubic; zeros, border or reflection padding."""
+    """Sample (N, C, H, W) at the normalised (x, y) locations of `grid` (N, Ho, Wo, 2), or
+    (N, C, D, H, W) at (x, y, z) of `grid` (N, Do, Ho, Wo, 3): bilinear (trilinear for
+    volumes), nearest or bicubic (2-d); zeros, border or reflection padding."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
                          f"but got: '{mode}'")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
-    if input.dim() != 4:
-        raise NotImplementedError("grid_sample: ember supports 4-D input (N, C, H, W) so far")
-    if grid.dim() != 4 or grid.shape[-1] != 2 or grid.shape[0] != input.shape[0]:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size 2 in last dimension and the same batch "
+    if input.dim() not in (4, 5):
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, "
+                           f"but got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    nd = input.dim() - 2
+    if grid.dim() != input.dim() or grid.shape[-1] != nd or grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last dimension and the same batch "
                            f"size as input, but got grid with sizes {list(grid.shape)}")
+    if mode == "bicubic" and nd == 3:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     align_corners = bool(align_corners)
-    n, c, h, w = input.shape
-    ho, wo = grid.shape[1:3]
-    ix = _unnormalize(grid[..., 0], w, align_corners)
-    iy = _unnormalize(grid[..., 1], h, align_corners)
+    n, c = input.shape[:2]
+    sizes = list(reversed(input.shape[2:]))  # (W, H[, D]): the order of the grid's coordinates
+    out_shape = tuple(grid.shape[1:-1])
+    points = 1
+    for o in out_shape:
+        points *= o
+    coords = [_unnormalize(grid[..., i], sizes[i], align_corners) for i in range(nd)]
 
-    def tap(x, y, weight):
-        """weight * input at integer positions (x, y); zero outside the input."""
+    def tap(positions, weight):
+        """weight * input at integer `positions` (one per coordinate); zero outside."""
         if mode == "bicubic":
             # Each bicubic tap gets the padding mode on its own, as in PyTorch.
-            x = _apply_padding(x, w, padding_mode, align_corners)
-            y = _apply_padding(y, h, padding_mode, align_corners)
-        valid = (x >= 0) & (x <= w - 1) & (y >= 0) & (y <= h - 1)
-        flat = (y.clamp(0, h - 1) * w + x.clamp(0, w - 1)).long().reshape(n, 1, ho * wo).expand(n, c, ho * wo)
-        values = K.take_along_planes(input, flat.contiguous()).reshape(n, c, ho, wo)
+            positions = [_apply_padding(p, size, padding_mode, align_corners) for p, size in zip(positions, sizes)]
+        valid = None
+        flat = None
+        for p, size in reversed(list(zip(positions, sizes))):  # slowest-varying coordinate first
+            inside = (p >= 0) & (p <= size - 1)
+            valid = inside if valid is None else valid & inside
+            clamped = p.clamp(0, size - 1)
+            flat = clamped if flat is None else flat * size + clamped
+        index = flat.long().reshape(n, 1, points).expand(n, c, points).contiguous()
+        values = K.take_along_planes(input, index).reshape((n, c) + out_shape)
         return values * (weight * valid).unsqueeze(1)
 
     if mode == "bicubic":
+        ix, iy = coords
         x0, y0 = ix.floor(), iy.floor()
         wx = _cubic_coefficients(ix - x0)
         wy = _cubic_coefficients(iy - y0)
         total = None
         for i in range(4):
             for j in range(4):
-                term = tap(x0 + (j - 1), y0 + (i - 1), wx[j] * wy[i])
+                term = tap([x0 + (j - 1), y0 + (i - 1)], wx[j] * wy[i])
                 total = term if total is None else total + term
         return total
-    ix = _apply_padding(ix, w, padding_mode, align_corners)
-    iy = _apply_padding(iy, h, padding_mode, align_corners)
+    coords = [_apply_padding(p, size, padding_mode, align_corners) for p, size in zip(coords, sizes)]
     if mode == "nearest":
-        return tap(ix.round(), iy.round(), E.ones_like(ix))
-    x0, y0 = ix.floor(), iy.floor()
-    x1, y1 = x0 + 1, y0 + 1
-    wx1, wy1 = ix - x0, iy - y0
-    wx0, wy0 = 1 - wx1, 1 - wy1
-    return (tap(x0, y0, wx0 * wy0) + tap(x1, y0, wx1 * wy0) + tap(x0, y1, wx0 * wy1)
-            + tap(x1, y1, wx1 * wy1))
+        return tap([p.round() for p in coords], E.ones_like(coords[0]))
+    lows = [p.floor() for p in coords]
+    fracs = [p - lo for p, lo in zip(coords, lows)]
+    total = None
+    for corner in range(1 << nd):  # every corner of the cell around each point
+        positions, weight = [], None
+        for d in range(nd):
+            upper = (corner >> d) & 1
+            positions.append(lows[d] + upper)
+            w = fracs[d] if upper else 1 - fracs[d]
+            weight = w if weight is None else weight * w
+        term = tap(positions, weight)
+        total = term if total is None else total + term
+    return total
