@@ -119,6 +119,35 @@ def _single_tensor_read(self, index):
     return Tensor._wrap(arr.take(idx, axis=0), self._dtype, self._device)
 
 
+def _numpy_key(self, key):
+    """For a small key made only of in-range integer index arrays (tensors, lists) on the
+    CPU, the NumPy key (NumPy's rules are PyTorch's for such keys); else None, and the
+    general path runs (and raises PyTorch's errors)."""
+    if self._device.type != "cpu" or len(key) > self._data.ndim:
+        return None
+    shape = self._data.shape
+    arrays = []
+    for d, k in enumerate(key):
+        if k.__class__ is Tensor:
+            if k._device.type != "cpu":
+                return None
+            a = k._data
+        elif k.__class__ is list:
+            a = np.asarray(k)
+        else:
+            return None
+        if a.dtype.kind not in "iu" or a.dtype == np.uint8 or not a.size or a.size > _SMALL:
+            return None
+        if a.min() < -shape[d] or a.max() >= shape[d]:
+            return None
+        arrays.append(a)
+    try:
+        np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError:
+        return None
+    return tuple(arrays)
+
+
 @op()
 def getitem(self, key):
     """self[key] with PyTorch's indexing rules (views for basic keys, copies otherwise).
@@ -137,6 +166,9 @@ def getitem(self, key):
         raise IndexError(
             "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
             "in C++ to convert a 0-dim tensor to a number")
+    np_key = _numpy_key(self, key)
+    if np_key is not None:
+        return Tensor._wrap(self._data[np_key], self._dtype, self._device)
     view, plan = plan_index(self, key)
     if plan is None:
         return view
@@ -147,6 +179,10 @@ def getitem(self, key):
 def setitem_(self, key, value):
     """self[key] = value, broadcasting `value`; writes through to self's storage."""
     key = normalize_key(key)
+    np_key = _numpy_key(self, key)
+    if np_key is not None and _numpy_assign(self, np_key, value):
+        self._bump_version()
+        return self
     view, plan = plan_index(self, key)
     if plan is None:
         if isinstance(value, Tensor):
@@ -157,6 +193,22 @@ def setitem_(self, key, value):
         _advanced_write(plan, value, accumulate=False)
     self._bump_version()
     return self
+
+
+def _numpy_assign(self, np_key, value):
+    """self._data[np_key] = value when NumPy can do exactly what PyTorch does; False when
+    the general path must run (a CUDA value, a shape NumPy refuses)."""
+    if isinstance(value, Tensor):
+        if value._device.type != "cpu":
+            return False
+        value = value._data
+    elif not isinstance(value, (int, float, bool)):
+        return False
+    try:
+        self._data[np_key] = value
+    except (ValueError, TypeError, OverflowError):
+        return False
+    return True
 
 
 def _setitem(self, key, value):
