@@ -29,14 +29,15 @@ class TracerWarning(UserWarning):
     """The trace may not generalise: it depended on a Python value computed from a tensor."""
 
 
-_PACKAGE_DIRS = tuple(os.path.dirname(os.path.dirname(m.__file__)) + os.sep
-                      for m in (ember_tensor, ember_autograd)) + (os.path.dirname(os.path.dirname(__file__)) + os.sep,)
+def _in_ember(frame):
+    name = frame.f_globals.get("__name__", "")
+    return name == "ember" or name.startswith(("ember_", "ember."))
 
 
 def _user_frame():
-    """'file:line' of the innermost caller outside ember's packages."""
+    """'file:line' of the innermost caller outside ember's packages (a model's forward)."""
     frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIRS):
+    while frame is not None and _in_ember(frame):
         frame = frame.f_back
     return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}" if frame else "?"
 
@@ -92,11 +93,42 @@ class _Tracer:
             result = redispatch(op, args, kwargs)
             node = Node(op, self.convert(args), {k: self.convert(v) for k, v in kwargs.items()}, None,
                         _user_frame())
+            if self._constant(node):
+                # Its inputs are all constants: its result is one too (a mask, an averaging
+                # matrix built in place); keep the value, not the op.
+                node.outputs = self.constants(result)
+                return result
             node.outputs = self.outputs(result)
         finally:
             self.depth -= 1
         self.graph.nodes.append(node)
         return result
+
+    def _constant(self, node):
+        values = [v for v in _values_in(list(node.args) + list(node.kwargs.values()))]
+        return bool(values) and all(v.kind == "const" for v in values) and not node.op.name.startswith(_RANDOM)
+
+    def constants(self, result):
+        if isinstance(result, Tensor):
+            value = self.graph.new_value("const", result.detach().clone(), keep=True)
+            self._remember(result, value)
+            return value
+        if isinstance(result, (tuple, list)):
+            return tuple(self.constants(r) for r in result)
+        return None
+
+
+# Ops of constants fold into constants, except random ones (each run must draw anew).
+_RANDOM = ("rand", "randn", "randint", "randperm", "bernoulli", "multinomial", "normal", "poisson", "uniform_",
+           "normal_", "random_", "exponential_", "cauchy_", "log_normal_", "geometric_")
+
+
+def _values_in(items):
+    for item in items:
+        if isinstance(item, Value):
+            yield item
+        elif isinstance(item, (list, tuple)):
+            yield from _values_in(item)
 
 
 _CONVERSIONS = ("item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__")

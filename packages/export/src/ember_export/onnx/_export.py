@@ -95,7 +95,61 @@ def build_model(model, args, input_names=None, output_names=None, opset_version=
     proto = helper.make_model(onnx_graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="ember")
     proto.ir_version = min(proto.ir_version, 10)
     onnx.checker.check_model(proto, full_check=True)
+    if dynamic_axes:
+        _check_dynamic_axes(model, args, proto, [v.name for v in inputs], dynamic_axes)
     return proto
+
+
+def _grown(tensor, axes):
+    """``tensor`` one larger along each of ``axes`` (its first slice repeated: valid indices stay valid)."""
+    import ember_tensor
+
+    for axis in axes:
+        tensor = ember_tensor.cat([tensor, tensor.narrow(axis, 0, 1)], dim=axis)
+    return tensor
+
+
+def _check_dynamic_axes(model, args, proto, input_names, dynamic_axes):
+    """Run the exported graph (with ember's ONNX importer) at other sizes of the dynamic axes.
+
+    A trace records sizes as numbers: a size the model computed from a dynamic axis (an
+    initial state of batch size, a reshape to (seq, batch * heads, ...)) is baked in and
+    would make the graph wrong at any other size. Checking here means a graph that cannot
+    honour ``dynamic_axes`` is refused instead of silently written.
+    """
+    import ember_autograd
+    import ember_tensor
+
+    from ._import import OnnxModule
+
+    grown = [_grown(a, sorted(_dynamic_axes(dynamic_axes, name) or {})) for a, name in zip(args, input_names)]
+    if all(g.shape == a.shape for g, a in zip(grown, args)):
+        return
+    training = getattr(model, "training", None)
+    if training and hasattr(model, "train"):
+        model.train(False)
+    try:
+        with ember_autograd.no_grad():
+            expected = model(*grown)
+            try:
+                got = OnnxModule(proto)(*grown)
+            except Exception as error:  # a baked shape no longer fits
+                got = error
+    finally:
+        if training and hasattr(model, "train"):
+            model.train(True)
+    expected = expected if isinstance(expected, (tuple, list)) else (expected,)
+    got_list = got if isinstance(got, (tuple, list)) else (got,)
+    same = not isinstance(got, Exception) and all(
+        tuple(g.shape) == tuple(e.shape) and ember_tensor.allclose(g.detach(), e.detach(), rtol=1e-3, atol=1e-5)
+        for g, e in zip(got_list, expected))
+    if not same:
+        raise SymbolicError(
+            "ONNX export: the traced graph does not honour dynamic_axes: the model computes sizes from a dynamic "
+            "axis (an initial state or mask of batch size, a reshape to batch * heads, ...), and the trace "
+            "recorded them as constants, so the graph is only right at the example's sizes. Export without "
+            "dynamic_axes for this model (a fixed-size graph)" + (f"; running it at other sizes failed: {got}"
+                                                                  if isinstance(got, Exception) else ""))
 
 
 def export(model, args, f, export_params=True, verbose=False, training=None, input_names=None, output_names=None,

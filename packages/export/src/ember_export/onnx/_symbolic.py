@@ -262,6 +262,16 @@ def _addmm(g, node, args):
                 g.operand(args["input"], dtype), alpha=float(args.get("alpha", 1)), beta=float(args.get("beta", 1)))
 
 
+@symbolic("linear")
+def _linear(g, node, args):
+    values = list(args.values())
+    x, weight = values[0], values[1]
+    bias = values[2] if len(values) > 2 else None
+    dtype = _out(node).dtype
+    out = g.op("MatMul", g.operand(x, dtype), g.op("Transpose", g.operand(weight, dtype), perm=[1, 0]))
+    return g.op("Add", out, g.operand(bias, dtype)) if isinstance(bias, Value) else out
+
+
 @symbolic("outer")
 def _outer(g, node, args):
     a, b = list(args.values())[:2]
