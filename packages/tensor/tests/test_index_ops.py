@@ -282,3 +282,19 @@ def test_cuda_matches_cpu(name, fn):
     got = fn(cpu.to("cuda"))
     assert got.device.type == "cuda"
     np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+def test_docstring_examples_run():
+    """The examples in the docstrings of the indexing, index, sorting and scan ops."""
+    import doctest
+
+    from ember_tensor._ops import index_ops, indexing, masked, scans, sorting
+    namespace = dict(vars(torch))
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    examples = 0
+    for module in (indexing, index_ops, masked, sorting, scans):
+        for test in doctest.DocTestFinder().find(module, globs=namespace):
+            test.globs = dict(namespace)
+            examples += len(test.examples)
+            runner.run(test)
+    assert examples > 30 and runner.failures == 0
