@@ -2,7 +2,6 @@
 unbatched inputs, in-place results."""
 import warnings
 
-import ember_tensor as E
 from ember_tensor import Tensor
 
 __all__ = ["reduce", "legacy_reduction", "apply_inplace", "batched", "check_tensor"]
@@ -58,8 +57,3 @@ def check_tensor(value, name, argument="input"):
     if not isinstance(value, Tensor):
         raise TypeError(f"{name}(): argument '{argument}' (position 1) must be Tensor, not "
                         f"{type(value).__name__}")
-
-
-def full_like_scalar(t, value):
-    """A 0-d tensor of `t`'s dtype and device holding `value`."""
-    return E.full((), value, dtype=t.dtype, device=t.device)
