@@ -124,3 +124,14 @@ def test_gradient_dtype_follows_the_input(dtype):
     out = sigmoid_k(x)
     out.backward(et.ones_like(out))
     assert x.grad.dtype is dtype
+
+
+def test_custom_kernel_shows_in_the_profiler():
+    from ember_autograd import profiler
+
+    x = et.ones(4)
+    with profiler.profile() as prof:
+        sigmoid_k(x)
+    names = [event.key for event in prof.key_averages()]
+    assert "custom::sigmoid_k" in names
+    assert "custom::sigmoid_k" in prof.key_averages().table()

@@ -251,7 +251,8 @@ def _close_event(event):
 def _profiling_wrapper(op, args, kwargs, redispatch):
     record_shapes = any(p.record_shapes for p in _active)
     shapes = [_shape_of(a) for a in args] if record_shapes else None
-    event = _open_event("aten::" + op.name, shapes)
+    # Built-in ops are "aten::<name>" as in PyTorch; users' ops keep their namespace ("custom::swish").
+    event = _open_event(op.name if "::" in op.name else "aten::" + op.name, shapes)
     sync = _device_sync()
     try:
         if sync is None:
