@@ -286,15 +286,19 @@ def test_cuda_matches_cpu(name, fn):
 
 def test_docstring_examples_run():
     """The examples in the docstrings of the indexing, index, sorting and scan ops."""
+    import builtins
     import doctest
 
     from ember_tensor._ops import index_ops, indexing, masked, scans, sorting
-    namespace = dict(vars(torch))
+    # ember's names, except those that would hide Python's own (float, int, bool, ...)
+    namespace = {k: v for k, v in vars(torch).items() if k not in vars(builtins)}
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     examples = 0
+    parser = doctest.DocTestParser()
     for module in (indexing, index_ops, masked, sorting, scans):
-        for test in doctest.DocTestFinder().find(module, globs=namespace):
-            test.globs = dict(namespace)
+        for name in module.__all__:
+            doc = getattr(module, name).__doc__ or ""
+            test = parser.get_doctest(doc, dict(namespace), f"{module.__name__}.{name}", None, 0)
             examples += len(test.examples)
             runner.run(test)
     assert examples > 30 and runner.failures == 0

@@ -80,7 +80,7 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     their order, NaN counts as largest).
 
     >>> sort(tensor([3, 1, 2])).indices
-    tensor([2, 0, 1])
+    tensor([1, 2, 0])
     """
     dim, rows, order = _sorted_lines(input, dim, descending)
     values = np.take_along_axis(rows, order, axis=1)
