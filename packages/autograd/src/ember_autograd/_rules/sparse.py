@@ -8,7 +8,7 @@ sparse matrix stores, never formed densely.
 from ember_tensor import _sparse_nn as SN
 from ember_tensor import sparse as S
 
-from ._registry import derivative
+from ._registry import derivative, not_differentiable
 
 
 @derivative("sparse_mm", inputs=("mat1", "mat2"), save=lambda mat1, mat2: (mat1, mat2))
@@ -24,3 +24,8 @@ def sparse_mm(ctx, grad, mat1, mat2):
             (weight.shape[0], indices, padding_idx, scale_grad_by_freq))
 def embedding_sparse(ctx, grad, num_weights, indices, padding_idx, scale_grad_by_freq):
     return SN.embedding_sparse_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
+
+
+# The gradient-building ops themselves: first-order gradients only (no double backward
+# through a sparse gradient yet).
+not_differentiable("embedding_sparse_backward", "sparse_sampled_dense_product")
