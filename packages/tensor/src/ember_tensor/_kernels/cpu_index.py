@@ -22,7 +22,7 @@ from numba import njit
 
 __all__ = ["strided_offsets", "add_index_offsets", "gather_3", "put_3", "put_3_add", "fill_3", "gather_dim",
            "scatter_dim", "SCATTER_MODES", "cumsum_rows", "cumprod_rows", "cumextreme_rows",
-           "logcumsumexp_rows", "bincount", "histc", "mode_rows"]
+           "logcumsumexp_rows", "bincount", "histc", "mode_rows", "topk_rows"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
@@ -332,3 +332,32 @@ def mode_rows(sorted_keys, order, chosen):
                 best_index = last
             i = j + 1
         chosen[r, 0] = best_index
+
+
+@njit(inline="always")
+def _before(a, b, largest):
+    # Whether a sorts strictly before b in a top-k list (NaN counts as the largest value).
+    if largest:
+        return (a != a and b == b) or a > b
+    return (b != b and a == a) or a < b
+
+
+@njit(**_JIT)
+def topk_rows(keys, k, largest, out):
+    """out[r] = column indices of row r's k largest (smallest) keys, best first; among
+    equal keys the earlier index wins, as in a stable sort. One pass with a sorted buffer
+    of k entries: O(n k) worst case, ~O(n) for random data and small k."""
+    n = keys.shape[1]
+    for r in range(keys.shape[0]):
+        count = 0
+        for i in range(n):
+            x = keys[r, i]
+            if count == k and not _before(x, keys[r, out[r, k - 1]], largest):
+                continue
+            pos = count if count < k else k - 1
+            while pos > 0 and _before(x, keys[r, out[r, pos - 1]], largest):
+                out[r, pos] = out[r, pos - 1]
+                pos -= 1
+            out[r, pos] = i
+            if count < k:
+                count += 1

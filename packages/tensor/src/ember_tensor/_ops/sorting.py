@@ -134,11 +134,17 @@ def top_k_order(rows, dtype, k, largest):
     """Column indices of each row's k largest (smallest) values, in sorted order, equal to
     the first k of the stable sort's order.
 
-    A partition finds each row's k-th value in O(n); only the k chosen values are then
-    sorted. Rows with NaN, bool rows and large k take the full stable sort.
+    Small k: one Numba pass with a sorted buffer of k entries. Otherwise a partition finds
+    each row's k-th value in O(n) and only the k chosen values are then sorted; rows with
+    NaN, bool rows and large k take the full stable sort.
     """
     keys = _sort_keys(rows, dtype)
     n = keys.shape[1]
+    if 0 < k <= 32 and 4 * k <= n:
+        # Few values wanted: one pass keeping a sorted buffer of k column indices.
+        order = np.empty((len(keys), k), np.int64)
+        K.topk_rows(keys.view(np.uint8) if keys.dtype == np.bool_ else keys, k, largest, order)
+        return order
     if k == 0 or 4 * k > n or keys.dtype == np.bool_ or (keys.dtype.kind == "f" and np.isnan(keys).any()):
         return stable_argsort_rows(rows, dtype, largest)[:, :k]
     kth = n - k if largest else k - 1
