@@ -1,7 +1,6 @@
 """Datasets, their combinators, random_split and every sampler (DistributedSampler included)."""
 import collections
 
-import numpy as np
 import pytest
 
 import ember_tensor as et

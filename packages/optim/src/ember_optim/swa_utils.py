@@ -8,7 +8,6 @@ statistics rather than by their class.
 import copy
 import itertools
 import math
-import warnings
 
 import ember_autograd
 import ember_tensor
