@@ -278,3 +278,17 @@ def test_dropout_family():
 def test_functional_batch_norm_wants_a_float_momentum():
     with pytest.raises(TypeError, match="argument 'momentum' \\(position 7\\) must be float, not NoneType"):
         F.batch_norm(et.randn(4, 3), et.zeros(3), et.ones(3), training=True, momentum=None)
+
+
+def test_gumbel_softmax_samples_the_distribution():
+    et.manual_seed(0)
+    logits = et.tensor(np.log([[0.2, 0.3, 0.5]]).repeat(4000, 0))
+    soft = F.gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(soft.numpy().sum(1), 1.0)
+    hard = F.gumbel_softmax(logits, hard=True).numpy()
+    assert set(np.unique(hard)) == {0.0, 1.0} and np.all(hard.sum(1) == 1)
+    # Argmax of logits + Gumbel noise is a sample of softmax(logits).
+    np.testing.assert_allclose(hard.mean(0), [0.2, 0.3, 0.5], atol=0.03)
+    x = et.randn(3, 4, dtype=et.float64, requires_grad=True)
+    F.gumbel_softmax(x, hard=True, dim=0).sum().backward()
+    assert x.grad is not None

@@ -10,7 +10,7 @@ from ._util import apply_inplace, check_tensor
 __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_", "elu", "elu_",
            "selu", "selu_", "celu", "celu_", "leaky_relu", "leaky_relu_", "prelu", "rrelu", "rrelu_",
            "glu", "gelu", "logsigmoid", "hardshrink", "tanhshrink", "softsign", "softplus", "softmin",
-           "softmax", "log_softmax", "softshrink", "tanh", "sigmoid", "hardsigmoid", "silu", "mish",
+           "softmax", "log_softmax", "gumbel_softmax", "softshrink", "tanh", "sigmoid", "hardsigmoid", "silu", "mish",
            "hardswish"]
 
 
@@ -204,6 +204,18 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """log(softmax(x)) computed stably in one kernel."""
     check_tensor(input, "log_softmax")
     return K.log_softmax(input, _softmax_dim(input.dim()) if dim is None else dim, dtype)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """A sample of the Gumbel-softmax (concrete) distribution over `dim`; with `hard`, the
+    one-hot of its argmax whose gradient is the soft sample's (straight-through)."""
+    gumbels = -E.empty_like(logits).exponential_().log()  # Gumbel(0, 1) noise
+    soft = K.softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return soft
+    moved = soft.movedim(dim, -1)
+    hot = K.one_hot(moved.argmax(-1), moved.shape[-1]).to(soft.dtype).movedim(-1, dim)
+    return hot - soft.detach() + soft
 
 
 def tanh(input):

@@ -8,8 +8,8 @@ from ember_tensor._sparse_nn import embedding_sparse
 from ._util import check_tensor
 
 __all__ = ["linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "conv_transpose3d", "unfold", "fold", "pixel_shuffle", "pixel_unshuffle", "embedding",
-           "one_hot"]
+           "conv_transpose3d", "conv_tbc", "unfold", "fold", "pixel_shuffle", "pixel_unshuffle",
+           "channel_shuffle", "native_channel_shuffle", "embedding", "one_hot"]
 
 
 def linear(input, weight, bias=None):
@@ -124,6 +124,16 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return _conv_transpose(3, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
+def conv_tbc(input, weight, bias, pad=0):
+    """1-d convolution in time-batch-channel layout: input (T, B, C_in), weight
+    (K, C_in, C_out), bias (C_out,) -> (T', B, C_out)."""
+    if input.dim() != 3 or weight.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel" if input.dim() != 3 else
+                           "Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    out = _conv(1, input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, 1, pad, 1, 1)
+    return out.permute(2, 0, 1)
+
+
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Sliding blocks of (N, C, H, W) as columns (N, C*kh*kw, L) (im2col)."""
     if input.dim() == 3:
@@ -173,6 +183,24 @@ def pixel_unshuffle(input, downscale_factor):
     x = input.reshape(tuple(batch) + (c, h // r, r, w // r, r))
     x = x.permute(tuple(range(nb)) + (nb, nb + 2, nb + 4, nb + 1, nb + 3))
     return x.reshape(tuple(batch) + (c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input, groups):
+    """Interleave the channels (dim 1) of `groups` groups: (N, g*k, *) read as (N, g, k, *),
+    transposed to (N, k, g, *)."""
+    if input.dim() < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    n, c = input.shape[:2]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    rest = tuple(input.shape[2:])
+    return input.reshape((n, groups, c // groups) + rest).transpose(1, 2).reshape((n, c) + rest)
+
+
+native_channel_shuffle = channel_shuffle
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
