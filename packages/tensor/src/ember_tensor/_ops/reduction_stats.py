@@ -1,0 +1,205 @@
+"""Statistical reductions and norms: var, std, var_mean, std_mean (unbiased / correction),
+norm (p = 2/'fro', 1, inf, -inf, 0, any float), logsumexp and median.
+
+The device-independent half, like `reduction`: argument parsing, PyTorch's dtype rules,
+errors and warnings; the kernels are the backend's (`var_mean`, `reduce`, `median`) and
+elementwise ops. `reduction` re-exports them.
+"""
+import builtins
+import warnings
+
+import numpy as np
+
+from .. import _backends
+from .. import _dtype as D
+from .._dispatch import op
+from . import _iter
+from . import elementwise as E
+from .elementwise import copy_to_out
+from .reduction import (
+    _check_nonempty, _check_tensor, _kernel_data, _out_shape, _pair, _reduce, _reduce_dims, _result, _single_dim,
+    return_types,
+)
+
+__all__ = ["var", "std", "var_mean", "std_mean", "norm", "logsumexp", "median"]
+
+_INF = float("inf")
+
+
+# --- var, std -------------------------------------------------------------------------------
+
+def _var_args(name, input, dim, unbiased, correction):
+    """PyTorch's overloads: var(dim, unbiased, keepdim), var(unbiased), var(dim, correction=)."""
+    _check_tensor(input, name)
+    if isinstance(dim, builtins.bool):  # var(input, unbiased)
+        if unbiased is not None:
+            raise TypeError(f"{name}() received an invalid combination of arguments")
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments: pass either "
+                        "unbiased or correction, not both")
+    if input._dtype.category != D._FLOAT:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    dims = _reduce_dims(input, dim, name)
+    n = 1
+    for d in dims:
+        n *= input._data.shape[d]
+    if n - correction <= 0:
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=2)
+    return dims, correction
+
+
+def _var_mean(name, input, dim, unbiased, keepdim, correction, sqrt_var):
+    dims, correction = _var_args(name, input, dim, unbiased, correction)
+    var, mu = _backends.get(input._device).var_mean(_kernel_data(input), dims, correction)
+    shape = _out_shape(input, dims, keepdim)
+    compute = _iter.compute_dtype(input._dtype)
+    var = _result(var, compute, input._device, shape)
+    if sqrt_var:
+        var = E.sqrt(var)
+    return var.to(input._dtype), _result(mu, input._dtype, input._device, shape)
+
+
+@op()
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """Variance over all elements or `dim`, dividing by N - correction (default 1).
+
+    >>> var(tensor([1., 2., 3., 4.]))
+    tensor(1.6667)
+    """
+    return copy_to_out(_var_mean("var", input, dim, unbiased, keepdim, correction, False)[0], out)
+
+
+@op()
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """Standard deviation: the square root of `var` (same arguments).
+
+    >>> std(tensor([1., 2., 3., 4.]), correction=0)
+    tensor(1.1180)
+    """
+    return copy_to_out(_var_mean("std", input, dim, unbiased, keepdim, correction, True)[0], out)
+
+
+@op()
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(var, mean) in one pass over the data; arguments as for `var`."""
+    return _var_mean("var_mean", input, dim, unbiased, keepdim, correction, False)
+
+
+@op()
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(std, mean); arguments as for `var`."""
+    return _var_mean("std_mean", input, dim, unbiased, keepdim, correction, True)
+
+
+# --- norm, logsumexp ------------------------------------------------------------------------
+
+def _norm_dtypes(input, dtype):
+    if input._dtype.category != D._FLOAT:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_iter.type_name(input._dtype)}")
+    if dtype is None:
+        return input._dtype
+    dtype = D.to_dtype(dtype)
+    if D.promote_types(input._dtype, dtype) is not dtype:
+        raise RuntimeError(
+            f"linalg.vector_norm: the dtype of the input ({_iter.type_name(input._dtype)}) should "
+            f"be convertible without narrowing to the specified dtype ({_iter.type_name(dtype)})")
+    return dtype
+
+
+@op()
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """The vector p-norm over all elements or `dim`: p = 2 ('fro'), 1, inf, -inf, 0 or any float.
+
+    >>> norm(tensor([3., -4.]))
+    tensor(5.)
+    """
+    _check_tensor(input, "norm")
+    result = _norm_dtypes(input, dtype)
+    if p is None or p == "fro":
+        if isinstance(dim, (tuple, list)) and len(dim) > 2:
+            raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
+                               + " ".join(str(d) for d in dim))
+        p = 2
+    elif isinstance(p, str):
+        raise NotImplementedError(
+            f"norm(p={p!r}) is not supported by ember; use p='fro' or a number")
+    dims = _reduce_dims(input, dim, "norm")
+    compute = _iter.compute_dtype(result)
+    x = input.to(compute)
+    if p == 2:
+        r = E.sqrt(_reduce("sumsq", x, dims, keepdim, compute))
+    elif p == 1:
+        r = _reduce("sumabs", x, dims, keepdim, compute)
+    elif p == 0:
+        r = _reduce("count_nonzero", x, dims, keepdim, compute)
+    elif p in (_INF, -_INF):
+        if builtins.any(input._data.shape[d] == 0 for d in dims) or (not dims and not input._data.size):
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {p} norm on an empty tensor because the "
+                "operation does not have an identity")
+        r = _reduce("amax" if p > 0 else "amin", E.abs(x), dims, keepdim, compute)
+    else:
+        r = E.pow(_reduce("sum", E.pow(E.abs(x), p), dims, keepdim, compute), 1.0 / p)
+    return copy_to_out(r.to(result), out)
+
+
+@op()
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    """log(sum(exp(input))) over `dim`, computed stably (the max is taken out first).
+
+    >>> logsumexp(tensor([0., 0.]), 0)
+    tensor(0.6931)
+    """
+    _check_tensor(input, "logsumexp")
+    result = input._dtype if input._dtype.category == D._FLOAT else D.get_default_dtype()
+    dims = _reduce_dims(input, dim, "logsumexp")
+    compute = _iter.compute_dtype(result)
+    x = input.to(compute)
+    shape = _out_shape(input, dims, keepdim)
+    if builtins.any(input._data.shape[d] == 0 for d in dims):
+        from .creation import full
+        return copy_to_out(full(shape, -_INF, dtype=result, device=input._device), out)
+    m = _reduce("amax", x, dims, True, compute)
+    m = E.where(E.isinf(m), 0.0, m)  # all -inf (or an inf) must not turn into NaN
+    r = E.log(_reduce("sum", E.exp(x - m), dims, True, compute)) + m
+    return copy_to_out(r.reshape(shape).to(result), out)
+
+
+# --- median ---------------------------------------------------------------------------------
+
+@op()
+def median(input, dim=None, keepdim=False, *, out=None):
+    """The lower median of all elements, or (values, indices) along `dim`. NaN propagates.
+
+    >>> median(tensor([4., 1., 3., 2.]))
+    tensor(2.)
+    """
+    _check_tensor(input, "median")
+    if input._dtype is D.bool:
+        raise NotImplementedError(f"\"median_{input._device.type}\" not implemented for 'Bool'")
+    backend = _backends.get(input._device)
+    ndim = input._data.ndim
+    if dim is None:
+        if input._data.size == 0:
+            from .creation import full
+            fill = float("nan") if input._dtype.category == D._FLOAT else np.iinfo(input._dtype.np).min
+            return full((), fill, dtype=input._dtype, device=input._device)
+        value, _ = backend.median(_kernel_data(input), None)
+        return _result(value, input._dtype, input._device, ())
+    d = _single_dim(input, dim, "median")
+    if not ndim:
+        from .creation import zeros
+        values, indices = input.clone(), zeros((), dtype=D.int64, device=input._device)
+    else:
+        _check_nonempty(input, (d,), "median", True)
+        values, indices = backend.median(_kernel_data(input), d)
+        shape = _out_shape(input, (d,), keepdim)
+        values = _result(values, input._dtype, input._device, shape)
+        indices = _result(indices, D.int64, input._device, shape)
+    return _pair(return_types.median, values, indices, out)
