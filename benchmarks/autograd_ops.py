@@ -79,3 +79,66 @@ WORKLOADS = [
     Workload("autograd: MLP 784-512-512-10 b128 fwd+bwd", _mlp, group="autograd",
              work=3 * 2 * 128 * (784 * 512 + 512 * 512 + 512 * 10), unit="FLOP", repeats=5),
 ]
+
+
+def recording_overhead(libs=("ember", "torch"), rounds=25, number=3000):
+    """What recording adds to one op call, per library: best-of-`rounds` CPU time
+    (``time.process_time``, so other processes on a loaded machine do not count) of the op
+    on tensors that require grad minus the same op on tensors that do not.
+
+    Returns {op: {lib: (no_grad_us, recorded_us)}}.
+    """
+    import gc
+    import time
+
+    def cpu_time(fn):
+        gc.disable()
+        start = time.process_time()
+        for _ in range(number):
+            fn()
+        elapsed = time.process_time() - start
+        gc.enable()
+        return elapsed / number * 1e6
+
+    def pairs(lib):
+        t = _lib(lib)
+        a, b = t.ones(8, requires_grad=True), t.ones(8, requires_grad=True)
+        c, d = t.ones(8), t.ones(8)
+        return {"a + b": (lambda: c + d, lambda: a + b), "a * b": (lambda: c * d, lambda: a * b),
+                "a.exp()": (lambda: c.exp(), lambda: a.exp()), "a.view(2, 4)": (lambda: c.view(2, 4),
+                                                                              lambda: a.view(2, 4)),
+                "a.sum()": (lambda: c.sum(), lambda: a.sum())}
+
+    fns = {lib: pairs(lib) for lib in libs}
+    results = {}
+    for op in fns[libs[0]]:
+        best = {lib: [float("inf"), float("inf")] for lib in libs}
+        for lib in libs:
+            for fn in fns[lib][op]:
+                fn()
+        for _ in range(rounds):
+            for lib in libs:
+                for k, fn in enumerate(fns[lib][op]):
+                    best[lib][k] = min(best[lib][k], cpu_time(fn))
+        results[op] = {lib: tuple(best[lib]) for lib in libs}
+    return results
+
+
+if __name__ == "__main__":
+    # python -m benchmarks.autograd_ops: the recording-overhead table of the autograd README.
+    import importlib.util
+
+    libs = ("ember", "torch") if importlib.util.find_spec("torch") else ("ember",)
+    print("| op (8 elems) | ember no grad → recorded | torch no grad → recorded | overhead ember/torch |")
+    print("|---|---|---|---|")
+    for op, res in recording_overhead(libs).items():
+        e = res["ember"]
+        cells = [f"{e[0]:.2f} → {e[1]:.2f} us (+{e[1] - e[0]:.2f})"]
+        ratio = "–"
+        if "torch" in res:
+            t = res["torch"]
+            cells.append(f"{t[0]:.2f} → {t[1]:.2f} us (+{t[1] - t[0]:.2f})")
+            ratio = f"{(e[1] - e[0]) / max(t[1] - t[0], 1e-3):.1f}"
+        else:
+            cells.append("–")
+        print(f"| {op} | {cells[0]} | {cells[1]} | {ratio} |")
