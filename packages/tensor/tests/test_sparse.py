@@ -259,3 +259,16 @@ def test_against_pytorch_when_installed():
     np.testing.assert_allclose(torch.sparse.mm(s, torch.tensor(b)).numpy(), T.sparse.mm(ts, T.tensor(b)).numpy())
     np.testing.assert_allclose(torch.sparse.softmax(s, 1).to_dense().numpy(),
                                T.sparse.softmax(ts, 1).to_dense().numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [lambda s: s.exp(), lambda s: s.view(6), lambda s: s[0], lambda s: s ** 2,
+                                  lambda s: s.abs(), lambda s: s @ torch.ones(3)])
+def test_dense_only_methods_raise_instead_of_reading_the_placeholder(call):
+    s = torch.ones(2, 3).to_sparse()
+    with pytest.raises(NotImplementedError, match="with arguments from the 'SparseCPU' backend"):
+        call(s)
+
+
+def test_numpy_conversion_is_refused():
+    with pytest.raises(TypeError, match="can't convert Sparse layout tensor to numpy. Use Tensor.to_dense\\(\\) first."):
+        torch.ones(2).to_sparse().numpy()

@@ -233,3 +233,44 @@ _METHODS = {
 }
 for _name, _fn in _METHODS.items():
     setattr(SparseTensor, _name, _fn)
+
+
+def _detach_(self):
+    self._grad_fn = None
+    return self
+
+
+def _numpy(self, *, force=False):
+    raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+
+
+def _unsupported(name):
+    def method(self, *args, **kwargs):
+        raise NotImplementedError(
+            f"Could not run 'aten::{name.strip('_')}' with arguments from the 'SparseCPU' backend. "
+            "(ember: this op has no sparse kernel; call .to_dense() first)")
+    method.__name__ = name
+    method.__doc__ = f"Not available on sparse tensors: raises NotImplementedError (as PyTorch for {name})."
+    return method
+
+
+def _block_dense_methods():
+    # A SparseTensor's `_data` is only a zero placeholder: a dense op run as a method
+    # would silently compute on zeros. Every op method Tensor got from `_ops` that this
+    # module does not define for sparse tensors raises instead, as PyTorch's dispatcher
+    # does for an op with no SparseCPU kernel.
+    from ._dispatch import Operator
+    keep = {"__hash__", "__eq__", "__ne__"}
+    for name, fn in list(vars(Tensor).items()):
+        if name in vars(SparseTensor) or name in keep:
+            continue
+        if isinstance(fn, Operator) or (getattr(fn, "__module__", "") or "").startswith("ember_tensor._ops"):
+            setattr(SparseTensor, name, _unsupported(name))
+
+
+_METHODS.update({"detach_": _detach_, "cpu": lambda self, memory_format=None: self, "numpy": _numpy,
+                 "__array__": lambda self, dtype=None, copy=None: _numpy(self),
+                 "tolist": lambda self: _numpy(self), "item": lambda self: _numpy(self)})
+for _name, _fn in _METHODS.items():
+    setattr(SparseTensor, _name, _fn)
+_block_dense_methods()
