@@ -292,3 +292,19 @@ def test_gumbel_softmax_samples_the_distribution():
     x = et.randn(3, 4, dtype=et.float64, requires_grad=True)
     F.gumbel_softmax(x, hard=True, dim=0).sum().backward()
     assert x.grad is not None
+
+
+def test_fractional_max_pool_picks_window_maxima():
+    et.manual_seed(1)
+    x = rng.standard_normal((2, 3, 9, 8))
+    values, indices = F.fractional_max_pool2d(et.tensor(x), 2, output_size=(4, 5), return_indices=True)
+    assert tuple(values.shape) == (2, 3, 4, 5)
+    planes = x.reshape(2, 3, -1)
+    np.testing.assert_array_equal(np.take_along_axis(planes, indices.numpy().reshape(2, 3, -1), 2).reshape(2, 3, 4, 5),
+                                  values.numpy())
+    # The first window starts at 0 and the last one ends at the input's edge.
+    rows, cols = np.divmod(indices.numpy(), 8)
+    assert rows[..., 0, :].min() <= 1 and rows[..., -1, :].max() >= 7
+    assert cols[..., :, 0].min() <= 1 and cols[..., :, -1].max() >= 6
+    with pytest.raises(ValueError, match="requires specifying either an output_size or an output_ratio"):
+        F.fractional_max_pool2d(et.tensor(x), 2)

@@ -201,3 +201,17 @@ def test_signatures_match_pytorch():
         assert params(getattr(F, name)) == expected, name
         checked += 1
     assert checked > 75
+
+
+@pytest.mark.parametrize("nd, shape, kwargs", [
+    (2, (2, 3, 9, 8), {"kernel_size": 2, "output_size": (4, 5)}),
+    (2, (2, 3, 9, 8), {"kernel_size": (3, 2), "output_ratio": (0.5, 0.7)}),
+    (2, (3, 7, 7), {"kernel_size": 3, "output_size": 3}),
+    (3, (1, 2, 6, 7, 5), {"kernel_size": 2, "output_size": (3, 4, 2)}),
+])
+def test_fractional_max_pool_matches_pytorch_given_the_samples(nd, shape, kwargs):
+    samples = rng.random((shape[0] if len(shape) == nd + 2 else 1, shape[-nd - 1], nd))
+    fn = "fractional_max_pool%dd" % nd
+    compare(torch, lambda x, s, **k: getattr(F, fn)(x, _random_samples=s, return_indices=True, **k),
+            lambda x, s, **k: getattr(TF, fn)(x, _random_samples=s, return_indices=True, **k),
+            (r(*shape), samples), kwargs, constant=(1,))

@@ -1,5 +1,7 @@
 """Pooling: max (with indices), average, adaptive, power-average, and max_unpool,
 for 1-3 spatial dims, batched or not."""
+import numpy as np
+
 import ember_tensor as E
 from ember_tensor._ops import nn as K
 from ember_tensor._ops.nn.pooling import adaptive_bounds
@@ -11,7 +13,8 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", 
            "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
            "adaptive_max_pool3d", "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
            "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d",
-           "max_unpool2d", "max_unpool3d"]
+           "max_unpool2d", "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool3d",
+           "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"]
 
 
 def _tuple(value, nd):
@@ -239,3 +242,79 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Partial inverse of max_pool3d."""
     return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
+
+
+def _fractional_starts(sample, in_size, out_size, pool):
+    """PyTorch's generate_intervals: window starts (..., out) for samples u in [0, 1)."""
+    u = sample[..., None]
+    i = np.arange(out_size, dtype=sample.dtype)
+    if out_size > 1:
+        alpha = sample.dtype.type(in_size - pool) / sample.dtype.type(out_size - 1)
+        starts = ((i + u) * alpha).astype(np.int64) - (u * alpha).astype(np.int64)
+    else:
+        starts = np.zeros(u.shape[:-1] + (1,), np.int64)
+    starts[..., -1] = in_size - pool
+    return starts
+
+
+def _fractional_max_pool(nd, input, kernel_size, output_size, output_ratio, return_indices, _random_samples):
+    name = f"fractional_max_pool{nd}d"
+    x, unbatched = batched(input, nd, name)
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    kernel = _tuple(kernel_size, nd)
+    spatial = tuple(x.shape[2:])
+    if output_size is None:
+        ratios = _tuple(output_ratio, nd)
+        output_size = tuple(int(s * r) for s, r in zip(spatial, ratios))
+    out = _tuple(output_size, nd)
+    for s, o, k in zip(spatial, out, kernel):
+        if o + k - 1 > s:
+            raise RuntimeError(f"{name}(): pool height ({k}) too large relative to input height ({s}) "
+                               f"for output height ({o})")
+    n, c = x.shape[:2]
+    samples = _random_samples if _random_samples is not None else E.rand(n, c, nd, dtype=x.dtype)
+    u = np.asarray(samples.detach().cpu().numpy() if hasattr(samples, "numpy") else samples)
+    u = u.reshape(n, c, nd).astype(np.float32 if x.dtype.itemsize <= 4 else np.float64)
+    # Sample k drives the k-th dim counted from the last (W first), as in PyTorch.
+    starts = [_fractional_starts(u[..., nd - 1 - d], spatial[d], out[d], kernel[d]) for d in range(nd)]
+    # Every window's element positions, flattened in the (n, c) plane; the max picks one.
+    flat = np.zeros((n, c) + out + kernel, np.int64)
+    for d in range(nd):
+        shape = [n, c] + [1] * (2 * nd)
+        shape[2 + d] = out[d]
+        pos = starts[d].reshape(shape) + np.arange(kernel[d]).reshape([1] * (2 + nd + d) + [kernel[d]]
+                                                                          + [1] * (nd - d - 1))
+        flat = flat * spatial[d] + pos
+    candidates = flat.reshape((n, c, -1))
+    plane = x.detach().reshape(n, c, -1).cpu().numpy() if n * c else np.zeros((n, c, 0))
+    values = np.take_along_axis(plane, candidates, 2).reshape((n, c) + out + (-1,))
+    which = values.argmax(-1)[..., None]
+    chosen = np.take_along_axis(flat.reshape((n, c) + out + (-1,)), which, -1)[..., 0]
+    indices = E.tensor(chosen, dtype=E.int64, device=x.device)
+    result = K.take_along_planes(x, indices)
+    return _unbatch((result, indices) if return_indices else result, unbatched)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Max pooling over pseudo-random, overlapping windows (Graham, 2014) of (N, C, H, W)."""
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Fractional max pooling of (N, C, D, H, W)."""
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """`fractional_max_pool2d` returning (values, indices)."""
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """`fractional_max_pool3d` returning (values, indices)."""
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, True, _random_samples)
