@@ -10,7 +10,7 @@ from ._util import legacy_reduction
 from ._util import reduce as _reduced
 from ._activation import log_softmax
 
-__all__ = ["l1_loss", "mse_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
+__all__ = ["l1_loss", "mse_loss", "nll_loss", "cross_entropy", "linear_cross_entropy", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "poisson_nll_loss", "gaussian_nll_loss", "kl_div", "huber_loss",
            "smooth_l1_loss", "soft_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
            "multi_margin_loss", "hinge_embedding_loss", "cosine_embedding_loss", "margin_ranking_loss",
@@ -91,6 +91,17 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     elif reduction == "sum":
         smooth = smooth.sum()
     return loss * (1 - label_smoothing) + smooth * (label_smoothing / classes)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target, ...). `options`
+    (PyTorch's chunking hints) is accepted and ignored: ember computes the logits whole."""
+    from ._conv import linear
+    logits = linear(input, linear_weight, linear_bias)
+    # ignore_index=None ignores nothing; no class index is below -2**62.
+    ignore = -(2 ** 62) if ignore_index is None else ignore_index
+    return cross_entropy(logits, target, weight, None, ignore, None, reduction, label_smoothing)
 
 
 def _cross_entropy_probabilities(input, logp, target, weight, reduction, label_smoothing, class_dim):
