@@ -107,3 +107,18 @@ def test_dense_gradient_accumulates_into_sparse_grad():
     (weight * 2).sum().backward()
     assert not weight.grad.is_sparse
     np.testing.assert_allclose(weight.grad.numpy()[:, 0], [2, 3, 2])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA and no simulator")
+def test_sparse_mm_gradients_on_cuda_match_cpu():
+    s_cpu, a = sparse_and_dense((3, 4), density=0.6)
+    b = RNG.standard_normal((4, 2))
+    grads = {}
+    for device in ("cpu", "cuda"):
+        s = s_cpu.to(device).requires_grad_()
+        d = torch.tensor(b, device=device, requires_grad=True)
+        (torch.sparse.mm(s, d) ** 2).sum().backward()
+        assert s.grad.is_sparse and s.grad.device.type == device and d.grad.device.type == device
+        grads[device] = (s.grad.to_dense().cpu().numpy(), d.grad.cpu().numpy())
+    for got, want in zip(grads["cuda"], grads["cpu"]):
+        np.testing.assert_allclose(got, want, atol=1e-12)

@@ -272,3 +272,44 @@ def test_dense_only_methods_raise_instead_of_reading_the_placeholder(call):
 def test_numpy_conversion_is_refused():
     with pytest.raises(TypeError, match="can't convert Sparse layout tensor to numpy. Use Tensor.to_dense\\(\\) first."):
         torch.ones(2).to_sparse().numpy()
+
+
+# -- CUDA (Numba's simulator in CI; conftest sets NUMBA_ENABLE_CUDASIM=1) ----------------
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA and no simulator")
+
+CUDA_CASES = {
+    "to_dense": lambda s, d: s.to_dense(),
+    "coalesce": lambda s, d: s.coalesce().to_dense(),
+    "add_sparse": lambda s, d: (s + s * 2).to_dense(),
+    "dense_add": lambda s, d: torch.ones(tuple(s.shape), dtype=torch.float64, device=s.device) + s,
+    "mul_dense": lambda s, d: (s * torch.full(tuple(s.shape), 3.0, dtype=torch.float64, device=s.device)).to_dense(),
+    "transpose": lambda s, d: s.t().to_dense(),
+    "narrow_copy": lambda s, d: s.narrow_copy(1, 1, 2).to_dense(),
+    "index_select": lambda s, d: s.index_select(0, torch.tensor([2, 0], device=s.device)).to_dense(),
+    "sum": lambda s, d: torch.sparse.sum(s, 1).to_dense(),
+    "softmax": lambda s, d: torch.sparse.softmax(s, 1).to_dense(),
+    "log_softmax": lambda s, d: torch.sparse.log_softmax(s, 0).to_dense(),
+    "mm": lambda s, d: torch.sparse.mm(s, d),
+    "addmm": lambda s, d: torch.sparse.addmm(torch.ones(3, 2, dtype=torch.float64, device=s.device), s, d, beta=2.0),
+}
+
+
+@needs_cuda
+@pytest.mark.parametrize("name", sorted(CUDA_CASES))
+def test_ops_on_cuda_match_cpu(name):
+    a = np.array([[0., 1.5, 0., -2.], [3., 0., 0., 1.], [0., 0., 4., 0.]])
+    b = RNG.standard_normal((4, 2))
+    cpu = CUDA_CASES[name](uncoalesced(a), torch.tensor(b))
+    s = uncoalesced(a).cuda()
+    assert s.device.type == "cuda" and s.is_sparse
+    gpu = CUDA_CASES[name](s, torch.tensor(b).cuda())
+    assert gpu.device.type == "cuda"
+    np.testing.assert_allclose(gpu.cpu().numpy(), cpu.numpy(), atol=1e-12)
+
+
+@needs_cuda
+def test_cuda_sparse_tensor_construction_and_printing():
+    s = torch.sparse_coo_tensor([[0, 1]], [1., 2.], (3,), device="cuda")
+    assert s.device.type == "cuda" and s.cpu().device.type == "cpu"
+    assert "nnz=2, device='cuda:0', layout=torch.sparse_coo" in repr(s)

@@ -82,7 +82,7 @@ class SparseTensor(Tensor):
         if self._coalesced:
             return self
         idx, vals = coalesce_arrays(self._indices_t._data, to_array(self._values_t), self._sparse_shape())
-        return make_sparse(idx, vals, self.shape, self._dtype, coalesced=True)
+        return make_sparse(idx, vals, self.shape, self._dtype, coalesced=True, device=self._device)
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         """The dense (strided) tensor with the same elements."""
@@ -100,7 +100,7 @@ class SparseTensor(Tensor):
     def clone(self, *, memory_format=None):
         """A copy with its own indices and values."""
         return make_sparse(self._indices_t._data.copy(), to_array(self._values_t).copy(), self.shape,
-                           self._dtype, self._coalesced)
+                           self._dtype, self._coalesced, device=self._device)
 
     def detach(self):
         """The same entries, cut from the graph (indices and values shared)."""
@@ -172,10 +172,10 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
         >>> s.to_dense().tolist()
         [[0.0, 0.0, 3.0], [4.0, 0.0, 5.0]]
     """
-    if device is not None and _device_cls(device).type != "cpu":
-        raise NotImplementedError("ember: sparse COO tensors are CPU-only so far")
     indices = _as_tensor(indices)
     values = _as_tensor(values, D.to_dtype(dtype) if dtype is not None else None)
+    if device is not None and values._device != _device_cls(device):
+        values = values.to(_device_cls(device))
     if indices._dtype.category != D._INT:
         raise RuntimeError(f"indices must be an int64 tensor")
     if indices.dim() != 2:
@@ -210,7 +210,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
             if high >= size[d]:
                 raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} "
                                    f"but found index {high}")
-    out = make_sparse(idx.copy(), vals.copy(), size, values._dtype, coalesced=bool(is_coalesced))
+    out = make_sparse(idx.copy(), vals.copy(), size, values._dtype, coalesced=bool(is_coalesced), device=values._device)
     if requires_grad:
         out.requires_grad_(True)
     return out
@@ -251,6 +251,8 @@ def format_sparse(t):
     values = _indented(_plain_repr(t._values_t), len(values_head))
     text = head + body + ",\n" + values_head + values + ",\n" + " " * 7
     suffixes = [f"size={tuple(t.shape)}", f"nnz={t._nnz()}"]
+    if t._device.type != "cpu":
+        suffixes.append(f"device='{t._device}'")
     if t._dtype is not D.get_default_dtype():
         suffixes.append(f"dtype=torch.{t._dtype.name}")
     suffixes.append("layout=torch.sparse_coo")

@@ -34,4 +34,4 @@ def embedding_sparse_backward(grad_output, indices, num_weights, padding_idx=Non
     if padding_idx is not None and padding_idx >= 0:
         keep = idx != padding_idx
         idx, g = idx[keep], g[keep]
-    return make_sparse(idx.reshape(1, -1), g, (num_weights, g.shape[1]), grad_output._dtype)
+    return make_sparse(idx.reshape(1, -1), g, (num_weights, g.shape[1]), grad_output._dtype, device=grad_output._device)

@@ -31,6 +31,12 @@ def add_sparse_into_dense_(dense, sparse, alpha=1):
     """dense += alpha * sparse, in place (the update SGD and dense grad accumulation need)."""
     _check_same_size(dense, sparse)
     values = to_array(sparse._values_t) * alpha
+    if dense._device.type != "cpu":
+        # Scatter on the host and copy back: a CUDA scatter-add kernel is still to come.
+        host = np.array(to_array(dense))
+        np.add.at(host, tuple(sparse._indices_t._data), values.astype(host.dtype, copy=False))
+        dense.copy_(from_array(host, dense._dtype, dense._device))
+        return dense
     target = dense._data
     if not target.flags.writeable:
         raise RuntimeError("ember: cannot add into a read-only tensor")
@@ -49,7 +55,7 @@ def sparse_add(self, other, *, alpha=1):
         dtype = _result_dtype(self, other)
         idx = np.concatenate([self._indices_t._data, other._indices_t._data], axis=1)
         vals = np.concatenate([to_array(self._values_t), to_array(other._values_t) * alpha])
-        return make_sparse(idx, vals, self.shape, dtype)
+        return make_sparse(idx, vals, self.shape, dtype, device=self._device)
     if isinstance(other, Tensor):
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
     raise TypeError(f"add(): argument 'other' must be Tensor, not {type(other).__name__}")
@@ -87,7 +93,7 @@ def sparse_mul(self, other):
         if isinstance(other, float) and dtype.category != D._FLOAT:
             dtype = D.get_default_dtype()
         out = make_sparse(self._indices_t._data, to_array(self._values_t) * scalar, self.shape, dtype,
-                          self._coalesced)
+                          self._coalesced, device=self._device)
         return out
     if not isinstance(other, Tensor):
         raise TypeError(f"mul(): argument 'other' must be Tensor, not {type(other).__name__}")
@@ -99,7 +105,7 @@ def sparse_mul(self, other):
         other = other.to_dense()  # the product lives on self's pattern either way
     picked = to_array(other)[tuple(self._indices_t._data)]
     return make_sparse(self._indices_t._data, to_array(self._values_t) * picked, self.shape, dtype,
-                       self._coalesced)
+                       self._coalesced, device=self._device)
 
 
 def _neg(self):
@@ -122,7 +128,7 @@ def _div(self, other):
     scalar = other.item() if isinstance(other, Tensor) else other
     dtype = self._dtype if self._dtype.category == D._FLOAT else D.get_default_dtype()
     return make_sparse(self._indices_t._data, to_array(self._values_t) / scalar, self.shape, dtype,
-                       self._coalesced)
+                       self._coalesced, device=self._device)
 
 
 def _mul_(self, other):
@@ -152,7 +158,7 @@ def transpose(self, dim0, dim1):
     idx[[d0, d1]] = idx[[d1, d0]]
     shape = list(self.shape)
     shape[d0], shape[d1] = shape[d1], shape[d0]
-    return make_sparse(idx, to_array(self._values_t), shape, self._dtype, coalesced=(d0 == d1 and self._coalesced))
+    return make_sparse(idx, to_array(self._values_t), shape, self._dtype, coalesced=(d0 == d1 and self._coalesced), device=self._device)
 
 
 def t(self):
@@ -180,7 +186,7 @@ def narrow_copy(self, dim, start, length):
         vals = vals[keep]
     else:
         vals = np.take(vals, np.arange(start, start + length), axis=d - self.sparse_dim() + 1)
-    return make_sparse(idx, vals, shape, self._dtype, self._coalesced)
+    return make_sparse(idx, vals, shape, self._dtype, self._coalesced, device=self._device)
 
 
 def index_select(self, dim, index):
@@ -196,12 +202,12 @@ def index_select(self, dim, index):
     idx, vals = self._indices_t._data, to_array(self._values_t)
     if d >= self.sparse_dim():
         return make_sparse(idx, np.take(vals, pick, axis=d - self.sparse_dim() + 1), shape, self._dtype,
-                           self._coalesced)
+                           self._coalesced, device=self._device)
     # Every (entry, output position) pair whose source index matches: out-of-order output.
     entry, position = np.nonzero(idx[d][:, None] == pick[None, :])
     new_idx = idx[:, entry].copy()
     new_idx[d] = position
-    return make_sparse(new_idx, vals[entry], shape, self._dtype)
+    return make_sparse(new_idx, vals[entry], shape, self._dtype, device=self._device)
 
 
 def sum_method(self, dim=None, keepdim=False, dtype=None):
@@ -213,13 +219,20 @@ def sum_method(self, dim=None, keepdim=False, dtype=None):
 
 
 def _to(self, *args, **kwargs):
-    target = None
-    for a in list(args) + list(kwargs.values()):
+    """A copy with another dtype and/or device (self when neither changes)."""
+    from ._device import device as device_cls
+    dtype, device = self._dtype, self._device
+    for a in list(args) + [v for k, v in kwargs.items() if k in ("dtype", "device")]:
         if isinstance(a, D.dtype):
-            target = a
-    if target is None or target is self._dtype:
+            dtype = a
+        elif isinstance(a, (str, device_cls)):
+            device = device_cls(a)
+            if device.type == "cuda" and device.index is None:
+                device = device_cls("cuda", 0)  # as dense .to("cuda"): the current device
+    if dtype is self._dtype and device == self._device:
         return self
-    return make_sparse(self._indices_t._data, to_array(self._values_t), self.shape, target, self._coalesced)
+    return make_sparse(self._indices_t._data, to_array(self._values_t), self.shape, dtype, self._coalesced,
+                       device=device)
 
 
 _METHODS = {
@@ -268,7 +281,8 @@ def _block_dense_methods():
             setattr(SparseTensor, name, _unsupported(name))
 
 
-_METHODS.update({"detach_": _detach_, "cpu": lambda self, memory_format=None: self, "numpy": _numpy,
+_METHODS.update({"detach_": _detach_, "cpu": lambda self, memory_format=None: _to(self, "cpu"),
+                 "cuda": lambda self, device=None, non_blocking=False, memory_format=None: _to(self, device or "cuda"), "numpy": _numpy,
                  "__array__": lambda self, dtype=None, copy=None: _numpy(self),
                  "tolist": lambda self: _numpy(self), "item": lambda self: _numpy(self)})
 for _name, _fn in _METHODS.items():

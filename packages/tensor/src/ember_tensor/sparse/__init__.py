@@ -36,6 +36,8 @@ def sparse_mm(mat1, mat2):
     """Sparse (n, k) @ dense (k, m) -> dense (n, m), by a Numba kernel over the entries."""
     _check_mm(mat1, mat2)
     dtype = D.promote_types(mat1._dtype, mat2._dtype)
+    if mat2._device.type == "cuda":
+        return _sparse_mm_cuda(mat1, mat2, dtype)
     s = mat1.coalesce() if mat1._nnz() >= PARALLEL_NNZ else mat1
     idx = s._indices_t._data
     vals = to_array(s._values_t).astype(dtype.np if dtype.np.kind == "f" else np.float64, copy=False)
@@ -50,6 +52,20 @@ def sparse_mm(mat1, mat2):
     return from_array(out, dtype, mat2._device)
 
 
+def _sparse_mm_cuda(mat1, mat2, dtype):
+    from .._ops.creation import zeros
+    from .._sparse_cuda import spmm_cuda
+    if mat1._device != mat2._device:
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                           f"{mat2._device} and {mat1._device}!")
+    out = zeros((mat1.shape[0], mat2.shape[1]), dtype=dtype, device=mat2._device)
+    values = mat1._values_t if mat1._dtype is dtype else mat1._values_t.to(dtype)
+    dense = (mat2 if mat2._dtype is dtype else mat2.to(dtype)).contiguous()
+    spmm_cuda(mat1._indices_t._data, values.contiguous()._data, dense._data, out._data)
+    out._bump_version()
+    return out
+
+
 @op("sparse_sampled_dense_product")
 def sampled_dense_product(pattern, a, b):
     """(a @ b.T) read only at `pattern`'s entries, as a sparse tensor on that pattern.
@@ -62,7 +78,7 @@ def sampled_dense_product(pattern, a, b):
     out = np.empty(idx.shape[1], np.float64)
     if idx.shape[1]:
         sampled_dot(np.ascontiguousarray(idx[0]), np.ascontiguousarray(idx[1]), av, bv, out)
-    return make_sparse(idx, out, pattern.shape, pattern._dtype, pattern._coalesced)
+    return make_sparse(idx, out, pattern.shape, pattern._dtype, pattern._coalesced, device=pattern._device)
 
 
 def mm(mat1, mat2):
@@ -114,7 +130,7 @@ def sum(input, dim=None, dtype=None):
     idx = input._indices_t._data[kept]
     from .._sparse import coalesce_arrays
     new_idx, new_vals = coalesce_arrays(idx, vals, tuple(shape[d] for d in kept))
-    return make_sparse(new_idx, new_vals, tuple(shape[d] for d in kept) + dense_shape, out_dtype, True)
+    return make_sparse(new_idx, new_vals, tuple(shape[d] for d in kept) + dense_shape, out_dtype, True, device=input._device)
 
 
 def _softmax_values(input, dim, log):
@@ -146,10 +162,10 @@ def _softmax_values(input, dim, log):
 def softmax(input, dim, dtype=None):
     """Softmax along `dim` over the specified entries only (unspecified ones count as -inf)."""
     s, out = _softmax_values(input, dim, log=False)
-    return make_sparse(s._indices_t._data, out, s.shape, dtype or s._dtype, True)
+    return make_sparse(s._indices_t._data, out, s.shape, dtype or s._dtype, True, device=s._device)
 
 
 def log_softmax(input, dim, dtype=None):
     """Log-softmax along `dim` over the specified entries only (see `softmax`)."""
     s, out = _softmax_values(input, dim, log=True)
-    return make_sparse(s._indices_t._data, out, s.shape, dtype or s._dtype, True)
+    return make_sparse(s._indices_t._data, out, s.shape, dtype or s._dtype, True, device=s._device)
