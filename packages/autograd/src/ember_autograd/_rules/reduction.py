@@ -45,8 +45,9 @@ def _count(shape, dims):
 
 
 def _reduction_save(input, dim=None, keepdim=False, **_):
-    shape = input._data.shape
-    return (shape, reduced_dims(shape, dim), keepdim)
+    # The dims are worked out in backward: sum and mean are recorded far more often than
+    # they are differentiated through a second time.
+    return (input._data.shape, dim, keepdim)
 
 
 def _with_result(input, dim=None, keepdim=False, **_):
@@ -58,13 +59,14 @@ def _with_result(input, dim=None, keepdim=False, **_):
 
 @derivative("sum", save=_reduction_save,
             name=lambda input, dim=None, *a, **k: "SumBackward0" if dim is None else "SumBackward1")
-def sum(ctx, grad, shape, dims, keepdim):  # noqa: A001
-    return _keep_reduced_dims(grad, shape, dims, keepdim).expand(shape)
+def sum(ctx, grad, shape, dim, keepdim):  # noqa: A001
+    return _keep_reduced_dims(grad, shape, reduced_dims(shape, dim), keepdim).expand(shape)
 
 
 @derivative("mean", save=_reduction_save,
             name=lambda input, dim=None, *a, **k: "MeanBackward0" if dim is None else "MeanBackward1")
-def mean(ctx, grad, shape, dims, keepdim):
+def mean(ctx, grad, shape, dim, keepdim):
+    dims = reduced_dims(shape, dim)
     n = _count(shape, dims)
     return _keep_reduced_dims(grad, shape, dims, keepdim).expand(shape) / n
 
