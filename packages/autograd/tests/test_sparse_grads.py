@@ -122,3 +122,18 @@ def test_sparse_mm_gradients_on_cuda_match_cpu():
         grads[device] = (s.grad.to_dense().cpu().numpy(), d.grad.cpu().numpy())
     for got, want in zip(grads["cuda"], grads["cpu"]):
         np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+@pytest.mark.parametrize("sparse_first", [True, False])
+def test_weight_used_by_sparse_and_dense_ops_gets_their_summed_gradient(sparse_first):
+    # Weight tying: the engine sums a sparse and a dense gradient for one leaf, in either order.
+    start = RNG.standard_normal((4, 2))
+    weight = torch.tensor(start, requires_grad=True)
+    looked_up = _sparse_nn.embedding_sparse(weight, torch.tensor([1, 1, 3])).sum()
+    dense_use = (weight * 3).sum()
+    (looked_up + dense_use if sparse_first else dense_use + looked_up).backward()
+    expected = np.full((4, 2), 3.0)
+    expected[1] += 2
+    expected[3] += 1
+    assert not weight.grad.is_sparse
+    np.testing.assert_allclose(weight.grad.numpy(), expected)

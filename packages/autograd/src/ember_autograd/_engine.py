@@ -201,7 +201,11 @@ def _add_to_buffer(buffers, node, nr, grad):
     elif nr >= len(slots):
         slots.extend([None] * (nr + 1 - len(slots)))
     old = slots[nr]
-    slots[nr] = grad if old is None else old + grad
+    if old is None:
+        slots[nr] = grad
+    else:
+        # A sparse gradient goes on the right: dense + sparse is defined, sparse + dense is not.
+        slots[nr] = grad + old if old.is_sparse and not grad.is_sparse else old + grad
 
 
 def _n_outputs(node):
