@@ -302,3 +302,13 @@ def test_docstring_examples_run():
             examples += len(test.examples)
             runner.run(test)
     assert examples > 30 and runner.failures == 0
+
+
+def test_cuda_index_on_another_device_is_refused():
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device or simulator")
+    x = torch.tensor(X).to("cuda")
+    for fn in (lambda: x.gather(1, torch.tensor([[0], [1], [2]])), lambda: x.index_select(0, torch.tensor([0])),
+               lambda: x.scatter_add(0, torch.tensor([[0, 0, 0, 0]]).to("cuda"), torch.ones(1, 4, dtype=torch.float64))):
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            fn()

@@ -33,6 +33,7 @@ def _dim_plan(self, dim, index, name):
     """An IndexPlan selecting `index` (a vector) along `dim` of `self` (0-d acts as 1-d)."""
     if index._data.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector")
+    _iter.common_device((self, index))
     view = self if self._data.ndim else self.reshape(1)
     dim = wrap_dim(dim, max(self._data.ndim, 1))
     return IndexPlan(view, [dim], [host(index).reshape(-1).astype(np.int64)]), dim
@@ -155,6 +156,7 @@ def index_fill(input, dim, index, value):
 
 def _gather_checks(name, self, dim, index, src=None):
     _check_int_index(index, name)
+    _iter.common_device((self, index, src))  # PyTorch's error for tensors on two devices
     ndim = max(self._data.ndim, 1)
     dim = wrap_dim(dim, ndim)
     if max(index._data.ndim, 1) != ndim:
