@@ -185,7 +185,7 @@ def plan_index(self, key):
     offset = self.storage_offset()
     new_shape, new_strides, adv_dims, arrays, masks = [], [], [], [], []
     d = 0
-    for kind, value in entries:
+    for position, (kind, value) in enumerate(entries):
         if kind == "ellipsis":
             for _ in range(ndim - consumed):
                 new_shape.append(shape[d])
@@ -197,8 +197,8 @@ def plan_index(self, key):
         elif kind == "int":
             size = shape[d]
             if not -size <= value < size:
-                # PyTorch names the dim of the partly indexed view (after any None).
-                raise IndexError(f"index {value} is out of bounds for dimension {len(new_shape)} with size {size}")
+                # PyTorch's "dimension" here is the entry's position in the key.
+                raise IndexError(f"index {value} is out of bounds for dimension {position} with size {size}")
             offset += (value % size) * strides[d]
             d += 1
         elif kind == "slice":
