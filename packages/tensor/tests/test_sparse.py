@@ -313,3 +313,11 @@ def test_cuda_sparse_tensor_construction_and_printing():
     s = torch.sparse_coo_tensor([[0, 1]], [1., 2.], (3,), device="cuda")
     assert s.device.type == "cuda" and s.cpu().device.type == "cpu"
     assert "nnz=2, device='cuda:0', layout=torch.sparse_coo" in repr(s)
+
+
+@pytest.mark.parametrize("call", [lambda s: torch.exp(s), lambda s: torch.cat([s, s]),
+                                  lambda s: torch.mm(s, torch.ones(3, 2)), lambda s: torch.where(s > 0, s, s)])
+def test_dense_only_functions_raise_instead_of_computing_on_nothing(call):
+    s = torch.ones(2, 3).to_sparse()
+    with pytest.raises(NotImplementedError, match="'SparseCPU' backend"):
+        call(s)

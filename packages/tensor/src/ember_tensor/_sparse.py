@@ -127,10 +127,34 @@ def _share(t):
     return s
 
 
+class DenseDataPlaceholder:
+    """What a SparseTensor has as `_data`: the array metadata (shape, dtype, ...) that
+    Tensor and autograd read, and no elements. A dense op handed a sparse tensor fails
+    here, loudly, instead of computing on made-up values."""
+
+    __slots__ = ("shape", "dtype", "ndim", "size", "strides", "itemsize")
+
+    def __init__(self, shape, np_dtype):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(np_dtype)
+        self.ndim = len(self.shape)
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.itemsize = self.dtype.itemsize
+        self.strides = (0,) * self.ndim
+
+    def __array__(self, dtype=None, copy=None):
+        raise NotImplementedError(
+            "Could not run this op with arguments from the 'SparseCPU' backend (ember: a sparse COO "
+            "tensor reached a dense-only op; call .to_dense() first)")
+
+    def __getattr__(self, name):
+        self.__array__()
+
+
 def make_sparse(indices, values, size, dtype, coalesced=False, device=CPU):
     """A SparseTensor over NumPy `indices` (sparse_dim, nnz) and `values` (nnz, ...); no checks."""
     values_t = from_array(np.ascontiguousarray(values), dtype, device)
-    placeholder = np.broadcast_to(np.zeros((), values_t._data.dtype), tuple(size))
+    placeholder = DenseDataPlaceholder(size, values_t._data.dtype)
     t = Tensor._wrap.__func__(SparseTensor, placeholder, dtype, device)
     t._indices_t = Tensor._wrap(np.ascontiguousarray(indices, np.int64), D.int64, CPU)
     t._values_t = values_t
