@@ -3,10 +3,10 @@
 A sparse tensor of size (*sparse_shape, *dense_shape) stores `indices`, an int64 tensor
 (sparse_dim, nnz), and `values`, a tensor (nnz, *dense_shape) — PyTorch's hybrid COO
 layout. `SparseTensor` subclasses `Tensor` so that it can sit wherever autograd and the
-optimizers expect a tensor (a leaf, a ``.grad``); its `_data` is a read-only broadcast
-zero of the full shape, so shape/dtype/device metadata read as for any tensor while its
-real content lives in `_indices`/`_values`. Dense ops that are not sparse-aware see
-that placeholder: the sparse API is the methods defined here and in `_sparse_ops`.
+optimizers expect a tensor (a leaf, a ``.grad``); its `_data` is a `DenseDataPlaceholder`
+holding only shape/dtype metadata, so shape checks work as for any tensor while the real
+content lives in `_indices_t`/`_values_t`, and a dense kernel handed a sparse tensor raises.
+The sparse API is the methods defined here and in `_sparse_ops`.
 """
 import numpy as np
 
