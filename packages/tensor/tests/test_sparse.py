@@ -103,6 +103,14 @@ def test_printing_matches_pytorch():
     d = s.double().requires_grad_()
     assert repr(d).endswith("size=(2, 3), nnz=3, dtype=torch.float64, layout=torch.sparse_coo,\n"
                             "       requires_grad=True)")
+    assert repr(torch.sparse_coo_tensor([[0, 1]], torch.tensor([1, 2]), (3,))) == (
+        "tensor(indices=tensor([[0, 1]]),\n"
+        "       values=tensor([1, 2]),\n"
+        "       size=(3,), nnz=2, layout=torch.sparse_coo)")
+    assert repr(torch.sparse_coo_tensor(torch.zeros(1, 0, dtype=torch.int64), torch.zeros(0), (3,))) == (
+        "tensor(indices=tensor([], size=(1, 0)),\n"
+        "       values=tensor([], size=(0,)),\n"
+        "       size=(3,), nnz=0, layout=torch.sparse_coo)")
     empty = torch.sparse_coo_tensor(torch.zeros(1, 0, dtype=torch.int64), torch.zeros(0, 2), (3, 2))
     assert repr(empty) == ("tensor(indices=tensor([], size=(1, 0)),\n"
                            "       values=tensor([], size=(0, 2)),\n"

@@ -277,7 +277,7 @@ def format_sparse(t):
     suffixes = [f"size={tuple(t.shape)}", f"nnz={t._nnz()}"]
     if t._device.type != "cpu":
         suffixes.append(f"device='{t._device}'")
-    if t._dtype is not D.get_default_dtype():
+    if t._dtype not in (D.get_default_dtype(), D.int64, D.bool):
         suffixes.append(f"dtype=torch.{t._dtype.name}")
     suffixes.append("layout=torch.sparse_coo")
     if t._grad_fn is not None:
@@ -294,6 +294,8 @@ def _plain_repr(values):
     arr = values._host_numpy()
     if values._dtype in (D.float16, D.bfloat16):
         arr = arr.astype(np.float32)
+    if arr.size == 0 and arr.ndim == 1:
+        return "tensor([], size=(0,))"  # PyTorch spells out even this shape inside a sparse repr
     return format_tensor(arr, values._dtype.name, default_dtype_name=values._dtype.name)
 
 
