@@ -47,9 +47,10 @@ def main(argv=None):
             print(f"| {w.name} | {cells[0]} | {cells[1]} | {ratio} | {frac} |", flush=True)
     if args.group and "distributed" in args.group and importlib.util.find_spec("ember_distributed"):
         # Separate jobs of 2 processes each, so only when asked for: --group distributed.
-        from . import distributed_allreduce
+        from . import distributed_allreduce, distributed_ddp
 
-        for name, res in distributed_allreduce.measure(available).items():
+        measured = {**distributed_allreduce.measure(available), **distributed_ddp.measure(available)}
+        for name, res in measured.items():
             e, tch = res.get("ember"), res.get("torch")
             ratio = f"{e / tch:.2f}" if e and tch else "–"
             print(f"| {name} (2 processes; torch: gloo) | {fmt_time(e)} | {fmt_time(tch) if tch else '–'} | "
