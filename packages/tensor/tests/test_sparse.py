@@ -329,3 +329,14 @@ def test_dense_only_functions_raise_instead_of_computing_on_nothing(call):
     s = torch.ones(2, 3).to_sparse()
     with pytest.raises(NotImplementedError, match="'SparseCPU' backend"):
         call(s)
+
+
+def test_sparse_mask_and_dense_to_dense():
+    dense = torch.arange(6.).reshape(2, 3)
+    mask = torch.sparse_coo_tensor([[1, 0, 1], [2, 0, 2]], [1., 1., 1.], (2, 3))
+    picked = dense.t().t().sparse_mask(mask)  # a non-contiguous-origin view works too
+    assert picked.is_sparse and picked._values().tolist() == [5.0, 0.0, 5.0]
+    assert dense.to_dense() is dense
+    with pytest.raises(RuntimeError, match=r"sparse_mask\(\): operands have incompatible sizes; self has size "
+                                           r"\[2, 3\] but mask has size \[2, 2\]"):
+        dense.sparse_mask(torch.ones(2, 2).to_sparse())

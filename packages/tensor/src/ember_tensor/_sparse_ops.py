@@ -248,6 +248,18 @@ for _name, _fn in _METHODS.items():
     setattr(SparseTensor, _name, _fn)
 
 
+def sparse_mask(self, mask):
+    """The elements of dense `self` at the entries of sparse `mask`, as a sparse tensor on
+    `mask`'s pattern (duplicates kept, as PyTorch)."""
+    if not isinstance(mask, SparseTensor):
+        raise RuntimeError("sparse_mask(): expected mask to be a sparse COO tensor")
+    if tuple(self.shape) != tuple(mask.shape):
+        raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size {list(self.shape)} "
+                           f"but mask has size {list(mask.shape)}")
+    picked = to_array(self)[tuple(mask._indices_t._data)]
+    return make_sparse(mask._indices_t._data, picked, self.shape, self._dtype, mask._coalesced, device=self._device)
+
+
 def _detach_(self):
     self._grad_fn = None
     return self
@@ -288,3 +300,6 @@ _METHODS.update({"detach_": _detach_, "cpu": lambda self, memory_format=None: _t
 for _name, _fn in _METHODS.items():
     setattr(SparseTensor, _name, _fn)
 _block_dense_methods()
+# Dense tensors: `x.sparse_mask(s)`, and `x.to_dense()` is x itself (as PyTorch).
+Tensor.sparse_mask = sparse_mask
+Tensor.to_dense = lambda self, dtype=None, *, masked_grad=None: self if dtype is None else self.to(dtype)
