@@ -106,11 +106,16 @@ def normalize_key(key):
     return (key,)
 
 
+# A float index: it takes a dim like any index tensor, and is refused after the basic
+# entries, in key order with the mask checks (where PyTorch refuses it).
+_NOT_AN_INDEX = np.zeros(1, dtype=np.float64)
+
+
 def _as_index_array(k):
     """Host array of an advanced entry: int64 indices, or a bool mask."""
     if isinstance(k, Tensor):
         if k._dtype.category == D._FLOAT:
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            return _NOT_AN_INDEX  # PyTorch raises only after the basic entries are applied
         arr = k._host_numpy()
         if k._dtype is D.uint8:
             return arr.astype(np.bool_)  # legacy byte masks
@@ -129,7 +134,7 @@ def _as_index_array(k):
     if arr.size == 0:
         return arr.astype(np.int64)
     if arr.dtype.kind not in "iu":
-        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return _NOT_AN_INDEX
     return arr.astype(np.int64, copy=False)
 
 
@@ -160,10 +165,13 @@ def _dims_consumed(kind, value):
     return 0
 
 
-def _check_masks(masks, view_shape):
-    """PyTorch checks each mask against the view that the basic entries made (after any
-    None), naming that view's shape and the mask's position in it."""
-    for mask, start in masks:
+def _deferred_checks(checks, view_shape):
+    """The checks PyTorch makes after the basic entries, in key order: float index tensors
+    are refused, and each mask must match the view it indexes (after any None), named by
+    that view's shape and the mask's position in it."""
+    for mask, start in checks:
+        if mask is None:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         for j, n in enumerate(mask.shape):
             if n != view_shape[start + j]:
                 raise IndexError(
@@ -183,7 +191,7 @@ def plan_index(self, key):
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     shape, strides = self._data.shape, self.stride()
     offset = self.storage_offset()
-    new_shape, new_strides, adv_dims, arrays, masks = [], [], [], [], []
+    new_shape, new_strides, adv_dims, arrays, checks = [], [], [], [], []
     d = 0
     for position, (kind, value) in enumerate(entries):
         if kind == "ellipsis":
@@ -212,6 +220,11 @@ def plan_index(self, key):
             new_shape.append(n)
             new_strides.append(strides[d] * step)
             d += 1
+        elif value is _NOT_AN_INDEX:
+            checks.append((None, None))
+            new_shape.append(shape[d])
+            new_strides.append(strides[d])
+            d += 1
         elif value.dtype == np.bool_:
             if value.ndim == 0:  # x[True]: a new dim of size 1, kept (True) or emptied (False)
                 new_shape.append(1)
@@ -219,7 +232,7 @@ def plan_index(self, key):
                 adv_dims.append(len(new_shape) - 1)
                 arrays.append(np.zeros(1 if value else 0, dtype=np.int64))
                 continue
-            masks.append((value, len(new_shape)))
+            checks.append((value, len(new_shape)))
             for j, positions in enumerate(np.nonzero(value)):
                 new_shape.append(shape[d])
                 new_strides.append(strides[d])
@@ -234,7 +247,7 @@ def plan_index(self, key):
             d += 1
     new_shape.extend(shape[d:])
     new_strides.extend(strides[d:])
-    _check_masks(masks, new_shape)
+    _deferred_checks(checks, new_shape)
     view = make_view(self, new_shape, new_strides, offset)
     if not adv_dims:
         return view, None
