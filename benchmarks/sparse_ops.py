@@ -78,6 +78,21 @@ WORKLOADS = [
 
 def main():
     available = ["ember"] + (["torch"] if importlib.util.find_spec("torch") else [])
+    # PyTorch's OpenMP threads spin badly when the cores are shared (2-core machine with
+    # other jobs): its COO product ran 30x slower with 2 threads than with 1 there. So the
+    # table is printed for PyTorch's default thread count and again for one thread.
+    thread_counts = [None]
+    if "torch" in available:
+        import torch
+        thread_counts = [torch.get_num_threads(), 1]
+    for threads in thread_counts:
+        if threads is not None:
+            torch.set_num_threads(threads)
+            print(f"\nPyTorch with {threads} thread(s):")
+        _table(available)
+
+
+def _table(available):
     print("| workload | ember | torch | ember/torch | ember GFLOP/s | torch GFLOP/s |")
     print("|---|---|---|---|---|---|")
     for w in WORKLOADS:
