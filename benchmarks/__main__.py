@@ -8,13 +8,14 @@ import argparse
 import datetime
 import importlib.util
 
-from . import (autograd_ops, cold_start, custom_kernels, machine, sequence_training, tensor_index, tensor_linalg,
-               tensor_ops)
+from . import (autograd_ops, cold_start, custom_kernels, machine, nn_ops, nn_training, optim_steps, sequence_training,
+               sparse_ops, tensor_index, tensor_linalg, tensor_ops)
 from ._harness import fmt_time, run
 
 SUITES = {"tensor": tensor_ops.WORKLOADS, "custom": custom_kernels.WORKLOADS, "linalg": tensor_linalg.WORKLOADS,
           "autograd": autograd_ops.WORKLOADS, "index": tensor_index.WORKLOADS,
-          "sequence": sequence_training.WORKLOADS}
+          "sequence": sequence_training.WORKLOADS, "nn": nn_ops.WORKLOADS, "training": nn_training.WORKLOADS,
+          "optim": optim_steps.WORKLOADS, "sparse": sparse_ops.WORKLOADS}
 
 
 def main(argv=None):
@@ -55,6 +56,21 @@ def main(argv=None):
             ratio = f"{e / tch:.2f}" if e and tch else "–"
             print(f"| {name} (2 processes; torch: gloo) | {fmt_time(e)} | {fmt_time(tch) if tch else '–'} | "
                   f"{ratio} | – |", flush=True)
+    if args.group and "data" in args.group:
+        from . import data_loader
+
+        results = data_loader.measure(available)
+        for workers in (0, 2):
+            e, tch = results[("ember", workers)], results.get(("torch", workers))
+            ratio = f"{e / tch:.2f}" if tch else "–"
+            print(f"| DataLoader epoch, {workers} workers | {fmt_time(e)} | {fmt_time(tch) if tch else '–'} | "
+                  f"{ratio} | – |", flush=True)
+    if args.group and "export" in args.group:
+        from . import export_onnx
+
+        for model, row in export_onnx.measure(available).items():
+            for column, seconds in row.items():
+                print(f"| {model}: {column} | {fmt_time(seconds)} | | | – |", flush=True)
     if not args.no_cold_start and (not args.group or "cold" in args.group):
         for name, res in cold_start.measure(available).items():
             e, tch = res.get("ember"), res.get("torch")
