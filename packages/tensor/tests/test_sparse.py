@@ -177,6 +177,9 @@ def test_narrow_copy(shape, sparse_dim, dim, start, length):
     start_pos = start + shape[dim] if start < 0 else start
     expected = np.take(a, np.arange(start_pos, start_pos + length), axis=dim)
     np.testing.assert_allclose(s.narrow_copy(dim, start, length).to_dense().numpy(), expected)
+    with pytest.raises(RuntimeError, match=r"Invalid range to narrow. range\(start, start\+length\) must be a "
+                                           rf"subset of range\(0, {shape[dim]}\)."):
+        s.narrow_copy(dim, 0, shape[dim] + 1)
 
 
 @pytest.mark.parametrize("shape,sparse_dim,dim,index", [

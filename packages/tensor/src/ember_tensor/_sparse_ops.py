@@ -175,7 +175,8 @@ def narrow_copy(self, dim, start, length):
     size = self.shape[d]
     start = start + size if start < 0 else start
     if not (0 <= start <= size and 0 <= length and start + length <= size):
-        raise IndexError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+        raise RuntimeError("Invalid range to narrow. range(start, start+length) must be a subset of "
+                           f"range(0, {size}).")
     shape = list(self.shape)
     shape[d] = length
     idx, vals = self._indices_t._data, to_array(self._values_t)
