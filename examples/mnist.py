@@ -1,7 +1,7 @@
 """The classic PyTorch MNIST example (the slides' Net, Adadelta, StepLR), written for ember.
 
 It runs under real PyTorch by changing one line: `import ember as torch` -> `import torch`
-(and the two `ember.` imports below it -> `torch.`). With `--data DIR` holding the MNIST IDX
+(everything else is reached through `torch.`). With `--data DIR` holding the MNIST IDX
 files (train-images-idx3-ubyte[.gz], ...) it trains on MNIST; otherwise on the 8x8
 handwritten digits that ship with ember-data (upscaled to 28x28), and says which.
 
@@ -17,10 +17,10 @@ import time
 import numpy as np
 
 import ember as torch
-import ember.nn as nn
-import ember.nn.functional as F
-from ember.optim.lr_scheduler import StepLR
-from ember.utils.data import DataLoader, TensorDataset
+
+nn, F = torch.nn, torch.nn.functional
+StepLR = torch.optim.lr_scheduler.StepLR
+DataLoader, TensorDataset = torch.utils.data.DataLoader, torch.utils.data.TensorDataset
 
 MEAN, STD = 0.1307, 0.3081
 
