@@ -196,3 +196,33 @@ def test_matches_pytorch_on_random_inputs():
         for name in ("cummax", "cummin"):
             want, got = getattr(ref.tensor(a), name)(dim), getattr(torch.tensor(a), name)(dim)
             np.testing.assert_array_equal(got.indices.numpy(), want.indices.numpy())
+
+
+EMPTY = [
+    ("sort dim 0", lambda x: x.sort(0).values, (0, 3)),
+    ("argsort", lambda x: x.argsort(0), (0, 3)),
+    ("cumsum", lambda x: x.cumsum(0), (0, 3)),
+    ("cumprod", lambda x: x.cumprod(1), (3, 0)),
+    ("cummax", lambda x: x.cummax(0).values, (0, 3)),
+    ("logcumsumexp", lambda x: x.logcumsumexp(0), (0, 3)),
+    ("topk 0", lambda x: x.topk(0, 1).values, (0, 3)),
+    ("unique", lambda x: torch.unique(x), (0, 3)),
+    ("gather empty index", lambda x: x.gather(0, torch.zeros(0, 3, dtype=torch.int64)), (3, 0)),
+    ("scatter empty index", lambda x: x.scatter(0, torch.zeros(0, 3, dtype=torch.int64), 1.), (3, 0)),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape", EMPTY, ids=[n for n, _, _ in EMPTY])
+def test_empty_inputs(name, fn, shape):
+    got = fn(torch.zeros(*shape))
+    assert got.numel() == 0
+
+
+@pytest.mark.parametrize("fn,message", [
+    (lambda x: x.kthvalue(1, 0), r"kthvalue\(\): Expected reduction dim 0 to have non-zero size"),
+    (lambda x: x.mode(0), r"mode\(\): Expected reduction dim 0 to have non-zero size"),
+    (lambda x: x.nanmedian(0), r"median\(\): Expected reduction dim 0 to have non-zero size"),
+])
+def test_empty_reduction_dim_errors(fn, message):
+    with pytest.raises(IndexError, match=message):
+        fn(torch.zeros(0, 3))

@@ -84,7 +84,8 @@ def rows_of(arr, dim, dtype=None):
     # np.moveaxis costs ~10 us of argument checking: skip it when `dim` is already last.
     moved = arr if dim in (-1, arr.ndim - 1) else np.moveaxis(arr, dim, -1)
     n = moved.shape[-1] if moved.ndim else 1
-    rows = np.ascontiguousarray(moved, dtype=dtype).reshape(-1, n)
+    count = int(np.prod(moved.shape[:-1])) if moved.ndim else 1  # -1 cannot be inferred when n == 0
+    rows = np.ascontiguousarray(moved, dtype=dtype).reshape(count, n)
     return rows
 
 

@@ -63,6 +63,8 @@ def index_select(input, dim, index, *, out=None):
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index._data.size} value(s)")
     plan, dim = _dim_plan(input, dim, index, "index_select")
     size = plan.view._data.shape[dim]
+    if size == 0 and index._data.size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
     arr = plan.arrays[0]
     bad = (arr >= size) | (arr < 0)
     if bad.any():
@@ -155,28 +157,35 @@ def index_fill(input, dim, index, value):
 # --- gather / scatter -------------------------------------------------------------------
 
 def _gather_checks(name, self, dim, index, src=None):
+    """Wrapped `dim` after PyTorch's checks (none but the dtype for an empty index)."""
     _check_int_index(index, name)
     _iter.common_device((self, index, src))  # PyTorch's error for tensors on two devices
     ndim = max(self._data.ndim, 1)
+    if not index._data.size:
+        return wrap_dim(dim, max(ndim, index._data.ndim, 1))
     dim = wrap_dim(dim, ndim)
     if max(index._data.ndim, 1) != ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
     ishape = index._data.shape if index._data.ndim else (1,)
     sshape = self._data.shape if self._data.ndim else (1,)
+    src_is_tensor = isinstance(src, Tensor)
+    srcshape = (src._data.shape if src._data.ndim else (1,)) if src_is_tensor else None
     for d in range(ndim):
-        if d != dim and ishape[d] > sshape[d]:
-            if src is None:
-                raise RuntimeError(
-                    f"Size does not match at dimension {d} expected index {list(index.shape)} to be no "
-                    f"larger than self {list(self.shape)} apart from dimension {dim}")
-            break
-        if src is not None and isinstance(src, Tensor) and ishape[d] > (src.shape[d] if src._data.ndim else 1):
-            break
-    else:
-        return dim
-    raise RuntimeError(
-        f"Expected index {list(index.shape)} to be no larger than self {list(self.shape)} apart from "
-        f"dimension {dim} and to be no larger size than src {list(src.shape)}")
+        too_big_for_self = d != dim and ishape[d] > sshape[d]
+        too_big_for_src = src_is_tensor and ishape[d] > srcshape[d]
+        if not (too_big_for_self or too_big_for_src):
+            continue
+        if src is None:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index {list(index.shape)} to be no "
+                f"larger than self {list(self.shape)} apart from dimension {dim}")
+        if not src_is_tensor:
+            raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
+                               f"{list(self.shape)} apart from dimension {dim}")
+        raise RuntimeError(
+            f"Expected index {list(index.shape)} to be no larger than self {list(self.shape)} apart from "
+            f"dimension {dim} and to be no larger size than src {list(src.shape)}")
+    return dim
 
 
 def _raise_bad_index(value, dim, size, error=RuntimeError):
@@ -192,6 +201,8 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
             [4, 3]])
     """
     dim = _gather_checks("gather", input, dim, index)
+    if not index._data.size:
+        return _maybe_out(wrap(np.empty(index._data.shape, input._dtype.np), input._dtype, input._device), out)
     src = host(input).reshape(input._data.shape or (1,))
     idx = host(index).reshape(index._data.shape or (1,))
     shape = np.array(idx.shape, dtype=np.int64)
@@ -214,6 +225,8 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
 def _scatter_into(self, dim, index, src, mode, name, include_self=True):
     """The scatter kernel on a contiguous working copy of self, then written back."""
     dim = _gather_checks(name, self, dim, index, src)
+    if not index._data.size:
+        return self
     work_dtype = _iter.compute_dtype(self._dtype)
     # A contiguous CPU self is scattered into directly; anything else through a working copy.
     in_place = (self._device.type == "cpu" and work_dtype is self._dtype and self._data.ndim > 0

@@ -161,6 +161,11 @@ def top_k_order(rows, dtype, k, largest):
     return np.take_along_axis(columns, stable_argsort_rows(chosen, None, largest), axis=1)
 
 
+def _check_nonempty_dim(input, dim, name):
+    if input._data.ndim and not input._data.shape[dim]:
+        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+
+
 def _select_position(input, dim, keepdim, position_of_row, cls, out):
     """(values, indices) at sorted position `position_of_row(rows, order)` of each line."""
     dim, rows, order = _sorted_lines(input, dim, False)
@@ -183,6 +188,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     ndim = input._data.ndim
     d = wrap_dim(dim, max(ndim, 1))
     size = input._data.shape[d] if ndim else 1
+    _check_nonempty_dim(input, d, "kthvalue")
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     return _select_position(input, dim, keepdim, lambda rows, order: np.full(len(rows), k - 1),
@@ -213,7 +219,7 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
         return _select_position(flat, 0, False, _lower_median_ignoring_nan, return_types.nanmedian,
                                 None).values
     if input._data.ndim and not input._data.shape[wrap_dim(dim, input._data.ndim)]:
-        raise IndexError(f"nanmedian(): Expected reduction dim {dim} to have non-zero size.")
+        raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")  # sic, PyTorch's
     return _select_position(input, dim, keepdim, _lower_median_ignoring_nan, return_types.nanmedian, out)
 
 
@@ -227,6 +233,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     values=tensor(1),
     indices=tensor(5))
     """
+    _check_nonempty_dim(input, wrap_dim(dim, max(input._data.ndim, 1)), "mode")
     dim, rows, order = _sorted_lines(input, dim, False)
     keys = _sort_keys(rows, input._dtype)
     sorted_keys = np.ascontiguousarray(np.take_along_axis(keys, order, axis=1))
