@@ -19,9 +19,6 @@ is allocated by ember from ``output(*inputs) -> (shape, dtype)`` and passed firs
 import functools
 import warnings
 
-from numba import njit
-from numba.core.errors import NumbaPerformanceWarning
-
 from .. import _autograd_slot, _dispatch
 from .. import _dtype as D
 from .._tensor import Tensor
@@ -78,6 +75,9 @@ class RawKernel:
         else:
             if self.cpu_source is None:
                 raise RuntimeError(f"{self.name}(): this kernel has no CPU version (pass cpu= to raw_kernel)")
+            from numba import njit  # imported on first use: importing ember stays fast
+            from numba.core.errors import NumbaPerformanceWarning
+
             if self._cpu is None:
                 self._cpu = njit(parallel=True, error_model="numpy")(self.cpu_source)
             with warnings.catch_warnings():

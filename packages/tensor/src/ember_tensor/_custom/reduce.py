@@ -14,7 +14,6 @@ element). ``combine`` must be associative; the reduction order is not specified.
 import functools
 
 import numpy as np
-from numba import njit, prange
 
 from .. import _dispatch
 from .. import _dtype as D
@@ -60,6 +59,8 @@ class ReduceKernel:
 
     def cpu_loop(self):
         if self._cpu is None:
+            from numba import njit, prange  # imported on first use: importing ember stays fast
+
             f = njit(inline="always", error_model="numpy")(self.combine)
 
             @njit(nogil=True, parallel=True, error_model="numpy")
