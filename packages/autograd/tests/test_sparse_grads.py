@@ -137,3 +137,29 @@ def test_weight_used_by_sparse_and_dense_ops_gets_their_summed_gradient(sparse_f
     expected[3] += 1
     assert not weight.grad.is_sparse
     np.testing.assert_allclose(weight.grad.numpy(), expected)
+
+
+INDEX_PATTERNS = [[[0, 1, 1], [2, 0, 2]], [[0, 1, 0], [2, 0, 2]], [[1], [1]]]  # the second repeats (0, 2)
+
+
+@pytest.mark.parametrize("pattern", INDEX_PATTERNS)
+@pytest.mark.parametrize("coalesce", [False, True])
+def test_gradcheck_through_sparse_coo_tensor_values(pattern, coalesce):
+    values = torch.tensor(RNG.standard_normal(len(pattern[0])), requires_grad=True)
+    dense = torch.tensor(RNG.standard_normal((3, 2)))
+
+    def build(v):
+        s = torch.sparse_coo_tensor(pattern, v, (2, 3))
+        return s.coalesce() if coalesce else s
+
+    assert ember_autograd.gradcheck(lambda v: torch.sparse.mm(build(v), dense), (values,))
+    assert ember_autograd.gradcheck(lambda v: build(v).to_dense(), (values,))
+
+
+def test_values_gradient_matches_numpy():
+    values = torch.tensor([1., 2., 3.], dtype=torch.float64, requires_grad=True)
+    weight = np.arange(6.).reshape(2, 3)
+    s = torch.sparse_coo_tensor([[0, 1, 1], [2, 0, 2]], values, (2, 3))
+    assert type(s.grad_fn).__name__ == "SparseCooFromValuesBackward0"
+    (s.to_dense() * torch.tensor(weight)).sum().backward()
+    np.testing.assert_allclose(values.grad.numpy(), weight[[0, 1, 1], [2, 0, 2]])

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._device import CPU, device as _device_cls
+from ._dispatch import op
 from ._layout import sparse_coo, strided
 from ._ops.nn._common import from_array, to_array
 from ._printing import _append_suffixes, get_printoptions
@@ -81,17 +82,16 @@ class SparseTensor(Tensor):
         """Sorted, unique indices with duplicate entries summed (self if already so)."""
         if self._coalesced:
             return self
-        idx, vals = coalesce_arrays(self._indices_t._data, to_array(self._values_t), self._sparse_shape())
-        return make_sparse(idx, vals, self.shape, self._dtype, coalesced=True, device=self._device)
+        if self._requires_grad or self._grad_fn is not None:
+            return sparse_coalesce(self)  # recorded: each entry's gradient is its sum's
+        return _coalesce_impl(self)
 
     def to_dense(self, dtype=None, *, masked_grad=None):
         """The dense (strided) tensor with the same elements."""
-        values = to_array(self._values_t)
-        if self.sparse_dim() == 0:  # every entry sits at the one (empty) index
-            return from_array(values.sum(axis=0), self._dtype if dtype is None else dtype, self._device)
-        out = np.zeros(tuple(self.shape), values.dtype)
-        np.add.at(out, tuple(self._indices_t._data), values)
-        return from_array(out, self._dtype if dtype is None else dtype, self._device)
+        if self._requires_grad or self._grad_fn is not None:
+            out = sparse_to_dense(self)  # recorded: gradients flow back to the entries
+            return out if dtype is None else out.to(dtype)
+        return _to_dense_impl(self, dtype)
 
     def to_sparse(self, sparse_dim=None, *, layout=None):
         """Already sparse: returns self."""
@@ -119,6 +119,21 @@ class SparseTensor(Tensor):
         return format_sparse(self)
 
     __str__ = __repr__
+
+
+def _to_dense_impl(t, dtype=None):
+    values = to_array(t._values_t)
+    dtype = t._dtype if dtype is None else dtype
+    if t.sparse_dim() == 0:  # every entry sits at the one (empty) index
+        return from_array(values.sum(axis=0), dtype, t._device)
+    out = np.zeros(tuple(t.shape), values.dtype)
+    np.add.at(out, tuple(t._indices_t._data), values)
+    return from_array(out, dtype, t._device)
+
+
+def _coalesce_impl(t):
+    idx, vals = coalesce_arrays(t._indices_t._data, to_array(t._values_t), t._sparse_shape())
+    return make_sparse(idx, vals, t.shape, t._dtype, coalesced=True, device=t._device)
 
 
 def _share(t):
@@ -234,10 +249,33 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
             if high >= size[d]:
                 raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} "
                                    f"but found index {high}")
+    if values._requires_grad or values._grad_fn is not None:
+        # Through the dispatcher, so that autograd records it: gradients reach `values`.
+        return sparse_coo_from_values(Tensor._wrap(idx.copy(), D.int64), values, size, bool(is_coalesced))
     out = make_sparse(idx.copy(), vals.copy(), size, values._dtype, coalesced=bool(is_coalesced), device=values._device)
     if requires_grad:
         out.requires_grad_(True)
     return out
+
+
+@op("sparse_coo_from_values")
+def sparse_coo_from_values(indices, values, size, is_coalesced=False):
+    """The sparse tensor with entries `values` at checked int64 `indices` (differentiable in
+    `values`; `sparse_coo_tensor` validates and calls this when values need a gradient)."""
+    return make_sparse(indices._data, to_array(values).copy(), size, values._dtype, is_coalesced,
+                       device=values._device)
+
+
+@op("sparse_coalesce")
+def sparse_coalesce(input):
+    """`input.coalesce()` as a recorded op (used when `input` needs a gradient)."""
+    return _coalesce_impl(input)
+
+
+@op("sparse_to_dense")
+def sparse_to_dense(input):
+    """`input.to_dense()` as a recorded op (its gradient is the dense gradient on `input`'s pattern)."""
+    return _to_dense_impl(input)
 
 
 def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):

@@ -5,6 +5,8 @@ The gradient of a sparse argument is sparse on that argument's own pattern (PyTo
 ``torch.sparse.mm`` contract): grad @ mat2.T is only ever evaluated at the entries the
 sparse matrix stores, never formed densely.
 """
+import numpy as np
+
 from ember_tensor import _sparse_nn as SN
 from ember_tensor import sparse as S
 
@@ -29,3 +31,31 @@ def embedding_sparse(ctx, grad, num_weights, indices, padding_idx, scale_grad_by
 # The gradient-building ops themselves: first-order gradients only (no double backward
 # through a sparse gradient yet).
 not_differentiable("embedding_sparse_backward", "sparse_sampled_dense_product")
+
+
+def _values_at_pattern(grad, indices):
+    # The gradient of each stored entry. A sparse gradient on exactly our pattern (what
+    # sparse.mm and to_dense give back) already holds it, duplicates included; otherwise
+    # every entry gets the gradient's element at its index.
+    if grad.is_sparse:
+        if np.array_equal(grad._indices()._host_numpy(), indices._host_numpy()):
+            return grad._values()
+        grad = grad.to_dense()
+    return grad[tuple(indices[d] for d in range(indices.shape[0]))]
+
+
+@derivative("sparse_coo_from_values", inputs=("values",),
+            save=lambda indices, values, size, is_coalesced=False: (indices,))
+def sparse_coo_from_values(ctx, grad, indices):
+    return _values_at_pattern(grad, indices)
+
+
+@derivative("sparse_to_dense", save=lambda input: (input,))
+def sparse_to_dense(ctx, grad, input):
+    return grad.sparse_mask(input)
+
+
+@derivative("sparse_coalesce", save=lambda input: (input,))
+def sparse_coalesce(ctx, grad, input):
+    # A merged entry's gradient goes to every entry that was summed into it.
+    return (grad.to_dense() if grad.is_sparse else grad).sparse_mask(input)
