@@ -1,1 +1,29 @@
-"""Compute kernels: Numba loops for the CPU (and numba.cuda kernels for CUDA)."""
+"""Compute kernels: Numba loops for the CPU (and numba.cuda kernels for CUDA).
+
+Kernel modules that define ``@njit`` functions at import load Numba itself (~0.2 s): ops
+reach them through `lazy` so that ``import ember_tensor`` does not pay for it.
+"""
+import importlib
+
+__all__ = ["lazy"]
+
+
+class _LazyModule:
+    """A kernel module imported on its first attribute access."""
+
+    __slots__ = ("_name", "_module")
+
+    def __init__(self, name):
+        self._name = name
+        self._module = None
+
+    def __getattr__(self, attribute):
+        module = self._module
+        if module is None:
+            module = self._module = importlib.import_module(f"{__name__}.{self._name}")
+        return getattr(module, attribute)
+
+
+def lazy(name):
+    """The kernel module ``ember_tensor._kernels.<name>``, imported when first used."""
+    return _LazyModule(name)

@@ -13,7 +13,9 @@ anything else), unlike NumPy, so ``x[0, :, [0, 1]]`` has shape (3, 2), as in PyT
 import numpy as np
 
 from .. import _dtype as D
-from .._kernels.cpu_index import add_index_offsets
+from .._kernels import lazy
+
+_K = lazy("cpu_index")  # Numba loads on first use
 from .._tensor import Tensor
 from .views import make_view
 
@@ -78,7 +80,7 @@ class IndexPlan:
         for position, (d, arr) in enumerate(zip(self.dims, self.arrays)):
             size = shape[d]
             flat = np.broadcast_to(arr, self.index_shape).reshape(-1)
-            bad_at = add_index_offsets(flat, size, strides[d], offs) if offs.size else -1
+            bad_at = _K.add_index_offsets(flat, size, strides[d], offs) if offs.size else -1
             if bad_at >= 0:
                 raise IndexError(
                     f"index {int(flat[bad_at])} is out of bounds for dimension {position} with size {size}")

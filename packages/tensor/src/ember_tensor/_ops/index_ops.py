@@ -12,7 +12,9 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor, wrap_dim
-from .._kernels import cpu_index as K
+from .._kernels import lazy
+
+K = lazy("cpu_index")  # Numba loads on first use
 from . import _iter
 from ._index_plan import IndexPlan
 from ._strided import flat_buffer, host, wrap

@@ -12,7 +12,9 @@ from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor
-from .._kernels import cpu_index as K
+from .._kernels import lazy
+
+K = lazy("cpu_index")  # Numba loads on first use
 from . import _iter
 from ._index_plan import is_basic_key, normalize_key, plan_index
 from ._strided import flat_buffer, host, wrap, write_back

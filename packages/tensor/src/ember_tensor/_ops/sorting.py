@@ -12,7 +12,9 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor, wrap_dim
-from .._kernels import cpu_index as K
+from .._kernels import lazy
+
+K = lazy("cpu_index")  # Numba loads on first use
 from . import _iter
 from ._strided import from_rows, host, rows_of, wrap
 from .reduction import _pair, return_types
