@@ -188,7 +188,12 @@ def absent_peer():
 
 
 def report(line):
-    """Print to stderr: mpiexec may stop forwarding stdout once a peer has died."""
+    """Write the result to $EMBER_TEST_REPORT (and stderr): mpiexec may stop forwarding a
+    process's output once a peer has died."""
+    path = os.environ.get("EMBER_TEST_REPORT")
+    if path:
+        with open(path, "a") as f:
+            f.write(line + "\n")
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
 
