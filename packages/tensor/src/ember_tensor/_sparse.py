@@ -16,7 +16,9 @@ from ._dispatch import op
 from ._layout import sparse_coo, strided
 from ._ops.nn._common import from_array, to_array
 from ._printing import _append_suffixes, get_printoptions
-from ._sparse_kernels import flat_keys, segment_sum, unflatten_keys
+from ._kernels import lazy_module
+
+_K = lazy_module("ember_tensor._sparse_kernels")  # loads Numba on first use
 from ._tensor import Tensor
 
 __all__ = ["SparseTensor", "sparse_coo_tensor", "to_sparse", "make_sparse"]
@@ -181,13 +183,13 @@ def coalesce_arrays(indices, values, sparse_shape):
     """Sorted unique indices and summed values (NumPy in, NumPy out)."""
     nnz = indices.shape[1]
     dense_shape = values.shape[1:]
-    keys = flat_keys(indices, sparse_shape)
+    keys = _K.flat_keys(indices, sparse_shape)
     order = np.argsort(keys, kind="stable")
     flat_values = np.ascontiguousarray(values.reshape(nnz, int(np.prod(dense_shape))))
     out_keys = np.empty(nnz, np.int64)
     out_values = np.empty_like(flat_values)
-    n = segment_sum(keys[order], order, flat_values, out_keys, out_values) if nnz else 0
-    return unflatten_keys(out_keys[:n], sparse_shape), out_values[:n].reshape((n,) + dense_shape)
+    n = _K.segment_sum(keys[order], order, flat_values, out_keys, out_values) if nnz else 0
+    return _K.unflatten_keys(out_keys[:n], sparse_shape), out_values[:n].reshape((n,) + dense_shape)
 
 
 def _as_tensor(data, dtype=None):

@@ -11,9 +11,6 @@ import numpy as np
 
 __all__ = ["segment_sum", "spmm", "spmm_parallel", "sampled_dot", "flat_keys", "unflatten_keys"]
 
-# Below this many nonzeros a prange loop costs more to start than it saves.
-PARALLEL_NNZ = 1 << 15
-
 
 @numba.njit(cache=False)
 def segment_sum(sorted_keys, order, values, out_keys, out_values):

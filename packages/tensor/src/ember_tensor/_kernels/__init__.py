@@ -5,7 +5,7 @@ reach them through `lazy` so that ``import ember_tensor`` does not pay for it.
 """
 import importlib
 
-__all__ = ["lazy"]
+__all__ = ["lazy", "lazy_module"]
 
 
 class _LazyModule:
@@ -20,10 +20,15 @@ class _LazyModule:
     def __getattr__(self, attribute):
         module = self._module
         if module is None:
-            module = self._module = importlib.import_module(f"{__name__}.{self._name}")
+            module = self._module = importlib.import_module(self._name)
         return getattr(module, attribute)
 
 
 def lazy(name):
     """The kernel module ``ember_tensor._kernels.<name>``, imported when first used."""
-    return _LazyModule(name)
+    return _LazyModule(f"{__name__}.{name}")
+
+
+def lazy_module(fullname):
+    """Any module, by its full name, imported when first used."""
+    return _LazyModule(fullname)

@@ -15,7 +15,11 @@ from .. import _dtype as D
 from .._dispatch import op
 from .._ops.nn._common import from_array, to_array
 from .._sparse import SparseTensor, make_sparse
-from .._sparse_kernels import PARALLEL_NNZ, flat_keys, sampled_dot, spmm, spmm_parallel
+from .._kernels import lazy_module
+
+_K = lazy_module("ember_tensor._sparse_kernels")  # loads Numba on first use
+# Below this many nonzeros a prange loop costs more to start than it saves.
+PARALLEL_NNZ = 1 << 15
 from .._tensor import Tensor, wrap_dim
 
 __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "sampled_dense_product"]
@@ -46,9 +50,9 @@ def sparse_mm(mat1, mat2):
     if s._nnz() >= PARALLEL_NNZ:
         # Coalesced entries are sorted by row: each thread owns whole output rows.
         row_starts = np.searchsorted(idx[0], np.arange(mat1.shape[0] + 1)).astype(np.int64)
-        spmm_parallel(row_starts, np.ascontiguousarray(idx[1]), vals, dense, out)
+        _K.spmm_parallel(row_starts, np.ascontiguousarray(idx[1]), vals, dense, out)
     elif s._nnz():
-        spmm(np.ascontiguousarray(idx[0]), np.ascontiguousarray(idx[1]), vals, dense, out)
+        _K.spmm(np.ascontiguousarray(idx[0]), np.ascontiguousarray(idx[1]), vals, dense, out)
     return from_array(out, dtype, mat2._device)
 
 
@@ -77,7 +81,7 @@ def sampled_dense_product(pattern, a, b):
     bv = np.ascontiguousarray(to_array(b), np.float64)
     out = np.empty(idx.shape[1], np.float64)
     if idx.shape[1]:
-        sampled_dot(np.ascontiguousarray(idx[0]), np.ascontiguousarray(idx[1]), av, bv, out)
+        _K.sampled_dot(np.ascontiguousarray(idx[0]), np.ascontiguousarray(idx[1]), av, bv, out)
     return make_sparse(idx, out, pattern.shape, pattern._dtype, pattern._coalesced, device=pattern._device)
 
 
@@ -147,7 +151,7 @@ def _softmax_values(input, dim, log):
     # Entries that share every sparse coordinate but `d` form one softmax group; absent
     # entries count as -inf (they contribute nothing), as in torch.sparse.softmax.
     others = [i for i in range(sd) if i != d]
-    keys = flat_keys(idx[others], tuple(s.shape[i] for i in others))
+    keys = _K.flat_keys(idx[others], tuple(s.shape[i] for i in others))
     _, group = np.unique(keys, return_inverse=True)
     n_groups = int(group.max()) + 1 if group.size else 0
     peak = np.full((n_groups,) + vals.shape[1:], -np.inf)
