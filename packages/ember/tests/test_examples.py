@@ -15,9 +15,19 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
     ("char_lstm.py", ["--steps", "6", "--seq-len", "16", "--batch-size", "8"], "sample:"),
     ("transformer_classifier.py", ["--steps", "24", "--seq-len", "8", "--batch-size", "32"], "held-out accuracy"),
     ("mnist.py", ["--epochs", "2", "--min-accuracy", "0.85"], "Training on the 8x8 digits shipped with ember-data"),
+    ("custom_function.py", [], "gradcheck(LinearFunction): True"),
+    ("onnx_export.py", [], "ember.onnx.load vs ember, max abs difference"),
 ])
 def test_example_runs(script, arguments, expected):
     result = subprocess.run([sys.executable, str(EXAMPLES / script), *arguments], capture_output=True, text=True,
                             timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert expected in result.stdout
+
+
+def test_ddp_example_runs_under_the_launcher():
+    result = subprocess.run([sys.executable, "-m", "ember_distributed.run", "--nproc-per-node", "2",
+                             str(EXAMPLES / "ddp_train.py"), "--epochs", "2"], capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "epoch 1: mean loss" in result.stdout and "over 2 processes" in result.stdout
