@@ -4,9 +4,10 @@
 >>> torch.tensor([[1., 2.], [3., 4.]]) @ torch.ones(2)
 tensor([3., 7.])
 """
-from ._blas import tune_openblas as _tune_openblas
+from ._blas import quiet_openmp_spinning as _quiet_openmp_spinning, tune_openblas as _tune_openblas
 
 _tune_openblas()  # must run before NumPy is first imported
+_quiet_openmp_spinning()  # must run before the first parallel kernel starts OpenMP
 
 from ._version import __version__  # noqa: E402
 from . import _dtype
