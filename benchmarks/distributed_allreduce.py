@@ -7,12 +7,9 @@ PyTorch's benchmarks report it).
 
 Run alone: ``python -m benchmarks.distributed_allreduce``.
 """
-import os
 import socket
-import statistics
 import subprocess
 import sys
-import time
 
 SIZES = {"1 MB": 1 << 20, "64 MB": 64 << 20}
 REPEATS = 20

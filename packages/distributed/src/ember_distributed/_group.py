@@ -224,10 +224,6 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     return ProcessGroup(comm, members, world.timeout if timeout is None else _seconds(timeout))
 
 
-def _member(group):
-    return group is not GroupMember.NON_GROUP_MEMBER
-
-
 def get_rank(group=None):
     """This process's rank in ``group`` (the world by default); -1 if not a member."""
     if group is GroupMember.NON_GROUP_MEMBER:

@@ -18,7 +18,6 @@ port crash MPICH now and then). Rank 0 waits for each joiner with the group's ti
 
 import os
 import socket
-import threading
 import time
 from pathlib import Path
 from urllib.parse import urlparse

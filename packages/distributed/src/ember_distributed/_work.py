@@ -8,6 +8,8 @@ forever on a peer that never arrives.
 
 import time
 
+from ._mpi import mpi
+
 __all__ = ["Work", "DistributedTimeoutError"]
 
 
@@ -67,8 +69,6 @@ class Work:
         return self._exception
 
     def _mpi_test(self):
-        from ._mpi import mpi
-
         try:
             return mpi().Request.Testall(self._requests, self._statuses)
         except Exception as error:  # an MPI error: a peer failed

@@ -23,6 +23,9 @@ import contextlib
 
 import numpy as np
 
+import ember_autograd
+import ember_tensor
+
 from ._collectives import broadcast
 from ._group import resolve
 from ._mpi import mpi, reduction_dtype
@@ -55,8 +58,6 @@ class _Bucket:
     def unpack(self, divisor):
         """Write the averaged gradients back into each parameter's ``.grad``."""
         np.divide(self.flat, divisor, out=self.flat)
-        import ember_tensor
-
         start = 0
         for p in self.params:
             end = start + p.numel()
@@ -119,7 +120,7 @@ class DistributedDataParallel:
             for buffer in self.module.buffers():
                 broadcast(buffer, src=self.process_group.ranks[0], group=self.process_group)
         output = self.module(*inputs, **kwargs)
-        if self.require_backward_grad_sync and _grad_enabled():
+        if self.require_backward_grad_sync and ember_autograd.is_grad_enabled():
             self._reset()
             if self.find_unused_parameters:
                 used = _parameters_reached(output)
@@ -240,12 +241,6 @@ def _make_buckets(params, capacity):
 
 def _join(prefix, name):
     return f"{prefix}.{name}" if prefix else name
-
-
-def _grad_enabled():
-    import ember_autograd
-
-    return ember_autograd.is_grad_enabled()
 
 
 def _parameters_reached(output):

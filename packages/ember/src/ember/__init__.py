@@ -62,7 +62,7 @@ _check_pinned(ember_tensor)
 import ember_autograd  # noqa: E402
 
 _check_pinned(ember_autograd)
-from ember_autograd import (  # noqa: E402
+from ember_autograd import (  # noqa: E402,F401 -- re-exported at the top level, as torch.no_grad
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
 

@@ -14,13 +14,13 @@ from ember_tensor import _dispatch
 
 __all__ = ["load", "OnnxModule"]
 
-_OPS = _dispatch.operators
 _DTYPES = {1: et.float32, 11: et.float64, 10: et.float16, 16: et.bfloat16, 7: et.int64, 6: et.int32,
            5: et.int16, 3: et.int8, 2: et.uint8, 9: et.bool}
 
 
 def _op(name):
-    return _OPS()[name]
+    # The registry itself, not operators() (which copies it): this runs for every node.
+    return _dispatch._OPERATORS[name]
 
 
 def _ints(t):

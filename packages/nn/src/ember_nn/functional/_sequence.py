@@ -48,7 +48,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("offsets has to be a 1D Tensor")
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
-    starts = np.asarray(offsets.tolist(), dtype=np.int64)
+    starts = offsets.detach().cpu().numpy().astype(np.int64)
     if include_last_offset:
         starts = starts[:-1]
     bags = len(starts)
@@ -59,7 +59,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     ends = np.append(starts[1:], n if not include_last_offset else int(offsets[-1].item()))
     # Which bag each entry belongs to, and which entries count (not padding).
     bag_of = np.repeat(np.arange(bags), np.maximum(ends - starts, 0))
-    keep = np.ones(n, dtype=bool) if padding_idx is None else np.asarray(input.tolist()) != padding_idx % weight.shape[0]
+    keep = np.ones(n, dtype=bool) if padding_idx is None else input.cpu().numpy() != padding_idx % weight.shape[0]
     rows = embedding(input, weight, None, max_norm, norm_type, scale_grad_by_freq, sparse)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.unsqueeze(1)

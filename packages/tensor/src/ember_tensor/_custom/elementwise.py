@@ -20,7 +20,7 @@ import functools
 import inspect
 import re
 
-from .. import _autograd_slot, _dispatch
+from .. import _autograd_slot, _backends, _dispatch
 from .. import _dtype as D
 from .._tensor import Tensor
 from .._ops import _iter
@@ -79,7 +79,7 @@ class CustomKernel:
         write = _iter.compute_dtype(result_dtype)
         shape = _iter.broadcast_shapes(*(tuple(a._data.shape) for a in args if isinstance(a, Tensor)))
         operands = [_iter.operand_array(a, compute, device, shape) for a in args]
-        backend = _backends_get(device)
+        backend = _backends.get(device)
         if out is not None:
             _iter.check_out_cast(result_dtype, out._dtype)
             _iter.resize_out(out, shape)
@@ -174,12 +174,6 @@ def _return_kind(fn, compute, arity):
         return "float"
     raise TypeError(f"ember.kernel {fn.__name__}: the function must return a number or a bool for each element, "
                     f"it returns {returned}")
-
-
-def _backends_get(device):
-    from .. import _backends
-
-    return _backends.get(device)
 
 
 def _positional_parameters(fn):

@@ -19,7 +19,7 @@ is allocated by ember from ``output(*inputs) -> (shape, dtype)`` and passed firs
 import functools
 import warnings
 
-from .. import _autograd_slot, _dispatch
+from .. import _autograd_slot, _backends, _dispatch
 from .. import _dtype as D
 from .._tensor import Tensor
 from .._ops import _iter
@@ -57,8 +57,6 @@ class RawKernel:
         device = _iter.common_device(tensors)
         shape, dtype = self.output(*args)
         dtype = D.to_dtype(dtype)
-        from .. import _backends
-
         backend = _backends.get(device)
         out = backend.empty(tuple(shape), dtype.np)
         data = [a._data if isinstance(a, Tensor) else a for a in args]

@@ -15,7 +15,7 @@ import functools
 
 import numpy as np
 
-from .. import _dispatch
+from .. import _backends, _dispatch
 from .. import _dtype as D
 from .._tensor import Tensor
 from .._ops import _iter
@@ -117,8 +117,6 @@ def _reduce_impl(custom, input, dim=None, keepdim=False):
 
 
 def _run(custom, matrix, outer, dtype):
-    from .. import _backends
-
     backend = _backends.get(matrix.device)
     out = backend.empty((outer,), dtype.np)
     if outer == 0:
