@@ -204,7 +204,7 @@ def _sim_new_block(size):
 
 
 def sim_alloc(shape, dtype):
-    """A NumPy array for the simulator's device memory, served by device 0's pool."""
+    """A NumPy array for the simulator's device memory, served by the current device's pool."""
     dtype = np.dtype(dtype)
     count = 1
     for n in shape:
@@ -213,7 +213,8 @@ def sim_alloc(shape, dtype):
     if nbytes == 0:
         return np.empty(shape, dtype)
     size = round_size(nbytes)
-    p = pool(0)
+    from . import cuda as _public
+    p = pool(_public._current_index())  # EMBER_CUDASIM_DEVICES may simulate several
     stream = stream_key()
     block = p.take(size, _sim_new_block, lambda: (SIM_CAPACITY, SIM_CAPACITY - p.reserved), stream)
     lease = _Lease(block, nbytes)

@@ -134,13 +134,27 @@ def device_count():
     """The number of usable GPUs (0 when CUDA is unavailable)."""
     if not is_available():
         return 0
-    return 1 if _simulating() else len(_numba_cuda.gpus)
+    return _simulated_device_count() if _simulating() else len(_numba_cuda.gpus)
+
+
+# The simulator has one GPU. EMBER_CUDASIM_DEVICES=N makes ember present N simulated
+# devices, so that multi-GPU rules (the current device, tensors landing on it, errors
+# for ops across devices, copies between them) can be tested without GPUs: each thread
+# keeps its own current index, and the memory behind every index is the host's.
+_sim_thread = threading.local()
+
+
+def _simulated_device_count():
+    try:
+        return max(1, int(os.environ.get("EMBER_CUDASIM_DEVICES", "1")))
+    except ValueError:
+        return 1
 
 
 def _current_index():
     cuda = _lazy_init()
     if _simulating():
-        return 0
+        return getattr(_sim_thread, "index", 0)
     return cuda.get_current_device().id
 
 
@@ -175,6 +189,9 @@ def set_device(device):
     if index < 0 or index == _current_index():
         return
     _check_index(index)
+    if _simulating():
+        _sim_thread.index = index
+        return
     from numba.cuda.cudadrv.driver import driver
     # Like cudaSetDevice: replace the context on top of this thread's stack.
     driver.pop_active_context()

@@ -1,0 +1,97 @@
+"""The notes' multi-GPU "CUDA semantics" snippet, run as written on simulated devices.
+
+Numba's simulator has one GPU; EMBER_CUDASIM_DEVICES=3 makes ember present three, so the
+current-device rules can be checked without GPUs: allocation on the current device, ops
+on their inputs' device (whatever is current), errors for ops across devices, copies
+between devices, per-device memory statistics. Runs in a fresh interpreter because the
+device count is read when CUDA starts.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import ember_tensor as et
+
+pytestmark = pytest.mark.skipif(
+    not et.cuda.is_available() or "simulator" not in et.cuda.get_device_name().lower(),
+    reason="simulates several devices on Numba's CUDA simulator")
+
+SCRIPT = textwrap.dedent("""
+    import ember_tensor as torch
+
+    assert torch.cuda.device_count() == 3
+    cuda = torch.device('cuda')     # Default CUDA device
+    cuda0 = torch.device('cuda:0')
+    cuda2 = torch.device('cuda:2')  # GPU 2 (these are 0-indexed)
+
+    x = torch.tensor([1., 2.], device=cuda0)
+    assert x.device == torch.device(type='cuda', index=0)
+    y = torch.tensor([1., 2.]).cuda()
+    assert y.device == torch.device(type='cuda', index=0)
+
+    before = [torch.cuda.memory_allocated(i) for i in range(3)]
+    with torch.cuda.device(1):
+        # allocates a tensor on GPU 1
+        a = torch.tensor([1., 2.], device=cuda)
+        # transfers a tensor from CPU to GPU 1
+        b = torch.tensor([1., 2.]).cuda()
+        assert a.device == b.device == torch.device('cuda:1')
+        # You can also use ``Tensor.to`` to transfer a tensor:
+        b2 = torch.tensor([1., 2.]).to(device=cuda)
+        assert b.device == b2.device == torch.device(type='cuda', index=1)
+        c = a + b
+        assert c.device == torch.device(type='cuda', index=1)
+        z = x + y
+        assert z.device == torch.device(type='cuda', index=0)
+        # even within a context, you can specify the device
+        # (or give a GPU index to the .cuda call)
+        d = torch.randn(2, device=cuda2)
+        e = torch.randn(2).to(cuda2)
+        f = torch.randn(2).cuda(cuda2)
+        assert d.device == e.device == f.device == torch.device(type='cuda', index=2)
+    assert torch.cuda.current_device() == 0
+    assert torch.cuda.memory_allocated(1) > before[1] and torch.cuda.memory_allocated(2) > before[2]
+
+    # ops run on their inputs' device, whichever device is current
+    g = a * 3
+    assert g.device == torch.device('cuda:1') and g.tolist() == [3.0, 6.0]
+    assert (a @ b).device == torch.device('cuda:1') and a.sum().item() == 3.0
+
+    # cross-GPU ops are not allowed; copies are
+    try:
+        x + a
+    except RuntimeError as error:
+        assert str(error) == ("Expected all tensors to be on the same device, but found at least "
+                              "two devices, cuda:0 and cuda:1!"), error
+    else:
+        raise AssertionError("an op across devices did not raise")
+    assert (a.to(cuda0) + x).tolist() == [2.0, 4.0]
+    x.copy_(a)
+    assert x.device == cuda0 and x.tolist() == [1.0, 2.0]
+    assert a.new_zeros(3).device == torch.device('cuda:1')
+    assert torch.zeros_like(a).device == torch.device('cuda:1')
+
+    torch.cuda.set_device(2)
+    assert torch.ones(1, device='cuda').device == cuda2
+    with torch.cuda.device_of(a):
+        assert torch.cuda.current_device() == 1
+    assert torch.cuda.current_device() == 2
+    try:
+        torch.cuda.set_device(3)
+    except RuntimeError as error:
+        assert "invalid device ordinal" in str(error)
+    else:
+        raise AssertionError("set_device(3) did not raise")
+    print("ok")
+""")
+
+
+def test_notes_multi_gpu_snippet_on_three_simulated_devices():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", EMBER_CUDASIM_DEVICES="3")
+    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "ok"
