@@ -89,7 +89,9 @@ def test_iterable_dataset_refuses_shuffle_and_sampler():
         DataLoader(Stream(3), sampler=[0])
 
 
-def test_pin_memory_warns_without_accelerator():
+def test_pin_memory_warns_without_accelerator(monkeypatch):
+    import ember_data.dataloader
+    monkeypatch.setattr(ember_data.dataloader, "pinning_available", lambda: False)
     with pytest.warns(UserWarning, match="no accelerator is found"):
         loader = DataLoader(_dataset(), batch_size=5, pin_memory=True)
     assert len(list(loader)) == 2

@@ -1,5 +1,6 @@
 """The main-process iterator of a DataLoader and what every iterator shares."""
 from ._fetch import create_fetcher
+from ._pin_memory import pin_memory, pinning_available
 
 __all__ = ["BaseIterator", "SingleProcessIterator"]
 
@@ -17,6 +18,12 @@ class BaseIterator:
         self._index_sampler = loader._index_sampler
         self._sampler_iter = iter(self._index_sampler)
         self._num_yielded = 0
+        # Decided once per iterator, as PyTorch does: pin only when there is a device.
+        self._pin_memory = loader.pin_memory and pinning_available()
+
+    def _pinned(self, data):
+        """The batch as it leaves the loader: in pinned memory when that was asked for."""
+        return pin_memory(data) if self._pin_memory else data
 
     def __iter__(self):
         return self
@@ -39,4 +46,4 @@ class SingleProcessIterator(BaseIterator):
     def __next__(self):
         data = self._fetcher.fetch(self._next_index())
         self._num_yielded += 1
-        return data
+        return self._pinned(data)

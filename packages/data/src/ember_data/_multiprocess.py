@@ -197,8 +197,8 @@ class MultiProcessIterator(BaseIterator):
         name, size, description = payload
         self._num_yielded += 1
         if name is None:
-            return description
-        return _shared_memory.unpack_batch(name, size, description)
+            return self._pinned(description)
+        return self._pinned(_shared_memory.unpack_batch(name, size, description))
 
     @staticmethod
     def _discard(payload):

@@ -15,6 +15,7 @@ import ember_tensor
 from ._collate import default_collate, default_convert
 from ._iterators import SingleProcessIterator
 from ._multiprocess import MultiProcessIterator
+from ._pin_memory import pinning_available
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -68,7 +69,7 @@ class DataLoader:
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
         self.in_order = in_order
-        if pin_memory:
+        if pin_memory and not pinning_available():
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.")
 
