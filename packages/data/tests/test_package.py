@@ -5,6 +5,6 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests"))
-import package_contract  # noqa: E402
+import package_contract
 
 TestPackage = package_contract.tests_for(__file__, "ember_data", ["ember-tensor", "ember-autograd"])
