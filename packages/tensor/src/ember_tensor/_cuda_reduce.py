@@ -192,8 +192,9 @@ def var_mean(a, dims, correction):
     return var, mean
 
 
-# Rows longer than this take median's host path (the device kernel is O(n^2) per row).
-MEDIAN_ON_DEVICE_MAX = 64 if cuda_loops.SIMULATOR else 4096
+# Rows longer than this are sorted on the device (`_cuda_sort`) instead: the rank-counting
+# kernel does O(n^2) work per row, a bitonic sort O(n log^2 n).
+MEDIAN_ON_DEVICE_MAX = 64 if cuda_loops.SIMULATOR else 256
 
 
 def to_host(a):
@@ -208,12 +209,8 @@ def median(a, dim):
     for d in dims:
         n_r *= a.shape[d]
     if n_r > MEDIAN_ON_DEVICE_MAX:
-        # The rank-counting kernel does n_r^2 work per row: long rows go through the CPU's
-        # selection instead (a copy each way), which is faster than the kernel there.
-        from . import _cpu_reduce
-        values, indices = _cpu_reduce.median(to_host(a), dim)
-        return (_cuda.from_numpy(np.asarray(values)),
-                None if indices is None else _cuda.from_numpy(indices))
+        from . import _cuda_sort
+        return _cuda_sort.median_lines(a, dim)
     values = _cuda.empty(_kept_shape(a, dims), a.dtype)
     indices = _cuda.empty(values.shape, np.int64)
     if values.size:

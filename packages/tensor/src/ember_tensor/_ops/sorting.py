@@ -12,9 +12,10 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor, wrap_dim
-from .._kernels import lazy
+from .._kernels import lazy, lazy_module
 
 K = lazy("cpu_index")  # Numba loads on first use
+CS = lazy_module("ember_tensor._cuda_sort")  # CUDA tensors: device kernels, loaded on first use
 from . import _iter
 from ._strided import from_rows, host, rows_of, wrap
 from .reduction import _pair, return_types
@@ -84,6 +85,9 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     >>> sort(tensor([3, 1, 2])).indices
     tensor([1, 2, 0])
     """
+    if input._device.type == "cuda":
+        values, indices = CS.sort(input, wrap_dim(dim, max(input._data.ndim, 1)), descending)
+        return _pair(return_types.sort, values, indices, out)
     dim, rows, order = _sorted_lines(input, dim, descending)
     values = np.take_along_axis(rows, order, axis=1)
     return _pair(return_types.sort, _back(values, input, dim), _back(order, input, dim, D.int64), out)
@@ -96,6 +100,8 @@ def argsort(input, dim=-1, descending=False, stable=False):
     >>> argsort(tensor([3, 1, 2]), descending=True)
     tensor([0, 2, 1])
     """
+    if input._device.type == "cuda":
+        return CS.sort(input, wrap_dim(dim, max(input._data.ndim, 1)), descending)[1]
     dim, _, order = _sorted_lines(input, dim, descending)
     return _back(order, input, dim, D.int64)
 
@@ -123,8 +129,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A00
     size = input._data.shape[wrap_dim(dim, max(ndim, 1))] if ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
-    ndim = input._data.ndim
     dim = wrap_dim(dim, max(ndim, 1))
+    if input._device.type == "cuda":
+        return _pair(return_types.topk, *CS.topk(input, k, dim, largest), out)
     rows = rows_of(host(input), dim) if ndim else host(input).reshape(1, 1)
     order = top_k_order(rows, input._dtype, k, largest)
     values = np.take_along_axis(rows, order, axis=1)
@@ -168,13 +175,18 @@ def _check_nonempty_dim(input, dim, name):
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
 
 
-def _select_position(input, dim, keepdim, position_of_row, cls, out):
-    """(values, indices) at sorted position `position_of_row(rows, order)` of each line."""
-    dim, rows, order = _sorted_lines(input, dim, False)
-    positions = position_of_row(rows, order)[:, None]
-    chosen = np.take_along_axis(order, positions, axis=1)
-    values = np.take_along_axis(rows, chosen, axis=1)
-    values, chosen = _back(values, input, dim, n=1), _back(chosen, input, dim, D.int64, n=1)
+def _select_position(input, dim, keepdim, position_of_row, cls, out, device_how, k=0):
+    """(values, indices) at sorted position `position_of_row(rows, order)` of each line
+    (on CUDA: the position `_cuda_sort.select` finds for `device_how` and `k`)."""
+    if input._device.type == "cuda":
+        dim = wrap_dim(dim, max(input._data.ndim, 1))
+        values, chosen = CS.select(input, dim, device_how, k)
+    else:
+        dim, rows, order = _sorted_lines(input, dim, False)
+        positions = position_of_row(rows, order)[:, None]
+        chosen = np.take_along_axis(order, positions, axis=1)
+        values = np.take_along_axis(rows, chosen, axis=1)
+        values, chosen = _back(values, input, dim, n=1), _back(chosen, input, dim, D.int64, n=1)
     if not keepdim and input._data.ndim:
         values, chosen = values.squeeze(dim), chosen.squeeze(dim)
     return _pair(cls, values, chosen, out)
@@ -194,7 +206,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     return _select_position(input, dim, keepdim, lambda rows, order: np.full(len(rows), k - 1),
-                            return_types.kthvalue, out)
+                            return_types.kthvalue, out, "kth", k - 1)
 
 
 def _lower_median_ignoring_nan(rows, order):
@@ -219,10 +231,11 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
         if not flat._data.size:
             return wrap(np.array(np.nan, dtype=input._dtype.np), input._dtype, input._device)
         return _select_position(flat, 0, False, _lower_median_ignoring_nan, return_types.nanmedian,
-                                None).values
+                                None, "nanmedian").values
     if input._data.ndim and not input._data.shape[wrap_dim(dim, input._data.ndim)]:
         raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")  # sic, PyTorch's
-    return _select_position(input, dim, keepdim, _lower_median_ignoring_nan, return_types.nanmedian, out)
+    return _select_position(input, dim, keepdim, _lower_median_ignoring_nan, return_types.nanmedian, out,
+                            "nanmedian")
 
 
 @op()
@@ -236,6 +249,12 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     indices=tensor(5))
     """
     _check_nonempty_dim(input, wrap_dim(dim, max(input._data.ndim, 1)), "mode")
+    if input._device.type == "cuda":
+        dim = wrap_dim(dim, max(input._data.ndim, 1))
+        values, chosen = CS.mode(input, dim)
+        if not keepdim and input._data.ndim:
+            values, chosen = values.squeeze(dim), chosen.squeeze(dim)
+        return _pair(return_types.mode, values, chosen, out)
     dim, rows, order = _sorted_lines(input, dim, False)
     keys = _sort_keys(rows, input._dtype)
     sorted_keys = np.ascontiguousarray(np.take_along_axis(keys, order, axis=1))
