@@ -14,7 +14,8 @@ import math
 import numpy as np
 
 from ..._dispatch import op
-from ._common import check_float, from_array, ntuple, to_array
+from .._iter import common_device
+from ._common import check_float, compute_np_dtype, from_array, ntuple, to_array
 from ._windows import add_windows, crop_spatial, output_size, pad_spatial, windows
 
 __all__ = ["convolution", "convolution_backward_input", "convolution_backward_weight"]
@@ -182,26 +183,48 @@ def convolution(input, weight, bias=None, stride=1, padding=0, dilation=1, trans
     _check_shapes(input, weight, bias, transposed, groups)
     nd = weight.dim() - 2
     stride, padding, dilation = _params(nd, stride, padding, dilation)
-    x, w = to_array(input), to_array(weight, None)
+    spatial, kernel = tuple(input.shape[2:]), tuple(weight.shape[2:])
+    size = None
     if transposed:
         out_pad = ntuple(output_padding, nd, "output_padding")
         size = tuple((s - 1) * st - 2 * p + d * (k - 1) + op_ + 1 for s, st, p, d, k, op_ in
-                     zip(x.shape[2:], stride, padding, dilation, w.shape[2:], out_pad))
+                     zip(spatial, stride, padding, dilation, kernel, out_pad))
         if any(s <= 0 for s in size):
-            raise RuntimeError(f"Given input size per channel: {list(x.shape[2:])}. "
+            raise RuntimeError(f"Given input size per channel: {list(spatial)}. "
                                f"Calculated output size per channel: {list(size)}. Output size is too small")
-        y = conv_backward_input_array(x, w, size, stride, padding, dilation, groups)
     else:
-        for s, k, p, d in zip(x.shape[2:], w.shape[2:], padding, dilation):
+        for s, k, p, d in zip(spatial, kernel, padding, dilation):
             if s + 2 * p < d * (k - 1) + 1:
                 raise RuntimeError(
-                    f"Calculated padded input size per channel: ({' x '.join(str(s + 2 * p) for s, p in zip(x.shape[2:], padding))}). "
-                    f"Kernel size: ({' x '.join(str(d * (k - 1) + 1) for k, d in zip(w.shape[2:], dilation))}). "
+                    f"Calculated padded input size per channel: ({' x '.join(str(s + 2 * p) for s, p in zip(spatial, padding))}). "
+                    f"Kernel size: ({' x '.join(str(d * (k - 1) + 1) for k, d in zip(kernel, dilation))}). "
                     "Kernel size can't be greater than actual input size")
+    if input._device.type == "cuda":
+        return _cuda_convolution(input, weight, bias, size, stride, padding, dilation, groups)
+    x, w = to_array(input), to_array(weight, None)
+    if transposed:
+        y = conv_backward_input_array(x, w, size, stride, padding, dilation, groups)
+    else:
         y = conv_forward_array(x, w, stride, padding, dilation, groups)
     if bias is not None:
         y += to_array(bias).reshape((1, -1) + (1,) * nd)  # y is ours: add in place
     return from_array(y, input._dtype, input._device)
+
+
+def _cuda_convolution(input, weight, bias, transposed_size, stride, padding, dilation, groups):
+    """`convolution` on the GPU: im2col + GEMM (+ col2im when transposed) + bias."""
+    from ... import _cuda_windows as W
+    device = common_device((input, weight, bias))
+    with W.device_scope(device):
+        compute = compute_np_dtype(input._dtype)
+        x, w = W.array_of(input, compute), W.array_of(weight, compute)
+        if transposed_size is None:
+            y = W.conv_forward(x, w, stride, padding, dilation, groups)
+        else:
+            y = W.conv_backward_input(x, w, transposed_size, stride, padding, dilation, groups)
+        if bias is not None:
+            W.add_channel_bias(y, W.array_of(bias, compute))
+        return W.tensor_of(y, input._dtype, device)
 
 
 @op()
@@ -210,6 +233,14 @@ def convolution_backward_input(grad_output, weight, input_size, stride=1, paddin
     nd = weight.dim() - 2
     stride, padding, dilation = _params(nd, stride, padding, dilation)
     size = tuple(input_size)[-nd:]
+    if grad_output._device.type == "cuda":
+        from ... import _cuda_windows as W
+        device = common_device((grad_output, weight))
+        with W.device_scope(device):
+            compute = compute_np_dtype(grad_output._dtype)
+            gx = W.conv_backward_input(W.array_of(grad_output, compute), W.array_of(weight, compute), size,
+                                       stride, padding, dilation, groups)
+            return W.tensor_of(gx, grad_output._dtype, device)
     gx = conv_backward_input_array(to_array(grad_output), to_array(weight), size, stride, padding,
                                    dilation, groups)
     return from_array(gx, grad_output._dtype, grad_output._device)
@@ -220,6 +251,14 @@ def convolution_backward_weight(grad_output, input, weight_size, stride=1, paddi
     """Gradient of a convolution w.r.t. its weight of shape `weight_size`."""
     nd = len(weight_size) - 2
     stride, padding, dilation = _params(nd, stride, padding, dilation)
+    if grad_output._device.type == "cuda":
+        from ... import _cuda_windows as W
+        device = common_device((grad_output, input))
+        with W.device_scope(device):
+            compute = compute_np_dtype(grad_output._dtype)
+            gw = W.conv_backward_weight(W.array_of(grad_output, compute), W.array_of(input, compute),
+                                        tuple(weight_size), stride, padding, dilation, groups)
+            return W.tensor_of(gw, grad_output._dtype, device)
     gw = conv_backward_weight_array(to_array(grad_output), to_array(input), tuple(weight_size), stride,
                                     padding, dilation, groups)
     return from_array(gw, grad_output._dtype, grad_output._device)

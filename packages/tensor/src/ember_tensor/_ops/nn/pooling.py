@@ -15,7 +15,8 @@ import numpy as np
 from ... import _dtype as D
 from ..._dispatch import op
 from ..._tensor import Tensor
-from ._common import check_float, from_array, ntuple, to_array
+from .._iter import common_device
+from ._common import check_float, compute_np_dtype, from_array, ntuple, to_array
 from ._windows import add_windows, crop_spatial, output_size, pad_spatial, windows
 
 __all__ = ["max_pool_with_indices", "max_pool_backward", "take_along_planes", "avg_pool",
@@ -67,6 +68,13 @@ def max_pool_with_indices(input, kernel_size, stride=None, padding=0, dilation=1
     _check_pool_input(input, nd, f"max_pool{nd}d")
     kernel, stride, padding, dilation, out, extra = _geometry(input, kernel_size, stride, padding,
                                                               dilation, ceil_mode)
+    if input._device.type == "cuda":
+        from ... import _cuda_windows as W
+        with W.device_scope(input._device):
+            values, index = W.max_pool(W.array_of(input, compute_np_dtype(input._dtype)), kernel, stride,
+                                       padding, dilation, out)
+            return (W.tensor_of(values, input._dtype, input._device),
+                    W.tensor_of(index, D.int64, input._device))
     x = to_array(input)
     n, c = x.shape[:2]
     if nd <= 2 and x.dtype.kind == "f":
@@ -96,6 +104,8 @@ def _scatter_planes(values, index, plane_size):
     """Sum `values` (N, C, *) into zero planes of `plane_size` elements at `index`."""
     n, c = values.shape[:2]
     rows = n * c
+    if rows == 0:
+        return np.zeros((n, c, plane_size), values.dtype)
     flat = index.reshape(rows, -1) + (np.arange(rows, dtype=np.int64) * plane_size)[:, None]
     summed = np.bincount(flat.ravel(), weights=values.reshape(-1), minlength=rows * plane_size)
     return summed.astype(values.dtype, copy=False).reshape(n, c, plane_size)
@@ -104,10 +114,16 @@ def _scatter_planes(values, index, plane_size):
 @op()
 def max_pool_backward(grad_output, indices, input_size):
     """Gradient of max pooling: `grad_output` summed into planes of `input_size` at `indices`."""
-    g = to_array(grad_output)
     size = tuple(input_size)
-    nd = g.ndim - 2
     spatial = size[2:]
+    if grad_output._device.type == "cuda":
+        from ... import _cuda_windows as W
+        device = common_device((grad_output, indices))
+        with W.device_scope(device):
+            planes = W.scatter_planes(W.array_of(grad_output, compute_np_dtype(grad_output._dtype)),
+                                      W.array_of(indices, np.int64), spatial)
+            return W.tensor_of(planes, grad_output._dtype, device)
+    g = to_array(grad_output)
     planes = _scatter_planes(g, to_array(indices, np.int64), math.prod(spatial))
     return from_array(planes.reshape(g.shape[:2] + spatial), grad_output._dtype, grad_output._device)
 
@@ -115,10 +131,18 @@ def max_pool_backward(grad_output, indices, input_size):
 @op()
 def take_along_planes(input, indices):
     """out[n, c, j...] = input[n, c].flatten()[indices[n, c, j...]] (max_pool_backward's adjoint)."""
+    if input._device.type == "cuda":
+        from ... import _cuda_windows as W
+        device = common_device((input, indices))
+        with W.device_scope(device):
+            picked = W.take_along_planes(W.array_of(input, compute_np_dtype(input._dtype)),
+                                         W.array_of(indices, np.int64))
+            return W.tensor_of(picked, input._dtype, device)
     x = to_array(input)
     n, c = x.shape[:2]
     idx = to_array(indices, np.int64)
-    picked = np.take_along_axis(x.reshape(n, c, -1), idx.reshape(n, c, -1), axis=2)
+    picked = np.take_along_axis(x.reshape(n, c, math.prod(x.shape[2:])),  # explicit: n may be 0
+                                idx.reshape(n, c, math.prod(idx.shape[2:])), axis=2)
     return from_array(picked.reshape(idx.shape), input._dtype, input._device)
 
 
@@ -129,6 +153,8 @@ def max_unpool(input, indices, output_size):
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
                            f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
     plane = math.prod(output_size)
+    if input._device.type == "cuda":
+        return _cuda_max_unpool(input, indices, tuple(output_size))
     idx = to_array(indices, np.int64)
     if idx.size and (idx.min() < 0 or idx.max() >= plane):
         raise RuntimeError(f"Found an invalid max index: {int(idx.max())} (output volumes are of size "
@@ -138,6 +164,19 @@ def max_unpool(input, indices, output_size):
     out = np.zeros((n, c, plane), x.dtype)
     np.put_along_axis(out, idx.reshape(n, c, -1), x.reshape(n, c, -1), axis=2)
     return from_array(out.reshape((n, c) + tuple(output_size)), input._dtype, input._device)
+
+
+def _cuda_max_unpool(input, indices, output_size):
+    from ... import _cuda_windows as W
+    device = common_device((input, indices))
+    with W.device_scope(device):
+        idx = W.array_of(indices, np.int64)
+        outside, highest, _ = W.index_bounds(idx, 0, math.prod(output_size))
+        if W.read_count(outside):
+            raise RuntimeError(f"Found an invalid max index: {W.read_count(highest)} (output volumes are of "
+                               f"size {'x'.join(map(str, output_size))}")
+        out = W.put_planes(W.array_of(input, compute_np_dtype(input._dtype)), idx, output_size)
+        return W.tensor_of(out, input._dtype, device)
 
 
 def _avg_divisor(size, kernel, stride, padding, out, extra, count_include_pad, divisor_override):
@@ -163,6 +202,12 @@ def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     kernel, stride, padding, _, out, extra = _geometry(input, kernel_size, stride, padding, 1, ceil_mode)
+    if input._device.type == "cuda":
+        from ... import _cuda_windows as W
+        with W.device_scope(input._device):
+            y = W.avg_pool(W.array_of(input, compute_np_dtype(input._dtype)), kernel, stride, padding, out,
+                           count_include_pad, divisor_override)
+            return W.tensor_of(y, input._dtype, input._device)
     x = to_array(input)
     ones = (1,) * nd
     view = windows(pad_spatial(x, padding, 0.0, extra), kernel, stride, ones, out)
@@ -178,6 +223,13 @@ def avg_pool_backward(grad_output, input_size, kernel_size, stride=None, padding
     """Gradient of `avg_pool` w.r.t. an input of shape `input_size`."""
     probe = Tensor._wrap(np.empty(tuple(input_size), np.float32), D.float32)  # geometry only
     kernel, stride, padding, _, out, extra = _geometry(probe, kernel_size, stride, padding, 1, ceil_mode)
+    if grad_output._device.type == "cuda":
+        from ... import _cuda_windows as W
+        with W.device_scope(grad_output._device):
+            gx = W.avg_pool_backward(W.array_of(grad_output, compute_np_dtype(grad_output._dtype)),
+                                     tuple(input_size), kernel, stride, padding, count_include_pad,
+                                     divisor_override)
+            return W.tensor_of(gx, grad_output._dtype, grad_output._device)
     g = to_array(grad_output)
     nd = len(kernel)
     size = tuple(input_size)[2:]
@@ -198,14 +250,20 @@ def adaptive_bounds(size, out):
 @op()
 def adaptive_max_pool(input, output_size):
     """Adaptive max pooling of (N, C, *S) to spatial `output_size`; returns (values, indices)."""
-    x = to_array(input)
-    n, c = x.shape[:2]
-    size = x.shape[2:]
+    size = tuple(input.shape[2:])
     out = tuple(size[i] if o is None else int(o) for i, o in enumerate(output_size))
     if any(s == 0 for s in size):
         raise RuntimeError(f"adaptive_max_pool{len(size)}d(): Expected input to have non-zero size for "
                            f"non-batch dimensions, but input has sizes {list(input.shape)} with dimension 2 "
                            "being empty")
+    if input._device.type == "cuda":
+        from ... import _cuda_windows as W
+        with W.device_scope(input._device):
+            values, index = W.adaptive_max_pool(W.array_of(input, compute_np_dtype(input._dtype)), out)
+            return (W.tensor_of(values, input._dtype, input._device),
+                    W.tensor_of(index, D.int64, input._device))
+    x = to_array(input)
+    n, c = x.shape[:2]
     values = np.empty((n, c) + out, x.dtype)
     index = np.empty((n, c) + out, np.int64)
     bounds = [adaptive_bounds(s, o) for s, o in zip(size, out)]
@@ -213,7 +271,7 @@ def adaptive_max_pool(input, output_size):
         box = [bounds[d][i] for d, i in enumerate(pos)]
         region = x[(slice(None), slice(None)) + tuple(slice(a, b) for a, b in box)]
         shape = region.shape[2:]
-        flat = region.reshape(n, c, -1)
+        flat = region.reshape(n, c, math.prod(shape))  # explicit: n may be 0
         which = flat.argmax(axis=2)
         at = (slice(None), slice(None)) + pos
         values[at] = np.take_along_axis(flat, which[:, :, None], axis=2)[:, :, 0]
