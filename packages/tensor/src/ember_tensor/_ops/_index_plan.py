@@ -13,9 +13,10 @@ anything else), unlike NumPy, so ``x[0, :, [0, 1]]`` has shape (3, 2), as in PyT
 import numpy as np
 
 from .. import _dtype as D
-from .._kernels import lazy
+from .._kernels import lazy, lazy_module
 
 _K = lazy("cpu_index")  # Numba loads on first use
+_cuda_index = lazy_module("ember_tensor._cuda_index")  # numba.cuda loads on first CUDA use
 from .._tensor import Tensor
 from .views import make_view
 
@@ -30,7 +31,8 @@ class IndexPlan:
     Attributes:
         view: the tensor after the basic entries.
         dims: the view's dims that the index arrays index (ascending).
-        arrays: int64 host arrays, one per dim, broadcast together to `index_shape`.
+        arrays: int64 arrays, one per dim, broadcast together to `index_shape`: host
+            arrays for a CPU view, device arrays for a CUDA view.
         adjacent: whether `dims` are consecutive (the index dims stay in place).
     """
 
@@ -74,6 +76,8 @@ class IndexPlan:
 
         PyTorch's IndexError names the position of the index among the advanced ones.
         """
+        if self.view._device.type == "cuda":
+            return _cuda_index.element_offsets(self, strides)
         self.check_empty_dims()
         shape = self.view._data.shape
         offs = np.zeros(int(np.prod(self.index_shape)), dtype=np.int64)
@@ -113,11 +117,16 @@ def normalize_key(key):
 _NOT_AN_INDEX = np.zeros(1, dtype=np.float64)
 
 
-def _as_index_array(k):
-    """Host array of an advanced entry: int64 indices, or a bool mask."""
+def _as_index_array(k, on_cuda=False):
+    """Array of an advanced entry: int64 indices, or a bool mask; a CUDA tensor's stays on
+    the device when the indexed tensor is on CUDA too (`on_cuda`)."""
     if isinstance(k, Tensor):
         if k._dtype.category == D._FLOAT:
             return _NOT_AN_INDEX  # PyTorch raises only after the basic entries are applied
+        if on_cuda and k._device.type == "cuda" and k._data.ndim:
+            if k._dtype is D.uint8 or k._dtype is D.bool:
+                return _cuda_index.as_mask(k._data)  # legacy byte masks too
+            return _cuda_index.index_on_device(k._data)
         arr = k._host_numpy()
         if k._dtype is D.uint8:
             return arr.astype(np.bool_)  # legacy byte masks
@@ -140,7 +149,7 @@ def _as_index_array(k):
     return arr.astype(np.int64, copy=False)
 
 
-def _classify(k):
+def _classify(k, on_cuda=False):
     """('none' | 'ellipsis' | 'int' | 'slice' | 'array', value)."""
     if k is None:
         return "none", None
@@ -153,7 +162,7 @@ def _classify(k):
     if isinstance(k, Tensor) and k._data.ndim == 0 and k._dtype.category == D._INT and k._dtype is not D.uint8:
         return "int", k.item()  # a 0-d integer tensor selects like an int
     if isinstance(k, (Tensor, np.ndarray, list, tuple, bool, np.bool_)):
-        return "array", _as_index_array(k)
+        return "array", _as_index_array(k, on_cuda)
     raise IndexError(
         "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
         f"(got {type(k).__name__})")
@@ -184,7 +193,8 @@ def _deferred_checks(checks, view_shape):
 def plan_index(self, key):
     """(view, plan): the view the basic entries of `key` select, and an `IndexPlan` for the
     advanced entries (None when there are none)."""
-    entries = [_classify(k) for k in key]
+    on_cuda = self._device.type == "cuda"
+    entries = [_classify(k, on_cuda) for k in key]
     ndim = self._data.ndim
     if sum(1 for kind, _ in entries if kind == "ellipsis") > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -235,11 +245,13 @@ def plan_index(self, key):
                 arrays.append(np.zeros(1 if value else 0, dtype=np.int64))
                 continue
             checks.append((value, len(new_shape)))
-            for j, positions in enumerate(np.nonzero(value)):
+            mask_positions = np.nonzero(value) if isinstance(value, np.ndarray) else \
+                _cuda_index.mask_positions(value)
+            for j, positions in enumerate(mask_positions):
                 new_shape.append(shape[d])
                 new_strides.append(strides[d])
                 adv_dims.append(len(new_shape) - 1)
-                arrays.append(positions.astype(np.int64))
+                arrays.append(positions.astype(np.int64) if isinstance(positions, np.ndarray) else positions)
                 d += 1
         else:
             new_shape.append(shape[d])
@@ -253,4 +265,6 @@ def plan_index(self, key):
     view = make_view(self, new_shape, new_strides, offset)
     if not adv_dims:
         return view, None
+    if on_cuda:
+        arrays = [_cuda_index.index_on_device(a) for a in arrays]
     return view, IndexPlan(view, adv_dims, arrays)

@@ -1,8 +1,10 @@
 """Bridges between tensors and the index/sort/scan kernels of `_kernels/cpu_index`.
 
-The kernels run on host NumPy arrays. A CUDA tensor's values make a round trip through
-the host (correct, not fast: device kernels for these ops are future work), and results
-are wrapped back onto the input's device here, so no op file branches on the device.
+The kernels run on host NumPy arrays: sort/scan ops that use `host` make a round trip
+through the host for a CUDA tensor, and their results are wrapped back onto the input's
+device here. The index ops (indexing, index_*, gather/scatter, take/put, masked_*,
+nonzero, flip) route CUDA tensors to the device kernels of `_cuda_index` instead;
+`first_out_of_range` is the bounds check both sides share.
 """
 import numpy as np
 
@@ -11,7 +13,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 
 __all__ = ["c_order", "host", "flat_buffer", "wrap", "write_back", "check_index_tensor", "dims_to_last",
-           "rows_of", "from_rows", "empty_host", "as_int64"]
+           "rows_of", "from_rows", "empty_host", "as_int64", "first_out_of_range"]
 
 
 def c_order(arr):
@@ -54,6 +56,18 @@ def write_back(t, arr):
         backend.copy_(t._data, backend.from_numpy(c_order(arr), t._device))
     t._bump_version()
     return t
+
+
+def first_out_of_range(arr, lo, hi):
+    """The first value (row-major) of index array `arr` outside [lo, hi), or None.
+
+    `arr` is a host array, or a device array (checked on the device; one value is read).
+    """
+    if not isinstance(arr, np.ndarray):
+        from .. import _cuda_index
+        return _cuda_index.first_out_of_range(arr, lo, hi)
+    bad = (arr >= hi) | (arr < lo)
+    return int(arr[bad][0]) if bad.any() else None
 
 
 def empty_host(shape, dtype):

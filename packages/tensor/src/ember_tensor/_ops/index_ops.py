@@ -5,19 +5,22 @@ ops (take, put, masked_*, nonzero, argwhere) live in `masked` and are re-exporte
 The index_* ops reuse the advanced-indexing plan of `_index_plan` with a single index
 array; gather and scatter walk their index with the odometer kernels of
 `_kernels/cpu_index`. Scatter writes straight into a contiguous CPU `self`, and through
-a working copy and one `copy_` otherwise (non-contiguous, float16/bfloat16, CUDA).
+a working copy and one `copy_` otherwise (non-contiguous, float16/bfloat16). CUDA
+tensors run the same checks, then the device kernels of `_cuda_index` (indices never
+leave the device; a bounds check reads back one value).
 """
 import numpy as np
 
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor, wrap_dim
-from .._kernels import lazy
+from .._kernels import lazy, lazy_module
 
 K = lazy("cpu_index")  # Numba loads on first use
+_cuda_index = lazy_module("ember_tensor._cuda_index")  # numba.cuda loads on first CUDA use
 from . import _iter
 from ._index_plan import IndexPlan
-from ._strided import flat_buffer, host, wrap
+from ._strided import first_out_of_range, flat_buffer, host, wrap
 from .indexing import _advanced_read, _advanced_write, index_put, index_put_, movement_view  # noqa: F401 - methods
 from .masked import (  # noqa: F401 - the flat and mask ops are index ops (and methods) too
     _check_int_index, _maybe_out, argwhere, masked_fill, masked_fill_, masked_scatter, masked_scatter_,
@@ -38,16 +41,19 @@ def _dim_plan(self, dim, index, name):
     _iter.common_device((self, index))
     view = self if self._data.ndim else self.reshape(1)
     dim = wrap_dim(dim, max(self._data.ndim, 1))
-    return IndexPlan(view, [dim], [host(index).reshape(-1).astype(np.int64)]), dim
+    if view._device.type == "cuda":
+        arr = _cuda_index.to_index_array(index._data)
+    else:
+        arr = host(index).reshape(-1).astype(np.int64)
+    return IndexPlan(view, [dim], [arr]), dim
 
 
 def _checked_plan(self, dim, index, name, prefix="", negative_ok=False, error=IndexError):
     plan, dim = _dim_plan(self, dim, index, name)
     size = plan.view._data.shape[dim]
-    arr = plan.arrays[0]
-    bad = (arr >= size) | (arr < (-size if negative_ok else 0))
-    if bad.any():
-        raise error(f"{prefix}index {int(arr[bad][0])} is out of bounds for dimension {dim} with size {size}")
+    bad = first_out_of_range(plan.arrays[0], -size if negative_ok else 0, size)
+    if bad is not None:
+        raise error(f"{prefix}index {bad} is out of bounds for dimension {dim} with size {size}")
     return plan, dim
 
 
@@ -67,10 +73,9 @@ def index_select(input, dim, index, *, out=None):
     size = plan.view._data.shape[dim]
     if size == 0 and index._data.size:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
-    arr = plan.arrays[0]
-    bad = (arr >= size) | (arr < 0)
-    if bad.any():
-        raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(arr[bad][0])} axis_dim={size}")
+    bad = first_out_of_range(plan.arrays[0], 0, size)
+    if bad is not None:
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
     result = _advanced_read(plan)
     if not input._data.ndim:
         result = result.reshape(())
@@ -139,7 +144,8 @@ def index_fill_(self, dim, index, value):
         if value._data.ndim:
             raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got tensor "
                                f"with {value._data.ndim} dimension(s).")
-        value = value.item()
+        if value._device.type != "cuda":  # a CUDA value is broadcast on the device
+            value = value.item()
     plan, dim = _checked_plan(self, dim, index, "index_fill_", negative_ok=True)
     _advanced_write(plan, value, accumulate=False)
     self._bump_version()
@@ -205,6 +211,12 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     dim = _gather_checks("gather", input, dim, index)
     if not index._data.size:
         return _maybe_out(wrap(np.empty(index._data.shape, input._dtype.np), input._dtype, input._device), out)
+    if input._device.type == "cuda":
+        dim_size = (input._data.shape or (1,))[dim]
+        bad = first_out_of_range(_cuda_index.to_index_array(index._data), 0, dim_size)
+        if bad is not None:
+            _raise_bad_index(bad, dim, dim_size)
+        return _maybe_out(_cuda_index.gather(input, dim, index), out)
     src = host(input).reshape(input._data.shape or (1,))
     idx = host(index).reshape(index._data.shape or (1,))
     shape = np.array(idx.shape, dtype=np.int64)
@@ -230,6 +242,15 @@ def _scatter_into(self, dim, index, src, mode, name, include_self=True):
     if not index._data.size:
         return self
     work_dtype = _iter.compute_dtype(self._dtype)
+    if self._device.type == "cuda":
+        dim_size = (self._data.shape or (1,))[dim]
+        bad = first_out_of_range(_cuda_index.to_index_array(index._data), 0, dim_size)
+        if bad is not None:
+            _raise_bad_index(bad, dim, dim_size)
+        identity = None if include_self else _identity(mode, np.dtype(work_dtype.np))
+        _cuda_index.scatter(self, dim, index, src, mode, include_self, identity)
+        self._bump_version()
+        return self
     # A contiguous CPU self is scattered into directly; anything else through a working copy.
     in_place = (self._device.type == "cpu" and work_dtype is self._dtype and self._data.ndim > 0
                 and self._data.flags.c_contiguous)

@@ -3,7 +3,7 @@
 Basic keys (ints, slices with positive steps, None, Ellipsis) give views. Advanced keys
 (integer tensors or lists at any position, boolean masks) copy: `_index_plan` splits a key
 into a basic view and index arrays, and the Numba kernels of `_kernels/cpu_index` move the
-elements. ``index_put_`` (the accumulate form of assignment) lives here too, since it is
+elements (on CUDA, the device kernels of `_cuda_index`: index arrays stay on the device). ``index_put_`` (the accumulate form of assignment) lives here too, since it is
 ``x[indices] = values`` with another spelling. cat/stack join tensors.
 """
 import numpy as np
@@ -12,9 +12,10 @@ from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor
-from .._kernels import lazy
+from .._kernels import lazy, lazy_module
 
 K = lazy("cpu_index")  # Numba loads on first use
+_cuda_index = lazy_module("ember_tensor._cuda_index")  # numba.cuda loads on first CUDA use
 from . import _iter
 from ._index_plan import is_basic_key, normalize_key, plan_index
 from ._strided import flat_buffer, host, wrap, write_back
@@ -53,6 +54,8 @@ def _plan_offsets(plan, strides):
 
 def _advanced_read(plan):
     view = plan.view
+    if view._device.type == "cuda":
+        return _cuda_index.advanced_read(plan)
     arr = host(view)
     buf, strides = flat_buffer(arr)
     before, offs, after, shape = _plan_offsets(plan, strides.tolist())
@@ -81,6 +84,9 @@ def _value_array(value, dtype, shape):
 
 def _advanced_write(plan, value, accumulate):
     view = plan.view
+    if view._device.type == "cuda":
+        _cuda_index.advanced_write(plan, value, accumulate)
+        return
     arr = host(view)
     buf, strides = flat_buffer(arr)
     before, offs, after, shape = _plan_offsets(plan, strides.tolist())

@@ -1,17 +1,21 @@
 """Flat-position and mask ops: take, put/put_, masked_fill/scatter/select (and in-place
 forms), nonzero and argwhere. Re-exported by `index_ops`, whose along-a-dim ops they
-complement; like them they run on the plan and kernels of `indexing`.
+complement; like them they run on the plan and kernels of `indexing` (on CUDA, the
+device kernels of `_cuda_index`: nonzero reads back only its count).
 """
 import numpy as np
 
 from .. import _dtype as D
 from .._dispatch import op
+from .._kernels import lazy_module
 from .._tensor import Tensor
 from . import _iter
 from . import indexing as _indexing
 from ._index_plan import IndexPlan
-from ._strided import host, wrap
-from .indexing import _advanced_write
+from ._strided import first_out_of_range, host, wrap
+from .indexing import _advanced_read, _advanced_write
+
+_cuda_index = lazy_module("ember_tensor._cuda_index")  # numba.cuda loads on first CUDA use
 
 __all__ = ["take", "put", "put_", "masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_",
            "masked_select", "nonzero", "argwhere"]
@@ -33,12 +37,15 @@ def _maybe_out(result, out):
 
 # --- flat-position ops ------------------------------------------------------------------
 
-def _flat_indices(index, numel):
-    arr = host(index).reshape(-1).astype(np.int64, copy=False)
-    bad = (arr >= numel) | (arr < -numel)
-    if bad.any():
-        raise IndexError(f"out of range: tried to access index {int(arr[bad][0])} on a tensor of "
-                         f"{numel} elements.")
+def _flat_indices(index, numel, on_cuda=False):
+    """`index` as a flat int64 array (on the device for CUDA), bounds checked."""
+    if on_cuda:
+        arr = _cuda_index.to_index_array(index._data)
+    else:
+        arr = host(index).reshape(-1).astype(np.int64, copy=False)
+    bad = first_out_of_range(arr, -numel, numel)
+    if bad is not None:
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {numel} elements.")
     return arr
 
 
@@ -51,6 +58,9 @@ def take(input, index):
     """
     _check_int_index(index, "take", "int64")
     flat = input.reshape(-1)
+    if input._device.type == "cuda":
+        arr = _flat_indices(index, flat._data.size, on_cuda=True)
+        return _advanced_read(IndexPlan(flat, [0], [arr])).reshape(index.shape)
     arr = _flat_indices(index, flat._data.size)
     return _indexing.getitem(flat, (arr,)).reshape(index.shape) if arr.size else \
         wrap(np.empty(index._data.shape, input._dtype.np), input._dtype, input._device)
@@ -63,7 +73,7 @@ def put_(self, index, source, accumulate=False):
     if index._data.size != source._data.size:
         raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
                          f"source.numel() = {source._data.size}, index.numel() = {index._data.size}")
-    arr = _flat_indices(index, self._data.size)
+    arr = _flat_indices(index, self._data.size, on_cuda=self._device.type == "cuda")
     work = self.contiguous().reshape(-1)
     plan = IndexPlan(work, [0], [arr])
     _advanced_write(plan, source.reshape(-1).to(self._dtype), accumulate)
@@ -133,12 +143,16 @@ def masked_scatter_(self, mask, source):
     if source._dtype is not self._dtype:
         raise RuntimeError("masked_scatter_: expected self and source to have same dtypes but got "
                            f"{_iter.type_name(self._dtype)} and {_iter.type_name(source._dtype)}")
-    positions = host(mask.expand(self.shape)).reshape(-1).nonzero()[0]
-    if positions.size > source._data.size:
+    if self._device.type == "cuda":
+        found, count = _cuda_index.nonzero_positions(mask.expand(self.shape)._data)
+        positions = Tensor._wrap(found, D.int64, self._device)
+    else:
+        found = host(mask.expand(self.shape)).reshape(-1).nonzero()[0]
+        positions, count = wrap(found, D.int64, self._device), found.size
+    if count > source._data.size:
         raise RuntimeError("Number of elements of source < number of ones in mask")
-    if positions.size:
-        values = source.reshape(-1)[:positions.size]
-        put_(self, wrap(positions, D.int64, self._device), values)
+    if count:
+        put_(self, positions, source.reshape(-1)[:count])
     return self
 
 
@@ -177,6 +191,9 @@ def nonzero(input, *, out=None, as_tuple=False):
     tensor([[0, 1],
             [1, 0]])
     """
+    if input._device.type == "cuda":
+        result = _cuda_index.nonzero(input, as_tuple)
+        return result if as_tuple else _maybe_out(result, out)
     arr = host(input)
     if as_tuple:
         found = np.nonzero(arr.reshape(-1) if arr.ndim == 0 else arr)

@@ -2,16 +2,21 @@
 plus the broadcasting helpers broadcast_to, broadcast_tensors and meshgrid.
 
 Everything except `flip` is composed of views (expand, reshape, narrow, transpose) and
-of cat/where, so it runs on every device and autograd differentiates it through the
-ops it is made of. `flip` copies from a reversed host view; its gradient is a flip.
+of cat/where/indexing, so it runs on every device and autograd differentiates it through
+the ops it is made of. `flip` copies from a reversed view (on CUDA, a strided-gather
+kernel of `_cuda_index`); its gradient is a flip. repeat_interleave's index of repeats
+is built on the device for CUDA counts.
 """
 import numpy as np
 
 from .. import _backends
 from .._dispatch import op
+from .._kernels import lazy_module
 from .._tensor import Tensor, wrap_dim
 from . import views
 from ._iter import broadcast_shapes
+
+_cuda_index = lazy_module("ember_tensor._cuda_index")  # numba.cuda loads on first CUDA use
 
 __all__ = ["broadcast_to", "broadcast_tensors", "meshgrid", "repeat", "tile", "repeat_interleave",
            "flip", "fliplr", "flipud", "roll", "rot90", "tril", "triu", "tril_", "triu_", "atleast_1d",
@@ -136,6 +141,9 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """
     from .creation import from_numpy
     if repeats is None:
+        if input._device.type == "cuda":
+            _check_device_counts(input)
+            return _cuda_index.repeat_index(input, output_size)
         counts = _repeat_counts(input)
         index = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
         return from_numpy(index).to(input.device)
@@ -143,6 +151,14 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         input, dim = views.reshape(input, (-1,)), 0
     dim = wrap_dim(dim, input.dim())
     size = input.shape[dim] if input.dim() else 1
+    if isinstance(repeats, Tensor) and repeats.numel() != 1 and repeats._device.type == "cuda":
+        _check_device_counts(repeats)
+        if repeats.numel() != size:
+            raise RuntimeError(
+                "repeats must have the same size as input along dim, but got "
+                f"repeats.size(0) = {repeats.numel()} and input.size({dim}) = {size}")
+        index = _cuda_index.repeat_index(repeats, output_size)
+        return input[(slice(None),) * dim + (index,)]
     if isinstance(repeats, Tensor) and repeats.numel() != 1:
         counts = _repeat_counts(repeats)
         if counts.size != size:
@@ -162,6 +178,16 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     expanded = views.expand(views.unsqueeze(input, dim + 1), shape[:dim + 1] + [count] + shape[dim + 1:])
     from .convert import clone
     return views.reshape(clone(expanded), shape[:dim] + [shape[dim] * count] + shape[dim + 1:])
+
+
+def _check_device_counts(repeats):
+    """`_repeat_counts`' checks for CUDA counts, on the device (one value is read)."""
+    from ._strided import first_out_of_range
+    if repeats.dim() > 1 or repeats.is_floating_point():
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if repeats.numel() and first_out_of_range(
+            _cuda_index.to_index_array(repeats._data), 0, 1 << 62) is not None:
+        raise RuntimeError("repeats can not be negative")
 
 
 def _repeat_counts(repeats):
@@ -184,8 +210,10 @@ def flip(input, *args, dims=None):
         if d in seen:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
         seen.add(d)
-    host = input._host_numpy()
     axes = tuple(d for d in wrapped if ndim)
+    if input._device.type == "cuda":
+        return _cuda_index.flip(input, axes)
+    host = input._host_numpy()
     return _same_device_array(input, np.array(np.flip(host, axes), order="C"))
 
 

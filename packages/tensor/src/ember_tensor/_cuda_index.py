@@ -1,0 +1,427 @@
+"""CUDA indexing: the device side of `_ops/indexing`, `index_ops`, `masked` and `flip`.
+
+The op files do the argument checks (shared with the CPU) and call in here for CUDA
+tensors; everything runs in the kernels of `_kernels/cuda_index` on device arrays. What
+crosses to the host is a single value where PyTorch synchronises too: the first bad
+index position of a bounds check (read to raise the CPU's error; -1 when all are good),
+and the number of results of an op whose output size depends on the data (nonzero,
+masked_select, boolean-mask indexing, repeat_interleave with a tensor of counts).
+
+Index arrays here are C-contiguous int64 device arrays. Repeated targets: index_put_
+with accumulate and scatter_add add with atomics (float sums may round differently from
+the CPU's, within tolerance); scatter's multiply/prod/amax/amin/mean walk each line of
+the index in order, which gives the CPU's results exactly; plain writes to repeated
+targets keep one of the values, as on PyTorch's GPU.
+"""
+import numpy as np
+
+from . import _cuda
+from . import _dtype as D
+from ._kernels import cuda_index as K
+from ._tensor import Tensor
+
+__all__ = ["index_on_device", "as_mask", "to_index_array", "read_scalar", "first_out_of_range", "element_offsets", "advanced_read",
+           "advanced_write", "nonzero_positions", "nonzero", "gather", "scatter", "flip",
+           "repeat_index", "mask_positions"]
+
+_NO_BAD = np.iinfo(np.int64).max
+# Work dtypes for atomic adds: CUDA has atomics for 32/64-bit ints and floats only.
+_ATOMIC_WORK = {np.dtype(np.float16): np.float32, _cuda._BF16: np.float32,
+                np.dtype(np.int8): np.int32, np.dtype(np.int16): np.int32, np.dtype(np.uint8): np.int32,
+                np.dtype(np.bool_): np.int32}
+_CHUNKS = 4 if K.cuda.__name__.startswith("numba.cuda.simulator") else 1024
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+def _launch(kernel, n, *args):
+    if n:
+        _cuda._launch(kernel, n, *args)
+
+
+def _movement(arr):
+    """`arr` read as unsigned ints of its item size (kernels that only move elements)."""
+    return _cuda._reinterpret(arr, _cuda._UINT[arr.dtype.itemsize])
+
+
+def _elem_strides(arr):
+    return [s // arr.dtype.itemsize for s in arr.strides]
+
+
+def _flat_buffer(arr):
+    """(1-d view of arr's memory from its first element, element strides)."""
+    strides = _elem_strides(arr)
+    if arr.size == 0:
+        return _cuda.empty((0,), arr.dtype), strides
+    span = 1 + sum((n - 1) * s for n, s in zip(arr.shape, strides))
+    return _cuda._restride(arr, (span,), (arr.dtype.itemsize,)), strides
+
+
+def _padded(shape, strides):
+    """(shape, strides) as MAX_DIMS-tuples: size-1 dims dropped, dims that walk memory
+    together merged (row-major order is kept), front padded with (1, 0)."""
+    dims = [(int(n), int(s)) for n, s in zip(shape, strides) if n != 1]
+    merged = []
+    for n, s in dims:
+        if merged and merged[-1][1] == s * n:
+            merged[-1] = (merged[-1][0] * n, s)
+        else:
+            merged.append((n, s))
+    if len(merged) > K.MAX_DIMS:
+        raise RuntimeError(f"CUDA indexing supports views of up to {K.MAX_DIMS} non-mergeable dims, "
+                           f"got {len(merged)}")
+    pad = K.MAX_DIMS - len(merged)
+    return (tuple([1] * pad + [n for n, _ in merged]),
+            tuple([0] * pad + [s for _, s in merged]))
+
+
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return strides[::-1]
+
+
+def _reshaped(arr, shape):
+    """The C-contiguous array `arr` viewed with `shape` (same size)."""
+    itemsize = arr.dtype.itemsize
+    return _cuda._restride(arr, tuple(shape), [s * itemsize for s in _contiguous_strides(shape)])
+
+
+def _column(coords, d):
+    """Column d of an (n, ndim) int64 device array, as a contiguous 1-d copy."""
+    n = coords.shape[0]
+    return _cuda.astype(_cuda._restride(coords, (n,), (coords.strides[0],), d * 8), np.int64)
+
+
+def _zeros(n, dtype=np.int64):
+    arr = _cuda.empty((n,), dtype)
+    _cuda.fill_(arr, 0)
+    return arr
+
+
+def index_on_device(arr):
+    """Host or device integer array `arr` as an int64 device array of the same shape."""
+    if isinstance(arr, np.ndarray):
+        return _cuda.from_numpy(arr.astype(np.int64, copy=False))
+    return arr if arr.dtype == np.int64 else _cuda.astype(arr, np.int64)
+
+
+def as_mask(data):
+    """A bool device array of integer/bool device array `data` (legacy uint8 masks)."""
+    return data if data.dtype == np.bool_ else _cuda.astype(data, np.bool_)
+
+
+def to_index_array(data):
+    """A C-contiguous 1-d int64 device copy-if-needed of device (or host) integer array `data`."""
+    if isinstance(data, np.ndarray):
+        return _cuda.from_numpy(np.ascontiguousarray(data.reshape(-1), dtype=np.int64))
+    if data.dtype != np.int64 or not _cuda._is_c(data):
+        data = _cuda.astype(data, np.int64)
+    return _cuda._flat(data)
+
+
+def read_scalar(arr, i=0):
+    """One element of a device array, read to the host (the one sync an op may make)."""
+    return _cuda.to_numpy(_cuda._restride(arr, (1,), (arr.dtype.itemsize,), i * arr.dtype.itemsize))[0]
+
+
+def _first_bad(kernel_args, n, launch_n):
+    bad = _cuda.empty((1,), np.int64)
+    _cuda.fill_(bad, _NO_BAD)
+    _launch(kernel_args[0], launch_n, *kernel_args[1:], bad)
+    first = int(read_scalar(bad))
+    return None if first == _NO_BAD else first
+
+
+def first_out_of_range(idx, lo, hi):
+    """The first value (row-major) of index array `idx` outside [lo, hi), or None."""
+    idx = to_index_array(idx)
+    at = _first_bad((K.first_out_of_range, idx, lo, hi), idx.size, idx.size)
+    return None if at is None else int(read_scalar(idx, at))
+
+
+# --- advanced indexing (an IndexPlan whose arrays are device arrays) -------------------------------
+
+def element_offsets(plan, strides):
+    """Bounds-checked element offsets the plan's index arrays select (PyTorch's IndexError)."""
+    plan.check_empty_dims()
+    shape = plan.view._data.shape
+    n = int(np.prod(plan.index_shape))
+    offs = _zeros(n)
+    if not n:
+        return offs
+    flats = []
+    for d, arr in zip(plan.dims, plan.arrays):
+        if tuple(arr.shape) != tuple(plan.index_shape):
+            arr = _cuda.broadcast_to(arr, plan.index_shape)
+        flats.append(to_index_array(arr))
+    bad = _cuda.empty((1,), np.int64)
+    _cuda.fill_(bad, _NO_BAD)
+    for position, (d, flat) in enumerate(zip(plan.dims, flats)):
+        _launch(K.add_index_offsets, n, flat, shape[d], strides[d], offs, position, bad)
+    first = int(read_scalar(bad))
+    if first != _NO_BAD:
+        position, i = divmod(first, n)
+        raise IndexError(f"index {int(read_scalar(flats[position], i))} is out of bounds for dimension "
+                         f"{position} with size {shape[plan.dims[position]]}")
+    return offs
+
+
+def _plan_offsets(plan, strides):
+    shape = plan.view._data.shape
+    before, after = plan.rest_dims()
+    parts = []
+    for dims in (before, after):
+        sub_shape = [shape[d] for d in dims]
+        count = int(np.prod(sub_shape)) if dims else 1
+        offs = _cuda.empty((count,), np.int64)
+        _launch(K.strided_offsets, count, *_padded(sub_shape, [strides[d] for d in dims]), 0, offs)
+        parts.append(offs)
+    if parts[0].size and parts[1].size:
+        offs = element_offsets(plan, strides)
+    else:  # nothing is read or written: PyTorch checks only for indices into empty dims
+        plan.check_empty_dims()
+        offs = _zeros(int(np.prod(plan.index_shape)))
+    return parts[0], offs, parts[1], plan.result_shape()
+
+
+def advanced_read(plan):
+    """view[advanced part of the key] for a plan over a CUDA view: a new tensor."""
+    view = plan.view
+    buf, strides = _flat_buffer(view._data)
+    before, offs, after, shape = _plan_offsets(plan, strides)
+    out = _cuda.empty(tuple(shape), view._data.dtype)
+    if out.size:
+        _launch(K.gather_3, out.size, _movement(buf), before, offs, after, _movement(_cuda._flat(out)))
+    return Tensor._wrap(out, view._dtype, view._device)
+
+
+def _broadcast_value(value, dtype, shape):
+    """`value` (tensor or number) as a C-contiguous device array of `dtype` and `shape`."""
+    if not isinstance(value, Tensor):
+        arr = _cuda.empty(tuple(shape), dtype.np)
+        _cuda.fill_(arr, value)
+        return arr
+    arr = value._data if value._device.type == "cuda" else _cuda.from_numpy(value._host_numpy())
+    while arr.ndim > len(shape) and arr.shape[0] == 1:
+        arr = _cuda._restride(arr, arr.shape[1:], arr.strides[1:])  # PyTorch drops leading 1s
+    fits = arr.ndim <= len(shape) and all(
+        m in (1, n) for m, n in zip(arr.shape[::-1], tuple(shape)[::-1]))
+    if not fits:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(arr.shape)} cannot be broadcast "
+                           f"to indexing result of shape {list(shape)}")
+    return _cuda.astype(_cuda.broadcast_to(arr, tuple(shape)), dtype.np)
+
+
+def advanced_write(plan, value, accumulate):
+    """view[advanced part] = value (+= with `accumulate`) for a plan over a CUDA view."""
+    view = plan.view
+    data = view._data
+    wide = _ATOMIC_WORK.get(data.dtype) if accumulate else None
+    work = _cuda.astype(data, wide) if wide is not None else data
+    buf, strides = _flat_buffer(work)
+    before, offs, after, shape = _plan_offsets(plan, strides)
+    vals = _broadcast_value(value, view._dtype, shape)
+    n = before.size * offs.size * after.size
+    if not n:
+        return
+    if not accumulate:
+        _launch(K.put_3, n, _movement(buf), before, offs, after, _movement(_cuda._flat(vals)))
+        return
+    if wide is not None:
+        vals = _cuda.astype(vals, wide)
+    _launch(K.put_3_add, n, buf, before, offs, after, _cuda._flat(vals))
+    if wide is not None:
+        _cuda.copy_(data, work)
+
+
+# --- data-sized results -------------------------------------------------------------------
+
+def _scan_plan(n):
+    nchunks = min(n, _CHUNKS)
+    return nchunks, -(-n // nchunks)
+
+
+def _exclusive_chunk_starts(values):
+    """(starts per chunk, chunk, total) of the chunked exclusive scan of 1-d `values`."""
+    nchunks, chunk = _scan_plan(values.size)
+    sums = _cuda.empty((nchunks,), np.int64)
+    starts = _cuda.empty((nchunks,), np.int64)
+    total = _cuda.empty((1,), np.int64)
+    _launch(K.chunk_sums, nchunks, values, chunk, sums)
+    _launch(K.scan_chunk_sums, 1, sums, starts, total)
+    return starts, chunk, total
+
+
+def nonzero_positions(data):
+    """(flat row-major positions of data's nonzero elements as an int64 device array, count)."""
+    n = data.size
+    if not n:
+        return _cuda.empty((0,), np.int64), 0
+    if data.dtype != np.bool_ or not _cuda._is_c(data):
+        data = _cuda.astype(data, np.bool_)  # a copy converts: x != 0 (NaN counts as nonzero)
+    flags = _cuda._flat(_cuda._reinterpret(data, np.uint8))
+    starts, chunk, total = _exclusive_chunk_starts(flags)
+    count = int(read_scalar(total))
+    positions = _cuda.empty((count,), np.int64)
+    if count:
+        _launch(K.write_positions, starts.size, flags, chunk, starts, positions)
+    return positions, count
+
+
+def _unravel(positions, shape):
+    ndim = len(shape)
+    out = _cuda.empty((positions.size, ndim), np.int64)
+    if positions.size and ndim:
+        padded = tuple([1] * (K.MAX_DIMS - ndim) + list(shape))
+        _launch(K.unravel, positions.size, positions, padded, ndim, _cuda._flat(out))
+    return out
+
+
+def nonzero(input, as_tuple):
+    """nonzero(input) for a CUDA tensor: (n, ndim) int64, or one 1-d tensor per dim."""
+    data = input._data
+    shape = tuple(data.shape) or (1,)
+    positions, count = nonzero_positions(data)
+    coords = _unravel(positions, shape if data.ndim else ())
+    device = input._device
+    if not as_tuple:
+        return Tensor._wrap(coords, D.int64, device)
+    if not data.ndim:  # a 0-d input counts as 1-d
+        return (Tensor._wrap(_zeros(count), D.int64, device),)
+    return tuple(Tensor._wrap(_column(coords, d), D.int64, device) for d in range(data.ndim))
+
+
+def mask_positions(mask_data):
+    """One int64 device array per dim of a boolean mask: the coordinates of its True elements."""
+    positions, count = nonzero_positions(mask_data)
+    coords = _unravel(positions, tuple(mask_data.shape))
+    return [_column(coords, d) for d in range(mask_data.ndim)]
+
+
+# --- along a dim ---------------------------------------------------------------------------
+
+def _as_1d_if_0d(data):
+    return data if data.ndim else _cuda._restride(data, (1,), (data.dtype.itemsize,))
+
+
+def gather(input, dim, index):
+    """gather for CUDA tensors (the caller has checked the arguments and the bounds)."""
+    src = _as_1d_if_0d(input._data)
+    idx_shape = tuple(index._data.shape) or (1,)
+    idx = to_index_array(index._data)
+    buf, strides = _flat_buffer(src)
+    dim_stride = strides[dim]
+    strides[dim] = 0
+    out = _cuda.empty((idx.size,), src.dtype)
+    _launch(K.gather_dim, idx.size, _movement(buf), *_padded(idx_shape, strides), dim_stride, idx,
+            _movement(out))
+    return Tensor._wrap(_reshaped(out, index._data.shape), input._dtype, input._device)
+
+
+_LINE_MODES = {"copy": K.COPY, "add": K.ADD, "sum": K.ADD, "mean": K.ADD, "multiply": K.MULTIPLY,
+               "prod": K.MULTIPLY, "amax": K.AMAX, "amin": K.AMIN}
+
+
+def scatter(self, dim, index, src, mode, include_self, identity):
+    """scatter/scatter_add/scatter_reduce into CUDA tensor self, in place (the caller has
+    checked the arguments and the bounds). `identity` is the reduction's starting value
+    for elements that receive values when not `include_self`."""
+    from ._ops import _iter
+    work_dtype = _iter.compute_dtype(self._dtype)
+    data = _as_1d_if_0d(self._data)
+    in_place = work_dtype is self._dtype and _cuda._is_c(data)
+    work = data if in_place else _cuda.astype(data, work_dtype.np)
+    flat = _cuda._flat(work)
+    idx_shape = tuple(index._data.shape) or (1,)
+    idx = to_index_array(index._data)
+    n = idx.size
+    strides = _contiguous_strides(work.shape)
+    dim_stride = strides[dim]
+    strides[dim] = 0
+    offs = _cuda.empty((n,), np.int64)
+    _launch(K.dim_offsets, n, *_padded(idx_shape, strides), dim_stride, idx, offs)
+    if isinstance(src, Tensor):
+        sdata = _as_1d_if_0d(src._data)
+        vals = _cuda._flat(_cuda.astype(_cuda._restride(sdata, idx_shape, sdata.strides), work_dtype.np))
+    else:
+        vals = _cuda.empty((n,), work_dtype.np)
+        _cuda.fill_(vals, src)
+    counts = None
+    if mode == "mean":
+        counts = _cuda.empty((flat.size,), np.int64)
+        _cuda.fill_(counts, 1)
+    if not include_self:
+        _reset_targets(flat, offs, counts, identity, work_dtype, self._device)
+    if mode == "copy":
+        _launch(K.put_flat, n, _movement(flat), offs, _movement(vals))
+    elif mode in ("add", "sum") and flat.dtype not in _ATOMIC_WORK:
+        _launch(K.put_flat_add, n, flat, offs, vals)
+    else:
+        line_len = idx_shape[dim]
+        inner = int(np.prod(idx_shape[dim + 1:]))
+        empty_counts = _cuda.empty((0,), np.int64)
+        _launch(K.scatter_lines, n // line_len, flat, offs, vals, line_len, inner, _LINE_MODES[mode],
+                empty_counts if counts is None else counts)
+    if mode == "mean":
+        _divide_by_counts(flat, counts, work_dtype, self._device)
+    if not in_place:
+        _cuda.copy_(self._data, _reshaped(work, self._data.shape))
+
+
+def _reset_targets(flat, offs, counts, identity, work_dtype, device):
+    """Elements that receive values start from the reduction's identity (and count 0)."""
+    from ._ops.elementwise_composite import where
+    marks = _zeros(flat.size, np.uint8)
+    _launch(K.mark_flat, offs.size, offs, marks)
+    hit = Tensor._wrap(_cuda._reinterpret(marks, np.bool_), D.bool, device)
+    values = Tensor._wrap(flat, work_dtype, device)
+    _cuda.copy_(flat, where(hit, identity, values)._data)
+    if counts is not None:
+        _cuda.copy_(counts, where(hit, 0, Tensor._wrap(counts, D.int64, device))._data)
+
+
+def _divide_by_counts(flat, counts, work_dtype, device):
+    """scatter_reduce's mean: sums divided by counts (floor division for integers)."""
+    values = Tensor._wrap(flat, work_dtype, device)
+    safe = Tensor._wrap(counts, D.int64, device).clamp(min=1)
+    result = values / safe if work_dtype.is_floating_point else values.floor_divide(safe)
+    _cuda.copy_(flat, result._data)
+
+
+# --- shape ops that move elements -------------------------------------------------------------
+
+def flip(input, axes):
+    """A contiguous copy of CUDA tensor `input` reversed along `axes`."""
+    data = input._data
+    out = _cuda.empty(tuple(data.shape), data.dtype)
+    if not out.size:
+        return Tensor._wrap(out, input._dtype, input._device)
+    buf, strides = _flat_buffer(data)
+    base = 0
+    for d in axes:
+        base += (data.shape[d] - 1) * strides[d]
+        strides[d] = -strides[d]
+    _launch(K.gather_strided, out.size, _movement(buf), *_padded(data.shape, strides), base,
+            _movement(_cuda._flat(out)))
+    return Tensor._wrap(out, input._dtype, input._device)
+
+
+def repeat_index(counts, output_size=None):
+    """[0] * counts[0] + [1] * counts[1] + ... as an int64 CUDA tensor (counts checked >= 0).
+
+    The output size is read back (one value) unless `output_size` is given.
+    """
+    data = to_index_array(counts._data)
+    n = data.size
+    if not n:
+        return Tensor._wrap(_cuda.empty((0,), np.int64), D.int64, counts._device)
+    starts, chunk, total = _exclusive_chunk_starts(data)
+    size = int(read_scalar(total)) if output_size is None else int(output_size)
+    prefix = _cuda.empty((n,), np.int64)
+    _launch(K.chunk_prefix, starts.size, data, chunk, starts, prefix)
+    out = _cuda.empty((size,), np.int64)
+    _launch(K.fill_repeats, n, prefix, data, out)
+    return Tensor._wrap(out, D.int64, counts._device)
