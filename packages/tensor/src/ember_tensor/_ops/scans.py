@@ -9,9 +9,10 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor, wrap_dim
-from .._kernels import lazy
+from .._kernels import lazy, lazy_module
 
 K = lazy("cpu_index")  # Numba loads on first use
+CSC = lazy_module("ember_tensor._cuda_scan")  # CUDA tensors: device kernels, loaded on first use
 from . import _iter
 from ._strided import from_rows, host, rows_of, wrap
 from .reduction import _pair, return_types
@@ -35,6 +36,9 @@ def _lines(input, dim, np_dtype):
 
 def _accumulating_scan(kernel, identity, input, dim, dtype, out):
     result_dtype = _scan_dtype(input, dtype)
+    if input._device.type == "cuda":
+        result = CSC.accumulate(input, _line_dim(input, dim), identity == 1, result_dtype)
+        return _into(result, out)
     floating = result_dtype.category == D._FLOAT
     acc_np = np.float64 if floating else np.int64
     # The kernel reads the input's dtype and writes the result's directly (no extra
@@ -89,7 +93,20 @@ def cumprod_(self, dim, *, dtype=None):
     return self.copy_(cumprod(self, dim, dtype=dtype))
 
 
+def _line_dim(input, dim):
+    return wrap_dim(dim, max(input._data.ndim, 1))
+
+
+def _into(result, out):
+    if out is None:
+        return result
+    from .elementwise import copy_to_out
+    return copy_to_out(result, out)
+
+
 def _cumextreme(input, dim, take_max, cls, out):
+    if input._device.type == "cuda":
+        return _pair(cls, *CSC.extreme(input, _line_dim(input, dim), take_max), out)
     work = _iter.compute_dtype(input._dtype)
     np_work = np.uint8 if work is D.bool else work.np
     dim, rows = _lines(input, dim, np_work)
@@ -132,7 +149,9 @@ def logcumsumexp(input, dim, *, out=None):
     """
     if input._dtype.category != D._FLOAT:
         raise NotImplementedError(
-            f"\"logcumsumexp_out_cpu\" not implemented for '{_iter.type_name(input._dtype)}'")
+            f"\"logcumsumexp_out_{input._device.type}\" not implemented for '{_iter.type_name(input._dtype)}'")
+    if input._device.type == "cuda":
+        return _into(CSC.logcumsumexp(input, _line_dim(input, dim)), out)
     dim, rows = _lines(input, dim, np.float64)
     scanned = np.empty_like(rows)
     if rows.size:
