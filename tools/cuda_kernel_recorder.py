@@ -1,0 +1,54 @@
+"""pytest plugin: record every CUDA kernel the simulator launches, with its argument types.
+
+Loaded by tools/cuda_ptx_check.py (``-p cuda_kernel_recorder``). Under Numba's CUDA
+simulator kernels run as plain Python, so code that a real GPU's compiler would reject
+(an unsupported NumPy call, a type that does not unify) passes there unnoticed. This
+records (module, its source file, qualified name, Numba argument types) of each launch so that the check
+can then compile exactly those specialisations to PTX with the real CUDA compiler (NVVM
+needs no GPU). The records go to the pickle file named by EMBER_KERNEL_RECORD.
+"""
+import os
+import pickle
+
+import numba
+import numpy as np
+
+_records = set()
+
+
+def _arg_type(arg):
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+    if isinstance(arg, FakeCUDAArray):
+        arg = arg._ary
+    if isinstance(arg, np.ndarray) and not arg.flags.writeable:
+        arg = arg.copy()  # a device array is never typed read-only
+    return numba.typeof(arg)
+
+
+def pytest_configure(config):
+    from numba.cuda.simulator import kernel
+
+    original = kernel.FakeCUDAKernel.__call__
+
+    def recording_call(self, *args):
+        if not self._device:
+            fn = self.fn
+            try:
+                types = tuple(_arg_type(a) for a in args)
+            except Exception:  # an argument Numba cannot type: the real launch would fail too
+                types = None
+            _records.add((fn.__module__, fn.__code__.co_filename, fn.__qualname__, types))
+        return original(self, *args)
+
+    kernel.FakeCUDAKernel.__call__ = recording_call
+
+
+def pytest_unconfigure(config):
+    path = os.environ.get("EMBER_KERNEL_RECORD")
+    if path:
+        previous = set()
+        if os.path.exists(path):
+            with open(path, "rb") as fh:
+                previous = pickle.load(fh)
+        with open(path, "wb") as fh:
+            pickle.dump(previous | _records, fh)
