@@ -357,6 +357,11 @@ def test_flip_roll_rot90_triangles(dtype):
     check(lambda t: t.flip(()), _typed(7, dtype))
     check(lambda t: t.flip(0), et.zeros(0, 2, dtype=dtype))
     check_error(lambda t: t.flip(0, 0), _typed(X, dtype))
+    check(lambda t: et.diag(t, 1), _typed(X, dtype))
+    check(lambda t: et.diag(t[0], -1), _typed(X, dtype))
+    check(lambda t: et.diag_embed(t), _typed(X, dtype))
+    check(lambda t: et.cat([t, t.flip(0)], 1), _typed(X, dtype))
+    check(lambda t: et.stack([t[0], t[2]]), _typed(X, dtype))
 
 
 def test_repeat_interleave():

@@ -1,4 +1,5 @@
-"""CUDA indexing: the device side of `_ops/indexing`, `index_ops`, `masked` and `flip`.
+"""CUDA indexing: the device side of `_ops/indexing`, `masked` and `flip` (gather and
+scatter are in `_cuda_scatter`).
 
 The op files do the argument checks (shared with the CPU) and call in here for CUDA
 tensors; everything runs in the kernels of `_kernels/cuda_index` on device arrays. What
@@ -20,9 +21,9 @@ from . import _dtype as D
 from ._kernels import cuda_index as K
 from ._tensor import Tensor
 
-__all__ = ["index_on_device", "as_mask", "to_index_array", "read_scalar", "first_out_of_range", "element_offsets", "advanced_read",
-           "advanced_write", "nonzero_positions", "nonzero", "gather", "scatter", "flip",
-           "repeat_index", "mask_positions"]
+__all__ = ["index_on_device", "as_mask", "to_index_array", "read_scalar", "first_out_of_range",
+           "element_offsets", "advanced_read", "advanced_write", "nonzero_positions", "nonzero",
+           "flip", "repeat_index", "mask_positions"]
 
 _NO_BAD = np.iinfo(np.int64).max
 # Work dtypes for atomic adds: CUDA has atomics for 32/64-bit ints and floats only.
@@ -93,6 +94,11 @@ def _column(coords, d):
     """Column d of an (n, ndim) int64 device array, as a contiguous 1-d copy."""
     n = coords.shape[0]
     return _cuda.astype(_cuda._restride(coords, (n,), (coords.strides[0],), d * 8), np.int64)
+
+
+def _as_1d_if_0d(data):
+    """A 0-d array as a 1-element 1-d view (index ops treat 0-d as 1-d); others as they are."""
+    return data if data.ndim else _cuda._restride(data, (1,), (data.dtype.itemsize,))
 
 
 def _zeros(n, dtype=np.int64):
@@ -296,99 +302,9 @@ def nonzero(input, as_tuple):
 
 def mask_positions(mask_data):
     """One int64 device array per dim of a boolean mask: the coordinates of its True elements."""
-    positions, count = nonzero_positions(mask_data)
+    positions, _ = nonzero_positions(mask_data)
     coords = _unravel(positions, tuple(mask_data.shape))
     return [_column(coords, d) for d in range(mask_data.ndim)]
-
-
-# --- along a dim ---------------------------------------------------------------------------
-
-def _as_1d_if_0d(data):
-    return data if data.ndim else _cuda._restride(data, (1,), (data.dtype.itemsize,))
-
-
-def gather(input, dim, index):
-    """gather for CUDA tensors (the caller has checked the arguments and the bounds)."""
-    src = _as_1d_if_0d(input._data)
-    idx_shape = tuple(index._data.shape) or (1,)
-    idx = to_index_array(index._data)
-    buf, strides = _flat_buffer(src)
-    dim_stride = strides[dim]
-    strides[dim] = 0
-    out = _cuda.empty((idx.size,), src.dtype)
-    _launch(K.gather_dim, idx.size, _movement(buf), *_padded(idx_shape, strides), dim_stride, idx,
-            _movement(out))
-    return Tensor._wrap(_reshaped(out, index._data.shape), input._dtype, input._device)
-
-
-_LINE_MODES = {"copy": K.COPY, "add": K.ADD, "sum": K.ADD, "mean": K.ADD, "multiply": K.MULTIPLY,
-               "prod": K.MULTIPLY, "amax": K.AMAX, "amin": K.AMIN}
-
-
-def scatter(self, dim, index, src, mode, include_self, identity):
-    """scatter/scatter_add/scatter_reduce into CUDA tensor self, in place (the caller has
-    checked the arguments and the bounds). `identity` is the reduction's starting value
-    for elements that receive values when not `include_self`."""
-    from ._ops import _iter
-    work_dtype = _iter.compute_dtype(self._dtype)
-    data = _as_1d_if_0d(self._data)
-    in_place = work_dtype is self._dtype and _cuda._is_c(data)
-    work = data if in_place else _cuda.astype(data, work_dtype.np)
-    flat = _cuda._flat(work)
-    idx_shape = tuple(index._data.shape) or (1,)
-    idx = to_index_array(index._data)
-    n = idx.size
-    strides = _contiguous_strides(work.shape)
-    dim_stride = strides[dim]
-    strides[dim] = 0
-    offs = _cuda.empty((n,), np.int64)
-    _launch(K.dim_offsets, n, *_padded(idx_shape, strides), dim_stride, idx, offs)
-    if isinstance(src, Tensor):
-        sdata = _as_1d_if_0d(src._data)
-        vals = _cuda._flat(_cuda.astype(_cuda._restride(sdata, idx_shape, sdata.strides), work_dtype.np))
-    else:
-        vals = _cuda.empty((n,), work_dtype.np)
-        _cuda.fill_(vals, src)
-    counts = None
-    if mode == "mean":
-        counts = _cuda.empty((flat.size,), np.int64)
-        _cuda.fill_(counts, 1)
-    if not include_self:
-        _reset_targets(flat, offs, counts, identity, work_dtype, self._device)
-    if mode == "copy":
-        _launch(K.put_flat, n, _movement(flat), offs, _movement(vals))
-    elif mode in ("add", "sum") and flat.dtype not in _ATOMIC_WORK:
-        _launch(K.put_flat_add, n, flat, offs, vals)
-    else:
-        line_len = idx_shape[dim]
-        inner = int(np.prod(idx_shape[dim + 1:]))
-        empty_counts = _cuda.empty((0,), np.int64)
-        _launch(K.scatter_lines, n // line_len, flat, offs, vals, line_len, inner, _LINE_MODES[mode],
-                empty_counts if counts is None else counts)
-    if mode == "mean":
-        _divide_by_counts(flat, counts, work_dtype, self._device)
-    if not in_place:
-        _cuda.copy_(self._data, _reshaped(work, self._data.shape))
-
-
-def _reset_targets(flat, offs, counts, identity, work_dtype, device):
-    """Elements that receive values start from the reduction's identity (and count 0)."""
-    from ._ops.elementwise_composite import where
-    marks = _zeros(flat.size, np.uint8)
-    _launch(K.mark_flat, offs.size, offs, marks)
-    hit = Tensor._wrap(_cuda._reinterpret(marks, np.bool_), D.bool, device)
-    values = Tensor._wrap(flat, work_dtype, device)
-    _cuda.copy_(flat, where(hit, identity, values)._data)
-    if counts is not None:
-        _cuda.copy_(counts, where(hit, 0, Tensor._wrap(counts, D.int64, device))._data)
-
-
-def _divide_by_counts(flat, counts, work_dtype, device):
-    """scatter_reduce's mean: sums divided by counts (floor division for integers)."""
-    values = Tensor._wrap(flat, work_dtype, device)
-    safe = Tensor._wrap(counts, D.int64, device).clamp(min=1)
-    result = values / safe if work_dtype.is_floating_point else values.floor_divide(safe)
-    _cuda.copy_(flat, result._data)
 
 
 # --- shape ops that move elements -------------------------------------------------------------

@@ -6,8 +6,8 @@ The index_* ops reuse the advanced-indexing plan of `_index_plan` with a single 
 array; gather and scatter walk their index with the odometer kernels of
 `_kernels/cpu_index`. Scatter writes straight into a contiguous CPU `self`, and through
 a working copy and one `copy_` otherwise (non-contiguous, float16/bfloat16). CUDA
-tensors run the same checks, then the device kernels of `_cuda_index` (indices never
-leave the device; a bounds check reads back one value).
+tensors run the same checks, then the device kernels of `_cuda_index` / `_cuda_scatter`
+(indices never leave the device; a bounds check reads back one value).
 """
 import numpy as np
 
@@ -18,6 +18,7 @@ from .._kernels import lazy, lazy_module
 
 K = lazy("cpu_index")  # Numba loads on first use
 _cuda_index = lazy_module("ember_tensor._cuda_index")  # numba.cuda loads on first CUDA use
+_cuda_scatter = lazy_module("ember_tensor._cuda_scatter")
 from . import _iter
 from ._index_plan import IndexPlan
 from ._strided import first_out_of_range, flat_buffer, host, wrap
@@ -216,7 +217,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
         bad = first_out_of_range(_cuda_index.to_index_array(index._data), 0, dim_size)
         if bad is not None:
             _raise_bad_index(bad, dim, dim_size)
-        return _maybe_out(_cuda_index.gather(input, dim, index), out)
+        return _maybe_out(_cuda_scatter.gather(input, dim, index), out)
     src = host(input).reshape(input._data.shape or (1,))
     idx = host(index).reshape(index._data.shape or (1,))
     shape = np.array(idx.shape, dtype=np.int64)
@@ -248,7 +249,7 @@ def _scatter_into(self, dim, index, src, mode, name, include_self=True):
         if bad is not None:
             _raise_bad_index(bad, dim, dim_size)
         identity = None if include_self else _identity(mode, np.dtype(work_dtype.np))
-        _cuda_index.scatter(self, dim, index, src, mode, include_self, identity)
+        _cuda_scatter.scatter(self, dim, index, src, mode, include_self, identity)
         self._bump_version()
         return self
     # A contiguous CPU self is scattered into directly; anything else through a working copy.
