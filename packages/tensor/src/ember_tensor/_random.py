@@ -1,14 +1,20 @@
-"""Random number generators: `Generator`, the default generator, and seeding.
+"""Random number generators: `Generator`, the default generators, and seeding.
 
-The engine behind every generator is NumPy's PCG64 bit generator driven through
-``numpy.random.Generator``: fast, vectorised, and able to produce float32 directly.
-The streams are reproducible for a seed (same seed, same numbers, on any machine with
-the same NumPy), but they are not PyTorch's: PyTorch uses Philox/mt19937, so
-``manual_seed(0); rand(3)`` gives other values in ember than in PyTorch.
+A generator's engine depends on its device, as in PyTorch:
 
-One engine serves every device: CUDA tensors are drawn on the host from the same
-stream and copied to the GPU, so a seed gives the very same tensor on the CPU and on
-CUDA, and `manual_seed` seeds "CUDA's generator" simply by seeding the one default.
+* CPU: NumPy's PCG64 bit generator driven through ``numpy.random.Generator`` (fast,
+  vectorised, float32 directly). Reproducible for a seed, but not PyTorch's numbers
+  (PyTorch uses mt19937), only PyTorch's distributions.
+* CUDA: counter-based Philox4x32-10 whose whole state is (seed, offset), like PyTorch's
+  CUDA generator: device kernels (`_kernels.cuda_random`) compute each element from
+  (seed, offset, element index), and every op advances the offset by what it used, so
+  the numbers are made on the GPU, reproducible for a seed and independent across calls.
+
+So a seed gives different numbers on the CPU and on CUDA (PyTorch does not promise equal
+ones either). There is one default generator for the CPU (`default_generator`) and one
+per GPU (`cuda_default_generator(i)`, made on first use): `manual_seed` seeds all of
+them; `ember_tensor.cuda.manual_seed` only the current GPU's. Unseeded, every default
+generator starts from OS entropy, so runs differ unless seeded.
 
 Fork safety: a generator is only used under its own lock, and the locks are taken
 around `os.fork()` and made afresh in the child, so a fork that happens while another
@@ -23,19 +29,21 @@ import weakref
 import numpy as np
 
 from . import _dtype as D
-from ._device import CPU, to_device
+from ._device import CPU, device as _device, to_device
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
-           "get_rng_state", "set_rng_state"]
+           "get_rng_state", "set_rng_state", "cuda_default_generator", "cuda_manual_seed_all"]
 
 # The seed PyTorch gives every new torch.Generator().
 DEFAULT_SEED = 67280421310721
 _UINT64_MASK = (1 << 64) - 1
 _INT64_MIN = -(1 << 63)
 
-# get_state() layout, little-endian: initial seed (8 bytes), PCG64 state (16), PCG64
+# CPU get_state() layout, little-endian: initial seed (8 bytes), PCG64 state (16), PCG64
 # increment (16), has_uint32 (1), the buffered uint32 (4).
 _STATE_SIZE = 45
+# CUDA get_state() layout, PyTorch's: seed (8 bytes), then the Philox offset (8 bytes).
+_PHILOX_STATE_SIZE = 16
 
 _live_generators = weakref.WeakSet()
 
@@ -54,16 +62,92 @@ def _nondeterministic_seed():
     return int.from_bytes(os.urandom(8), "little")
 
 
+class _PCG64Engine:
+    """The CPU engine: NumPy's PCG64."""
+
+    def __init__(self, seed):
+        self.reseed(seed)
+
+    def reseed(self, seed):
+        self.initial_seed = seed
+        self.numpy = np.random.Generator(np.random.PCG64(seed))
+
+    def state_bytes(self):
+        state = self.numpy.bit_generator.state
+        return b"".join((
+            self.initial_seed.to_bytes(8, "little"),
+            state["state"]["state"].to_bytes(16, "little"),
+            state["state"]["inc"].to_bytes(16, "little"),
+            int(state["has_uint32"]).to_bytes(1, "little"),
+            int(state["uinteger"]).to_bytes(4, "little"),
+        ))
+
+    def load(self, raw):
+        if len(raw) != _STATE_SIZE:
+            raise RuntimeError(
+                f"Expected a PCG64 generator state of size {_STATE_SIZE} but found the input RNG "
+                f"state size to be {len(raw)}")
+        self.initial_seed = int.from_bytes(raw[:8], "little")
+        self.numpy.bit_generator.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": int.from_bytes(raw[8:24], "little"),
+                      "inc": int.from_bytes(raw[24:40], "little")},
+            "has_uint32": raw[40],
+            "uinteger": int.from_bytes(raw[41:45], "little"),
+        }
+
+    def host_stream(self):
+        return self.numpy
+
+
+class _PhiloxEngine:
+    """The CUDA engine: Philox4x32-10 state (seed, offset), as PyTorch's CUDA generator.
+
+    `offset` counts 32-bit words per subsequence and grows by a multiple of 4 per op.
+    """
+
+    def __init__(self, seed):
+        self.reseed(seed)
+
+    def reseed(self, seed):
+        self.initial_seed = seed
+        self.offset = 0
+
+    def state_bytes(self):
+        return self.initial_seed.to_bytes(8, "little") + self.offset.to_bytes(8, "little")
+
+    def load(self, raw):
+        # PyTorch also takes a seed alone (8 bytes) and then starts at offset 0.
+        if len(raw) not in (_PHILOX_STATE_SIZE, 8):
+            raise RuntimeError("RNG state is wrong size")
+        self.initial_seed = int.from_bytes(raw[:8], "little")
+        self.offset = int.from_bytes(raw[8:], "little")
+
+    def reserve(self, increment):
+        """(seed, offset) for an op that uses `increment` words per subsequence; advances."""
+        offset = self.offset
+        self.offset = (offset + increment) & _UINT64_MASK
+        return self.initial_seed, offset
+
+    def host_stream(self):
+        # For the few ops that still sample on the host (multinomial, randperm, poisson):
+        # a NumPy Philox stream keyed by the seed, at a counter no other call uses.
+        _, offset = self.reserve(4)
+        counter = np.array([0, 0, offset, 0], np.uint64)
+        return np.random.Generator(np.random.Philox(key=self.initial_seed, counter=counter))
+
+
 class Generator:
     """A source of random numbers with its own state, like ``torch.Generator``.
 
-    Pass it as ``generator=`` to any random op to draw from it instead of from
-    `default_generator`. A new generator starts from PyTorch's default seed
-    (67280421310721), so two fresh generators give the same numbers.
+    Pass it as ``generator=`` to any random op to draw from it instead of from the
+    default generator of the op's device. A new generator starts from PyTorch's default
+    seed (67280421310721), so two fresh generators give the same numbers.
 
     Args:
-        device: the device whose tensors it fills ('cpu' or 'cuda'). Both draw on the
-            host from the same kind of stream, so equal seeds give equal values.
+        device: the device whose tensors it fills: 'cpu' (NumPy PCG64 on the host) or
+            'cuda' (Philox on the GPU, state = seed and offset). Equal seeds give
+            different numbers on the two.
 
     >>> g = Generator().manual_seed(42)
     >>> g.initial_seed()
@@ -73,14 +157,11 @@ class Generator:
     """
 
     def __init__(self, device="cpu"):
-        self._device = to_device(device)
+        self._device = _with_index(to_device(device))
         self._lock = threading.Lock()
-        self._reseed(DEFAULT_SEED)
+        engine = _PhiloxEngine if self._device.type == "cuda" else _PCG64Engine
+        self._engine = engine(DEFAULT_SEED)
         _live_generators.add(self)
-
-    def _reseed(self, seed):
-        self._initial_seed = seed
-        self._numpy = np.random.Generator(np.random.PCG64(seed))
 
     @property
     def device(self):
@@ -91,57 +172,62 @@ class Generator:
         """Restart the stream from `seed` (an int in [-2**63, 2**64)); returns self."""
         seed = _check_seed(seed)
         with self._lock:
-            self._reseed(seed)
+            self._engine.reseed(seed)
         return self
 
     def seed(self):
         """Seed from the operating system's entropy; returns the new seed."""
         new_seed = _nondeterministic_seed()
         with self._lock:
-            self._reseed(new_seed)
+            self._engine.reseed(new_seed)
         return new_seed
 
     def initial_seed(self):
         """The seed the current stream started from."""
-        return self._initial_seed
+        return self._engine.initial_seed
 
     def get_state(self):
-        """The generator's state as a uint8 tensor, for `set_state`."""
+        """The generator's state as a uint8 CPU tensor, for `set_state`.
+
+        CPU: seed and PCG64 state (45 bytes); CUDA: seed and Philox offset (16 bytes).
+        """
         with self._lock:
-            state = self._numpy.bit_generator.state
-        raw = b"".join((
-            self._initial_seed.to_bytes(8, "little"),
-            state["state"]["state"].to_bytes(16, "little"),
-            state["state"]["inc"].to_bytes(16, "little"),
-            int(state["has_uint32"]).to_bytes(1, "little"),
-            int(state["uinteger"]).to_bytes(4, "little"),
-        ))
+            raw = self._engine.state_bytes()
         from ._tensor import Tensor  # the tensor module imports ops that import this one
         return Tensor._wrap(np.frombuffer(raw, np.uint8).copy(), D.uint8, CPU)
 
     def set_state(self, new_state):
         """Restore a state returned by `get_state`; returns self."""
         raw = _state_bytes(new_state)
-        bit_state = {
-            "bit_generator": "PCG64",
-            "state": {"state": int.from_bytes(raw[8:24], "little"),
-                      "inc": int.from_bytes(raw[24:40], "little")},
-            "has_uint32": raw[40],
-            "uinteger": int.from_bytes(raw[41:45], "little"),
-        }
         with self._lock:
-            self._initial_seed = int.from_bytes(raw[:8], "little")
-            self._numpy.bit_generator.state = bit_state
+            self._engine.load(raw)
         return self
 
     def _draw(self, method, *args, **kwargs):
-        """Call NumPy Generator `method` (``'random'``, ``'integers'`` ...) under the lock."""
+        """Call NumPy Generator `method` (``'random'``, ``'integers'`` ...) under the lock.
+
+        On a CUDA generator this draws on the host from a stream of its own (see
+        `_PhiloxEngine.host_stream`), for the ops that have no device kernel.
+        """
         with self._lock:
-            return getattr(self._numpy, method)(*args, **kwargs)
+            return getattr(self._engine.host_stream(), method)(*args, **kwargs)
+
+    def _philox_reserve(self, increment):
+        """(seed, offset) for a device kernel using `increment` words per element group."""
+        with self._lock:
+            return self._engine.reserve(increment)
 
     def __reduce__(self):
         state = self.get_state().numpy().tobytes()
         return (_rebuild_generator, (str(self._device), state))
+
+
+def _with_index(dev):
+    """'cuda' without an index means the current GPU, as in PyTorch (when one is there)."""
+    if dev.type != "cuda" or dev.index is not None:
+        return dev
+    from . import cuda
+    return _device("cuda", cuda.current_device()) if cuda.is_available() else dev
 
 
 def _state_bytes(new_state):
@@ -150,12 +236,7 @@ def _state_bytes(new_state):
         raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
     if new_state.dtype is not D.uint8:
         raise TypeError("RNG state must be a torch.ByteTensor")
-    raw = np.ascontiguousarray(new_state._host_numpy()).reshape(-1).tobytes()
-    if len(raw) != _STATE_SIZE:
-        raise RuntimeError(
-            f"Expected a PCG64 generator state of size {_STATE_SIZE} but found the input RNG "
-            f"state size to be {len(raw)}")
-    return raw
+    return np.ascontiguousarray(new_state._host_numpy()).reshape(-1).tobytes()
 
 
 def _rebuild_generator(device, state):
@@ -183,9 +264,12 @@ def _release_all_locks():
 
 
 def _fresh_locks_in_child():
+    global _cuda_defaults_lock
     for g in _held_at_fork:
         g._lock = threading.Lock()
     _held_at_fork.clear()
+    # Another thread may have held it while making a GPU's generator: none runs in the child.
+    _cuda_defaults_lock = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
@@ -193,18 +277,49 @@ if hasattr(os, "register_at_fork"):
                         after_in_child=_fresh_locks_in_child)
 
 
-# -- the default generator and the module-level functions ------------------------------
+# -- the default generators and the module-level functions ------------------------------
 
 default_generator = Generator()
 # PyTorch seeds its default generator from the OS at start-up: runs differ unless seeded.
 default_generator.seed()
 
+_cuda_defaults = {}  # GPU index -> its default generator, made on first use
+_cuda_defaults_lock = threading.Lock()
+# The seed of the last manual_seed/seed for every GPU, given to GPUs' generators made later
+# (PyTorch queues manual_seed_all until CUDA is initialised; this is the same promise).
+_cuda_seed_all = None
+
+
+def cuda_default_generator(index):
+    """The default generator of GPU `index` (``torch.cuda.default_generators[index]``)."""
+    g = _cuda_defaults.get(index)
+    if g is None:
+        with _cuda_defaults_lock:
+            g = _cuda_defaults.get(index)
+            if g is None:
+                g = Generator(_device("cuda", index))
+                g.manual_seed(_nondeterministic_seed() if _cuda_seed_all is None else _cuda_seed_all)
+                _cuda_defaults[index] = g
+    return g
+
+
+def cuda_manual_seed_all(seed):
+    """Seed the default generator of every GPU, including those not used yet."""
+    global _cuda_seed_all
+    seed = _check_seed(seed)
+    with _cuda_defaults_lock:
+        _cuda_seed_all = seed
+        generators = list(_cuda_defaults.values())
+    for g in generators:
+        g.manual_seed(seed)
+
 
 def manual_seed(seed):
-    """Seed the default generator for every device with ``int(seed)``; returns it.
+    """Seed the default generators of the CPU and of every GPU with ``int(seed)``; returns
+    the CPU's.
 
-    ember has one default generator for the CPU and CUDA, so this also fixes what
-    CUDA tensors get (and they get the same values as CPU tensors would).
+    CPU and CUDA tensors then get reproducible numbers, but not equal ones (the engines
+    differ, see the module docstring).
 
     >>> import ember_tensor as torch
     >>> _ = torch.manual_seed(0); a = torch.rand(2)
@@ -212,20 +327,24 @@ def manual_seed(seed):
     >>> a.tolist() == b.tolist()
     True
     """
-    return default_generator.manual_seed(int(seed))
+    generator = default_generator.manual_seed(int(seed))
+    cuda_manual_seed_all(int(seed))
+    return generator
 
 
 def seed():
-    """Seed the default generator from OS entropy; returns the seed.
+    """Seed the CPU's and every GPU's default generator from OS entropy; returns the seed.
 
     >>> seed() == initial_seed()
     True
     """
-    return default_generator.seed()
+    new_seed = default_generator.seed()
+    cuda_manual_seed_all(new_seed)
+    return new_seed
 
 
 def initial_seed():
-    """The seed the default generator's stream started from.
+    """The seed the CPU's default generator's stream started from.
 
     >>> manual_seed(7).initial_seed() == initial_seed() == 7
     True
@@ -234,7 +353,7 @@ def initial_seed():
 
 
 def get_rng_state():
-    """The default generator's state as a uint8 tensor (pass it to `set_rng_state`).
+    """The CPU's default generator's state as a uint8 tensor (pass it to `set_rng_state`).
 
     >>> import ember_tensor as torch
     >>> state = torch.get_rng_state()
@@ -247,22 +366,30 @@ def get_rng_state():
 
 
 def set_rng_state(new_state):
-    """Restore the default generator to a state from `get_rng_state`."""
+    """Restore the CPU's default generator to a state from `get_rng_state`."""
     default_generator.set_state(new_state)
 
 
 def resolve(generator, device, fn):
-    """The generator an op on `device` draws from: `generator`, or the default one.
+    """The generator an op on `device` draws from: `generator`, or the device's default.
 
-    An explicit generator must be made for the op's device type, as in PyTorch; the
-    default generator serves every device.
+    An explicit generator must be made for the op's device type, as in PyTorch.
     """
     if generator is None:
+        if device.type == "cuda":
+            return cuda_default_generator(_device_index(device))
         return default_generator
     if not isinstance(generator, Generator):
         raise TypeError(f"{fn}(): argument 'generator' must be torch.Generator, not "
                         f"{type(generator).__name__}")
-    if generator is not default_generator and generator._device.type != device.type:
+    if generator._device.type != device.type:
         raise RuntimeError(f"Expected a '{device.type}' device type for generator but found "
                            f"'{generator._device.type}'")
     return generator
+
+
+def _device_index(device):
+    if device.index is not None:
+        return device.index
+    from . import cuda
+    return cuda.current_device()

@@ -29,6 +29,7 @@ __all__ = [
     "device", "device_of", "get_device_name", "get_device_capability", "get_device_properties",
     "synchronize", "is_bf16_supported", "Stream", "Event", "current_stream", "default_stream",
     "stream", "set_stream", "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
+    "get_rng_state", "get_rng_state_all", "set_rng_state", "set_rng_state_all",
     "memory_allocated", "max_memory_allocated", "reset_peak_memory_stats", "mem_get_info",
     "empty_cache", "memory_reserved", "max_memory_reserved", "memory_cached", "max_memory_cached",
     "reset_max_memory_allocated", "reset_max_memory_cached", "memory_stats", "memory_summary",
@@ -461,32 +462,72 @@ def stream(stream):
 
 
 # --- random numbers ----------------------------------------------------------------------
-# ember has one default generator for every device (see _random.py): seeding "CUDA's"
-# generator seeds it, and, as in PyTorch, these are no-ops' equivalents without a GPU.
+# Each GPU has its own default generator (Philox, state = seed and offset; see _random.py),
+# made on first use. As in PyTorch, seeding is silently skipped without a GPU.
+
+
+def _generator(device=None):
+    from . import _random
+    return _random.cuda_default_generator(_check_index(_device_index(device)))
 
 
 def manual_seed(seed):
-    """Seed the generator CUDA tensors draw from (ember's one default generator)."""
+    """Seed the current GPU's default generator (all GPUs: `manual_seed_all`)."""
+    seed = int(seed)
+    if is_available():
+        _generator().manual_seed(seed)
+
+
+def manual_seed_all(seed):
+    """Seed every GPU's default generator, including GPUs not used yet."""
     from . import _random
-    _random.manual_seed(seed)
-
-
-manual_seed_all = manual_seed
+    _random.cuda_manual_seed_all(int(seed))
 
 
 def seed():
-    """Seed the generator CUDA tensors draw from with a random number."""
+    """Seed the current GPU's default generator from OS entropy."""
+    if is_available():
+        _generator().seed()
+
+
+def seed_all():
+    """Seed every GPU's default generator with one seed from OS entropy."""
     from . import _random
-    _random.seed()
-
-
-seed_all = seed
+    _random.cuda_manual_seed_all(_random._nondeterministic_seed())
 
 
 def initial_seed():
-    """The seed of the generator CUDA tensors draw from."""
-    from . import _random
-    return _random.initial_seed()
+    """The seed of the current GPU's default generator."""
+    return _generator().initial_seed()
+
+
+def get_rng_state(device="cuda"):
+    """A GPU's generator state as a CPU uint8 tensor: seed and offset (16 bytes), PyTorch's layout.
+
+    >>> import ember_tensor as torch
+    >>> if torch.cuda.is_available():
+    ...     state = torch.cuda.get_rng_state()
+    ...     a = torch.rand(3, device="cuda")
+    ...     torch.cuda.set_rng_state(state)
+    ...     assert torch.rand(3, device="cuda").tolist() == a.tolist()
+    """
+    return _generator(device).get_state()
+
+
+def get_rng_state_all():
+    """The generator states of all GPUs, a list indexed by device."""
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state(new_state, device="cuda"):
+    """Restore a GPU's generator to a state from `get_rng_state`."""
+    _generator(device).set_state(new_state)
+
+
+def set_rng_state_all(new_states):
+    """Restore every GPU's generator from a list made by `get_rng_state_all`."""
+    for index, state in enumerate(new_states):
+        set_rng_state(state, index)
 
 
 # --- memory ------------------------------------------------------------------------------

@@ -1,0 +1,210 @@
+"""Argument checks and host-side helpers shared by the random ops (`random`, `random_inplace`).
+
+The checks give PyTorch's errors; the helpers draw on the host from a `Generator`
+(the CPU path) and build or fill tensors with host values.
+"""
+import warnings
+
+import numpy as np
+
+from .. import _backends
+from .. import _dtype as D
+from .. import _random
+from .._device import to_device
+from .._tensor import Tensor, set_requires_grad
+from . import _iter
+from .creation import parse_shape
+
+__all__ = ["MISSING", "CPP_NAMES", "DIGITS", "FLOAT_MAX", "int_arg", "float_arg", "pop_from",
+           "require_float", "check_std", "check_probabilities", "check_p", "random_range",
+           "compute_type", "uniform", "standard_normal", "new_tensor", "store", "factory", "like",
+           "empty_output"]
+
+MISSING = object()
+# The C++ type names PyTorch's bound checks print, and each float type's integer range
+# (std::numeric_limits<T>::digits) and largest finite value.
+CPP_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+             "float64": "double", "int8": "signed char", "int16": "short int", "int32": "int",
+             "int64": "long int", "uint8": "unsigned char", "bool": "bool"}
+DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+             "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
+
+
+# -- arguments and checks ------------------------------------------------------------
+
+
+def int_arg(value, fn, name, position):
+    if isinstance(value, Tensor):
+        value = value.__index__()
+    if not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be int, not "
+                        f"{type(value).__name__}")
+    value = int(value)
+    if not -(1 << 63) <= value < (1 << 63):
+        raise ValueError("Overflow when unpacking long long")
+    return value
+
+
+def float_arg(value, fn, name):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{fn}(): argument '{name}' must be float, not {type(value).__name__}") from None
+
+
+def pop_from(value, kwargs, fn):
+    # `from` is a Python keyword, so PyTorch's ``uniform_(**{'from': 1, 'to': 2})`` lands here.
+    if "from" in kwargs:
+        value = kwargs.pop("from")
+    if kwargs:
+        raise TypeError(f"{fn}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return value
+
+
+def require_float(dtype, kernel):
+    if dtype.category != D._FLOAT:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_iter.type_name(dtype)}\'')
+
+
+def check_std(std):
+    if not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+
+
+def check_probabilities(probs):
+    if not ((probs >= 0) & (probs <= 1)).all():
+        raise RuntimeError(
+            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
+            "be improved?  If so, please report an enhancement request to PyTorch.)")
+
+
+def check_p(p):
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+
+
+def random_range(dtype, low, to):
+    """The inclusive range [low, high] of random_(low, to), with PyTorch's checks."""
+    if to is not None:
+        if low >= to:
+            raise RuntimeError(
+                f"random_ expects 'from' to be less than 'to', but got from={low} >= to={to}")
+        high = to - 1
+    elif dtype.category == D._FLOAT:
+        high = 1 << DIGITS[dtype.name]
+        if low >= high:
+            raise RuntimeError(
+                "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted "
+                f"to dtype, but got from={low} > to_inc={high}")
+    else:
+        high = 1 if dtype is D.bool else int(np.iinfo(dtype.np).max)
+    name = CPP_NAMES[dtype.name]
+    if dtype.category == D._FLOAT:
+        lo_limit, hi_limit = -FLOAT_MAX[dtype.name], FLOAT_MAX[dtype.name]
+    else:
+        lo_limit, hi_limit = (0, 1) if dtype is D.bool else map(int, (np.iinfo(dtype.np).min,
+                                                                      np.iinfo(dtype.np).max))
+    for value, what in ((low, "from"), (high, "to - 1")):
+        if not lo_limit <= value <= hi_limit:
+            raise RuntimeError(f"{what} is out of bounds for {name}")
+    if dtype.category == D._FLOAT:
+        digits = DIGITS[dtype.name]
+        for value, what in ((low, "from"), (high, "to - 1")):
+            if not -(1 << digits) <= value <= (1 << digits):
+                warnings.warn(
+                    f"{what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                    f"limitations {name} can support discrete uniform distribution only within "
+                    "this range. This warning will become an error in version 1.7 release, please "
+                    "fix the code in advance", UserWarning, stacklevel=4)
+    return low, high
+
+
+# -- drawing and storing ---------------------------------------------------------------
+
+
+def compute_type(dtype):
+    """Draw float64 for float64 tensors and float32 for every other one (NumPy's fast path)."""
+    return np.float64 if dtype is D.float64 else np.float32
+
+
+def uniform(gen, shape, dtype):
+    values = gen._draw("random", shape, dtype=compute_type(dtype))
+    digits = DIGITS.get(dtype.name, 24)
+    if digits < 24:
+        # Round down onto the narrow type's grid: float32 values just below 1 would round
+        # up to 1.0 in half or bfloat16, and rand() must stay in [0, 1).
+        scale = np.float32(1 << digits)
+        values = np.floor(values * scale) / scale
+    return values
+
+
+def standard_normal(gen, shape, dtype):
+    return gen._draw("standard_normal", shape, dtype=compute_type(dtype))
+
+
+def new_tensor(values, dtype, device, requires_grad=False, out=None):
+    """A new tensor (or `out`, resized) holding host values `values` as `dtype` on `device`."""
+    values = np.asarray(values)
+    if out is not None:
+        if tuple(out._data.shape) != values.shape:
+            # Factories resize `out` silently in PyTorch (no deprecation warning).
+            data = _backends.get(out._device).empty(values.shape, out._data.dtype)
+            out._data = out._storage.buf = data
+        return store(out, values)
+    values = np.asarray(values, dtype=dtype.np, order="C")
+    if device.type != "cpu":
+        values = _backends.get(device).from_numpy(values, device)
+    t = Tensor._wrap(values, dtype, device)
+    if requires_grad:
+        set_requires_grad(t, True)
+    return t
+
+
+def store(self, values):
+    """Write host values (self's shape) into tensor `self` in place; bump its version."""
+    backend = _backends.get(self._device)
+    if self._device.type != "cpu":
+        values = backend.from_numpy(np.asarray(values, dtype=self._dtype.np, order="C"), self._device)
+    backend.copy_(self._data, values)
+    self._bump_version()
+    return self
+
+
+def factory(fn, args, size, out, dtype, device, generator, default_dtype):
+    """Shape, dtype, device and generator of a creation op, honouring ``out=``."""
+    if size is not None:
+        args = (size,)
+    if not args:
+        raise TypeError(f"{fn}() received an invalid combination of arguments - got (), but "
+                        "expected (tuple of ints size, ...)")
+    shape = parse_shape(args, fn)
+    if out is not None:
+        if dtype is not None and D.to_dtype(dtype) is not out._dtype:
+            raise RuntimeError(f"dtype {_iter.type_name(D.to_dtype(dtype))} does not match dtype "
+                               f"of out parameter ({_iter.type_name(out._dtype)})")
+        dtype, device = out._dtype, out._device
+    else:
+        dtype = default_dtype if dtype is None else D.to_dtype(dtype)
+        device = to_device(device)
+    return shape, dtype, device, _random.resolve(generator, device, fn)
+
+
+def like(input, dtype, device, generator, fn):
+    dtype = input._dtype if dtype is None else D.to_dtype(dtype)
+    device = input._device if device is None else to_device(device)
+    return tuple(input._data.shape), dtype, device, _random.resolve(generator, device, fn)
+
+
+def empty_output(shape, dtype, device, requires_grad=False, out=None):
+    """The tensor a device sampler fills: `out` (resized to `shape`) or a new empty one."""
+    backend = _backends.get(device)
+    if out is not None:
+        if tuple(out._data.shape) != tuple(shape):
+            data = backend.empty(shape, out._data.dtype)
+            out._data = out._storage.buf = data
+        return out
+    t = Tensor._wrap(backend.empty(shape, dtype.np), dtype, device)
+    if requires_grad:
+        set_requires_grad(t, True)
+    return t

@@ -1,0 +1,218 @@
+"""In-place samplers: uniform_, normal_, random_, bernoulli_, exponential_, geometric_,
+log_normal_, cauchy_ (Tensor methods, as in PyTorch).
+
+CPU tensors are filled on the host from the CPU generator's NumPy stream. CUDA tensors
+are filled on the GPU by Philox kernels (`_cuda_random`) from the CUDA generator, after
+the same argument checks: no values cross to the host, and the numbers differ from the
+CPU's for a seed (see `_random`).
+"""
+import numpy as np
+
+from .. import _dtype as D
+from .. import _random
+from .._dispatch import op
+from .._tensor import Tensor
+from . import _iter, views
+from ._random_args import (
+    CPP_NAMES, FLOAT_MAX, MISSING, check_p, check_probabilities, check_std, compute_type, float_arg,
+    int_arg, pop_from, random_range, require_float, standard_normal, store, uniform,
+)
+
+__all__ = ["uniform_", "normal_", "random_", "bernoulli_", "exponential_", "geometric_", "log_normal_",
+           "cauchy_"]
+
+
+def _cuda_random():
+    # Imported on the first CUDA fill: it loads numba.cuda, which CPU-only use never needs.
+    from .. import _cuda_random
+    return _cuda_random
+
+
+@op("uniform_", inplace=True)
+def uniform_(self, from_=0, to=1, *, generator=None, **kwargs):
+    """Fill with uniform samples in [from, to) (``from`` may be passed as ``from_``).
+
+    >>> import ember_tensor as torch
+    >>> all(-2 <= v < 2 for v in torch.empty(100).uniform_(-2, 2).tolist())
+    True
+    """
+    from_ = pop_from(from_, kwargs, "uniform_")
+    require_float(self._dtype, "check_uniform_bounds")
+    from_, to = float_arg(from_, "uniform_", "from"), float_arg(to, "uniform_", "to")
+    limit, name = FLOAT_MAX[self._dtype.name], CPP_NAMES[self._dtype.name]
+    for value, what in ((from_, "from"), (to, "to")):
+        if not -limit <= value <= limit:
+            raise RuntimeError(f"{what} is out of bounds for {name}")
+    if from_ > to:
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}")
+    if to - from_ > limit:
+        raise RuntimeError(
+            f"uniform_ expects to-from <= std::numeric_limits<{_iter.type_name(self._dtype)}>::max(), "
+            f"but found to={to:g} and from={from_:g} which result in to-from to exceed the limit")
+    gen = _random.resolve(generator, self._device, "uniform_")
+    if self._device.type == "cuda":
+        return _cuda_random().uniform_(self, gen, from_, to)
+    return store(self, uniform(gen, tuple(self._data.shape), self._dtype) * (to - from_) + from_)
+
+
+@op("normal_", inplace=True)
+def normal_(self, mean=0, std=1, *, generator=None):
+    """Fill with normal samples of mean `mean` and standard deviation `std`.
+
+    >>> import ember_tensor as torch
+    >>> torch.zeros(3).normal_(5., 0.).tolist()
+    [5.0, 5.0, 5.0]
+    """
+    mean, std = float_arg(mean, "normal_", "mean"), float_arg(std, "normal_", "std")
+    check_std(std)
+    require_float(self._dtype, "normal_kernel_cpu")
+    gen = _random.resolve(generator, self._device, "normal_")
+    if self._device.type == "cuda":
+        return _cuda_random().normal_(self, gen, mean, std)
+    return store(self, mean + std * standard_normal(gen, tuple(self._data.shape), self._dtype))
+
+
+@op("random_", inplace=True)
+def random_(self, from_=MISSING, to=MISSING, *, generator=None, **kwargs):
+    """Fill with integers uniform in [from, to): ``random_(to)``, ``random_(from, to)``.
+
+    ``random_()`` spans the dtype: [0, max] for integers, [0, 2**mantissa_bits] for
+    floats (every such integer is exact); ``random_(from, None)`` runs up to those bounds.
+
+    >>> import ember_tensor as torch
+    >>> torch.zeros(4, dtype=torch.int64).random_(7, 8).tolist()
+    [7, 7, 7, 7]
+    """
+    if "from" in kwargs and to is MISSING:
+        raise TypeError("random_() received an invalid combination of arguments - got (from=int, ), "
+                        "but expected (int from, int to, *, Generator generator)")
+    from_ = pop_from(from_, kwargs, "random_")
+    if to is MISSING:
+        from_, to = (0, None) if from_ is MISSING else (0, from_)
+    elif from_ is MISSING:
+        from_ = 0
+    from_ = int_arg(from_, "random_", "from", 1)
+    to = None if to is None else int_arg(to, "random_", "to", 2)
+    low, high = random_range(self._dtype, from_, to)
+    gen = _random.resolve(generator, self._device, "random_")
+    if self._device.type == "cuda":
+        return _cuda_random().integers_(self, gen, low, high)
+    return store(self, gen._draw("integers", low, high, tuple(self._data.shape), dtype=np.int64,
+                                  endpoint=True))
+
+
+@op("bernoulli_", inplace=True)
+def bernoulli_(self, p=0.5, *, generator=None):
+    """Fill with 1 with probability `p` (a number, or a tensor broadcastable to self), else 0.
+
+    >>> import ember_tensor as torch
+    >>> torch.empty(2, 2).bernoulli_(torch.tensor([0., 1.]))
+    tensor([[0., 1.],
+            [0., 1.]])
+    """
+    shape = tuple(self._data.shape)
+    if isinstance(p, Tensor):
+        views.expand.impl(p, shape)  # PyTorch's error when p cannot broadcast to self
+        if self._device.type == "cuda":
+            return _bernoulli_tensor_on_device(self, p, generator)
+        p = np.broadcast_to(np.asarray(p._host_numpy(), np.float64), shape)
+        check_probabilities(p)
+    else:
+        p = float_arg(p, "bernoulli_", "p")
+        check_p(p)
+    gen = _random.resolve(generator, self._device, "bernoulli_")
+    if self._device.type == "cuda":
+        return _cuda_random().bernoulli_scalar_(self, gen, p)
+    return store(self, gen._draw("random", shape) < p)
+
+
+def _bernoulli_tensor_on_device(self, p, generator):
+    """bernoulli_(p tensor) on CUDA: checks and samples on the device (one flag read back)."""
+    cuda_random = _cuda_random()
+    probabilities = cuda_random.as_float64(p._data, tuple(self._data.shape))
+    if cuda_random.any_outside(probabilities, 0.0, 1.0):
+        check_probabilities(np.array([np.nan]))  # raises PyTorch's error
+    gen = _random.resolve(generator, self._device, "bernoulli_")
+    return cuda_random.bernoulli_tensor_(self, gen, probabilities)
+
+
+@op("exponential_", inplace=True)
+def exponential_(self, lambd=1, *, generator=None):
+    """Fill with exponential samples of rate `lambd` (mean 1 / lambd).
+
+    >>> import ember_tensor as torch
+    >>> min(torch.empty(10).exponential_(2.).tolist()) >= 0
+    True
+    """
+    lambd = float_arg(lambd, "exponential_", "lambd")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    if self._dtype.category != D._FLOAT:
+        raise RuntimeError("Exponential distribution is a continuous probability distribution. "
+                           f"dtype must be a floating point but you specified {_iter.type_name(self._dtype)}")
+    gen = _random.resolve(generator, self._device, "exponential_")
+    if self._device.type == "cuda":
+        return _cuda_random().exponential_(self, gen, lambd)
+    shape, compute = tuple(self._data.shape), compute_type(self._dtype)
+    return store(self, gen._draw("standard_exponential", shape, dtype=compute) / lambd)
+
+
+@op("geometric_", inplace=True)
+def geometric_(self, p, *, generator=None):
+    """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...).
+
+    >>> import ember_tensor as torch
+    >>> min(torch.empty(10, dtype=torch.int64).geometric_(0.5).tolist()) >= 1
+    True
+    """
+    p = float_arg(p, "geometric_", "p")
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    if self._dtype is D.bool:
+        raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
+    gen = _random.resolve(generator, self._device, "geometric_")
+    if self._device.type == "cuda":
+        return _cuda_random().geometric_(self, gen, p)
+    return store(self, gen._draw("geometric", p, tuple(self._data.shape)))
+
+
+@op("log_normal_", inplace=True)
+def log_normal_(self, mean=1, std=2, *, generator=None):
+    """Fill with exp(x) for x normal with mean `mean` and standard deviation `std`.
+
+    >>> import ember_tensor as torch
+    >>> min(torch.empty(10).log_normal_().tolist()) > 0
+    True
+    """
+    mean, std = float_arg(mean, "log_normal_", "mean"), float_arg(std, "log_normal_", "std")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    require_float(self._dtype, "log_normal_cpu")
+    gen = _random.resolve(generator, self._device, "log_normal_")
+    if self._device.type == "cuda":
+        return _cuda_random().log_normal_(self, gen, mean, std)
+    z = standard_normal(gen, tuple(self._data.shape), self._dtype)
+    return store(self, np.exp(mean + std * z))
+
+
+@op("cauchy_", inplace=True)
+def cauchy_(self, median=0, sigma=1, *, generator=None):
+    """Fill with Cauchy samples: median + sigma * tan(pi * (u - 1/2)), u uniform in [0, 1).
+
+    >>> import ember_tensor as torch
+    >>> torch.empty(3, dtype=torch.float64).cauchy_().dtype
+    torch.float64
+    """
+    median = float_arg(median, "cauchy_", "median")
+    sigma = float_arg(sigma, "cauchy_", "sigma")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    if self._dtype.category != D._FLOAT:
+        raise RuntimeError("Cauchy distribution is a continuous probability distribution. "
+                           f"dtype must be a floating point but you specified {CPP_NAMES[self._dtype.name]}")
+    gen = _random.resolve(generator, self._device, "cauchy_")
+    if self._device.type == "cuda":
+        return _cuda_random().cauchy_(self, gen, median, sigma)
+    u = uniform(gen, tuple(self._data.shape), self._dtype).astype(np.float64)
+    return store(self, median + sigma * np.tan(np.pi * (u - 0.5)))
