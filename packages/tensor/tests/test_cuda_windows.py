@@ -254,10 +254,36 @@ def test_one_hot():
 def test_embedding_and_its_backward(padding_idx, scale):
     w = _tensor((5, 3), contiguous=False)
     idx = et.tensor([[1, 4, 2], [4, 0, 1]])
-    _same(N.embedding(w, idx), N.embedding(w.cuda(), idx.cuda()))
-    _same(N.embedding(w, idx[0, 0]), N.embedding(w.cuda(), idx[0, 0].cuda()))
+    _check(lambda w, i: N.embedding(w, i), w, idx, scalar_reads=True)
+    _check(lambda w, i: N.embedding(w, i), w, idx[0, 0], scalar_reads=True)
+    _check(lambda w, i: N.embedding(w, i), w.to(et.bfloat16), idx.to(et.int32).t(), scalar_reads=True)
     g = _tensor((2, 3, 3))
-    _same(N.embedding_backward(g, idx, 5, padding_idx, scale),
-          N.embedding_backward(g.cuda(), idx.cuda(), 5, padding_idx, scale))
-    with pytest.raises(IndexError, match="index out of range in self"):
+    _check(lambda g, i: N.embedding_backward(g, i, 5, padding_idx, scale), g, idx, scalar_reads=True)
+    _check(lambda g, i: N.embedding_backward(g, i, 5, padding_idx, scale), g.to(et.float16), idx, scalar_reads=True)
+    with device_only(allow_scalar_reads=True), pytest.raises(IndexError, match="index out of range in self"):
         N.embedding(w.cuda(), et.tensor([5]).cuda())
+
+
+# -- gradients through the autograd rules -----------------------------------------------------
+
+def _window_chain(x, w, b, table):
+    """conv -> max pool -> avg pool -> padding -> unfold/fold -> embedding, to a scalar."""
+    y = N.convolution(x, w, b, 1, 1, 1, False, 0, 1)
+    v, _ = N.max_pool_with_indices(y, (2, 2), (1, 1), (1, 1))
+    a = N.avg_pool(N.constant_pad_nd(v, (1, 0, 0, 1), 0.5), (2, 2), (1, 2), 0, True, False)
+    f = N.col2im(N.im2col(a, (2, 2), 1, 0, 1), tuple(a.shape[2:]), (2, 2), 1, 0, 1)
+    t = N.convolution(f, w, None, 2, 0, 1, True, 1, 1)
+    return (t * t).sum() + (N.embedding(table, et.tensor([[1, 0], [1, 2]], device=x.device)) * f[0, 0, :2, :2]).sum()
+
+
+def test_backward_on_cuda_matches_the_cpu():
+    pytest.importorskip("ember_autograd")
+    leaves = [_tensor((2, 2, 5, 4)), _tensor((3, 2, 3, 3)), _tensor((3,)), _tensor((3, 2))]
+    cpu = [t.clone().requires_grad_() for t in leaves]
+    _window_chain(*cpu).backward()
+    gpu = [t.cuda().requires_grad_() for t in leaves]
+    out = _window_chain(*gpu)
+    with device_only(allow_scalar_reads=True):
+        out.backward()
+    for c, g in zip(cpu, gpu):
+        _same(c.grad, g.grad)

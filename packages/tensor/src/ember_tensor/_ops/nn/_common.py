@@ -1,9 +1,11 @@
 """Shared plumbing of the nn kernels: tensors <-> NumPy arrays, argument normalisation.
 
-The nn kernels compute on host NumPy arrays (BLAS through `np.matmul`, loops through
-Numba). Half types are computed in float32 and cast back, as the elementwise ops do.
-Tensors on another device are copied to the host and the result copied back: correct
-everywhere, fast on the CPU (CUDA kernels of their own are future work).
+On the CPU the nn kernels compute on host NumPy arrays (BLAS through `np.matmul`, loops
+through Numba); `to_array` / `from_array` are that path's plumbing. Half types are
+computed in float32 and cast back, as the elementwise ops do. CUDA tensors take each
+op's device path instead (`_cuda_windows` for convolution, pooling, padding, unfold/fold,
+one_hot and embedding; `_cuda_rows` for normalisation, softmax and losses), which casts
+half types on the device; an op without one would round-trip through the host here.
 """
 import numpy as np
 

@@ -6,6 +6,10 @@ the strided-window NumPy path. Indices are PyTorch's: the flat position of the c
 plane of the *unpadded* input. Average pooling's divisor (count_include_pad,
 ceil_mode, divisor_override) is itself computed by pooling a mask, so the edge rules
 live in one place (`_windows`).
+
+CUDA tensors take the kernels of `_kernels/cuda_windows.py` (one thread per output
+element, the same tie and NaN rules as the CPU path, PyTorch's divisor as a formula);
+max pooling's backward is the one scatter (atomic adds), avg pooling's is a gather.
 """
 import itertools
 import math

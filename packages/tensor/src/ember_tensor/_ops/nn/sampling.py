@@ -1,5 +1,10 @@
 """Index-based kernels of nn: embedding lookup and its scatter-add backward, one_hot,
 constant padding, and im2col/col2im (`unfold`/`fold`).
+
+On CUDA each runs on the device: embedding is `index_select` (its backward `index_add_`)
+after a bounds check that reads back one count, one_hot a kernel (its checks read back
+one or two counts, as PyTorch reads the maximum), constant padding a fill plus one
+strided copy, unfold/fold the convolution's im2col/col2im kernels.
 """
 import math
 
