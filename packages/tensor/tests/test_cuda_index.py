@@ -240,6 +240,18 @@ def test_scatter_reduce(reduce, include_self, dtype):
         check(lambda t, i, s: t.scatter_reduce(1, i, s, reduce, include_self=include_self), x, idx, src)
 
 
+@pytest.mark.parametrize("reduce", ["amax", "amin", "sum", "mean", "prod"])
+def test_scatter_reduce_nan_and_1d(reduce):
+    nan = float("nan")
+    x = et.tensor([1., nan, 3., 4., -2.])
+    src = et.tensor([nan, 5., 2., -1., 7., 0.5])
+    idx = et.tensor([0, 2, 2, 3, 3, 4])
+    for include_self in (True, False):
+        check(lambda t, i, s: t.scatter_reduce(0, i, s, reduce, include_self=include_self), x, idx, src)
+        check(lambda t, i, s: t.scatter_reduce(0, i, s, reduce, include_self=include_self), x[::2], idx[:3] % 3,
+              src[1::2])
+
+
 @pytest.mark.parametrize("reduce", [None, "add", "multiply"])
 def test_scatter_reduce_argument_and_scatter_add(reduce):
     idx = et.tensor([[0, 0, 0, 0], [2, 2, 2, 2]])

@@ -2,18 +2,19 @@
 
 Offsets come from one kernel over the index (where each element reads or lands), then:
 gather reads through them; scatter writes (plain writes to a repeated target keep one
-of the values, as on PyTorch's GPU); scatter_add / reduce='sum' adds with atomics where
-CUDA has them (32/64-bit ints and floats: float sums may round differently from the
-CPU's, within tolerance); multiply/prod/amax/amin/mean, and adds in other dtypes, walk
-each line of the index along `dim` in order on one thread (`scatter_lines`), which
-gives the CPU's results exactly. float16/bfloat16 are scattered in float32 copies.
+of the values, as on PyTorch's GPU). Where CUDA has atomics (32/64-bit ints and floats)
+sum/mean add with them (float sums may round differently from the CPU's, within
+tolerance) and integer amax/amin take atomic max/min (exact). Everything else (prod,
+multiply, float amax/amin, whose NaN rule CUDA's atomics do not follow, and the small
+dtypes) walks each line of the index along `dim` in order on one thread
+(`scatter_lines`), which gives the CPU's results exactly. float16/bfloat16 are scattered
+in float32 copies.
 """
 import numpy as np
 
 from . import _cuda
 from . import _dtype as D
 from ._cuda_index import (
-    _ATOMIC_WORK,
     _as_1d_if_0d,
     _contiguous_strides,
     _flat_buffer,
@@ -78,10 +79,15 @@ def scatter(self, dim, index, src, mode, include_self, identity):
         _cuda.fill_(counts, 1)
     if not include_self:
         _reset_targets(flat, offs, counts, identity, work_dtype, self._device)
+    atomic = flat.dtype.kind in "fi" and flat.dtype.itemsize >= 4
     if mode == "copy":
         _launch(K.put_flat, n, _movement(flat), offs, _movement(vals))
-    elif mode in ("add", "sum") and flat.dtype not in _ATOMIC_WORK:
+    elif atomic and mode in ("add", "sum", "mean"):
         _launch(K.put_flat_add, n, flat, offs, vals)
+        if counts is not None:
+            _launch(K.count_flat, n, offs, counts)
+    elif atomic and flat.dtype.kind == "i" and mode in ("amax", "amin"):
+        _launch(K.put_flat_max if mode == "amax" else K.put_flat_min, n, flat, offs, vals)
     else:
         line_len = idx_shape[dim]
         inner = int(np.prod(idx_shape[dim + 1:]))

@@ -17,7 +17,7 @@ from numba import cuda
 
 __all__ = ["MAX_DIMS", "strided_offsets", "gather_strided", "add_index_offsets", "first_out_of_range",
            "gather_3", "put_3", "put_3_add", "dim_offsets", "gather_dim", "take_flat", "put_flat", "put_flat_add",
-           "mark_flat", "scatter_lines", "chunk_sums", "scan_chunk_sums", "write_positions",
+           "put_flat_max", "put_flat_min", "count_flat", "mark_flat", "scatter_lines", "chunk_sums", "scan_chunk_sums", "write_positions",
            "unravel", "positions_to_offsets", "chunk_prefix", "fill_repeats"]
 
 MAX_DIMS = 8
@@ -155,6 +155,27 @@ def put_flat_add(buf, offs, vals):
     """buf[offs[i]] += vals[i], atomically."""
     for i in range(cuda.grid(1), vals.shape[0], cuda.gridsize(1)):
         cuda.atomic.add(buf, offs[i], vals[i])
+
+
+@cuda.jit
+def put_flat_max(buf, offs, vals):
+    """buf[offs[i]] = max(buf[offs[i]], vals[i]), atomically (integers: exact in any order)."""
+    for i in range(cuda.grid(1), vals.shape[0], cuda.gridsize(1)):
+        cuda.atomic.max(buf, offs[i], vals[i])
+
+
+@cuda.jit
+def put_flat_min(buf, offs, vals):
+    """buf[offs[i]] = min(buf[offs[i]], vals[i]), atomically (integers: exact in any order)."""
+    for i in range(cuda.grid(1), vals.shape[0], cuda.gridsize(1)):
+        cuda.atomic.min(buf, offs[i], vals[i])
+
+
+@cuda.jit
+def count_flat(offs, counts):
+    """counts[offs[i]] += 1, atomically."""
+    for i in range(cuda.grid(1), offs.shape[0], cuda.gridsize(1)):
+        cuda.atomic.add(counts, offs[i], 1)
 
 
 @cuda.jit
