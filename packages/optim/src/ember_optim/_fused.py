@@ -1,152 +1,59 @@
-"""Fused update kernels: one pass over each parameter, reading and writing every array once.
+"""When the optimizers use the fused update ops (``ember_tensor._fused_sgd_``,
+``_fused_adam_``, ``_fused_adamw_``), which run one pass over each parameter on the CPU
+and on CUDA.
 
-The plain-op forms in ``sgd.py``/``adam.py`` make five to eight passes over memory per
-parameter (one per tensor op, each with a temporary); an optimizer step is memory-bound,
-so one Numba loop that keeps the intermediates in registers is several times faster.
-
-Each kernel body is compiled twice from one source: serial below ``PARALLEL_THRESHOLD``
-elements and ``parallel=True`` above it, where ``prange`` splits the loop over cores.
-The threshold is high (1M elements) because a parallel region ends in a barrier that
-waits for every thread: on a busy machine (measured: load 10 on 2 cores) a 200k-element
-update took 20 ms in parallel against 0.4 ms serially, and even on an idle one thread
-start-up outweighs the gain for tensors that fit in cache. Options (momentum, nesterov, amsgrad,
-...) are run-time arguments, not specializations, so a dtype costs two compilations per
-optimizer; compilation happens on the first step that needs it.
-
-The kernels run on CPU tensors that are contiguous float32/float64 arrays; ``can_fuse``
-says when that holds, and the optimizers fall back to the plain-op form otherwise.
+``fused=True`` follows PyTorch's rule: every parameter must be a floating-point tensor on
+a supported device (float16/bfloat16 are computed in float32; non-contiguous tensors go
+through a contiguous copy inside the op). ``fused=None`` (the default) uses the fused op
+where that costs no copy: contiguous float32/float64 tensors of one dtype on one device;
+anything else runs the plain-op form. (PyTorch's default on the CPU is the plain for-loop;
+ember defaults to its fused kernels because they are several times faster.)
 """
-import math
-
-import numba
 import numpy as np
-from numba import prange
 
-__all__ = ["can_fuse", "sgd_update", "adam_update", "PARALLEL_THRESHOLD"]
+import ember_tensor
 
-PARALLEL_THRESHOLD = 1 << 20
-_FUSABLE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+__all__ = ["SUPPORTED_DEVICES", "can_fuse", "check_fused_supported", "check_fused_options"]
+
+SUPPORTED_DEVICES = ["cpu", "cuda"]
+_FAST_DTYPES = (ember_tensor.float32, ember_tensor.float64)
 
 
 def can_fuse(*tensors):
-    """Whether the fused kernels can update these tensors in place (None entries ignored)."""
-    dtype = None
+    """Whether the fused op updates these tensors with no copy (None entries ignored).
+
+    This runs for every parameter at every step: it reads the tensors' fields directly.
+    """
+    first = None
     for t in tensors:
         if t is None:
             continue
+        if first is None:
+            if t._dtype not in _FAST_DTYPES or t._device.type not in SUPPORTED_DEVICES:
+                return False
+            first = t
+        elif t._dtype is not first._dtype or (t._device is not first._device
+                                              and t._device != first._device):
+            return False
         data = t._data
-        if t.device.type != "cpu" or not isinstance(data, np.ndarray) or not data.flags.c_contiguous:
+        if not (data.flags.c_contiguous if isinstance(data, np.ndarray) else t.is_contiguous()):
             return False
-        if data.dtype not in _FUSABLE_DTYPES or (dtype is not None and data.dtype != dtype):
-            return False
-        dtype = data.dtype
     return True
 
 
-def _flat(t):
-    """The tensor's memory as a 1-d NumPy view (the tensor is contiguous: see can_fuse)."""
-    return t._data.reshape(-1)
+def check_fused_supported(param):
+    """PyTorch's ``fused=True`` check of one parameter (device and dtype)."""
+    if param.device.type not in SUPPORTED_DEVICES or not param.is_floating_point():
+        raise RuntimeError(
+            "`fused=True` requires all the params to be floating point Tensors of supported "
+            f"devices: {SUPPORTED_DEVICES} but {param.dtype} and {param.device.type}")
 
 
-# Scalars reach the kernels already in the parameter's dtype and already combined
-# (``1 - dampening``, ``1 - beta1``, ...): a float64 literal inside the loop would promote
-# every float32 element to float64 and round differently from PyTorch.
+def check_fused_options(fused, foreach, differentiable):
+    """PyTorch's constructor checks of ``fused=True`` against the other options."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
-def _sgd_body(param, grad, buf, lr, weight_decay, momentum, one_minus_dampening, nesterov,
-              maximize, first_step):
-    for i in prange(param.shape[0]):
-        g = -grad[i] if maximize else grad[i]
-        if weight_decay != 0:
-            g = g + weight_decay * param[i]
-        if momentum != 0:
-            b = g if first_step else momentum * buf[i] + one_minus_dampening * g
-            buf[i] = b
-            g = g + momentum * b if nesterov else b
-        param[i] = param[i] - lr * g
-
-
-def _make_adam_body(amsgrad, coupled_weight_decay, lerp_low):
-    """The Adam loop for one combination of options, fixed at compile time.
-
-    Run-time flags inside this loop (a conditional store for amsgrad, two lerp formulas)
-    stop LLVM from vectorizing it (measured: 15x slower than the SGD loop per byte);
-    closure constants let it drop the dead branches. At most 8 variants exist and a
-    program normally uses one.
-    """
-
-    def adam_body(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, sign, weight_decay,
-                  decay_factor, weight1, weight1_complement, beta2, one_minus_beta2, eps,
-                  step_size, bias_correction2_sqrt):
-        for i in prange(param.shape[0]):
-            g = sign * grad[i]  # sign is -1 with maximize: exact, unlike a branch it vectorizes
-            p = param[i] * decay_factor  # 1 unless decoupled weight decay
-            if coupled_weight_decay:
-                g = g + weight_decay * p
-            # m = lerp(m, g, 1 - beta1), with PyTorch's choice of formula for the weight.
-            m = exp_avg[i]
-            if lerp_low:
-                m = m + weight1 * (g - m)
-            else:
-                m = g - (g - m) * weight1_complement
-            v = exp_avg_sq[i] * beta2 + one_minus_beta2 * g * g
-            exp_avg[i] = m
-            exp_avg_sq[i] = v
-            if amsgrad:
-                v = max(max_exp_avg_sq[i], v)
-                max_exp_avg_sq[i] = v
-            denom = math.sqrt(v) / bias_correction2_sqrt + eps
-            param[i] = p - step_size * (m / denom)
-
-    adam_body.__name__ = f"adam_body_{int(amsgrad)}{int(coupled_weight_decay)}{int(lerp_low)}"
-    return adam_body
-
-
-_ADAM_BODIES = {}
-
-
-def _adam_kernel(amsgrad, coupled_weight_decay, lerp_low, parallel):
-    key = (amsgrad, coupled_weight_decay, lerp_low)
-    if key not in _ADAM_BODIES:
-        _ADAM_BODIES[key] = _make_adam_body(*key)
-    return _kernel(_ADAM_BODIES[key], parallel)
-
-
-_COMPILED = {}
-
-
-def _kernel(body, parallel):
-    key = (body.__name__, parallel)
-    if key not in _COMPILED:
-        # error_model="numpy": x / 0 gives inf/nan as in PyTorch; Python's model would test
-        # every division for zero and raise, and that branch alone stops vectorization.
-        _COMPILED[key] = numba.njit(parallel=parallel, fastmath=False, nogil=True,
-                                    error_model="numpy")(body)
-    return _COMPILED[key]
-
-
-def sgd_update(param, grad, momentum_buffer, *, lr, weight_decay, momentum, dampening,
-               nesterov, maximize, first_step):
-    """One fused SGD step on ``param`` (and ``momentum_buffer``, written in place)."""
-    p = _flat(param)
-    buf = _flat(momentum_buffer) if momentum_buffer is not None else p
-    kernel = _kernel(_sgd_body, p.shape[0] >= PARALLEL_THRESHOLD)
-    scalar = p.dtype.type  # compute in the parameter's precision, as PyTorch does
-    kernel(p, _flat(grad), buf, scalar(lr), scalar(weight_decay), scalar(momentum),
-           scalar(1 - dampening), bool(nesterov), bool(maximize), bool(first_step))
-
-
-def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, *, step, lr, beta1, beta2,
-                eps, weight_decay, decoupled_weight_decay, amsgrad, maximize):
-    """One fused Adam/AdamW step (``step`` already counts this one), all arrays in place."""
-    p = _flat(param)
-    bias_correction1 = 1 - beta1 ** step
-    bias_correction2 = 1 - beta2 ** step
-    vmax = _flat(max_exp_avg_sq) if amsgrad else p
-    coupled = weight_decay != 0 and not decoupled_weight_decay
-    weight1 = 1 - beta1
-    kernel = _adam_kernel(bool(amsgrad), coupled, weight1 < 0.5, p.shape[0] >= PARALLEL_THRESHOLD)
-    scalar = p.dtype.type
-    kernel(p, _flat(grad), _flat(exp_avg), _flat(exp_avg_sq), vmax, scalar(-1 if maximize else 1),
-           scalar(weight_decay), scalar(1 - lr * weight_decay if decoupled_weight_decay else 1),
-           scalar(weight1), scalar(1 - weight1), scalar(beta2), scalar(1 - beta2), scalar(eps),
-           scalar(lr / bias_correction1), scalar(bias_correction2 ** 0.5))

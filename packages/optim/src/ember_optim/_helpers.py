@@ -40,17 +40,15 @@ def zeros_state(param):
 
 
 def use_fused(fused, tensors):
-    """Whether to run the fused kernel: ``fused=None`` means "when the tensors allow it"."""
+    """Whether to run the fused op on ``tensors`` (the parameter first, then its grad and
+    state): ``fused=None`` means "when that needs no copy", ``fused=True`` always (after
+    PyTorch's device/dtype check of the parameter)."""
     if fused is False:
         return False
-    ok = _fused.can_fuse(*tensors)
-    if fused and not ok:
-        bad = next(t for t in tensors if t is not None and not _fused.can_fuse(t))
-        raise RuntimeError(
-            "`fused=True` requires all the params to be floating point Tensors of "
-            f"supported devices: ['cpu'] but {bad.dtype} and {bad.device.type} "
-            "(ember's fused kernels also need contiguous float32/float64 tensors)")
-    return ok
+    if fused:
+        _fused.check_fused_supported(tensors[0])
+        return True
+    return _fused.can_fuse(*tensors)
 
 
 def params_with_grad(group):

@@ -1,7 +1,7 @@
 """Adam and AdamW: adaptive moments with bias correction (and decoupled weight decay)."""
 import ember_tensor
 
-from . import _fused
+from ._fused import check_fused_options
 from ._helpers import check_betas, check_non_negative, get_value, new_step, use_fused, zeros_state
 from ._stepping import GroupwiseOptimizer
 
@@ -27,11 +27,16 @@ class Adam(GroupwiseOptimizer):
                         differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
+        check_fused_options(fused, foreach, differentiable)
 
     _state_keys = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step")
 
     def _init_state(self, param, group):
-        state = {"step": new_step(), "exp_avg": zeros_state(param), "exp_avg_sq": zeros_state(param)}
+        # fused=True keeps the step counter on the parameter's device, as PyTorch does, so
+        # that a CUDA step reads it there; otherwise it is a host scalar.
+        step = (ember_tensor.zeros((), dtype=ember_tensor.float32, device=param.device) if group["fused"]
+                else new_step())
+        state = {"step": step, "exp_avg": zeros_state(param), "exp_avg_sq": zeros_state(param)}
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = zeros_state(param)
         return state
@@ -61,21 +66,20 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
     """The Adam update of ``params`` and their moment buffers, in place (``torch.optim.adam``).
 
     ``state_steps`` are the step counters (0-d tensors), advanced here by one.
+    ``fused=None`` uses the one-pass op (``ember_tensor._fused_adam_``/``_fused_adamw_``,
+    CPU and CUDA) where the tensors allow.
     """
     lr = get_value(lr)
+    fused_indices = []
     for i, param in enumerate(params):
         grad, step_t = grads[i], state_steps[i]
         exp_avg, exp_avg_sq = exp_avgs[i], exp_avg_sqs[i]
         max_sq = max_exp_avg_sqs[i] if amsgrad else None
         step_t.add_(1)
-        step = get_value(step_t)
         if use_fused(fused, (param, grad, exp_avg, exp_avg_sq, max_sq)):
-            _fused.adam_update(param, grad, exp_avg, exp_avg_sq, max_sq, step=step, lr=lr,
-                               beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
-                               decoupled_weight_decay=decoupled_weight_decay, amsgrad=amsgrad,
-                               maximize=maximize)
-            param._bump_version()
+            fused_indices.append(i)
             continue
+        step = get_value(step_t)
         grad = -grad if maximize else grad
         if weight_decay != 0:
             if decoupled_weight_decay:
@@ -92,6 +96,24 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
         else:
             denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
         param.addcdiv_(exp_avg, denom, value=-step_size)
+    if fused_indices:
+        _adam_fused(fused_indices, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
+                    amsgrad=amsgrad, beta1=beta1, beta2=beta2, lr=lr, weight_decay=weight_decay,
+                    eps=eps, maximize=maximize, decoupled_weight_decay=decoupled_weight_decay,
+                    grad_scale=grad_scale, found_inf=found_inf)
+
+
+def _adam_fused(indices, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *,
+                amsgrad, decoupled_weight_decay, grad_scale, found_inf, **options):
+    """The fused op over the parameters at ``indices`` (steps already advanced)."""
+    pick = lambda tensors: [tensors[i] for i in indices]  # noqa: E731
+    op = ember_tensor._fused_adamw_ if decoupled_weight_decay else ember_tensor._fused_adam_
+    op(pick(params), pick(grads), pick(exp_avgs), pick(exp_avg_sqs),
+       pick(max_exp_avg_sqs) if amsgrad else [], pick(state_steps), amsgrad=amsgrad,
+       grad_scale=grad_scale, found_inf=found_inf, **options)
+    if found_inf is not None:  # a skipped step does not count (PyTorch's _fused_adam)
+        for step_t in pick(state_steps):
+            step_t.sub_(found_inf.to(step_t.device))
 
 
 def adamw(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, **kwargs):

@@ -1,8 +1,9 @@
 """Stochastic gradient descent, with momentum, dampening, Nesterov and weight decay."""
 import ember_autograd
+import ember_tensor
 from ember_tensor._sparse_ops import add_sparse_into_dense_
 
-from . import _fused
+from ._fused import check_fused_options
 from ._helpers import check_non_negative, params_with_grad, use_fused, zeros_state
 from .optimizer import Optimizer, _use_grad_for_differentiable
 
@@ -34,6 +35,7 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
+        check_fused_options(fused, foreach, differentiable)
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
@@ -59,24 +61,31 @@ def sgd(params, d_p_list, momentum_buffer_list, *, weight_decay, momentum, lr, d
     """The SGD update of ``params`` in place (``torch.optim.sgd``).
 
     ``momentum_buffer_list`` holds each parameter's buffer or None; new buffers are
-    written into it. ``fused=None`` uses the one-pass kernel where the tensors allow.
+    written into it. ``fused=None`` uses the one-pass op (``ember_tensor._fused_sgd_``, CPU
+    and CUDA) where the tensors allow.
     """
+    continuing, first_steps = [], []  # the fused parameters, by whether they have a buffer
     for i, (param, grad) in enumerate(zip(params, d_p_list)):
         buf = momentum_buffer_list[i]
         if grad.is_sparse:
             _sgd_sparse(param, grad, weight_decay, momentum, lr, maximize)
-            continue
-        if use_fused(fused, (param, grad, buf)):
-            first_step = buf is None and momentum != 0
-            if first_step:
-                buf = momentum_buffer_list[i] = zeros_state(param)  # the kernel writes it
-            _fused.sgd_update(param, grad, buf if momentum != 0 else None, lr=lr,
-                              weight_decay=weight_decay, momentum=momentum, dampening=dampening,
-                              nesterov=nesterov, maximize=maximize, first_step=first_step)
-            param._bump_version()
+        elif use_fused(fused, (param, grad, buf)):
+            (first_steps if buf is None and momentum != 0 else continuing).append(i)
         else:
             momentum_buffer_list[i] = _sgd_plain(param, grad, buf, weight_decay, momentum, lr,
                                                  dampening, nesterov, maximize)
+    for indices, is_first_step in ((continuing, False), (first_steps, True)):
+        if not indices:
+            continue
+        if is_first_step:
+            for i in indices:
+                momentum_buffer_list[i] = zeros_state(params[i])  # the op writes it
+        ember_tensor._fused_sgd_(
+            [params[i] for i in indices], [d_p_list[i] for i in indices],
+            [momentum_buffer_list[i] for i in indices] if momentum != 0 else [],
+            weight_decay=weight_decay, momentum=momentum, lr=lr, dampening=dampening,
+            nesterov=nesterov, maximize=maximize, is_first_step=is_first_step,
+            grad_scale=grad_scale, found_inf=found_inf)
 
 
 def _sgd_sparse(param, grad, weight_decay, momentum, lr, maximize):

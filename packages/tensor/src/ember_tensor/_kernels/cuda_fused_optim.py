@@ -1,0 +1,149 @@
+"""numba.cuda kernels of the fused optimizer steps (`ember_tensor._fused_sgd_`,
+`_fused_adam_`, `_fused_adamw_` on CUDA tensors): one grid-stride pass per parameter that
+reads and writes each array once, the CUDA twin of `cpu_fused_optim`.
+
+The arithmetic is the CPU loops' (same formulas, same order, scalars in the parameter's
+dtype) so that a CUDA step equals a CPU step to the last bit or two. What differs:
+
+* options are run-time flags packed in one int (``SGD_*``/``ADAM_*`` bits): on a GPU a
+  branch every thread takes the same way costs nothing, and fewer arguments make the
+  launch cheaper (numba-cuda marshals each argument on the host);
+* AMP's ``grad_scale``/``found_inf`` are 1-element float32 device arrays read inside the
+  kernel (PyTorch's semantics: skip the step when ``found_inf == 1``, divide the gradient
+  by ``grad_scale`` and store it back unscaled), so no value crosses to the host;
+* Adam's step counter may live on the device (PyTorch keeps it there for ``fused=True``):
+  the kernel then computes the bias corrections from it in float64, as PyTorch's CUDA
+  kernel does, and rounds them to the parameter's dtype like the host path does. That
+  cast needs the dtype as a compile-time constant, hence one kernel object per dtype
+  (float32, float64: half types are widened to float32 by the op layer).
+
+Under Numba's simulator (NUMBA_ENABLE_CUDASIM=1) the kernels run as Python: every value
+stays a NumPy scalar (a division by zero gives inf/nan, as on the GPU, not an exception).
+"""
+import math
+
+import numba
+import numpy as np
+from numba import cuda
+
+__all__ = ["sgd_kernel", "adam_kernel", "SGD_NESTEROV", "SGD_MAXIMIZE", "SGD_FIRST_STEP",
+           "HAS_GRAD_SCALE", "HAS_FOUND_INF", "ADAM_AMSGRAD", "ADAM_COUPLED_DECAY",
+           "ADAM_LERP_LOW", "ADAM_DEVICE_STEP"]
+
+# Flag bits shared by both kernels.
+HAS_GRAD_SCALE = 1
+HAS_FOUND_INF = 2
+# SGD flags.
+SGD_NESTEROV = 4
+SGD_MAXIMIZE = 8
+SGD_FIRST_STEP = 16
+# Adam flags.
+ADAM_AMSGRAD = 4
+ADAM_COUPLED_DECAY = 8
+ADAM_LERP_LOW = 16
+ADAM_DEVICE_STEP = 32
+
+_NUMBA_SCALAR = {np.dtype(np.float32): numba.float32, np.dtype(np.float64): numba.float64}
+
+
+def _make_sgd_kernel(scalar):
+    @cuda.jit
+    def sgd(param, grad, buf, grad_scale, found_inf, lr, weight_decay, momentum,
+            one_minus_dampening, flags):
+        if (flags & HAS_FOUND_INF) != 0 and found_inf[0] == 1.0:
+            return  # AMP found an inf/nan in the gradients: this step is skipped
+        unscale = (flags & HAS_GRAD_SCALE) != 0
+        nesterov = (flags & SGD_NESTEROV) != 0
+        maximize = (flags & SGD_MAXIMIZE) != 0
+        first_step = (flags & SGD_FIRST_STEP) != 0
+        start = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        for i in range(start, param.shape[0], stride):
+            g = grad[i]
+            if unscale:
+                g = scalar(g / grad_scale[0])
+                grad[i] = g
+            if maximize:
+                g = -g
+            if weight_decay != 0:
+                g = g + weight_decay * param[i]
+            if momentum != 0:
+                if first_step:
+                    b = g
+                else:
+                    b = momentum * buf[i] + one_minus_dampening * g
+                buf[i] = b
+                if nesterov:
+                    g = g + momentum * b
+                else:
+                    g = b
+            param[i] = param[i] - lr * g
+
+    return sgd
+
+
+def _make_adam_kernel(scalar):
+    @cuda.jit
+    def adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, grad_scale, found_inf,
+             sign, weight_decay, decay_factor, weight1, weight1_complement, beta2,
+             one_minus_beta2, eps, step_size, bias_correction2_sqrt, lr64, beta1_64, beta2_64,
+             flags):
+        if (flags & HAS_FOUND_INF) != 0 and found_inf[0] == 1.0:
+            return
+        unscale = (flags & HAS_GRAD_SCALE) != 0
+        amsgrad = (flags & ADAM_AMSGRAD) != 0
+        coupled = (flags & ADAM_COUPLED_DECAY) != 0
+        lerp_low = (flags & ADAM_LERP_LOW) != 0
+        if (flags & ADAM_DEVICE_STEP) != 0:
+            # Bias corrections from the device-resident step, in float64, then rounded to
+            # the parameter's dtype exactly as the host computes them.
+            t = numba.float64(step[0])
+            step_size = scalar(lr64 / (1.0 - beta1_64 ** t))
+            bias_correction2_sqrt = scalar(math.sqrt(1.0 - beta2_64 ** t))
+        start = cuda.grid(1)
+        stride = cuda.gridsize(1)
+        for i in range(start, param.shape[0], stride):
+            g = grad[i]
+            if unscale:
+                g = scalar(g / grad_scale[0])
+                grad[i] = g
+            g = sign * g
+            p = param[i] * decay_factor
+            if coupled:
+                g = g + weight_decay * p
+            m = exp_avg[i]
+            if lerp_low:
+                m = m + weight1 * (g - m)
+            else:
+                m = g - (g - m) * weight1_complement
+            v = exp_avg_sq[i] * beta2 + one_minus_beta2 * g * g
+            exp_avg[i] = m
+            exp_avg_sq[i] = v
+            if amsgrad:
+                v = max(max_exp_avg_sq[i], v)
+                max_exp_avg_sq[i] = v
+            denom = scalar(math.sqrt(v)) / bias_correction2_sqrt + eps
+            param[i] = p - step_size * (m / denom)
+
+    return adam
+
+
+_KERNELS = {}
+
+
+def _kernel(make, np_dtype):
+    key = (make, np.dtype(np_dtype))
+    kernel = _KERNELS.get(key)
+    if kernel is None:
+        kernel = _KERNELS[key] = make(_NUMBA_SCALAR[key[1]])
+    return kernel
+
+
+def sgd_kernel(np_dtype):
+    """The SGD kernel for float32 or float64 parameters (compiled on first launch)."""
+    return _kernel(_make_sgd_kernel, np_dtype)
+
+
+def adam_kernel(np_dtype):
+    """The Adam/AdamW kernel for float32 or float64 parameters (compiled on first launch)."""
+    return _kernel(_make_adam_kernel, np_dtype)
