@@ -55,8 +55,8 @@ _INT64_MAX_AS_FLOAT = 9.223372036854775e18
 _INT64_MAX = np.int64((1 << 63) - 1)
 
 
-def philox4x32(seed, block, group, words, at):
-    """words[at:at+4] = Philox4x32-10(key=seed, counter=(block, group)); all uint64."""
+def philox4x32(seed, block, group):
+    """Philox4x32-10 of counter (block, group) under key `seed`: four words (uint64 < 2**32)."""
     k0 = seed & _MASK32
     k1 = seed >> _U32
     c0 = block & _MASK32
@@ -70,27 +70,44 @@ def philox4x32(seed, block, group, words, at):
                           (p0 >> _U32) ^ c3 ^ k1, p0 & _MASK32)
         k0 = (k0 + _W0) & _MASK32
         k1 = (k1 + _W1) & _MASK32
-    words[at] = c0
-    words[at + 1] = c1
-    words[at + 2] = c2
-    words[at + 3] = c3
+    return c0, c1, c2, c3
 
 
 _philox = cuda.jit(device=True)(philox4x32)
 
 
 @cuda.jit(device=True)
-def _draw(seed, block, g, words, blocks):
-    """Fill words[0:4*blocks] for group g from `blocks` consecutive counter blocks."""
-    group = np.uint64(g)
-    _philox(seed, block, group, words, 0)
-    if blocks == 2:
-        _philox(seed, block + _U1, group, words, 4)
+def _words32(seed, block, g):
+    """The four 32-bit words of group g (one counter block)."""
+    return _philox(seed, block, np.uint64(g))
 
 
 @cuda.jit(device=True)
-def _word64(words, j):
-    return (words[2 * j] << _U32) | words[2 * j + 1]
+def _words64(seed, block, g):
+    """Four 64-bit words for group g, from two consecutive counter blocks."""
+    a0, a1, a2, a3 = _philox(seed, block, np.uint64(g))
+    b0, b1, b2, b3 = _philox(seed, block + _U1, np.uint64(g))
+    return (a0 << _U32) | a1, (a2 << _U32) | a3, (b0 << _U32) | b1, (b2 << _U32) | b3
+
+
+@cuda.jit(device=True)
+def _put4(out, i, v0, v1, v2, v3):
+    """out[i:i+4] = v0..v3, cut at the end of out (values are computed for all four in
+    registers: a local array indexed at run time would live in slow local memory)."""
+    n = out.shape[0]
+    out[i] = v0
+    if i + 1 < n:
+        out[i + 1] = v1
+    if i + 2 < n:
+        out[i + 2] = v2
+    if i + 3 < n:
+        out[i + 3] = v3
+
+
+@cuda.jit(device=True)
+def _unit32(x, shift, scale):
+    """A float32 in [0, 1) from the top (32 - shift) bits of word x, `scale` = 2**(shift - 32)."""
+    return np.float32(x >> shift) * scale
 
 
 @cuda.jit(device=True)
@@ -111,105 +128,115 @@ def _unit64(x):
     return np.float64(x >> _U11) * _F64_2POW_M53
 
 
+@cuda.jit(device=True)
+def _box_muller32(a, b):
+    """Two independent standard normals (float32) from words a, b."""
+    radius = math.sqrt(_F32_MINUS_TWO * math.log(_open_unit32(a)))
+    angle = _F32_TWO_PI * (np.float32(b >> _U8) * _F32_2POW_M24)
+    return np.float32(radius * math.cos(angle)), np.float32(radius * math.sin(angle))
+
+
+@cuda.jit(device=True)
+def _box_muller64(a, b):
+    """Two independent standard normals (float64) from 64-bit words a, b."""
+    radius = math.sqrt(-2.0 * math.log(_open_unit64(a)))
+    angle = 2.0 * math.pi * _unit64(b)
+    return radius * math.cos(angle), radius * math.sin(angle)
+
+
 # --- continuous distributions -------------------------------------------------------------
 
 
 @cuda.jit(**_JIT)
 def uniform32(out, seed, block, shift, scale, low, span):
     """out = low + span * u, u in [0, 1) on a grid of 2**-bits (shift = 32 - bits; float32)."""
-    n = out.shape[0]
-    words = cuda.local.array(4, np.uint64)
-    for g in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
-        _draw(seed, block, g, words, 1)
-        for j in range(min(4, n - 4 * g)):
-            out[4 * g + j] = low + span * (np.float32(words[j] >> shift) * scale)
+    for g in range(cuda.grid(1), (out.shape[0] + 3) // 4, cuda.gridsize(1)):
+        x0, x1, x2, x3 = _words32(seed, block, g)
+        _put4(out, 4 * g, low + span * _unit32(x0, shift, scale), low + span * _unit32(x1, shift, scale),
+              low + span * _unit32(x2, shift, scale), low + span * _unit32(x3, shift, scale))
 
 
 @cuda.jit(**_JIT)
 def uniform64(out, seed, block, low, span):
     """out = low + span * u, u in [0, 1) with 53 random bits (float64; two blocks)."""
-    n = out.shape[0]
-    words = cuda.local.array(8, np.uint64)
-    for g in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
-        _draw(seed, block, g, words, 2)
-        for j in range(min(4, n - 4 * g)):
-            out[4 * g + j] = low + span * _unit64(_word64(words, j))
+    for g in range(cuda.grid(1), (out.shape[0] + 3) // 4, cuda.gridsize(1)):
+        r0, r1, r2, r3 = _words64(seed, block, g)
+        _put4(out, 4 * g, low + span * _unit64(r0), low + span * _unit64(r1), low + span * _unit64(r2),
+              low + span * _unit64(r3))
 
 
 @cuda.jit(**_JIT)
 def normal32(out, seed, block, mean, std):
     """out = mean + std * z, z standard normal by Box-Muller on word pairs (float32)."""
-    n = out.shape[0]
-    words = cuda.local.array(4, np.uint64)
-    for g in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
-        _draw(seed, block, g, words, 1)
-        for j in range(0, min(4, n - 4 * g), 2):
-            radius = math.sqrt(_F32_MINUS_TWO * math.log(_open_unit32(words[j])))
-            angle = _F32_TWO_PI * (np.float32(words[j + 1] >> _U8) * _F32_2POW_M24)
-            out[4 * g + j] = mean + std * np.float32(radius * math.cos(angle))
-            if 4 * g + j + 1 < n:
-                out[4 * g + j + 1] = mean + std * np.float32(radius * math.sin(angle))
+    for g in range(cuda.grid(1), (out.shape[0] + 3) // 4, cuda.gridsize(1)):
+        x0, x1, x2, x3 = _words32(seed, block, g)
+        z0, z1 = _box_muller32(x0, x1)
+        z2, z3 = _box_muller32(x2, x3)
+        _put4(out, 4 * g, mean + std * z0, mean + std * z1, mean + std * z2, mean + std * z3)
 
 
 @cuda.jit(**_JIT)
 def normal64(out, seed, block, mean, std):
     """out = mean + std * z, z standard normal by Box-Muller on 53-bit uniforms (float64)."""
-    n = out.shape[0]
-    words = cuda.local.array(8, np.uint64)
-    for g in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
-        _draw(seed, block, g, words, 2)
-        for j in range(0, min(4, n - 4 * g), 2):
-            radius = math.sqrt(-2.0 * math.log(_open_unit64(_word64(words, j))))
-            angle = 2.0 * math.pi * _unit64(_word64(words, j + 1))
-            out[4 * g + j] = mean + std * (radius * math.cos(angle))
-            if 4 * g + j + 1 < n:
-                out[4 * g + j + 1] = mean + std * (radius * math.sin(angle))
+    for g in range(cuda.grid(1), (out.shape[0] + 3) // 4, cuda.gridsize(1)):
+        r0, r1, r2, r3 = _words64(seed, block, g)
+        z0, z1 = _box_muller64(r0, r1)
+        z2, z3 = _box_muller64(r2, r3)
+        _put4(out, 4 * g, mean + std * z0, mean + std * z1, mean + std * z2, mean + std * z3)
+
+
+@cuda.jit(device=True)
+def _exponential32(x, lambd):
+    return np.float32(-math.log(_open_unit32(x))) / lambd
 
 
 @cuda.jit(**_JIT)
 def exponential32(out, seed, block, lambd):
     """out = -log(u) / lambd, u in (0, 1] (float32)."""
-    n = out.shape[0]
-    words = cuda.local.array(4, np.uint64)
-    for g in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
-        _draw(seed, block, g, words, 1)
-        for j in range(min(4, n - 4 * g)):
-            out[4 * g + j] = np.float32(-math.log(_open_unit32(words[j]))) / lambd
+    for g in range(cuda.grid(1), (out.shape[0] + 3) // 4, cuda.gridsize(1)):
+        x0, x1, x2, x3 = _words32(seed, block, g)
+        _put4(out, 4 * g, _exponential32(x0, lambd), _exponential32(x1, lambd), _exponential32(x2, lambd),
+              _exponential32(x3, lambd))
+
+
+@cuda.jit(device=True)
+def _exponential64(r, lambd):
+    return -math.log(_open_unit64(r)) / lambd
 
 
 @cuda.jit(**_JIT)
 def exponential64(out, seed, block, lambd):
     """out = -log(u) / lambd, u in (0, 1] with 53 random bits (float64)."""
-    n = out.shape[0]
-    words = cuda.local.array(8, np.uint64)
-    for g in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
-        _draw(seed, block, g, words, 2)
-        for j in range(min(4, n - 4 * g)):
-            out[4 * g + j] = -math.log(_open_unit64(_word64(words, j))) / lambd
+    for g in range(cuda.grid(1), (out.shape[0] + 3) // 4, cuda.gridsize(1)):
+        r0, r1, r2, r3 = _words64(seed, block, g)
+        _put4(out, 4 * g, _exponential64(r0, lambd), _exponential64(r1, lambd), _exponential64(r2, lambd),
+              _exponential64(r3, lambd))
+
+
+@cuda.jit(device=True)
+def _cauchy(u, median, sigma):
+    return median + sigma * math.tan(math.pi * (u - 0.5))
 
 
 @cuda.jit(**_JIT)
 def cauchy32(out, seed, block, shift, scale, median, sigma):
     """out = median + sigma * tan(pi * (u - 1/2)), u on the output type's grid (as uniform32),
     computed in float64 like the CPU."""
-    n = out.shape[0]
-    words = cuda.local.array(4, np.uint64)
-    for g in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
-        _draw(seed, block, g, words, 1)
-        for j in range(min(4, n - 4 * g)):
-            u = np.float64(np.float32(words[j] >> shift) * scale)
-            out[4 * g + j] = median + sigma * math.tan(math.pi * (u - 0.5))
+    for g in range(cuda.grid(1), (out.shape[0] + 3) // 4, cuda.gridsize(1)):
+        x0, x1, x2, x3 = _words32(seed, block, g)
+        _put4(out, 4 * g, _cauchy(np.float64(_unit32(x0, shift, scale)), median, sigma),
+              _cauchy(np.float64(_unit32(x1, shift, scale)), median, sigma),
+              _cauchy(np.float64(_unit32(x2, shift, scale)), median, sigma),
+              _cauchy(np.float64(_unit32(x3, shift, scale)), median, sigma))
 
 
 @cuda.jit(**_JIT)
 def cauchy64(out, seed, block, median, sigma):
     """out = median + sigma * tan(pi * (u - 1/2)), u with 53 random bits (float64)."""
-    n = out.shape[0]
-    words = cuda.local.array(8, np.uint64)
-    for g in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
-        _draw(seed, block, g, words, 2)
-        for j in range(min(4, n - 4 * g)):
-            out[4 * g + j] = median + sigma * math.tan(math.pi * (_unit64(_word64(words, j)) - 0.5))
+    for g in range(cuda.grid(1), (out.shape[0] + 3) // 4, cuda.gridsize(1)):
+        r0, r1, r2, r3 = _words64(seed, block, g)
+        _put4(out, 4 * g, _cauchy(_unit64(r0), median, sigma), _cauchy(_unit64(r1), median, sigma),
+              _cauchy(_unit64(r2), median, sigma), _cauchy(_unit64(r3), median, sigma))
 
 
 # --- discrete distributions ---------------------------------------------------------------
@@ -218,71 +245,76 @@ def cauchy64(out, seed, block, median, sigma):
 @cuda.jit(**_JIT)
 def randint32(out, seed, block, low, span):
     """out = low + word % span for span <= 2**32 (int64 out, int64 low, uint64 span)."""
-    n = out.shape[0]
-    words = cuda.local.array(4, np.uint64)
-    for g in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
-        _draw(seed, block, g, words, 1)
-        for j in range(min(4, n - 4 * g)):
-            out[4 * g + j] = low + np.int64(words[j] % span)
+    for g in range(cuda.grid(1), (out.shape[0] + 3) // 4, cuda.gridsize(1)):
+        x0, x1, x2, x3 = _words32(seed, block, g)
+        _put4(out, 4 * g, low + np.int64(x0 % span), low + np.int64(x1 % span), low + np.int64(x2 % span),
+              low + np.int64(x3 % span))
+
+
+@cuda.jit(device=True)
+def _offset_by(low, r, span):
+    """low + r % span (span 0: 2**64) without overflow: the sum fits in int64 (it is at most
+    the range's top) but the step may not, so its top bit is added as two halves."""
+    step = r if span == 0 else r % span
+    if step >= _TOP_BIT:
+        return low + np.int64(step - _TOP_BIT) + _HALF_INT64 + _HALF_INT64
+    return low + np.int64(step)
 
 
 @cuda.jit(**_JIT)
 def randint64(out, seed, block, low, span):
     """out = low + r % span for a 64-bit r (span 0 stands for 2**64: the whole int64 range)."""
-    n = out.shape[0]
-    words = cuda.local.array(8, np.uint64)
-    for g in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
-        _draw(seed, block, g, words, 2)
-        for j in range(min(4, n - 4 * g)):
-            r = _word64(words, j)
-            step = r if span == 0 else r % span
-            # low + step fits in int64 (it is at most the range's top) but step may not:
-            # add its top bit as two halves so that no intermediate overflows.
-            if step >= _TOP_BIT:
-                out[4 * g + j] = low + np.int64(step - _TOP_BIT) + _HALF_INT64 + _HALF_INT64
-            else:
-                out[4 * g + j] = low + np.int64(step)
+    for g in range(cuda.grid(1), (out.shape[0] + 3) // 4, cuda.gridsize(1)):
+        r0, r1, r2, r3 = _words64(seed, block, g)
+        _put4(out, 4 * g, _offset_by(low, r0, span), _offset_by(low, r1, span), _offset_by(low, r2, span),
+              _offset_by(low, r3, span))
 
 
 @cuda.jit(**_JIT)
 def bernoulli_scalar(out, seed, block, threshold):
     """out = 1 where word < threshold (P = threshold / 2**32), else 0; out of any numeric type."""
-    n = out.shape[0]
-    words = cuda.local.array(4, np.uint64)
-    for g in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
-        _draw(seed, block, g, words, 1)
-        for j in range(min(4, n - 4 * g)):
-            out[4 * g + j] = 1 if words[j] < threshold else 0
+    for g in range(cuda.grid(1), (out.shape[0] + 3) // 4, cuda.gridsize(1)):
+        x0, x1, x2, x3 = _words32(seed, block, g)
+        _put4(out, 4 * g, 1 if x0 < threshold else 0, 1 if x1 < threshold else 0,
+              1 if x2 < threshold else 0, 1 if x3 < threshold else 0)
+
+
+@cuda.jit(device=True)
+def _below(x, p, i):
+    """1 if word x / 2**32 < p[i], else 0 (0 past the end of p: the tail of a last group)."""
+    if i >= p.shape[0]:
+        return 0
+    return 1 if np.float64(x) * _F64_2POW_M32 < p[i] else 0
 
 
 @cuda.jit(**_JIT)
 def bernoulli_tensor(out, p, seed, block):
     """out = 1 where u < p[i] (u = word / 2**32, p float64 of out's length), else 0."""
-    n = out.shape[0]
-    words = cuda.local.array(4, np.uint64)
-    for g in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
-        _draw(seed, block, g, words, 1)
-        for j in range(min(4, n - 4 * g)):
-            out[4 * g + j] = 1 if np.float64(words[j]) * _F64_2POW_M32 < p[4 * g + j] else 0
+    for g in range(cuda.grid(1), (out.shape[0] + 3) // 4, cuda.gridsize(1)):
+        x0, x1, x2, x3 = _words32(seed, block, g)
+        i = 4 * g
+        _put4(out, i, _below(x0, p, i), _below(x1, p, i + 1), _below(x2, p, i + 2), _below(x3, p, i + 3))
+
+
+@cuda.jit(device=True)
+def _trials(x, log1m_p):
+    """ceil(log(u) / log(1 - p)) for u in (0, 1) from word x: at least 1, at most int64 max."""
+    trials = math.log((np.float64(x) + 0.5) * _F64_2POW_M32) / log1m_p
+    if trials >= _INT64_MAX_AS_FLOAT:
+        return _INT64_MAX
+    count = np.int64(trials)  # trials > 0: truncation, then up to the ceiling
+    if count < trials:
+        count += 1
+    return count
 
 
 @cuda.jit(**_JIT)
 def geometric(out, seed, block, log1m_p):
     """out = ceil(log(u) / log(1 - p)) >= 1, u in (0, 1), as int64 (clamped at int64 max)."""
-    n = out.shape[0]
-    words = cuda.local.array(4, np.uint64)
-    for g in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
-        _draw(seed, block, g, words, 1)
-        for j in range(min(4, n - 4 * g)):
-            u = (np.float64(words[j]) + 0.5) * _F64_2POW_M32
-            trials = math.log(u) / log1m_p
-            if trials >= _INT64_MAX_AS_FLOAT:
-                out[4 * g + j] = _INT64_MAX
-            else:
-                count = np.int64(trials)  # trials > 0: truncation, then up to the ceiling
-                if count < trials:
-                    count += 1
-                out[4 * g + j] = count
+    for g in range(cuda.grid(1), (out.shape[0] + 3) // 4, cuda.gridsize(1)):
+        x0, x1, x2, x3 = _words32(seed, block, g)
+        _put4(out, 4 * g, _trials(x0, log1m_p), _trials(x1, log1m_p), _trials(x2, log1m_p),
+              _trials(x3, log1m_p))
 
 
 @cuda.jit(**_JIT)
