@@ -5,6 +5,11 @@ half-precision, empty and 0-d inputs, and the CPU's errors.
 
 Runs on Numba's CUDA simulator (one Python thread per CUDA thread): shapes stay tiny.
 """
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -287,3 +292,31 @@ def test_backward_on_cuda_matches_the_cpu():
         out.backward()
     for c, g in zip(cpu, gpu):
         _same(c.grad, g.grad)
+
+
+SECOND_DEVICE_SCRIPT = textwrap.dedent("""
+    import ember_tensor as torch
+    from ember_tensor._ops import nn as N
+
+    x, w = torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3)
+    x1, w1 = x.to("cuda:1"), w.to("cuda:1")
+    before = torch.cuda.memory_allocated(0)
+    y = N.convolution(x1, w1, None, 1, 1, 1, False, 0, 1)
+    v, i = N.max_pool_with_indices(y, (2, 2), (2, 2), 0)
+    p = N.constant_pad_nd(v, (1, 1), 0.0)
+    g = N.convolution_backward_weight(y, x1, (3, 2, 3, 3), 1, 1, 1, 1)
+    assert all(t.device == torch.device("cuda:1") for t in (y, v, i, p, g))
+    assert torch.cuda.current_device() == 0 and torch.cuda.memory_allocated(0) == before
+    assert (y.cpu() - N.convolution(x, w, None, 1, 1, 1, False, 0, 1)).abs().max().item() < 1e-5
+    print("ok")
+""")
+
+
+def test_ops_on_a_second_device_allocate_and_run_there():
+    if "simulator" not in et.cuda.get_device_name().lower():
+        pytest.skip("simulates two devices on Numba's CUDA simulator")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", EMBER_CUDASIM_DEVICES="2")
+    result = subprocess.run([sys.executable, "-c", SECOND_DEVICE_SCRIPT], capture_output=True, text=True,
+                            env=env, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "ok"

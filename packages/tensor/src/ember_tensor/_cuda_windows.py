@@ -18,6 +18,7 @@ import numpy as np
 from . import _cuda
 from . import cuda as _public
 from ._kernels import cuda_windows as K
+from ._kernels.cuda_loops import SIMULATOR
 
 __all__ = ["device_scope", "array_of", "tensor_of", "conv_forward", "conv_backward_input",
            "conv_backward_weight", "add_channel_bias", "max_pool", "avg_pool", "avg_pool_backward",
@@ -98,6 +99,32 @@ def _launch(kernel, n, *args):
         _cuda._launch(kernel, n, *args)
 
 
+_max_blocks = None
+
+
+def _launch_rows(kernel, rows, length, *args):
+    """Run a two-level kernel: blocks stride over `rows`, threads over `length` each.
+
+    Blocks are sized to the row (a multiple of 32 up to 128 threads), so short rows
+    idle few threads. The simulator gets 2 blocks of at most 4 threads (a Python thread
+    per CUDA thread), still exercising both strides.
+    """
+    global _max_blocks
+    if rows == 0 or length == 0:
+        return
+    if SIMULATOR:
+        _cuda.configured(kernel, min(rows, 2), min(length, 4), 0)(*args)
+        return
+    if _max_blocks is None:
+        from numba import cuda
+        _max_blocks = 64 * cuda.get_current_device().MULTIPROCESSOR_COUNT
+    block = min(128, 32 * ((length + 31) // 32))
+    _cuda.configured(kernel, min(rows, _max_blocks), block, _public._current_numba_stream())(*args)
+    if _cuda.LAUNCH_BLOCKING:
+        from numba import cuda
+        cuda.synchronize()
+
+
 def _zeros(shape, np_dtype):
     out = _cuda.empty(shape, np_dtype)
     return _cuda.fill_(out, 0)
@@ -118,14 +145,15 @@ def _geometry_args(kernel, stride, padding, dilation, out):
 
 def _im2col_into(x, kernel, stride, padding, dilation, out, cols):
     """cols (N, C*K, L), any strides: the columns of x (N, C, *S)."""
-    _launch(K.im2col, cols.size, _lift(x), *_geometry_args(kernel, stride, padding, dilation, out), cols)
+    _launch_rows(K.im2col, cols.shape[0] * cols.shape[1], cols.shape[2], _lift(x),
+                 *_geometry_args(kernel, stride, padding, dilation, out), cols)
 
 
 def _col2im(cols, n, c, size, kernel, stride, padding, dilation, out):
     """(N, C, *size): the sum of columns (N, C*K, L) back into their positions."""
     result = _cuda.empty((n, c) + tuple(size), cols.dtype)
-    _launch(K.col2im, result.size, cols, *_geometry_args(kernel, stride, padding, dilation, out),
-            _zero(cols), _lift(result))
+    _launch_rows(K.col2im, n * c, math.prod(size), cols, *_geometry_args(kernel, stride, padding, dilation, out),
+                 _zero(cols), _lift(result))
     return result
 
 
@@ -235,7 +263,8 @@ def max_pool(x, kernel, stride, padding, dilation, out):
     shape = tuple(x.shape[:2]) + tuple(out)
     values, indices = _cuda.empty(shape, x.dtype), _cuda.empty(shape, np.int64)
     args = _three(kernel, 1) + _three(stride, 1) + _three(padding, 0) + _three(dilation, 1)
-    _launch(K.max_pool, values.size, _lift(x), *args, _lowest(x.dtype), _lift(values), _lift(indices))
+    _launch_rows(K.max_pool, shape[0] * shape[1], math.prod(out), _lift(x), *args, _lowest(x.dtype),
+                 _lift(values), _lift(indices))
     return values, indices
 
 
@@ -243,8 +272,8 @@ def avg_pool(x, kernel, stride, padding, out, count_include_pad, divisor_overrid
     """Average pooling of x (N, C, *S) to spatial `out` (PyTorch's divisor rules)."""
     result = _cuda.empty(tuple(x.shape[:2]) + tuple(out), x.dtype)
     args = _three(kernel, 1) + _three(stride, 1) + _three(padding, 0)
-    _launch(K.avg_pool, result.size, _lift(x), *args, bool(count_include_pad), int(divisor_override or 0),
-            _zero(x), _lift(result))
+    _launch_rows(K.avg_pool, x.shape[0] * x.shape[1], math.prod(out), _lift(x), *args, bool(count_include_pad),
+                 int(divisor_override or 0), _zero(x), _lift(result))
     return result
 
 
@@ -252,8 +281,8 @@ def avg_pool_backward(g, input_size, kernel, stride, padding, count_include_pad,
     """Gradient of `avg_pool` w.r.t. an input of shape `input_size` (a gather)."""
     result = _cuda.empty(tuple(input_size), g.dtype)
     args = _three(kernel, 1) + _three(stride, 1) + _three(padding, 0)
-    _launch(K.avg_pool_backward, result.size, _lift(g), *args, bool(count_include_pad),
-            int(divisor_override or 0), _zero(g), _lift(result))
+    _launch_rows(K.avg_pool_backward, g.shape[0] * g.shape[1], math.prod(input_size[2:]), _lift(g), *args,
+                 bool(count_include_pad), int(divisor_override or 0), _zero(g), _lift(result))
     return result
 
 
@@ -261,7 +290,8 @@ def adaptive_max_pool(x, out):
     """(values, int64 indices) of adaptive max pooling x (N, C, *S) to spatial `out`."""
     shape = tuple(x.shape[:2]) + tuple(out)
     values, indices = _cuda.empty(shape, x.dtype), _cuda.empty(shape, np.int64)
-    _launch(K.adaptive_max_pool, values.size, _lift(x), _lift(values), _lift(indices))
+    _launch_rows(K.adaptive_max_pool, shape[0] * shape[1], math.prod(out), _lift(x), _lift(values),
+                 _lift(indices))
     return values, indices
 
 
