@@ -11,9 +11,11 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
 import ember_tensor as et
 from cuda_guard import device_only
+from test_indexing import _build_key, _torch_key
 
 pytestmark = pytest.mark.skipif(not et.cuda.is_available(), reason="no CUDA and no simulator")
 
@@ -119,6 +121,21 @@ def test_getitem(key):
     check(lambda t: t[key], x)                                    # list and array keys, uploaded
     base = et.tensor(np.ascontiguousarray(A.transpose(3, 2, 1, 0))).permute(3, 2, 1, 0)
     check(lambda t, k: t[k], base, _key(key))                     # a non-contiguous input
+
+
+@settings(max_examples=40, deadline=None)
+@given(_torch_key())
+def test_hypothesis_keys(case):
+    """Random keys (ints, slices, lists, tensors, masks, None, ...): CUDA == CPU, errors included."""
+    shape, key = case
+    x = et.tensor(np.arange(int(np.prod(shape))).reshape(shape))
+    try:
+        x[_build_key(key, et)]
+    except (IndexError, ValueError, RuntimeError):
+        check_error(lambda t, k: t[k], x, _build_key(key, et))
+        return
+    check(lambda t, k: t[k], x, _build_key(key, et))
+    check(lambda t, k: _set(t, k, -1), x, _build_key(key, et))  # one value: repeats agree
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
