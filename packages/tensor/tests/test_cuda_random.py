@@ -8,7 +8,10 @@ host and the device (`device_only` plus a guard on uploads).
 """
 import contextlib
 import math
+import os
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -405,3 +408,41 @@ def test_random_ops_backward_on_cuda_matches_the_cpu():
         w = et.ones(3, device=device, requires_grad=True)
         (w * 1.0).uniform_().sum().backward()
         assert host(w.grad).tolist() == [0.0] * 3
+
+
+# --- several GPUs (simulated) ---------------------------------------------------------------------
+
+MULTI_DEVICE_SCRIPT = """
+import numpy as np
+import ember_tensor as torch
+
+assert torch.cuda.device_count() == 2
+torch.manual_seed(3)                        # every GPU's generator
+a0 = torch.rand(6, device='cuda:0')
+a1 = torch.rand(6, device='cuda:1')
+assert a1.device == torch.device('cuda:1')
+assert a0.tolist() == a1.tolist()           # same seed, same offset: the same stream
+state0 = torch.cuda.get_rng_state(0)
+with torch.cuda.device(1):
+    torch.cuda.manual_seed(9)               # the current GPU's only
+    assert torch.cuda.initial_seed() == 9
+    before = torch.cuda.memory_allocated(1)
+    b = torch.empty(5, device='cuda').normal_()
+    p = torch.bernoulli(torch.full((5,), 0.5, device='cuda'))
+    assert b.device == p.device == torch.device('cuda:1')
+assert torch.cuda.initial_seed() == 3
+assert torch.cuda.get_rng_state(0).tolist() == state0.tolist()   # GPU 0 drew nothing
+assert torch.cuda.get_rng_state(1).tolist()[8] == 8               # GPU 1: two draws
+assert len(torch.cuda.get_rng_state_all()) == 2
+print("ok")
+"""
+
+
+def test_each_of_several_gpus_has_its_own_generator():
+    if "simulator" not in et.cuda.get_device_name().lower():
+        pytest.skip("simulates two devices on Numba's CUDA simulator")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", EMBER_CUDASIM_DEVICES="2")
+    result = subprocess.run([sys.executable, "-c", MULTI_DEVICE_SCRIPT], capture_output=True, text=True,
+                            env=env, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "ok"

@@ -19,7 +19,7 @@ from . import cuda as _public
 from ._kernels import cuda_random as K
 
 __all__ = ["uniform_", "normal_", "log_normal_", "exponential_", "cauchy_", "integers_", "geometric_",
-           "bernoulli_scalar_", "bernoulli_tensor_", "normal_tensors", "as_float64", "any_outside"]
+           "bernoulli_scalar_", "bernoulli_tensor_", "normal_tensors", "checked_float64"]
 
 # Mantissa digits of the half types: rand() draws them on their own grid, so that a
 # float32 value just below 1 cannot round up to 1.0 in the cast.
@@ -155,28 +155,25 @@ def bernoulli_scalar_(tensor, gen, p):
     return _fill(tensor, kind, run)
 
 
-def as_float64(data, shape):
-    """A contiguous 1-d float64 device copy of device array `data` broadcast to `shape`."""
-    return _cuda._flat(_cuda.astype(_cuda.broadcast_to(data, shape), np.float64))
+def checked_float64(tensor, shape, low, high):
+    """(values, bad): tensor's values broadcast to `shape` as a contiguous 1-d float64 device
+    array, and whether any is NaN or outside [low, high].
 
-
-def any_outside(data, low, high):
-    """Whether any element of device array `data` is NaN or outside [low, high].
-
-    Reads one flag back to the host: PyTorch's CUDA kernels assert on such values
-    instead, ember raises the CPU's error.
+    `bad` costs one flag read back to the host: PyTorch's CUDA kernels assert on such
+    values instead; ember raises the CPU's error.
     """
-    if data.size == 0:
-        return False
-    values = data if data.dtype == np.float64 and data.ndim == 1 else as_float64(data, data.shape)
-    flag = _cuda.empty((1,), np.uint8)
-    _cuda.fill_(flag, 0)
-    _cuda._launch(K.flag_outside, values.size, values, np.float64(low), np.float64(high), flag)
-    return bool(_cuda.to_numpy(flag)[0])
+    with _public._device_context(tensor._device.index or 0):
+        values = _cuda._flat(_cuda.astype(_cuda.broadcast_to(tensor._data, shape), np.float64))
+        if values.size == 0:
+            return values, False
+        flag = _cuda.empty((1,), np.uint8)
+        _cuda.fill_(flag, 0)
+        _cuda._launch(K.flag_outside, values.size, values, np.float64(low), np.float64(high), flag)
+        return values, bool(_cuda.to_numpy(flag)[0])
 
 
 def bernoulli_tensor_(tensor, gen, probabilities):
-    """Fill with 1 where u < p elementwise; `probabilities`: from `as_float64` (checked)."""
+    """Fill with 1 where u < p elementwise; `probabilities`: from `checked_float64`."""
     kind = tensor._data.dtype if tensor._data.dtype in _DIRECT_BERNOULLI else np.dtype(np.uint8)
 
     def run(out):

@@ -194,7 +194,7 @@ def normal(mean, std=MISSING, size=None, *, generator=None, out=None, dtype=None
 def _has_negative(std):
     """Whether tensor `std` holds a negative or NaN value (on CUDA: checked on the device)."""
     if std._device.type == "cuda":
-        return _cuda_random().any_outside(std._data, 0.0, np.inf)
+        return _cuda_random().checked_float64(std, tuple(std._data.shape), 0.0, np.inf)[1]
     return not (np.asarray(std._host_numpy(), np.float64) >= 0).all()
 
 
@@ -235,8 +235,8 @@ def _bernoulli_on_device(input, p, gen, out):
         check_p(p)
         return cuda_random.bernoulli_scalar_(result, gen, p)
     require_float(input._dtype, "bernoulli_tensor_cpu_p_")
-    probabilities = cuda_random.as_float64(input._data, tuple(input._data.shape))
-    if cuda_random.any_outside(probabilities, 0.0, 1.0):
+    probabilities, bad = cuda_random.checked_float64(input, tuple(input._data.shape), 0.0, 1.0)
+    if bad:
         check_probabilities(np.array([np.nan]))  # raises PyTorch's error
     return cuda_random.bernoulli_tensor_(result, gen, probabilities)
 

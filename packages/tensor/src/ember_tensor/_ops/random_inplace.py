@@ -130,8 +130,8 @@ def bernoulli_(self, p=0.5, *, generator=None):
 def _bernoulli_tensor_on_device(self, p, generator):
     """bernoulli_(p tensor) on CUDA: checks and samples on the device (one flag read back)."""
     cuda_random = _cuda_random()
-    probabilities = cuda_random.as_float64(p._data, tuple(self._data.shape))
-    if cuda_random.any_outside(probabilities, 0.0, 1.0):
+    probabilities, bad = cuda_random.checked_float64(p.to(self._device), tuple(self._data.shape), 0.0, 1.0)
+    if bad:
         check_probabilities(np.array([np.nan]))  # raises PyTorch's error
     gen = _random.resolve(generator, self._device, "bernoulli_")
     return cuda_random.bernoulli_tensor_(self, gen, probabilities)
