@@ -13,7 +13,7 @@ __all__ = ["search", "bincount", "bincount_weighted", "histc", "iota", "run_star
            "scatter_groups", "group_counts", "slice_step"]
 
 
-@cuda.jit(device=True, inline=True)
+@cuda.jit(device=True)
 def _less(a, b):
     # a < b with NaN the largest value (and equal to itself)
     return a < b or (b != b and a == a)
@@ -88,7 +88,7 @@ def run_starts(keys, n, by_code, flags):
             flags[j] = 1 if not (keys[j] == keys[j - 1]) else 0
 
 
-@cuda.jit(device=True, inline=True)
+@cuda.jit(device=True)
 def _slice_differs(keys, m, a, b):
     for c in range(m):
         if keys[a * m + c] != keys[b * m + c]:
@@ -129,7 +129,7 @@ def group_counts(starts, n, counts):
         counts[g] = end - starts[g]
 
 
-@cuda.jit(device=True, inline=True)
+@cuda.jit(device=True)
 def _slice_after(keys, m, rows, a, b):
     # Whether slice a sorts after slice b: lexicographically by order codes, then by
     # index (padding indices >= rows sort last), so the network's order is stable.

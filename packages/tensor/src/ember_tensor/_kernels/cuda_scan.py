@@ -19,7 +19,7 @@ __all__ = ["acc_totals", "acc_carries", "acc_scan", "extreme_totals", "extreme_c
            "lse_totals", "lse_carries", "lse_scan"]
 
 
-@cuda.jit(device=True, inline=True)
+@cuda.jit(device=True)
 def _accumulate(is_prod, acc, x):
     return acc * x if is_prod else acc + x
 
@@ -59,7 +59,7 @@ def acc_scan(rows, n, nchunks, size, is_prod, carries, out):
             out[i] = acc
 
 
-@cuda.jit(device=True, inline=True)
+@cuda.jit(device=True)
 def _replaces(take_max, best, x):
     # The CPU's rule: a NaN sticks once seen; an equal value moves the index forward.
     if best != best:
@@ -123,7 +123,7 @@ def extreme_scan(rows, n, nchunks, size, take_max, best_of, at_of, values, indic
             indices[r * n + i] = at
 
 
-@cuda.jit(device=True, inline=True)
+@cuda.jit(device=True)
 def _log_add_exp(acc, x):
     # log(exp(acc) + exp(x)) without overflow; infinities and NaN as the CPU's loop.
     if x != x or acc != acc:

@@ -47,7 +47,7 @@ _ZERO64 = np.uint64(0)
 FIXED, MEDIAN, NANMEDIAN = 0, 1, 2
 
 
-@cuda.jit(device=True, inline=True)
+@cuda.jit(device=True)
 def _finish(code, descending):
     return _ALL64 - code if descending else code
 
@@ -105,12 +105,12 @@ def int_codes(bits, n_rows, n, width, descending, codes, idx):
         idx[t] = j
 
 
-@cuda.jit(device=True, inline=True)
+@cuda.jit(device=True)
 def _after(ac, ai, bc, bi):
     return ac > bc or (ac == bc and ai > bi)
 
 
-@cuda.jit(device=True, inline=True)
+@cuda.jit(device=True)
 def _exchange(sc, si, i, j, k, position):
     # Bitonic compare-exchange of i and i + j; the direction comes from the pair's
     # position in the whole row (chunks of a long row alternate directions).
