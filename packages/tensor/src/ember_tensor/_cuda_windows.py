@@ -65,19 +65,6 @@ def _view(arr, shape):
     return _cuda._restride(arr, tuple(shape), tuple(reversed(strides)))
 
 
-def _slice(arr, axis, start, stop):
-    """arr[..., start:stop, ...] along `axis`, a view."""
-    shape = list(arr.shape)
-    shape[axis] = stop - start
-    offset = start * arr.strides[axis] if stop > start else 0
-    return _cuda._restride(arr, tuple(shape), arr.strides, offset)
-
-
-def _transpose(arr):
-    """The transposed view of a 2-d array."""
-    return _cuda._restride(arr, arr.shape[::-1], arr.strides[::-1])
-
-
 def _lift(arr):
     """(N, C, *S) with 1 to 3 spatial dims as a 5-d view (size-1 dims in front)."""
     lead = 5 - arr.ndim
@@ -175,15 +162,17 @@ def fold(cols, size, kernel, dilation, padding, stride):
 
 # --- convolution ---------------------------------------------------------------------------
 
-def _grouped(a_of, b_of, rows, groups, shape, np_dtype):
-    """The (*shape) array whose g-th block of `rows` along dim -2 is a_of(g) @ b_of(g)."""
-    if groups == 1:
-        return _cuda.matmul(a_of(0), b_of(0))
-    out = _cuda.empty(shape, np_dtype)
-    for g in range(groups):
-        _cuda.copy_(_slice(out, out.ndim - 2, g * rows, (g + 1) * rows), _cuda.matmul(a_of(g), b_of(g)))
-    return out
+def _swap_last(arr):
+    """The view of `arr` with its last two dims swapped (a batched transpose)."""
+    shape, strides = list(arr.shape), list(arr.strides)
+    shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
+    return _cuda._restride(arr, tuple(shape), tuple(strides))
 
+
+# Every convolution product is one batched GEMM over (batch, group) with the group's
+# blocks as views (no per-group launches, so depthwise convolutions cost two GEMM calls,
+# not 2*G). A weight broadcast over the batch is materialised by the backend's matmul
+# only when groups > 1 (N*O*CK/G elements: small beside the L-times larger columns).
 
 def conv_forward(x, w, stride, padding, dilation, groups):
     """Convolution of x (N, C, *S) with w (O, C/G, *K): (N, O, *out)."""
@@ -194,12 +183,9 @@ def conv_forward(x, w, stride, padding, dilation, groups):
     length, per_group = math.prod(out), (c // groups) * math.prod(kernel)
     cols = _cuda.empty((n, c * math.prod(kernel), length), x.dtype)
     _im2col_into(x, kernel, stride, padding, dilation, out, cols)
-    wm = _view(_contiguous(w), (o, per_group))
-    og = o // groups
-    # (O/G, CK/G) @ (N, CK/G, L) per group: a batched GEMM with the weight broadcast.
-    y = _grouped(lambda g: _slice(wm, 0, g * og, (g + 1) * og),
-                 lambda g: _slice(cols, 1, g * per_group, (g + 1) * per_group),
-                 og, groups, (n, o, length), x.dtype)
+    # (G, O/G, CK/G) @ (N, G, CK/G, L) -> (N, G, O/G, L), which is (N, O, L).
+    wg = _view(_contiguous(w), (groups, o // groups, per_group))
+    y = _cuda.matmul(wg, _view(cols, (n, groups, per_group, length)))
     return _view(y, (n, o) + out)
 
 
@@ -208,13 +194,12 @@ def conv_backward_input(gy, w, input_size, stride, padding, dilation, groups):
     n, o = gy.shape[:2]
     c = w.shape[1] * groups
     kernel, out = tuple(w.shape[2:]), tuple(gy.shape[2:])
-    per_group, og = w.shape[1] * math.prod(kernel), o // groups
-    g3 = _view(_contiguous(gy), (n, o, math.prod(out)))
-    wm = _view(_contiguous(w), (o, per_group))
-    gcols = _grouped(lambda g: _transpose(_slice(wm, 0, g * og, (g + 1) * og)),
-                     lambda g: _slice(g3, 1, g * og, (g + 1) * og),
-                     per_group, groups, (n, c * math.prod(kernel), math.prod(out)), gy.dtype)
-    return _col2im(gcols, n, c, input_size, kernel, stride, padding, dilation, out)
+    length, per_group = math.prod(out), w.shape[1] * math.prod(kernel)
+    # (G, CK/G, O/G) @ (N, G, O/G, L) -> (N, G, CK/G, L), which is (N, CK, L).
+    wg = _swap_last(_view(_contiguous(w), (groups, o // groups, per_group)))
+    gcols = _cuda.matmul(wg, _view(_contiguous(gy), (n, groups, o // groups, length)))
+    return _col2im(_view(gcols, (n, c * math.prod(kernel), length)), n, c, input_size, kernel, stride,
+                   padding, dilation, out)
 
 
 def conv_backward_weight(gy, x, weight_size, stride, padding, dilation, groups):
@@ -223,20 +208,18 @@ def conv_backward_weight(gy, x, weight_size, stride, padding, dilation, groups):
     o = gy.shape[1]
     kernel, out = tuple(weight_size[2:]), tuple(gy.shape[2:])
     length, ck = math.prod(out), c * math.prod(kernel)
-    per_group, og = ck // groups, o // groups
     # Columns laid out (CK, N, L) so that the batch and positions merge into one GEMM depth.
     buffer = _cuda.empty((ck, n, length), x.dtype)
     item = buffer.dtype.itemsize
     _im2col_into(x, kernel, stride, padding, dilation, out,
                  _cuda._restride(buffer, (n, ck, length), (length * item, n * length * item, item)))
-    cols = _view(buffer, (ck, n * length))
     g3 = _view(_contiguous(gy), (n, o, length))
-    rows = _view(_cuda.astype(_cuda._restride(g3, (o, n, length), (g3.strides[1], g3.strides[0], g3.strides[2])),
-                              gy.dtype), (o, n * length))
-    gw = _grouped(lambda g: _slice(rows, 0, g * og, (g + 1) * og),
-                  lambda g: _transpose(_slice(cols, 0, g * per_group, (g + 1) * per_group)),
-                  og, groups, (o, per_group), gy.dtype)
-    return _view(_contiguous(gw), tuple(weight_size))
+    rows = _cuda.astype(_cuda._restride(g3, (o, n, length), (g3.strides[1], g3.strides[0], g3.strides[2])),
+                        gy.dtype)
+    # (G, O/G, N*L) @ (G, N*L, CK/G) -> (G, O/G, CK/G), which is (O, C/G, *K).
+    gw = _cuda.matmul(_view(rows, (groups, o // groups, n * length)),
+                      _swap_last(_view(buffer, (groups, ck // groups, n * length))))
+    return _view(gw, tuple(weight_size))
 
 
 def add_channel_bias(y, bias):
