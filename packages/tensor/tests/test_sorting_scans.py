@@ -226,3 +226,21 @@ def test_empty_inputs(name, fn, shape):
 def test_empty_reduction_dim_errors(fn, message):
     with pytest.raises(IndexError, match=message):
         fn(torch.zeros(0, 3))
+
+
+def test_counting_edge_cases_as_pytorch():
+    # histc refuses a non-finite range (it would otherwise index outside its bins)
+    for x, kwargs in [(torch.tensor([1., NAN]), {}), (torch.tensor([1., float("inf")]), {}),
+                      (torch.tensor([1., 2.]), {"min": 0, "max": float("inf")})]:
+        with pytest.raises(RuntimeError, match=r"torch.histc: range of \[.*\] is not finite"):
+            torch.histc(x, bins=4, **kwargs)
+    # unique along the empty dim gives empty results; along another, PyTorch's error
+    empty = torch.zeros((0, 2), dtype=torch.int64)
+    for fn in (torch.unique, torch.unique_consecutive):
+        values, inverse, counts = fn(empty, dim=0, return_inverse=True, return_counts=True)
+        assert values.shape == (0, 2) and inverse.shape == (0,) and counts.shape == (0,)
+        with pytest.raises(RuntimeError, match="There are 0 sized dimensions, and they aren't selected"):
+            fn(empty, dim=1)
+    # bfloat16 NaN sorts as the largest value in searchsorted too
+    seq = torch.tensor([1., 2., 3.], dtype=torch.bfloat16)
+    assert torch.searchsorted(seq, torch.tensor([NAN, 2.], dtype=torch.bfloat16)).tolist() == [3, 1]
