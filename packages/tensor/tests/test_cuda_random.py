@@ -330,19 +330,32 @@ def test_rng_state_is_seed_and_offset_and_round_trips():
         et.cuda.set_rng_state(et.zeros(16))
 
 
-def test_host_sampled_ops_draw_from_the_cuda_generator():
-    # randperm, multinomial and poisson still sample on the host (see _ops/random.py)
+@pytest.mark.parametrize("dtype", [et.int64, et.int32, et.float32, et.float16])
+def test_randperm_sorts_random_keys_on_the_device(dtype):
     et.manual_seed(6)
-    perm = et.randperm(10, device="cuda")
+    with on_device_only():
+        perm = et.randperm(40, device="cuda", dtype=dtype)
+        other = et.randperm(40, device="cuda", dtype=dtype)
+        out = et.empty(3, device="cuda", dtype=dtype)
+        et.randperm(5, out=out)
+    et.manual_seed(6)
+    np.testing.assert_array_equal(host(et.randperm(40, device="cuda", dtype=dtype)), host(perm))
+    assert perm.dtype == dtype and perm.device.type == "cuda"
+    assert sorted(host(perm).tolist()) == list(range(40)) and sorted(host(out).tolist()) == list(range(5))
+    assert host(perm).tolist() != host(other).tolist()
+    assert et.randperm(0, device="cuda").shape == (0,) and host(et.randperm(1, device="cuda")).tolist() == [0]
+
+
+def test_host_sampled_ops_draw_from_the_cuda_generator():
+    # multinomial and poisson still sample on the host (see _ops/random.py)
+    et.manual_seed(6)
     probs = et.tensor([[0.1, 0.0, 0.9], [1.0, 1.0, 0.0]], device="cuda")
     picks = et.multinomial(probs, 2)
     counts = et.poisson(et.full((4,), 3.0, device="cuda"))
     et.manual_seed(6)
-    np.testing.assert_array_equal(host(et.randperm(10, device="cuda")), host(perm))
     np.testing.assert_array_equal(host(et.multinomial(probs, 2)), host(picks))
     np.testing.assert_array_equal(host(et.poisson(et.full((4,), 3.0, device="cuda"))), host(counts))
-    assert sorted(host(perm).tolist()) == list(range(10)) and perm.device.type == "cuda"
-    assert set(host(picks)[1].tolist()) == {0, 1}
+    assert set(host(picks)[1].tolist()) == {0, 1} and picks.device.type == "cuda"
 
 
 # --- errors: the CPU's ------------------------------------------------------------------------------

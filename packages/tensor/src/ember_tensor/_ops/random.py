@@ -10,18 +10,19 @@ copy to or from the host; a seed then gives other numbers than on the CPU (PyTor
 not promise equal ones either), reproducible for that seed. Neither gives PyTorch's
 values (other engines), only PyTorch's distributions, dtypes, shapes and error messages.
 
-Still on the host for CUDA tensors (correct, but a round trip through host memory):
-`randperm`, `multinomial` and `poisson`, which draw from the CUDA generator's own host
-stream (`Generator._draw`) and upload the result; a device version needs a sort or
-rejection loops that are not written yet.
+`randperm` on CUDA sorts random 64-bit keys on the device. Still on the host for CUDA
+tensors (correct, but a round trip through host memory): `multinomial` and `poisson`,
+which draw from the CUDA generator's own host stream (`Generator._draw`) and upload the
+result.
 """
 import numpy as np
 
+from .. import _backends
 from .. import _dtype as D
 from .. import _random
 from .._dispatch import op
 from .._tensor import Tensor
-from . import _iter
+from . import _iter, sorting
 from ._random_args import (
     MISSING, check_p, check_probabilities, check_std, compute_type, empty_output, factory, float_arg,
     int_arg, like, new_tensor, random_range, require_float, standard_normal, uniform,
@@ -130,7 +131,23 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
         raise RuntimeError("n cannot be greater than 2049 for Half type.")
     if dtype.category == D._INT and n - 1 > np.iinfo(dtype.np).max:
         raise RuntimeError(f"value cannot be converted to type {dtype.name}_t without overflow")
+    if device.type == "cuda":
+        return _randperm_on_device(n, dtype, device, gen, requires_grad, out)
     return new_tensor(gen._draw("permutation", n), dtype, device, requires_grad, out)
+
+
+def _randperm_on_device(n, dtype, device, gen, requires_grad, out):
+    """randperm on CUDA, as PyTorch's: sort random 64-bit keys on the device and keep the
+    order. Equal keys (probability about n**2 / 2**65) keep index order: a tiny bias."""
+    keys = empty_output((n,), D.int64, device)
+    _cuda_random().integers_(keys, gen, -(1 << 63), (1 << 63) - 1)
+    order = sorting.argsort.impl(keys, stable=True)
+    if out is None and dtype is D.int64 and not requires_grad:
+        return order
+    result = empty_output((n,), dtype, device, requires_grad, out)
+    _backends.get(device).copy_(result._data, order._data)
+    result._bump_version()
+    return result
 
 
 @op()
