@@ -23,7 +23,7 @@ from . import cuda as _public
 from ._kernels import cuda_sort as K
 from ._tensor import Tensor
 
-__all__ = ["lines", "from_lines", "sorted_codes", "sort", "topk", "select", "mode", "median_lines"]
+__all__ = ["lines", "from_lines", "sorted_codes", "sort", "argsort", "topk", "select", "mode", "median_lines"]
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _LOW = (np.dtype(np.float16), _cuda._BF16)
@@ -164,6 +164,19 @@ def sort(input, dim, descending):
         return _columns(input, dim, descending, 0, n)
 
 
+def argsort(input, dim, descending):
+    """The int64 indices that sort `input` stably along (wrapped) `dim`."""
+    with on_device_of(input):
+        a = input._data
+        codes, idx, n_rows, n, width = sorted_codes(a, dim, descending)
+        if n_rows * n == 0:
+            return Tensor._wrap(_cuda.empty(tuple(a.shape), np.int64), D.int64, input._device)
+        if width != n:  # drop the padding columns
+            idx = _cuda._restride(idx, (n_rows, n), (width * 8, 8))
+        rows = idx if width == n else _cuda.astype(idx, np.int64)
+        return Tensor._wrap(from_lines(_cuda._flat(rows), tuple(a.shape), dim, n), D.int64, input._device)
+
+
 def topk(input, k, dim, largest):
     """(values, indices) of the first k of the stable sort along `dim` (descending when
     `largest`): PyTorch's top-k order, ties by index."""
@@ -217,8 +230,8 @@ def median_lines(a, dim):
     """(values, indices) device arrays of the lower median (NaN propagates) along `dim`,
     shaped like `a` without `dim`; over all elements when `dim` is None (indices None)."""
     if dim is None:
-        values, _ = _position_rows(a.reshape((a.size,)) if _cuda._is_c(a) else
-                                   _cuda.astype(a, a.dtype).reshape((a.size,)), 0, K.MEDIAN, 0)
+        flat = _cuda._flat(a if _cuda._is_c(a) else _cuda.astype(a, a.dtype))
+        values, _ = _position_rows(flat, 0, K.MEDIAN, 0)
         return values.reshape(()), None
     values, indices = _position_rows(a, dim, K.MEDIAN, 0)
     kept = tuple(n for d, n in enumerate(a.shape) if d != dim)

@@ -103,7 +103,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
     tensor([0, 2, 1])
     """
     if input._device.type == "cuda":
-        return CS.sort(input, wrap_dim(dim, max(input._data.ndim, 1)), descending)[1]
+        return CS.argsort(input, wrap_dim(dim, max(input._data.ndim, 1)), descending)
     dim, _, order = _sorted_lines(input, dim, descending)
     return _back(order, input, dim, D.int64)
 
