@@ -105,3 +105,27 @@ def test_fused_option_conflicts(name, options, message):
     p = et.zeros(2, device="cuda", requires_grad=True)
     with pytest.raises(RuntimeError, match=message):
         getattr(optim, name)([p], lr=0.1, fused=True, **options)
+
+
+def test_fused_adagrad_is_cpu_only_as_in_pytorch():
+    p = et.zeros(2, device="cuda", requires_grad=True)
+    p.grad = et.ones(2, device="cuda")
+    with pytest.raises(RuntimeError, match=r"`fused=True` requires all the params to be floating point "
+                                           r"Tensors of supported devices: \['cpu'\] but torch.float32 and cuda"):
+        optim.Adagrad([p], fused=True).step()
+    default, _ = _train("Adagrad", dict(lr=0.1), "cuda", fused=None)  # plain ops, on the device
+    expected, _ = _train("Adagrad", dict(lr=0.1), "cpu", fused=None)
+    for e, g in zip(expected, default):
+        np.testing.assert_allclose(_values(g), _values(e), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [et.float32, et.float64])
+def test_fused_adagrad_equals_the_plain_form_on_the_cpu(dtype):
+    kwargs = dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, initial_accumulator_value=0.1, maximize=True)
+    expected, plain = _train("Adagrad", kwargs, "cpu", fused=False, dtype=dtype)
+    got, fused = _train("Adagrad", kwargs, "cpu", fused=True, dtype=dtype)
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == et.float32 else dict(rtol=1e-12, atol=1e-14)
+    for e, g in zip(expected, got):
+        np.testing.assert_allclose(_values(g), _values(e), **tol)
+    for p_plain, p_fused in zip(plain.state, fused.state):
+        assert fused.state[p_fused]["step"].item() == plain.state[p_plain]["step"].item() == 3

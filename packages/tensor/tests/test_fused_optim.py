@@ -1,4 +1,5 @@
-"""The fused optimizer ops (`_fused_sgd_`, `_fused_adam_`, `_fused_adamw_`): the CPU op
+"""The fused optimizer ops (`_fused_sgd_`, `_fused_adam_`, `_fused_adamw_`, and the CPU-only
+`_fused_adagrad_`): the CPU op
 against a float64 NumPy statement of the update over several steps, CUDA (Numba's
 simulator) against the CPU inside `device_only()` (nothing read back to the host), AMP's
 grad_scale/found_inf, and PyTorch's errors. Cases cover 0-d, empty and non-contiguous
@@ -24,6 +25,10 @@ ADAM_CASES = [
     dict(lr=0.01, beta1=0.9, beta2=0.999, weight_decay=0.1, eps=1e-8, amsgrad=True, maximize=True),
     # 1 - beta1 = 0.7 >= 0.5: lerp's other formula
     dict(lr=0.01, beta1=0.3, beta2=0.9, weight_decay=0.05, eps=1e-6, amsgrad=False, maximize=False),
+]
+ADAGRAD_CASES = [
+    dict(lr=0.1, lr_decay=0.0, weight_decay=0.0, eps=1e-10, maximize=False),
+    dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, eps=1e-6, maximize=True),
 ]
 DECOUPLED = [False, True]  # _fused_adam_ / _fused_adamw_
 # (shape, layout): "c" contiguous, "t" a transposed (non-contiguous) parameter and buffers
@@ -78,6 +83,16 @@ def _adam_reference(p, grads, lr, beta1, beta2, weight_decay, eps, amsgrad, maxi
     return p
 
 
+def _adagrad_reference(p, grads, lr, lr_decay, weight_decay, eps, maximize):
+    state_sum = np.zeros_like(p)
+    for t, g in enumerate(grads, 1):
+        g = -g if maximize else g
+        g = g + weight_decay * p
+        state_sum = state_sum + g * g
+        p = p - lr / (1 + (t - 1) * lr_decay) * g / (np.sqrt(state_sum) + eps)
+    return p
+
+
 # --- running the ops ----------------------------------------------------------------------
 
 def _run_sgd(init, grads, dtype, layout, device, case):
@@ -98,6 +113,16 @@ def _run_adam(init, grads, dtype, layout, device, case, decoupled, step_device):
         op([p], [_tensor(g, dtype, layout, device)], [m], [v], [vmax] if case["amsgrad"] else [],
            [step], **case)
     return p, [m, v] + ([vmax] if case["amsgrad"] else [])
+
+
+def _run_adagrad(init, grads, dtype, layout, case):
+    p = _tensor(init, dtype, layout)
+    state_sum = _tensor(np.zeros_like(init), dtype, layout)
+    step = et.tensor(0.0)
+    for g in grads:
+        step.add_(1)
+        et._fused_adagrad_([p], [_tensor(g, dtype, layout)], [state_sum], [step], **case)
+    return p
 
 
 def _assert_close(got, want, dtype):
@@ -128,6 +153,17 @@ def test_cpu_adam_matches_the_rule(case, decoupled, shape, layout, dtype):
     init, grads = _as_f64(_tensor(init, dtype, "c")), [_as_f64(_tensor(g, dtype, "c")) for g in grads]
     tol_dtype = et.float16 if dtype == et.float32 else dtype  # eps-sized denominators amplify rounding
     _assert_close(p, _adam_reference(init, grads, **case, decoupled=decoupled), tol_dtype)
+
+
+@pytest.mark.parametrize("case", ADAGRAD_CASES)
+@pytest.mark.parametrize("shape, layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", [et.float64, et.float32, et.float16, et.bfloat16])
+def test_cpu_adagrad_matches_the_rule(case, shape, layout, dtype):
+    init, grads = _problem(shape)
+    p = _run_adagrad(init, grads, dtype, layout, case)
+    assert p.shape == shape and p.dtype == dtype
+    init, grads = _as_f64(_tensor(init, dtype, "c")), [_as_f64(_tensor(g, dtype, "c")) for g in grads]
+    _assert_close(p, _adagrad_reference(init, grads, **case), dtype)
 
 
 # --- CUDA == CPU, with no value read back to the host -------------------------------------
@@ -215,6 +251,28 @@ def test_adam_grad_scale_and_found_inf(device, found):
         np.testing.assert_allclose(_as_f64(g), [0.125, 0.75])
 
 
+@pytest.mark.parametrize("found", [None, 0.0, 1.0])
+def test_adagrad_grad_scale_and_found_inf(found):
+    p, g, s = et.ones(2), et.tensor([4.0, -8.0]), et.zeros(2)
+    amp = dict(grad_scale=et.tensor(2.0), found_inf=None if found is None else et.tensor(found))
+    et._fused_adagrad_([p], [g], [s], [et.tensor(1.0)], **ADAGRAD_CASES[0], **amp)
+    if found == 1.0:
+        np.testing.assert_allclose(p.numpy(), [1.0, 1.0])
+        np.testing.assert_allclose(g.numpy(), [4.0, -8.0])
+    else:  # the unscaled gradient (2, -4) is stored back; sqrt(g * g) = |g|
+        np.testing.assert_allclose(p.numpy(), [0.9, 1.1], rtol=1e-6)
+        np.testing.assert_allclose(g.numpy(), [2.0, -4.0])
+
+
+@needs_cuda
+def test_adagrad_has_no_cuda_kernel_as_in_pytorch():
+    p = et.ones(2, device="cuda")
+    with pytest.raises(NotImplementedError, match="Could not run 'aten::_fused_adagrad_' with arguments "
+                                                  "from the 'CUDA' backend"):
+        et._fused_adagrad_([p], [et.ones(2, device="cuda")], [et.zeros(2, device="cuda")],
+                           [et.tensor(1.0)], **ADAGRAD_CASES[0])
+
+
 class _nothing:
     def __enter__(self):
         return self
@@ -274,6 +332,11 @@ ERRORS = [
      NotImplementedError, "\"fused_sgd_kernel\" not implemented for 'Long'"),
     (lambda: et._fused_sgd_([et.ones(3)], [et.ones(3, dtype=et.float16)], [], **SGD_PLAIN),
      RuntimeError, "expected scalar type Float but found Half"),
+    (lambda: et._fused_adagrad_([et.ones(3)], [et.ones(3)], [], [et.tensor(1.0)], **ADAGRAD_CASES[0]),
+     RuntimeError, "Expected state_sums.size\\(\\) == n_tensors"),
+    (lambda: et._fused_adagrad_([et.ones(3, dtype=et.int64)], [et.ones(3, dtype=et.int64)],
+                                [et.ones(3, dtype=et.int64)], [et.tensor(1.0)], **ADAGRAD_CASES[0]),
+     NotImplementedError, "\"fused_adagrad_kernel\" not implemented for 'Long'"),
 ]
 
 
@@ -327,4 +390,4 @@ def test_docstring_examples_run():
         test = parser.get_doctest(getattr(fused_optim, name).__doc__, dict(namespace), name, None, 0)
         examples += len(test.examples)
         runner.run(test)
-    assert examples >= 9 and runner.failures == 0
+    assert examples >= 12 and runner.failures == 0

@@ -1,6 +1,7 @@
 """When the optimizers use the fused update ops (``ember_tensor._fused_sgd_``,
 ``_fused_adam_``, ``_fused_adamw_``), which run one pass over each parameter on the CPU
-and on CUDA.
+and on CUDA, and ``_fused_adagrad_`` (CPU only, as in PyTorch; Adagrad fuses only with
+``fused=True``).
 
 ``fused=True`` follows PyTorch's rule: every parameter must be a floating-point tensor on
 a supported device (float16/bfloat16 are computed in float32; non-contiguous tensors go
@@ -41,12 +42,14 @@ def can_fuse(*tensors):
     return True
 
 
-def check_fused_supported(param):
-    """PyTorch's ``fused=True`` check of one parameter (device and dtype)."""
-    if param.device.type not in SUPPORTED_DEVICES or not param.is_floating_point():
+def check_fused_supported(param, cuda_supported=True):
+    """PyTorch's ``fused=True`` check of one parameter (device and dtype); Adagrad's fused
+    kernel is CPU-only (``cuda_supported=False``), as in PyTorch."""
+    devices = SUPPORTED_DEVICES if cuda_supported else [d for d in SUPPORTED_DEVICES if d != "cuda"]
+    if param.device.type not in devices or not param.is_floating_point():
         raise RuntimeError(
             "`fused=True` requires all the params to be floating point Tensors of supported "
-            f"devices: {SUPPORTED_DEVICES} but {param.dtype} and {param.device.type}")
+            f"devices: {devices} but {param.dtype} and {param.device.type}")
 
 
 def check_fused_options(fused, foreach, differentiable):

@@ -1,6 +1,7 @@
 """Adagrad: per-coordinate step sizes from the running sum of squared gradients."""
 import ember_tensor
 
+from ._fused import check_fused_options, check_fused_supported
 from ._helpers import check_non_negative, get_value, new_step
 from ._stepping import GroupwiseOptimizer
 
@@ -27,22 +28,35 @@ class Adagrad(GroupwiseOptimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 self.state[p].update(self._init_state(p, group))
+        check_fused_options(fused, foreach, differentiable)
 
     def _init_state(self, param, group):
         init = group["initial_accumulator_value"]
-        return {"step": new_step(),
+        step = (ember_tensor.zeros((), dtype=ember_tensor.float32, device=param.device) if group["fused"]
+                else new_step())  # PyTorch keeps a fused optimizer's step on the parameter's device
+        return {"step": step,
                 "sum": ember_tensor.full(param.shape, init, dtype=param.dtype, device=param.device)}
 
     def _update(self, group, params, grads, states):
         adagrad(params, grads, *states, lr=group["lr"], weight_decay=group["weight_decay"],
-                lr_decay=group["lr_decay"], eps=group["eps"], maximize=group["maximize"])
+                lr_decay=group["lr_decay"], eps=group["eps"], maximize=group["maximize"],
+                fused=group["fused"])
 
 
 def adagrad(params, grads, state_sums, state_steps, *, lr, weight_decay, lr_decay, eps, maximize=False,
             foreach=None, fused=None, differentiable=False, has_sparse_grad=False, has_complex=False,
             grad_scale=None, found_inf=None):
-    """The Adagrad update in place (``torch.optim.adagrad``)."""
+    """The Adagrad update in place (``torch.optim.adagrad``).
+
+    ``fused=True`` runs ``ember_tensor._fused_adagrad_`` (one pass per parameter; CPU only,
+    as in PyTorch); the default is the plain-op form, which runs on any device.
+    """
     lr = get_value(lr)
+    if fused:
+        _adagrad_fused(params, grads, state_sums, state_steps, lr=lr, weight_decay=weight_decay,
+                       lr_decay=lr_decay, eps=eps, maximize=maximize, has_sparse_grad=has_sparse_grad,
+                       grad_scale=grad_scale, found_inf=found_inf)
+        return
     for param, grad, state_sum, step_t in zip(params, grads, state_sums, state_steps):
         step_t.add_(1)
         step = get_value(step_t)
@@ -53,3 +67,20 @@ def adagrad(params, grads, state_sums, state_steps, *, lr, weight_decay, lr_deca
         state_sum.addcmul_(grad, grad, value=1)
         std = state_sum.sqrt().add_(eps)
         param.addcdiv_(grad, std, value=-clr)
+
+
+def _adagrad_fused(params, grads, state_sums, state_steps, *, has_sparse_grad, grad_scale, found_inf,
+                   **options):
+    if not params:
+        return
+    if has_sparse_grad or any(g.is_sparse for g in grads):
+        raise RuntimeError("`fused` does not support sparse grad or complex param")
+    for p in params:
+        check_fused_supported(p, cuda_supported=False)
+    for step_t in state_steps:
+        step_t.add_(1)
+    ember_tensor._fused_adagrad_(params, grads, state_sums, state_steps, grad_scale=grad_scale,
+                                 found_inf=found_inf, **options)
+    if found_inf is not None:  # a skipped step does not count (PyTorch's _fused_adagrad)
+        for step_t in state_steps:
+            step_t.sub_(found_inf.to(step_t.device))

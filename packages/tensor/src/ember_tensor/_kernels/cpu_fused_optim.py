@@ -1,5 +1,6 @@
 """Fused optimizer update loops for the CPU: one pass over each parameter, reading and
-writing every array once (the kernels behind `ember_tensor._fused_sgd_` / `_fused_adam_`).
+writing every array once (the kernels behind `ember_tensor._fused_sgd_`, `_fused_adam_`,
+`_fused_adamw_` and `_fused_adagrad_`).
 
 The plain-op forms of ``ember_optim.sgd``/``adam`` make five to eight passes over memory
 per parameter (one per tensor op, each with a temporary); an optimizer step is
@@ -23,7 +24,7 @@ import math
 import numba
 from numba import prange
 
-__all__ = ["sgd_update", "adam_update", "PARALLEL_THRESHOLD"]
+__all__ = ["sgd_update", "adam_update", "adagrad_update", "PARALLEL_THRESHOLD"]
 
 PARALLEL_THRESHOLD = 1 << 20
 
@@ -81,6 +82,16 @@ def _make_adam_body(amsgrad, coupled_weight_decay, lerp_low):
     return adam_body
 
 
+def _adagrad_body(param, grad, state_sum, sign, weight_decay, clr, eps):
+    for i in prange(param.shape[0]):
+        g = sign * grad[i]
+        if weight_decay != 0:  # loop-invariant: LLVM unswitches it
+            g = g + weight_decay * param[i]
+        s = state_sum[i] + g * g
+        state_sum[i] = s
+        param[i] = param[i] - clr * g / (math.sqrt(s) + eps)
+
+
 _ADAM_BODIES = {}
 
 
@@ -129,3 +140,11 @@ def adam_update(p, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, *, step, lr, beta1
            scalar(weight_decay), scalar(1 - lr * weight_decay if decoupled_weight_decay else 1),
            scalar(weight1), scalar(1 - weight1), scalar(beta2), scalar(1 - beta2), scalar(eps),
            scalar(lr / bias_correction1), scalar(bias_correction2 ** 0.5))
+
+
+def adagrad_update(p, grad, state_sum, *, step, lr, lr_decay, weight_decay, eps, maximize):
+    """One fused Adagrad step on 1-d arrays (``step`` already counts this one), in place."""
+    kernel = _kernel(_adagrad_body, p.shape[0] >= PARALLEL_THRESHOLD)
+    scalar = p.dtype.type
+    kernel(p, grad, state_sum, scalar(-1 if maximize else 1), scalar(weight_decay),
+           scalar(lr / (1 + (step - 1) * lr_decay)), scalar(eps))

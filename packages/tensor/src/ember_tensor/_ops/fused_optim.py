@@ -1,5 +1,6 @@
-"""Fused optimizer steps as ops: PyTorch's ``torch._fused_sgd_``, ``torch._fused_adam_`` and
-``torch._fused_adamw_`` (same names, arguments and errors).
+"""Fused optimizer steps as ops: PyTorch's ``torch._fused_sgd_``, ``torch._fused_adam_``,
+``torch._fused_adamw_`` and ``torch._fused_adagrad_`` (same names, arguments and errors;
+Adagrad's is CPU-only, as in PyTorch).
 
 Each takes lists of tensors (parameters, gradients, state buffers) and updates them in
 place with one pass over memory per parameter: a Numba loop on the CPU
@@ -15,30 +16,20 @@ gradients, stored back unscaled) and ``found_inf`` (skip the step when it is 1) 
 1-element float32 tensors; on CUDA the kernels read them on the device, so a CUDA step
 never copies a value to the host.
 """
-import importlib
-
 import numpy as np
 
-from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor
+from ._fused_operands import (
+    FlatOperands, bump_versions, compute_dtype, cpu_views, device_amp_arrays, host_amp_values,
+    kernel_module, placeholder, unscale_on_host,
+)
 from ._iter import type_name
 
-__all__ = ["_fused_sgd_", "_fused_adam_", "_fused_adamw_"]
-
-_KERNEL_MODULES = {}
-
-
-def _kernels(name):
-    """Kernel module ``_kernels.<name>``, imported on first use (it loads Numba)."""
-    module = _KERNEL_MODULES.get(name)
-    if module is None:
-        module = _KERNEL_MODULES[name] = importlib.import_module(f"ember_tensor._kernels.{name}")
-    return module
+__all__ = ["_fused_sgd_", "_fused_adam_", "_fused_adamw_", "_fused_adagrad_"]
 
 _FLOAT32 = np.dtype(np.float32)
-_HALF_TYPES = (D.float16, D.bfloat16)
 _FLOAT_TYPES = (D.float16, D.bfloat16, D.float32, D.float64)
 
 
@@ -93,62 +84,9 @@ def _number(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
-# --- operands: each tensor as a 1-d contiguous array of the compute dtype ------------------
-
-def _cpu_views(compute, tensors):
-    """1-d views of CPU tensors that all are contiguous arrays of dtype ``compute``, else None."""
-    views = []
-    for t in tensors:
-        data = t._data
-        if data.dtype != compute or not data.flags.c_contiguous:
-            return None
-        views.append(data if data.ndim == 1 else data.reshape(-1))
-    return views
-
-
-class _FlatOperands:
-    """Hands the kernels 1-d contiguous arrays of the compute dtype for tensors: views where
-    the tensor already is one, else copies that `write_back` copies into the tensor."""
-
-    def __init__(self, device, compute_dtype):
-        self.backend = _backends.get(device)
-        self.on_cuda = device.type == "cuda"
-        self.compute = compute_dtype
-        self.copies = []
-
-    def __call__(self, t, written=True):
-        data = t._data
-        if data.dtype == self.compute and self.backend.is_contiguous(data):
-            return self._flat(data)
-        if self.on_cuda:
-            work = self.backend.astype(data, self.compute)  # on the device, never via the host
-        else:
-            work = np.array(data, dtype=self.compute, order="C")
-        if written:
-            self.copies.append((data, work))
-        return self._flat(work)
-
-    def _flat(self, data):
-        return self.backend._flat(data) if self.on_cuda else data.reshape(-1)
-
-    def write_back(self):
-        for data, work in self.copies:
-            self.backend.copy_(data, work)
-        self.copies.clear()
-
-
-def _compute_dtype(dtype):
-    return _FLOAT32 if dtype in _HALF_TYPES else dtype.np
-
-
-def _bump(tensors):
-    for t in tensors:
-        if t is not None:
-            t._bump_version()
-
-
 _SGD_NAMES = ("grads", "momentum_buffer_list")
 _ADAM_NAMES = ("grads", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs")
+_ADAGRAD_NAMES = ("grads", "state_sums")
 
 
 # --- SGD ---------------------------------------------------------------------------------
@@ -190,67 +128,25 @@ def _fused_sgd_(self, grads, momentum_buffer_list, *, weight_decay, momentum, lr
                      dampening, nesterov, maximize, is_first_step)
 
 
-def _host_amp_values(grad_scale, found_inf):
-    """(skip the step?, the scale or None) on the CPU path, where reading them is free."""
-    skip = found_inf is not None and found_inf.item() == 1.0
-    return skip, (None if grad_scale is None else grad_scale.item())
-
-
-def _unscale_host(operands, grad, scale):
-    g = operands(grad)
-    np.divide(g, g.dtype.type(scale), out=g)
-    return g
-
-
 def _sgd_cpu(param, grad, buf, grad_scale, found_inf, lr, weight_decay, momentum, dampening,
              nesterov, maximize, first_step):
-    skip, scale = _host_amp_values(grad_scale, found_inf)
+    skip, scale = host_amp_values(grad_scale, found_inf)
     if skip or param._data.size == 0:
         return
-    compute = _compute_dtype(param._dtype)
-    views = _cpu_views(compute, (param, grad) if buf is None else (param, grad, buf))
+    compute = compute_dtype(param._dtype)
+    views = cpu_views(compute, (param, grad) if buf is None else (param, grad, buf))
     operands = None
     if views is None or scale is not None:  # copies (half types, strided) or AMP unscaling
-        operands = _FlatOperands(param._device, compute)
-        g = operands(grad, written=False) if scale is None else _unscale_host(operands, grad, scale)
+        operands = FlatOperands(param._device, compute)
+        g = operands(grad, written=False) if scale is None else unscale_on_host(operands, grad, scale)
         views = [operands(param), g] + ([] if buf is None else [operands(buf)])
-    _kernels("cpu_fused_optim").sgd_update(
+    kernel_module("cpu_fused_optim").sgd_update(
         views[0], views[1], None if buf is None else views[2], lr=lr, weight_decay=weight_decay,
         momentum=momentum, dampening=dampening, nesterov=nesterov, maximize=maximize,
         first_step=first_step)
     if operands is not None:
         operands.write_back()
-    _bump((param, buf, grad if scale is not None else None))
-
-
-def _amp_flags_and_arrays(backend, device, grad_scale, found_inf):
-    """Device arrays for grad_scale/found_inf (a placeholder when absent) and their flag bits."""
-    kernels = _kernels("cuda_fused_optim")
-    placeholder = None
-    flags, arrays = 0, []
-    for t, bit in ((grad_scale, kernels.HAS_GRAD_SCALE), (found_inf, kernels.HAS_FOUND_INF)):
-        if t is None:
-            placeholder = placeholder if placeholder is not None else _placeholder(backend, device)
-            arrays.append(placeholder)
-            continue
-        flags |= bit
-        if t._device == device:
-            arrays.append(backend._flat(t._data))
-        else:  # a host (or other GPU's) value: uploaded, never read back
-            arrays.append(backend.from_numpy(np.asarray(t._host_numpy(), np.float32).reshape(1)))
-    return flags, arrays
-
-
-_PLACEHOLDERS = {}
-
-
-def _placeholder(backend, device):
-    """A 1-element float32 device array passed where a kernel argument is absent."""
-    arr = _PLACEHOLDERS.get(device)
-    if arr is None:
-        arr = _PLACEHOLDERS[device] = backend.empty((1,), np.float32)
-        backend.fill_(arr, 0.0)
-    return arr
+    bump_versions((param, buf, grad if scale is not None else None))
 
 
 def _sgd_cuda(param, grad, buf, grad_scale, found_inf, lr, weight_decay, momentum, dampening,
@@ -258,11 +154,11 @@ def _sgd_cuda(param, grad, buf, grad_scale, found_inf, lr, weight_decay, momentu
     n = param._data.size
     if n == 0:
         return
-    kernels = _kernels("cuda_fused_optim")
-    compute = _compute_dtype(param._dtype)
-    operands = _FlatOperands(param._device, compute)
+    kernels = kernel_module("cuda_fused_optim")
+    compute = compute_dtype(param._dtype)
+    operands = FlatOperands(param._device, compute)
     backend = operands.backend
-    flags, (scale_arr, found_arr) = _amp_flags_and_arrays(backend, param._device, grad_scale, found_inf)
+    flags, (scale_arr, found_arr) = device_amp_arrays(backend, param._device, grad_scale, found_inf)
     flags |= ((kernels.SGD_NESTEROV if nesterov else 0) | (kernels.SGD_MAXIMIZE if maximize else 0)
               | (kernels.SGD_FIRST_STEP if first_step else 0))
     p = operands(param)
@@ -272,7 +168,7 @@ def _sgd_cuda(param, grad, buf, grad_scale, found_inf, lr, weight_decay, momentu
     backend._launch(kernels.sgd_kernel(compute), n, p, g, b, scale_arr, found_arr, scalar(lr),
                     scalar(weight_decay), scalar(momentum), scalar(1 - dampening), np.int64(flags))
     operands.write_back()
-    _bump((param, buf, grad if grad_scale is not None else None))
+    bump_versions((param, buf, grad if grad_scale is not None else None))
 
 
 # --- Adam / AdamW --------------------------------------------------------------------------
@@ -338,24 +234,24 @@ def _adam_step(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_step
 
 def _adam_cpu(param, grad, exp_avg, exp_avg_sq, max_sq, step, grad_scale, found_inf, *, lr, beta1,
               beta2, weight_decay, eps, amsgrad, maximize, decoupled):
-    skip, scale = _host_amp_values(grad_scale, found_inf)
+    skip, scale = host_amp_values(grad_scale, found_inf)
     if skip or param._data.size == 0:
         return
-    compute = _compute_dtype(param._dtype)
+    compute = compute_dtype(param._dtype)
     tensors = (param, grad, exp_avg, exp_avg_sq) + ((max_sq,) if amsgrad else ())
-    views = _cpu_views(compute, tensors)
+    views = cpu_views(compute, tensors)
     operands = None
     if views is None or scale is not None:  # copies (half types, strided) or AMP unscaling
-        operands = _FlatOperands(param._device, compute)
-        g = operands(grad, written=False) if scale is None else _unscale_host(operands, grad, scale)
+        operands = FlatOperands(param._device, compute)
+        g = operands(grad, written=False) if scale is None else unscale_on_host(operands, grad, scale)
         views = [operands(param), g] + [operands(t) for t in tensors[2:]]
-    _kernels("cpu_fused_optim").adam_update(
+    kernel_module("cpu_fused_optim").adam_update(
         *views[:4], views[4] if amsgrad else None, step=step.item(), lr=lr, beta1=beta1,
         beta2=beta2, eps=eps, weight_decay=weight_decay, decoupled_weight_decay=decoupled,
         amsgrad=amsgrad, maximize=maximize)
     if operands is not None:
         operands.write_back()
-    _bump((param, exp_avg, exp_avg_sq, max_sq, grad if scale is not None else None))
+    bump_versions((param, exp_avg, exp_avg_sq, max_sq, grad if scale is not None else None))
 
 
 def _adam_cuda(param, grad, exp_avg, exp_avg_sq, max_sq, step, grad_scale, found_inf, *, lr, beta1,
@@ -363,11 +259,11 @@ def _adam_cuda(param, grad, exp_avg, exp_avg_sq, max_sq, step, grad_scale, found
     n = param._data.size
     if n == 0:
         return
-    kernels = _kernels("cuda_fused_optim")
-    compute = _compute_dtype(param._dtype)
-    operands = _FlatOperands(param._device, compute)
+    kernels = kernel_module("cuda_fused_optim")
+    compute = compute_dtype(param._dtype)
+    operands = FlatOperands(param._device, compute)
     backend = operands.backend
-    flags, (scale_arr, found_arr) = _amp_flags_and_arrays(backend, param._device, grad_scale, found_inf)
+    flags, (scale_arr, found_arr) = device_amp_arrays(backend, param._device, grad_scale, found_inf)
     weight1 = 1 - beta1
     coupled = weight_decay != 0 and not decoupled
     flags |= ((kernels.ADAM_AMSGRAD if amsgrad else 0) | (kernels.ADAM_COUPLED_DECAY if coupled else 0)
@@ -380,7 +276,7 @@ def _adam_cuda(param, grad, exp_avg, exp_avg_sq, max_sq, step, grad_scale, found
         step_size = bias_correction2_sqrt = 1.0  # computed by the kernel
     else:  # a host step counter (the default state): the bias corrections are host math
         t = step.item()
-        step_arr = _placeholder(backend, param._device)
+        step_arr = placeholder(backend, param._device)
         step_size = lr / (1 - beta1 ** t)
         bias_correction2_sqrt = (1 - beta2 ** t) ** 0.5
     p, m, v = operands(param), operands(exp_avg), operands(exp_avg_sq)
@@ -394,4 +290,53 @@ def _adam_cuda(param, grad, exp_avg, exp_avg_sq, max_sq, step, grad_scale, found
         scalar(beta2), scalar(1 - beta2), scalar(eps), scalar(step_size), scalar(bias_correction2_sqrt),
         np.float64(lr), np.float64(beta1), np.float64(beta2), np.int64(flags))
     operands.write_back()
-    _bump((param, exp_avg, exp_avg_sq, max_sq, grad if grad_scale is not None else None))
+    bump_versions((param, exp_avg, exp_avg_sq, max_sq, grad if grad_scale is not None else None))
+
+
+# --- Adagrad (CPU only, as in PyTorch) -------------------------------------------------------
+
+@op("_fused_adagrad_")
+def _fused_adagrad_(self, grads, state_sums, state_steps, *, lr, lr_decay, weight_decay, eps, maximize,
+                    grad_scale=None, found_inf=None):
+    """One Adagrad step for every parameter in ``self`` (a list), in place
+    (``torch._fused_adagrad_``; CPU tensors only, as in PyTorch).
+
+    ``state_steps`` already count this step; the learning rate is
+    ``lr / (1 + (step - 1) * lr_decay)``.
+
+    >>> import ember_tensor as torch
+    >>> p, s = torch.ones(2), torch.zeros(2)
+    >>> torch._fused_adagrad_([p], [torch.tensor([2.0, -4.0])], [s], [torch.tensor(1.0)], lr=0.1,
+    ...                       lr_decay=0.0, weight_decay=0.0, eps=1e-10, maximize=False)
+    >>> p, s
+    (tensor([0.9000, 1.1000]), tensor([ 4., 16.]))
+    """
+    params = list(self)
+    _check_list_sizes(len(params), [("grads", grads), ("state_sums", state_sums),
+                                    ("state_steps", state_steps)])
+    _check_amp_tensor(grad_scale)
+    _check_amp_tensor(found_inf)
+    lr = _number(lr)
+    skip, scale = host_amp_values(grad_scale, found_inf)
+    for param, grad, state_sum, step in zip(params, grads, state_sums, state_steps):
+        _check_group("fused_adagrad_kernel", param, (grad, state_sum), _ADAGRAD_NAMES)
+        if param._device.type != "cpu":
+            raise NotImplementedError(
+                "Could not run 'aten::_fused_adagrad_' with arguments from the "
+                f"'{param._device.type.upper()}' backend. (PyTorch has no fused Adagrad on CUDA; "
+                "use fused=None, whose ops run on the device.)")
+        if skip or param._data.size == 0:
+            continue
+        compute = compute_dtype(param._dtype)
+        views = cpu_views(compute, (param, grad, state_sum))
+        operands = None
+        if views is None or scale is not None:  # copies (half types, strided) or AMP unscaling
+            operands = FlatOperands(param._device, compute)
+            g = operands(grad, written=False) if scale is None else unscale_on_host(operands, grad, scale)
+            views = [operands(param), g, operands(state_sum)]
+        kernel_module("cpu_fused_optim").adagrad_update(
+            *views, step=step.item(), lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps,
+            maximize=maximize)
+        if operands is not None:
+            operands.write_back()
+        bump_versions((param, state_sum, grad if scale is not None else None))
