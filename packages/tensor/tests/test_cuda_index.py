@@ -288,7 +288,8 @@ INDEX_DIM_OPS = [
     lambda x, i: x.index_select(1, i.int()),
     lambda x, i: x.index_add(1, i, x[:, :3], alpha=2),
     lambda x, i: x.index_add(1, i.int(), x[:, :3]),
-    lambda x, i: x.index_copy(1, i, x[:, :3] * 2 if x.dtype is not et.bool else x[:, :3]),
+    # no repeated index: which copy lands is undefined then (on PyTorch's GPU too)
+    lambda x, i: x.index_copy(1, et.tensor([2, 0, 1]).to(x.device), x[:, :3].flip(1)),
     lambda x, i: x.index_fill(1, i, -1),
     lambda x, i: x.index_fill(0, i[:2], et.tensor(1).to(x.device)),
 ]
