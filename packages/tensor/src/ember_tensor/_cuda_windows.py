@@ -2,7 +2,7 @@
 pooling, unfold/fold, the plane scatter/gather of max pooling's indices, one_hot and
 constant padding. The kernels are in `_kernels.cuda_windows`; the GEMMs are the
 backend's `matmul` (cuBLAS on a GPU). Nothing here reads device memory on the host,
-except the one-element counts that the index checks read (`index_bounds`).
+except the one-element counts that the index checks read (`read_count`).
 
 Arrays arrive in their compute dtype (the op layer casts float16/bfloat16 to float32 on
 the device). Spatial dims are lifted to three (size-1 dims in front, stride 0) so that
@@ -22,8 +22,8 @@ from ._kernels.cuda_loops import SIMULATOR
 
 __all__ = ["device_scope", "array_of", "tensor_of", "conv_forward", "conv_backward_input",
            "conv_backward_weight", "add_channel_bias", "max_pool", "avg_pool", "avg_pool_backward",
-           "adaptive_max_pool", "scatter_planes", "take_along_planes", "put_planes", "index_bounds",
-           "one_hot", "constant_pad", "unfold", "fold"]
+           "adaptive_max_pool", "scatter_planes", "take_along_planes", "put_planes", "count_outside",
+           "index_extreme", "read_count", "one_hot", "constant_pad", "unfold", "fold"]
 
 
 # --- tensors <-> device arrays --------------------------------------------------------------
@@ -309,25 +309,30 @@ def put_planes(x, index, spatial):
     return out
 
 
-def index_bounds(index, low, high):
-    """One-element int64 device arrays (outside, highest, lowest): how many elements of
-    integer array `index` lie outside [low, high), its max and its min. Each can be read
-    back alone (a one-element copy, the synchronisation PyTorch's checks make too)."""
+def _flat_int64(index):
     flat = _view(_contiguous(index), (index.size,))
-    if flat.dtype != np.int64:
-        flat = _cuda.astype(flat, np.int64)
-    info = np.iinfo(np.int64)
-    outside, highest, lowest = (_cuda.empty((1,), np.int64) for _ in range(3))
-    _cuda.fill_(outside, 0)
-    _cuda.fill_(highest, info.min)
-    _cuda.fill_(lowest, info.max)
-    _launch(K.count_outside, flat.size, flat, int(low), int(high), outside, highest, lowest)
-    return outside, highest, lowest
+    return flat if flat.dtype == np.int64 else _cuda.astype(flat, np.int64)
+
+
+def count_outside(index, low, high):
+    """A one-element int64 device array: how many elements of integer array `index` lie
+    outside [low, high). Read it back with `read_count` (one element: the
+    synchronisation PyTorch's checks make too)."""
+    flat = _flat_int64(index)
+    outside = _zeros((1,), np.int64)
+    _launch(K.count_outside, flat.size, flat, int(low), int(high), outside)
+    return outside
+
+
+def index_extreme(index, kind):
+    """The max ("amax") or min ("amin") of non-empty integer array `index`, a 0-d int64
+    device array (the backend's tree reduction)."""
+    return _cuda.reduce(kind, _flat_int64(index), (0,), np.int64)
 
 
 def read_count(arr):
     """The value of a one-element device array, read on the host."""
-    return int(_cuda.to_numpy(arr)[0])
+    return int(_cuda.to_numpy(arr).reshape(-1)[0])
 
 
 def one_hot(index, num_classes):

@@ -175,10 +175,10 @@ def _cuda_max_unpool(input, indices, output_size):
     device = common_device((input, indices))
     with W.device_scope(device):
         idx = W.array_of(indices, np.int64)
-        outside, highest, _ = W.index_bounds(idx, 0, math.prod(output_size))
-        if W.read_count(outside):
-            raise RuntimeError(f"Found an invalid max index: {W.read_count(highest)} (output volumes are of "
-                               f"size {'x'.join(map(str, output_size))}")
+        if W.read_count(W.count_outside(idx, 0, math.prod(output_size))):
+            highest = W.read_count(W.index_extreme(idx, "amax"))
+            raise RuntimeError(f"Found an invalid max index: {highest} (output volumes are of size "
+                               f"{'x'.join(map(str, output_size))}")
         out = W.put_planes(W.array_of(input, compute_np_dtype(input._dtype)), idx, output_size)
         return W.tensor_of(out, input._dtype, device)
 

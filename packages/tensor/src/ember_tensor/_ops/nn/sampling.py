@@ -45,8 +45,7 @@ def _cuda_embedding(weight, indices):
     from ..index_ops import index_select
     device = common_device((weight, indices))
     with W.device_scope(device):
-        outside, _, _ = W.index_bounds(indices._data, 0, weight.shape[0])
-        if W.read_count(outside):
+        if W.read_count(W.count_outside(indices._data, 0, weight.shape[0])):
             raise IndexError("index out of range in self")
     rows = index_select(weight, 0, indices.reshape(-1))
     return rows.reshape(tuple(indices.shape) + (weight.shape[1],))
@@ -116,12 +115,10 @@ def _cuda_one_hot(tensor, num_classes):
         idx = tensor._data
         if num_classes == -1 and idx.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        high = num_classes if num_classes != -1 else np.iinfo(np.int64).max
-        outside, highest, lowest = W.index_bounds(idx, 0, high)
         if num_classes == -1:
-            num_classes = W.read_count(highest) + 1
-        if idx.size and W.read_count(outside):
-            if W.read_count(lowest) < 0:
+            num_classes = W.read_count(W.index_extreme(idx, "amax")) + 1
+        if idx.size and W.read_count(W.count_outside(idx, 0, num_classes)):
+            if W.read_count(W.index_extreme(idx, "amin")) < 0:
                 raise RuntimeError("Class values must be non-negative.")
             raise RuntimeError("Class values must be smaller than num_classes.")
         return W.tensor_of(W.one_hot(idx, num_classes), D.int64, tensor._device)
