@@ -346,16 +346,32 @@ def test_randperm_sorts_random_keys_on_the_device(dtype):
     assert et.randperm(0, device="cuda").shape == (0,) and host(et.randperm(1, device="cuda")).tolist() == [0]
 
 
-def test_host_sampled_ops_draw_from_the_cuda_generator():
-    # multinomial and poisson still sample on the host (see _ops/random.py)
+def test_multinomial_on_the_device():
+    weights = et.tensor([[0.0, 5.0, 0.0, 1.0, 2.0], [1.0, 1.0, 1.0, 1.0, 0.0]], device="cuda")
     et.manual_seed(6)
-    probs = et.tensor([[0.1, 0.0, 0.9], [1.0, 1.0, 0.0]], device="cuda")
-    picks = et.multinomial(probs, 2)
+    with on_device_only(allow_scalar_reads=True):  # the weight checks read back flags
+        without = et.multinomial(weights, 3)
+        everything = et.multinomial(weights[1], 5)
+        with_replacement = et.multinomial(weights, 2000, replacement=True)
+        out = et.empty(1, device="cuda", dtype=et.int64)
+        et.multinomial(weights, 2, out=out)
+    assert without.shape == (2, 3) and everything.shape == (5,) and out.shape == (2, 2)
+    rows = host(without).tolist()
+    assert sorted(rows[0]) == [1, 3, 4] and len(set(rows[1])) == 3 and 4 not in rows[1]
+    assert sorted(host(everything).tolist()) == [0, 1, 2, 3, 4] and host(everything)[-1] == 4  # weight 0 last
+    counts = [np.bincount(row, minlength=5) / 2000 for row in host(with_replacement)]
+    np.testing.assert_allclose(counts[0], [0, 5 / 8, 0, 1 / 8, 2 / 8], atol=0.04)
+    np.testing.assert_allclose(counts[1], [0.25, 0.25, 0.25, 0.25, 0], atol=0.04)
+    et.manual_seed(6)
+    np.testing.assert_array_equal(host(et.multinomial(weights, 3)), host(without))
+
+
+def test_poisson_still_draws_on_the_host_from_the_cuda_generator():
+    et.manual_seed(6)
     counts = et.poisson(et.full((4,), 3.0, device="cuda"))
     et.manual_seed(6)
-    np.testing.assert_array_equal(host(et.multinomial(probs, 2)), host(picks))
     np.testing.assert_array_equal(host(et.poisson(et.full((4,), 3.0, device="cuda"))), host(counts))
-    assert set(host(picks)[1].tolist()) == {0, 1} and picks.device.type == "cuda"
+    assert counts.device.type == "cuda" and counts.dtype == et.float32
 
 
 # --- errors: the CPU's ------------------------------------------------------------------------------
@@ -379,6 +395,16 @@ ERRORS = [
     ("t.empty(2, device='cuda').geometric_(1.0)", RuntimeError, "geometric_ expects p to be in (0, 1), but got p=1"),
     ("t.empty(2, 3, device='cuda').bernoulli_(t.rand(4, device='cuda'))", RuntimeError,
      "The expanded size of the tensor"),
+    ("t.multinomial(t.tensor([0.5, -1.0], device='cuda'), 1)", RuntimeError,
+     "probability tensor contains either `inf`, `nan` or element < 0"),
+    ("t.multinomial(t.tensor([0.5, float('nan')], device='cuda'), 2, True)", RuntimeError,
+     "invalid multinomial distribution (encountering probability entry < 0)"),
+    ("t.multinomial(t.tensor([[1.0, float('inf')]], device='cuda'), 2, True)", RuntimeError,
+     "invalid multinomial distribution (encountering probability entry = infinity or NaN)"),
+    ("t.multinomial(t.tensor([[1.0, 1.0], [0.0, 0.0]], device='cuda'), 1)", RuntimeError,
+     "invalid multinomial distribution (sum of probabilities <= 0)"),
+    ("t.multinomial(t.tensor([0.0, 0.0], device='cuda'), 3, True)", RuntimeError,
+     "invalid multinomial distribution (sum of probabilities <= 0)"),
 ]
 
 

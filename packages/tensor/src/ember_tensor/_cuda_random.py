@@ -19,7 +19,7 @@ from . import cuda as _public
 from ._kernels import cuda_random as K
 
 __all__ = ["uniform_", "normal_", "log_normal_", "exponential_", "cauchy_", "integers_", "geometric_",
-           "bernoulli_scalar_", "bernoulli_tensor_", "normal_tensors", "checked_float64"]
+           "bernoulli_scalar_", "bernoulli_tensor_", "normal_tensors", "checked_float64", "multinomial"]
 
 # Mantissa digits of the half types: rand() draws them on their own grid, so that a
 # float32 value just below 1 cannot round up to 1.0 in the cast.
@@ -155,6 +155,17 @@ def bernoulli_scalar_(tensor, gen, p):
     return _fill(tensor, kind, run)
 
 
+def _any_outside(values, low, high):
+    """Whether 1-d float64 device array `values` has a NaN or a value outside [low, high]
+    (one flag read back)."""
+    if values.size == 0:
+        return False
+    flag = _cuda.empty((1,), np.uint8)
+    _cuda.fill_(flag, 0)
+    _cuda._launch(K.flag_outside, values.size, values, np.float64(low), np.float64(high), flag)
+    return bool(_cuda.to_numpy(flag)[0])
+
+
 def checked_float64(tensor, shape, low, high):
     """(values, bad): tensor's values broadcast to `shape` as a contiguous 1-d float64 device
     array, and whether any is NaN or outside [low, high].
@@ -164,12 +175,55 @@ def checked_float64(tensor, shape, low, high):
     """
     with _public._device_context(tensor._device.index or 0):
         values = _cuda._flat(_cuda.astype(_cuda.broadcast_to(tensor._data, shape), np.float64))
-        if values.size == 0:
-            return values, False
-        flag = _cuda.empty((1,), np.uint8)
-        _cuda.fill_(flag, 0)
-        _cuda._launch(K.flag_outside, values.size, values, np.float64(low), np.float64(high), flag)
-        return values, bool(_cuda.to_numpy(flag)[0])
+        return values, _any_outside(values, low, high)
+
+
+_FLOAT64_MAX = np.finfo(np.float64).max
+_FLOAT64_TINY = np.finfo(np.float64).smallest_subnormal
+
+
+def multinomial(input, num_samples, replacement, gen):
+    """(samples, problem): int64 tensor (rows, num_samples) drawn from the rows of the 1-d
+    or 2-d CUDA tensor `input`, or (None, why) for bad weights, with why one of
+    'not finite or negative', 'negative', 'infinite', 'zero sum': the CPU's checks, in its
+    order, each reading back one flag.
+
+    Without replacement (or one sample) as the CPU: the largest keys p / Exp(1) of each
+    row, by the device top-k. With replacement: a binary search of u * total in each row's
+    running sums (device scan), one thread per sample.
+    """
+    from . import _cuda_scan, _cuda_sort
+    from ._tensor import Tensor
+    n_categories = input.shape[-1]
+    rows = input.shape[0] if input.dim() == 2 else 1
+    device = input._device
+    with _public._device_context(device.index or 0):
+        if replacement and num_samples > 1:
+            values, negative = checked_float64(input, tuple(input.shape), 0.0, np.inf)
+            if negative:
+                return None, "negative"
+            if _any_outside(values, -np.inf, _FLOAT64_MAX):
+                return None, "infinite"
+        else:
+            values, bad = checked_float64(input, tuple(input.shape), 0.0, _FLOAT64_MAX)
+            if bad:
+                return None, "not finite or negative"
+        weights = _cuda._restride(values, (rows, n_categories), (8 * n_categories, 8))
+        totals = _cuda.reduce("sum", weights, (1,), np.float64)
+        if _any_outside(totals, _FLOAT64_TINY, np.inf):
+            return None, "zero sum"
+        if not replacement or num_samples == 1:
+            keys = _cuda.empty((rows, n_categories), np.float64)
+            seed, block = _reserve(gen, 1)
+            _cuda._launch(K.multinomial_keys, (values.size + 3) // 4, values, _cuda._flat(keys), seed, block)
+            _, order = _cuda_sort.topk(Tensor._wrap(keys, D.float64, device), num_samples, 1, True)
+            return order, None
+        cdf = _cuda_scan.accumulate(Tensor._wrap(weights, D.float64, device), 1, False, D.float64)._data
+        samples = _cuda.empty((rows, num_samples), np.int64)
+        seed, block = _reserve(gen, 2)
+        _cuda._launch(K.multinomial_search, (rows * num_samples + 3) // 4, cdf, _cuda._flat(totals),
+                      _cuda._flat(samples), seed, block)
+        return Tensor._wrap(samples, D.int64, device), None
 
 
 def bernoulli_tensor_(tensor, gen, probabilities):

@@ -28,7 +28,7 @@ from numba import cuda
 
 __all__ = ["philox4x32", "uniform32", "uniform64", "normal32", "normal64", "exponential32",
            "exponential64", "cauchy32", "cauchy64", "randint32", "randint64", "bernoulli_scalar",
-           "bernoulli_tensor", "geometric", "flag_outside"]
+           "bernoulli_tensor", "geometric", "multinomial_keys", "multinomial_search", "flag_outside"]
 
 _JIT = dict(cache=True)
 
@@ -315,6 +315,66 @@ def geometric(out, seed, block, log1m_p):
         x0, x1, x2, x3 = _words32(seed, block, g)
         _put4(out, 4 * g, _trials(x0, log1m_p), _trials(x1, log1m_p), _trials(x2, log1m_p),
               _trials(x3, log1m_p))
+
+
+@cuda.jit(device=True)
+def _gumbel_key(p, i, x):
+    """p[i] / q for q = -log(u) ~ Exp(1), u in (0, 1) from word x (0 where p[i] is 0 or past
+    the end of p)."""
+    if i >= p.shape[0] or not p[i] > 0.0:
+        return 0.0
+    return p[i] / -math.log((np.float64(x) + 0.5) * _F64_2POW_M32)
+
+
+@cuda.jit(**_JIT)
+def multinomial_keys(p, keys, seed, block):
+    """keys = p / Exp(1) elementwise (float64): each row's k largest keys are a draw of k
+    categories without replacement (weights p); categories of weight 0 get key 0."""
+    for g in range(cuda.grid(1), (p.shape[0] + 3) // 4, cuda.gridsize(1)):
+        x0, x1, x2, x3 = _words32(seed, block, g)
+        i = 4 * g
+        _put4(keys, i, _gumbel_key(p, i, x0), _gumbel_key(p, i + 1, x1), _gumbel_key(p, i + 2, x2),
+              _gumbel_key(p, i + 3, x3))
+
+
+@cuda.jit(device=True)
+def _search(cdf, totals, samples, i, r):
+    """Sample i (of row i // samples) by inverse CDF: the first category whose running sum
+    exceeds u * total; when rounding leaves none, the row's last category of non-zero weight."""
+    row = i // samples
+    n = cdf.shape[1]
+    target = _unit64(r) * totals[row]
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cdf[row, mid] > target:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo == n:
+        lo = n - 1
+        while lo > 0 and cdf[row, lo] == cdf[row, lo - 1]:
+            lo -= 1
+    return lo
+
+
+@cuda.jit(**_JIT)
+def multinomial_search(cdf, totals, out, seed, block):
+    """out (rows * samples, int64) = categories drawn with replacement from the running
+    sums `cdf` (rows, categories) of each row's weights, `totals` their last column."""
+    n = out.shape[0]
+    samples = n // cdf.shape[0]
+    for g in range(cuda.grid(1), (n + 3) // 4, cuda.gridsize(1)):
+        r0, r1, r2, r3 = _words64(seed, block, g)
+        i = 4 * g
+        out[i] = _search(cdf, totals, samples, i, r0)
+        if i + 1 < n:
+            out[i + 1] = _search(cdf, totals, samples, i + 1, r1)
+        if i + 2 < n:
+            out[i + 2] = _search(cdf, totals, samples, i + 2, r2)
+        if i + 3 < n:
+            out[i + 3] = _search(cdf, totals, samples, i + 3, r3)
 
 
 @cuda.jit(**_JIT)

@@ -10,10 +10,10 @@ copy to or from the host; a seed then gives other numbers than on the CPU (PyTor
 not promise equal ones either), reproducible for that seed. Neither gives PyTorch's
 values (other engines), only PyTorch's distributions, dtypes, shapes and error messages.
 
-`randperm` on CUDA sorts random 64-bit keys on the device. Still on the host for CUDA
-tensors (correct, but a round trip through host memory): `multinomial` and `poisson`,
-which draw from the CUDA generator's own host stream (`Generator._draw`) and upload the
-result.
+`randperm` on CUDA sorts random 64-bit keys on the device; `multinomial` (in its own
+module) samples there too. Still on the host for CUDA tensors (correct, but a round trip
+through host memory): `poisson`, which draws from the CUDA generator's own host stream
+(`Generator._draw`) and uploads the result.
 """
 import numpy as np
 
@@ -27,6 +27,7 @@ from ._random_args import (
     MISSING, check_p, check_probabilities, check_std, compute_type, empty_output, factory, float_arg,
     int_arg, like, new_tensor, random_range, require_float, standard_normal, uniform,
 )
+from .multinomial import multinomial  # noqa: F401 - re-exported: ember_tensor and methods.py look here
 from .random_inplace import (  # noqa: F401 - Tensor methods, found here by methods.py
     bernoulli_, cauchy_, exponential_, geometric_, log_normal_, normal_, random_, uniform_,
 )
@@ -256,87 +257,6 @@ def _bernoulli_on_device(input, p, gen, out):
     if bad:
         check_probabilities(np.array([np.nan]))  # raises PyTorch's error
     return cuda_random.bernoulli_tensor_(result, gen, probabilities)
-
-
-@op()
-def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
-    """Category indices drawn from the rows of `input` (non-negative weights).
-
-    Without replacement each row gives distinct indices; categories of weight zero come
-    only after all others. Returns int64 of shape (num_samples,) or (rows, num_samples).
-
-    >>> import ember_tensor as torch
-    >>> sorted(torch.multinomial(torch.tensor([0., 5., 0., 1.]), 2).tolist())
-    [1, 3]
-    """
-    num_samples = int_arg(num_samples, "multinomial", "num_samples", 2)
-    if input.dim() not in (1, 2):
-        raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if input._dtype.category != D._FLOAT:
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
-                           f"{_iter.type_name(input._dtype)}")
-    if out is not None and out._dtype is not D.int64:
-        raise RuntimeError(f"multinomial expects Long tensor out, got: {_iter.type_name(out._dtype)}")
-    if num_samples <= 0:
-        raise RuntimeError("cannot sample n_sample <= 0 samples")
-    n_categories = input.shape[-1]
-    if not replacement and num_samples > n_categories:
-        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
-    if n_categories > 1 << 24:
-        raise RuntimeError("number of categories cannot exceed 2^24")
-    gen = _random.resolve(generator, input._device, "multinomial")
-    rows = input.shape[0] if input.dim() == 2 else 1
-    probs = np.asarray(input._host_numpy(), np.float64).reshape(rows, n_categories)
-    if probs.size == 0:
-        samples = np.zeros((probs.shape[0], num_samples), np.int64)
-    elif not replacement or num_samples == 1:
-        samples = _sample_without_replacement(gen, probs, num_samples)
-    else:
-        samples = _sample_with_replacement(gen, probs, num_samples)
-    if input.dim() == 1:
-        samples = samples.reshape(num_samples)
-    return new_tensor(samples, D.int64, input._device, out=out)
-
-
-def _sample_without_replacement(gen, probs, n):
-    if not (np.isfinite(probs).all() and (probs >= 0).all()):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if (probs.sum(axis=1) == 0).any():
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    # PyTorch's method (Gumbel top-k): the n largest p / q with q ~ Exp(1) are a draw
-    # without replacement; zero weights get key 0 and so come last.
-    q = gen._draw("standard_exponential", probs.shape)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        keys = np.where(probs > 0, probs / q, 0.0)
-    if n == 1:
-        return np.argmax(keys, axis=1)[:, None]
-    top = np.argpartition(-keys, n - 1, axis=1)[:, :n] if n < keys.shape[1] else \
-        np.broadcast_to(np.arange(keys.shape[1]), keys.shape)
-    order = np.argsort(-np.take_along_axis(keys, top, axis=1), axis=1, kind="stable")
-    return np.take_along_axis(top, order, axis=1)
-
-
-def _sample_with_replacement(gen, probs, n):
-    if not (probs >= 0).all():
-        raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
-    if np.isinf(probs).any():
-        raise RuntimeError(
-            "invalid multinomial distribution (encountering probability entry = infinity or NaN)")
-    totals = probs.sum(axis=1)
-    if (totals <= 0).any():
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    rows, n_categories = probs.shape
-    cdf = np.cumsum(probs, axis=1) / totals[:, None]
-    u = gen._draw("random", (rows, n))
-    # Inverse CDF for all rows in one search: row r's CDF and draws are shifted by 2r so
-    # no draw reaches another row. A zero-weight category repeats the CDF value before it
-    # and so can never be found with side='right'.
-    shift = 2.0 * np.arange(rows)[:, None]
-    found = np.searchsorted((cdf + shift).ravel(), (u + shift).ravel(), side="right")
-    found = found.reshape(rows, n) - (np.arange(rows) * n_categories)[:, None]
-    # A draw past a row's last CDF value (rounding) takes its last non-zero category.
-    last = n_categories - 1 - np.argmax(probs[:, ::-1] > 0, axis=1)
-    return np.minimum(found, last[:, None])
 
 
 @op()
