@@ -14,110 +14,30 @@ Variants (each compiled lazily, per dtype signature, on first launch):
 Kind "fill" writes one value (c, s); kind "gemm" is a shared-memory tiled matrix
 product, one module per dtype, used when cuBLAS is not available.
 
-numba-cuda lowers only part of NumPy's ufuncs on scalars inside device code (np.sqrt,
-np.floor, np.rint, np.fmod, ... are missing in 0.30), so the few scalar functions that
-use them get a CUDA twin written with `math` here (`CUDA_TWINS`); on CUDA, `math.floor`
-and friends return floats of their argument's type, as the ufuncs do. The simulator runs
-kernels as plain Python, where `math.floor(nan)` raises, so there the twins stand aside
-and `scalar.py`'s NumPy versions run: the twins are checked on real GPUs only.
+Where scalar.py's function cannot serve as is (numba-cuda lacks a NumPy ufunc, or the
+simulator's plain-Python `math` raises where compiled code returns inf/NaN), the kernels
+apply a twin from `cuda_twins` instead (see there).
 """
 import hashlib
 import importlib.util
-import math
 import os
 import sys
 import threading
 
 from numba import cuda
 
+from . import cuda_twins as _twins
 from . import scalar as _scalar
 from .cpu_loops import _write_atomically
-
-# --- CUDA twins of scalar functions whose NumPy ufuncs numba-cuda cannot lower ----------
-
-
-def _sqrt(a):
-    return math.sqrt(a)
-
-
-def _rsqrt(a):
-    return 1.0 / math.sqrt(a)
-
-
-def _log1p(a):
-    return math.log1p(a)
-
-
-def _floor(a):
-    return math.floor(a)
-
-
-def _ceil(a):
-    return math.ceil(a)
-
-
-def _trunc(a):
-    return math.trunc(a)
-
-
-def _frac(a):
-    return a - math.trunc(a)
-
-
-def _round(a):
-    # Half to even, as torch.round; floor/fmod are exact, so no rounding error creeps in.
-    f = math.floor(a)
-    d = a - f
-    if d > 0.5 or (d == 0.5 and math.fmod(f, 2.0) != 0.0):
-        return f + 1.0
-    return f
-
-
-def _fmod(a, b):
-    return math.fmod(a, b)
-
-
-def _sim_lgamma(a):
-    # The simulator runs scalar functions as Python, where math.lgamma raises at the poles
-    # (0, -1, -2, ...) instead of returning inf as compiled code (CPU or GPU) does.
-    if a <= 0.0 and math.floor(a) == a:
-        return math.inf
-    return math.lgamma(a)
-
-
-# --- bfloat16 <-> float32 on bit patterns (Numba has no bfloat16 arrays) ----------------
-
-
-def _bf16_bits_to_f32_bits(h):
-    # int() first: the simulator computes on NumPy scalars, where uint16 << 16 is 0.
-    return int(h) << 16
-
-
-def _f32_bits_to_bf16_bits(x):
-    # Round to nearest even, as ml_dtypes and PyTorch do; NaN stays a (quiet) NaN.
-    bits = int(x)
-    if (bits & 0x7FFFFFFF) > 0x7F800000:
-        return (bits >> 16) | 0x40
-    return (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
-
 
 # Whether numba.cuda is Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1 at its import).
 SIMULATOR = cuda.jit.__module__.startswith("numba.cuda.simulator")
 
-CUDA_TWINS = {
-    "sqrt": _sqrt, "rsqrt": _rsqrt, "log1p": _log1p, "floor": _floor, "ceil": _ceil,
-    "trunc": _trunc, "frac": _frac, "round": _round, "fmod": _fmod,
-}
-SIMULATOR_TWINS = {"lgamma": _sim_lgamma}
-CUDA_ONLY = {
-    "bf16_bits_to_f32_bits": _bf16_bits_to_f32_bits,
-    "f32_bits_to_bf16_bits": _f32_bits_to_bf16_bits,
-}
-
 
 def scalar_function(name):
     """The Python scalar function CUDA kernels for op `name` apply."""
-    fn = CUDA_ONLY.get(name) or (SIMULATOR_TWINS if SIMULATOR else CUDA_TWINS).get(name)
+    fn = (_twins.CUDA_ONLY.get(name) or _twins.GUARDED_TWINS.get(name)
+          or (_twins.SIMULATOR_TWINS if SIMULATOR else _twins.CUDA_TWINS).get(name))
     return fn if fn is not None else getattr(_scalar, name)
 
 
@@ -292,7 +212,7 @@ def _source_hash():
         cuda_version = "?"
     here = os.path.dirname(__file__)
     h = hashlib.sha256()
-    for path in (__file__, os.path.join(here, "scalar.py")):
+    for path in (__file__, os.path.join(here, "scalar.py"), os.path.join(here, "cuda_twins.py")):
         with open(path, "rb") as fh:
             h.update(fh.read())
     from .. import _version
