@@ -2,9 +2,12 @@
 
 Operands are brought to 3-d (batch, rows, cols) views (broadcast batch dims have
 stride 0; batch dims that cannot be merged are copied), then `_gemm` runs cuBLAS
-through `_cuda_blas` when it can (float32/float64 on a GPU with nvmath-python) and
+through `_cuda_blas` when it can (float16/bfloat16/float32/float64 on a GPU with
+nvmath-python; the half types multiply natively there, accumulating in float32) and
 otherwise the shared-memory tiled Numba kernel of `_kernels.cuda_loops` (any dtype,
-any strides; the one that runs under the simulator).
+any strides; the one that runs under the simulator). The tiled kernel cannot type
+half arrays: float16/bfloat16 operands are converted to float32 on the device for it
+and the product converted back, which is what the CPU computes.
 """
 import numpy as np
 from numba import cuda
@@ -55,14 +58,26 @@ def matmul(a, b):
     return out if shape == out.shape else out.reshape(shape)
 
 
+_HALF = ("float16", "bfloat16")
+
+
 def _gemm(a, b, out):
-    """out[z] = a[z] @ b[z] over 3-d views: cuBLAS for float32/64 when it can be had."""
-    if not SIMULATOR and out.dtype.kind == "f":
+    """out[z] = a[z] @ b[z] over 3-d views: cuBLAS for floating types when it can be had."""
+    if not SIMULATOR:
         from . import _cuda_blas
-        if _cuda_blas.gemm(a, b, out, _public._current_numba_stream()):
+        if _cuda_blas.handles(out.dtype) and _cuda_blas.gemm(a, b, out, _public._current_numba_stream()):
             if _cuda.LAUNCH_BLOCKING:
                 cuda.synchronize()
             return
+    if out.dtype.name in _HALF:
+        wide = _cuda.empty(out.shape, np.float32)
+        _tiled_gemm(_cuda.astype(a, np.float32), _cuda.astype(b, np.float32), wide)
+        _cuda.copy_(out, wide)
+        return
+    _tiled_gemm(a, b, out)
+
+
+def _tiled_gemm(a, b, out):
     mod = loops("gemm", out.dtype.name)
     tile = mod.TILE
     batch, m, n = out.shape

@@ -26,7 +26,8 @@ def _product(a, b):
     """The matmul of backend arrays with NumPy's (= PyTorch's) batching rules."""
     device = _iter.common_device((a, b))
     backend = _backends.get(device)
-    kdtype = _iter.compute_dtype(a._dtype)
+    # CUDA multiplies float16/bfloat16 itself (cuBLAS, accumulating in float32): no casts.
+    kdtype = a._dtype if device.type == "cuda" else _iter.compute_dtype(a._dtype)
     x = a._data if a._dtype is kdtype else backend.astype(a._data, kdtype.np)
     y = b._data if b._dtype is kdtype else backend.astype(b._data, kdtype.np)
     if x.ndim > 2 and y.ndim == 2 and backend.is_contiguous(x):
