@@ -106,7 +106,9 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
 def _adam_fused(indices, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *,
                 amsgrad, decoupled_weight_decay, grad_scale, found_inf, **options):
     """The fused op over the parameters at ``indices`` (steps already advanced)."""
-    pick = lambda tensors: [tensors[i] for i in indices]  # noqa: E731
+    def pick(tensors):
+        return [tensors[i] for i in indices]
+
     op = ember_tensor._fused_adamw_ if decoupled_weight_decay else ember_tensor._fused_adam_
     op(pick(params), pick(grads), pick(exp_avgs), pick(exp_avg_sqs),
        pick(max_exp_avg_sqs) if amsgrad else [], pick(state_steps), amsgrad=amsgrad,
