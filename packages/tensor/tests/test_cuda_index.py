@@ -394,6 +394,16 @@ def test_flip_roll_rot90_triangles(dtype):
     check(lambda t: et.stack([t[0], t[2]]), _typed(X, dtype))
 
 
+def test_scans_over_uneven_chunks():
+    rng = np.random.default_rng(0)
+    flags = et.tensor(rng.random((7, 14)) < 0.3)                 # 98 elements: 9 chunks, the last short
+    check(lambda t: t.nonzero(), flags)
+    check(lambda t: t.t().nonzero(as_tuple=True), flags)
+    counts = et.tensor(rng.integers(0, 4, 61))
+    check(lambda c: et.repeat_interleave(c), counts)
+    check(lambda c: et.repeat_interleave(c), et.tensor([0, 0, 40, 0]))  # one long run
+
+
 def test_repeat_interleave():
     counts = et.tensor([2, 0, 3])
     check(lambda c: et.repeat_interleave(c), counts)

@@ -246,7 +246,9 @@ def advanced_write(plan, value, accumulate):
 # --- data-sized results -------------------------------------------------------------------
 
 def _scan_plan(n):
-    nchunks = min(n, _CHUNKS)
+    """(nchunks, chunk): about sqrt(n) chunks (at least _CHUNKS), so that neither the
+    per-chunk loops nor the one-thread scan of the chunk sums gets long."""
+    nchunks = min(n, max(_CHUNKS, int(n ** 0.5)))
     return nchunks, -(-n // nchunks)
 
 
@@ -339,5 +341,5 @@ def repeat_index(counts, output_size=None):
     prefix = _cuda.empty((n,), np.int64)
     _launch(K.chunk_prefix, starts.size, data, chunk, starts, prefix)
     out = _cuda.empty((size,), np.int64)
-    _launch(K.fill_repeats, n, prefix, data, out)
+    _launch(K.fill_repeats, size, prefix, out)
     return Tensor._wrap(out, D.int64, counts._device)

@@ -10,8 +10,9 @@ Bounds checks never raise inside a kernel: a kernel that finds a bad index recor
 smallest bad position with an atomic min in a 1-element `bad` array (initialised to a
 sentinel), and the host reads that one value afterwards to raise PyTorch's error.
 
-Scans (nonzero, repeat_interleave) run in three passes over `nchunks` chunks: each
-thread sums its chunk, one thread scans the chunk sums, each thread writes its chunk.
+Scans (nonzero, repeat_interleave) run in three passes over `nchunks` chunks (about
+sqrt(n) of them, so both serial parts stay short): each thread sums its chunk, one
+thread scans the chunk sums, each thread writes its chunk.
 """
 from numba import cuda
 
@@ -287,10 +288,18 @@ def chunk_prefix(values, chunk, starts, prefix):
 
 
 @cuda.jit
-def fill_repeats(prefix, counts, out):
-    """out[prefix[i] : prefix[i] + counts[i]] = i (repeat_interleave's index)."""
-    n = out.shape[0]
-    for i in range(cuda.grid(1), counts.shape[0], cuda.gridsize(1)):
-        start = prefix[i]
-        for k in range(min(counts[i], n - start)):
-            out[start + k] = i
+def fill_repeats(prefix, out):
+    """out[j] = the last i with prefix[i] <= j, i.e. i repeated counts[i] times
+    (repeat_interleave's index): a binary search per output element, so one large
+    count does not leave a single thread writing all of its copies."""
+    last = prefix.shape[0] - 1
+    for j in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        lo = 0
+        hi = last
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if prefix[mid] <= j:
+                lo = mid
+            else:
+                hi = mid - 1
+        out[j] = lo
