@@ -1,7 +1,8 @@
 """Fused softmax and log_softmax along one dim (max-subtracted, so they never overflow).
 
 Their backward passes are short formulas in differentiable ops (in the autograd rules),
-so only the forward passes need kernels of their own.
+so only the forward passes need kernels of their own: NumPy on the CPU, a row kernel
+per block (or a column per thread for inner dims) on CUDA (`_cuda_rows.softmax`).
 """
 import numpy as np
 
@@ -20,7 +21,12 @@ def _prepare(input, dim, dtype, name):
         raise RuntimeError(f"\"{name}_lastdim_kernel_impl\" not implemented for "
                            f"'{ {'int64': 'Long', 'int32': 'Int', 'bool': 'Bool'}.get(input._dtype.name, input._dtype.name)}'")
     axis = wrap_dim(dim, max(input.dim(), 1)) if input.dim() else 0
-    return input, to_array(input), axis
+    return input, axis
+
+
+def _on_cuda(input, axis, log):
+    from ... import _cuda_rows
+    return _cuda_rows.softmax(input, axis, log)
 
 
 def _shifted(x, axis):
@@ -34,9 +40,13 @@ def _shifted(x, axis):
 @op()
 def softmax(input, dim, dtype=None):
     """exp(x) / exp(x).sum(dim): ``softmax(tensor([0., 0.]), 0)`` -> ``tensor([0.5, 0.5])``."""
-    input, x, axis = _prepare(input, dim, dtype, "softmax")
-    if x.ndim == 0:
-        return from_array(np.ones_like(x), input._dtype, input._device)
+    input, axis = _prepare(input, dim, dtype, "softmax")
+    if input._device.type == "cuda":
+        return _on_cuda(input, axis, False)
+    x = to_array(input)
+    if x.ndim == 0:  # exp(x - x) / exp(x - x): 1, or NaN for an infinite or NaN x, as PyTorch
+        e = np.exp(x - x)
+        return from_array(e / e, input._dtype, input._device)
     e = np.exp(_shifted(x, axis))
     return from_array(e / e.sum(axis=axis, keepdims=True), input._dtype, input._device)
 
@@ -44,9 +54,12 @@ def softmax(input, dim, dtype=None):
 @op()
 def log_softmax(input, dim, dtype=None):
     """x - logsumexp(x, dim), computed stably."""
-    input, x, axis = _prepare(input, dim, dtype, "log_softmax")
-    if x.ndim == 0:
-        return from_array(np.zeros_like(x), input._dtype, input._device)
+    input, axis = _prepare(input, dim, dtype, "log_softmax")
+    if input._device.type == "cuda":
+        return _on_cuda(input, axis, True)
+    x = to_array(input)
+    if x.ndim == 0:  # x - x: 0, or NaN for an infinite or NaN x, as PyTorch
+        return from_array(x - x, input._dtype, input._device)
     s = _shifted(x, axis)
     with np.errstate(divide="ignore"):
         out = s - np.log(np.exp(s).sum(axis=axis, keepdims=True))

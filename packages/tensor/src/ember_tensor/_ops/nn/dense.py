@@ -1,6 +1,7 @@
 """The linear layer's kernel: y = x @ W^T + b as one BLAS GEMM, with a derivative rule of
 its own (PyTorch's `linear` has one too) so that the weight gradient arrives as a
-contiguous (out, in) matrix, not the transpose of an (in, out) product."""
+contiguous (out, in) matrix, not the transpose of an (in, out) product. CUDA inputs take
+the device GEMM (cuBLAS on a GPU) with the weight read transposed in place."""
 import math
 
 import numpy as np
@@ -28,6 +29,9 @@ def linear(input, weight, bias=None):
                            f"{weight.shape[-1]}x{weight.shape[0]})")
     if input.dtype != weight.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {input.dtype} and {weight.dtype}")
+    if input._device.type == "cuda":
+        from ... import _cuda_rows
+        return _cuda_rows.linear(input, weight, bias)
     x = to_array(input)
     lead = x.shape[:-1]
     y = x.reshape(-1, x.shape[-1]) @ to_array(weight).T  # BLAS reads W^T in place

@@ -2,7 +2,8 @@
 ignore_index, N-d inputs) and its backward kernel.
 
 cross_entropy is log_softmax followed by this kernel; the other losses are composites
-of elementwise ops and reductions in `ember_nn.functional`.
+of elementwise ops and reductions in `ember_nn.functional`. CUDA inputs run the device
+kernels of `_cuda_rows` after the same argument checks.
 """
 import numpy as np
 
@@ -73,6 +74,9 @@ def nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100):
     if reduction not in REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     classes = _check(input, target, weight)
+    if input._device.type == "cuda":
+        from ... import _cuda_rows
+        return _cuda_rows.nll_loss(input, target, weight, reduction, ignore_index)
     x = to_array(input)
     rows, t = _rows(x, to_array(target, np.int64))
     safe, w = _picked_weights(t, classes, weight, ignore_index)
@@ -91,6 +95,9 @@ def nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100):
 @op()
 def nll_loss_backward(grad_output, input, target, weight=None, reduction="mean", ignore_index=-100):
     """Gradient of `nll_loss` w.r.t. its input: -weight * grad at each target class."""
+    if input._device.type == "cuda":
+        from ... import _cuda_rows
+        return _cuda_rows.nll_loss_backward(grad_output, input, target, weight, reduction, ignore_index)
     x = to_array(input)
     classes = x.shape[0] if x.ndim == 1 else x.shape[1]
     rows, t = _rows(x, to_array(target, np.int64))

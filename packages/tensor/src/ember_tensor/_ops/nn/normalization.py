@@ -6,7 +6,8 @@ Numba loops in `_kernels/cpu_nn.py`, accumulating in float64), where the composi
 mean/var/sub/mul would make many more and record as many graph nodes. The
 backward kernels use the closed form
     dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
-over each normalised group.
+over each normalised group. CUDA inputs take the device kernels of `_cuda_rows` (a
+thread block per channel or row, float64 statistics) after the same argument checks.
 """
 import math
 
@@ -33,28 +34,32 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     with the unbiased batch variance.
     """
     check_float(input, "batch_norm")
-    x = to_array(input)
-    c = x.shape[1] if x.ndim > 1 else 0
+    c = input.shape[1] if input.dim() > 1 else 0
     for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
                     ("running_var", running_var)):
         if t is not None and t.numel() != c:
             raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    n = input.shape[0]
+    inner = input.numel() // (n * c) if n * c else 0
+    count = n * inner
+    if training and count <= 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"torch.Size({list(input.shape)})")
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+    if input._device.type == "cuda":
+        from ... import _cuda_rows
+        return _cuda_rows.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
     from ..._kernels import cpu_nn
-    n = x.shape[0]
-    x3 = x.reshape(n, c, x.size // (n * c) if n * c else 0)
-    count = n * x3.shape[2]
+    x = to_array(input)
+    x3 = x.reshape(n, c, inner)
     if training:
-        if count <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
-                             f"torch.Size({list(input.shape)})")
         mean, var = cpu_nn.batch_norm_stats(x3)
         if running_mean is not None:
             _update_running(running_mean, mean, momentum)
         if running_var is not None:
             _update_running(running_var, var * count / (count - 1), momentum)
     else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
         mean = to_array(running_mean).astype(np.float64)
         var = to_array(running_var).astype(np.float64)
     invstd = 1.0 / np.sqrt(var + eps)
@@ -68,19 +73,19 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
 def _update_running(buffer, batch_value, momentum):
     # In place on the buffer's storage, bumping its version like PyTorch's in-place update.
+    # (CUDA inputs update their buffers on the device in `_cuda_rows`.)
     arr = buffer._data
     host = buffer._host_numpy()
-    updated = (1 - momentum) * host + momentum * batch_value.astype(host.dtype)
-    if buffer._device.type == "cpu":
-        arr[...] = updated
-        buffer._bump_version()
-    else:
-        buffer.copy_(from_array(updated, buffer._dtype, buffer._device))
+    arr[...] = (1 - momentum) * host + momentum * batch_value.astype(host.dtype)
+    buffer._bump_version()
 
 
 @op()
 def batch_norm_backward(grad_output, input, weight, save_mean, save_invstd, training):
     """Gradients (input, weight, bias) of `native_batch_norm` from its saved statistics."""
+    if input._device.type == "cuda":
+        from ... import _cuda_rows
+        return _cuda_rows.batch_norm_backward(grad_output, input, weight, save_mean, save_invstd, training)
     from ..._kernels import cpu_nn
     x = to_array(input)
     n, c = x.shape[:2]
@@ -92,9 +97,9 @@ def batch_norm_backward(grad_output, input, weight, save_mean, save_invstd, trai
     return from_array(gi.reshape(x.shape), dt, dev), from_array(gw, dt, dev), from_array(gb, dt, dev)
 
 
-def _rows_forward(x, rows, eps):
-    """Normalise each of `rows` equal groups of x: (xhat, mean, rstd) as float64."""
-    flat = x.reshape(rows, -1)
+def _rows_forward(x, rows, size, eps):
+    """Normalise each of `rows` groups of `size` elements of x: (xhat, mean, rstd) as float64."""
+    flat = x.reshape(rows, size)  # (not -1: it cannot be inferred when there are no rows)
     mean = flat.mean(axis=1, dtype=np.float64)
     var = flat.var(axis=1, dtype=np.float64)
     rstd = 1.0 / np.sqrt(var + eps)
@@ -121,15 +126,18 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
         if t is not None and tuple(t.shape) != shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} "
                                f"of shape {list(t.shape)} and normalized_shape = {list(shape)}")
+    rows = input.numel() // max(1, math.prod(shape)) if math.prod(shape) else 0
+    stat_shape = tuple(input.shape[:input.dim() - k]) + (1,) * k
+    if input._device.type == "cuda":
+        from ... import _cuda_rows
+        return _cuda_rows.layer_norm(input, rows, weight, bias, eps, stat_shape)
     x = to_array(input)
-    rows = x.size // max(1, math.prod(shape)) if math.prod(shape) else 0
-    xhat, mean, rstd = _rows_forward(x, rows, eps)
+    xhat, mean, rstd = _rows_forward(x, rows, math.prod(shape), eps)
     y = xhat.reshape(x.shape)
     if weight is not None:
         y = y * to_array(weight)
     if bias is not None:
         y = y + to_array(bias)
-    stat_shape = tuple(input.shape[:input.dim() - k]) + (1,) * k
     dt, dev = input._dtype, input._device
     return (from_array(y, dt, dev), from_array(mean.reshape(stat_shape), dt, dev),
             from_array(rstd.reshape(stat_shape), dt, dev))
@@ -138,12 +146,16 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 @op()
 def layer_norm_backward(grad_output, input, normalized_shape, mean, rstd, weight):
     """Gradients (input, weight, bias) of `native_layer_norm`."""
+    if input._device.type == "cuda":
+        from ... import _cuda_rows
+        return _cuda_rows.layer_norm_backward(grad_output, input, normalized_shape, mean, rstd, weight)
     k = len(normalized_shape)
     x = to_array(input)
     rows = mean.numel()
-    g = to_array(grad_output).astype(np.float64).reshape(rows, -1)
+    size = math.prod(normalized_shape)
+    g = to_array(grad_output).astype(np.float64).reshape(rows, size)
     m, r = to_array(mean).astype(np.float64).reshape(-1), to_array(rstd).astype(np.float64).reshape(-1)
-    xhat = (x.reshape(rows, -1) - m[:, None]) * r[:, None]
+    xhat = (x.reshape(rows, size) - m[:, None]) * r[:, None]
     w = np.ones(g.shape[1]) if weight is None else to_array(weight).astype(np.float64).reshape(-1)
     gi = _rows_backward(g * w, xhat, r).reshape(x.shape)
     shape = tuple(x.shape[x.ndim - k:])
@@ -156,12 +168,15 @@ def layer_norm_backward(grad_output, input, normalized_shape, mean, rstd, weight
 def native_group_norm(input, weight, bias, num_groups, eps):
     """Group norm of (N, C, *) with C split into `num_groups`; returns (output, mean, rstd)."""
     check_float(input, "group_norm")
-    x = to_array(input)
-    n, c = x.shape[:2]
+    n, c = input.shape[:2]
     if c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got "
                            f"input of shape {list(input.shape)} and num_groups={num_groups}")
-    xhat, mean, rstd = _rows_forward(x, n * num_groups, eps)
+    if input._device.type == "cuda":
+        from ... import _cuda_rows
+        return _cuda_rows.group_norm(input, weight, bias, num_groups, eps)
+    x = to_array(input)
+    xhat, mean, rstd = _rows_forward(x, n * num_groups, math.prod(x.shape[1:]) // num_groups, eps)
     y = xhat.reshape(x.shape)
     if weight is not None:
         y = y * _channel_view(to_array(weight), x.ndim)
@@ -175,15 +190,19 @@ def native_group_norm(input, weight, bias, num_groups, eps):
 @op()
 def group_norm_backward(grad_output, input, mean, rstd, weight, num_groups):
     """Gradients (input, weight, bias) of `native_group_norm`."""
+    if input._device.type == "cuda":
+        from ... import _cuda_rows
+        return _cuda_rows.group_norm_backward(grad_output, input, mean, rstd, weight, num_groups)
     x = to_array(input)
     n, c = x.shape[:2]
     nd = x.ndim
     g = to_array(grad_output).astype(np.float64)
     m, r = to_array(mean).astype(np.float64).reshape(-1), to_array(rstd).astype(np.float64).reshape(-1)
-    xhat = ((x.reshape(n * num_groups, -1) - m[:, None]) * r[:, None]).reshape(x.shape)
+    size = math.prod(x.shape[1:]) // num_groups  # the elements of one group
+    xhat = ((x.reshape(n * num_groups, size) - m[:, None]) * r[:, None]).reshape(x.shape)
     w = np.ones(c) if weight is None else to_array(weight).astype(np.float64)
-    gxhat = (g * _channel_view(w, nd)).reshape(n * num_groups, -1)
-    gi = _rows_backward(gxhat, xhat.reshape(n * num_groups, -1), r).reshape(x.shape)
+    gxhat = (g * _channel_view(w, nd)).reshape(n * num_groups, size)
+    gi = _rows_backward(gxhat, xhat.reshape(n * num_groups, size), r).reshape(x.shape)
     axes = (0,) + tuple(range(2, nd))
     dt, dev = grad_output._dtype, grad_output._device
     return (from_array(gi, dt, dev), from_array((g * xhat).sum(axis=axes), dt, dev),

@@ -1,0 +1,122 @@
+"""The common functional ops (activations, losses, normalisation, linear, dropout) on CUDA
+tensors: forward and backward equal the CPU's and run on the device. The CUDA forward
+and backward run inside the tensor tests' `device_only()`, in which copying a CUDA
+array to the host fails (one scalar read is allowed: nll_loss's bounds check).
+
+CUDA runs on Numba's simulator unless NUMBA_ENABLE_CUDASIM=0 is set (on a real GPU).
+"""
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+if "numba" in sys.modules:  # numba read its config at import: make it see the variable
+    from numba.core import config as _numba_config
+    _numba_config.reload_config()
+
+import ember_autograd  # noqa: F401 - backward()
+import ember_nn.functional as F
+import ember_tensor as et
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tensor" / "tests"))
+from cuda_guard import device_only
+
+pytestmark = pytest.mark.skipif(not et.cuda.is_available(), reason="no CUDA and no simulator")
+
+rng = np.random.default_rng(5)
+X = rng.standard_normal((4, 3)) * 2
+PROBS = rng.uniform(0.05, 0.95, (4, 3))
+LABELS = np.array([0, 2, 1, 2])
+IMAGES = rng.standard_normal((2, 4, 3, 3))
+
+
+def _long(a):
+    return a.astype(np.int64)
+
+
+# (name, function of (x, *extras), x values, extras as NumPy arrays).
+CASES = [
+    ("relu", F.relu, X, ()),
+    ("gelu", F.gelu, X, ()),
+    ("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), X, ()),
+    ("silu", F.silu, X, ()),
+    ("elu", F.elu, X, ()),
+    ("leaky_relu", F.leaky_relu, X, ()),
+    ("softplus", F.softplus, X, ()),
+    ("sigmoid", F.sigmoid, X, ()),
+    ("tanh", F.tanh, X, ()),
+    ("hardswish", F.hardswish, X, ()),
+    ("softmax", lambda x: F.softmax(x, dim=1), X, ()),
+    ("softmax_dim0", lambda x: F.softmax(x, dim=0), X, ()),
+    ("log_softmax", lambda x: F.log_softmax(x, dim=-1), X, ()),
+    ("cross_entropy", F.cross_entropy, X, (_long(LABELS),)),
+    ("cross_entropy_weight_ignore", lambda x, t, w: F.cross_entropy(x, t, w, ignore_index=1), X,
+     (_long(LABELS), np.array([0.5, 1.0, 2.0]))),
+    ("cross_entropy_smoothing", lambda x, t: F.cross_entropy(x, t, label_smoothing=0.1), X, (_long(LABELS),)),
+    ("cross_entropy_probabilities", F.cross_entropy, X, (PROBS / PROBS.sum(1, keepdims=True),)),
+    ("cross_entropy_spatial", F.cross_entropy, IMAGES, (_long(rng.integers(0, 4, (2, 3, 3))),)),
+    ("nll_loss_sum", lambda x, t: F.nll_loss(x, t, reduction="sum"), X, (_long(LABELS),)),
+    ("mse_loss", F.mse_loss, X, (PROBS,)),
+    ("l1_loss", F.l1_loss, X, (PROBS,)),
+    ("smooth_l1_loss", F.smooth_l1_loss, X, (PROBS,)),
+    ("huber_loss", F.huber_loss, X, (PROBS,)),
+    ("binary_cross_entropy", F.binary_cross_entropy, PROBS, (rng.uniform(0, 1, (4, 3)),)),
+    ("binary_cross_entropy_with_logits", F.binary_cross_entropy_with_logits, X, (PROBS,)),
+    ("kl_div", lambda x, t: F.kl_div(x, t, reduction="batchmean"), X, (PROBS,)),
+    ("linear", F.linear, X, (rng.standard_normal((5, 3)), rng.standard_normal(5))),
+    ("layer_norm", lambda x, w, b: F.layer_norm(x, (3,), w, b), X, (rng.uniform(0.5, 2, 3), rng.standard_normal(3))),
+    ("group_norm", lambda x, w, b: F.group_norm(x, 2, w, b), IMAGES, (rng.uniform(0.5, 2, 4), rng.standard_normal(4))),
+    ("batch_norm_train", lambda x, rm, rv: F.batch_norm(x, rm, rv, training=True), IMAGES,
+     (np.zeros(4), np.ones(4))),
+    ("batch_norm_eval", lambda x, rm, rv, w: F.batch_norm(x, rm, rv, w), IMAGES,
+     (rng.standard_normal(4), rng.uniform(0.5, 2, 4), rng.uniform(0.5, 2, 4))),
+    ("dropout_eval", lambda x: F.dropout(x, 0.5, training=False), X, ()),
+    ("normalize", F.normalize, X, ()),
+]
+
+
+def _tensors(values, device, requires_grad):
+    t = et.tensor(values, dtype=et.int64 if values.dtype == np.int64 else et.float32, device=device)
+    return t.requires_grad_() if requires_grad else t
+
+
+def _run(fn, x_values, extras, device, direction):
+    """(output, input gradient) of fn on `device`; the gradient along `direction`."""
+    x = _tensors(x_values, device, True)
+    args = [_tensors(e, device, False) for e in extras]
+    out = fn(x, *args)
+    weighted = out * et.tensor(direction, dtype=out.dtype, device=device) if direction is not None else out
+    weighted.sum().backward()
+    return out, x.grad, args
+
+
+@pytest.mark.parametrize("name, fn, x_values, extras", CASES, ids=[c[0] for c in CASES])
+def test_functional_on_cuda_matches_cpu(name, fn, x_values, extras):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out_cpu, _, _ = _run(fn, x_values, extras, "cpu", None)
+        direction = rng.standard_normal(tuple(out_cpu.shape))
+        out_cpu, grad_cpu, args_cpu = _run(fn, x_values, extras, "cpu", direction)
+        with device_only(allow_scalar_reads=True):
+            out_gpu, grad_gpu, args_gpu = _run(fn, x_values, extras, "cuda", direction)
+    assert out_gpu.device.type == "cuda" and grad_gpu.device.type == "cuda"
+    assert (out_gpu.dtype, out_gpu.shape) == (out_cpu.dtype, out_cpu.shape)
+    np.testing.assert_allclose(out_gpu.detach().cpu().numpy(), out_cpu.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(grad_gpu.cpu().numpy(), grad_cpu.numpy(), rtol=1e-5, atol=1e-5)
+    for a, b in zip(args_cpu, args_gpu):  # running statistics updated alike
+        np.testing.assert_allclose(b.cpu().numpy(), a.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_dropout_training_on_cuda():
+    """dropout's mask comes from the CUDA RNG; the rest of it must stay on the device."""
+    x = et.ones(4, 5, device="cuda", requires_grad=True)
+    with device_only():
+        out = F.dropout(x, 0.5, training=True)
+        out.sum().backward()
+    kept = out.detach().cpu().numpy() != 0
+    np.testing.assert_allclose(out.detach().cpu().numpy()[kept], 2.0)
+    np.testing.assert_allclose(x.grad.cpu().numpy(), np.where(kept, 2.0, 0.0))

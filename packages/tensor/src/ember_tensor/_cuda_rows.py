@@ -1,0 +1,376 @@
+"""The nn row ops on CUDA tensors: softmax, NLL loss, batch/layer/group norm, linear.
+
+The CUDA halves of `_ops.nn.activation`, `loss`, `normalization` and `dense`: those ops
+check their arguments (shared with the CPU), then call here for CUDA inputs. Every
+operand is brought to a flat C-contiguous device array in its compute dtype (float32
+for float16/bfloat16, as on the CPU) with at most one device-side copy, the kernels of
+`_kernels.cuda_rows` run, and results are cast back to the storage dtype on the device:
+nothing goes through the host, except nll_loss's bounds check, which reads one int64
+(the first out-of-range sample, if any) to raise PyTorch's "Target N is out of bounds."
+as the CPU does (PyTorch asserts on the device instead).
+
+`linear` is cuBLAS's GEMM (through `_cuda.matmul`, with the weight read transposed in
+place) plus a broadcast bias add.
+"""
+import math
+import sys
+
+import numpy as np
+
+from . import _cuda
+from . import _dtype as D
+from . import cuda as _public
+from ._kernels import cuda_rows as K
+from ._kernels.cuda_loops import SIMULATOR
+from ._tensor import Tensor
+
+__all__ = ["softmax", "nll_loss", "nll_loss_backward", "batch_norm", "batch_norm_backward",
+           "layer_norm", "layer_norm_backward", "group_norm", "group_norm_backward", "linear"]
+
+_HALF = (D.float16, D.bfloat16)
+_max_blocks = None
+_launchers = {}
+
+
+# --- operands and results ------------------------------------------------------------------
+
+def _compute(t, np_dtype=None):
+    """t's device storage as a flat C-contiguous array in its compute dtype (or np_dtype)."""
+    data = t._data
+    want = np.dtype(np_dtype or (np.float32 if t._dtype in _HALF else data.dtype))
+    if data.dtype != want or not _cuda._is_c(data):
+        data = _cuda.astype(data, want)
+    return _cuda._flat(data)
+
+
+def _result(flat, shape, dtype, device):
+    """A tensor of `dtype` from flat compute array `flat`, cast on the device if needed."""
+    data = _cuda._restride(flat, tuple(shape), _c_strides(shape, flat.dtype.itemsize))
+    if data.dtype != dtype.np:
+        data = _cuda.astype(data, dtype.np)
+    return Tensor._wrap(data, dtype, device)
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for n in reversed(tuple(shape)):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _optional(t, placeholder, np_dtype=None):
+    """(array, present flag) for an optional per-channel tensor; kernels skip a placeholder."""
+    if t is None:
+        return placeholder, False
+    return _compute(t, np_dtype), True
+
+
+# --- launching -----------------------------------------------------------------------------
+
+def _blocks(n):
+    global _max_blocks
+    if _max_blocks is None:
+        from numba import cuda
+        _max_blocks = 32 * cuda.get_current_device().MULTIPROCESSOR_COUNT
+    return max(1, min(n, _max_blocks))
+
+
+def _launch_rows(kernel, n_rows, row_size, *args):
+    """One block per row (blocks stride over rows), sized to the row: a power of two
+    from a warp up to THREADS (under the simulator from 1, to keep it quick), with a
+    float64 of dynamic shared memory per thread for the block's merges."""
+    block = 1 if SIMULATOR else 32
+    while block < min(row_size, K.THREADS):
+        block *= 2
+    shared = block * 8
+    if SIMULATOR:
+        # syncthreads() hands the GIL between polling threads: switch often (as _cuda does)
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(1e-4)
+        try:
+            kernel[1, block, 0, shared](*args)
+        finally:
+            sys.setswitchinterval(interval)
+        return
+    stream = _public._current_numba_stream()
+    grid = _blocks(n_rows)
+    key = (kernel, grid, block, id(stream) if stream else 0)
+    launcher = _launchers.get(key)
+    if launcher is None:  # configuring a launch costs microseconds: keep them (and the stream)
+        if len(_launchers) > 1024:
+            _launchers.clear()
+        launcher = _launchers[key] = kernel[grid, block, stream, shared]
+    launcher(*args)
+    if _cuda.LAUNCH_BLOCKING:
+        from numba import cuda
+        cuda.synchronize()
+
+
+def _launch_flat(kernel, n, *args):
+    if n:
+        _cuda._launch(kernel, n, *args)
+
+
+def _on_device(fn):
+    """Run `fn` with its first tensor argument's GPU current (allocations land there)."""
+    def on_device(t, *args):
+        with _public._device_context(t._device.index or 0):
+            return fn(t, *args)
+    on_device.__name__ = fn.__name__
+    on_device.__doc__ = fn.__doc__
+    return on_device
+
+
+# --- softmax -------------------------------------------------------------------------------
+
+@_on_device
+def softmax(input, axis, log):
+    """softmax (log: log_softmax) of float `input` (1 or more dims) along `axis`."""
+    shape = tuple(input.shape) or (1,)  # a 0-d input is one row of one element
+    size = shape[axis]
+    inner = 1
+    for n in shape[axis + 1:]:
+        inner *= n
+    x = _compute(input)
+    y = _cuda.empty((x.size,), x.dtype)
+    single = x.dtype == np.float32
+    if x.size:
+        if inner == 1:  # the common case: softmax over the last dim, a block per row
+            _launch_rows(K.softmax_rows, x.size // size, size, x, y, x.size // size, size, log, single)
+        else:
+            outer = x.size // (size * inner)
+            _launch_flat(K.softmax_columns, outer * inner, x, y, outer, size, inner, log, single)
+    return _result(y, input.shape, input._dtype, input._device)
+
+
+# --- negative log-likelihood ---------------------------------------------------------------
+
+def _nll_operands(input, target, weight):
+    """(x, targets, weights, has_weight, classes, inner, samples, first_bad) for the kernels."""
+    x = _compute(input)
+    t = _compute(target, np.int64)
+    classes = input.shape[0] if input.dim() == 1 else input.shape[1]
+    inner = x.size // (input.shape[0] * classes) if input.dim() > 2 and x.size else 1
+    first_bad = _cuda.empty((1,), np.int64)
+    _cuda.fill_(first_bad, t.size)
+    w, has_weight = _optional(weight, first_bad, np.float64)  # weights read as float64
+    return x, t, w, has_weight, classes, inner, first_bad
+
+
+def _raise_if_out_of_bounds(t, first_bad):
+    # One int64 comes back (and, on the error path, the offending target).
+    at = int(_cuda.to_numpy(first_bad)[0])
+    if at < t.size:
+        value = int(_cuda.to_numpy(t[at:at + 1])[0])
+        raise IndexError(f"Target {value} is out of bounds.")
+
+
+@_on_device
+def nll_loss(input, target, weight, reduction, ignore_index):
+    """The NLL loss of checked operands: (N,) (or target's shape) for 'none', else 0-d."""
+    x, t, w, has_weight, classes, inner, first_bad = _nll_operands(input, target, weight)
+    losses = _cuda.empty((t.size,), np.float64)
+    weights = _cuda.empty((t.size,), np.float64)
+    _launch_flat(K.nll_forward, t.size, x, t, w, has_weight, classes, inner, ignore_index, losses,
+                 weights, first_bad)
+    _raise_if_out_of_bounds(t, first_bad)
+    if reduction == "none":
+        shape = () if input.dim() == 1 else (input.shape[0],) + tuple(input.shape[2:])
+        return _result(losses, shape, input._dtype, input._device)
+    out = _cuda.empty((1,), np.float64)
+    _launch_rows(K.nll_reduce, 1, t.size, losses, weights, reduction == "mean", out)
+    return _result(out, (), input._dtype, input._device)
+
+
+@_on_device
+def nll_loss_backward(grad_output, input, target, weight, reduction, ignore_index):
+    """d nll_loss / d input: -w[t] * grad at each sample's target class, zeros elsewhere."""
+    x, t, w, has_weight, classes, inner, first_bad = _nll_operands(input, target, weight)
+    total_weight = _cuda.empty((1,), np.float64)
+    if reduction == "mean":
+        _launch_rows(K.nll_total_weight, 1, t.size, t, w, has_weight, classes, ignore_index,
+                     total_weight, first_bad)
+    grad = _cuda.empty((x.size,), x.dtype)
+    _cuda.fill_(grad, 0)
+    g = _compute(grad_output, np.float64)
+    _launch_flat(K.nll_backward, t.size, t, w, has_weight, classes, inner, ignore_index, g,
+                 reduction == "none", total_weight, reduction == "mean", grad, first_bad)
+    _raise_if_out_of_bounds(t, first_bad)
+    return _result(grad, input.shape, grad_output._dtype, grad_output._device)
+
+
+# --- batch norm ----------------------------------------------------------------------------
+
+def _bn_layout(input):
+    n, c = input.shape[0], input.shape[1]
+    return n, c, (input.numel() // (n * c)) if n * c else 0
+
+
+def _update_running(buffer, batch_value, momentum, factor):
+    """buffer = (1 - momentum) * buffer + momentum * factor * batch_value, on its storage."""
+    data = buffer._data
+    if data.dtype in (np.float32, np.float64):
+        _launch_flat(K.running_update, data.size, data, batch_value, float(momentum), float(factor))
+    else:  # half types: update a float32 copy and convert it back in place
+        wide = _cuda.astype(data, np.float32)
+        _launch_flat(K.running_update, wide.size, wide, batch_value, float(momentum), float(factor))
+        _cuda.copy_(data, wide)
+    buffer._bump_version()
+
+
+@_on_device
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """(output, save_mean, save_invstd) of checked operands; running stats updated in training."""
+    n, c, inner = _bn_layout(input)
+    x = _compute(input)
+    if training:
+        mean = _cuda.empty((c,), np.float64)
+        var = _cuda.empty((c,), np.float64)
+        if c:
+            _launch_rows(K.channel_stats, c, n * inner, x, n, c, inner, mean, var)
+        count = n * inner
+        if running_mean is not None:
+            _update_running(running_mean, mean, momentum, 1.0)
+        if running_var is not None:
+            _update_running(running_var, var, momentum, count / (count - 1))
+    else:
+        mean = _compute(running_mean, np.float64)
+        var = _compute(running_var, np.float64)
+    invstd = _cuda.empty((c,), np.float64)
+    scale = _cuda.empty((c,), np.float64)
+    shift = _cuda.empty((c,), np.float64)
+    w, has_w = _optional(weight, mean, np.float64)
+    b, has_b = _optional(bias, mean, np.float64)
+    _launch_flat(K.channel_coefficients, c, mean, var, w, b, has_w, has_b, float(eps), invstd, scale, shift)
+    y = _cuda.empty((x.size,), x.dtype)
+    _launch_flat(K.channel_affine, x.size, x, c, max(inner, 1), scale, shift, y)
+    dt, dev = input._dtype, input._device
+    return _result(y, input.shape, dt, dev), _result(mean, (c,), dt, dev), _result(invstd, (c,), dt, dev)
+
+
+@_on_device
+def batch_norm_backward(grad_output, input, weight, save_mean, save_invstd, training):
+    """(grad_input, grad_weight, grad_bias) of batch norm from its saved statistics."""
+    n, c, inner = _bn_layout(input)
+    x = _compute(input)
+    g = _compute(grad_output, x.dtype)
+    mean = _compute(save_mean, np.float64)
+    invstd = _compute(save_invstd, np.float64)
+    sum_g, sum_gxhat = channel_grad_sums(g, x, n, c, inner, mean, invstd, 0, 1)
+    w, has_w = _optional(weight, mean, np.float64)
+    gi = _cuda.empty((x.size,), x.dtype)
+    _launch_flat(K.batch_norm_input_grad, x.size, g, x, c, max(inner, 1), mean, invstd, w, has_w,
+                 sum_g, sum_gxhat, float(n * inner), bool(training), gi)
+    dt, dev = grad_output._dtype, grad_output._device
+    return (_result(gi, input.shape, dt, dev), _result(sum_gxhat, (c,), dt, dev),
+            _result(sum_g, (c,), dt, dev))
+
+
+def channel_grad_sums(g, x, batch, channels, inner, mean, rstd, stat_batch_stride, group_size):
+    """Per-channel (sum g, sum g * xhat) of flat (batch, channels, inner) arrays, float64."""
+    sum_g = _cuda.empty((channels,), np.float64)
+    sum_gxhat = _cuda.empty((channels,), np.float64)
+    if channels:
+        if batch * inner:
+            _launch_rows(K.channel_grad_sums, channels, batch * inner, g, x, batch, channels, inner,
+                         mean, rstd, stat_batch_stride, group_size, sum_g, sum_gxhat)
+        else:
+            _cuda.fill_(sum_g, 0)
+            _cuda.fill_(sum_gxhat, 0)
+    return sum_g, sum_gxhat
+
+
+# --- layer norm and group norm (rows of contiguous elements) -------------------------------
+# Layer norm: a row per leading index, groups = inner = 1 (the affine channel of an
+# element is its place in the row). Group norm: a row per (sample, group), `groups`
+# groups of C / groups channels of `inner` spatial elements.
+
+def _row_norm(input, n_rows, groups, inner, weight, bias, eps, stat_shape):
+    x = _compute(input)
+    size = x.size // n_rows if n_rows else 0
+    y = _cuda.empty((x.size,), x.dtype)
+    mean = _cuda.empty((n_rows,), np.float64)
+    rstd = _cuda.empty((n_rows,), np.float64)
+    w, has_w = _optional(weight, mean, np.float64)
+    b, has_b = _optional(bias, mean, np.float64)
+    if n_rows and size:
+        _launch_rows(K.norm_rows, n_rows, size, x, n_rows, size, groups, inner, float(eps), w, b,
+                     has_w, has_b, y, mean, rstd)
+    elif n_rows:  # empty rows: NaN statistics, as NumPy's mean of nothing on the CPU
+        _cuda.fill_(mean, np.nan)
+        _cuda.fill_(rstd, np.nan)
+    dt, dev = input._dtype, input._device
+    return (_result(y, input.shape, dt, dev), _result(mean, stat_shape, dt, dev),
+            _result(rstd, stat_shape, dt, dev))
+
+
+def _row_norm_backward(grad_output, input, n_rows, groups, inner, mean, rstd, weight):
+    """(grad_input, then the flat g, x, mean, rstd its callers sum the affine grads from)."""
+    x = _compute(input)
+    g = _compute(grad_output, x.dtype)
+    m = _compute(mean, np.float64)
+    r = _compute(rstd, np.float64)
+    size = x.size // n_rows if n_rows else 0
+    w, has_w = _optional(weight, m, np.float64)
+    gi = _cuda.empty((x.size,), x.dtype)
+    if n_rows and size:
+        _launch_rows(K.norm_rows_backward, n_rows, size, g, x, n_rows, size, groups, inner, m, r, w,
+                     has_w, gi)
+    return _result(gi, input.shape, grad_output._dtype, grad_output._device), g, x, m, r
+
+
+@_on_device
+def layer_norm(input, n_rows, weight, bias, eps, stat_shape):
+    """(output, mean, rstd) of layer norm over `n_rows` equal trailing blocks of `input`."""
+    return _row_norm(input, n_rows, 1, 1, weight, bias, eps, stat_shape)
+
+
+@_on_device
+def layer_norm_backward(grad_output, input, normalized_shape, mean, rstd, weight):
+    """(grad_input, grad_weight, grad_bias) of layer norm."""
+    n_rows = mean.numel()
+    gi, g, x, m, r = _row_norm_backward(grad_output, input, n_rows, 1, 1, mean, rstd, weight)
+    size = math.prod(normalized_shape)
+    # weight/bias gradients sum over rows: the rows are the "batch", each element a channel
+    sum_g, sum_gxhat = channel_grad_sums(g, x, n_rows, size, 1, m, r, 1, max(size, 1))
+    dt, dev = grad_output._dtype, grad_output._device
+    shape = tuple(normalized_shape)
+    return gi, _result(sum_gxhat, shape, dt, dev), _result(sum_g, shape, dt, dev)
+
+
+@_on_device
+def group_norm(input, weight, bias, num_groups, eps):
+    """(output, mean, rstd) of group norm of (N, C, *) with `num_groups` groups."""
+    n, _, inner = _bn_layout(input)
+    return _row_norm(input, n * num_groups, num_groups, max(inner, 1), weight, bias, eps, (n, num_groups))
+
+
+@_on_device
+def group_norm_backward(grad_output, input, mean, rstd, weight, num_groups):
+    """(grad_input, grad_weight, grad_bias) of group norm."""
+    n, c, inner = _bn_layout(input)
+    gi, g, x, m, r = _row_norm_backward(grad_output, input, n * num_groups, num_groups, max(inner, 1),
+                                        mean, rstd, weight)
+    sum_g, sum_gxhat = channel_grad_sums(g, x, n, c, inner, m, r, num_groups, c // num_groups)
+    dt, dev = grad_output._dtype, grad_output._device
+    return gi, _result(sum_gxhat, (c,), dt, dev), _result(sum_g, (c,), dt, dev)
+
+
+# --- linear --------------------------------------------------------------------------------
+
+@_on_device
+def linear(input, weight, bias):
+    """input @ weight.T + bias as one GEMM (cuBLAS on a GPU) and a broadcast add."""
+    in_features, out_features = weight.shape[1], weight.shape[0]
+    x = _compute(input)
+    x2 = _cuda._restride(x, (x.size // in_features if in_features else 0, in_features),
+                         (in_features * x.dtype.itemsize, x.dtype.itemsize))
+    w = weight._data
+    if w.dtype != x.dtype:  # half types compute in float32, as on the CPU
+        w = _cuda.astype(w, x.dtype)
+    y = _cuda.matmul(x2, _cuda._restride(w, (in_features, out_features), (w.strides[1], w.strides[0])))
+    if bias is not None and y.size:
+        b = bias._data if bias._data.dtype == x.dtype else _cuda.astype(bias._data, x.dtype)
+        _cuda.binary("add", y, b, y)
+    return _result(_cuda._flat(y), tuple(input.shape[:-1]) + (out_features,), input._dtype, input._device)
