@@ -52,6 +52,9 @@ def test_searchsorted_errors_and_out():
     _check(lambda s: et.searchsorted(s, et.tensor([[1], [2]]).to(s.device)), *_pair(seq))
     _check(lambda s: et.searchsorted(s, et.tensor([1]).to(s.device), side="middle"), *_pair(seq))
     _check(lambda s: et.bucketize(et.tensor([1]).to(s.device), s), *_pair(seq))
+    _check(lambda s: et.searchsorted(s, et.tensor([1, 4]).to(s.device)), *_pair(et.tensor(3)))
+    _check(lambda s: et.searchsorted(s, et.tensor([2]).to(s.device), sorter=et.tensor([0]).to(s.device)),
+           *_pair(et.tensor([1, 3])))
     out = et.empty(0, dtype=et.int64).cuda()
     _check(lambda s: et.searchsorted(s, et.tensor([2, 4]).to(s.device), out=out if s.is_cuda else None),
            *_pair(et.tensor([1, 3, 5])))

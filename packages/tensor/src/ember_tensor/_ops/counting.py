@@ -110,6 +110,12 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         if side not in ("left", "right"):
             raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
         right = side == "right"
+    if sorted_sequence._data.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+                           "dimension")
+    if sorter is not None and sorter._data.shape != sorted_sequence._data.shape:
+        raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
+                           f"tensor {list(sorted_sequence.shape)}and got sorter tensor {list(sorter.shape)}")  # sic
     scalar = not isinstance(input, Tensor)
     if sorted_sequence._device.type == "cuda":
         values_shape = () if scalar else tuple(input.shape)
