@@ -4,10 +4,10 @@ pooling, the plane scatter / gather of max pooling's indices, and one_hot.
 
 Every window kernel sees 3 spatial dims: the launch wrappers (`_cuda_windows`) view
 1-d and 2-d problems as 3-d ones with leading size-1 dims, so one compiled kernel per
-dtype serves them all. The window kernels are two-level grid-stride loops: blocks over
-rows ((n, c) planes; (n, c, kernel offset) for im2col), a block's threads over the
-row's elements, so the costly integer divisions that locate an element are two per
-element rather than six. One thread computes each *output* element, so no two threads
+dtype serves them all. The window kernels are two-level grid-stride loops: blocks along
+x over rows ((n, c) planes; (n, c, kernel offset) for im2col), the threads of the blocks
+along y over the row's elements (a few long rows are split over several blocks), so the
+costly integer divisions that locate an element are two per element rather than six. One thread computes each *output* element, so no two threads
 write the same place: col2im and avg_pool's backward are
 gathers (each input element sums the windows that cover it, in a fixed order: the
 result is deterministic) rather than scatters with atomics. Only max pooling's backward
@@ -29,11 +29,13 @@ def im2col(x, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od, oh, ow, cols):
     """cols[b, c*K + k, l] = x[b, c, window l at kernel offset k] (0 in the padding).
 
     x: (N, C, D, H, W); cols: (N, C*K, L) of any strides, K = kd*kh*kw, L = od*oh*ow.
-    Blocks stride over the N*C*K rows, a block's threads over a row's L positions.
+    Blocks stride over the N*C*K rows, threads (and blocks along y) over a row's L positions.
     """
     channels, depth, height, width = x.shape[1], x.shape[2], x.shape[3], x.shape[4]
     k_size = kd * kh * kw
     length = od * oh * ow
+    lane = cuda.blockIdx.y * cuda.blockDim.x + cuda.threadIdx.x  # blocks along y split long rows
+    lanes = cuda.gridDim.y * cuda.blockDim.x
     for row in range(cuda.blockIdx.x, x.shape[0] * channels * k_size, cuda.gridDim.x):
         k = row % k_size
         c = (row // k_size) % channels
@@ -41,7 +43,7 @@ def im2col(x, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od, oh, ow, cols):
         z_shift = (k // (kw * kh)) * dd - pd
         y_shift = ((k // kw) % kh) * dh - ph
         x_shift = (k % kw) * dw - pw
-        for l in range(cuda.threadIdx.x, length, cuda.blockDim.x):
+        for l in range(lane, length, lanes):
             q = l // ow  # the output position varies fastest: writes are coalesced
             z = (q // oh) * sd + z_shift
             y = (q % oh) * sh + y_shift
@@ -57,15 +59,17 @@ def col2im(cols, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od, oh, ow, zer
     """The adjoint of `im2col`: out[b, c, z, y, x] = sum of the columns that read it.
 
     A gather: each output element walks the kernel offsets whose window covers it.
-    Blocks stride over the N*C planes, a block's threads over a plane's elements.
+    Blocks stride over the N*C planes, threads (and blocks along y) over a plane's elements.
     """
     channels, depth, height, width = out.shape[1], out.shape[2], out.shape[3], out.shape[4]
     k_size = kd * kh * kw
     plane = depth * height * width
+    lane = cuda.blockIdx.y * cuda.blockDim.x + cuda.threadIdx.x  # blocks along y split long rows
+    lanes = cuda.gridDim.y * cuda.blockDim.x
     for row in range(cuda.blockIdx.x, out.shape[0] * channels, cuda.gridDim.x):
         c = row % channels
         b = row // channels
-        for p in range(cuda.threadIdx.x, plane, cuda.blockDim.x):
+        for p in range(lane, plane, lanes):
             xx = p % width
             q = p // width
             y = q % height
@@ -95,14 +99,16 @@ def max_pool(x, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, low, values, ind
 
     The first maximum wins ties and the first NaN wins outright (as the CPU kernel);
     a window that lies wholly in the padding gives `low` and index -1. Blocks stride
-    over the N*C planes, a block's threads over a plane's outputs.
+    over the N*C planes, threads (and blocks along y) over a plane's outputs.
     """
     channels, depth, height, width = x.shape[1], x.shape[2], x.shape[3], x.shape[4]
     od, oh, ow = values.shape[2], values.shape[3], values.shape[4]
+    lane = cuda.blockIdx.y * cuda.blockDim.x + cuda.threadIdx.x  # blocks along y split long rows
+    lanes = cuda.gridDim.y * cuda.blockDim.x
     for row in range(cuda.blockIdx.x, x.shape[0] * channels, cuda.gridDim.x):
         c = row % channels
         b = row // channels
-        for p in range(cuda.threadIdx.x, od * oh * ow, cuda.blockDim.x):
+        for p in range(lane, od * oh * ow, lanes):
             ox = p % ow
             q = p // ow
             oy = q % oh
@@ -137,14 +143,16 @@ def avg_pool(x, kd, kh, kw, sd, sh, sw, pd, ph, pw, count_include_pad, divisor, 
 
     The count is PyTorch's: the window clipped to the padded input when
     count_include_pad, else to the input itself (ceil_mode's overhang never counts).
-    Blocks stride over the N*C planes, a block's threads over a plane's outputs.
+    Blocks stride over the N*C planes, threads (and blocks along y) over a plane's outputs.
     """
     channels, depth, height, width = x.shape[1], x.shape[2], x.shape[3], x.shape[4]
     od, oh, ow = out.shape[2], out.shape[3], out.shape[4]
+    lane = cuda.blockIdx.y * cuda.blockDim.x + cuda.threadIdx.x  # blocks along y split long rows
+    lanes = cuda.gridDim.y * cuda.blockDim.x
     for row in range(cuda.blockIdx.x, x.shape[0] * channels, cuda.gridDim.x):
         c = row % channels
         b = row // channels
-        for p in range(cuda.threadIdx.x, od * oh * ow, cuda.blockDim.x):
+        for p in range(lane, od * oh * ow, lanes):
             ox = p % ow
             q = p // ow
             oy = q % oh
@@ -179,13 +187,15 @@ def _first_window(pos, kernel, stride):
 def avg_pool_backward(g, kd, kh, kw, sd, sh, sw, pd, ph, pw, count_include_pad, divisor, zero, out):
     """The adjoint of `avg_pool`: out[b, c, z, y, x] = sum over the windows covering
     it of g[window] / count(window) (a gather, deterministic). Blocks stride over the
-    N*C planes, a block's threads over a plane's elements."""
+    N*C planes, threads (and blocks along y) over a plane's elements."""
     channels, depth, height, width = out.shape[1], out.shape[2], out.shape[3], out.shape[4]
     od, oh, ow = g.shape[2], g.shape[3], g.shape[4]
+    lane = cuda.blockIdx.y * cuda.blockDim.x + cuda.threadIdx.x  # blocks along y split long rows
+    lanes = cuda.gridDim.y * cuda.blockDim.x
     for row in range(cuda.blockIdx.x, out.shape[0] * channels, cuda.gridDim.x):
         c = row % channels
         b = row // channels
-        for p in range(cuda.threadIdx.x, depth * height * width, cuda.blockDim.x):
+        for p in range(lane, depth * height * width, lanes):
             xx = p % width
             q = p // width
             y = q % height
@@ -215,13 +225,15 @@ def avg_pool_backward(g, kd, kh, kw, sd, sh, sw, pd, ph, pw, count_include_pad, 
 def adaptive_max_pool(x, values, indices):
     """Adaptive max pooling of x (N, C, D, H, W): output o of a dim of size s to n
     outputs covers [floor(o*s/n), ceil((o+1)*s/n)); first maximum / first NaN wins.
-    Blocks stride over the N*C planes, a block's threads over a plane's outputs."""
+    Blocks stride over the N*C planes, threads (and blocks along y) over a plane's outputs."""
     channels, depth, height, width = x.shape[1], x.shape[2], x.shape[3], x.shape[4]
     od, oh, ow = values.shape[2], values.shape[3], values.shape[4]
+    lane = cuda.blockIdx.y * cuda.blockDim.x + cuda.threadIdx.x  # blocks along y split long rows
+    lanes = cuda.gridDim.y * cuda.blockDim.x
     for row in range(cuda.blockIdx.x, x.shape[0] * channels, cuda.gridDim.x):
         c = row % channels
         b = row // channels
-        for p in range(cuda.threadIdx.x, od * oh * ow, cuda.blockDim.x):
+        for p in range(lane, od * oh * ow, lanes):
             ox = p % ow
             q = p // ow
             oy = q % oh
