@@ -366,12 +366,21 @@ def test_multinomial_on_the_device():
     np.testing.assert_array_equal(host(et.multinomial(weights, 3)), host(without))
 
 
-def test_poisson_still_draws_on_the_host_from_the_cuda_generator():
+@pytest.mark.parametrize("rate", [0.5, 4.0, 30.0, 1000.0])  # Knuth below 10, PTRS above
+def test_poisson_on_the_device(rate):
     et.manual_seed(6)
-    counts = et.poisson(et.full((4,), 3.0, device="cuda"))
+    rates = et.full((2000,), rate, device="cuda")
+    with on_device_only(allow_scalar_reads=True):  # the rate check reads back one flag
+        counts = et.poisson(rates)
+    values = host(counts).astype(np.float64)
+    assert counts.dtype == et.float32 and (values == np.round(values)).all() and values.min() >= 0
+    # mean and variance both equal the rate
+    assert abs(values.mean() - rate) < 5 * math.sqrt(rate / 2000)
+    assert abs(values.var() / rate - 1) < 0.15
     et.manual_seed(6)
-    np.testing.assert_array_equal(host(et.poisson(et.full((4,), 3.0, device="cuda"))), host(counts))
-    assert counts.device.type == "cuda" and counts.dtype == et.float32
+    np.testing.assert_array_equal(host(et.poisson(rates)), host(counts))
+    assert host(et.poisson(et.zeros(3, device="cuda", dtype=et.float64))).tolist() == [0.0] * 3
+    assert host(et.poisson(et.full((), 1e19, device="cuda", dtype=et.float64))).item() == 1e19
 
 
 # --- errors: the CPU's ------------------------------------------------------------------------------
@@ -405,6 +414,9 @@ ERRORS = [
      "invalid multinomial distribution (sum of probabilities <= 0)"),
     ("t.multinomial(t.tensor([0.0, 0.0], device='cuda'), 3, True)", RuntimeError,
      "invalid multinomial distribution (sum of probabilities <= 0)"),
+    ("t.poisson(t.tensor([1.0, float('nan')], device='cuda'))", RuntimeError,
+     "invalid Poisson rate, expected rate to be non-negative"),
+    ("t.poisson(t.tensor([1, 2], device='cuda'))", NotImplementedError, "\"poisson_cpu\" not implemented for 'Long'"),
 ]
 
 

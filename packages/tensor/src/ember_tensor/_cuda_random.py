@@ -19,7 +19,8 @@ from . import cuda as _public
 from ._kernels import cuda_random as K
 
 __all__ = ["uniform_", "normal_", "log_normal_", "exponential_", "cauchy_", "integers_", "geometric_",
-           "bernoulli_scalar_", "bernoulli_tensor_", "normal_tensors", "checked_float64", "multinomial"]
+           "bernoulli_scalar_", "bernoulli_tensor_", "normal_tensors", "checked_float64", "multinomial",
+           "poisson"]
 
 # Mantissa digits of the half types: rand() draws them on their own grid, so that a
 # float32 value just below 1 cannot round up to 1.0 in the cast.
@@ -176,6 +177,14 @@ def checked_float64(tensor, shape, low, high):
     with _public._device_context(tensor._device.index or 0):
         values = _cuda._flat(_cuda.astype(_cuda.broadcast_to(tensor._data, shape), np.float64))
         return values, _any_outside(values, low, high)
+
+
+def poisson(result, rates, gen):
+    """Fill `result` with Poisson counts of `rates` (from `checked_float64`, >= 0)."""
+    def run(out):
+        seed, block = _reserve(gen, K.POISSON_BLOCKS)
+        _cuda._launch(K.poisson, out.shape[0], rates, out, seed, block)
+    return _fill(result, np.dtype(np.float64), run)
 
 
 _FLOAT64_MAX = np.finfo(np.float64).max

@@ -28,7 +28,8 @@ from numba import cuda
 
 __all__ = ["philox4x32", "uniform32", "uniform64", "normal32", "normal64", "exponential32",
            "exponential64", "cauchy32", "cauchy64", "randint32", "randint64", "bernoulli_scalar",
-           "bernoulli_tensor", "geometric", "multinomial_keys", "multinomial_search", "flag_outside"]
+           "bernoulli_tensor", "geometric", "multinomial_keys", "multinomial_search", "poisson", "POISSON_BLOCKS",
+           "flag_outside"]
 
 _JIT = dict(cache=True)
 
@@ -375,6 +376,74 @@ def multinomial_search(cdf, totals, out, seed, block):
             out[i + 2] = _search(cdf, totals, samples, i + 2, r2)
         if i + 3 < n:
             out[i + 3] = _search(cdf, totals, samples, i + 3, r3)
+
+
+# Poisson draws take a variable number of uniforms: element i reads its own stream of
+# counter blocks (block + t, i | _POISSON_STREAMS), t = 0, 1, ... The tag bit keeps these
+# subsequences apart from every other kernel's (groups < 2**62); the op reserves
+# POISSON_BLOCKS blocks, far more than the ~1-11 uniforms an element needs on average.
+_POISSON_STREAMS = np.uint64(1 << 63)
+POISSON_BLOCKS = 64
+
+
+@cuda.jit(device=True)
+def _stream_uniform(seed, block, sub, count, words):
+    """The count-th uniform in (0, 1) of stream `sub` (32 random bits; words: a 4-word cache)."""
+    j = count % 4
+    if j == 0:
+        w0, w1, w2, w3 = _philox(seed, block + np.uint64(count // 4), sub)
+        words[0] = w0
+        words[1] = w1
+        words[2] = w2
+        words[3] = w3
+    return (np.float64(words[j]) + 0.5) * _F64_2POW_M32
+
+
+@cuda.jit(device=True)
+def _poisson_one(lam, seed, block, sub, words):
+    """One Poisson(lam) count, as a float64: Knuth's product of uniforms below 10, else
+    Hoermann's transformed rejection with squeeze (PTRS, as NumPy); huge rates are their
+    own count (the CPU's rule)."""
+    if lam == 0.0:
+        return 0.0
+    if lam > 1e18:
+        return lam
+    count = 0
+    if lam < 10.0:
+        limit = math.exp(-lam)
+        k = 0
+        product = _stream_uniform(seed, block, sub, count, words)
+        while product > limit:
+            count += 1
+            k += 1
+            product *= _stream_uniform(seed, block, sub, count, words)
+        return np.float64(k)
+    slam = math.sqrt(lam)
+    loglam = math.log(lam)
+    b = 0.931 + 2.53 * slam
+    a = -0.059 + 0.02483 * b
+    log_invalpha = math.log(1.1239 + 1.1328 / (b - 3.4))
+    vr = 0.9277 - 3.6224 / (b - 2.0)
+    while True:
+        u = _stream_uniform(seed, block, sub, count, words) - 0.5
+        v = _stream_uniform(seed, block, sub, count + 1, words)
+        count += 2
+        us = 0.5 - abs(u)
+        k = math.floor((2.0 * a / us + b) * u + lam + 0.43)
+        if us >= 0.07 and v <= vr:
+            return np.float64(k)
+        if k < 0.0 or (us < 0.013 and v > us):
+            continue
+        if math.log(v) + log_invalpha - math.log(a / (us * us) + b) <= -lam + k * loglam - math.lgamma(k + 1.0):
+            return np.float64(k)
+
+
+@cuda.jit(**_JIT)
+def poisson(rates, out, seed, block):
+    """out[i] = a Poisson count of rate rates[i] (float64 in and out; rates checked >= 0)."""
+    words = cuda.local.array(4, np.uint64)
+    for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        out[i] = _poisson_one(rates[i], seed, block, np.uint64(i) | _POISSON_STREAMS, words)
 
 
 @cuda.jit(**_JIT)

@@ -11,9 +11,8 @@ not promise equal ones either), reproducible for that seed. Neither gives PyTorc
 values (other engines), only PyTorch's distributions, dtypes, shapes and error messages.
 
 `randperm` on CUDA sorts random 64-bit keys on the device; `multinomial` (in its own
-module) samples there too. Still on the host for CUDA tensors (correct, but a round trip
-through host memory): `poisson`, which draws from the CUDA generator's own host stream
-(`Generator._draw`) and uploads the result.
+module) and `poisson` (Knuth's method or PTRS rejection, a stream of counters per
+element) sample there too: nothing random goes through the host for CUDA tensors.
 """
 import numpy as np
 
@@ -268,6 +267,8 @@ def poisson(input, generator=None):
     tensor([0., 0., 0.])
     """
     require_float(input._dtype, "poisson_cpu")
+    if input._device.type == "cuda":
+        return _poisson_on_device(input, generator)
     rates = np.asarray(input._host_numpy(), np.float64)
     if not (rates >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
@@ -277,7 +278,17 @@ def poisson(input, generator=None):
     return new_tensor(np.where(huge, rates, counts), input._dtype, input._device)
 
 
-# -- *like ------------------------------------------------------------------------------
+def _poisson_on_device(input, generator):
+    cuda_random = _cuda_random()
+    shape = tuple(input._data.shape)
+    rates, negative = cuda_random.checked_float64(input, shape, 0.0, np.inf)
+    if negative:
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    gen = _random.resolve(generator, input._device, "poisson")
+    return cuda_random.poisson(empty_output(shape, input._dtype, input._device), rates, gen)
+
+
+# -- *_like ------------------------------------------------------------------------------
 
 
 @op()
