@@ -13,13 +13,19 @@ values). A result therefore depends only on (seed, offset, i), never on the laun
 configuration; each op advances the generator's offset by the blocks it used, so
 successive calls draw independent streams.
 
-Every kernel is a grid-stride loop over the groups of four elements of a contiguous 1-d
-output `out` (any length: the last group is cut short). Values are computed in the
+Every elementwise kernel is a grid-stride loop over the groups of four elements of a
+contiguous 1-d output `out` (any length: the last group is cut short). multinomial's
+kernels and poisson (a variable number of draws per element, on counter streams of its
+own) follow at the end. Values are computed in the
 output's float type (float32 or float64); half types are drawn in float32 by the caller
 and cast on the device. The integer arithmetic is done in uint64 (32-bit values in
 64-bit registers) so that nothing overflows: under Numba's simulator the kernels run as
 Python on NumPy scalars, where an overflowing uint32 add would warn. Uniform draws for
 logarithms use (0, 1] so that log() never sees 0 and the simulator's `math` never raises.
+
+One file on purpose, although long: the kernels are cached on disk (`cache=True`), and
+Numba keys that cache on the defining file alone, so a kernel must not inline Philox from
+another file (an edit there would leave a stale kernel in the cache).
 """
 import math
 
