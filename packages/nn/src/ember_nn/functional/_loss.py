@@ -258,22 +258,14 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
     n, c = x.shape
-    import numpy as np
-    tn = np.asarray(t.detach().cpu() if hasattr(t, "cpu") else t)
-    is_target = np.zeros((n, c), bool)
-    pairs = np.zeros((n, c, c))  # pairs[b, j, i] = 1: target class j against non-target i
-    for b in range(n):
-        labels = []
-        for v in tn[b]:
-            if v < 0:
-                break
-            labels.append(int(v))
-        is_target[b, labels] = True
-        for j in labels:
-            pairs[b, j] = 1.0
-    pairs = pairs * (~is_target)[:, None, :]
+    # A sample's labels are its target entries before the first -1 (a running product of
+    # "is a label" masks the rest); each label class j meets each non-label class i once.
+    listed = (t >= 0).long().cumprod(1).bool()
+    hot = K.one_hot(E.where(listed, t, 0), c) * listed.unsqueeze(-1)  # [b, slot, class]
+    is_target = hot.sum(1) > 0
+    pairs = (is_target.unsqueeze(2) & ~is_target.unsqueeze(1)).to(x.dtype)  # [b, j, i]
     margins = (1 - (x.unsqueeze(2) - x.unsqueeze(1))).relu()  # [b, j, i] = 1 - (x_j - x_i)
-    loss = (margins * E.tensor(pairs, dtype=x.dtype, device=x.device)).sum((1, 2)) / c
+    loss = (margins * pairs).sum((1, 2)) / c
     if unbatched:
         loss = loss.reshape(())
     return _reduced(loss, reduction)
