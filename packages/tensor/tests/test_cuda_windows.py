@@ -167,7 +167,7 @@ def test_avg_pool_and_its_backward(xs, kernel, stride, padding, dilation, ceil_m
 
 
 @pytest.mark.parametrize("dtype", [et.float32, et.float16, et.bfloat16, et.int32])
-def test_pooling_dtypes_and_nan(dtype):
+def test_window_ops_over_dtypes_with_nan_and_inf(dtype):
     x = _tensor((1, 2, 5, 4), et.float32)
     if dtype.is_floating_point:
         x[0, 0, 1, 1] = float("nan")
@@ -177,6 +177,11 @@ def test_pooling_dtypes_and_nan(dtype):
     _check(lambda x: N.adaptive_max_pool(x, (3, 2)), x)
     if dtype.is_floating_point:
         _check(lambda x: N.avg_pool(x, (3, 2), (2, 1), (1, 1), True, False), x)
+        cols = _check(lambda x: N.im2col(x, (2, 2), 1, 1, 1), x)
+        _check(lambda c: N.col2im(c, (5, 4), (2, 2), 1, 1, 1), cols.cpu())
+        values, indices = N.max_pool_with_indices(x, (2, 2), (2, 2), 0)
+        _check(lambda v, i: N.max_unpool(v, i, (5, 4)), values, indices, scalar_reads=True)
+        _check(lambda g, i: N.max_pool_backward(g, i, (1, 2, 5, 4)), values, indices)
 
 
 @pytest.mark.parametrize("xs, out", [((2, 3, 5, 7), (3, 4)), ((1, 2, 9), (4,)), ((1, 1, 3, 4, 5), (2, 3, 2)),
@@ -229,7 +234,7 @@ PAD_CASES = [((2, 3), (1, 2)), ((2, 3), (1, -1, 0, 1)), ((1, 2, 3, 4), (2, 0, -1
              ((3,), (0, 0)), ((), ()), ((0, 2), (1, 1, 1, 0)), ((2, 4), (-2, -2))]
 
 
-@pytest.mark.parametrize("dtype", [et.float32, et.bfloat16, et.int64, et.bool])
+@pytest.mark.parametrize("dtype", [et.float32, et.float16, et.bfloat16, et.int64, et.uint8, et.bool])
 @pytest.mark.parametrize("shape, pad", PAD_CASES)
 def test_constant_pad(shape, pad, dtype):
     x = _tensor(shape, contiguous=False)

@@ -20,7 +20,7 @@ from . import cuda as _public
 from ._kernels import cuda_windows as K
 from ._kernels.cuda_loops import SIMULATOR
 
-__all__ = ["device_scope", "array_of", "tensor_of", "conv_forward", "conv_backward_input",
+__all__ = ["device_scope", "array_of", "tensor_of", "window_counts", "conv_forward", "conv_backward_input",
            "conv_backward_weight", "add_channel_bias", "max_pool", "avg_pool", "avg_pool_backward",
            "adaptive_max_pool", "scatter_planes", "take_along_planes", "put_planes", "count_outside",
            "index_extreme", "read_count", "one_hot", "constant_pad", "unfold", "fold"]
