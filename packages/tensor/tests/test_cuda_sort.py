@@ -156,3 +156,15 @@ def test_sort_out_and_stable_keyword():
         et.sort(cpu.cuda(), stable=True, out=(values, indices))
     expected = et.sort(cpu, stable=True)
     _same(tuple(expected), (values, indices))
+
+
+@pytest.mark.parametrize("dtype", [et.float16, et.bfloat16, et.int8, et.uint8, et.float64], ids=str)
+def test_topk_of_few_selects_without_sorting(dtype):
+    # k <= 32 of rows longer than the shared chunk: `topk_select` (per-thread candidate
+    # lists merged by thread 0) must give the stable sort's first k, ties by index.
+    cpu = et.tensor(_values(dtype, (3, 50), seed=5), dtype=dtype)
+    cuda = cpu.cuda()
+    for k in (1, 7, 32):
+        for largest in (True, False):
+            _check(lambda x: tuple(x.topk(k, 1, largest=largest)), cpu, cuda)
+            _check(lambda x: tuple(x.t().topk(k, 0, largest=largest)), cpu, cuda)

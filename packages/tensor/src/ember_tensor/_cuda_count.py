@@ -13,7 +13,7 @@ import numpy as np
 from . import _cuda
 from . import _dtype as D
 from ._cuda_reduce import reduce as _reduce
-from ._cuda_sort import _as_bits, _key_dtype, lines, on_device_of, sorted_codes
+from ._cuda_sort import _as_bits, _key_dtype, _launch_codes, lines, on_device_of, sorted_codes
 from ._kernels import cuda_count as K
 from ._kernels import cuda_sort as KS
 from ._tensor import Tensor
@@ -195,13 +195,7 @@ def _codes(keys):
     """uint64 order codes of a flat key array (no padding)."""
     n = keys.size
     codes = _cuda.empty((n,), np.uint64)
-    junk = _cuda.empty((n,), np.int64)
-    if keys.dtype == np.float32:
-        _cuda._launch(KS.float32_codes, n, keys, _as_bits(keys), 1, n, n, False, codes, junk)
-    elif keys.dtype == np.float64:
-        _cuda._launch(KS.float64_codes, n, keys, _as_bits(keys), 1, n, n, False, codes, junk)
-    else:
-        _cuda._launch(KS.int_codes, n, _as_bits(keys), 1, n, n, False, codes, junk)
+    _launch_codes(keys, 1, n, n, False, codes, _cuda.empty((n,), np.int64))
     return codes
 
 

@@ -77,14 +77,18 @@ def from_lines(buf, shape, dim, m):
 
 def _launch_blocks(kernel, tasks, chunk, *args):
     """One block per task (blocks stride over tasks) for the shared-memory kernels."""
-    global _max_blocks
     if _cuda.SIMULATOR:
         _cuda.sim_launch_synced(kernel, 1, K.THREADS, *args)
         return
+    _launch_blocks_of(kernel, tasks, max(32, min(K.THREADS, chunk // 2)), *args)
+
+
+def _launch_blocks_of(kernel, tasks, block, *args):
+    """`kernel` on up to `tasks` blocks of `block` threads, on the current stream (a GPU)."""
+    global _max_blocks
     from numba import cuda
     if _max_blocks is None:
         _max_blocks = 32 * cuda.get_current_device().MULTIPROCESSOR_COUNT
-    block = max(32, min(K.THREADS, chunk // 2))
     _cuda.configured(kernel, min(tasks, _max_blocks), block, _public._current_numba_stream())(*args)
     if _cuda.LAUNCH_BLOCKING:
         cuda.synchronize()
@@ -123,18 +127,23 @@ def sorted_codes(a, dim, descending):
         width *= 2
     codes = _cuda.empty((n_rows * width,), np.uint64)
     idx = _cuda.empty((n_rows * width,), np.int64)
-    total = n_rows * width
     if n_rows * n == 0:
         return codes, idx, n_rows, n, width
+    _launch_codes(keys, n_rows, n, width, descending, codes, idx)
+    _bitonic(codes, idx, n_rows, width)
+    return codes, idx, n_rows, n, width
+
+
+def _launch_codes(keys, n_rows, n, width, descending, codes, idx):
+    """codes/idx (rows padded to `width`) of the (n_rows, n) float32/float64/int64 keys."""
+    total = n_rows * width
     flag = bool(descending)
-    if key_dtype == np.float32:
+    if keys.dtype == np.float32:
         _cuda._launch(K.float32_codes, total, keys, _as_bits(keys), n_rows, n, width, flag, codes, idx)
-    elif key_dtype == np.float64:
+    elif keys.dtype == np.float64:
         _cuda._launch(K.float64_codes, total, keys, _as_bits(keys), n_rows, n, width, flag, codes, idx)
     else:
         _cuda._launch(K.int_codes, total, _as_bits(keys), n_rows, n, width, flag, codes, idx)
-    _bitonic(codes, idx, n_rows, width)
-    return codes, idx, n_rows, n, width
 
 
 def _wrap(data, dtype, device):
@@ -181,7 +190,31 @@ def topk(input, k, dim, largest):
     """(values, indices) of the first k of the stable sort along `dim` (descending when
     `largest`): PyTorch's top-k order, ties by index."""
     with on_device_of(input):
+        n = input._data.shape[dim] if input._data.ndim else 1
+        if 0 < k <= K.SELECT_K and n > K.CHUNK and input._data.size:  # few of many: select
+            return _selected(input, dim, k, largest)
         return _columns(input, dim, largest, 0, k)
+
+
+def _selected(input, dim, k, largest):
+    """topk by `topk_select`: one block per row keeps only k candidates per thread."""
+    a = input._data
+    keys, n_rows, n = lines(a, dim, _key_dtype(a.dtype))
+    codes = _cuda.empty((n_rows * n,), np.uint64)
+    scratch = _cuda.empty((n_rows * n,), np.int64)
+    _launch_codes(keys, n_rows, n, n, largest, codes, scratch)
+    chosen = _cuda.empty((n_rows * k,), np.int64)
+    if _cuda.SIMULATOR:
+        _cuda.sim_launch_synced(K.topk_select, 1, K.SELECT_THREADS, codes, n, k, chosen)
+    else:
+        _launch_blocks_of(K.topk_select, n_rows, K.SELECT_THREADS, codes, n, k, chosen)
+    src, _, _ = lines(_as_bits(a), dim)
+    values = _cuda.empty((n_rows * k,), src.dtype)
+    indices = _cuda.empty((n_rows * k,), np.int64)
+    _cuda._launch(K.take_sorted, n_rows * k, src, n, chosen, k, 0, k, values, indices)
+    shape = tuple(a.shape)
+    return (_wrap(from_lines(values, shape, dim, k), input._dtype, input._device),
+            Tensor._wrap(from_lines(indices, shape, dim, k), D.int64, input._device))
 
 
 def _position_rows(a, dim, mode, k):

@@ -18,6 +18,8 @@ network gives exactly the stable sort's order. Rows are padded to a power of two
   take_sorted     columns [start, start + m) of the sorted rows: indices and the values
   take_position   one column per row chosen from its NaN count (median / nanmedian)
   mode_rows       the most frequent value of each sorted row, one thread per row
+  topk_select     top-k for small k without sorting: each thread of a row's block keeps
+                  its k best (code, index) pairs, thread 0 merges the block's lists
 
 Kernels are dtype-generic Numba functions compiled lazily per argument types; values
 are moved as unsigned integers of their item size, so bfloat16 needs no special case.
@@ -27,14 +29,21 @@ from numba import cuda
 
 from .cuda_loops import SIMULATOR
 
-__all__ = ["CHUNK", "THREADS", "NAN_CODE", "float32_codes", "float64_codes", "int_codes",
-           "shared_sort", "global_step", "shared_merge", "take_sorted", "take_position", "mode_rows"]
+__all__ = ["CHUNK", "THREADS", "NAN_CODE", "SELECT_K", "SELECT_THREADS", "float32_codes", "float64_codes",
+           "int_codes", "shared_sort", "global_step", "shared_merge", "take_sorted", "take_position", "mode_rows",
+           "topk_select"]
 
 # Pairs sorted in shared memory by one block (uint64 + int64: 32 KiB on a GPU), and the
 # block size. The simulator runs a Python thread per CUDA thread: a tiny chunk there makes
 # short test rows exercise the global stages too.
 CHUNK = 16 if SIMULATOR else 2048
 THREADS = 4 if SIMULATOR else 512
+
+# topk_select: the largest k it takes, and its block size (a list of SELECT_K pairs per
+# thread in shared memory: 32 KiB on a GPU).
+SELECT_K = 32
+SELECT_THREADS = 4 if SIMULATOR else 64
+_SELECT_SHARED = SELECT_K * SELECT_THREADS
 
 NAN_CODE = np.uint64(0xFFFFFFFFFFFFFFFF)
 _ALL64 = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -260,3 +269,52 @@ def mode_rows(src, n, codes, idx, width, floating, values, indices):
             i = j + 1
         indices[r] = best_index
         values[r] = src[r * n + best_index]
+
+
+@cuda.jit(device=True)
+def _before(ac, ai, bc, bi):
+    return ac < bc or (ac == bc and ai < bi)
+
+
+@cuda.jit(cache=True)
+def topk_select(codes, n, k, chosen):
+    """chosen[r, :k] = the columns of the k smallest (code, index) pairs of row r of the
+    unpadded (rows, n) `codes`, in order (k <= SELECT_K; blockDim.x == SELECT_THREADS)."""
+    best_c = cuda.local.array(SELECT_K, np.uint64)
+    best_i = cuda.local.array(SELECT_K, np.int64)
+    heads = cuda.local.array(SELECT_THREADS, np.int64)
+    sc = cuda.shared.array(_SELECT_SHARED, np.uint64)
+    si = cuda.shared.array(_SELECT_SHARED, np.int64)
+    tid = cuda.threadIdx.x
+    for r in range(cuda.blockIdx.x, chosen.size // k, cuda.gridDim.x):
+        count = 0
+        for j in range(tid, n, SELECT_THREADS):
+            c = codes[r * n + j]
+            if count < k or _before(c, j, best_c[k - 1], best_i[k - 1]):
+                p = count if count < k else k - 1  # a full list drops its last pair
+                while p > 0 and _before(c, j, best_c[p - 1], best_i[p - 1]):
+                    best_c[p] = best_c[p - 1]
+                    best_i[p] = best_i[p - 1]
+                    p -= 1
+                best_c[p] = c
+                best_i[p] = j
+                if count < k:
+                    count += 1
+        for q in range(SELECT_K):
+            sc[tid * SELECT_K + q] = best_c[q] if q < count else NAN_CODE
+            si[tid * SELECT_K + q] = best_i[q] if q < count else -1
+        cuda.syncthreads()
+        if tid == 0:
+            # k-way merge of the sorted lists: at most SELECT_THREADS * k comparisons
+            for t in range(SELECT_THREADS):
+                heads[t] = t * SELECT_K
+            for out in range(k):
+                pick = -1
+                for t in range(SELECT_THREADS):
+                    h = heads[t]
+                    if h < (t + 1) * SELECT_K and si[h] >= 0:
+                        if pick < 0 or _before(sc[h], si[h], sc[heads[pick]], si[heads[pick]]):
+                            pick = t
+                chosen[r * k + out] = si[heads[pick]]
+                heads[pick] += 1
+        cuda.syncthreads()
