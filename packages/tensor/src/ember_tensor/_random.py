@@ -130,8 +130,9 @@ class _PhiloxEngine:
         return self.initial_seed, offset
 
     def host_stream(self):
-        # For the few ops that still sample on the host (multinomial, randperm, poisson):
-        # a NumPy Philox stream keyed by the seed, at a counter no other call uses.
+        # For host code handed a CUDA generator (every random op of a CUDA tensor has a
+        # device kernel now): a NumPy Philox stream keyed by the seed, at a counter no
+        # other call uses, so it too is reproducible and advances the offset.
         _, offset = self.reserve(4)
         counter = np.array([0, 0, offset, 0], np.uint64)
         return np.random.Generator(np.random.Philox(key=self.initial_seed, counter=counter))
@@ -207,7 +208,7 @@ class Generator:
         """Call NumPy Generator `method` (``'random'``, ``'integers'`` ...) under the lock.
 
         On a CUDA generator this draws on the host from a stream of its own (see
-        `_PhiloxEngine.host_stream`), for the ops that have no device kernel.
+        `_PhiloxEngine.host_stream`); random ops of CUDA tensors use device kernels.
         """
         with self._lock:
             return getattr(self._engine.host_stream(), method)(*args, **kwargs)
