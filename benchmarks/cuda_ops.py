@@ -1,5 +1,6 @@
-"""ember-tensor on CUDA: launch overhead, elementwise bandwidth, reductions, matmul and
-host-to-device copies, side by side with PyTorch's CUDA build.
+"""ember on CUDA: launch overhead, elementwise bandwidth, reductions, matmul (float32 and
+bfloat16), host-to-device copies and two training steps (an MLP 784-512-512-10 and the
+PyTorch MNIST example's conv net, SGD, batch 64), side by side with PyTorch's CUDA build.
 
 Run on a GPU machine: ``python -m benchmarks.cuda_ops`` (``--quick`` uses tiny sizes, for
 checking the script itself, e.g. under NUMBA_ENABLE_CUDASIM=1). Every timed call ends
@@ -77,10 +78,71 @@ def _h2d(n):
     return setup
 
 
+def _nn_libs(name):
+    """(tensor, nn, functional, optim) modules of `name`."""
+    if name == "ember":
+        import ember_autograd  # noqa: F401 - installs the recording wrapper
+        import ember_nn
+        import ember_optim
+        import ember_tensor
+        return ember_tensor, ember_nn, ember_nn.functional, ember_optim
+    import torch
+    return torch, torch.nn, torch.nn.functional, torch.optim
+
+
+def _mnist_net(nn, size, c1, c2, hidden):
+    """PyTorch's examples/mnist net without dropout: conv 3x3 x2, max-pool, linear x2."""
+    flat = c2 * ((size - 4) // 2) ** 2
+    return nn.Sequential(nn.Conv2d(1, c1, 3), nn.ReLU(), nn.Conv2d(c1, c2, 3), nn.ReLU(),
+                         nn.MaxPool2d(2), nn.Flatten(), nn.Linear(flat, hidden), nn.ReLU(),
+                         nn.Linear(hidden, 10))
+
+
+def _mlp(nn, features, hidden):
+    return nn.Sequential(nn.Linear(features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+                         nn.Linear(hidden, 10))
+
+
+def _training_step(make_model, input_shape):
+    """One SGD step (zero_grad, forward, log_softmax + nll_loss, backward, step) on the GPU."""
+    def setup(lib):
+        t, nn, F, optim = _nn_libs(lib)
+        t.manual_seed(0)
+        model = make_model(nn).to("cuda")
+        optimizer = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        data = t.randn(*input_shape, device="cuda")
+        target = t.randint(0, 10, (input_shape[0],), device="cuda")
+        synchronize = t.cuda.synchronize
+
+        def step():
+            optimizer.zero_grad()
+            loss = F.nll_loss(F.log_softmax(model(data), dim=1), target)
+            loss.backward()
+            optimizer.step()
+            synchronize()
+        return step
+    return setup
+
+
+def _training_workloads(quick):
+    # --quick: tiny layers, so that the simulator runs a step in seconds.
+    batch, size, c1, c2, hidden = (2, 8, 2, 4, 8) if quick else (64, 28, 32, 64, 128)
+    features, width = (16, 8) if quick else (784, 512)
+    mlp_flops = 3 * 2 * batch * (features * width + width * width + width * 10)  # fwd + 2x bwd
+    g = "cuda"
+    return [
+        Workload(f"MNIST conv net SGD step, batch {batch}",
+                 _training_step(lambda nn: _mnist_net(nn, size, c1, c2, hidden), (batch, 1, size, size)), g),
+        Workload(f"MLP {features}-{width}-{width}-10 SGD step, batch {batch}",
+                 _training_step(lambda nn: _mlp(nn, features, width), (batch, features)), g,
+                 work=mlp_flops, unit="FLOP"),
+    ]
+
+
 def workloads(quick=False):
     """The CUDA workloads; `quick` shrinks every size (for a smoke run)."""
     n = 1 << 10 if quick else 10_000_000
-    m = 32 if quick else 4096
+    m = 16 if quick else 4096
     rows = (16, 64) if quick else (4096, 2048)
     g = "cuda"
     return [
@@ -100,7 +162,7 @@ def workloads(quick=False):
         Workload(f"matmul {m}x{m} bf16", _matrix_op("matmul", (m, m), "bfloat16"), g,
                  work=2.0 * m ** 3, unit="FLOP"),
         Workload(f"H2D copy {n:.0e} f32 pinned", _h2d(n), g, work=4.0 * n, unit="B"),
-    ]
+    ] + _training_workloads(quick)
 
 
 def peak_bandwidth():

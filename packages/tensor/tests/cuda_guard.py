@@ -7,8 +7,6 @@ masked_select: PyTorch synchronises there too) goes through `allow_scalar_reads`
 """
 import contextlib
 
-from ember_tensor import _cuda
-
 __all__ = ["device_only"]
 
 
@@ -16,6 +14,8 @@ __all__ = ["device_only"]
 def device_only(allow_scalar_reads=False):
     """Fail any device-to-host copy made inside the block (of more than one element when
     `allow_scalar_reads`)."""
+    from ember_tensor import _cuda  # here, not at import: collecting tests needs no GPU
+
     original = _cuda.to_numpy
 
     def guarded(data):
