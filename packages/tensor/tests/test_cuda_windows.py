@@ -209,6 +209,7 @@ def test_pooling_errors_match_the_cpu():
     for call, message in [(lambda: N.max_pool_with_indices(x, (0, 0)), "kernel_size should be greater than zero"),
                           (lambda: N.avg_pool(x, (2, 2), (1, 1), (-1, 0)), "pad must be non-negative"),
                           (lambda: N.avg_pool(x.to(et.int64), (2, 2)), "\"avg_pool2d\" not implemented for 'Long'"),
+                          (lambda: N.max_pool_with_indices(x > 0, (2, 2)), "\"max_pool2d\" not implemented for 'Bool'"),
                           (lambda: N.adaptive_max_pool(x[:, :, :0], (2, 2)), "Expected input to have non-zero size")]:
         with device_only(), pytest.raises(RuntimeError, match=message):
             call()

@@ -70,6 +70,8 @@ def max_pool_with_indices(input, kernel_size, stride=None, padding=0, dilation=1
     """Max pooling of (N, C, *S) over windows of `kernel_size`; returns (values, indices)."""
     nd = len(kernel_size) if isinstance(kernel_size, (tuple, list)) else input.dim() - 2
     _check_pool_input(input, nd, f"max_pool{nd}d")
+    if input._dtype is D.bool:
+        raise NotImplementedError(f"\"max_pool{max(nd, 2)}d\" not implemented for 'Bool'")
     kernel, stride, padding, dilation, out, extra = _geometry(input, kernel_size, stride, padding,
                                                               dilation, ceil_mode)
     if input._device.type == "cuda":
