@@ -76,6 +76,19 @@ def test_op_database_cuda_matches_cpu(op, dtype):
                        f"{op.name}, sample {sample.name!r}, {dtype}", reads_a_flag)
 
 
+@pytest.mark.parametrize("op", [pytest.param(op, id=op.name) for op in OP_DB if op.error_inputs_func])
+def test_op_database_error_inputs_raise_the_cpus_error_on_cuda(op):
+    for err in op.error_inputs():
+        call = {"function": op.fn, "method": lambda x, *a, **k: op.method_of(x)(*a, **k),
+                "inplace": lambda x, *a, **k: op.inplace_of(x)(*a, **k)}[err.variant]
+        args = err.sample.ember()
+        with pytest.raises(err.exc, match=err.match):  # the CPU raises PyTorch's error ...
+            _quietly(call, *args, **err.sample.kwargs)
+        # ... and CUDA the same, word for word
+        _cpu_then_cuda(lambda *xs, c=call, kw=err.sample.kwargs: c(*xs, **kw), args,
+                       f"{op.name} error input {err.sample.name!r} ({err.variant})")
+
+
 # Values where Python's math (which the simulator runs) and compiled code part ways: poles,
 # overflow to inf, +-inf and NaN themselves.
 SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, -3.0, 1e-30, 100.0, -100.0, 800.0, -800.0,
