@@ -271,6 +271,10 @@ def test_embedding_and_its_backward(padding_idx, scale):
     g = _tensor((2, 3, 3))
     _check(lambda g, i: N.embedding_backward(g, i, 5, padding_idx, scale), g, idx, scalar_reads=True)
     _check(lambda g, i: N.embedding_backward(g, i, 5, padding_idx, scale), g.to(et.float16), idx, scalar_reads=True)
+    empty = et.tensor([], dtype=et.int64).reshape(0, 2)
+    _check(lambda w, i: N.embedding(w, i), w, empty, scalar_reads=True)
+    _check(lambda g, i: N.embedding_backward(g, i, 5, padding_idx, scale), _tensor((0, 2, 3)), empty,
+           scalar_reads=True)
     with device_only(allow_scalar_reads=True), pytest.raises(IndexError, match="index out of range in self"):
         N.embedding(w.cuda(), et.tensor([5]).cuda())
 

@@ -57,7 +57,7 @@ def embedding_backward(grad_output, indices, num_weights, padding_idx=None, scal
     if grad_output._device.type == "cuda":
         return _cuda_embedding_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
     idx = to_array(indices, np.int64).reshape(-1)
-    g = to_array(grad_output).reshape(len(idx), -1)
+    g = to_array(grad_output).reshape(len(idx), grad_output.shape[-1])  # explicit: idx may be empty
     if scale_grad_by_freq:
         counts = np.bincount(idx, minlength=num_weights)
         g = g / counts[idx][:, None]
@@ -75,7 +75,7 @@ def _cuda_embedding_backward(grad_output, indices, num_weights, padding_idx, sca
     idx = indices.reshape(-1)
     dtype = grad_output._dtype
     compute = D.float32 if dtype in (D.float16, D.bfloat16) else dtype
-    rows = grad_output.reshape(idx.shape[0], -1).to(compute)
+    rows = grad_output.reshape(idx.shape[0], grad_output.shape[-1]).to(compute)
     if scale_grad_by_freq:
         counts = zeros(num_weights, dtype=compute, device=grad_output.device)
         counts.index_add_(0, idx, zeros(idx.shape[0], dtype=compute, device=grad_output.device) + 1)
