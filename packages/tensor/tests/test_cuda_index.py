@@ -200,6 +200,10 @@ def test_setitem_dtypes_and_value_casts(dtype):
         check(_set, x, (et.tensor([2, 0]),), et.tensor([1.5, -2.5, 3.0, 0.0]))  # a float value, cast
         check(_set, x, (et.tensor(X > 0),), 1)
         check(lambda t: _set(t, (slice(None), [1, 3]), 0), x)
+        check(_set, x, et.tensor(X > 0), 7)                           # x[mask] = number
+        check(_set, x, et.tensor(X > 0), _typed(np.arange(6), dtype))   # one value per True
+        check(_set, x, et.tensor(X < 0), _typed([3], dtype))             # broadcast value
+        check_error(_set, x, et.tensor(X > 0), et.ones(2))
     check_error(_set, _typed(X, dtype), (et.tensor([0, 1]),), et.ones(3))
 
 

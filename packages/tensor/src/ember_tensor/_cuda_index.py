@@ -23,7 +23,7 @@ from ._tensor import Tensor
 
 __all__ = ["index_on_device", "as_mask", "to_index_array", "read_scalar", "first_out_of_range",
            "element_offsets", "advanced_read", "advanced_write", "nonzero_positions", "nonzero",
-           "flip", "repeat_index", "mask_positions"]
+           "masked_select", "masked_put", "flip", "repeat_index", "mask_positions"]
 
 _NO_BAD = np.iinfo(np.int64).max
 # Work dtypes for atomic adds: CUDA has atomics for 32/64-bit ints and floats only.
@@ -300,6 +300,32 @@ def nonzero(input, as_tuple):
     if not data.ndim:  # a 0-d input counts as 1-d
         return (Tensor._wrap(_zeros(count), D.int64, device),)
     return tuple(Tensor._wrap(_column(coords, d), D.int64, device) for d in range(data.ndim))
+
+
+def _mask_offsets(view, mask):
+    """(flat buffer of view, element offsets of the view's elements where same-shape
+    bool `mask` is True, in row-major order)."""
+    positions, count = nonzero_positions(mask._data)
+    buf, strides = _flat_buffer(view._data)
+    offs = _cuda.empty((count,), np.int64)
+    _launch(K.positions_to_offsets, count, positions, *_padded(view._data.shape, strides), offs)
+    return buf, offs
+
+
+def masked_select(view, mask):
+    """view[mask] for a bool mask of view's shape (both on CUDA): a new 1-d tensor."""
+    buf, offs = _mask_offsets(view, mask)
+    out = _cuda.empty((offs.size,), view._data.dtype)
+    _launch(K.take_flat, offs.size, _movement(buf), offs, _movement(out))
+    return Tensor._wrap(out, view._dtype, view._device)
+
+
+def masked_put(view, mask, value):
+    """view[mask] = value (a number, or a tensor broadcast to the count) for a bool mask of
+    view's shape (both on CUDA)."""
+    buf, offs = _mask_offsets(view, mask)
+    vals = _broadcast_value(value, view._dtype, (offs.size,))
+    _launch(K.put_flat, offs.size, _movement(buf), offs, _movement(vals))
 
 
 def mask_positions(mask_data):

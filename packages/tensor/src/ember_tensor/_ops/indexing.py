@@ -127,6 +127,13 @@ def _single_tensor_read(self, index):
     return Tensor._wrap(arr.take(idx, axis=0), self._dtype, self._device)
 
 
+def _is_full_cuda_mask(self, key):
+    """Whether key is a bool CUDA tensor shaped like CUDA tensor self (``x[x > 0]``): the
+    device then works on flat positions, without per-dim index arrays."""
+    return (key.__class__ is Tensor and key._dtype is D.bool and self._device.type == "cuda"
+            and key._device == self._device and self._data.ndim > 0 and key._data.shape == self._data.shape)
+
+
 def _numpy_key(self, key):
     """For a small key made only of in-range integer index arrays (tensors, lists) on the
     CPU, the NumPy key (NumPy's rules are PyTorch's for such keys); else None, and the
@@ -168,6 +175,8 @@ def getitem(self, key):
         fast = _single_tensor_read(self, key)
         if fast is not None:
             return fast
+    if _is_full_cuda_mask(self, key):
+        return _cuda_index.masked_select(self, key)
     key = normalize_key(key)
     if self._data.ndim == 0 and is_basic_key(key) and any(
             isinstance(k, (int, np.integer)) for k in key):
@@ -186,6 +195,10 @@ def getitem(self, key):
 @op("setitem_", inplace=True)
 def setitem_(self, key, value):
     """self[key] = value, broadcasting `value`; writes through to self's storage."""
+    if _is_full_cuda_mask(self, key):
+        _cuda_index.masked_put(self, key, value)
+        self._bump_version()
+        return self
     key = normalize_key(key)
     np_key = _numpy_key(self, key)
     if np_key is not None and _numpy_assign(self, np_key, value):

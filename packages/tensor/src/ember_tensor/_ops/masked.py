@@ -176,6 +176,9 @@ def masked_select(input, mask, *, out=None):
     """
     _check_mask(mask, "masked_select")
     shape = _iter.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    if input._device.type == "cuda" and mask._device == input._device:
+        view, flags = (input.expand(shape), mask.expand(shape)) if shape else (input.reshape(1), mask.reshape(1))
+        return _maybe_out(_cuda_index.masked_select(view, flags), out)
     result = _indexing.getitem(input.expand(shape), mask.expand(shape)) if shape else input.reshape(1)[mask.reshape(1)]
     return _maybe_out(result, out)
 
