@@ -43,11 +43,14 @@ ADAM_COUPLED_DECAY = 8
 ADAM_LERP_LOW = 16
 ADAM_DEVICE_STEP = 32
 
-_NUMBA_SCALAR = {np.dtype(np.float32): numba.float32, np.dtype(np.float64): numba.float64}
+def _named_kernel(fn, scalar):
+    """``cuda.jit(fn)`` named ``<fn>_<dtype>``: the module attribute it is bound to, so tools
+    (tools/cuda_ptx_check.py) can find it by name although it is a closure."""
+    fn.__name__ = fn.__qualname__ = f"{fn.__name__}_{scalar}"
+    return cuda.jit(fn)
 
 
 def _make_sgd_kernel(scalar):
-    @cuda.jit
     def sgd(param, grad, buf, grad_scale, found_inf, lr, weight_decay, momentum,
             one_minus_dampening, flags):
         if (flags & HAS_FOUND_INF) != 0 and found_inf[0] == 1.0:
@@ -79,11 +82,10 @@ def _make_sgd_kernel(scalar):
                     g = b
             param[i] = param[i] - lr * g
 
-    return sgd
+    return _named_kernel(sgd, scalar)
 
 
 def _make_adam_kernel(scalar):
-    @cuda.jit
     def adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, grad_scale, found_inf,
              sign, weight_decay, decay_factor, weight1, weight1_complement, beta2,
              one_minus_beta2, eps, step_size, bias_correction2_sqrt, lr64, beta1_64, beta2_64,
@@ -125,25 +127,23 @@ def _make_adam_kernel(scalar):
             denom = scalar(math.sqrt(v)) / bias_correction2_sqrt + eps
             param[i] = p - step_size * (m / denom)
 
-    return adam
+    return _named_kernel(adam, scalar)
 
 
-_KERNELS = {}
-
-
-def _kernel(make, np_dtype):
-    key = (make, np.dtype(np_dtype))
-    kernel = _KERNELS.get(key)
-    if kernel is None:
-        kernel = _KERNELS[key] = make(_NUMBA_SCALAR[key[1]])
-    return kernel
+# One kernel object per dtype, bound to module names (compiled on first launch).
+sgd_float32 = _make_sgd_kernel(numba.float32)
+sgd_float64 = _make_sgd_kernel(numba.float64)
+adam_float32 = _make_adam_kernel(numba.float32)
+adam_float64 = _make_adam_kernel(numba.float64)
+_SGD = {np.dtype(np.float32): sgd_float32, np.dtype(np.float64): sgd_float64}
+_ADAM = {np.dtype(np.float32): adam_float32, np.dtype(np.float64): adam_float64}
 
 
 def sgd_kernel(np_dtype):
-    """The SGD kernel for float32 or float64 parameters (compiled on first launch)."""
-    return _kernel(_make_sgd_kernel, np_dtype)
+    """The SGD kernel for float32 or float64 parameters."""
+    return _SGD[np.dtype(np_dtype)]
 
 
 def adam_kernel(np_dtype):
-    """The Adam/AdamW kernel for float32 or float64 parameters (compiled on first launch)."""
-    return _kernel(_make_adam_kernel, np_dtype)
+    """The Adam/AdamW kernel for float32 or float64 parameters."""
+    return _ADAM[np.dtype(np_dtype)]
