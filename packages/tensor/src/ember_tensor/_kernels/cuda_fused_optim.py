@@ -26,7 +26,8 @@ import numba
 import numpy as np
 from numba import cuda
 
-__all__ = ["sgd_kernel", "adam_kernel", "SGD_NESTEROV", "SGD_MAXIMIZE", "SGD_FIRST_STEP",
+__all__ = ["sgd_kernel", "adam_kernel", "sgd_float32", "sgd_float64", "adam_float32",
+           "adam_float64", "SGD_NESTEROV", "SGD_MAXIMIZE", "SGD_FIRST_STEP",
            "HAS_GRAD_SCALE", "HAS_FOUND_INF", "ADAM_AMSGRAD", "ADAM_COUPLED_DECAY",
            "ADAM_LERP_LOW", "ADAM_DEVICE_STEP"]
 
@@ -42,6 +43,7 @@ ADAM_AMSGRAD = 4
 ADAM_COUPLED_DECAY = 8
 ADAM_LERP_LOW = 16
 ADAM_DEVICE_STEP = 32
+
 
 def _named_kernel(fn, scalar):
     """``cuda.jit(fn)`` named ``<fn>_<dtype>``: the module attribute it is bound to, so tools
