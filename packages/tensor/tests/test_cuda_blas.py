@@ -169,3 +169,24 @@ def test_integer_products_never_reach_cublas(cublas):
     assert ((a.long().cuda() @ b.long().cuda()).cpu().tolist() == (a.long() @ b.long()).tolist())
     assert not cublas.calls
     assert not _cuda_blas.handles(np.int64) and _cuda_blas.handles(ml_dtypes.bfloat16)
+
+
+def test_stand_in_and_constants_match_nvmath_where_installed():
+    # Checked with nvmath-python 1.0.0; re-checked wherever it is installed (GPU machines).
+    cublas_bindings = pytest.importorskip("nvmath.bindings.cublas")
+    import inspect
+
+    import nvmath
+    from ember_tensor import _cuda  # noqa: F401 - the backend first, as above
+    from ember_tensor import _cuda_blas
+    assert int(cublas_bindings.ComputeType.COMPUTE_32F) == _cuda_blas.CUBLAS_COMPUTE_32F
+    assert int(cublas_bindings.GemmAlgo.DFALT) == _cuda_blas.CUBLAS_GEMM_DEFAULT
+    assert int(nvmath.CudaDataType.CUDA_R_16F) == _cuda_blas.CUDA_R_16F
+    assert int(nvmath.CudaDataType.CUDA_R_16BF) == _cuda_blas.CUDA_R_16BF
+    def documented(name):
+        return len(getattr(cublas_bindings, name).__doc__.split("(", 1)[1].split(")", 1)[0].split(","))
+    # The stand-ins' arguments, less self (and dtype, scalar_type of _gemm, plus the handle).
+    assert documented("gemm_strided_batched_ex") == len(
+        inspect.signature(FakeCublas.gemm_strided_batched_ex).parameters) - 1
+    for name in ("sgemm_strided_batched", "dgemm_strided_batched"):
+        assert documented(name) == len(inspect.signature(FakeCublas._gemm).parameters) - 3 + 1, name
