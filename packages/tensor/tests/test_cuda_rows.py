@@ -150,7 +150,8 @@ def test_nll_loss_and_backward(shape, target, reduction, weighted, dtype):
 def test_nll_loss_other_target_dtypes_and_ignore_index(target_dtype):
     x_cpu, x_gpu = both(rng.standard_normal((4, 3)), et.float32)
     t = [0, 2, 1, 2]
-    t_cpu, t_gpu = et.tensor(t, dtype=target_dtype), et.tensor(t, dtype=target_dtype, device="cuda")
+    t_cpu = et.tensor(t, dtype=target_dtype)
+    t_gpu = et.tensor(np.repeat(t, 2), dtype=target_dtype, device="cuda")[::2]  # strided targets
     for reduction in ("none", "mean"):
         run_both(N.nll_loss, (x_cpu, t_cpu, None, reduction, 2), (x_gpu, t_gpu, None, reduction, 2), 1e-6,
                  scalar_reads=True)
@@ -212,7 +213,8 @@ def test_batch_norm_without_running_stats_and_errors():
 
 # --- layer norm and group norm --------------------------------------------------------------
 
-LN_CASES = [((3, 4), (4,)), ((2, 3, 4), (3, 4)), ((5,), (5,)), ((0, 4), (4,)), ((2, 1, 3), (3,))]
+LN_CASES = [((3, 4), (4,)), ((2, 3, 4), (3, 4)), ((5,), (5,)), ((0, 4), (4,)), ((2, 1, 3), (3,)),
+            ((7, 2), (2,))]  # (7 rows: the weight gradient adds up several chunks of rows)
 
 
 @pytest.mark.parametrize("shape, normalized", LN_CASES)

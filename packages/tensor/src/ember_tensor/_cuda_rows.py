@@ -332,11 +332,37 @@ def layer_norm_backward(grad_output, input, normalized_shape, mean, rstd, weight
     n_rows = mean.numel()
     gi, g, x, m, r = _row_norm_backward(grad_output, input, n_rows, 1, 1, mean, rstd, weight)
     size = math.prod(normalized_shape)
-    # weight/bias gradients sum over rows: the rows are the "batch", each element a channel
-    sum_g, sum_gxhat = channel_grad_sums(g, x, n_rows, size, 1, m, r, 1, max(size, 1))
+    sum_g, sum_gxhat = _column_grad_sums(g, x, n_rows, size, m, r)
     dt, dev = grad_output._dtype, grad_output._device
     shape = tuple(normalized_shape)
     return gi, _result(sum_gxhat, shape, dt, dev), _result(sum_g, shape, dt, dev)
+
+
+# Rows per chunk of the column sums: enough chunks to give every SM work (the simulator
+# takes 2 rows, so that several chunks are added up in the tests).
+_COLUMN_CHUNK_MIN = 2 if SIMULATOR else 32
+
+
+def _column_grad_sums(g, x, n_rows, size, mean, rstd):
+    """Per-column (sum g, sum g * xhat) of flat (n_rows, size) arrays, float64, in two passes."""
+    sum_g = _cuda.empty((size,), np.float64)
+    sum_gxhat = _cuda.empty((size,), np.float64)
+    if not size:
+        return sum_g, sum_gxhat
+    if not n_rows:
+        _cuda.fill_(sum_g, 0)
+        _cuda.fill_(sum_gxhat, 0)
+        return sum_g, sum_gxhat
+    busy = 4 if SIMULATOR else _blocks(1 << 30) * 256  # threads that keep the GPU occupied
+    chunks = max(1, min(-(-busy // size), -(-n_rows // _COLUMN_CHUNK_MIN)))
+    chunk = -(-n_rows // chunks)
+    chunks = -(-n_rows // chunk)
+    partial_g = _cuda.empty((chunks * size,), np.float64)
+    partial_gxhat = _cuda.empty((chunks * size,), np.float64)
+    _launch_flat(K.column_grad_partials, chunks * size, g, x, n_rows, size, mean, rstd, chunk, partial_g,
+                 partial_gxhat)
+    _launch_flat(K.column_sums, size, partial_g, partial_gxhat, chunks, size, sum_g, sum_gxhat)
+    return sum_g, sum_gxhat
 
 
 @_on_device

@@ -30,7 +30,7 @@ from .cuda_loops import SIMULATOR
 __all__ = ["THREADS", "softmax_rows", "softmax_columns", "nll_forward", "nll_reduce",
            "nll_total_weight", "nll_backward", "channel_stats", "channel_coefficients",
            "running_update", "channel_affine", "norm_rows", "norm_rows_backward",
-           "channel_grad_sums", "batch_norm_input_grad"]
+           "channel_grad_sums", "batch_norm_input_grad", "column_grad_partials", "column_sums"]
 
 # The largest block of a row kernel (a power of two: the tree merge halves it). The
 # simulator runs a Python thread per CUDA thread: a tiny block that still merges.
@@ -300,8 +300,7 @@ def channel_grad_sums(g, x, batch, channels, inner, mean, rstd, stat_batch_strid
                       sum_g, sum_gxhat):
     """Per channel c of (N, C, inner): sum of g and of g * xhat over (n, s), one block per
     channel; xhat = (x - mean[i]) * rstd[i] with i = n * stat_batch_stride + c // group_size
-    (batch norm: 0 and 1; group norm: groups and channels per group; layer norm's weight
-    gradient: rows as N, the normalised elements as C, 1 and C)."""
+    (batch norm: 0 and 1; group norm: groups and channels per group)."""
     part = cuda.shared.array(0, float64)  # dynamic: blockDim.x float64s (see _cuda_rows)
     tid = cuda.threadIdx.x
     count = batch * inner
@@ -402,3 +401,37 @@ def norm_rows_backward(g, x, n_rows, size, groups, inner, mean, rstd, weight, ha
             if has_weight:
                 gv = gv * weight[first + k // inner]
             gi[base + k] = r * (gv - mean_g - (x[base + k] - mu) * r * mean_gx)
+
+
+# --- layer norm's weight and bias gradients: sums down the columns of (rows, size) ---------
+# A block per column (channel_grad_sums) would read addresses `size` apart in each warp;
+# here neighbouring threads take neighbouring columns of one chunk of rows (coalesced),
+# and a second pass adds up the chunks.
+
+@cuda.jit(cache=True)
+def column_grad_partials(g, x, n_rows, size, mean, rstd, chunk, partial_g, partial_gxhat):
+    """partial[q, k]: sums of g and g * xhat over rows [q * chunk, (q + 1) * chunk), column k."""
+    for i in range(cuda.grid(1), partial_g.size, cuda.gridsize(1)):
+        q = i // size
+        k = i - q * size
+        total_g = 0.0
+        total_gx = 0.0
+        for row in range(q * chunk, min((q + 1) * chunk, n_rows)):
+            gv = g[row * size + k]
+            total_g += gv
+            total_gx += gv * ((x[row * size + k] - mean[row]) * rstd[row])
+        partial_g[i] = total_g
+        partial_gxhat[i] = total_gx
+
+
+@cuda.jit(cache=True)
+def column_sums(partial_g, partial_gxhat, n_chunks, size, sum_g, sum_gxhat):
+    """Add up the chunks' partial sums of each column."""
+    for k in range(cuda.grid(1), size, cuda.gridsize(1)):
+        total_g = 0.0
+        total_gx = 0.0
+        for q in range(n_chunks):
+            total_g += partial_g[q * size + k]
+            total_gx += partial_gxhat[q * size + k]
+        sum_g[k] = total_g
+        sum_gxhat[k] = total_gx
