@@ -4,21 +4,22 @@ scatter are in `_cuda_scatter`).
 The op files do the argument checks (shared with the CPU) and call in here for CUDA
 tensors; everything runs in the kernels of `_kernels/cuda_index` on device arrays. What
 crosses to the host is a single value where PyTorch synchronises too: the first bad
-index position of a bounds check (read to raise the CPU's error; -1 when all are good),
-and the number of results of an op whose output size depends on the data (nonzero,
-masked_select, boolean-mask indexing, repeat_interleave with a tensor of counts).
+position of a bounds check (a sentinel when all are good; on an error one more value,
+the bad index, is read to raise the CPU's message), and the number of results of an op
+whose output size depends on the data (nonzero, masked_select, boolean-mask indexing,
+repeat_interleave with a tensor of counts and no output_size).
 
 Index arrays here are C-contiguous int64 device arrays. Repeated targets: index_put_
-with accumulate and scatter_add add with atomics (float sums may round differently from
-the CPU's, within tolerance); scatter's multiply/prod/amax/amin/mean walk each line of
-the index in order, which gives the CPU's results exactly; plain writes to repeated
-targets keep one of the values, as on PyTorch's GPU.
+with accumulate adds with atomics (in float32 for float16/bfloat16, int32 for the small
+integer types; float sums may round differently from the CPU's, within tolerance);
+plain writes to repeated targets keep one of the values, as on PyTorch's GPU.
 """
 import numpy as np
 
 from . import _cuda
 from . import _dtype as D
 from ._kernels import cuda_index as K
+from ._kernels.cuda_loops import SIMULATOR
 from ._tensor import Tensor
 
 __all__ = ["index_on_device", "as_mask", "to_index_array", "read_scalar", "first_out_of_range",
@@ -30,7 +31,7 @@ _NO_BAD = np.iinfo(np.int64).max
 _ATOMIC_WORK = {np.dtype(np.float16): np.float32, _cuda._BF16: np.float32,
                 np.dtype(np.int8): np.int32, np.dtype(np.int16): np.int32, np.dtype(np.uint8): np.int32,
                 np.dtype(np.bool_): np.int32}
-_CHUNKS = 4 if K.cuda.__name__.startswith("numba.cuda.simulator") else 1024
+_CHUNKS = 4 if SIMULATOR else 1024  # fewest scan chunks (the simulator runs a thread each)
 
 
 # --- helpers --------------------------------------------------------------------------------
@@ -133,10 +134,15 @@ def read_scalar(arr, i=0):
     return _cuda.to_numpy(_cuda._restride(arr, (1,), (arr.dtype.itemsize,), i * arr.dtype.itemsize))[0]
 
 
-def _first_bad(kernel_args, n, launch_n):
+def _bad_flag():
+    """A 1-element device array holding the no-bad-position sentinel (kernels atomic-min it)."""
     bad = _cuda.empty((1,), np.int64)
     _cuda.fill_(bad, _NO_BAD)
-    _launch(kernel_args[0], launch_n, *kernel_args[1:], bad)
+    return bad
+
+
+def _read_flag(bad):
+    """The smallest bad position a kernel recorded, or None (reads one value)."""
     first = int(read_scalar(bad))
     return None if first == _NO_BAD else first
 
@@ -144,7 +150,9 @@ def _first_bad(kernel_args, n, launch_n):
 def first_out_of_range(idx, lo, hi):
     """The first value (row-major) of index array `idx` outside [lo, hi), or None."""
     idx = to_index_array(idx)
-    at = _first_bad((K.first_out_of_range, idx, lo, hi), idx.size, idx.size)
+    bad = _bad_flag()
+    _launch(K.first_out_of_range, idx.size, idx, lo, hi, bad)
+    at = _read_flag(bad)
     return None if at is None else int(read_scalar(idx, at))
 
 
@@ -163,12 +171,11 @@ def element_offsets(plan, strides):
         if tuple(arr.shape) != tuple(plan.index_shape):
             arr = _cuda.broadcast_to(arr, plan.index_shape)
         flats.append(to_index_array(arr))
-    bad = _cuda.empty((1,), np.int64)
-    _cuda.fill_(bad, _NO_BAD)
+    bad = _bad_flag()
     for position, (d, flat) in enumerate(zip(plan.dims, flats)):
         _launch(K.add_index_offsets, n, flat, shape[d], strides[d], offs, position, bad)
-    first = int(read_scalar(bad))
-    if first != _NO_BAD:
+    first = _read_flag(bad)
+    if first is not None:
         position, i = divmod(first, n)
         raise IndexError(f"index {int(read_scalar(flats[position], i))} is out of bounds for dimension "
                          f"{position} with size {shape[plan.dims[position]]}")
