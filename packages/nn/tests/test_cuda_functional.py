@@ -128,3 +128,34 @@ def test_dropout_training_on_cuda():
     kept = out.detach().cpu().numpy() != 0
     np.testing.assert_allclose(out.detach().cpu().numpy()[kept], 2.0)
     np.testing.assert_allclose(x.grad.cpu().numpy(), np.where(kept, 2.0, 0.0))
+
+
+W = rng.standard_normal((2, 3))
+# Second derivatives: the gradient is built with create_graph=True (the norms then take
+# their composite backward) and differentiated again, on the device.
+DOUBLE_BACKWARD = [
+    ("layer_norm", lambda x: F.layer_norm(x, (3,)) * x, X),
+    ("batch_norm", lambda x: F.batch_norm(x, None, None, training=True) ** 2, IMAGES),
+    ("group_norm", lambda x: F.group_norm(x, 2) ** 3, IMAGES),
+    ("cross_entropy", lambda x: F.cross_entropy(x, et.tensor(LABELS, device=x.device)), X),
+    ("softmax", lambda x: F.softmax(x, 1) ** 2, X),
+    ("log_softmax", lambda x: F.log_softmax(x, 0) ** 2, X),
+    ("linear", lambda x: F.linear(x, et.tensor(W, dtype=x.dtype, device=x.device)) ** 2, X),
+]
+
+
+def _grad_and_grad_of_norm(fn, x_values, device):
+    x = et.tensor(x_values, device=device).requires_grad_()
+    (g,) = ember_autograd.grad(fn(x).sum(), (x,), create_graph=True)
+    (gg,) = ember_autograd.grad((g * g).sum(), (x,))
+    return g.detach(), gg
+
+
+@pytest.mark.parametrize("name, fn, x_values", DOUBLE_BACKWARD, ids=[c[0] for c in DOUBLE_BACKWARD])
+def test_double_backward_on_cuda_matches_cpu(name, fn, x_values):
+    expected = _grad_and_grad_of_norm(fn, x_values, "cpu")
+    with device_only(allow_scalar_reads=True):
+        got = _grad_and_grad_of_norm(fn, x_values, "cuda")
+    for e, g in zip(expected, got):
+        assert g.device.type == "cuda"
+        np.testing.assert_allclose(g.cpu().numpy(), e.numpy(), rtol=1e-9, atol=1e-9)
