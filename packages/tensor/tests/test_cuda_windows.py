@@ -305,6 +305,26 @@ def test_backward_on_cuda_matches_the_cpu():
         _same(c.grad, g.grad)
 
 
+
+def test_double_backward_on_cuda_matches_the_cpu():
+    # The rules of conv and pooling use these ops themselves: gradients of gradients.
+    autograd = pytest.importorskip("ember_autograd")
+    x0, w0 = _tensor((1, 2, 5, 4)), _tensor((3, 2, 3, 2))
+
+    def second(x, w):
+        y = N.convolution(x, w, None, 1, 1, 1, False, 0, 1)
+        v = N.avg_pool(N.max_pool_with_indices(y, (2, 2), (1, 1), 0)[0], (2, 2), (1, 1), 0)
+        gx, = autograd.grad((v * v).sum(), [x], create_graph=True)
+        gw, = autograd.grad((gx * gx).sum(), [w])
+        return gx.detach(), gw
+
+    expected = second(x0.clone().requires_grad_(), w0.clone().requires_grad_())
+    x, w = x0.cuda().requires_grad_(), w0.cuda().requires_grad_()
+    with device_only(allow_scalar_reads=True):
+        got = second(x, w)
+    _same(expected, got)
+
+
 SECOND_DEVICE_SCRIPT = textwrap.dedent("""
     import ember_tensor as torch
     from ember_tensor._ops import nn as N
