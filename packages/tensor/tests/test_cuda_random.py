@@ -497,3 +497,27 @@ def test_each_of_several_gpus_has_its_own_generator():
                             env=env, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == "ok"
+
+
+# --- real GPU only: what the simulator cannot show ------------------------------------------------
+
+
+@pytest.mark.gpu
+def test_large_launches_on_a_gpu_match_one_block_and_have_the_right_moments():
+    # Many blocks and threads (the real launch) against one thread (no grid-stride
+    # interleaving): the numbers must not depend on the configuration.
+    from ember_tensor import _cuda
+    from ember_tensor._kernels import cuda_random as K
+    n = 1 << 20
+    one, many = _cuda.empty((n,), np.float32), _cuda.empty((n,), np.float32)
+    args = (np.uint64(123), np.uint64(7), np.float32(0.0), np.float32(1.0))
+    K.normal32[1, 1](one, *args)
+    _cuda._launch(K.normal32, (n + 3) // 4, many, *args)
+    np.testing.assert_array_equal(_cuda.to_numpy(one), _cuda.to_numpy(many))
+    et.manual_seed(0)
+    for name, mean, std in (("rand", 0.5, math.sqrt(1 / 12)), ("randn", 0.0, 1.0),
+                            ("bernoulli_(float)", 0.3, math.sqrt(0.21)), ("exponential_", 0.5, 0.5)):
+        for dtype in (et.float32, et.float64, et.float16):
+            x = host(SAMPLERS[name](dtype, 1 << 22)).astype(np.float64)
+            assert abs(x.mean() - mean) < 5 * std / 2 ** 11 + (2e-3 if dtype is et.float16 else 0), (name, dtype)
+            assert abs(x.std() - std) < 0.01 * std, (name, dtype)
