@@ -310,6 +310,18 @@ def test_index_dim_ops(fn, dtype):
     check(lambda x, i: x.index_fill(0, i, 2.), et.tensor(3.), et.tensor([0]))
 
 
+def test_non_contiguous_and_0d_indices():
+    idx = et.tensor([[0, 2, 1], [3, 0, 0], [1, 1, 2], [2, 3, 0]])       # .t() is (3, 4), strided
+    for x in _layouts(X):
+        check(lambda t, i: t.gather(0, i.t()[:, :4] % 3), x, idx)
+        check(lambda t, i: t.scatter_add(1, i.t(), t), x, idx)
+        check(lambda t, i: t[i[::2, 0]], x, idx)
+        check(lambda t, i: t[:, i[:, 1]], x, idx)
+        check(lambda t, i: t.index_select(1, i), x, et.tensor(2))
+        check(lambda t, i: t.take(i), x, et.tensor(7))
+        check(lambda t, i: t.index_add(0, i, t[:1]), x, et.tensor([1]))
+
+
 def test_take_and_put():
     for x in _layouts(X):
         check(lambda t, i: t.take(i), x, et.tensor([[11, 0], [-1, 5]]))
