@@ -7,7 +7,7 @@ elements), launches one kernel from `_kernels.cuda_random`, and never copies val
 the host; only a tensor of probabilities or standard deviations is checked for bad
 values, which reads back one flag (PyTorch's CUDA kernels assert there instead).
 
-A kernel writes float32, float64 or int64 (or, for bernoulli, any non-half type)
+A kernel writes float32, float64 or int64 (bernoulli: any type but bfloat16)
 contiguously; a tensor of another dtype or layout is filled from a contiguous buffer of
 the kernel's type by one device copy, which also casts float32 to float16 / bfloat16.
 """
@@ -25,9 +25,10 @@ __all__ = ["uniform_", "normal_", "log_normal_", "exponential_", "cauchy_", "int
 # Mantissa digits of the half types: rand() draws them on their own grid, so that a
 # float32 value just below 1 cannot round up to 1.0 in the cast.
 _NARROW_DIGITS = {"float16": 11, "bfloat16": 8}
-# Dtypes a bernoulli kernel writes directly (Numba cannot store into half types here).
-_DIRECT_BERNOULLI = {np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int16, np.int32,
-                                           np.int64, np.uint8, np.bool_)}
+# Dtypes a bernoulli kernel writes directly (float16 too: dropout masks under AMP); bfloat16
+# arrays cannot be typed by Numba and go through a uint8 buffer and a device cast.
+_DIRECT_BERNOULLI = {np.dtype(t) for t in (np.float16, np.float32, np.float64, np.int8, np.int16,
+                                           np.int32, np.int64, np.uint8, np.bool_)}
 
 
 def _compute_type(dtype):
