@@ -178,7 +178,7 @@ def nll_loss(input, target, weight, reduction, ignore_index):
     if reduction == "none":
         shape = () if input.dim() == 1 else (input.shape[0],) + tuple(input.shape[2:])
         return _result(losses, shape, input._dtype, input._device)
-    out = _cuda.empty((1,), np.float64)
+    out = _cuda.empty((1,), x.dtype)  # the kernel rounds its float64 result once, on the store
     _launch_rows(K.nll_reduce, 1, t.size, losses, weights, reduction == "mean", out)
     return _result(out, (), input._dtype, input._device)
 
