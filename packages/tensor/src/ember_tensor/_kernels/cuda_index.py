@@ -10,6 +10,9 @@ Bounds checks never raise inside a kernel: a kernel that finds a bad index recor
 smallest bad position with an atomic min in a 1-element `bad` array (initialised to a
 sentinel), and the host reads that one value afterwards to raise PyTorch's error.
 
+Compiled kernels are cached on disk (`cache=True`): they call nothing outside this
+file, so Numba's per-file cache key cannot miss a change.
+
 Scans (nonzero, repeat_interleave) run in three passes over `nchunks` chunks (about
 sqrt(n) of them, so both serial parts stay short): each thread sums its chunk, one
 thread scans the chunk sums, each thread writes its chunk.
@@ -27,7 +30,7 @@ MAX_DIMS = 8
 COPY, ADD, MULTIPLY, AMAX, AMIN = 0, 1, 2, 3, 4
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def strided_offsets(shape, strides, base, out):
     """out[i] = base + the element offset of the i-th (row-major) element of a view."""
     for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
@@ -40,7 +43,7 @@ def strided_offsets(shape, strides, base, out):
         out[i] = off
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def gather_strided(buf, shape, strides, base, out):
     """out[i] = buf[base + offset of element i]: a strided copy (any signed strides)."""
     for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
@@ -53,7 +56,7 @@ def gather_strided(buf, shape, strides, base, out):
         out[i] = buf[off]
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def add_index_offsets(idx, size, stride, offs, position, bad):
     """offs[i] += idx[i] * stride (negative indices wrap); an index outside [-size, size)
     records position * len(offs) + i in bad[0] (the smallest wins)."""
@@ -68,7 +71,7 @@ def add_index_offsets(idx, size, stride, offs, position, bad):
             offs[i] += k * stride
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def first_out_of_range(idx, lo, hi, bad):
     """bad[0] = min(bad[0], first i with idx[i] outside [lo, hi))."""
     for i in range(cuda.grid(1), idx.shape[0], cuda.gridsize(1)):
@@ -77,7 +80,7 @@ def first_out_of_range(idx, lo, hi, bad):
             cuda.atomic.min(bad, 0, i)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def gather_3(buf, before, offs, after, out):
     """out[b, o, a] (flat) = buf[before[b] + offs[o] + after[a]]."""
     no = offs.shape[0]
@@ -88,7 +91,7 @@ def gather_3(buf, before, offs, after, out):
         out[i] = buf[before[t // no] + offs[t % no] + after[a]]
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def put_3(buf, before, offs, after, vals):
     """buf[before[b] + offs[o] + after[a]] = vals[b, o, a] (flat)."""
     no = offs.shape[0]
@@ -99,7 +102,7 @@ def put_3(buf, before, offs, after, vals):
         buf[before[t // no] + offs[t % no] + after[a]] = vals[i]
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def put_3_add(buf, before, offs, after, vals):
     """buf[before[b] + offs[o] + after[a]] += vals[b, o, a], atomically (repeats add up)."""
     no = offs.shape[0]
@@ -110,7 +113,7 @@ def put_3_add(buf, before, offs, after, vals):
         cuda.atomic.add(buf, before[t // no] + offs[t % no] + after[a], vals[i])
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def dim_offsets(shape, strides, dim_stride, idx, offs):
     """offs[i] = offset of element i of a view of `shape` (its `strides` 0 at the indexed
     dim) + idx[i] * dim_stride: where gather reads / scatter writes element i."""
@@ -124,7 +127,7 @@ def dim_offsets(shape, strides, dim_stride, idx, offs):
         offs[i] = off
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def gather_dim(buf, shape, strides, dim_stride, idx, out):
     """out[i] = buf[offset of element i (strides 0 at dim) + idx[i] * dim_stride]."""
     for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
@@ -137,56 +140,56 @@ def gather_dim(buf, shape, strides, dim_stride, idx, out):
         out[i] = buf[off]
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def take_flat(buf, offs, out):
     """out[i] = buf[offs[i]]."""
     for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
         out[i] = buf[offs[i]]
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def put_flat(buf, offs, vals):
     """buf[offs[i]] = vals[i] (with repeated offsets some write wins, as on PyTorch's GPU)."""
     for i in range(cuda.grid(1), vals.shape[0], cuda.gridsize(1)):
         buf[offs[i]] = vals[i]
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def put_flat_add(buf, offs, vals):
     """buf[offs[i]] += vals[i], atomically."""
     for i in range(cuda.grid(1), vals.shape[0], cuda.gridsize(1)):
         cuda.atomic.add(buf, offs[i], vals[i])
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def put_flat_max(buf, offs, vals):
     """buf[offs[i]] = max(buf[offs[i]], vals[i]), atomically (integers: exact in any order)."""
     for i in range(cuda.grid(1), vals.shape[0], cuda.gridsize(1)):
         cuda.atomic.max(buf, offs[i], vals[i])
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def put_flat_min(buf, offs, vals):
     """buf[offs[i]] = min(buf[offs[i]], vals[i]), atomically (integers: exact in any order)."""
     for i in range(cuda.grid(1), vals.shape[0], cuda.gridsize(1)):
         cuda.atomic.min(buf, offs[i], vals[i])
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def count_flat(offs, counts):
     """counts[offs[i]] += 1, atomically."""
     for i in range(cuda.grid(1), offs.shape[0], cuda.gridsize(1)):
         cuda.atomic.add(counts, offs[i], 1)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def mark_flat(offs, marks):
     """marks[offs[i]] = 1 (every writer writes the same value: no race to lose)."""
     for i in range(cuda.grid(1), offs.shape[0], cuda.gridsize(1)):
         marks[offs[i]] = 1
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def scatter_lines(dst, offs, vals, line_len, inner, mode, counts):
     """Scatter-reduce along lines: one thread per line of the index along its dim.
 
@@ -217,7 +220,7 @@ def scatter_lines(dst, offs, vals, line_len, inner, mode, counts):
                 counts[pos] += 1
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def chunk_sums(values, chunk, sums):
     """sums[c] = values[c * chunk] + ... (the chunk's sum; values are counts or 0/1 flags)."""
     n = values.shape[0]
@@ -228,7 +231,7 @@ def chunk_sums(values, chunk, sums):
         sums[c] = acc
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def scan_chunk_sums(sums, starts, total):
     """One thread: starts = exclusive prefix sums of `sums`, total[0] = their sum."""
     if cuda.grid(1) == 0:
@@ -239,7 +242,7 @@ def scan_chunk_sums(sums, starts, total):
         total[0] = acc
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def write_positions(flags, chunk, starts, out):
     """out[k] = the position of the k-th nonzero flag (row-major order)."""
     n = flags.shape[0]
@@ -251,7 +254,7 @@ def write_positions(flags, chunk, starts, out):
                 k += 1
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def unravel(positions, shape, ndim, out):
     """out[j * ndim + d] = coordinate d of flat position positions[j] in `shape`
     (padded at the front: its last `ndim` entries are the real dims)."""
@@ -263,7 +266,7 @@ def unravel(positions, shape, ndim, out):
             rem //= n
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def positions_to_offsets(positions, shape, strides, out):
     """out[j] = element offset (in a view of `shape`, `strides`) of flat position positions[j]."""
     for j in range(cuda.grid(1), positions.shape[0], cuda.gridsize(1)):
@@ -276,7 +279,7 @@ def positions_to_offsets(positions, shape, strides, out):
         out[j] = off
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def chunk_prefix(values, chunk, starts, prefix):
     """prefix[i] = values[0] + ... + values[i - 1], chunk by chunk from `starts`."""
     n = values.shape[0]
@@ -287,7 +290,7 @@ def chunk_prefix(values, chunk, starts, prefix):
             acc += values[i]
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def fill_repeats(prefix, out):
     """out[j] = the last i with prefix[i] <= j, i.e. i repeated counts[i] times
     (repeat_interleave's index): a binary search per output element, so one large
