@@ -42,16 +42,18 @@ def _reserve(gen, blocks):
     return np.uint64(seed), np.uint64(offset // 4)
 
 
-def _fill(tensor, kind, run):
+def _fill(tensor, kind, run, float16_direct=False):
     """Fill `tensor` by `run(flat_out)`, a launch writing a contiguous 1-d array of `kind`.
 
-    Writes straight into the tensor when it is contiguous and of that type, else into a
-    buffer that one device copy moves (and casts) into it. Bumps the version.
+    Writes straight into the tensor when it is contiguous and of that type (or float16,
+    for kernels that compute in float32 and may store half: `float16_direct`), else into
+    a buffer that one device copy moves (and casts) into it. Bumps the version.
     """
     data = tensor._data
     if data.size:
         with _public._device_context(tensor._device.index or 0):
-            if data.dtype == kind and _cuda._is_c(data):
+            direct = data.dtype == kind or float16_direct and data.dtype == np.float16
+            if direct and _cuda._is_c(data):
                 run(_cuda._flat(data))
             else:
                 buf = _cuda.empty(data.shape, kind)
@@ -83,7 +85,7 @@ def uniform_(tensor, gen, low, high):
     else:
         shift, scale = _uniform_grid(tensor._dtype)
         run = _launcher(K.uniform32, gen, 1, shift, scale, np.float32(low), np.float32(high - low))
-    return _fill(tensor, kind, run)
+    return _fill(tensor, kind, run, float16_direct=True)
 
 
 def _normal_run(dtype, gen, mean, std):
@@ -94,7 +96,8 @@ def _normal_run(dtype, gen, mean, std):
 
 def normal_(tensor, gen, mean, std):
     """Fill with normal samples of mean `mean` and standard deviation `std`."""
-    return _fill(tensor, _compute_type(tensor._dtype), _normal_run(tensor._dtype, gen, mean, std))
+    return _fill(tensor, _compute_type(tensor._dtype), _normal_run(tensor._dtype, gen, mean, std),
+                 float16_direct=True)
 
 
 def log_normal_(tensor, gen, mean, std):
@@ -112,7 +115,7 @@ def exponential_(tensor, gen, lambd):
     kind = _compute_type(tensor._dtype)
     if kind == np.float64:
         return _fill(tensor, kind, _launcher(K.exponential64, gen, 2, np.float64(lambd)))
-    return _fill(tensor, kind, _launcher(K.exponential32, gen, 1, np.float32(lambd)))
+    return _fill(tensor, kind, _launcher(K.exponential32, gen, 1, np.float32(lambd)), float16_direct=True)
 
 
 def cauchy_(tensor, gen, median, sigma):
@@ -122,7 +125,7 @@ def cauchy_(tensor, gen, median, sigma):
         return _fill(tensor, kind, _launcher(K.cauchy64, gen, 2, np.float64(median), np.float64(sigma)))
     shift, scale = _uniform_grid(tensor._dtype)
     return _fill(tensor, kind, _launcher(K.cauchy32, gen, 1, shift, scale, np.float64(median),
-                                         np.float64(sigma)))
+                                         np.float64(sigma)), float16_direct=True)
 
 
 def integers_(tensor, gen, low, high):
