@@ -6,7 +6,7 @@ Numba loops in `_kernels/cpu_nn.py`, accumulating in float64), where the composi
 mean/var/sub/mul would make many more and record as many graph nodes. The
 backward kernels use the closed form
     dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
-over each normalised group. CUDA inputs take the device kernels of `_cuda_rows` (a
+over each normalised group. CUDA inputs take the device kernels of `_cuda_norms` (a
 thread block per channel or row, float64 statistics) after the same argument checks.
 """
 import math
@@ -48,8 +48,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
     if input._device.type == "cuda":
-        from ... import _cuda_rows
-        return _cuda_rows.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+        from ... import _cuda_norms
+        return _cuda_norms.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
     from ..._kernels import cpu_nn
     x = to_array(input)
     x3 = x.reshape(n, c, inner)
@@ -73,7 +73,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
 def _update_running(buffer, batch_value, momentum):
     # In place on the buffer's storage, bumping its version like PyTorch's in-place update.
-    # (CUDA inputs update their buffers on the device in `_cuda_rows`.)
+    # (CUDA inputs update their buffers on the device in `_cuda_norms`.)
     arr = buffer._data
     host = buffer._host_numpy()
     arr[...] = (1 - momentum) * host + momentum * batch_value.astype(host.dtype)
@@ -84,8 +84,8 @@ def _update_running(buffer, batch_value, momentum):
 def batch_norm_backward(grad_output, input, weight, save_mean, save_invstd, training):
     """Gradients (input, weight, bias) of `native_batch_norm` from its saved statistics."""
     if input._device.type == "cuda":
-        from ... import _cuda_rows
-        return _cuda_rows.batch_norm_backward(grad_output, input, weight, save_mean, save_invstd, training)
+        from ... import _cuda_norms
+        return _cuda_norms.batch_norm_backward(grad_output, input, weight, save_mean, save_invstd, training)
     from ..._kernels import cpu_nn
     x = to_array(input)
     n, c = x.shape[:2]
@@ -129,8 +129,8 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     rows = input.numel() // max(1, math.prod(shape)) if math.prod(shape) else 0
     stat_shape = tuple(input.shape[:input.dim() - k]) + (1,) * k
     if input._device.type == "cuda":
-        from ... import _cuda_rows
-        return _cuda_rows.layer_norm(input, rows, weight, bias, eps, stat_shape)
+        from ... import _cuda_norms
+        return _cuda_norms.layer_norm(input, rows, weight, bias, eps, stat_shape)
     x = to_array(input)
     xhat, mean, rstd = _rows_forward(x, rows, math.prod(shape), eps)
     y = xhat.reshape(x.shape)
@@ -147,8 +147,8 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def layer_norm_backward(grad_output, input, normalized_shape, mean, rstd, weight):
     """Gradients (input, weight, bias) of `native_layer_norm`."""
     if input._device.type == "cuda":
-        from ... import _cuda_rows
-        return _cuda_rows.layer_norm_backward(grad_output, input, normalized_shape, mean, rstd, weight)
+        from ... import _cuda_norms
+        return _cuda_norms.layer_norm_backward(grad_output, input, normalized_shape, mean, rstd, weight)
     k = len(normalized_shape)
     x = to_array(input)
     rows = mean.numel()
@@ -173,8 +173,8 @@ def native_group_norm(input, weight, bias, num_groups, eps):
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got "
                            f"input of shape {list(input.shape)} and num_groups={num_groups}")
     if input._device.type == "cuda":
-        from ... import _cuda_rows
-        return _cuda_rows.group_norm(input, weight, bias, num_groups, eps)
+        from ... import _cuda_norms
+        return _cuda_norms.group_norm(input, weight, bias, num_groups, eps)
     x = to_array(input)
     xhat, mean, rstd = _rows_forward(x, n * num_groups, math.prod(x.shape[1:]) // num_groups, eps)
     y = xhat.reshape(x.shape)
@@ -191,8 +191,8 @@ def native_group_norm(input, weight, bias, num_groups, eps):
 def group_norm_backward(grad_output, input, mean, rstd, weight, num_groups):
     """Gradients (input, weight, bias) of `native_group_norm`."""
     if input._device.type == "cuda":
-        from ... import _cuda_rows
-        return _cuda_rows.group_norm_backward(grad_output, input, mean, rstd, weight, num_groups)
+        from ... import _cuda_norms
+        return _cuda_norms.group_norm_backward(grad_output, input, mean, rstd, weight, num_groups)
     x = to_array(input)
     n, c = x.shape[:2]
     nd = x.ndim
