@@ -1,15 +1,18 @@
 """Random sampling on CUDA tensors: fills that run Philox kernels on the device.
 
-Called by the random ops (`_ops.random`, `_ops.random_inplace`) after their argument
-checks, with the tensor to fill and the CUDA `Generator` to draw from. Each fill reserves
-offset words from the generator (4 per counter block its kernel reads per group of four
-elements), launches one kernel from `_kernels.cuda_random`, and never copies values to
-the host; only a tensor of probabilities or standard deviations is checked for bad
-values, which reads back one flag (PyTorch's CUDA kernels assert there instead).
+Called by the random ops (`_ops.random`, `_ops.random_inplace`, `_ops.multinomial`)
+after their argument checks, with the tensor to fill and the CUDA `Generator` to draw
+from. Each fill reserves offset words from the generator (4 per counter block its kernel
+reads per group of four elements), launches its kernel(s) from `_kernels.cuda_random`,
+and never copies values to the host. Only a tensor of parameters (probabilities,
+standard deviations, multinomial weights, Poisson rates) is checked for bad values, and
+each check reads back one flag: PyTorch's CUDA kernels assert there instead, ember
+raises the CPU's error before writing anything.
 
-A kernel writes float32, float64 or int64 (bernoulli: any type but bfloat16)
-contiguously; a tensor of another dtype or layout is filled from a contiguous buffer of
-the kernel's type by one device copy, which also casts float32 to float16 / bfloat16.
+A kernel writes float32, float64 or int64 (float16 too where it computes in float32;
+bernoulli: any type but bfloat16) into a contiguous tensor directly; a tensor of another
+dtype or layout is filled from a contiguous buffer of the kernel's type by one device
+copy, which also casts float32 to bfloat16.
 """
 import numpy as np
 
