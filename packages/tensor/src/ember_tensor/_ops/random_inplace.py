@@ -99,7 +99,7 @@ def random_(self, from_=MISSING, to=MISSING, *, generator=None, **kwargs):
     if self._device.type == "cuda":
         return _cuda_random().integers_(self, gen, low, high)
     return store(self, gen._draw("integers", low, high, tuple(self._data.shape), dtype=np.int64,
-                                  endpoint=True))
+                                 endpoint=True))
 
 
 @op("bernoulli_", inplace=True)
