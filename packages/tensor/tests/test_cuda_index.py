@@ -322,6 +322,20 @@ def test_non_contiguous_and_0d_indices():
         check(lambda t, i: t.index_add(0, i, t[:1]), x, et.tensor([1]))
 
 
+def test_views_of_more_dims_than_a_kernel_tuple():
+    """Past 8 non-mergeable dims the offsets come from an outer sum of two halves."""
+    base = np.arange(2 ** 10).reshape((2,) * 10)
+    x = et.tensor(base).permute(9, 7, 5, 3, 1, 8, 6, 4, 2, 0)             # no two dims merge
+    idx = et.tensor(np.ones((2,) * 10, dtype=np.int64))[..., :1]
+    check(lambda t: t.flip(0, 3, 9), x)
+    check(lambda t, i: t[i[0, 0, 0, 0, 0, 0, 0, 0, 0]], x, idx)
+    check(lambda t, i: t[:, :, :, :, :, :, :, :, :, i[0, 0, 0, 0, 0, 0, 0, 0, 0]], x, idx)
+    check(lambda t, i: t.gather(9, i), x, idx)
+    check(lambda t, i: t.scatter_add(9, i, t), x, idx)
+    check(lambda t: t[t > 500], x)
+    check(lambda t: _set(t, t > 500, 0), x)
+
+
 def test_take_and_put():
     for x in _layouts(X):
         check(lambda t, i: t.take(i), x, et.tensor([[11, 0], [-1, 5]]))

@@ -23,7 +23,7 @@ from ._kernels.cuda_loops import SIMULATOR
 from ._tensor import Tensor
 
 __all__ = ["index_on_device", "as_mask", "to_index_array", "read_scalar", "first_out_of_range",
-           "element_offsets", "advanced_read", "advanced_write", "nonzero_positions", "nonzero",
+           "view_offsets", "dim_offsets", "element_offsets", "advanced_read", "advanced_write", "nonzero_positions", "nonzero",
            "masked_select", "masked_put", "flip", "repeat_index", "mask_positions"]
 
 _NO_BAD = np.iinfo(np.int64).max
@@ -61,7 +61,8 @@ def _flat_buffer(arr):
 
 def _padded(shape, strides):
     """(shape, strides) as MAX_DIMS-tuples: size-1 dims dropped, dims that walk memory
-    together merged (row-major order is kept), front padded with (1, 0)."""
+    together merged (row-major order is kept), front padded with (1, 0); None when more
+    than MAX_DIMS dims remain (callers then use `view_offsets`)."""
     dims = [(int(n), int(s)) for n, s in zip(shape, strides) if n != 1]
     merged = []
     for n, s in dims:
@@ -70,11 +71,42 @@ def _padded(shape, strides):
         else:
             merged.append((n, s))
     if len(merged) > K.MAX_DIMS:
-        raise RuntimeError(f"CUDA indexing supports views of up to {K.MAX_DIMS} non-mergeable dims, "
-                           f"got {len(merged)}")
+        return None
     pad = K.MAX_DIMS - len(merged)
     return (tuple([1] * pad + [n for n, _ in merged]),
             tuple([0] * pad + [s for _, s in merged]))
+
+
+def view_offsets(shape, strides, base=0):
+    """int64 device array: base + the element offset of each (row-major) element of a
+    view of `shape` and element `strides`. Past MAX_DIMS dims it splits the dims in two
+    and adds the halves' offsets as an outer sum (one broadcast add)."""
+    count = int(np.prod(shape)) if len(shape) else 1
+    padded = _padded(shape, strides)
+    if padded is None:
+        half = len(shape) // 2
+        lead = view_offsets(shape[:half], strides[:half], base)
+        tail = view_offsets(shape[half:], strides[half:])
+        out = _cuda.empty((lead.size, tail.size), np.int64)
+        _cuda.binary("add", _cuda._restride(lead, out.shape, (8, 0)), _cuda._restride(tail, out.shape, (0, 8)),
+                     out)
+        return _cuda._flat(out)
+    offs = _cuda.empty((count,), np.int64)
+    _launch(K.strided_offsets, count, *padded, base, offs)
+    return offs
+
+
+def dim_offsets(shape, strides, dim_stride, idx):
+    """offs[i] = offset of element i of a view of `shape` (strides 0 at the indexed dim)
+    plus idx[i] * dim_stride: where gather reads and scatter writes element i."""
+    offs = _cuda.empty((idx.size,), np.int64)
+    padded = _padded(shape, strides)
+    if padded is not None:
+        _launch(K.dim_offsets, idx.size, *padded, dim_stride, idx, offs)
+        return offs
+    offs = view_offsets(shape, strides)
+    _launch(K.add_scaled, idx.size, offs, idx, dim_stride)
+    return offs
 
 
 def _contiguous_strides(shape):
@@ -185,13 +217,7 @@ def element_offsets(plan, strides):
 def _plan_offsets(plan, strides):
     shape = plan.view._data.shape
     before, after = plan.rest_dims()
-    parts = []
-    for dims in (before, after):
-        sub_shape = [shape[d] for d in dims]
-        count = int(np.prod(sub_shape)) if dims else 1
-        offs = _cuda.empty((count,), np.int64)
-        _launch(K.strided_offsets, count, *_padded(sub_shape, [strides[d] for d in dims]), 0, offs)
-        parts.append(offs)
+    parts = [view_offsets([shape[d] for d in dims], [strides[d] for d in dims]) for dims in (before, after)]
     if parts[0].size and parts[1].size:
         offs = element_offsets(plan, strides)
     else:  # nothing is read or written: PyTorch checks only for indices into empty dims
@@ -315,7 +341,11 @@ def _mask_offsets(view, mask):
     positions, count = nonzero_positions(mask._data)
     buf, strides = _flat_buffer(view._data)
     offs = _cuda.empty((count,), np.int64)
-    _launch(K.positions_to_offsets, count, positions, *_padded(view._data.shape, strides), offs)
+    padded = _padded(view._data.shape, strides)
+    if padded is not None:
+        _launch(K.positions_to_offsets, count, positions, *padded, offs)
+    else:  # many dims: every element's offset, then those at the positions
+        _launch(K.take_flat, count, view_offsets(view._data.shape, strides), positions, offs)
     return buf, offs
 
 
@@ -355,8 +385,12 @@ def flip(input, axes):
     for d in axes:
         base += (data.shape[d] - 1) * strides[d]
         strides[d] = -strides[d]
-    _launch(K.gather_strided, out.size, _movement(buf), *_padded(data.shape, strides), base,
-            _movement(_cuda._flat(out)))
+    padded = _padded(data.shape, strides)
+    if padded is not None:
+        _launch(K.gather_strided, out.size, _movement(buf), *padded, base, _movement(_cuda._flat(out)))
+    else:
+        _launch(K.take_flat, out.size, _movement(buf), view_offsets(data.shape, strides, base),
+                _movement(_cuda._flat(out)))
     return Tensor._wrap(out, input._dtype, input._device)
 
 

@@ -23,6 +23,7 @@ from ._cuda_index import (
     _padded,
     _reshaped,
     _zeros,
+    dim_offsets,
     to_index_array,
 )
 from ._kernels import cuda_index as K
@@ -40,8 +41,12 @@ def gather(input, dim, index):
     dim_stride = strides[dim]
     strides[dim] = 0
     out = _cuda.empty((idx.size,), src.dtype)
-    _launch(K.gather_dim, idx.size, _movement(buf), *_padded(idx_shape, strides), dim_stride, idx,
-            _movement(out))
+    padded = _padded(idx_shape, strides)
+    if padded is not None:
+        _launch(K.gather_dim, idx.size, _movement(buf), *padded, dim_stride, idx, _movement(out))
+    else:
+        _launch(K.take_flat, idx.size, _movement(buf), dim_offsets(idx_shape, strides, dim_stride, idx),
+                _movement(out))
     return Tensor._wrap(_reshaped(out, index._data.shape), input._dtype, input._device)
 
 
@@ -65,8 +70,7 @@ def scatter(self, dim, index, src, mode, include_self, identity):
     strides = _contiguous_strides(work.shape)
     dim_stride = strides[dim]
     strides[dim] = 0
-    offs = _cuda.empty((n,), np.int64)
-    _launch(K.dim_offsets, n, *_padded(idx_shape, strides), dim_stride, idx, offs)
+    offs = dim_offsets(idx_shape, strides, dim_stride, idx)
     if isinstance(src, Tensor):
         sdata = _as_1d_if_0d(src._data)
         vals = _cuda._flat(_cuda.astype(_cuda._restride(sdata, idx_shape, sdata.strides), work_dtype.np))

@@ -20,7 +20,7 @@ thread scans the chunk sums, each thread writes its chunk.
 from numba import cuda
 
 __all__ = ["MAX_DIMS", "strided_offsets", "gather_strided", "add_index_offsets", "first_out_of_range",
-           "gather_3", "put_3", "put_3_add", "dim_offsets", "gather_dim", "take_flat", "put_flat", "put_flat_add",
+           "gather_3", "put_3", "put_3_add", "dim_offsets", "add_scaled", "gather_dim", "take_flat", "put_flat", "put_flat_add",
            "put_flat_max", "put_flat_min", "count_flat", "mark_flat", "scatter_lines", "chunk_sums", "scan_chunk_sums", "write_positions",
            "unravel", "positions_to_offsets", "chunk_prefix", "fill_repeats"]
 
@@ -125,6 +125,13 @@ def dim_offsets(shape, strides, dim_stride, idx, offs):
             off += (rem % n) * strides[d]
             rem //= n
         offs[i] = off
+
+
+@cuda.jit(cache=True)
+def add_scaled(offs, idx, stride):
+    """offs[i] += idx[i] * stride."""
+    for i in range(cuda.grid(1), offs.shape[0], cuda.gridsize(1)):
+        offs[i] += idx[i] * stride
 
 
 @cuda.jit(cache=True)
