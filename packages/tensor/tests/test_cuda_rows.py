@@ -105,6 +105,16 @@ def test_softmax_special_values(op, dim):
         run_both(op, (et.tensor(value), 0), (et.tensor(value, device="cuda"), 0), 1e-6)
 
 
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_zero_dim_matches_pytorch(name):
+    torch = pytest.importorskip("torch")
+    for value in (np.inf, -np.inf, np.nan, 2.5):
+        expected = getattr(torch, name)(torch.tensor(value), 0).item()
+        for device in ("cpu", "cuda"):
+            got = getattr(N, name)(et.tensor(value, device=device), 0).item()
+            assert got == expected or (np.isnan(got) and np.isnan(expected))
+
+
 @pytest.mark.parametrize("op", [N.softmax, N.log_softmax])
 @pytest.mark.parametrize("dtype", [et.float64, et.float16, et.float32])
 def test_softmax_dtype_argument(op, dtype):
@@ -155,6 +165,36 @@ def test_nll_loss_other_target_dtypes_and_ignore_index(target_dtype):
     for reduction in ("none", "mean"):
         run_both(N.nll_loss, (x_cpu, t_cpu, None, reduction, 2), (x_gpu, t_gpu, None, reduction, 2), 1e-6,
                  scalar_reads=True)
+
+
+NLL_EDGES = [  # (log-probabilities, targets): -inf entries, all ignored, zero class weights
+    ([[-np.inf, -1.0], [0.0, -2.0]], [-100, 1]),
+    ([[-1.0, 2.0], [0.0, -np.inf]], [-100, -100]),
+    ([[-1.0, 2.0], [0.0, 1.0]], [0, 0]),
+]
+
+
+@pytest.mark.parametrize("values, target", NLL_EDGES)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_nll_loss_edge_cases_match_pytorch(values, target, reduction):
+    """Ignored samples add nothing (even over an infinite entry) and get a zero gradient;
+    a mean over no weight is NaN, its gradient inf or NaN at the counted samples."""
+    weight = et.tensor([0.0, 1.0])  # the third case counts only weight-0 samples
+    x_cpu, x_gpu = both(values, et.float32)
+    t_cpu, t_gpu = et.tensor(target), et.tensor(target, device="cuda")
+    w_cpu, w_gpu = (weight, weight.cuda()) if target == [0, 0] else (None, None)
+    loss, _ = run_both(N.nll_loss, (x_cpu, t_cpu, w_cpu, reduction), (x_gpu, t_gpu, w_gpu, reduction), 1e-6,
+                       scalar_reads=True)
+    g_cpu, g_gpu = both(np.ones(tuple(loss.shape)), et.float32)
+    grad, _ = run_both(N.nll_loss_backward, (g_cpu, x_cpu, t_cpu, w_cpu, reduction),
+                       (g_gpu, x_gpu, t_gpu, w_gpu, reduction), 1e-6, scalar_reads=True)
+    torch = pytest.importorskip("torch")
+    x = torch.tensor(values, dtype=torch.float32, requires_grad=True)
+    w = None if w_cpu is None else torch.tensor(w_cpu.numpy())
+    expected = torch.nn.functional.nll_loss(x, torch.tensor(target), w, reduction=reduction)
+    expected.backward(torch.ones_like(expected))
+    np.testing.assert_array_equal(loss.numpy(), expected.detach().numpy())
+    np.testing.assert_array_equal(grad.numpy(), x.grad.numpy())
 
 
 def test_nll_loss_errors():

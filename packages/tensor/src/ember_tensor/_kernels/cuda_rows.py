@@ -96,6 +96,16 @@ def inverse_sqrt(v):
 
 
 @cuda.jit(device=True)
+def divide(a, b):
+    """a / b with IEEE's answers for b == 0 (Python's division raises in the simulator)."""
+    if b != 0.0:
+        return a / b
+    if a != a or a == 0.0:
+        return NAN
+    return math.copysign(INF, a) * math.copysign(1.0, b)
+
+
+@cuda.jit(device=True)
 def shifted_exp(v, single):
     # float32 inputs take float32's exp, which is far cheaper than float64's on most GPUs.
     if single:
@@ -201,14 +211,7 @@ def nll_reduce(losses, weights, mean, out):
     total = block_sum(part, total)
     weight_total = block_sum(part, weight_total)
     if tid == 0:
-        if not mean:
-            out[0] = total
-        elif weight_total != 0.0:
-            out[0] = total / weight_total
-        elif total == 0.0 or total != total:
-            out[0] = NAN
-        else:
-            out[0] = math.copysign(INF, total)
+        out[0] = divide(total, weight_total) if mean else total
 
 
 @cuda.jit(cache=True)
@@ -228,16 +231,14 @@ def nll_total_weight(target, weight, has_weight, classes, ignore_index, out, fir
 @cuda.jit(cache=True)
 def nll_backward(target, weight, has_weight, classes, inner, ignore_index, grad_out, per_sample,
                  total_weight, mean, grad, first_bad):
-    """grad[.., t, ..] = -w[t] * g for each sample into a zero-filled grad (mean: w / sum w;
-    a zero sum of weights gives NaN, as on the CPU)."""
+    """grad[.., t, ..] = -w[t] * g for each counted sample into a zero-filled grad (mean:
+    g / sum of weights, inf or NaN when that is 0, as PyTorch)."""
     for m in range(cuda.grid(1), target.size, cuda.gridsize(1)):
         t, w = _target_weight(target, weight, has_weight, classes, ignore_index, m, first_bad)
-        if mean:
-            if total_weight[0] != 0.0:
-                w = w / total_weight[0]
-            else:
-                w = NAN
+        if t < 0:
+            continue
         g = grad_out[m] if per_sample else grad_out[0]
+        if mean:
+            g = divide(g, total_weight[0])
         n = m // inner
-        # skipped samples write their (zero, or NaN) gradient at class 0, as the CPU does
-        grad[(n * classes + max(t, 0)) * inner + (m - n * inner)] = -w * g
+        grad[(n * classes + t) * inner + (m - n * inner)] = -w * g

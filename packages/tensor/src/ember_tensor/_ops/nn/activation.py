@@ -45,8 +45,9 @@ def softmax(input, dim, dtype=None):
         return _on_cuda(input, axis, False)
     x = to_array(input)
     if x.ndim == 0:  # exp(x - x) / exp(x - x): 1, or NaN for an infinite or NaN x, as PyTorch
-        e = np.exp(x - x)
-        return from_array(e / e, input._dtype, input._device)
+        with np.errstate(invalid="ignore"):
+            e = np.exp(x - x)
+            return from_array(e / e, input._dtype, input._device)
     e = np.exp(_shifted(x, axis))
     return from_array(e / e.sum(axis=axis, keepdims=True), input._dtype, input._device)
 
@@ -59,7 +60,8 @@ def log_softmax(input, dim, dtype=None):
         return _on_cuda(input, axis, True)
     x = to_array(input)
     if x.ndim == 0:  # x - x: 0, or NaN for an infinite or NaN x, as PyTorch
-        return from_array(x - x, input._dtype, input._device)
+        with np.errstate(invalid="ignore"):
+            return from_array(x - x, input._dtype, input._device)
     s = _shifted(x, axis)
     with np.errstate(divide="ignore"):
         out = s - np.log(np.exp(s).sum(axis=axis, keepdims=True))

@@ -81,6 +81,8 @@ def nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100):
     rows, t = _rows(x, to_array(target, np.int64))
     safe, w = _picked_weights(t, classes, weight, ignore_index)
     losses = -rows[np.arange(len(t)), safe].astype(np.float64) * w if len(t) else np.zeros(0)
+    # An ignored sample adds 0, even where its class-0 entry is infinite (as PyTorch).
+    losses[t == ignore_index] = 0.0
     if reduction == "none":
         shape = () if input.dim() == 1 else (input.shape[0],) + tuple(input.shape[2:])
         out = losses.reshape(shape)
@@ -103,12 +105,14 @@ def nll_loss_backward(grad_output, input, target, weight=None, reduction="mean",
     rows, t = _rows(x, to_array(target, np.int64))
     safe, w = _picked_weights(t, classes, weight, ignore_index)
     g = to_array(grad_output).astype(np.float64).reshape(-1)
-    if reduction == "mean":
-        w = w / w.sum() if w.sum() else w * np.nan
-    scale = -w * (g if reduction == "none" else g[0])
+    if reduction != "none":
+        with np.errstate(divide="ignore", invalid="ignore"):  # no weight at all: inf or NaN, as PyTorch
+            g = g[0] / w.sum() if reduction == "mean" else g[0]
+    counted = np.flatnonzero(t != ignore_index)  # ignored samples keep a zero gradient
     grad_rows = np.zeros(rows.shape, x.dtype)  # mostly zeros: build it in the output dtype
-    if len(t):
-        grad_rows[np.arange(len(t)), safe] = scale
+    if len(counted):
+        with np.errstate(invalid="ignore"):
+            grad_rows[counted, safe[counted]] = (-w * g)[counted]
     if x.ndim == 1:
         grad = grad_rows[0]
     else:
