@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _cuda
 from . import _dtype as D
-from ._cuda_index import (
+from ._cuda_index_arrays import (
     _as_1d_if_0d,
     _contiguous_strides,
     _flat_buffer,
