@@ -44,7 +44,8 @@ def test_searchsorted_and_bucketize(dtype):
     _check(lambda s: et.searchsorted(s, 4), *_pair(seq))
     unsorted = et.tensor([5, 1, 3], dtype=dtype)
     _check(lambda s: et.searchsorted(s, et.tensor([2, 4], dtype=dtype).to(s.device),
-                                     sorter=et.tensor([1, 2, 0]).to(s.device)), *_pair(unsorted))
+                                     sorter=et.tensor([1, 2, 0]).to(s.device)), *_pair(unsorted),
+           allow_scalar_reads=True)  # the sorter's range check reads its min and max
 
 
 def test_searchsorted_errors_and_out():
@@ -55,6 +56,9 @@ def test_searchsorted_errors_and_out():
     _check(lambda s: et.searchsorted(s, et.tensor([1, 4]).to(s.device)), *_pair(et.tensor(3)))
     _check(lambda s: et.searchsorted(s, et.tensor([2]).to(s.device), sorter=et.tensor([0]).to(s.device)),
            *_pair(et.tensor([1, 3])))
+    for sorter in (et.tensor([0, 5]), et.tensor([-1, 0]), et.tensor([0, 1], dtype=et.int32)):
+        _check(lambda s: et.searchsorted(s, et.tensor([2]).to(s.device), sorter=sorter.to(s.device)),
+               *_pair(et.tensor([1, 3])), allow_scalar_reads=True)
     out = et.empty(0, dtype=et.int64).cuda()
     _check(lambda s: et.searchsorted(s, et.tensor([2, 4]).to(s.device), out=out if s.is_cuda else None),
            *_pair(et.tensor([1, 3, 5])))

@@ -18,7 +18,7 @@ from ._kernels import cuda_count as K
 from ._kernels import cuda_sort as KS
 from ._tensor import Tensor
 
-__all__ = ["searchsorted", "bincount", "smallest", "data_range", "histc", "unique"]
+__all__ = ["searchsorted", "bincount", "smallest", "index_range", "data_range", "histc", "unique"]
 
 
 def _read(a):
@@ -89,6 +89,13 @@ def smallest(input):
     """The smallest value of integer tensor `input`, read from the device."""
     with on_device_of(input):
         return int(_extreme(_flat(input._data, np.int64), "amin"))
+
+
+def index_range(input):
+    """(min, max) of int64 tensor `input`'s values, read from the device."""
+    with on_device_of(input):
+        values = _flat(input._data, np.int64)
+        return int(_extreme(values, "amin")), int(_extreme(values, "amax"))
 
 
 def data_range(input):

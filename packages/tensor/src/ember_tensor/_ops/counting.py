@@ -116,6 +116,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     if sorter is not None and sorter._data.shape != sorted_sequence._data.shape:
         raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
                            f"tensor {list(sorted_sequence.shape)}and got sorter tensor {list(sorter.shape)}")  # sic
+    if sorter is not None:
+        _check_sorter(sorter, sorted_sequence._data.shape[-1])
     scalar = not isinstance(input, Tensor)
     if sorted_sequence._device.type == "cuda":
         values_shape = () if scalar else tuple(input.shape)
@@ -139,6 +141,21 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     dtype = D.int32 if out_int32 else D.int64
     device = sorted_sequence._device
     return _into(wrap(np.asarray(found, dtype=dtype.np), dtype, device), out)
+
+
+def _check_sorter(sorter, length):
+    """PyTorch's errors for a sorter that is not int64 or points outside the sequence."""
+    if sorter._dtype is not D.int64:
+        raise RuntimeError("torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                           f"{_iter.type_name(sorter._dtype)}")
+    if not sorter._data.size:
+        return
+    if sorter._device.type == "cuda":
+        lo, hi = CC.index_range(sorter)  # two numbers read back: the kernel must not read outside
+    else:
+        lo, hi = int(host(sorter).min()), int(host(sorter).max())
+    if lo < 0 or hi >= length:
+        raise RuntimeError("torch.searchsorted(): sorter index out of range")
 
 
 def _comparable(arr):
