@@ -40,31 +40,32 @@ def _host(t):
     return (t.float() if t.dtype is et.bfloat16 else t).cpu().numpy()
 
 
-def _same(expected, got):
+def _same(expected, got, tol=None):
     if isinstance(expected, tuple):
         assert isinstance(got, tuple) and len(got) == len(expected)
         for e, g in zip(expected, got):
-            _same(e, g)
+            _same(e, g, tol)
         return
     assert got.device == CUDA0
     assert got.dtype == expected.dtype
     assert got.shape == expected.shape
     if expected.dtype.is_floating_point:
-        tol = TOL.get(expected.dtype, 1e-6)
+        tol = tol or TOL.get(expected.dtype, 1e-6)
         np.testing.assert_allclose(_host(got), _host(expected), rtol=tol, atol=tol, equal_nan=True)
     else:
         np.testing.assert_array_equal(_host(got), _host(expected))
 
 
-def check(fn, *args, reads=True):
-    """fn(*args) on the CPU equals fn on the args moved to CUDA, computed on the device."""
+def check(fn, *args, reads=True, tol=None):
+    """fn(*args) on the CPU equals fn on the args moved to CUDA, computed on the device
+    (floats within `tol`, by default a per-dtype rounding tolerance)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         expected = fn(*args)
         moved = [_to_cuda(a) for a in args]
         with device_only(allow_scalar_reads=reads):
             got = fn(*moved)
-    _same(expected, got)
+    _same(expected, got, tol)
     return got
 
 
@@ -487,3 +488,31 @@ def test_backward_matches_cpu(fn, on_device):
     else:
         got = grad_of("cuda")
     _same(expected, got)
+
+
+# --- many blocks (a real GPU) ----------------------------------------------------------------
+
+def _many_blocks_cases(n):
+    """Index ops at size n (many blocks and chunks on a GPU: atomics under contention,
+    long scans) compared with the CPU."""
+    rng = np.random.default_rng(1)
+    x = et.tensor(rng.standard_normal(n).astype(np.float32))
+    idx = et.tensor(rng.integers(0, 64, n))                          # heavy repeats
+    check(lambda t: t.nonzero(), x > 0.5)
+    check(lambda t: t[t > 0], x)
+    # thousands of float32 adds per bin, in another order than the CPU's: rounding differs
+    check(lambda t, i: t.new_zeros(64).index_put_((i,), t, accumulate=True), x, idx, tol=1e-2)
+    check(lambda i: i.new_zeros(64).scatter_add(0, i, i), idx)
+    check(lambda t, i: t.new_zeros(64).scatter_reduce(0, i, t, "amax", include_self=False), x, idx)
+    check(lambda t, i: t.gather(0, i), x, idx)
+    check(lambda t: t.flip(0), x)
+    check(lambda c: et.repeat_interleave(c), idx[:n // 64])
+
+
+def test_many_blocks_code_path_on_the_simulator():
+    _many_blocks_cases(300)
+
+
+@pytest.mark.gpu
+def test_many_blocks_on_a_real_gpu():
+    _many_blocks_cases(1 << 20)
