@@ -46,7 +46,7 @@ def searchsorted(sorted_sequence, values, right, sorter, out_int32):
         if not _cuda._is_array(values):
             values = _cuda.from_numpy(np.asarray(values))
         common = np.result_type(_key_dtype(seq.dtype), _key_dtype(values.dtype))
-        keys, rows, m = lines(seq, seq.ndim - 1, common)
+        keys, _, m = lines(seq, seq.ndim - 1, common)
         if sorter is not None:  # the sequence in sorter's order, row by row
             order, _, _ = lines(sorter._data, seq.ndim - 1, np.int64)
             ordered = _cuda.empty(keys.shape, common)
@@ -229,10 +229,10 @@ def _unique_flat(input, a, return_inverse, return_counts, consecutive):
         keys = _flat(a, _key_dtype(a.dtype))
         order = _cuda.empty((n,), np.int64)
         _cuda._launch(K.iota, n, order)
-        _cuda._launch(K.run_starts, n, keys, n, False, flags)
+        _cuda._launch(K.run_starts, n, keys, n, flags)
     else:
         codes, idx, _, _, _ = sorted_codes(_flat(a), 0, False)
         order = idx[:n]
-        _cuda._launch(K.run_starts, n, codes, n, True, flags)
+        _cuda._launch(K.run_starts, n, codes, n, flags)
     values, starts, inverse, _ = _groups(src, 1, order, n, flags, input._device)
     return _results(input, values, inverse, _counts(starts, n), return_inverse, return_counts, shape)

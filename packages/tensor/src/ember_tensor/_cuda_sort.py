@@ -156,7 +156,7 @@ def _columns(input, dim, descending, start, m):
     """(values, indices) tensors of columns [start, start + m) of the sorted lines."""
     a = input._data
     shape = tuple(a.shape)
-    codes, idx, n_rows, n, width = sorted_codes(a, dim, descending)
+    _, idx, n_rows, n, width = sorted_codes(a, dim, descending)
     src, _, _ = lines(_as_bits(a), dim)
     values = _cuda.empty((n_rows * m,), src.dtype)
     indices = _cuda.empty((n_rows * m,), np.int64)
@@ -177,7 +177,7 @@ def argsort(input, dim, descending):
     """The int64 indices that sort `input` stably along (wrapped) `dim`."""
     with on_device_of(input):
         a = input._data
-        codes, idx, n_rows, n, width = sorted_codes(a, dim, descending)
+        _, idx, n_rows, n, width = sorted_codes(a, dim, descending)
         if n_rows * n == 0:
             return Tensor._wrap(_cuda.empty(tuple(a.shape), np.int64), D.int64, input._device)
         if width != n:  # drop the padding columns

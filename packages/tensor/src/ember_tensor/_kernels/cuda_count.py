@@ -76,16 +76,11 @@ def iota(out):
 
 
 @cuda.jit(cache=True)
-def run_starts(keys, n, by_code, flags):
+def run_starts(keys, n, flags):
     """flags[j] = 1 where a run of equal keys starts (j == 0 or keys[j] != keys[j-1]).
-    Sorted order codes (`by_code`) hold NaNs equal; plain values never do (as NumPy)."""
+    Order codes (unique) hold NaNs equal; float values (unique_consecutive) never do."""
     for j in range(cuda.grid(1), n, cuda.gridsize(1)):
-        if j == 0:
-            flags[j] = 1
-        elif by_code:
-            flags[j] = 1 if keys[j] != keys[j - 1] else 0
-        else:
-            flags[j] = 1 if not (keys[j] == keys[j - 1]) else 0
+        flags[j] = 1 if j == 0 or keys[j] != keys[j - 1] else 0
 
 
 @cuda.jit(device=True)
