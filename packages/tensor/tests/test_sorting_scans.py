@@ -234,6 +234,8 @@ def test_counting_edge_cases_as_pytorch():
                       (torch.tensor([1., 2.]), {"min": 0, "max": float("inf")})]:
         with pytest.raises(RuntimeError, match=r"torch.histc: range of \[.*\] is not finite"):
             torch.histc(x, bins=4, **kwargs)
+    with pytest.raises(RuntimeError, match="^torch.histc: max must be larger than min$"):
+        torch.histc(torch.tensor([1., 2.]), bins=4, min=3, max=1)
     # unique along the empty dim gives empty results; along another, PyTorch's error
     empty = torch.zeros((0, 2), dtype=torch.int64)
     for fn in (torch.unique, torch.unique_consecutive):

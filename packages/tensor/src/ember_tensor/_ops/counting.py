@@ -216,7 +216,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):  # noqa: A002 - PyTorch's
     if not (np.isfinite(lo) and np.isfinite(hi)):  # NaN or inf bounds would index out of range
         raise RuntimeError(f"torch.histc: range of [{lo:g}, {hi:g}] is not finite")
     if lo > hi:
-        raise RuntimeError(f"torch.histogram(): max must be larger than min, but got min {lo} max {hi}")
+        raise RuntimeError("torch.histc: max must be larger than min")
     if on_cuda:
         return _into(CC.histc(input, bins, lo, hi), out)
     counts = np.zeros(bins, np.float64)
