@@ -6,6 +6,6 @@ from . import reduction, random  # noqa: F401,E402
 from . import shape_ops, linalg_ext  # noqa: F401,E402
 from . import nn  # noqa: F401,E402
 from . import index_ops, sorting_scans  # noqa: F401,E402
-from . import sparse  # noqa: F401,E402
+from . import sparse, optim  # noqa: F401,E402
 
 __all__ = ["TABLE", "COMPOSITE", "NOT_DIFFERENTIABLE", "RESULT", "derivative"]
