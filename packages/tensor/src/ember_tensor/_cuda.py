@@ -63,6 +63,31 @@ if SIMULATOR:
 
     _ARRAY = FakeCUDAArray
 
+    def _lock_simulated_shared_arrays():
+        """Make the simulator's `cuda.shared.array` safe for the threads of a block.
+
+        The simulator keeps one array per call site and block, created on first call by
+        whichever thread gets there first, but without a lock: two threads can both find
+        none and each make its own, so a block reduction then merges values its threads
+        never shared (seen as rare wrong sums in ember's row kernels). Creation under a
+        lock gives every thread of the block the same array, as on a GPU.
+        """
+        import threading
+
+        from numba.cuda.simulator import kernelapi
+        shared = kernelapi.FakeCUDAShared
+        if getattr(shared, "_ember_locked", False):
+            return
+        unlocked, lock = shared.array, threading.Lock()
+
+        def array(self, shape, dtype, alignment=None):
+            with lock:
+                return unlocked(self, shape, dtype, alignment)
+
+        shared.array, shared._ember_locked = array, True
+
+    _lock_simulated_shared_arrays()
+
     def _alloc(shape, dtype):
         return _SimArray(_cuda_alloc.sim_alloc(shape, dtype))
 
