@@ -74,15 +74,26 @@ if SIMULATOR:
         """
         import threading
 
+        from numba.core import types
         from numba.cuda.simulator import kernelapi
+        from numba.np import numpy_support
         shared = kernelapi.FakeCUDAShared
         if getattr(shared, "_ember_locked", False):
             return
         unlocked, lock = shared.array, threading.Lock()
 
         def array(self, shape, dtype, alignment=None):
-            with lock:
+            if shape == 0 or alignment is not None:  # dynamic shared memory: one buffer already
                 return unlocked(self, shape, dtype, alignment)
+            if isinstance(dtype, types.Type):
+                dtype = numpy_support.as_dtype(dtype)
+            caller = sys._getframe(1)  # the simulator's key: the call site in the kernel
+            site = (caller.f_code.co_filename, caller.f_lineno)
+            with lock:
+                found = self._allocations.get(site)
+                if found is None:
+                    found = self._allocations[site] = np.empty(shape, dtype)
+            return found
 
         shared.array, shared._ember_locked = array, True
 
