@@ -3,6 +3,7 @@ call site and block, so every thread of a block sees the same array and two arra
 one kernel never alias."""
 import numpy as np
 import pytest
+from numba import cuda  # a global: the simulator swaps it for its fake module in kernels
 
 import ember_tensor as et
 
@@ -13,7 +14,6 @@ pytestmark = pytest.mark.skipif(
 
 def test_shared_arrays_are_per_call_site_and_shared_by_the_block():
     et.ones(1, device="cuda")  # starts ember's CUDA backend, which repairs the simulator
-    from numba import cuda
 
     @cuda.jit
     def two_sums(out):
