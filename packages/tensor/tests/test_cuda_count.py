@@ -59,6 +59,11 @@ def test_searchsorted_errors_and_out():
     for sorter in (et.tensor([0, 5]), et.tensor([-1, 0]), et.tensor([0, 1], dtype=et.int32)):
         _check(lambda s: et.searchsorted(s, et.tensor([2]).to(s.device), sorter=sorter.to(s.device)),
                *_pair(et.tensor([1, 3])), allow_scalar_reads=True)
+    for call in (lambda: et.searchsorted(et.tensor([1, 3]).cuda(), et.tensor([2])),
+                 lambda: et.searchsorted(et.tensor([1, 3]).cuda(), et.tensor([2]).cuda(), sorter=et.tensor([0, 1])),
+                 lambda: et.bincount(et.tensor([1, 3]).cuda(), et.tensor([1., 2.]))):
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            call()
     out = et.empty(0, dtype=et.int64).cuda()
     _check(lambda s: et.searchsorted(s, et.tensor([2, 4]).to(s.device), out=out if s.is_cuda else None),
            *_pair(et.tensor([1, 3, 5])))

@@ -110,6 +110,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         if side not in ("left", "right"):
             raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
         right = side == "right"
+    _iter.common_device([sorted_sequence, input, sorter])
     if sorted_sequence._data.ndim == 0:
         raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
                            "dimension")
@@ -234,6 +235,7 @@ def bincount(input, weights=None, minlength=0):
     """
     if input._dtype.category != D._INT or input._dtype is D.bool or input._data.ndim != 1:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    _iter.common_device([input, weights])
     on_cuda = input._device.type == "cuda"
     if on_cuda:
         negative = input._data.size and CC.smallest(input) < 0  # read back, as PyTorch's CUDA bincount
