@@ -7,6 +7,10 @@ compares dtype, shape and values. Inputs: contiguous, non-contiguous, 0-d and em
 every dtype the op takes; errors must be the CPU's (type and message). Runs on Numba's
 CUDA simulator (conftest.py), so shapes stay tiny.
 """
+import os
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import numpy as np
@@ -516,3 +520,39 @@ def test_many_blocks_code_path_on_the_simulator():
 @pytest.mark.gpu
 def test_many_blocks_on_a_real_gpu():
     _many_blocks_cases(1 << 20)
+
+
+# --- a second GPU ------------------------------------------------------------------------------
+
+SECOND_DEVICE_SCRIPT = textwrap.dedent("""
+    import numpy as np
+    import ember_tensor as torch
+
+    x = torch.arange(12.).reshape(3, 4)
+    idx, mask = torch.tensor([2, 0, 2]), x > 4
+    x1, idx1, mask1 = x.to("cuda:1"), idx.to("cuda:1"), mask.to("cuda:1")
+    before = torch.cuda.memory_allocated(0)
+    results = [x1[idx1], x1[:, idx1], x1[mask1], x1.gather(1, idx1.reshape(3, 1)), x1.flip(0),
+               x1.scatter_add(0, idx1.reshape(3, 1).expand(3, 4), x1), x1.nonzero(),
+               x1.index_put((idx1,), x1[0], accumulate=True), x1.masked_select(mask1),
+               torch.repeat_interleave(idx1)]
+    expected = [x[idx], x[:, idx], x[mask], x.gather(1, idx.reshape(3, 1)), x.flip(0),
+                x.scatter_add(0, idx.reshape(3, 1).expand(3, 4), x), x.nonzero(),
+                x.index_put((idx,), x[0], accumulate=True), x.masked_select(mask),
+                torch.repeat_interleave(idx)]
+    assert all(r.device == torch.device("cuda:1") for r in results)
+    assert torch.cuda.current_device() == 0 and torch.cuda.memory_allocated(0) == before
+    for r, e in zip(results, expected):
+        np.testing.assert_array_equal(r.cpu().numpy(), e.numpy())
+    print("ok")
+""")
+
+
+def test_ops_on_a_second_device_allocate_and_run_there():
+    if "simulator" not in et.cuda.get_device_name().lower():
+        pytest.skip("simulates two devices on Numba's CUDA simulator")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", EMBER_CUDASIM_DEVICES="2")
+    result = subprocess.run([sys.executable, "-c", SECOND_DEVICE_SCRIPT], capture_output=True, text=True,
+                            env=env, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "ok"

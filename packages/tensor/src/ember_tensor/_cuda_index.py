@@ -31,6 +31,7 @@ from ._cuda_index_arrays import (  # the public ones are re-exported (see __all_
     dim_offsets,
     first_out_of_range,
     index_on_device,
+    on_device_of_first,
     read_scalar,
     to_index_array,
     view_offsets,
@@ -53,6 +54,7 @@ _CHUNKS = 4 if SIMULATOR else 1024  # fewest scan chunks (the simulator runs a t
 
 # --- advanced indexing (an IndexPlan whose arrays are device arrays) -------------------------------
 
+@on_device_of_first
 def element_offsets(plan, strides):
     """Bounds-checked element offsets the plan's index arrays select (PyTorch's IndexError)."""
     plan.check_empty_dims()
@@ -89,6 +91,7 @@ def _plan_offsets(plan, strides):
     return parts[0], offs, parts[1], plan.result_shape()
 
 
+@on_device_of_first
 def advanced_read(plan):
     """view[advanced part of the key] for a plan over a CUDA view: a new tensor."""
     view = plan.view
@@ -117,6 +120,7 @@ def _broadcast_value(value, dtype, shape):
     return _cuda.astype(_cuda.broadcast_to(arr, tuple(shape)), dtype.np)
 
 
+@on_device_of_first
 def advanced_write(plan, value, accumulate):
     """view[advanced part] = value (+= with `accumulate`) for a plan over a CUDA view."""
     view = plan.view
@@ -159,6 +163,7 @@ def _exclusive_chunk_starts(values):
     return starts, chunk, total
 
 
+@on_device_of_first
 def nonzero_positions(data):
     """(flat row-major positions of data's nonzero elements as an int64 device array, count)."""
     n = data.size
@@ -184,6 +189,7 @@ def _unravel(positions, shape):
     return out
 
 
+@on_device_of_first
 def nonzero(input, as_tuple):
     """nonzero(input) for a CUDA tensor: (n, ndim) int64, or one 1-d tensor per dim."""
     data = input._data
@@ -212,6 +218,7 @@ def _mask_offsets(view, mask):
     return buf, offs
 
 
+@on_device_of_first
 def masked_select(view, mask):
     """view[mask] for a bool mask of view's shape (both on CUDA): a new 1-d tensor."""
     buf, offs = _mask_offsets(view, mask)
@@ -220,6 +227,7 @@ def masked_select(view, mask):
     return Tensor._wrap(out, view._dtype, view._device)
 
 
+@on_device_of_first
 def masked_put(view, mask, value):
     """view[mask] = value (a number, or a tensor broadcast to the count) for a bool mask of
     view's shape (both on CUDA)."""
@@ -228,6 +236,7 @@ def masked_put(view, mask, value):
     _launch(K.put_flat, offs.size, _movement(buf), offs, _movement(vals))
 
 
+@on_device_of_first
 def mask_positions(mask_data):
     """One int64 device array per dim of a boolean mask: the coordinates of its True elements."""
     positions, _ = nonzero_positions(mask_data)
@@ -237,6 +246,7 @@ def mask_positions(mask_data):
 
 # --- shape ops that move elements -------------------------------------------------------------
 
+@on_device_of_first
 def flip(input, axes):
     """A contiguous copy of CUDA tensor `input` reversed along `axes`."""
     data = input._data
@@ -257,6 +267,7 @@ def flip(input, axes):
     return Tensor._wrap(out, input._dtype, input._device)
 
 
+@on_device_of_first
 def repeat_index(counts, output_size=None):
     """[0] * counts[0] + [1] * counts[1] + ... as an int64 CUDA tensor (counts checked >= 0).
 

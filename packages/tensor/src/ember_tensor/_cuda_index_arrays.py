@@ -4,16 +4,47 @@ Index arrays are C-contiguous int64 device arrays. A view's element offsets come
 kernels that take its shape and strides as MAX_DIMS-tuples (`_padded`), or, past that
 many non-mergeable dims, from an outer sum of two halves (`view_offsets`). A bounds
 check reads back one value: the first bad position (a sentinel when all are good).
+
+With more than one GPU, every entry point runs with the GPU of its first argument
+current (`on_device_of_first`), so that its allocations and launches go there.
 """
+import contextlib
+import functools
+
 import numpy as np
 
 from . import _cuda
+from . import cuda as _public
 from ._kernels import cuda_index as K
+from ._tensor import Tensor
 
-__all__ = ["index_on_device", "as_mask", "to_index_array", "read_scalar", "first_out_of_range",
-           "view_offsets", "dim_offsets"]
+__all__ = ["on_device_of_first", "index_on_device", "as_mask", "to_index_array", "read_scalar",
+           "first_out_of_range", "view_offsets", "dim_offsets"]
 
 _NO_BAD = np.iinfo(np.int64).max
+
+
+def _gpu_index(x):
+    """The GPU index of a tensor, an IndexPlan (its view) or a device array; None if unknown."""
+    if isinstance(x, Tensor):
+        return x._device.index
+    view = getattr(x, "view", None)
+    if isinstance(view, Tensor):
+        return view._device.index
+    context = getattr(getattr(x, "gpu_data", None), "context", None)
+    return None if context is None else context.device.id
+
+
+def on_device_of_first(fn):
+    """Decorator: run `fn` with the GPU of its first argument current (when there are
+    several GPUs; with one there is nothing to switch)."""
+    @functools.wraps(fn)
+    def on_device(first, *args, **kwargs):
+        index = _gpu_index(first) if _public.device_count() > 1 else None
+        scope = contextlib.nullcontext() if index is None else _public._device_context(index)
+        with scope:
+            return fn(first, *args, **kwargs)
+    return on_device
 
 
 def _launch(kernel, n, *args):
@@ -120,6 +151,7 @@ def _zeros(n, dtype=np.int64):
     return arr
 
 
+@on_device_of_first
 def index_on_device(arr):
     """Host or device integer array `arr` as an int64 device array of the same shape."""
     if isinstance(arr, np.ndarray):
@@ -127,11 +159,13 @@ def index_on_device(arr):
     return arr if arr.dtype == np.int64 else _cuda.astype(arr, np.int64)
 
 
+@on_device_of_first
 def as_mask(data):
     """A bool device array of integer/bool device array `data` (legacy uint8 masks)."""
     return data if data.dtype == np.bool_ else _cuda.astype(data, np.bool_)
 
 
+@on_device_of_first
 def to_index_array(data):
     """A C-contiguous 1-d int64 device copy-if-needed of device (or host) integer array `data`."""
     if isinstance(data, np.ndarray):
@@ -159,6 +193,7 @@ def _read_flag(bad):
     return None if first == _NO_BAD else first
 
 
+@on_device_of_first
 def first_out_of_range(idx, lo, hi):
     """The first value (row-major) of index array `idx` outside [lo, hi), or None."""
     idx = to_index_array(idx)

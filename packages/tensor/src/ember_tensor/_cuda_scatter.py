@@ -24,6 +24,7 @@ from ._cuda_index_arrays import (
     _reshaped,
     _zeros,
     dim_offsets,
+    on_device_of_first,
     to_index_array,
 )
 from ._kernels import cuda_index as K
@@ -32,6 +33,7 @@ from ._tensor import Tensor
 __all__ = ["gather", "scatter"]
 
 
+@on_device_of_first
 def gather(input, dim, index):
     """gather for CUDA tensors (the caller has checked the arguments and the bounds)."""
     src = _as_1d_if_0d(input._data)
@@ -54,6 +56,7 @@ _LINE_MODES = {"copy": K.COPY, "add": K.ADD, "sum": K.ADD, "mean": K.ADD, "multi
                "prod": K.MULTIPLY, "amax": K.AMAX, "amin": K.AMIN}
 
 
+@on_device_of_first
 def scatter(self, dim, index, src, mode, include_self, identity):
     """scatter/scatter_add/scatter_reduce into CUDA tensor self, in place (the caller has
     checked the arguments and the bounds). `identity` is the reduction's starting value
