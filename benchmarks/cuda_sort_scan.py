@@ -1,0 +1,128 @@
+"""ember's sorting, selection, scan and counting ops on CUDA beside PyTorch's: sort (short
+rows in shared memory, long rows through global stages), argsort, topk (small k: the
+selection kernel; large k: the sort), median of a long row, cumsum/cummax (many rows and
+one long row), unique, searchsorted, bincount.
+
+Run on a GPU machine: ``python -m benchmarks.cuda_sort_scan`` (``--quick``: tiny sizes,
+to check the script under NUMBA_ENABLE_CUDASIM=1). Every timed call ends with a device
+synchronisation. Rates are the bytes the op must read and write at least once, as a
+share of the device's peak bandwidth (a sort moves its data several times, so its share
+is low by nature: compare the time with PyTorch's).
+
+Not run on a real GPU yet: no GPU has been lent to this work so far.
+"""
+import argparse
+import importlib.util
+
+from ._harness import Workload, fmt_time, run
+from .cuda_ops import peak_bandwidth
+
+__all__ = ["workloads", "main"]
+
+
+def _lib(name):
+    if name == "ember":
+        import ember_tensor
+        return ember_tensor
+    import torch
+    return torch
+
+
+def _setup(make, shape, integers=0):
+    """Setup for `make(t, x)` -> a zero-argument callable, on a float32 (or, with
+    `integers` > 0, an int64 in [0, integers)) CUDA tensor of `shape`."""
+    def setup(name):
+        t = _lib(name)
+        t.manual_seed(0)
+        if integers:
+            x = t.randint(0, integers, shape, device="cuda")
+        else:
+            x = t.randn(*shape, device="cuda")
+        fn = make(t, x)
+        synchronize = t.cuda.synchronize
+
+        def timed():
+            fn()
+            synchronize()
+        return timed
+    return setup
+
+
+def _searchsorted(t, x):
+    boundaries = t.sort(t.randn(4096, device="cuda")).values
+    return lambda: t.searchsorted(boundaries, x)
+
+
+def workloads(quick=False):
+    """The workloads; `quick` shrinks every size (for a smoke run on the simulator)."""
+    rows, cols = (4, 8) if quick else (8192, 256)          # many short rows
+    brows, bcols = (2, 40) if quick else (32, 32768)       # vocabulary-sized rows
+    long_n = 100 if quick else 1 << 22                     # one long row
+    g = "cuda"
+    f4, i8 = 4.0, 8.0
+    return [
+        Workload(f"sort {rows}x{cols} (shared memory)", _setup(lambda t, x: lambda: t.sort(x, -1), (rows, cols)), g,
+                 work=(f4 * 2 + i8) * rows * cols, unit="B"),
+        Workload(f"sort {brows}x{bcols} (global stages)", _setup(lambda t, x: lambda: t.sort(x, -1), (brows, bcols)),
+                 g, work=(f4 * 2 + i8) * brows * bcols, unit="B"),
+        Workload(f"argsort {long_n} (one row)", _setup(lambda t, x: lambda: t.argsort(x), (long_n,)), g,
+                 work=(f4 + i8) * long_n, unit="B"),
+        Workload(f"topk k=10 of {brows}x{bcols}", _setup(lambda t, x: lambda: t.topk(x, 10), (brows, bcols)), g,
+                 work=f4 * brows * bcols, unit="B"),
+        Workload(f"topk k=1000 of {brows}x{bcols}", _setup(lambda t, x: lambda: t.topk(x, min(1000, bcols)),
+                                                          (brows, bcols)), g, work=f4 * brows * bcols, unit="B"),
+        Workload(f"median of {long_n}", _setup(lambda t, x: lambda: t.median(x), (long_n,)), g,
+                 work=f4 * long_n, unit="B"),
+        Workload(f"cumsum {rows}x{cols} dim=-1", _setup(lambda t, x: lambda: t.cumsum(x, -1), (rows, cols)), g,
+                 work=2 * f4 * rows * cols, unit="B"),
+        Workload(f"cumsum {long_n} (one row)", _setup(lambda t, x: lambda: t.cumsum(x, 0), (long_n,)), g,
+                 work=2 * f4 * long_n, unit="B"),
+        Workload(f"cummax {brows}x{bcols}", _setup(lambda t, x: lambda: t.cummax(x, -1), (brows, bcols)), g,
+                 work=(2 * f4 + i8) * brows * bcols, unit="B"),
+        Workload(f"unique of {long_n} ints < 1000", _setup(lambda t, x: lambda: t.unique(x), (long_n,), 1000), g,
+                 work=i8 * long_n, unit="B"),
+        Workload(f"searchsorted {long_n} in 4096", _setup(_searchsorted, (long_n,)), g,
+                 work=(f4 + i8) * long_n, unit="B"),
+        Workload(f"bincount of {long_n} ints < 1000", _setup(lambda t, x: lambda: t.bincount(x), (long_n,), 1000),
+                 g, work=i8 * long_n, unit="B"),
+    ]
+
+
+def main(argv=None):
+    """Print the table: medians, ember/torch time ratio and rates."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.cuda_sort_scan")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: check the script")
+    parser.add_argument("--no-torch", action="store_true", help="time ember only")
+    args = parser.parse_args(argv)
+    import ember_tensor
+    if not ember_tensor.cuda.is_available():
+        raise SystemExit("no CUDA device (set NUMBA_ENABLE_CUDASIM=1 with --quick to smoke-test)")
+    available = ["ember"]
+    if not args.no_torch and importlib.util.find_spec("torch"):
+        import torch
+        if torch.cuda.is_available():
+            available.append("torch")
+    peak = peak_bandwidth()
+    print(f"# ember sorting/scans on {ember_tensor.cuda.get_device_name()}, "
+          f"peak memory bandwidth {peak / 1e9:.0f} GB/s")
+    print("| workload | ember | torch | ember/torch time | ember rate | torch rate |")
+    print("|---|---|---|---|---|---|")
+    for w in workloads(args.quick):
+        if args.quick:
+            w.repeats, w.number = 1, 1
+        res = run(w, available)
+        e, tch = res.get("ember"), res.get("torch")
+        ratio = f"{e[0] / tch[0]:.2f}" if e and tch else "–"
+
+        def rate(r, w=w):
+            if not r:
+                return "–"
+            value = w.work / r[0]
+            share = f" ({value / peak:.0%} of peak)" if peak else ""
+            return f"{value / 1e9:.0f} GB/s{share}"
+        print(f"| {w.name} | {fmt_time(e[0])} | {fmt_time(tch[0]) if tch else '–'} | {ratio} | "
+              f"{rate(e)} | {rate(tch)} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
