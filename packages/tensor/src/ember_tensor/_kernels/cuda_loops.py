@@ -24,7 +24,6 @@ import os
 import sys
 import threading
 
-import numpy as np
 from numba import cuda
 
 from . import cuda_twins as _twins
@@ -33,40 +32,6 @@ from .cpu_loops import _write_atomically
 
 # Whether numba.cuda is Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1 at its import).
 SIMULATOR = cuda.jit.__module__.startswith("numba.cuda.simulator")
-
-_shared_lock = threading.Lock()
-
-
-def _simulator_shared_array(self, shape, dtype, alignment=None):
-    """`cuda.shared.array` for the simulator's FakeCUDAShared, made thread-safe.
-
-    numba-cuda's own (0.30) looks up the block's array for the calling line and creates
-    it when missing without a lock: two threads of a block can both miss and each get an
-    array of its own, so a block's threads stop sharing memory (seen as lost partial sums
-    or uninitialised values, about one launch in a few thousand). Same keying (the
-    caller's file and line), with the lookup and creation under one lock.
-    """
-    if alignment is not None:
-        raise RuntimeError("Array alignment is not supported in cudasim")
-    from numba.core import types
-    from numba.np import numpy_support
-    if isinstance(dtype, types.Type):
-        dtype = numpy_support.as_dtype(dtype)
-    if shape == 0:  # dynamic shared memory: one buffer for all
-        count = self._dynshared_size // dtype.itemsize
-        return np.frombuffer(self._dynshared.data, dtype=dtype, count=count)
-    frame = sys._getframe(1)
-    caller = (frame.f_code.co_filename, frame.f_lineno)
-    with _shared_lock:
-        array = self._allocations.get(caller)
-        if array is None:
-            array = self._allocations[caller] = np.empty(shape, dtype)
-    return array
-
-
-if SIMULATOR:
-    from numba.cuda.simulator import kernelapi as _kernelapi
-    _kernelapi.FakeCUDAShared.array = _simulator_shared_array
 
 
 def scalar_function(name):
