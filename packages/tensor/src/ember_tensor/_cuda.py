@@ -331,8 +331,12 @@ def configured(kernel, grid, block, stream):
     """`kernel[grid, block, stream]`, cached: configuring a launch costs microseconds.
 
     The cache holds the stream (so its id, part of the key, cannot be reused) and is
-    cleared when it grows past a few thousand entries.
+    cleared when it grows past a few thousand entries. Under the simulator nothing is
+    cached: there `kernel[grid, block]` sets the launch shape on the kernel object itself
+    and returns it, so two cached shapes of one kernel would be the same object.
     """
+    if SIMULATOR:
+        return kernel[grid, block, stream]
     key = (kernel, grid, block, id(stream) if stream else 0)
     launcher = _launchers.get(key)
     if launcher is None:
