@@ -35,12 +35,18 @@ def _gpu_index(x):
     return None if context is None else context.device.id
 
 
+_several_gpus = None  # set on first use: the device count does not change in a process
+
+
 def on_device_of_first(fn):
     """Decorator: run `fn` with the GPU of its first argument current (when there are
     several GPUs; with one there is nothing to switch)."""
     @functools.wraps(fn)
     def on_device(first, *args, **kwargs):
-        index = _gpu_index(first) if _public.device_count() > 1 else None
+        global _several_gpus
+        if _several_gpus is None:
+            _several_gpus = _public.device_count() > 1
+        index = _gpu_index(first) if _several_gpus else None
         scope = contextlib.nullcontext() if index is None else _public._device_context(index)
         with scope:
             return fn(first, *args, **kwargs)
