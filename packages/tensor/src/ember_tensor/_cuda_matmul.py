@@ -8,6 +8,12 @@ otherwise the shared-memory tiled Numba kernel of `_kernels.cuda_loops` (any dty
 any strides; the one that runs under the simulator). The tiled kernel cannot type
 half arrays: float16/bfloat16 operands are converted to float32 on the device for it
 and the product converted back, which is what the CPU computes.
+
+Under the simulator, cuBLAS's part (float32/float64 products of more than
+`_SIM_LIBRARY_WORK` multiply-adds) is played by NumPy on the simulated device memory:
+the tiled kernel simulated one Python thread per output element takes seconds for
+the products of a small training step. Smaller products still run the tiled kernel,
+so the simulator keeps checking it.
 """
 import numpy as np
 from numba import cuda
@@ -61,8 +67,23 @@ def matmul(a, b):
 _HALF = ("float16", "bfloat16")
 
 
+_SIM_LIBRARY_WORK = 1 << 14
+_SIM_LIBRARY_DTYPES = ("float32", "float64")
+
+
+def _simulated_library_gemm(a, b, out):
+    """The simulator's stand-in for a cuBLAS call; False when the tiled kernel should run."""
+    batch, m, n = out.shape
+    if out.dtype.name not in _SIM_LIBRARY_DTYPES or batch * m * n * a.shape[2] <= _SIM_LIBRARY_WORK:
+        return False
+    np.matmul(a._ary, b._ary, out=out._ary)
+    return True
+
+
 def _gemm(a, b, out):
     """out[z] = a[z] @ b[z] over 3-d views: cuBLAS for floating types when it can be had."""
+    if SIMULATOR and _simulated_library_gemm(a, b, out):
+        return
     if not SIMULATOR:
         from . import _cuda_blas
         if _cuda_blas.handles(out.dtype) and _cuda_blas.gemm(a, b, out, _public._current_numba_stream()):
