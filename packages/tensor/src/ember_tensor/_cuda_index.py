@@ -60,7 +60,7 @@ def element_offsets(plan, strides):
     plan.check_empty_dims()
     shape = plan.view._data.shape
     n = int(np.prod(plan.index_shape))
-    offs = _zeros(n)
+    offs = _cuda.empty((n,), np.int64)  # the first index array writes it, the others add
     if not n:
         return offs
     flats = []

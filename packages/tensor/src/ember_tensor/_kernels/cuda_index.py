@@ -58,7 +58,8 @@ def gather_strided(buf, shape, strides, base, out):
 
 @cuda.jit(cache=True)
 def add_index_offsets(idx, size, stride, offs, position, bad):
-    """offs[i] += idx[i] * stride (negative indices wrap); an index outside [-size, size)
+    """offs[i] += idx[i] * stride (negative indices wrap; the index array at position 0
+    writes instead of adding, so offs needs no zeroing); an index outside [-size, size)
     records position * len(offs) + i in bad[0] (the smallest wins)."""
     n = offs.shape[0]
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
@@ -68,7 +69,10 @@ def add_index_offsets(idx, size, stride, offs, position, bad):
         else:
             if k < 0:
                 k += size
-            offs[i] += k * stride
+            if position == 0:
+                offs[i] = k * stride
+            else:
+                offs[i] += k * stride
 
 
 @cuda.jit(cache=True)
