@@ -1,11 +1,10 @@
 """Scatter-add of gradients into an input's elements, for views whose elements overlap
 (unfold, as_strided) and for advanced indexing with repeated indices.
 
-ember_tensor has no ``index_put_(accumulate=True)`` yet, so the sum runs in NumPy on the
-host, wrapped as an autograd `Function` whose backward is a gather (differentiable), so
-gradients of gradients still work.
+The sum is an `index_add_` on the values' device (atomic adds on a GPU), wrapped as an
+autograd `Function` whose backward is a gather (differentiable), so gradients of
+gradients still work.
 """
-import numpy as np
 
 import ember_tensor as E
 
@@ -16,9 +15,8 @@ class _IndexAddFlat(Function):
     @staticmethod
     def forward(ctx, values, index, numel):
         ctx.save_for_backward(index)
-        host = np.zeros(numel, dtype=values._host_numpy().dtype)
-        np.add.at(host, index._host_numpy().reshape(-1), values._host_numpy().reshape(-1))
-        return E.from_numpy(host).to(values.device)
+        # index_add_ runs on the values' device (atomic adds on a GPU), no host round trip.
+        return values.new_zeros(numel).index_add_(0, index.reshape(-1), values.reshape(-1))
 
     @staticmethod
     def backward(ctx, grad):
