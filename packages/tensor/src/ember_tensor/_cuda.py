@@ -309,17 +309,26 @@ _max_blocks = None
 
 def _launch(kernel, n, *args):
     """Run grid-stride `kernel` over n elements on the current stream."""
-    global _max_blocks
     if SIMULATOR:
         # The simulator runs a Python thread per CUDA thread: one small block is fastest,
         # and with fewer threads than elements the grid-stride loop is still exercised.
         configured(kernel, 1, min(n, 4), 0)(*args)
         return
+    launch_grid(kernel, min((n + _BLOCK - 1) // _BLOCK, max_blocks()), _BLOCK, *args)
+
+
+def max_blocks():
+    """Blocks worth launching for a grid-stride kernel: 32 per multiprocessor (a GPU)."""
+    global _max_blocks
     if _max_blocks is None:
-        dev = cuda.get_current_device()
-        _max_blocks = 32 * dev.MULTIPROCESSOR_COUNT
-    blocks = min((n + _BLOCK - 1) // _BLOCK, _max_blocks)
-    configured(kernel, blocks, _BLOCK, _public._current_numba_stream())(*args)
+        _max_blocks = 32 * cuda.get_current_device().MULTIPROCESSOR_COUNT
+    return _max_blocks
+
+
+def launch_grid(kernel, grid, block, *args, shared=0):
+    """Run `kernel[grid, block]` with `shared` bytes of dynamic shared memory per block
+    on the current stream (a GPU); with CUDA_LAUNCH_BLOCKING=1 wait for it to finish."""
+    configured(kernel, grid, block, _public._current_numba_stream(), shared)(*args)
     if LAUNCH_BLOCKING:
         cuda.synchronize()
 
@@ -327,22 +336,23 @@ def _launch(kernel, n, *args):
 _launchers = {}
 
 
-def configured(kernel, grid, block, stream):
-    """`kernel[grid, block, stream]`, cached: configuring a launch costs microseconds.
+def configured(kernel, grid, block, stream, shared=0):
+    """`kernel[grid, block, stream, shared]`, cached: configuring a launch costs microseconds.
 
-    The cache holds the stream (so its id, part of the key, cannot be reused) and is
-    cleared when it grows past a few thousand entries. Under the simulator nothing is
-    cached: there `kernel[grid, block]` sets the launch shape on the kernel object itself
-    and returns it, so two cached shapes of one kernel would be the same object.
+    `shared` is the dynamic shared memory per block, in bytes. The cache holds the stream
+    (so its id, part of the key, cannot be reused) and is cleared when it grows past a
+    few thousand entries. Under the simulator nothing is cached: there `kernel[grid,
+    block]` sets the launch shape on the kernel object itself and returns it, so two
+    cached shapes of one kernel would be the same object.
     """
     if SIMULATOR:
-        return kernel[grid, block, stream]
-    key = (kernel, grid, block, id(stream) if stream else 0)
+        return kernel[grid, block, stream, shared]
+    key = (kernel, grid, block, id(stream) if stream else 0, shared)
     launcher = _launchers.get(key)
     if launcher is None:
         if len(_launchers) > 4096:
             _launchers.clear()
-        launcher = _launchers[key] = kernel[grid, block, stream]
+        launcher = _launchers[key] = kernel[grid, block, stream, shared]
     return launcher
 
 
@@ -351,7 +361,7 @@ def configured(kernel, grid, block, stream):
 LAUNCH_BLOCKING = os.environ.get("CUDA_LAUNCH_BLOCKING", "0") not in ("", "0")
 
 
-def sim_launch_synced(kernel, grid, block, *args):
+def sim_launch_synced(kernel, grid, block, *args, shared=0):
     """Launch a kernel that calls syncthreads() on the simulator, quickly.
 
     The simulator's syncthreads() hands the GIL between Python threads that poll: a short
@@ -360,7 +370,7 @@ def sim_launch_synced(kernel, grid, block, *args):
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-4)
     try:
-        kernel[grid, block](*args)
+        kernel[grid, block, 0, shared](*args)
     finally:
         sys.setswitchinterval(interval)
 

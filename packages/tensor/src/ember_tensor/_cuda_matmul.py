@@ -106,6 +106,4 @@ def _tiled_gemm(a, b, out):
     if SIMULATOR:
         _cuda.sim_launch_synced(mod.gemm, grid, (tile, tile), a, b, out)
     else:
-        _cuda.configured(mod.gemm, grid, (tile, tile), _public._current_numba_stream())(a, b, out)
-        if _cuda.LAUNCH_BLOCKING:
-            cuda.synchronize()
+        _cuda.launch_grid(mod.gemm, grid, (tile, tile), a, b, out)

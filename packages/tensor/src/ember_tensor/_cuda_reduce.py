@@ -18,7 +18,6 @@ from ._kernels.cuda_reduce import THREADS, kernels
 __all__ = ["reduce", "arg_reduce", "var_mean", "median"]
 
 _IDENTITY = {"sum": 0, "mean": 0, "sumsq": 0, "sumabs": 0, "count_nonzero": 0, "prod": 1}
-_max_blocks = None
 
 
 def _merge_dims(dims):
@@ -70,18 +69,10 @@ def _kept_shape(a, dims):
 
 def _launch(kernel, n_o, *args):
     """One block per output row (blocks stride over the rows) on the current stream."""
-    global _max_blocks
     if cuda_loops.SIMULATOR:
         _cuda.sim_launch_synced(kernel, 1, THREADS, *args)
         return
-    from numba import cuda
-    if _max_blocks is None:
-        _max_blocks = 32 * cuda.get_current_device().MULTIPROCESSOR_COUNT
-    from . import cuda as _public
-    stream = _public._current_numba_stream()
-    _cuda.configured(kernel, min(n_o, _max_blocks), THREADS, stream)(*args)
-    if _cuda.LAUNCH_BLOCKING:
-        cuda.synchronize()
+    _cuda.launch_grid(kernel, min(n_o, _cuda.max_blocks()), THREADS, *args)
 
 
 # A row is split across blocks only when it has at least 2 * SPLIT_MIN elements and there

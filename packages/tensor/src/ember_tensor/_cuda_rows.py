@@ -12,7 +12,6 @@ as the CPU does (PyTorch asserts on the device instead).
 `linear` is cuBLAS's GEMM (through `_cuda.matmul`, with the weight read transposed in
 place) plus a broadcast bias add.
 """
-import sys
 
 import numpy as np
 
@@ -26,8 +25,6 @@ from ._tensor import Tensor
 __all__ = ["softmax", "nll_loss", "nll_loss_backward", "linear"]
 
 _HALF = (D.float16, D.bfloat16)
-_max_blocks = None
-_launchers = {}
 
 
 # --- operands, results and launches (shared with _cuda_norms) -----------------------------
@@ -65,11 +62,7 @@ def _optional(t, placeholder, np_dtype=None):
 
 
 def _blocks(n):
-    global _max_blocks
-    if _max_blocks is None:
-        from numba import cuda
-        _max_blocks = 32 * cuda.get_current_device().MULTIPROCESSOR_COUNT
-    return max(1, min(n, _max_blocks))
+    return max(1, min(n, _cuda.max_blocks()))
 
 
 def _launch_rows(kernel, n_rows, row_size, *args):
@@ -79,28 +72,10 @@ def _launch_rows(kernel, n_rows, row_size, *args):
     block = 1 if SIMULATOR else 32
     while block < min(row_size, K.THREADS):
         block *= 2
-    shared = block * 8
     if SIMULATOR:
-        # syncthreads() hands the GIL between polling threads: switch often (as _cuda does)
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(1e-4)
-        try:
-            kernel[1, block, 0, shared](*args)
-        finally:
-            sys.setswitchinterval(interval)
+        _cuda.sim_launch_synced(kernel, 1, block, *args, shared=block * 8)
         return
-    stream = _public._current_numba_stream()
-    grid = _blocks(n_rows)
-    key = (kernel, grid, block, id(stream) if stream else 0)
-    launcher = _launchers.get(key)
-    if launcher is None:  # configuring a launch costs microseconds: keep them (and the stream)
-        if len(_launchers) > 1024:
-            _launchers.clear()
-        launcher = _launchers[key] = kernel[grid, block, stream, shared]
-    launcher(*args)
-    if _cuda.LAUNCH_BLOCKING:
-        from numba import cuda
-        cuda.synchronize()
+    _cuda.launch_grid(kernel, _blocks(n_rows), block, *args, shared=block * 8)
 
 
 def _launch_flat(kernel, n, *args):

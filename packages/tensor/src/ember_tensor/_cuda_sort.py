@@ -27,7 +27,6 @@ __all__ = ["lines", "from_lines", "sorted_codes", "sort", "argsort", "topk", "se
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _LOW = (np.dtype(np.float16), _cuda._BF16)
-_max_blocks = None
 
 
 def on_device_of(t):
@@ -85,13 +84,7 @@ def _launch_blocks(kernel, tasks, chunk, *args):
 
 def _launch_blocks_of(kernel, tasks, block, *args):
     """`kernel` on up to `tasks` blocks of `block` threads, on the current stream (a GPU)."""
-    global _max_blocks
-    from numba import cuda
-    if _max_blocks is None:
-        _max_blocks = 32 * cuda.get_current_device().MULTIPROCESSOR_COUNT
-    _cuda.configured(kernel, min(tasks, _max_blocks), block, _public._current_numba_stream())(*args)
-    if _cuda.LAUNCH_BLOCKING:
-        cuda.synchronize()
+    _cuda.launch_grid(kernel, min(tasks, _cuda.max_blocks()), block, *args)
 
 
 def _bitonic(codes, idx, n_rows, width):

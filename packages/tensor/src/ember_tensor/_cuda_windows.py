@@ -86,9 +86,6 @@ def _launch(kernel, n, *args):
         _cuda._launch(kernel, n, *args)
 
 
-_max_blocks = None
-
-
 def _launch_rows(kernel, rows, length, *args):
     """Run a two-level kernel: blocks along x stride over `rows`, the threads of the
     blocks along y over `length` elements of each.
@@ -98,22 +95,15 @@ def _launch_rows(kernel, rows, length, *args):
     rows are split over several blocks along y. The simulator (a Python thread per CUDA
     thread) gets at most 2 x 2 blocks of 4 threads, still exercising every stride.
     """
-    global _max_blocks
     if rows == 0 or length == 0:
         return
     if SIMULATOR:
         _cuda.configured(kernel, (min(rows, 2), 1 if length <= 4 else 2), min(length, 4), 0)(*args)
         return
-    if _max_blocks is None:
-        from numba import cuda
-        _max_blocks = 32 * cuda.get_current_device().MULTIPROCESSOR_COUNT
     block = min(128, 32 * ((length + 31) // 32))
-    row_blocks = min(rows, _max_blocks)
-    segments = min(-(-length // block), max(1, _max_blocks // row_blocks), 65535)
-    _cuda.configured(kernel, (row_blocks, segments), block, _public._current_numba_stream())(*args)
-    if _cuda.LAUNCH_BLOCKING:
-        from numba import cuda
-        cuda.synchronize()
+    row_blocks = min(rows, _cuda.max_blocks())
+    segments = min(-(-length // block), max(1, _cuda.max_blocks() // row_blocks), 65535)
+    _cuda.launch_grid(kernel, (row_blocks, segments), block, *args)
 
 
 def _zeros(shape, np_dtype):
