@@ -10,10 +10,6 @@ compares dtype, shape and values. Inputs: contiguous, non-contiguous, 0-d and em
 every dtype the op takes; errors must be the CPU's (type and message). Runs on Numba's
 CUDA simulator (conftest.py), so shapes stay tiny.
 """
-import os
-import subprocess
-import sys
-import textwrap
 import warnings
 
 import numpy as np
@@ -21,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 
 import ember_tensor as et
-from cuda_guard import device_only
+from cuda_guard import device_only, run_on_simulated_devices
 from test_indexing import _build_key, _torch_key
 
 pytestmark = pytest.mark.skipif(not et.cuda.is_available(), reason="no CUDA and no simulator")
@@ -382,7 +378,7 @@ def test_many_blocks_on_a_real_gpu():
 
 # --- a second GPU ------------------------------------------------------------------------------
 
-SECOND_DEVICE_SCRIPT = textwrap.dedent("""
+SECOND_DEVICE_SCRIPT = """
     import numpy as np
     import ember_tensor as torch
 
@@ -403,14 +399,10 @@ SECOND_DEVICE_SCRIPT = textwrap.dedent("""
     for r, e in zip(results, expected):
         np.testing.assert_array_equal(r.cpu().numpy(), e.numpy())
     print("ok")
-""")
+"""
 
 
 def test_ops_on_a_second_device_allocate_and_run_there():
     if "simulator" not in et.cuda.get_device_name().lower():
         pytest.skip("simulates two devices on Numba's CUDA simulator")
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", EMBER_CUDASIM_DEVICES="2")
-    result = subprocess.run([sys.executable, "-c", SECOND_DEVICE_SCRIPT], capture_output=True, text=True,
-                            env=env, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.strip() == "ok"
+    run_on_simulated_devices(SECOND_DEVICE_SCRIPT, devices=2)

@@ -6,20 +6,16 @@ on their inputs' device (whatever is current), errors for ops across devices, co
 between devices, per-device memory statistics. Runs in a fresh interpreter because the
 device count is read when CUDA starts.
 """
-import os
-import subprocess
-import sys
-import textwrap
-
 import pytest
 
 import ember_tensor as et
+from cuda_guard import run_on_simulated_devices
 
 pytestmark = pytest.mark.skipif(
     not et.cuda.is_available() or "simulator" not in et.cuda.get_device_name().lower(),
     reason="simulates several devices on Numba's CUDA simulator")
 
-SCRIPT = textwrap.dedent("""
+SCRIPT = """
     import ember_tensor as torch
 
     assert torch.cuda.device_count() == 3
@@ -86,12 +82,8 @@ SCRIPT = textwrap.dedent("""
     else:
         raise AssertionError("set_device(3) did not raise")
     print("ok")
-""")
+"""
 
 
 def test_notes_multi_gpu_snippet_on_three_simulated_devices():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", EMBER_CUDASIM_DEVICES="3")
-    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
-                            timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.strip() == "ok"
+    run_on_simulated_devices(SCRIPT, devices=3)

@@ -8,10 +8,7 @@ host and the device (`device_only` plus a guard on uploads).
 """
 import contextlib
 import math
-import os
 import pickle
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -20,7 +17,7 @@ import ember_tensor as et
 
 pytestmark = pytest.mark.skipif(not et.cuda.is_available(), reason="no CUDA and no simulator")
 
-from cuda_guard import device_only  # noqa: E402 - imports the CUDA backend
+from cuda_guard import device_only, run_on_simulated_devices  # noqa: E402 - imports the CUDA backend
 
 N = 4096
 FLOATS = [et.float32, et.float64, et.float16, et.bfloat16]
@@ -492,11 +489,7 @@ print("ok")
 def test_each_of_several_gpus_has_its_own_generator():
     if "simulator" not in et.cuda.get_device_name().lower():
         pytest.skip("simulates two devices on Numba's CUDA simulator")
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", EMBER_CUDASIM_DEVICES="2")
-    result = subprocess.run([sys.executable, "-c", MULTI_DEVICE_SCRIPT], capture_output=True, text=True,
-                            env=env, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.strip() == "ok"
+    run_on_simulated_devices(MULTI_DEVICE_SCRIPT, devices=2)
 
 
 # --- real GPU only: what the simulator cannot show ------------------------------------------------

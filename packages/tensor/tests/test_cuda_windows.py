@@ -5,10 +5,6 @@ half-precision, empty and 0-d inputs, and the CPU's errors.
 
 Runs on Numba's CUDA simulator (one Python thread per CUDA thread): shapes stay tiny.
 """
-import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -16,7 +12,7 @@ import pytest
 import ember_tensor as et
 from ember_tensor._ops import nn as N
 
-from cuda_guard import device_only
+from cuda_guard import device_only, run_on_simulated_devices
 
 pytestmark = pytest.mark.skipif(not et.cuda.is_available(), reason="no CUDA and no simulator")
 
@@ -325,7 +321,7 @@ def test_double_backward_on_cuda_matches_the_cpu():
     _same(expected, got)
 
 
-SECOND_DEVICE_SCRIPT = textwrap.dedent("""
+SECOND_DEVICE_SCRIPT = """
     import ember_tensor as torch
     from ember_tensor._ops import nn as N
 
@@ -340,14 +336,10 @@ SECOND_DEVICE_SCRIPT = textwrap.dedent("""
     assert torch.cuda.current_device() == 0 and torch.cuda.memory_allocated(0) == before
     assert (y.cpu() - N.convolution(x, w, None, 1, 1, 1, False, 0, 1)).abs().max().item() < 1e-5
     print("ok")
-""")
+"""
 
 
 def test_ops_on_a_second_device_allocate_and_run_there():
     if "simulator" not in et.cuda.get_device_name().lower():
         pytest.skip("simulates two devices on Numba's CUDA simulator")
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", EMBER_CUDASIM_DEVICES="2")
-    result = subprocess.run([sys.executable, "-c", SECOND_DEVICE_SCRIPT], capture_output=True, text=True,
-                            env=env, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.strip() == "ok"
+    run_on_simulated_devices(SECOND_DEVICE_SCRIPT, devices=2)
