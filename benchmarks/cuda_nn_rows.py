@@ -10,11 +10,10 @@ peak bandwidth; linear reports TFLOP/s.
 
 Not run on a real GPU yet: no GPU has been lent to this work so far.
 """
-import argparse
-import importlib.util
 
-from ._harness import Workload, fmt_time, run
-from .cuda_ops import _nn_libs, peak_bandwidth
+from . import _cuda_table
+from ._harness import Workload
+from .cuda_ops import _nn_libs
 
 __all__ = ["workloads", "main"]
 
@@ -99,40 +98,7 @@ def workloads(quick=False):
 
 def main(argv=None):
     """Print the table: medians, ember/torch time ratio and rates."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.cuda_nn_rows")
-    parser.add_argument("--quick", action="store_true", help="tiny sizes: check the script")
-    parser.add_argument("--no-torch", action="store_true", help="time ember only")
-    args = parser.parse_args(argv)
-    import ember_tensor
-    if not ember_tensor.cuda.is_available():
-        raise SystemExit("no CUDA device (set NUMBA_ENABLE_CUDASIM=1 with --quick to smoke-test)")
-    available = ["ember"]
-    if not args.no_torch and importlib.util.find_spec("torch"):
-        import torch
-        if torch.cuda.is_available():
-            available.append("torch")
-    peak = peak_bandwidth()
-    print(f"# ember nn row kernels on {ember_tensor.cuda.get_device_name()}, "
-          f"peak memory bandwidth {peak / 1e9:.0f} GB/s")
-    print("| workload | ember | torch | ember/torch time | ember rate | torch rate |")
-    print("|---|---|---|---|---|---|")
-    for w in workloads(args.quick):
-        if args.quick:
-            w.repeats, w.number = 1, 1
-        res = run(w, available)
-        e, tch = res.get("ember"), res.get("torch")
-        ratio = f"{e[0] / tch[0]:.2f}" if e and tch else "–"
-
-        def rate(r, w=w):
-            if not r or not w.unit:
-                return "–"
-            value = w.work / r[0]
-            if w.unit == "FLOP":
-                return f"{value / 1e12:.1f} TFLOP/s"
-            share = f" ({value / peak:.0%} of peak)" if peak else ""
-            return f"{value / 1e9:.0f} GB/s{share}"
-        print(f"| {w.name} | {fmt_time(e[0])} | {fmt_time(tch[0]) if tch else '–'} | {ratio} | "
-              f"{rate(e)} | {rate(tch)} |", flush=True)
+    _cuda_table.main("python -m benchmarks.cuda_nn_rows", "ember nn row kernels", workloads, argv)
 
 
 if __name__ == "__main__":

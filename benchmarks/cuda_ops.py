@@ -10,10 +10,9 @@ the device's peak memory bandwidth (from its memory clock and bus width).
 
 Not run on a real GPU yet: no GPU has been lent to this work so far.
 """
-import argparse
-import importlib.util
 
-from ._harness import Workload, fmt_time, run
+from . import _cuda_table
+from ._harness import Workload
 
 __all__ = ["workloads", "main"]
 
@@ -165,52 +164,9 @@ def workloads(quick=False):
     ] + _training_workloads(quick)
 
 
-def peak_bandwidth():
-    """The device's theoretical memory bandwidth in bytes/s (DDR: 2 transfers a clock)."""
-    from numba import cuda
-    dev = cuda.get_current_device()
-    try:
-        return 2.0 * dev.MEMORY_CLOCK_RATE * 1e3 * dev.GLOBAL_MEMORY_BUS_WIDTH / 8
-    except Exception:  # the simulator has no such attributes
-        return 0.0
-
-
 def main(argv=None):
     """Print the CUDA table: medians, ember/torch time ratio and rates."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.cuda_ops")
-    parser.add_argument("--quick", action="store_true", help="tiny sizes: check the script")
-    parser.add_argument("--no-torch", action="store_true", help="time ember only")
-    args = parser.parse_args(argv)
-    import ember_tensor
-    if not ember_tensor.cuda.is_available():
-        raise SystemExit("no CUDA device (set NUMBA_ENABLE_CUDASIM=1 with --quick to smoke-test)")
-    available = ["ember"]
-    if not args.no_torch and importlib.util.find_spec("torch"):
-        import torch
-        if torch.cuda.is_available():
-            available.append("torch")
-    peak = peak_bandwidth()
-    print(f"# ember CUDA benchmarks on {ember_tensor.cuda.get_device_name()}, "
-          f"peak memory bandwidth {peak / 1e9:.0f} GB/s")
-    print("| workload | ember | torch | ember/torch time | ember rate | torch rate |")
-    print("|---|---|---|---|---|---|")
-    for w in workloads(args.quick):
-        if args.quick:
-            w.repeats, w.number = 1, 1
-        res = run(w, available)
-        e, tch = res.get("ember"), res.get("torch")
-        ratio = f"{e[0] / tch[0]:.2f}" if e and tch else "–"
-
-        def rate(r):
-            if not r or not w.unit:
-                return "–"
-            value = w.work / r[0]
-            if w.unit == "FLOP":
-                return f"{value / 1e12:.1f} TFLOP/s"
-            share = f" ({value / peak:.0%} of peak)" if peak else ""
-            return f"{value / 1e9:.0f} GB/s{share}"
-        print(f"| {w.name} | {fmt_time(e[0])} | {fmt_time(tch[0]) if tch else '–'} | {ratio} | "
-              f"{rate(e)} | {rate(tch)} |", flush=True)
+    _cuda_table.main("python -m benchmarks.cuda_ops", "ember CUDA benchmarks", workloads, argv)
 
 
 if __name__ == "__main__":
