@@ -264,16 +264,19 @@ def test_softmax_is_a_tensor_method_and_a_top_level_function():
 
 
 @pytest.mark.skipif(not et.cuda.is_available(), reason="no CUDA and no simulator")
-def test_cuda_tensors_round_trip_through_the_host_kernels():
-    # The nn kernels compute on the host; CUDA inputs come back as CUDA results.
+def test_cuda_tensors_run_the_device_kernels_and_match_the_references():
+    # CUDA inputs compute on the device (no host copy inside device_only) and stay there.
+    from cuda_guard import device_only
+
     x, w = rng.standard_normal((2, 3, 5, 5)), rng.standard_normal((4, 3, 3, 3))
-    y = N.convolution(et.tensor(x).cuda(), et.tensor(w).cuda(), None, 1, 1, 1, False, 0, 1)
+    xc, wc, rm = et.tensor(x).cuda(), et.tensor(w).cuda(), et.zeros(4, dtype=et.float64).cuda()
+    with device_only():
+        y = N.convolution(xc, wc, None, 1, 1, 1, False, 0, 1)
+        values, indices = N.max_pool_with_indices(y, (2, 2), (2, 2), 0)
+        N.native_batch_norm(y, None, None, rm, None, True, 0.5, 1e-5)
     assert y.device.type == "cuda"
     np.testing.assert_allclose(y.cpu().numpy(), conv_reference(x, w, (1, 1), (1, 1), (1, 1), 1), atol=1e-10)
-    values, indices = N.max_pool_with_indices(y, (2, 2), (2, 2), 0)
     assert values.device.type == "cuda" and indices.device.type == "cuda"
-    rm = et.zeros(4, dtype=et.float64).cuda()
-    N.native_batch_norm(y, None, None, rm, None, True, 0.5, 1e-5)
     np.testing.assert_allclose(rm.cpu().numpy(), 0.5 * y.cpu().numpy().mean((0, 2, 3)), atol=1e-12)
 
 

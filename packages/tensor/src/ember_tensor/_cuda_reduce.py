@@ -188,11 +188,6 @@ def var_mean(a, dims, correction):
 MEDIAN_ON_DEVICE_MAX = 64 if cuda_loops.SIMULATOR else 256
 
 
-def to_host(a):
-    """A host copy of device array `a` (its logical contents, C-contiguous)."""
-    return _cuda.to_numpy(a)
-
-
 def median(a, dim):
     """(values, indices) of the lower median along `dim`; (value, None) over all elements."""
     dims = tuple(range(a.ndim)) if dim is None else (dim,)

@@ -32,7 +32,8 @@ def add_sparse_into_dense_(dense, sparse, alpha=1):
     _check_same_size(dense, sparse)
     values = to_array(sparse._values_t) * alpha
     if dense._device.type != "cpu":
-        # Scatter on the host and copy back: a CUDA scatter-add kernel is still to come.
+        # Scatter on the host and copy back: the sparse COO ops are host code (their indices
+        # live on the CPU); index_put_(accumulate=True) could do this on the device.
         host = np.array(to_array(dense))
         np.add.at(host, tuple(sparse._indices_t._data), values.astype(host.dtype, copy=False))
         dense.copy_(from_array(host, dense._dtype, dense._device))

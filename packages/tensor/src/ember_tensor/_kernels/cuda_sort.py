@@ -50,7 +50,6 @@ _ALL64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 _SIGN64 = np.uint64(0x8000000000000000)
 _ALL32 = np.uint64(0xFFFFFFFF)
 _SIGN32 = np.uint64(0x80000000)
-_ZERO64 = np.uint64(0)
 
 # take_position modes
 FIXED, MEDIAN, NANMEDIAN = 0, 1, 2

@@ -1,19 +1,18 @@
 """Bridges between tensors and the index/sort/scan kernels of `_kernels/cpu_index`.
 
-The kernels run on host NumPy arrays: sort/scan ops that use `host` make a round trip
-through the host for a CUDA tensor, and their results are wrapped back onto the input's
-device here. The index ops (indexing, index_*, gather/scatter, take/put, masked_*,
-nonzero, flip) route CUDA tensors to the device kernels of `_cuda_index` instead;
+The kernels run on host NumPy arrays, for CPU tensors: every op that uses `host` routes
+CUDA tensors to its device kernels first (index ops to `_cuda_index`/`_cuda_scatter`,
+sorting to `_cuda_sort`, scans to `_cuda_scan`, unique/searchsorted/bincount/histc to
+`_cuda_count`), so `host` never copies a CUDA tensor's values here; `wrap` may still
+upload a small host constant (an empty nanmedian's NaN) onto the input's device.
 `first_out_of_range` is the bounds check both sides share.
 """
 import numpy as np
 
 from .. import _backends
-from .. import _dtype as D
 from .._tensor import Tensor
 
-__all__ = ["c_order", "host", "flat_buffer", "wrap", "write_back", "check_index_tensor", "dims_to_last",
-           "rows_of", "from_rows", "empty_host", "as_int64", "first_out_of_range"]
+__all__ = ["c_order", "host", "flat_buffer", "wrap", "write_back", "rows_of", "from_rows", "first_out_of_range"]
 
 
 def c_order(arr):
@@ -68,29 +67,6 @@ def first_out_of_range(arr, lo, hi):
         return _cuda_index.first_out_of_range(arr, lo, hi)
     bad = (arr >= hi) | (arr < lo)
     return int(arr[bad][0]) if bad.any() else None
-
-
-def empty_host(shape, dtype):
-    """A new C-contiguous host array for a result of ember dtype `dtype`."""
-    return np.empty(tuple(shape), dtype.np)
-
-
-def check_index_tensor(index, op_name, arg="index"):
-    """PyTorch's error for an index tensor that is not int64."""
-    if not isinstance(index, Tensor):
-        raise TypeError(f"{op_name}(): argument '{arg}' must be Tensor, not {type(index).__name__}")
-    if index._dtype is not D.int64:
-        raise RuntimeError(f"{op_name}(): Expected dtype int64 for {arg}")
-
-
-def as_int64(arr):
-    """An int64 copy-if-needed of a host integer array."""
-    return arr.astype(np.int64, copy=False)
-
-
-def dims_to_last(arr, dim):
-    """`arr` with axis `dim` moved last."""
-    return np.moveaxis(arr, dim, -1)
 
 
 def rows_of(arr, dim, dtype=None):
