@@ -14,7 +14,11 @@ import nox
 REPO = Path(__file__).parent
 PACKAGES = ["tensor", "autograd", "nn", "optim", "data", "distributed", "export", "ember"]
 
-nox.options.sessions = [*PACKAGES, "layering"]
+nox.options.sessions = [*PACKAGES, "layering", "cuda_ptx"]
+
+# The CUDA compiler's libraries from pip (NVVM, NVRTC): enough to compile kernels to PTX
+# without a GPU or driver (the tensor tests and the cuda_ptx session do).
+CUDA_COMPILER = "cuda-toolkit[nvvm,nvrtc,cccl]==13.*"
 
 
 def install_stack(session, package, extra="test"):
@@ -27,6 +31,8 @@ def install_stack(session, package, extra="test"):
 
 def make_package_session(package):
     def run_package_tests(session):
+        if package == "tensor":
+            session.install(CUDA_COMPILER)
         install_stack(session, package)
         session.run("pytest", f"packages/{package}/tests", "-q", *session.posargs)
 
@@ -37,6 +43,14 @@ def make_package_session(package):
 
 for _package in PACKAGES:
     make_package_session(_package)
+
+
+@nox.session
+def cuda_ptx(session):
+    """Every CUDA kernel the simulator runs in the CUDA tests also compiles to PTX for sm_90."""
+    session.install(CUDA_COMPILER)
+    install_stack(session, "ember")
+    session.run("python", "tools/cuda_ptx_check.py", *session.posargs)
 
 
 @nox.session
