@@ -5,16 +5,18 @@ copies its operands to the host, computes there and uploads the result (the roun
 that is correct but slow). Reading a single count that sizes the output (nonzero,
 masked_select: PyTorch synchronises there too) goes through `allow_scalar_reads`.
 
-`run_on_simulated_devices(script, devices)` runs a script in a fresh interpreter on that
+`as_on_cuda(message)` is a CPU error message as PyTorch's CUDA build words it (a dtype
+error names the CUDA kernel). `run_on_simulated_devices(script, devices)` runs a script in a fresh interpreter on that
 many simulated GPUs (the device count is fixed when CUDA first initialises).
 """
 import contextlib
 import os
+import re
 import subprocess
 import sys
 import textwrap
 
-__all__ = ["device_only", "run_on_simulated_devices"]
+__all__ = ["device_only", "as_on_cuda", "run_on_simulated_devices"]
 
 
 @contextlib.contextmanager
@@ -46,3 +48,14 @@ def run_on_simulated_devices(script, devices=2):
                             text=True, env=env, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip() == "ok", result.stdout[-3000:]
+
+
+def as_on_cuda(message):
+    """`message` (a CPU error) with the kernel of a `"..." not implemented for` dtype error
+    renamed to its CUDA twin, as PyTorch's CUDA build raises it."""
+    from ember_tensor._ops._kernel_names import CUDA_KERNEL_NAMES
+
+    def rename(match):
+        return f'"{CUDA_KERNEL_NAMES.get(match[1], match[1])}" not implemented for'
+
+    return re.sub(r'^"(\w+)" not implemented for', rename, message)

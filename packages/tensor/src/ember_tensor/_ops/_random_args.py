@@ -13,6 +13,7 @@ from .. import _random
 from .._device import to_device
 from .._tensor import Tensor, set_requires_grad
 from . import _iter
+from ._kernel_names import kernel_name
 from .creation import parse_shape
 
 __all__ = ["MISSING", "CPP_NAMES", "DIGITS", "FLOAT_MAX", "int_arg", "float_arg", "pop_from",
@@ -62,9 +63,10 @@ def pop_from(value, kwargs, fn):
     return value
 
 
-def require_float(dtype, kernel):
+def require_float(dtype, kernel, *where):
+    """PyTorch's error for a non-float `dtype`, naming `kernel` (its CUDA twin on CUDA)."""
     if dtype.category != D._FLOAT:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_iter.type_name(dtype)}\'')
+        raise NotImplementedError(f'"{kernel_name(kernel, *where)}" not implemented for \'{_iter.type_name(dtype)}\'')
 
 
 def check_std(std):

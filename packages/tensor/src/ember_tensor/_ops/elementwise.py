@@ -11,6 +11,7 @@ from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor
 from . import _iter
+from ._kernel_names import kernel_name
 
 # Result-dtype rules. "same": the promoted type; "float": integers become the default
 # float; "bool": comparisons and predicates.
@@ -19,14 +20,15 @@ _NOT_FLOAT = (D.uint8, D.int8, D.int16, D.int32, D.int64, D.bool)
 _FLOATS = (D.float16, D.bfloat16, D.float32, D.float64)
 
 
-def _not_implemented(kernel, dtype):
-    """PyTorch's dispatch error for a dtype a kernel does not support (NotImplementedError)."""
-    return NotImplementedError(f'"{kernel}" not implemented for \'{_iter.type_name(dtype)}\'')
+def _not_implemented(kernel, dtype, *where):
+    """PyTorch's dispatch error for a dtype a kernel does not support (NotImplementedError),
+    naming the CPU `kernel` or, when an operand in `where` is on CUDA, its CUDA twin."""
+    return NotImplementedError(f'"{kernel_name(kernel, *where)}" not implemented for \'{_iter.type_name(dtype)}\'')
 
 
-def _reject_dtypes(kernel, dtype, rejected):
+def _reject_dtypes(kernel, dtype, rejected, *where):
     if dtype in rejected:
-        raise _not_implemented(kernel, dtype)
+        raise _not_implemented(kernel, dtype, *where)
 
 
 def _plan(result, rule):
@@ -188,7 +190,7 @@ def _div(input, other, rounding_mode, out, inplace):
 def _check_int_zero_division(a, b, kernel):
     """Integer division by zero is PyTorch's error; bool has no division kernel at all."""
     promoted = D.result_type_of((a, b))
-    _reject_dtypes(kernel, promoted, (D.bool,))
+    _reject_dtypes(kernel, promoted, (D.bool,), a, b)
     if promoted.category == D._FLOAT:
         return
     zero = (b == 0) if not isinstance(b, Tensor) else bool((b == 0).any())
@@ -301,14 +303,14 @@ atan2_ = _binary_inplace("atan2", _FLOAT)
 @op()
 def hypot(input, other, *, out=None):
     """sqrt(input**2 + other**2) without overflow; floating tensors only."""
-    _reject_dtypes("hypot_cpu", D.result_type_of((input, other)), _NOT_FLOAT)
+    _reject_dtypes("hypot_cpu", D.result_type_of((input, other)), _NOT_FLOAT, input, other)
     return binary("hypot", input, other, out, rule=_FLOAT)
 
 
 @op("hypot_", inplace=True)
 def hypot_(self, other):
     """In-place `hypot`."""
-    _reject_dtypes("hypot_cpu", D.result_type_of((self, other)), _NOT_FLOAT)
+    _reject_dtypes("hypot_cpu", D.result_type_of((self, other)), _NOT_FLOAT, self, other)
     return binary("hypot", self, other, rule=_FLOAT, inplace=True)
 
 
@@ -343,7 +345,7 @@ _BITWISE_KERNELS = {"bitwise_and": ("bitwise_and_cpu", _FLOATS), "bitwise_or": (
 
 def _check_bitwise(name, a, b):
     kernel, rejected = _BITWISE_KERNELS[name]
-    _reject_dtypes(kernel, D.result_type_of((a, b)), rejected)
+    _reject_dtypes(kernel, D.result_type_of((a, b)), rejected, a, b)
 
 
 def _bitwise_op(name, doc):

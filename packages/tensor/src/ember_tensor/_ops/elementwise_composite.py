@@ -37,7 +37,7 @@ def _check_clamp(input, min, max):  # noqa: A002
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     numbers = not isinstance(min, Tensor) and not isinstance(max, Tensor)
     kernel = "clamp_scalar_cpu" if numbers else "clamp_cpu"
-    _reject_dtypes(kernel, D.result_type_of((input, min, max)), (D.bool,))
+    _reject_dtypes(kernel, D.result_type_of((input, min, max)), (D.bool,), input, min, max)
 
 
 @op()

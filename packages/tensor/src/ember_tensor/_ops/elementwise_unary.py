@@ -84,9 +84,9 @@ def _check_rounding(name, x):
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
     if name == "frac":
-        _reject_dtypes("frac_cpu", x._dtype, _NOT_FLOAT)
+        _reject_dtypes("frac_cpu", x._dtype, _NOT_FLOAT, x)
     else:
-        _reject_dtypes(f"{name}_vml_cpu", x._dtype, (D.bool,))
+        _reject_dtypes(f"{name}_vml_cpu", x._dtype, (D.bool,), x)
 
 
 def _rounding_op(name):
@@ -118,7 +118,7 @@ def round(input, *, decimals=0, out=None):  # noqa: A001
     _check_rounding("round", input)
     if input._dtype.category != D._FLOAT:
         if decimals != 0:
-            raise _not_implemented("round_cpu", input._dtype)
+            raise _not_implemented("round_cpu", input._dtype, input)
         return copy_to_out(input.clone(), out)
     if decimals == 0:
         return unary("round", input, out)
@@ -199,7 +199,7 @@ def logical_not_(self):
 @op()
 def bitwise_not(input, *, out=None):
     """Elementwise NOT of integer tensors (logical NOT for bool)."""
-    _reject_dtypes("bitwise_not_cpu", input._dtype, _FLOATS)
+    _reject_dtypes("bitwise_not_cpu", input._dtype, _FLOATS, input)
     if input._dtype is D.bool:
         return logical_not(input, out=out)
     return unary("bitwise_not", input, out)

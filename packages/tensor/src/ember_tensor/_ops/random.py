@@ -78,7 +78,7 @@ def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, d
     """
     shape, dtype, device, gen = factory("randn", args, size, out, dtype, device, generator,
                                         D.get_default_dtype())
-    require_float(dtype, "normal_kernel_cpu")
+    require_float(dtype, "normal_kernel_cpu", device)
     if device.type == "cuda":
         return _cuda_random().normal_(empty_output(shape, dtype, device, requires_grad, out), gen, 0.0, 1.0)
     return new_tensor(standard_normal(gen, shape, dtype), dtype, device, requires_grad, out)
@@ -175,7 +175,7 @@ def normal(mean, std=MISSING, size=None, *, generator=None, out=None, dtype=None
         check_std(std)
         shape, dtype, device, gen = factory("normal", (), size, out, dtype, device, generator,
                                             D.get_default_dtype())
-        require_float(dtype, "normal_kernel_cpu")
+        require_float(dtype, "normal_kernel_cpu", device)
         if device.type == "cuda":
             return _cuda_random().normal_(empty_output(shape, dtype, device, requires_grad, out), gen, mean, std)
         values = mean + std * standard_normal(gen, shape, dtype)
@@ -192,7 +192,7 @@ def normal(mean, std=MISSING, size=None, *, generator=None, out=None, dtype=None
         std = float_arg(std, "normal", "std")
         check_std(std)
     result_dtype = mean._dtype if mean_is_tensor else std._dtype
-    require_float(result_dtype, "normal_kernel_cpu")
+    require_float(result_dtype, "normal_kernel_cpu", mean, std)
     shape = _iter.broadcast_shapes(tuple(mean.shape) if mean_is_tensor else (),
                                    tuple(std.shape) if std_is_tensor else ())
     device = _iter.common_device((mean, std))
@@ -266,7 +266,7 @@ def poisson(input, generator=None):
     >>> torch.poisson(torch.zeros(3))
     tensor([0., 0., 0.])
     """
-    require_float(input._dtype, "poisson_cpu")
+    require_float(input._dtype, "poisson_cpu", input)
     if input._device.type == "cuda":
         return _poisson_on_device(input, generator)
     rates = np.asarray(input._host_numpy(), np.float64)
@@ -317,7 +317,7 @@ def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, r
     torch.Size([2, 3])
     """
     shape, dtype, device, gen = like(input, dtype, device, generator, "randn_like")
-    require_float(dtype, "normal_kernel_cpu")
+    require_float(dtype, "normal_kernel_cpu", device)
     if device.type == "cuda":
         return _cuda_random().normal_(empty_output(shape, dtype, device, requires_grad), gen, 0.0, 1.0)
     return new_tensor(standard_normal(gen, shape, dtype), dtype, device, requires_grad)

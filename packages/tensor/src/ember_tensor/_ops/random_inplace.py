@@ -13,6 +13,7 @@ from .. import _random
 from .._dispatch import op
 from .._tensor import Tensor
 from . import _iter, views
+from ._kernel_names import kernel_name
 from ._random_args import (
     CPP_NAMES, FLOAT_MAX, MISSING, check_p, check_probabilities, check_std, compute_type, float_arg,
     int_arg, pop_from, random_range, require_float, standard_normal, store, uniform,
@@ -66,7 +67,7 @@ def normal_(self, mean=0, std=1, *, generator=None):
     """
     mean, std = float_arg(mean, "normal_", "mean"), float_arg(std, "normal_", "std")
     check_std(std)
-    require_float(self._dtype, "normal_kernel_cpu")
+    require_float(self._dtype, "normal_kernel_cpu", self)
     gen = _random.resolve(generator, self._device, "normal_")
     if self._device.type == "cuda":
         return _cuda_random().normal_(self, gen, mean, std)
@@ -170,7 +171,7 @@ def geometric_(self, p, *, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
     if self._dtype is D.bool:
-        raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
+        raise NotImplementedError(f"\"{kernel_name('geometric_cpu', self)}\" not implemented for 'Bool'")
     gen = _random.resolve(generator, self._device, "geometric_")
     if self._device.type == "cuda":
         return _cuda_random().geometric_(self, gen, p)
@@ -188,7 +189,7 @@ def log_normal_(self, mean=1, std=2, *, generator=None):
     mean, std = float_arg(mean, "log_normal_", "mean"), float_arg(std, "log_normal_", "std")
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
-    require_float(self._dtype, "log_normal_cpu")
+    require_float(self._dtype, "log_normal_cpu", self)
     gen = _random.resolve(generator, self._device, "log_normal_")
     if self._device.type == "cuda":
         return _cuda_random().log_normal_(self, gen, mean, std)
