@@ -2,7 +2,10 @@
 cholesky, qr, svd, eigh, lstsq, pinv, matrix_rank (and the PyTorch ops built on them).
 
 Each op runs NumPy's batched LAPACK routine (see `_lapack`) and raises PyTorch's error
-for singular / non-positive-definite / non-square inputs. Their derivatives live in
+for singular / non-positive-definite / non-square inputs. On CUDA tensors inv, det,
+slogdet, solve, solve_triangular and cholesky (and so logdet, cholesky_solve and
+cholesky_inverse) run device kernels (`_cuda_linalg`); qr, svd, eigh, pinv, matrix_rank
+and lstsq still make a host round trip (no cuSOLVER binding yet). Their derivatives live in
 ember_autograd's `_rules/linalg_ext.py`.
 """
 import numpy as np
@@ -21,6 +24,19 @@ QRResult = L.return_type("linalg_qr", ("Q", "R"))
 SVDResult = L.return_type("linalg_svd", ("U", "S", "Vh"))
 EighResult = L.return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
 LstsqResult = L.return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+
+
+def _on_cuda(t):
+    return t._device.type == "cuda"
+
+
+def _cuda_linalg():
+    from .. import _cuda_linalg  # imports numba.cuda: only on a CUDA code path
+    return _cuda_linalg
+
+
+_INV_SINGULAR = ("The diagonal element {pivot} is zero, the inversion could not be completed because the "
+                 "input matrix is singular.")
 
 
 def _raise_singular(a, name, template):
@@ -42,12 +58,18 @@ def inv(A, *, out=None):
     [[0.5, 0.0], [0.0, 0.25]]
     """
     check_square(A, "linalg.inv")
+    if _on_cuda(A):
+        result, failure = _cuda_linalg().inv(A)
+        if failure:
+            index, pivot = failure
+            raise LinAlgError(f"linalg.inv: {L.batch_prefix(index, A.shape[:-2])}"
+                              + _INV_SINGULAR.format(pivot=pivot))
+        return _out(result, out)
     a = host(A)
     try:
         result = np.linalg.inv(a)
     except np.linalg.LinAlgError:
-        _raise_singular(a, "linalg.inv", "The diagonal element {pivot} is zero, the inversion could not be "
-                        "completed because the input matrix is singular.")
+        _raise_singular(a, "linalg.inv", _INV_SINGULAR)
     return _out(wrap(result, A), out)
 
 
@@ -62,6 +84,8 @@ def _out(result, out):
 def det(A, *, out=None):
     """The determinant of each square matrix of `A`."""
     check_square(A, "linalg.det")
+    if _on_cuda(A):
+        return _out(_cuda_linalg().det(A), out)
     return _out(wrap(np.linalg.det(host(A)), A), out)
 
 
@@ -69,6 +93,8 @@ def det(A, *, out=None):
 def slogdet(A):
     """(sign, log|det|) of each square matrix: a stable way to the determinant's size."""
     check_square(A, "linalg.slogdet")
+    if _on_cuda(A):
+        return SlogdetResult(*_cuda_linalg().slogdet(A))
     sign, logabsdet = np.linalg.slogdet(host(A))
     return SlogdetResult(wrap(sign, A), wrap(logabsdet, A))
 
@@ -96,6 +122,8 @@ def solve(A, B, *, left=True, out=None):
     if A._dtype is not B._dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
                            f"A of type {L.type_name(A._dtype)} and B of type {L.type_name(B._dtype)} instead")
+    if _on_cuda(A):
+        return _out(_solve_on_device(A, B, left), out)
     a, b = host(A), host(B)
     vector = _is_vector_rhs(A, B)
     if not left:
@@ -121,6 +149,31 @@ def solve(A, B, *, left=True, out=None):
     return _out(wrap(x if left else np.swapaxes(x, -1, -2), A), out)
 
 
+def _solve_on_device(A, B, left):
+    """solve's CUDA path: the CPU path's checks on tensor views, then `_cuda_linalg.solve`."""
+    vector = _is_vector_rhs(A, B)
+    if not left:
+        if vector:
+            raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported "
+                               "for left=False. In this case linalg.solve is equivalent to B / A.squeeze(-1)")
+        A, B = A.mT, B.mT
+    rhs = B.unsqueeze(-1) if vector else B
+    n = A.shape[-1]
+    if rhs.shape[-2] != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {rhs.shape[-2]}x{rhs.shape[-1]})")
+    try:
+        batch = np.broadcast_shapes(tuple(A.shape[:-2]), tuple(rhs.shape[:-2]))
+    except ValueError:
+        raise RuntimeError(f"linalg.solve: Incompatible batch shapes of A and B: {list(A.shape[:-2])} "
+                           f"and {list(rhs.shape[:-2])}") from None
+    x = _cuda_linalg().solve(A, rhs, batch)
+    if x is None:
+        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.")
+    x = x.squeeze(-1) if vector else x
+    return x if left else x.mT.contiguous()
+
+
 @op("linalg_solve_triangular")
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     """Solve ``A @ X = B`` (``X @ A = B`` if not `left`) reading only A's upper or lower triangle.
@@ -131,6 +184,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     check_float(B, "linalg.solve_triangular")
     if B.dim() < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    if _on_cuda(A):
+        return _out(_solve_triangular_on_device(A, B, upper, left, unitriangular), out)
     a, b = host(A), host(B)
     a = np.triu(a) if upper else np.tril(a)
     if unitriangular:
@@ -151,6 +206,19 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
         except np.linalg.LinAlgError:
             x = _substitute(a, b, lower=(upper != left))
     return _out(wrap(x if left else np.swapaxes(x, -1, -2), A), out)
+
+
+def _solve_triangular_on_device(A, B, upper, left, unitriangular):
+    """solve_triangular's CUDA path: X @ A = B is solved as A.mT @ X.mT = B.mT."""
+    if not left:
+        A, B, upper = A.mT, B.mT, not upper
+    n = A.shape[-1]
+    if B.shape[-2] != n:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
+    dtype = D.float64 if D.float64 in (A._dtype, B._dtype) else D.float32  # NumPy's result_type
+    x = _cuda_linalg().solve_triangular(A, B, upper, unitriangular, dtype)
+    return x if left else x.mT.contiguous()
 
 
 def _substitute(a, b, lower):
@@ -177,6 +245,15 @@ def _first_non_pd_minor(matrix):
 def cholesky(A, *, upper=False, out=None):
     """The Cholesky factor L (lower; ``L @ L.mT == A``) of each symmetric positive-definite matrix."""
     check_square(A, "linalg.cholesky")
+    if _on_cuda(A):
+        factor, failure = _cuda_linalg().cholesky(A)
+        if failure:
+            index, order = failure
+            raise LinAlgError(
+                f"linalg.cholesky: {L.batch_prefix(index, A.shape[:-2])}The factorization could not be "
+                f"completed because the input is not positive-definite (the leading minor of order "
+                f"{order} is not positive-definite).")
+        return _out(factor.mT.contiguous() if upper else factor, out)
     a = host(A)
     try:
         factor = np.linalg.cholesky(a)

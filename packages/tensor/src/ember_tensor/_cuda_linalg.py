@@ -1,0 +1,218 @@
+"""The dense solvers on CUDA tensors: LU (det, slogdet, inv, solve), triangular solves
+and Cholesky, computed on the device by the kernels of `_kernels.cuda_linalg`.
+
+The CUDA halves of `_ops.linalg_decomp`: those ops check their arguments (shared with
+the CPU), then call here for CUDA inputs with float32/float64 tensors. Every operand is
+copied once on the device into a fresh C-contiguous batch of matrices (broadcast batch
+dims expanded; the kernels factor and solve in place), and results are wrapped as C-
+contiguous tensors like the CPU's. Nothing goes through the host except, for inv, solve
+and cholesky, one int64 (the first failing batch element, and then its LAPACK `info`)
+read back to raise PyTorch's LinAlgError as the CPU does (PyTorch's CUDA ops synchronise
+for that check too).
+
+qr, svd, eigh, pinv, matrix_rank and lstsq still take the host's LAPACK: there is no
+cuSOLVER binding yet, and device Jacobi SVD / eigh kernels are future work.
+"""
+import numpy as np
+
+from . import _cuda
+from . import cuda as _public
+from ._kernels import cuda_linalg as K
+from ._kernels.cuda_loops import SIMULATOR
+from ._tensor import Tensor
+
+__all__ = ["lu", "det", "slogdet", "inv", "solve", "solve_triangular", "cholesky"]
+
+
+# --- operands, results and launches --------------------------------------------------------
+
+def _matrices(t, batch, np_dtype):
+    """A fresh C-contiguous device copy of `t` expanded to batch + its last two dims."""
+    view = t.expand(tuple(batch) + tuple(t.shape[-2:])) if tuple(t.shape[:-2]) != tuple(batch) else t
+    return _cuda.astype(view._data, np.dtype(np_dtype))
+
+
+def _wrap(arr, dtype, device):
+    """A tensor of `dtype` holding device array `arr` (cast on the device if needed)."""
+    if arr.dtype != dtype.np:
+        arr = _cuda.astype(arr, dtype.np)
+    return Tensor._wrap(arr, dtype, device)
+
+
+def _count(shape):
+    total = 1
+    for size in shape:
+        total *= size
+    return total
+
+
+def _launch_matrices(kernel, batch, n, *args):
+    """One block per matrix (blocks stride over the batch), threads over the step's work:
+    a warp for tiny matrices, up to 256 threads; under the simulator a block of 4."""
+    if SIMULATOR:
+        _cuda.sim_launch_synced(kernel, 1, 4, *args, shared=8)
+        return
+    block = 32
+    while block < min(n * n, 256):
+        block *= 2
+    _cuda.launch_grid(kernel, max(1, min(batch, 65535)), block, *args, shared=8)
+
+
+def _launch_flat(kernel, count, *args):
+    if count:
+        _cuda._launch(kernel, count, *args)
+
+
+def _on_device(fn):
+    """Run `fn` with its first tensor argument's GPU current (allocations land there)."""
+    def on_device(t, *args, **kwargs):
+        with _public._device_context(t._device.index or 0):
+            return fn(t, *args, **kwargs)
+    on_device.__name__ = fn.__name__
+    on_device.__doc__ = fn.__doc__
+    return on_device
+
+
+def _first_failure(first_bad, info, batch):
+    """(batch index, LAPACK info) of the first failing matrix, or None: reads one int64,
+    and one more on failure."""
+    index = int(_cuda.to_numpy(first_bad)[0])
+    if index >= batch:
+        return None
+    return index, int(_cuda.to_numpy(info[index:index + 1])[0])
+
+
+# --- LU and what is built on it ------------------------------------------------------------
+
+def lu(a, n, batch):
+    """Factor the flat batch `a` (batch x n x n, in place): (pivots, info, first_bad)."""
+    pivots = _cuda.empty((max(batch * n, 1),), np.int64)
+    info = _cuda.empty((max(batch, 1),), np.int64)
+    _cuda.fill_(info, 0)
+    first_bad = _cuda.empty((1,), np.int64)
+    _cuda.fill_(first_bad, batch)
+    if batch and n:
+        _launch_matrices(K.lu_factor, batch, n, _cuda._flat(a), pivots, info, first_bad, n, batch)
+    return pivots, info, first_bad
+
+
+def _factor(A):
+    """(LU copy, pivots, info, first_bad, n, batch count) of square-matrix tensor A."""
+    batch_shape = tuple(A.shape[:-2])
+    n = A.shape[-1]
+    a = _matrices(A, batch_shape, A._dtype.np)
+    batch = _count(batch_shape)
+    return (a,) + lu(a, n, batch) + (n, batch)
+
+
+@_on_device
+def det(A):
+    """det of each matrix of float32/float64 tensor A: a tensor of its batch shape."""
+    a, pivots, _, _, n, batch = _factor(A)
+    out = _cuda.empty(tuple(A.shape[:-2]), A._dtype.np)
+    _launch_flat(K.det_from_lu, batch, _cuda._flat(a), pivots, n, batch, _cuda._flat(out))
+    return Tensor._wrap(out, A._dtype, A._device)
+
+
+@_on_device
+def slogdet(A):
+    """(sign, log|det|) of each matrix of A, tensors of its batch shape."""
+    a, pivots, _, _, n, batch = _factor(A)
+    shape = tuple(A.shape[:-2])
+    sign, logabs = _cuda.empty(shape, A._dtype.np), _cuda.empty(shape, A._dtype.np)
+    _launch_flat(K.slogdet_from_lu, batch, _cuda._flat(a), pivots, n, batch, _cuda._flat(sign),
+                 _cuda._flat(logabs))
+    return Tensor._wrap(sign, A._dtype, A._device), Tensor._wrap(logabs, A._dtype, A._device)
+
+
+def _lu_solve(a, pivots, b, n, k, batch):
+    """Overwrite flat rhs batch b (batch x n x k) with the solution of LU-factored a."""
+    if not (batch and n and k):
+        return
+    flat_a, flat_b = _cuda._flat(a), _cuda._flat(b)
+    _launch_flat(K.apply_pivots, batch * k, pivots, flat_b, n, k, batch)
+    _launch_matrices(K.triangular_solve, batch, n, flat_a, flat_b, n, k, batch, True, True)
+    _launch_matrices(K.triangular_solve, batch, n, flat_a, flat_b, n, k, batch, False, False)
+
+
+@_on_device
+def inv(A):
+    """(inverse of each matrix of A, None), or (None, (batch index, zero pivot)) for the
+    first singular matrix."""
+    a, pivots, info, first_bad, n, batch = _factor(A)
+    failure = _first_failure(first_bad, info, batch)
+    if failure:
+        return None, failure
+    b = _identities(batch, n, A._dtype.np)
+    _lu_solve(a, pivots, b, n, n, batch)
+    return Tensor._wrap(_cuda._restride(b, tuple(A.shape), _c_strides(A.shape, b.dtype.itemsize)),
+                        A._dtype, A._device), None
+
+
+def _identities(batch, n, np_dtype):
+    """A flat device batch of n x n identity matrices, made on the device."""
+    b = _cuda.empty((batch * n * n,), np_dtype)
+    if b.size:
+        _cuda.fill_(b, 0)
+        itemsize = b.dtype.itemsize
+        diagonal = _cuda._restride(b, (batch, n), (n * n * itemsize, (n + 1) * itemsize))
+        _cuda.fill_(diagonal, 1)
+    return b
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for size in reversed(tuple(shape)):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
+@_on_device
+def solve(A, B, batch_shape):
+    """X with A @ X = B for matrices A (n x n) and right-hand sides B (n x k), both
+    broadcast to `batch_shape`; None when a matrix is singular."""
+    n, k = A.shape[-1], B.shape[-1]
+    a = _matrices(A, batch_shape, A._dtype.np)
+    batch = _count(batch_shape)
+    pivots, info, first_bad = lu(a, n, batch)
+    if _first_failure(first_bad, info, batch):
+        return None
+    b = _matrices(B, batch_shape, A._dtype.np)
+    _lu_solve(a, pivots, b, n, k, batch)
+    return Tensor._wrap(b, A._dtype, A._device)
+
+
+@_on_device
+def solve_triangular(A, B, upper, unitriangular, dtype):
+    """X with T @ X = B, T the upper/lower triangle of A, computed in `dtype` (A's and B's
+    common type) and returned as A's dtype; batch dims broadcast."""
+    batch_shape = tuple(np.broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-2])))
+    n, k = A.shape[-1], B.shape[-1]
+    a = _matrices(A, batch_shape, dtype.np)
+    b = _matrices(B, batch_shape, dtype.np)
+    batch = _count(batch_shape)
+    if batch and n and k:
+        _launch_matrices(K.triangular_solve, batch, n, _cuda._flat(a), _cuda._flat(b), n, k, batch,
+                         not upper, unitriangular)
+    return _wrap(b, A._dtype, A._device)
+
+
+@_on_device
+def cholesky(A):
+    """(lower Cholesky factor of each matrix of A, None), or (None, (batch index, order of
+    the failing leading minor)) for the first matrix that is not positive-definite."""
+    batch_shape = tuple(A.shape[:-2])
+    n, batch = A.shape[-1], _count(batch_shape)
+    a = _matrices(A, batch_shape, A._dtype.np)
+    info = _cuda.empty((max(batch, 1),), np.int64)
+    _cuda.fill_(info, 0)
+    first_bad = _cuda.empty((1,), np.int64)
+    _cuda.fill_(first_bad, batch)
+    if batch and n:
+        _launch_matrices(K.cholesky_factor, batch, n, _cuda._flat(a), info, first_bad, n, batch)
+    failure = _first_failure(first_bad, info, batch)
+    if failure:
+        return None, failure
+    return Tensor._wrap(a, A._dtype, A._device), None
+
