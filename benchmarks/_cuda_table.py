@@ -1,12 +1,32 @@
 """The side-by-side table the CUDA benchmark scripts print (cuda_ops, cuda_nn_rows,
 cuda_sort_scan): one row per workload with ember's and PyTorch's medians, their time
-ratio and rates (bytes moved against the device's peak bandwidth, or FLOP/s)."""
+ratio and rates (bytes moved against the device's peak bandwidth, or FLOP/s); and the
+two pieces their workload setups share (`tensor_lib`, `synced`)."""
 import argparse
 import importlib.util
 
 from ._harness import fmt_time, run
 
-__all__ = ["main", "peak_bandwidth"]
+__all__ = ["main", "peak_bandwidth", "synced", "tensor_lib"]
+
+
+def tensor_lib(name):
+    """The tensor module a workload runs on: ember_tensor for "ember", torch for "torch"."""
+    if name == "ember":
+        import ember_tensor
+        return ember_tensor
+    import torch
+    return torch
+
+
+def synced(fn, lib):
+    """`fn` then `lib.cuda.synchronize()`: a timed call lasts until the GPU is done."""
+    synchronize = lib.cuda.synchronize
+
+    def timed():
+        fn()
+        synchronize()
+    return timed
 
 
 def peak_bandwidth():

@@ -27,13 +27,7 @@ def _setup(make):
             x = t.randn(*shape, device="cuda").requires_grad_(grad)
             w = t.rand(*param_shape, device="cuda").requires_grad_(grad) if param_shape else None
             b = t.randn(*param_shape, device="cuda").requires_grad_(grad) if param_shape else None
-            fn = make(t, F, x, w, b)
-            synchronize = t.cuda.synchronize
-
-            def timed():
-                fn()
-                synchronize()
-            return timed
+            return _cuda_table.synced(make(t, F, x, w, b), t)
         return setup
     return wrap
 

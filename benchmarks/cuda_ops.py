@@ -17,18 +17,10 @@ from ._harness import Workload
 __all__ = ["workloads", "main"]
 
 
-def _lib(name):
-    if name == "ember":
-        import ember_tensor as lib
-    else:
-        import torch as lib
-    return lib
-
-
 def _op(expr, n, sync=True, dtype="float32"):
     """Setup for `expr` over float vectors a, b (and out) of n elements on the GPU."""
     def setup(lib):
-        t = _lib(lib)
+        t = _cuda_table.tensor_lib(lib)
         t.manual_seed(0)
         dt = getattr(t, dtype)
         a = t.rand(n, device="cuda").to(dt)
@@ -36,44 +28,27 @@ def _op(expr, n, sync=True, dtype="float32"):
         out = t.empty(n, device="cuda", dtype=dt)
         env = {"t": t, "a": a, "b": b, "out": out}
         fn = eval("lambda: " + expr, env)  # noqa: S307 - a fixed expression of this module
-        if not sync:
-            return fn
-        synchronize = t.cuda.synchronize
-
-        def timed():
-            fn()
-            synchronize()
-        return timed
+        return _cuda_table.synced(fn, t) if sync else fn
     return setup
 
 
 def _matrix_op(kind, shape, dtype="float32"):
     def setup(lib):
-        t = _lib(lib)
+        t = _cuda_table.tensor_lib(lib)
         t.manual_seed(0)
         dt = getattr(t, dtype)
         x = t.rand(*shape, device="cuda").to(dt)
         fn = {"matmul": lambda: x @ x, "sum_rows": lambda: x.sum(1),
               "sum_cols": lambda: x.sum(0)}[kind]
-        synchronize = t.cuda.synchronize
-
-        def timed():
-            fn()
-            synchronize()
-        return timed
+        return _cuda_table.synced(fn, t)
     return setup
 
 
 def _h2d(n):
     def setup(lib):
-        t = _lib(lib)
+        t = _cuda_table.tensor_lib(lib)
         host = t.rand(n).pin_memory()
-        synchronize = t.cuda.synchronize
-
-        def timed():
-            host.to("cuda", non_blocking=True)
-            synchronize()
-        return timed
+        return _cuda_table.synced(lambda: host.to("cuda", non_blocking=True), t)
     return setup
 
 

@@ -18,31 +18,17 @@ from ._harness import Workload
 __all__ = ["workloads", "main"]
 
 
-def _lib(name):
-    if name == "ember":
-        import ember_tensor
-        return ember_tensor
-    import torch
-    return torch
-
-
 def _setup(make, shape, integers=0):
     """Setup for `make(t, x)` -> a zero-argument callable, on a float32 (or, with
     `integers` > 0, an int64 in [0, integers)) CUDA tensor of `shape`."""
     def setup(name):
-        t = _lib(name)
+        t = _cuda_table.tensor_lib(name)
         t.manual_seed(0)
         if integers:
             x = t.randint(0, integers, shape, device="cuda")
         else:
             x = t.randn(*shape, device="cuda")
-        fn = make(t, x)
-        synchronize = t.cuda.synchronize
-
-        def timed():
-            fn()
-            synchronize()
-        return timed
+        return _cuda_table.synced(make(t, x), t)
     return setup
 
 
