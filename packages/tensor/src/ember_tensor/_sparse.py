@@ -101,6 +101,9 @@ class SparseTensor(Tensor):
 
     def clone(self, *, memory_format=None):
         """A copy with its own indices and values."""
+        if self._device.type == "cuda":
+            return make_sparse(self._indices_t.clone(), self._values_t.clone(), self.shape, self._dtype,
+                               self._coalesced, device=self._device)
         return make_sparse(self._indices_t._data.copy(), to_array(self._values_t).copy(), self.shape,
                            self._dtype, self._coalesced, device=self._device)
 
@@ -124,8 +127,11 @@ class SparseTensor(Tensor):
 
 
 def _to_dense_impl(t, dtype=None):
-    values = to_array(t._values_t)
     dtype = t._dtype if dtype is None else dtype
+    if t._device.type == "cuda":
+        from . import _sparse_cuda
+        return _sparse_cuda.to_dense(t._indices_t, t._values_t, tuple(t.shape), dtype)
+    values = to_array(t._values_t)
     if t.sparse_dim() == 0:  # every entry sits at the one (empty) index
         return from_array(values.sum(axis=0), dtype, t._device)
     out = np.zeros(tuple(t.shape), values.dtype)
@@ -134,6 +140,10 @@ def _to_dense_impl(t, dtype=None):
 
 
 def _coalesce_impl(t):
+    if t._device.type == "cuda":
+        from . import _sparse_cuda
+        idx, vals = _sparse_cuda.coalesce(t._indices_t, t._values_t, t._sparse_shape())
+        return make_sparse(idx, vals, t.shape, t._dtype, coalesced=True, device=t._device)
     idx, vals = coalesce_arrays(t._indices_t._data, to_array(t._values_t), t._sparse_shape())
     return make_sparse(idx, vals, t.shape, t._dtype, coalesced=True, device=t._device)
 
@@ -169,11 +179,23 @@ class DenseDataPlaceholder:
 
 
 def make_sparse(indices, values, size, dtype, coalesced=False, device=CPU):
-    """A SparseTensor over NumPy `indices` (sparse_dim, nnz) and `values` (nnz, ...); no checks."""
-    values_t = from_array(np.ascontiguousarray(values), dtype, device)
+    """A SparseTensor over `indices` (sparse_dim, nnz) and `values` (nnz, ...); no checks.
+
+    Each may be a NumPy array or a tensor; both end up on `device` (a CUDA sparse tensor
+    keeps its indices on the device too), values in `dtype`, indices int64.
+    """
+    if isinstance(values, Tensor):
+        values_t = values.to(device=device, dtype=dtype).contiguous()
+    else:
+        values_t = from_array(np.ascontiguousarray(values), dtype, device)
     placeholder = DenseDataPlaceholder(size, values_t._data.dtype)
     t = Tensor._wrap.__func__(SparseTensor, placeholder, dtype, device)
-    t._indices_t = Tensor._wrap(np.ascontiguousarray(indices, np.int64), D.int64, CPU)
+    if isinstance(indices, Tensor):
+        t._indices_t = indices.to(device=device, dtype=D.int64).contiguous()
+    else:
+        t._indices_t = Tensor._wrap(np.ascontiguousarray(indices, np.int64), D.int64, CPU)
+        if device.type != "cpu":
+            t._indices_t = t._indices_t.to(device)
     t._values_t = values_t
     t._coalesced = bool(coalesced or values_t.shape[0] <= 1)
     return t
@@ -213,14 +235,20 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
         >>> s.to_dense().tolist()
         [[0.0, 0.0, 3.0], [4.0, 0.0, 5.0]]
     """
+    indices_given_as_tensor = isinstance(indices, Tensor)
     indices = _as_tensor(indices)
     values = _as_tensor(values, D.to_dtype(dtype) if dtype is not None else None)
     if device is not None and values._device != _device_cls(device):
         values = values.to(_device_cls(device))
+    if indices._device != values._device and (device is not None or not indices_given_as_tensor):
+        indices = indices.to(values._device)  # built from a list, or a device asked for: follow values
     if indices._dtype.category != D._INT:
         raise RuntimeError(f"indices must be an int64 tensor")
     if indices.dim() != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
+    if values._device.type == "cuda" or indices._device.type == "cuda":
+        from . import _sparse_cuda
+        return _sparse_cuda.sparse_coo_tensor(indices, values, size, bool(is_coalesced), requires_grad)
     idx = np.ascontiguousarray(indices._host_numpy(), np.int64)
     vals = to_array(values)
     if vals.ndim == 0:
@@ -264,6 +292,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
 def sparse_coo_from_values(indices, values, size, is_coalesced=False):
     """The sparse tensor with entries `values` at checked int64 `indices` (differentiable in
     `values`; `sparse_coo_tensor` validates and calls this when values need a gradient)."""
+    if values._device.type == "cuda":
+        return make_sparse(indices, values.clone(), size, values._dtype, is_coalesced, device=values._device)
     return make_sparse(indices._data, to_array(values).copy(), size, values._dtype, is_coalesced,
                        device=values._device)
 
@@ -290,10 +320,15 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     """
     if layout is not None and layout is not sparse_coo:
         raise NotImplementedError(f"ember: to_sparse supports layout=torch.sparse_coo only, got {layout}")
+    ndim = self.dim()
+    sparse_dim = ndim if sparse_dim is None else int(sparse_dim)
+    if not 0 <= sparse_dim <= ndim:
+        raise RuntimeError(f"sparse_dim argument must be in [0,{ndim}] range, but {sparse_dim} is given")
+    if self._device.type == "cuda":
+        from . import _sparse_cuda
+        idx, values = _sparse_cuda.dense_to_sparse(self, sparse_dim)
+        return make_sparse(idx, values, tuple(self.shape), self._dtype, coalesced=True, device=self._device)
     arr = to_array(self)
-    sparse_dim = arr.ndim if sparse_dim is None else int(sparse_dim)
-    if not 0 <= sparse_dim <= arr.ndim:
-        raise RuntimeError(f"sparse_dim argument must be in [0,{arr.ndim}] range, but {sparse_dim} is given")
     if sparse_dim == 0:  # one entry holding the whole tensor, or none when it is all zero
         nnz = int(bool((arr != 0).any()))
         return make_sparse(np.zeros((0, nnz), np.int64), arr.reshape((1,) + arr.shape)[:nnz], arr.shape,

@@ -23,6 +23,16 @@ def _check_same_size(a, b):
                            f"{list(a.shape)} != {list(b.shape)}")
 
 
+def _cuda():
+    from . import _sparse_cuda  # loads numba.cuda: only on a CUDA code path
+    return _sparse_cuda
+
+
+def _on(t, other):
+    """`t` on `other`'s device (a no-op when it is already there)."""
+    return t if t._device == other._device else t.to(other._device)
+
+
 def _result_dtype(a, b):
     return D.promote_types(a._dtype, b._dtype)
 
@@ -30,14 +40,10 @@ def _result_dtype(a, b):
 def add_sparse_into_dense_(dense, sparse, alpha=1):
     """dense += alpha * sparse, in place (the update SGD and dense grad accumulation need)."""
     _check_same_size(dense, sparse)
+    if dense._device.type == "cuda":
+        values = sparse._values_t if alpha == 1 else sparse._values_t * alpha
+        return _cuda().scatter_add_into_dense_(dense, _on(sparse._indices_t, dense), _on(values, dense))
     values = to_array(sparse._values_t) * alpha
-    if dense._device.type != "cpu":
-        # Scatter on the host and copy back: the sparse COO ops are host code (their indices
-        # live on the CPU); index_put_(accumulate=True) could do this on the device.
-        host = np.array(to_array(dense))
-        np.add.at(host, tuple(sparse._indices_t._data), values.astype(host.dtype, copy=False))
-        dense.copy_(from_array(host, dense._dtype, dense._device))
-        return dense
     target = dense._data
     if not target.flags.writeable:
         raise RuntimeError("ember: cannot add into a read-only tensor")
@@ -54,6 +60,12 @@ def sparse_add(self, other, *, alpha=1):
             raise RuntimeError("add: expected 'self' and 'other' to have same sparse dimensions, but got "
                                f"{self.sparse_dim()} and {other.sparse_dim()}")
         dtype = _result_dtype(self, other)
+        if self._device.type == "cuda":
+            from ._ops.indexing import cat
+            values = other._values_t if alpha == 1 else other._values_t * alpha
+            idx = cat([self._indices_t, _on(other._indices_t, self)], 1)
+            vals = cat([self._values_t.to(dtype), _on(values, self).to(dtype)])
+            return make_sparse(idx, vals, self.shape, dtype, device=self._device)
         idx = np.concatenate([self._indices_t._data, other._indices_t._data], axis=1)
         vals = np.concatenate([to_array(self._values_t), to_array(other._values_t) * alpha])
         return make_sparse(idx, vals, self.shape, dtype, device=self._device)
@@ -66,6 +78,8 @@ def dense_add_sparse(dense, sparse, alpha=1):
     """dense + alpha * sparse as a new dense tensor."""
     _check_same_size(dense, sparse)
     dtype = _result_dtype(dense, sparse)
+    if dense._device.type == "cuda":
+        return add_sparse_into_dense_(dense.to(dtype).clone(), sparse, alpha)
     out = from_array(np.array(to_array(dense), dtype=dtype.np), dtype, dense._device)
     return add_sparse_into_dense_(out, sparse, alpha)
 
@@ -93,6 +107,9 @@ def sparse_mul(self, other):
         dtype = self._dtype if isinstance(other, numbers.Number) else _result_dtype(self, other)
         if isinstance(other, float) and dtype.category != D._FLOAT:
             dtype = D.get_default_dtype()
+        if self._device.type == "cuda":  # a 0-d operand multiplies on the device, unread
+            return make_sparse(self._indices_t, (self._values_t * other).to(dtype), self.shape, dtype,
+                               self._coalesced, device=self._device)
         out = make_sparse(self._indices_t._data, to_array(self._values_t) * scalar, self.shape, dtype,
                           self._coalesced, device=self._device)
         return out
@@ -104,6 +121,10 @@ def sparse_mul(self, other):
     dtype = _result_dtype(self, other)
     if isinstance(other, SparseTensor):
         other = other.to_dense()  # the product lives on self's pattern either way
+    if self._device.type == "cuda":
+        picked = _cuda().gather_dense(_on(other, self), self._indices_t, self.sparse_dim())
+        return make_sparse(self._indices_t, (self._values_t * picked).to(dtype), self.shape, dtype,
+                           self._coalesced, device=self._device)
     picked = to_array(other)[tuple(self._indices_t._data)]
     return make_sparse(self._indices_t._data, to_array(self._values_t) * picked, self.shape, dtype,
                        self._coalesced, device=self._device)
@@ -126,8 +147,11 @@ def _rsub(self, other):
 def _div(self, other):
     if isinstance(other, Tensor) and other.dim() != 0:
         raise RuntimeError("ember: sparse division supports a scalar divisor only")
-    scalar = other.item() if isinstance(other, Tensor) else other
     dtype = self._dtype if self._dtype.category == D._FLOAT else D.get_default_dtype()
+    if self._device.type == "cuda":
+        return make_sparse(self._indices_t, (self._values_t / other).to(dtype), self.shape, dtype,
+                           self._coalesced, device=self._device)
+    scalar = other.item() if isinstance(other, Tensor) else other
     return make_sparse(self._indices_t._data, to_array(self._values_t) / scalar, self.shape, dtype,
                        self._coalesced, device=self._device)
 
@@ -139,6 +163,12 @@ def _mul_(self, other):
 
 
 def _zero_(self):
+    if self._device.type == "cuda":
+        from ._ops.creation import zeros
+        self._indices_t = zeros((self.sparse_dim(), 0), dtype=D.int64, device=self._device)
+        self._values_t = zeros((0,) + tuple(self.shape)[self.sparse_dim():], dtype=self._dtype, device=self._device)
+        self._coalesced = True
+        return self
     self._indices_t = Tensor._wrap(np.zeros((self.sparse_dim(), 0), np.int64), D.int64)
     self._values_t = from_array(np.zeros((0,) + tuple(self.shape)[self.sparse_dim():],
                                          to_array(self._values_t).dtype), self._dtype)
@@ -155,10 +185,17 @@ def transpose(self, dim0, dim1):
         raise RuntimeError(f"transpose(): cannot transpose a sparse dimension with a dense dimension")
     if d0 >= sd:
         raise NotImplementedError("ember: transposing two dense dimensions of a hybrid sparse tensor")
-    idx = self._indices_t._data.copy()
-    idx[[d0, d1]] = idx[[d1, d0]]
     shape = list(self.shape)
     shape[d0], shape[d1] = shape[d1], shape[d0]
+    if self._device.type == "cuda":
+        rows = list(range(sd))
+        rows[d0], rows[d1] = rows[d1], rows[d0]
+        from ._ops.creation import tensor
+        idx = self._indices_t.index_select(0, tensor(rows, dtype=D.int64, device=self._device))
+        return make_sparse(idx, self._values_t, shape, self._dtype, coalesced=(d0 == d1 and self._coalesced),
+                           device=self._device)
+    idx = self._indices_t._data.copy()
+    idx[[d0, d1]] = idx[[d1, d0]]
     return make_sparse(idx, to_array(self._values_t), shape, self._dtype, coalesced=(d0 == d1 and self._coalesced), device=self._device)
 
 
@@ -180,6 +217,8 @@ def narrow_copy(self, dim, start, length):
                            f"range(0, {size}).")
     shape = list(self.shape)
     shape[d] = length
+    if self._device.type == "cuda":
+        return _narrow_copy_cuda(self, d, start, length, shape)
     idx, vals = self._indices_t._data, to_array(self._values_t)
     if d < self.sparse_dim():
         keep = (idx[d] >= start) & (idx[d] < start + length)
@@ -191,9 +230,22 @@ def narrow_copy(self, dim, start, length):
     return make_sparse(idx, vals, shape, self._dtype, self._coalesced, device=self._device)
 
 
+def _narrow_copy_cuda(self, d, start, length, shape):
+    idx, vals = self._indices_t, self._values_t
+    if d < self.sparse_dim():
+        keep = _cuda().positions((idx[d] >= start) & (idx[d] < start + length))
+        idx, vals = idx.index_select(1, keep), vals.index_select(0, keep)
+        idx[d] -= start
+    else:
+        vals = vals.narrow(d - self.sparse_dim() + 1, start, length)
+    return make_sparse(idx, vals.contiguous(), shape, self._dtype, self._coalesced, device=self._device)
+
+
 def index_select(self, dim, index):
     """Slices at positions `index` along `dim` (repeats allowed), as a new sparse tensor."""
     d = wrap_dim(dim, self.dim())
+    if self._device.type == "cuda":
+        return _index_select_cuda(self, d, index)
     pick = np.asarray(index._host_numpy() if isinstance(index, Tensor) else index, np.int64).reshape(-1)
     size = self.shape[d]
     if pick.size and (pick.min() < -size or pick.max() >= size):
@@ -219,6 +271,31 @@ def index_select(self, dim, index):
     return make_sparse(new_idx, vals[entry], shape, self._dtype, device=self._device)
 
 
+def _index_select_cuda(self, d, index):
+    from ._ops.creation import tensor
+    from ._ops.elementwise_composite import where
+    pick = index if isinstance(index, Tensor) else tensor(index, dtype=D.int64)
+    pick = _on(pick.reshape(-1).to(D.int64), self)
+    size = self.shape[d]
+    if pick.shape[0] and bool(((pick < -size) | (pick >= size)).any()):  # one flag read back
+        raise IndexError(f"index out of range in self")
+    pick = where(pick < 0, pick + size, pick)
+    shape = list(self.shape)
+    shape[d] = pick.shape[0]
+    idx, vals = self._indices_t, self._values_t
+    if d >= self.sparse_dim():
+        return make_sparse(idx, vals.index_select(d - self.sparse_dim() + 1, pick), shape, self._dtype,
+                           self._coalesced, device=self._device)
+    # Every (entry, output position) pair whose source index matches, from the (nnz, len)
+    # match table: row-major nonzero lists them by entry, then by position, as the CPU's.
+    # The table costs nnz * len(index) booleans (the CPU uses a binary search instead).
+    pairs = (idx[d].reshape(-1, 1) == pick.reshape(1, -1)).nonzero()
+    entry, position = pairs[:, 0].contiguous(), pairs[:, 1].contiguous()
+    new_idx = idx.index_select(1, entry)
+    new_idx[d] = position
+    return make_sparse(new_idx, vals.index_select(0, entry), shape, self._dtype, device=self._device)
+
+
 def sum_method(self, dim=None, keepdim=False, dtype=None):
     """Tensor.sum on a sparse tensor (``torch.sparse.sum`` semantics; keepdim unsupported)."""
     from .sparse import sum as sparse_sum
@@ -240,6 +317,9 @@ def _to(self, *args, **kwargs):
                 device = device_cls("cuda", 0)  # as dense .to("cuda"): the current device
     if dtype is self._dtype and device == self._device:
         return self
+    if self._device.type == "cuda" or device.type == "cuda":  # tensors move as tensors
+        return make_sparse(self._indices_t.to(device), self._values_t.to(device=device, dtype=dtype), self.shape,
+                           dtype, self._coalesced, device=device)
     return make_sparse(self._indices_t._data, to_array(self._values_t), self.shape, dtype, self._coalesced,
                        device=device)
 
@@ -265,6 +345,9 @@ def sparse_mask(self, mask):
     if tuple(self.shape) != tuple(mask.shape):
         raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size {list(self.shape)} "
                            f"but mask has size {list(mask.shape)}")
+    if mask._device.type == "cuda":
+        picked = _cuda().gather_dense(_on(self, mask), mask._indices_t, mask.sparse_dim())
+        return make_sparse(mask._indices_t, picked, self.shape, self._dtype, mask._coalesced, device=mask._device)
     picked = to_array(self)[tuple(mask._indices_t._data)]
     return make_sparse(mask._indices_t._data, picked, self.shape, self._dtype, mask._coalesced, device=self._device)
 

@@ -40,7 +40,7 @@ def sparse_mm(mat1, mat2):
     """Sparse (n, k) @ dense (k, m) -> dense (n, m), by a Numba kernel over the entries."""
     _check_mm(mat1, mat2)
     dtype = D.promote_types(mat1._dtype, mat2._dtype)
-    if mat2._device.type == "cuda":
+    if mat2._device.type == "cuda" or mat1._device.type == "cuda":
         return _sparse_mm_cuda(mat1, mat2, dtype)
     s = mat1.coalesce() if mat1._nnz() >= PARALLEL_NNZ else mat1
     idx = s._indices_t._data
@@ -76,6 +76,10 @@ def sampled_dense_product(pattern, a, b):
 
     This is the gradient of ``mm(S, D)`` with respect to S: grad @ D.T on S's pattern.
     """
+    if pattern._device.type == "cuda":
+        from .._sparse_cuda import sampled_dot
+        return make_sparse(pattern._indices_t, sampled_dot(pattern._indices_t, a, b), pattern.shape,
+                           pattern._dtype, pattern._coalesced, device=pattern._device)
     idx = pattern._indices_t._data
     av = np.ascontiguousarray(to_array(a), np.float64)
     bv = np.ascontiguousarray(to_array(b), np.float64)
@@ -117,6 +121,10 @@ def sum(input, dim=None, dtype=None):
     out_dtype = input._dtype if dtype is None else dtype
     if out_dtype.category != D._FLOAT and dtype is None:
         out_dtype = D.int64 if out_dtype.category in (D._INT, D._BOOL) else out_dtype
+    if input._device.type == "cuda":
+        from .._sparse_cuda import sparse_sum
+        idx, vals, size = sparse_sum(input, dim, out_dtype)
+        return vals if idx is None else make_sparse(idx, vals, size, out_dtype, True, device=input._device)
     vals = to_array(input._values_t)
     if dim is None:
         return from_array(np.asarray(vals.sum()), out_dtype, input._device)
@@ -140,6 +148,9 @@ def sum(input, dim=None, dtype=None):
 def _softmax_values(input, dim, log):
     s = input.coalesce()
     d = wrap_dim(dim, input.dim())
+    if s._device.type == "cuda":
+        from .._sparse_cuda import softmax_values
+        return s, softmax_values(s, d, log)
     idx, vals = s._indices_t._data, to_array(s._values_t).astype(np.float64)
     sd = s.sparse_dim()
     if d >= sd:
@@ -166,10 +177,10 @@ def _softmax_values(input, dim, log):
 def softmax(input, dim, dtype=None):
     """Softmax along `dim` over the specified entries only (unspecified ones count as -inf)."""
     s, out = _softmax_values(input, dim, log=False)
-    return make_sparse(s._indices_t._data, out, s.shape, dtype or s._dtype, True, device=s._device)
+    return make_sparse(s._indices_t, out, s.shape, dtype or s._dtype, True, device=s._device)
 
 
 def log_softmax(input, dim, dtype=None):
     """Log-softmax along `dim` over the specified entries only (see `softmax`)."""
     s, out = _softmax_values(input, dim, log=True)
-    return make_sparse(s._indices_t._data, out, s.shape, dtype or s._dtype, True, device=s._device)
+    return make_sparse(s._indices_t, out, s.shape, dtype or s._dtype, True, device=s._device)
