@@ -203,6 +203,8 @@ ERROR_CASES = {
     "solve shapes": lambda d: et.linalg.solve(d(np.eye(3)), d(np.ones((2, 2)))),
     "solve batches": lambda d: et.linalg.solve(d(np.ones((2, 2, 2))), d(np.ones((3, 2, 1)))),
     "solve vector right": lambda d: et.linalg.solve(d(np.eye(2)), d(np.ones(2)), left=False),
+    "triangular A not square": lambda d: et.linalg.solve_triangular(d(np.ones((3, 2))), d(np.ones((3, 2))),
+                                                                    upper=True),
     "triangular 1-d B": lambda d: et.linalg.solve_triangular(d(np.eye(2)), d(np.ones(2)), upper=True),
     "triangular shapes": lambda d: et.linalg.solve_triangular(d(np.eye(2)), d(np.ones((3, 1))), upper=True,
                                                               left=True),

@@ -184,10 +184,9 @@ def solve(A, B, batch_shape):
 
 
 @_on_device
-def solve_triangular(A, B, upper, unitriangular, dtype):
+def solve_triangular(A, B, upper, unitriangular, dtype, batch_shape):
     """X with T @ X = B, T the upper/lower triangle of A, computed in `dtype` (A's and B's
-    common type) and returned as A's dtype; batch dims broadcast."""
-    batch_shape = tuple(np.broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-2])))
+    common type) and returned as A's dtype; both broadcast to `batch_shape`."""
     n, k = A.shape[-1], B.shape[-1]
     a = _matrices(A, batch_shape, dtype.np)
     b = _matrices(B, batch_shape, dtype.np)

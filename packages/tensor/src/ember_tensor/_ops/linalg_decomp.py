@@ -122,25 +122,14 @@ def solve(A, B, *, left=True, out=None):
     if A._dtype is not B._dtype:
         raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
                            f"A of type {L.type_name(A._dtype)} and B of type {L.type_name(B._dtype)} instead")
-    if _on_cuda(A):
-        return _out(_solve_on_device(A, B, left), out)
-    a, b = host(A), host(B)
     vector = _is_vector_rhs(A, B)
+    batch = _check_solve_shapes(A, B, left, vector)
+    if _on_cuda(A):
+        return _out(_solve_on_device(A, B, left, vector, batch), out)
+    a, b = host(A), host(B)
     if not left:
-        if vector:
-            raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported "
-                               "for left=False. In this case linalg.solve is equivalent to B / A.squeeze(-1)")
         a, b = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)
     rhs = b[..., None] if vector else b
-    n = a.shape[-1]
-    if rhs.shape[-2] != n:
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
-                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {rhs.shape[-2]}x{rhs.shape[-1]})")
-    try:
-        batch = np.broadcast_shapes(a.shape[:-2], rhs.shape[:-2])
-    except ValueError:
-        raise RuntimeError(f"linalg.solve: Incompatible batch shapes of A and B: {list(a.shape[:-2])} "
-                           f"and {list(rhs.shape[:-2])}") from None
     try:
         x = np.linalg.solve(np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(rhs, batch + rhs.shape[-2:]))
     except np.linalg.LinAlgError:
@@ -149,24 +138,29 @@ def solve(A, B, *, left=True, out=None):
     return _out(wrap(x if left else np.swapaxes(x, -1, -2), A), out)
 
 
-def _solve_on_device(A, B, left):
-    """solve's CUDA path: the CPU path's checks on tensor views, then `_cuda_linalg.solve`."""
-    vector = _is_vector_rhs(A, B)
-    if not left:
-        if vector:
-            raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported "
-                               "for left=False. In this case linalg.solve is equivalent to B / A.squeeze(-1)")
-        A, B = A.mT, B.mT
-    rhs = B.unsqueeze(-1) if vector else B
+def _check_solve_shapes(A, B, left, vector):
+    """solve's shape checks with PyTorch's errors; returns the broadcast batch shape."""
+    if not left and vector:
+        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported "
+                           "for left=False. In this case linalg.solve is equivalent to B / A.squeeze(-1)")
+    rhs_shape = tuple(B.shape) + (1,) if vector else tuple(B.shape)
+    rows, cols = (rhs_shape[-2], rhs_shape[-1]) if left else (rhs_shape[-1], rhs_shape[-2])
     n = A.shape[-1]
-    if rhs.shape[-2] != n:
+    if rows != n:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
-                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {rhs.shape[-2]}x{rhs.shape[-1]})")
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {rows}x{cols})")
     try:
-        batch = np.broadcast_shapes(tuple(A.shape[:-2]), tuple(rhs.shape[:-2]))
+        return np.broadcast_shapes(tuple(A.shape[:-2]), rhs_shape[:-2])
     except ValueError:
         raise RuntimeError(f"linalg.solve: Incompatible batch shapes of A and B: {list(A.shape[:-2])} "
-                           f"and {list(rhs.shape[:-2])}") from None
+                           f"and {list(rhs_shape[:-2])}") from None
+
+
+def _solve_on_device(A, B, left, vector, batch):
+    """solve's CUDA path (shapes checked): X @ A = B is solved as A.mT @ X.mT = B.mT."""
+    if not left:
+        A, B = A.mT, B.mT
+    rhs = B.unsqueeze(-1) if vector else B
     x = _cuda_linalg().solve(A, rhs, batch)
     if x is None:
         raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.")
@@ -180,12 +174,13 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
 
     As in PyTorch, a zero on the diagonal gives inf/nan rather than an error.
     """
-    check_matrix(A, "linalg.solve_triangular")
+    check_square(A, "linalg.solve_triangular")  # the device kernels (and PyTorch) need square A
     check_float(B, "linalg.solve_triangular")
     if B.dim() < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    batch = _check_triangular_shapes(A, B, left)
     if _on_cuda(A):
-        return _out(_solve_triangular_on_device(A, B, upper, left, unitriangular), out)
+        return _out(_solve_triangular_on_device(A, B, upper, left, unitriangular, batch), out)
     a, b = host(A), host(B)
     a = np.triu(a) if upper else np.tril(a)
     if unitriangular:
@@ -194,11 +189,6 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
         a[..., idx, idx] = 1
     if not left:
         a, b = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)
-    n = a.shape[-1]
-    if b.shape[-2] != n:
-        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
-                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})")
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
     with np.errstate(divide="ignore", invalid="ignore"):
         try:
@@ -208,16 +198,22 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     return _out(wrap(x if left else np.swapaxes(x, -1, -2), A), out)
 
 
-def _solve_triangular_on_device(A, B, upper, left, unitriangular):
-    """solve_triangular's CUDA path: X @ A = B is solved as A.mT @ X.mT = B.mT."""
+def _check_triangular_shapes(A, B, left):
+    """solve_triangular's shape check with PyTorch's error; returns the broadcast batch shape."""
+    n = A.shape[-1]
+    rows, cols = (B.shape[-2], B.shape[-1]) if left else (B.shape[-1], B.shape[-2])
+    if rows != n:
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {rows}x{cols})")
+    return np.broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-2]))
+
+
+def _solve_triangular_on_device(A, B, upper, left, unitriangular, batch):
+    """solve_triangular's CUDA path (shapes checked): X @ A = B is solved as A.mT @ X.mT = B.mT."""
     if not left:
         A, B, upper = A.mT, B.mT, not upper
-    n = A.shape[-1]
-    if B.shape[-2] != n:
-        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
-                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
     dtype = D.float64 if D.float64 in (A._dtype, B._dtype) else D.float32  # NumPy's result_type
-    x = _cuda_linalg().solve_triangular(A, B, upper, unitriangular, dtype)
+    x = _cuda_linalg().solve_triangular(A, B, upper, unitriangular, dtype, batch)
     return x if left else x.mT.contiguous()
 
 
@@ -230,6 +226,12 @@ def _substitute(a, b, lower):
         partial = np.einsum("...j,...jk->...k", a[..., i, :], x)
         x[..., i, :] = (b[..., i, :] - partial) / a[..., i, i:i + 1]
     return x
+
+
+def _not_positive_definite(index, order, batch_shape):
+    return LinAlgError(f"linalg.cholesky: {L.batch_prefix(index, batch_shape)}The factorization could not be "
+                       f"completed because the input is not positive-definite (the leading minor of order "
+                       f"{order} is not positive-definite).")
 
 
 def _first_non_pd_minor(matrix):
@@ -248,11 +250,7 @@ def cholesky(A, *, upper=False, out=None):
     if _on_cuda(A):
         factor, failure = _cuda_linalg().cholesky(A)
         if failure:
-            index, order = failure
-            raise LinAlgError(
-                f"linalg.cholesky: {L.batch_prefix(index, A.shape[:-2])}The factorization could not be "
-                f"completed because the input is not positive-definite (the leading minor of order "
-                f"{order} is not positive-definite).")
+            raise _not_positive_definite(*failure, A.shape[:-2])
         return _out(factor.mT.contiguous() if upper else factor, out)
     a = host(A)
     try:
@@ -262,11 +260,7 @@ def cholesky(A, *, upper=False, out=None):
             try:
                 np.linalg.cholesky(matrix)
             except np.linalg.LinAlgError:
-                order = _first_non_pd_minor(matrix)
-                raise LinAlgError(
-                    f"linalg.cholesky: {L.batch_prefix(index, a.shape[:-2])}The factorization could not be "
-                    f"completed because the input is not positive-definite (the leading minor of order "
-                    f"{order} is not positive-definite).") from None
+                raise _not_positive_definite(index, _first_non_pd_minor(matrix), a.shape[:-2]) from None
         raise
     # LAPACK leaves the other triangle alone; NumPy zeroes it, as PyTorch does.
     return _out(wrap(np.swapaxes(factor, -1, -2) if upper else factor, A), out)
