@@ -250,3 +250,26 @@ def test_gradients_reach_cuda_values_through_coalesce_and_to_dense():
         ((t.coalesce().to_dense() * weights.to(device)) ** 2).sum().backward()
         grads[device] = values.grad
     check(grads["cuda"], grads["cpu"])
+
+
+HALF_AND_INTEGER_OPS = {
+    "coalesce": lambda s: s.coalesce(),
+    "to_dense": lambda s: s.to_dense(),
+    "mul": lambda s: s * 2,
+    "sum": lambda s: torch.sparse.sum(s, 1),
+    "to_sparse": lambda s: s.to_dense().to_sparse(),
+    "dense_add": lambda s: torch.ones(2, 3, dtype=s.dtype, device=s.device) + s,
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.bool])
+@pytest.mark.parametrize("name", sorted(HALF_AND_INTEGER_OPS))
+def test_half_and_integer_values_on_the_device(name, dtype):
+    s = torch.sparse_coo_tensor([[0, 1, 0], [2, 0, 2]], torch.tensor([1, 2, 3]).to(dtype), (2, 3))
+    want = HALF_AND_INTEGER_OPS[name](s)
+    g = s.cuda()
+    with device_only(allow_scalar_reads=True):
+        got = HALF_AND_INTEGER_OPS[name](g)
+    assert got.dtype is want.dtype and got.is_sparse == want.is_sparse and got.device.type == "cuda"
+    got, want = (got.to_dense(), want.to_dense()) if want.is_sparse else (got, want)
+    np.testing.assert_array_equal(got.cpu().float().numpy(), want.float().numpy())

@@ -6,7 +6,9 @@ layout. `SparseTensor` subclasses `Tensor` so that it can sit wherever autograd 
 optimizers expect a tensor (a leaf, a ``.grad``); its `_data` is a `DenseDataPlaceholder`
 holding only shape/dtype metadata, so shape checks work as for any tensor while the real
 content lives in `_indices_t`/`_values_t`, and a dense kernel handed a sparse tensor raises.
-The sparse API is the methods defined here and in `_sparse_ops`.
+The sparse API is the methods defined here and in `_sparse_ops`. A CUDA sparse tensor keeps
+indices and values on the device; its ops branch to the device compositions of
+`_sparse_cuda` (imported only then), and the CPU paths below are untouched by that.
 """
 import numpy as np
 
