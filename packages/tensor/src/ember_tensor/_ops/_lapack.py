@@ -1,8 +1,10 @@
 """Shared plumbing of the LAPACK-backed linear-algebra ops.
 
 Factorizations run in NumPy's LAPACK (`np.linalg`, batched over leading dims) on the
-host; CUDA tensors make one round trip to the host and back, so ops above never branch
-on the device. This module also holds PyTorch's argument checks and error wording and
+host. On CUDA tensors inv, det, slogdet, solve, solve_triangular and cholesky run device
+kernels instead (`_cuda_linalg`); the others (qr, svd, eigh, pinv, matrix_rank, lstsq)
+make one round trip to the host and back through `host` / `wrap`. Ops above never
+branch on the device. This module also holds PyTorch's argument checks and error wording and
 the named tuples (``torch.return_types.linalg_svd`` ...) these ops return.
 """
 import collections
