@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import ember_tensor as et
-from cuda_guard import device_only
+from cuda_guard import device_only, run_on_simulated_devices
 
 pytestmark = pytest.mark.skipif(not et.cuda.is_available(), reason="no CUDA and no simulator")
 
@@ -224,3 +224,40 @@ def test_errors_match_the_cpu(name):
         with pytest.raises(expected.type) as got:
             ERROR_CASES[name](on("cuda"))
     assert str(got.value) == str(expected.value)
+
+
+def test_the_ex_variants_run_on_the_device():
+    cpu, cuda = both(well_conditioned((2,), 3, symmetric=True), et.float32)
+    rhs_cpu, rhs_cuda = both(rng.standard_normal((2, 3)), et.float32)
+    with device_only(allow_scalar_reads=True):
+        inverse, inverse_info = et.linalg.inv_ex(cuda)
+        factor, factor_info = et.linalg.cholesky_ex(cuda)
+        solved, solved_info = et.linalg.solve_ex(cuda, rhs_cuda)
+    check(inverse, et.linalg.inv(cpu), et.float32)
+    check(factor, et.linalg.cholesky(cpu), et.float32)
+    check(solved, et.linalg.solve(cpu, rhs_cpu), et.float32)
+    for info in (inverse_info, factor_info, solved_info):
+        assert info.device.type == "cuda" and info.cpu().tolist() == [0, 0]
+
+
+SECOND_DEVICE_SCRIPT = """
+    import numpy as np
+    import ember_tensor as et
+
+    a = np.array([[4., 1.], [1., 3.]])
+    x = et.tensor(a, device="cuda:1")
+    before = et.cuda.memory_allocated(0)
+    results = [et.linalg.inv(x), et.linalg.det(x), et.linalg.cholesky(x),
+               et.linalg.solve(x, x), et.linalg.solve_triangular(x, x, upper=True)]
+    assert all(r.device == et.device("cuda:1") for r in results)
+    assert et.cuda.current_device() == 0 and et.cuda.memory_allocated(0) == before
+    assert np.allclose(results[0].cpu().numpy(), np.linalg.inv(a))
+    assert np.allclose(results[2].cpu().numpy(), np.linalg.cholesky(a))
+    print("ok")
+"""
+
+
+def test_ops_on_a_second_device_compute_and_allocate_there():
+    if "simulator" not in et.cuda.get_device_name().lower():
+        pytest.skip("simulates a second device on Numba's CUDA simulator")
+    run_on_simulated_devices(SECOND_DEVICE_SCRIPT, devices=2)
