@@ -273,3 +273,14 @@ def test_half_and_integer_values_on_the_device(name, dtype):
     assert got.dtype is want.dtype and got.is_sparse == want.is_sparse and got.device.type == "cuda"
     got, want = (got.to_dense(), want.to_dense()) if want.is_sparse else (got, want)
     np.testing.assert_array_equal(got.cpu().float().numpy(), want.float().numpy())
+
+
+@pytest.mark.parametrize("index", [[2, 0, 2, 1, 2], [], [3, 3], [-1, 0, -4]])
+def test_index_select_of_a_sparse_dim_with_repeated_picks(index):
+    s, _ = sparse_case((4, 3), 2, 2)
+    want = s.index_select(0, torch.tensor(index, dtype=torch.int64))
+    g, pick = s.cuda(), torch.tensor(index, dtype=torch.int64).cuda()
+    with device_only(allow_scalar_reads=True):
+        got = g.index_select(0, pick)
+    check(got, want)
+    np.testing.assert_array_equal(got._indices().cpu().numpy(), want._indices().numpy())

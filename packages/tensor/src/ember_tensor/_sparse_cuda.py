@@ -19,7 +19,8 @@ from . import _dtype as D
 
 __all__ = ["spmm_cuda", "flat_keys", "unflatten_keys", "coalesce", "to_dense", "gather_dense",
            "positions", "check_bounds", "inferred_sparse_size", "dense_to_sparse", "scatter_add_into_dense_",
-           "sampled_dot", "embedding_backward", "sparse_coo_tensor", "sparse_sum", "softmax_values"]
+           "sampled_dot", "embedding_backward", "sparse_coo_tensor", "sparse_sum", "softmax_values",
+           "narrow_copy", "index_select"]
 
 @cuda.jit
 def _spmm_atomic(rows, cols, values, dense, out):
@@ -240,6 +241,51 @@ def embedding_backward(grad_output, indices, num_weights, padding_idx, scale_gra
         keep = positions(idx != padding_idx)
         idx, g = idx.index_select(0, keep), g.index_select(0, keep)
     return idx.reshape(1, -1), g
+
+
+def narrow_copy(self, d, start, length, shape):
+    """`self.narrow_copy` along (wrapped, checked) dim `d` of a CUDA sparse tensor."""
+    from ._sparse import make_sparse
+    idx, vals = self._indices_t, self._values_t
+    if d < self.sparse_dim():
+        keep = positions((idx[d] >= start) & (idx[d] < start + length))
+        idx, vals = idx.index_select(1, keep), vals.index_select(0, keep)
+        idx[d] -= start
+    else:
+        vals = vals.narrow(d - self.sparse_dim() + 1, start, length)
+    return make_sparse(idx, vals.contiguous(), shape, self._dtype, self._coalesced, device=self._device)
+
+
+def index_select(self, d, index):
+    """`self.index_select` along (wrapped) dim `d` of a CUDA sparse tensor."""
+    from ._sparse import make_sparse
+    from ._sparse_ops import _on
+    from ._tensor import Tensor
+    T = _T()
+    pick = index if isinstance(index, Tensor) else T.tensor(index, dtype=D.int64)
+    pick = _on(pick.reshape(-1).to(D.int64), self)
+    size = self.shape[d]
+    if pick.shape[0] and bool(((pick < -size) | (pick >= size)).any()):  # one flag read back
+        raise IndexError(f"index out of range in self")
+    pick = T.where(pick < 0, pick + size, pick)
+    shape = list(self.shape)
+    shape[d] = pick.shape[0]
+    idx, vals = self._indices_t, self._values_t
+    if d >= self.sparse_dim():
+        return make_sparse(idx, vals.index_select(d - self.sparse_dim() + 1, pick), shape, self._dtype,
+                           self._coalesced, device=self._device)
+    # As the CPU: every (entry, output position) pair whose source index matches, found by
+    # binary search in the stably sorted picks; repeat_interleave reads back one count.
+    sorted_pick, order = T.sort(pick, stable=True)
+    key = idx[d].contiguous()
+    lo = T.searchsorted(sorted_pick, key)
+    counts = T.searchsorted(sorted_pick, key, right=True) - lo
+    entry = T.repeat_interleave(T.arange(idx.shape[1], device=self._device), counts)
+    within = T.arange(entry.shape[0], device=self._device) - (T.cumsum(counts, 0) - counts).index_select(0, entry)
+    position = order.index_select(0, lo.index_select(0, entry) + within)
+    new_idx = idx.index_select(1, entry)
+    new_idx[d] = position
+    return make_sparse(new_idx, vals.index_select(0, entry), shape, self._dtype, device=self._device)
 
 
 def sparse_sum(input, dim, out_dtype):

@@ -218,7 +218,7 @@ def narrow_copy(self, dim, start, length):
     shape = list(self.shape)
     shape[d] = length
     if self._device.type == "cuda":
-        return _narrow_copy_cuda(self, d, start, length, shape)
+        return _cuda().narrow_copy(self, d, start, length, shape)
     idx, vals = self._indices_t._data, to_array(self._values_t)
     if d < self.sparse_dim():
         keep = (idx[d] >= start) & (idx[d] < start + length)
@@ -230,22 +230,11 @@ def narrow_copy(self, dim, start, length):
     return make_sparse(idx, vals, shape, self._dtype, self._coalesced, device=self._device)
 
 
-def _narrow_copy_cuda(self, d, start, length, shape):
-    idx, vals = self._indices_t, self._values_t
-    if d < self.sparse_dim():
-        keep = _cuda().positions((idx[d] >= start) & (idx[d] < start + length))
-        idx, vals = idx.index_select(1, keep), vals.index_select(0, keep)
-        idx[d] -= start
-    else:
-        vals = vals.narrow(d - self.sparse_dim() + 1, start, length)
-    return make_sparse(idx, vals.contiguous(), shape, self._dtype, self._coalesced, device=self._device)
-
-
 def index_select(self, dim, index):
     """Slices at positions `index` along `dim` (repeats allowed), as a new sparse tensor."""
     d = wrap_dim(dim, self.dim())
     if self._device.type == "cuda":
-        return _index_select_cuda(self, d, index)
+        return _cuda().index_select(self, d, index)
     pick = np.asarray(index._host_numpy() if isinstance(index, Tensor) else index, np.int64).reshape(-1)
     size = self.shape[d]
     if pick.size and (pick.min() < -size or pick.max() >= size):
@@ -269,31 +258,6 @@ def index_select(self, dim, index):
     new_idx = idx[:, entry].copy()
     new_idx[d] = position
     return make_sparse(new_idx, vals[entry], shape, self._dtype, device=self._device)
-
-
-def _index_select_cuda(self, d, index):
-    from ._ops.creation import tensor
-    from ._ops.elementwise_composite import where
-    pick = index if isinstance(index, Tensor) else tensor(index, dtype=D.int64)
-    pick = _on(pick.reshape(-1).to(D.int64), self)
-    size = self.shape[d]
-    if pick.shape[0] and bool(((pick < -size) | (pick >= size)).any()):  # one flag read back
-        raise IndexError(f"index out of range in self")
-    pick = where(pick < 0, pick + size, pick)
-    shape = list(self.shape)
-    shape[d] = pick.shape[0]
-    idx, vals = self._indices_t, self._values_t
-    if d >= self.sparse_dim():
-        return make_sparse(idx, vals.index_select(d - self.sparse_dim() + 1, pick), shape, self._dtype,
-                           self._coalesced, device=self._device)
-    # Every (entry, output position) pair whose source index matches, from the (nnz, len)
-    # match table: row-major nonzero lists them by entry, then by position, as the CPU's.
-    # The table costs nnz * len(index) booleans (the CPU uses a binary search instead).
-    pairs = (idx[d].reshape(-1, 1) == pick.reshape(1, -1)).nonzero()
-    entry, position = pairs[:, 0].contiguous(), pairs[:, 1].contiguous()
-    new_idx = idx.index_select(1, entry)
-    new_idx[d] = position
-    return make_sparse(new_idx, vals.index_select(0, entry), shape, self._dtype, device=self._device)
 
 
 def sum_method(self, dim=None, keepdim=False, dtype=None):
