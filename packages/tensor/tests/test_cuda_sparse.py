@@ -284,3 +284,20 @@ def test_index_select_of_a_sparse_dim_with_repeated_picks(index):
         got = g.index_select(0, pick)
     check(got, want)
     np.testing.assert_array_equal(got._indices().cpu().numpy(), want._indices().numpy())
+
+
+def test_sparse_embedding_and_sgd_step_on_the_device():
+    nn = pytest.importorskip("ember_nn")  # the tensor tox env installs neither nn nor optim
+    optim = pytest.importorskip("ember_optim")
+    weights = {}
+    for device in ("cpu", "cuda"):
+        torch.manual_seed(0)
+        emb = nn.Embedding(5, 3, sparse=True, padding_idx=0).to(device)
+        opt = optim.SGD(emb.parameters(), lr=0.1)
+        idx = torch.tensor([[1, 2, 0], [2, 2, 4]], device=device)
+        with device_only(allow_scalar_reads=True) if device == "cuda" else _nothing():
+            (emb(idx) ** 2).sum().backward()
+            opt.step()
+        assert emb.weight.grad.is_sparse and emb.weight.grad._indices().device.type == device
+        weights[device] = emb.weight.detach()
+    check(weights["cuda"], weights["cpu"])
