@@ -261,3 +261,44 @@ def test_ops_on_a_second_device_compute_and_allocate_there():
     if "simulator" not in et.cuda.get_device_name().lower():
         pytest.skip("simulates a second device on Numba's CUDA simulator")
     run_on_simulated_devices(SECOND_DEVICE_SCRIPT, devices=2)
+
+
+def reference_getrf(matrix):
+    """LAPACK getrf's unblocked algorithm in NumPy: (LU, 0-based pivots); idamax's choice
+    (first largest |value|, `>` so a NaN maximum is never beaten)."""
+    a = matrix.astype(np.float64).copy()
+    n = a.shape[0]
+    pivots = []
+    for k in range(n):
+        p, best = k, abs(a[k, k])
+        for i in range(k + 1, n):
+            if abs(a[i, k]) > best:
+                p, best = i, abs(a[i, k])
+        pivots.append(p)
+        a[[k, p]] = a[[p, k]]
+        if a[k, k] != 0:
+            a[k + 1:, k] /= a[k, k]
+            a[k + 1:, k + 1:] -= np.outer(a[k + 1:, k], a[k, k + 1:])
+    return a, pivots
+
+
+def test_the_block_wide_pivot_search_keeps_lapacks_choice():
+    # Equal |values| in rows that different threads search (the simulator's block is 4
+    # threads, rows are dealt round-robin): the first row must win, as idamax picks it.
+    # NaNs below the diagonal are passed over; a NaN on the diagonal is taken.
+    from ember_tensor import _cuda, _cuda_linalg
+    n = 9
+    base = np.eye(n) * 0.5 + np.triu(np.full((n, n), 0.25), 1)
+    ties = base.copy()
+    ties[[2, 3, 5, 6], 0] = [-4., 4., 4., -4.]
+    ties[[4, 7], 1] = [2., -2.]
+    nan_below, nan_diagonal = base.copy(), base.copy()
+    nan_below[[1, 4], 0] = [np.nan, 3.]
+    nan_diagonal[[0, 4], 0] = [np.nan, 3.]
+    for values in (ties, nan_below, nan_diagonal):
+        expected_lu, expected_pivots = reference_getrf(values)
+        a = _cuda.from_numpy(values.copy())
+        with device_only():
+            pivots, _, _ = _cuda_linalg.lu(a, n, 1)
+        assert _cuda.to_numpy(pivots).tolist() == expected_pivots
+        np.testing.assert_allclose(_cuda.to_numpy(a), expected_lu, rtol=1e-12, equal_nan=True)

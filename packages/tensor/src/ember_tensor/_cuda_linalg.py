@@ -48,14 +48,15 @@ def _count(shape):
 
 def _launch_matrices(kernel, batch, n, *args):
     """One block per matrix (blocks stride over the batch), threads over the step's work:
-    a warp for tiny matrices, up to 256 threads; under the simulator a block of 4."""
+    a warp for tiny matrices, up to 256 threads (a power of two); under the simulator a
+    block of 4. Dynamic shared memory: the pivot search's 2 * block + 1 float64s."""
     if SIMULATOR:
-        _cuda.sim_launch_synced(kernel, 1, 4, *args, shared=8)
+        _cuda.sim_launch_synced(kernel, 1, 4, *args, shared=(2 * 4 + 1) * 8)
         return
     block = 32
     while block < min(n * n, 256):
         block *= 2
-    _cuda.launch_grid(kernel, max(1, min(batch, 65535)), block, *args, shared=8)
+    _cuda.launch_grid(kernel, max(1, min(batch, 65535)), block, *args, shared=(2 * block + 1) * 8)
 
 
 def _launch_flat(kernel, count, *args):

@@ -8,9 +8,11 @@ copies it owns: the factorizations and solves work in place. Two launch shapes:
   matrix kernels   one thread block per matrix (blocks stride over the batch); the
                    block's threads share each elimination step (rows, columns or the
                    trailing submatrix) and syncthreads() separates the steps. The
-                   pivot row / stop flag of a step goes through one int64 of dynamic
-                   shared memory (`cuda.shared.array(0, ...)`: see `cuda_rows` for why
-                   not a static one under the simulator).
+                   pivot search (a block-wide argmax) and Cholesky's stop flag go
+                   through dynamic shared memory (`cuda.shared.array(0, ...)`: see
+                   `cuda_rows` for why not a static one under the simulator), sized
+                   by the launch: 2 * blockDim.x + 1 float64s. The block size is a
+                   power of two (the argmax merges a halving tree).
   flat kernels     grid-stride loops, one matrix (or right-hand-side column) per step.
 
 The factors work in global memory, in the storage dtype (as LAPACK's getrf/potrf do);
@@ -25,7 +27,7 @@ Under the simulator device code runs as Python, where x / 0.0 and log(0.0) raise
 """
 import math
 
-from numba import cuda, float64, int64
+from numba import cuda, float64
 
 __all__ = ["lu_factor", "cholesky_factor", "triangular_solve", "apply_pivots", "det_from_lu",
            "slogdet_from_lu"]
@@ -45,6 +47,42 @@ def divide(num, den):
     return INF if positive else -INF
 
 
+@cuda.jit(device=True)
+def pivot_row(a, base, n, k, scratch):
+    """(row, |value|) of LAPACK idamax's choice in column k, rows k..n-1, for every thread:
+    the first row of the largest |value|; NaNs are passed over unless the diagonal one
+    is NaN (idamax's `>` never beats a NaN maximum), which is then chosen."""
+    tid = cuda.threadIdx.x
+    threads = cuda.blockDim.x
+    diagonal = a[base + k * n + k]
+    best = -1.0
+    row = n
+    for i in range(k + tid, n, threads):  # rows ascend: a thread keeps its first maximum
+        value = abs(a[base + i * n + k])
+        if value > best:
+            best = value
+            row = i
+    scratch[tid] = best
+    scratch[threads + tid] = row
+    cuda.syncthreads()
+    width = threads // 2
+    while width > 0:
+        if tid < width:
+            other = scratch[tid + width]
+            other_row = scratch[threads + tid + width]
+            if other > scratch[tid] or (other == scratch[tid] and other_row < scratch[threads + tid]):
+                scratch[tid] = other
+                scratch[threads + tid] = other_row
+        cuda.syncthreads()
+        width //= 2
+    best = scratch[0]
+    row = int(scratch[threads])
+    if diagonal != diagonal:
+        best = NAN
+        row = k
+    return row, best
+
+
 @cuda.jit
 def lu_factor(a, pivots, info, first_bad, n, batch):
     """In-place LU with partial pivoting of each n x n matrix (LAPACK getrf's result).
@@ -52,26 +90,17 @@ def lu_factor(a, pivots, info, first_bad, n, batch):
     pivots[m * n + k] is the row swapped with row k at step k (0-based). The pivot is
     the first largest |value| of the column, as LAPACK's idamax (and PyTorch) choose.
     """
-    step_pivot = cuda.shared.array(0, int64)
+    scratch = cuda.shared.array(0, float64)
     tid = cuda.threadIdx.x
     threads = cuda.blockDim.x
     for m in range(cuda.blockIdx.x, batch, cuda.gridDim.x):
         base = m * n * n
         for k in range(n):
-            if tid == 0:  # the pivot search is O(n) against the O(n^2) update: one thread
-                p = k
-                best = abs(a[base + k * n + k])
-                for i in range(k + 1, n):
-                    value = abs(a[base + i * n + k])
-                    if value > best:
-                        best = value
-                        p = i
-                step_pivot[0] = p
+            p, best = pivot_row(a, base, n, k, scratch)
+            if tid == 0:
                 pivots[m * n + k] = p
                 if best == 0 and info[m] == 0:
                     info[m] = k + 1
-            cuda.syncthreads()
-            p = step_pivot[0]
             if p != k:  # swap whole rows, L part included, as getrf does
                 for j in range(tid, n, threads):
                     held = a[base + k * n + j]
@@ -88,7 +117,7 @@ def lu_factor(a, pivots, info, first_bad, n, batch):
                     i = k + 1 + idx // rows
                     j = k + 1 + idx % rows
                     a[base + i * n + j] -= a[base + i * n + k] * a[base + k * n + j]
-            cuda.syncthreads()  # also: step_pivot is written again by the next step
+            cuda.syncthreads()  # also: scratch is written again by the next step
         if tid == 0 and info[m] != 0:
             cuda.atomic.min(first_bad, 0, m)
 
@@ -97,7 +126,7 @@ def lu_factor(a, pivots, info, first_bad, n, batch):
 def cholesky_factor(a, info, first_bad, n, batch):
     """In-place lower Cholesky factor of each matrix (reads the lower triangle, zeroes the
     upper one); info[m] = order of the first leading minor that is not positive-definite."""
-    stop = cuda.shared.array(0, int64)
+    stop = cuda.shared.array(0, float64)
     tid = cuda.threadIdx.x
     threads = cuda.blockDim.x
     for m in range(cuda.blockIdx.x, batch, cuda.gridDim.x):
