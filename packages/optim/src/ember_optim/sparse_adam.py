@@ -6,8 +6,6 @@ the update cost proportional to the batch rather than to the embedding table.
 """
 import math
 
-import numpy as np
-
 import ember_autograd
 import ember_tensor
 
@@ -69,21 +67,25 @@ class SparseAdam(Optimizer):
 
 
 def sparse_adam(params, grads, exp_avgs, exp_avg_sqs, state_steps, *, eps, beta1, beta2, lr, maximize):
-    """The SparseAdam update in place (``torch.optim._functional.sparse_adam``)."""
-    for param, grad, exp_avg, exp_avg_sq, step in zip(params, grads, exp_avgs, exp_avg_sqs, state_steps):
-        grad = grad.coalesce()  # one update per entry: duplicates summed first
-        where = tuple(grad._indices()._host_numpy())
-        g = grad._values()._host_numpy().astype(np.float64)
-        if g.size == 0:
-            continue
-        if maximize:
-            g = -g
-        m, v, p = exp_avg.numpy(force=True), exp_avg_sq.numpy(force=True), param.detach().numpy()
-        old_m, old_v = m[where].astype(np.float64), v[where].astype(np.float64)
-        new_m = old_m + (g - old_m) * (1 - beta1)
-        new_v = old_v + (g * g - old_v) * (1 - beta2)
-        m[where], v[where] = new_m, new_v
-        step_size = lr * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
-        p[where] = p[where] - step_size * new_m / (np.sqrt(new_v) + eps)
-        for t in (param, exp_avg, exp_avg_sq):
-            t._bump_version()
+    """The SparseAdam update in place (``torch.optim._functional.sparse_adam``).
+
+    PyTorch's arithmetic, in tensor ops on the parameter's device: the entries at the
+    gradient's (coalesced, so unique) positions are gathered with advanced indexing and
+    written back with ``index_put_``, so nothing else of the table is touched.
+    """
+    with ember_autograd.no_grad():
+        for param, grad, exp_avg, exp_avg_sq, step in zip(params, grads, exp_avgs, exp_avg_sqs, state_steps):
+            grad = grad.coalesce()  # the update is not linear: one entry per position
+            indices, values = grad._indices(), grad._values()
+            if values.numel() == 0:
+                continue
+            if maximize:
+                values = -values
+            where = tuple(indices[d] for d in range(indices.shape[0]))
+            old_exp_avg, old_exp_avg_sq = exp_avg[where], exp_avg_sq[where]
+            new_exp_avg = old_exp_avg + (values - old_exp_avg) * (1 - beta1)
+            new_exp_avg_sq = old_exp_avg_sq + (values * values - old_exp_avg_sq) * (1 - beta2)
+            exp_avg.index_put_(where, new_exp_avg)
+            exp_avg_sq.index_put_(where, new_exp_avg_sq)
+            step_size = lr * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
+            param.index_put_(where, param[where] - new_exp_avg / (new_exp_avg_sq.sqrt() + eps) * step_size)
