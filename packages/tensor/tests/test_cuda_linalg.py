@@ -105,6 +105,14 @@ SOLVE_CASES = [  # (A batch, n, B shape, left)
 ]
 
 
+def test_a_singular_matrix_broadcast_over_no_right_hand_sides_solves_nothing():
+    a_cpu, a_cuda = both(np.zeros((1, 2, 2)), et.float64)
+    b_cpu, b_cuda = both(np.zeros((0, 2, 3)), et.float64)
+    with device_only(allow_scalar_reads=True):
+        x = et.linalg.solve(a_cuda, b_cuda)
+    check(x, et.linalg.solve(a_cpu, b_cpu), et.float64)
+
+
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("batch,n,b_shape,left", SOLVE_CASES)
@@ -119,6 +127,7 @@ def test_solve_matches_cpu(batch, n, b_shape, left, dtype, layout):
 TRIANGULAR_CASES = [  # (A batch, n, B shape, left)
     ((), 1, (1, 1), True), ((), 4, (4, 3), True), ((), 4, (2, 4), False), ((2,), 3, (3, 2), True),
     ((2,), 3, (3, 3), False), ((), 3, (2, 3, 1), True), ((0,), 2, (0, 2, 2), True), ((), 0, (0, 3), True),
+    ((2, 1), 3, (4, 3, 2), True),  # A broadcast over B's batch, read in place
 ]
 
 

@@ -126,14 +126,27 @@ def slogdet(A):
     return Tensor._wrap(sign, A._dtype, A._device), Tensor._wrap(logabs, A._dtype, A._device)
 
 
-def _lu_solve(a, pivots, b, n, k, batch):
-    """Overwrite flat rhs batch b (batch x n x k) with the solution of LU-factored a."""
+def _matrix_of(a_batch, batch_shape):
+    """(a_of, mapped): for each matrix of the broadcast `batch_shape`, the index of its
+    matrix in A's own batch `a_batch` (a small int64 upload), or a placeholder and False
+    when A is not broadcast."""
+    if tuple(a_batch) == tuple(batch_shape):
+        return _cuda.empty((1,), np.int64), False
+    own = np.arange(_count(a_batch), dtype=np.int64).reshape(tuple(a_batch))
+    return _cuda.from_numpy(np.broadcast_to(own, tuple(batch_shape)).ravel()), True
+
+
+def _lu_solve(a, pivots, b, n, k, batch, a_of=None, mapped=False):
+    """Overwrite flat rhs batch b (batch x n x k) with the solution of LU-factored a
+    (matrix a_of[m] for right-hand side m when `mapped`)."""
     if not (batch and n and k):
         return
+    if a_of is None:
+        a_of = _cuda.empty((1,), np.int64)
     flat_a, flat_b = _cuda._flat(a), _cuda._flat(b)
-    _launch_flat(K.apply_pivots, batch * k, pivots, flat_b, n, k, batch)
-    _launch_matrices(K.triangular_solve, batch, n, flat_a, flat_b, n, k, batch, True, True)
-    _launch_matrices(K.triangular_solve, batch, n, flat_a, flat_b, n, k, batch, False, False)
+    _launch_flat(K.apply_pivots, batch * k, pivots, a_of, mapped, flat_b, n, k, batch)
+    _launch_matrices(K.triangular_solve, batch, n, flat_a, a_of, mapped, flat_b, n, k, batch, True, True)
+    _launch_matrices(K.triangular_solve, batch, n, flat_a, a_of, mapped, flat_b, n, k, batch, False, False)
 
 
 @_on_device
@@ -172,15 +185,20 @@ def _c_strides(shape, itemsize):
 @_on_device
 def solve(A, B, batch_shape):
     """X with A @ X = B for matrices A (n x n) and right-hand sides B (n x k), both
-    broadcast to `batch_shape`; None when a matrix is singular."""
+    broadcast to `batch_shape`; None when a matrix is singular. A is factored once per
+    matrix of its own batch, however many right-hand sides share it."""
     n, k = A.shape[-1], B.shape[-1]
-    a = _matrices(A, batch_shape, A._dtype.np)
     batch = _count(batch_shape)
-    pivots, info, first_bad = lu(a, n, batch)
-    if _first_failure(first_bad, info, batch):
-        return None
     b = _matrices(B, batch_shape, A._dtype.np)
-    _lu_solve(a, pivots, b, n, k, batch)
+    if not batch:  # nothing is solved, so nothing can be singular (as on the CPU)
+        return Tensor._wrap(b, A._dtype, A._device)
+    a_batch = tuple(A.shape[:-2])
+    a = _matrices(A, a_batch, A._dtype.np)
+    pivots, info, first_bad = lu(a, n, _count(a_batch))
+    if _first_failure(first_bad, info, _count(a_batch)):
+        return None
+    a_of, mapped = _matrix_of(a_batch, batch_shape)
+    _lu_solve(a, pivots, b, n, k, batch, a_of, mapped)
     return Tensor._wrap(b, A._dtype, A._device)
 
 
@@ -189,12 +207,14 @@ def solve_triangular(A, B, upper, unitriangular, dtype, batch_shape):
     """X with T @ X = B, T the upper/lower triangle of A, computed in `dtype` (A's and B's
     common type) and returned as A's dtype; both broadcast to `batch_shape`."""
     n, k = A.shape[-1], B.shape[-1]
-    a = _matrices(A, batch_shape, dtype.np)
+    a_batch = tuple(A.shape[:-2])
+    a = _matrices(A, a_batch, dtype.np)  # a broadcast A is read in place, not copied per B
     b = _matrices(B, batch_shape, dtype.np)
     batch = _count(batch_shape)
     if batch and n and k:
-        _launch_matrices(K.triangular_solve, batch, n, _cuda._flat(a), _cuda._flat(b), n, k, batch,
-                         not upper, unitriangular)
+        a_of, mapped = _matrix_of(a_batch, batch_shape)
+        _launch_matrices(K.triangular_solve, batch, n, _cuda._flat(a), a_of, mapped, _cuda._flat(b), n, k,
+                         batch, not upper, unitriangular)
     return _wrap(b, A._dtype, A._device)
 
 

@@ -163,9 +163,10 @@ def cholesky_factor(a, info, first_bad, n, batch):
 
 
 @cuda.jit
-def triangular_solve(a, b, n, k, batch, lower, unit):
-    """Overwrite each n x k block of b with the solution X of T @ X = b, T the lower (or
-    upper) triangle of the matching matrix of a, with a unit diagonal if `unit`.
+def triangular_solve(a, a_of, mapped, b, n, k, batch, lower, unit):
+    """Overwrite each n x k block m of b with the solution X of T @ X = b, T the lower (or
+    upper) triangle of matrix a_of[m] of a (matrix m unless `mapped`: a broadcast A is
+    not copied per right-hand side), with a unit diagonal if `unit`.
 
     Column-oriented substitution: row i of X is final once divided by T[i, i]; the
     block's threads then remove it from every later row at once.
@@ -173,7 +174,7 @@ def triangular_solve(a, b, n, k, batch, lower, unit):
     tid = cuda.threadIdx.x
     threads = cuda.blockDim.x
     for m in range(cuda.blockIdx.x, batch, cuda.gridDim.x):
-        abase = m * n * n
+        abase = (a_of[m] if mapped else m) * n * n
         bbase = m * n * k
         for step in range(n):
             i = step if lower else n - 1 - step
@@ -192,16 +193,18 @@ def triangular_solve(a, b, n, k, batch, lower, unit):
 
 
 @cuda.jit
-def apply_pivots(pivots, b, n, k, batch):
-    """Apply getrf's row interchanges to each n x k right-hand side (one column per step)."""
+def apply_pivots(pivots, a_of, mapped, b, n, k, batch):
+    """Apply getrf's row interchanges (of matrix a_of[m], or m unless `mapped`) to each
+    n x k right-hand side m (one column per step)."""
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     for column in range(start, batch * k, stride):
         m = column // k
         j = column % k
         bbase = m * n * k
+        pbase = (a_of[m] if mapped else m) * n
         for i in range(n):
-            p = pivots[m * n + i]
+            p = pivots[pbase + i]
             if p != i:
                 held = b[bbase + i * k + j]
                 b[bbase + i * k + j] = b[bbase + p * k + j]
