@@ -3,15 +3,20 @@ and Cholesky, computed on the device by the kernels of `_kernels.cuda_linalg`.
 
 The CUDA halves of `_ops.linalg_decomp`: those ops check their arguments (shared with
 the CPU), then call here for CUDA inputs with float32/float64 tensors. Every operand is
-copied once on the device into a fresh C-contiguous batch of matrices (broadcast batch
-dims expanded; the kernels factor and solve in place), and results are wrapped as C-
-contiguous tensors like the CPU's. Nothing goes through the host except, for inv, solve
+copied once on the device into a fresh C-contiguous batch of matrices (the kernels
+factor and solve in place): right-hand sides expanded to the broadcast batch, A kept at
+its own batch (solve factors each of its matrices once, and the kernels map every
+right-hand side to its matrix through a small uploaded index array). Results are
+C-contiguous tensors like the CPU's. Nothing goes through the host except, for inv, solve
 and cholesky, one int64 (the first failing batch element, and then its LAPACK `info`)
 read back to raise PyTorch's LinAlgError as the CPU does (PyTorch's CUDA ops synchronise
 for that check too).
 
-qr, svd, eigh, pinv, matrix_rank and lstsq still take the host's LAPACK: there is no
-cuSOLVER binding yet, and device Jacobi SVD / eigh kernels are future work.
+One thread block per matrix suits batches of small matrices; a single large matrix
+(hundreds of rows) keeps one multiprocessor busy: a blocked multi-block factorization
+(or cuSOLVER's getrf/potrf) is future work. qr, svd, eigh, pinv, matrix_rank and lstsq
+still take the host's LAPACK: there is no cuSOLVER binding yet, and device Jacobi SVD /
+eigh kernels are future work.
 """
 import numpy as np
 
