@@ -143,17 +143,24 @@ def _check_solve_shapes(A, B, left, vector):
     if not left and vector:
         raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported "
                            "for left=False. In this case linalg.solve is equivalent to B / A.squeeze(-1)")
-    rhs_shape = tuple(B.shape) + (1,) if vector else tuple(B.shape)
+    a_shape, rhs_shape = tuple(A.shape), tuple(B.shape)
+    if vector:
+        rhs_shape += (1,)
     rows, cols = (rhs_shape[-2], rhs_shape[-1]) if left else (rhs_shape[-1], rhs_shape[-2])
-    n = A.shape[-1]
+    n = a_shape[-1]
     if rows != n:
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {rows}x{cols})")
     try:
-        return np.broadcast_shapes(tuple(A.shape[:-2]), rhs_shape[:-2])
+        return _broadcast_batch(a_shape[:-2], rhs_shape[:-2])
     except ValueError:
-        raise RuntimeError(f"linalg.solve: Incompatible batch shapes of A and B: {list(A.shape[:-2])} "
+        raise RuntimeError(f"linalg.solve: Incompatible batch shapes of A and B: {list(a_shape[:-2])} "
                            f"and {list(rhs_shape[:-2])}") from None
+
+
+def _broadcast_batch(a_batch, b_batch):
+    # np.broadcast_shapes costs microseconds: equal batches, the common case, skip it.
+    return a_batch if a_batch == b_batch else np.broadcast_shapes(a_batch, b_batch)
 
 
 def _solve_on_device(A, B, left, vector, batch):
@@ -200,12 +207,13 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
 
 def _check_triangular_shapes(A, B, left):
     """solve_triangular's shape check with PyTorch's error; returns the broadcast batch shape."""
-    n = A.shape[-1]
-    rows, cols = (B.shape[-2], B.shape[-1]) if left else (B.shape[-1], B.shape[-2])
+    a_shape, b_shape = tuple(A.shape), tuple(B.shape)
+    n = a_shape[-1]
+    rows, cols = (b_shape[-2], b_shape[-1]) if left else (b_shape[-1], b_shape[-2])
     if rows != n:
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {rows}x{cols})")
-    return np.broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-2]))
+    return _broadcast_batch(a_shape[:-2], b_shape[:-2])
 
 
 def _solve_triangular_on_device(A, B, upper, left, unitriangular, batch):
