@@ -1,6 +1,7 @@
 """pytest plugin: record every CUDA kernel the simulator launches, with its argument types.
 
-Loaded by tools/cuda_ptx_check.py (``-p cuda_kernel_recorder``). Under Numba's CUDA
+Loaded by tools/cuda_ptx_check.py, or by the tensor tox env around its own test run
+(``-p cuda_kernel_recorder``, tools/ on PYTHONPATH). Under Numba's CUDA
 simulator kernels run as plain Python, so code that a real GPU's compiler would reject
 (an unsupported NumPy call, a type that does not unify) passes there unnoticed. This
 records (module, its source file, qualified name, Numba argument types) of each launch so that the check
@@ -26,6 +27,9 @@ def _arg_type(arg):
 
 
 def pytest_configure(config):
+    # Importing the simulator imports numba.cuda, which picks simulator or GPU for good
+    # on its first import: make that the simulator (what this plugin records).
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
     from numba.cuda.simulator import kernel
 
     original = kernel.FakeCUDAKernel.__call__
@@ -45,10 +49,6 @@ def pytest_configure(config):
 
 def pytest_unconfigure(config):
     path = os.environ.get("EMBER_KERNEL_RECORD")
-    if path:
-        previous = set()
-        if os.path.exists(path):
-            with open(path, "rb") as fh:
-                previous = pickle.load(fh)
+    if path:  # this session's launches only: a file left by an earlier run is replaced
         with open(path, "wb") as fh:
-            pickle.dump(previous | _records, fh)
+            pickle.dump(_records, fh)

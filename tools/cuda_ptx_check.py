@@ -1,6 +1,7 @@
 """Check that every CUDA kernel the simulator runs also compiles for a real GPU.
 
     python tools/cuda_ptx_check.py [pytest targets ...]
+    python tools/cuda_ptx_check.py --compile RECORD   (step 2 alone, on a recorder's file)
 
 Step 1 runs the given tests (default: every CUDA test file) on Numba's CUDA simulator
 with the `cuda_kernel_recorder` plugin, which records each kernel launch and the Numba
@@ -111,6 +112,7 @@ def compile_all(path):
 
 def main(argv):
     if argv[:1] == ["--compile"]:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "0"  # the real compiler, whatever the caller set
         return 1 if compile_all(argv[1]) else 0
     targets = argv or DEFAULT_TARGETS
     with tempfile.TemporaryDirectory() as tmp:
