@@ -13,8 +13,7 @@ Numba kernels cannot type), so every kernel sees them as uint16 bit patterns: co
 convert through float32 with round-to-nearest-even on the bits (`cuda_loops`).
 
 Under Numba's simulator (NUMBA_ENABLE_CUDASIM=1) device arrays are NumPy arrays in a
-wrapper; `_SimArray` below gives them plain-tuple shapes and keeps views wrapped, and
-kernels launch as one small block so that tests stay fast.
+wrapper (`_cuda_arrays`), and kernels launch as one small block so that tests stay fast.
 """
 import os
 import sys
@@ -41,108 +40,12 @@ _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _F16, _F32, _BOOL = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.bool_)
 
-# --- device arrays and views (the one place that differs under the simulator) -------------
+# --- device arrays and views: `_cuda_arrays` (the one place that differs under the simulator)
+
+from ._cuda_arrays import _ARRAY, _alloc, _memory_of, _ptr, _restride, _upload  # noqa: E402
 
 if SIMULATOR:
-    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-
-    class _SimArray(FakeCUDAArray):
-        """A simulator device array with a plain tuple shape whose views stay wrapped."""
-
-        shape = property(lambda self: self._ary.shape)
-
-        def reshape(self, *args, **kwargs):
-            return _SimArray(self._ary.reshape(*args, **kwargs))
-
-        def view(self, *args, **kwargs):
-            return _SimArray(self._ary.view(*args, **kwargs))
-
-        def __getitem__(self, idx):
-            ret = self._ary[idx]
-            return _SimArray(ret) if isinstance(ret, np.ndarray) else ret
-
-    _ARRAY = FakeCUDAArray
-
-    def _lock_simulated_shared_arrays():
-        """Make the simulator's `cuda.shared.array` safe for the threads of a block.
-
-        The simulator keeps one array per call site and block, created on first call by
-        whichever thread gets there first, but without a lock: two threads can both find
-        none and each make its own, so a block reduction then merges values its threads
-        never shared (seen as rare wrong sums in ember's row kernels). Creation under a
-        lock gives every thread of the block the same array, as on a GPU.
-        """
-        import threading
-
-        from numba.core import types
-        from numba.cuda.simulator import kernelapi
-        from numba.np import numpy_support
-        shared = kernelapi.FakeCUDAShared
-        if getattr(shared, "_ember_locked", False):
-            return
-        unlocked, lock = shared.array, threading.Lock()
-
-        def array(self, shape, dtype, alignment=None):
-            if shape == 0 or alignment is not None:  # dynamic shared memory: one buffer already
-                return unlocked(self, shape, dtype, alignment)
-            if isinstance(dtype, types.Type):
-                dtype = numpy_support.as_dtype(dtype)
-            caller = sys._getframe(1)  # the simulator's key: the call site in the kernel
-            site = (caller.f_code.co_filename, caller.f_lineno)
-            with lock:
-                found = self._allocations.get(site)
-                if found is None:
-                    found = self._allocations[site] = np.empty(shape, dtype)
-            return found
-
-        shared.array, shared._ember_locked = array, True
-
-    _lock_simulated_shared_arrays()
-
-    def _alloc(shape, dtype):
-        return _SimArray(_cuda_alloc.sim_alloc(shape, dtype))
-
-    def _upload(host, stream=0):
-        arr = _alloc(host.shape, host.dtype)
-        np.copyto(arr._ary, host)
-        return arr
-
-    def _restride(arr, shape, strides, byte_offset=0, dtype=None):
-        base = arr._ary
-        if byte_offset:
-            skip = byte_offset // base.itemsize
-            base = np.lib.stride_tricks.as_strided(base, (skip + 1,), (base.itemsize,))[skip:]
-        view = np.lib.stride_tricks.as_strided(base, tuple(shape), tuple(strides))
-        return _SimArray(view if dtype is None else view.view(dtype))
-
-    def _ptr(arr):
-        return arr._ary.__array_interface__["data"][0]
-
-    def _memory_of(arr):
-        return arr._ary
-
-else:
-    from numba.cuda.cudadrv.devicearray import DeviceNDArray
-
-    _ARRAY = DeviceNDArray
-
-    def _alloc(shape, dtype):
-        return cuda.device_array(shape, dtype)
-
-    def _upload(host, stream=0):
-        # to_device copies from `host` as it is: asynchronously on `stream` when host is pinned.
-        return cuda.to_device(host, stream=stream)
-
-    def _restride(arr, shape, strides, byte_offset=0, dtype=None):
-        gpu_data = arr.gpu_data.view(byte_offset) if byte_offset else arr.gpu_data
-        return DeviceNDArray(tuple(shape), tuple(strides), arr.dtype if dtype is None else dtype,
-                             gpu_data=gpu_data)
-
-    def _ptr(arr):
-        return arr.device_ctypes_pointer.value or 0
-
-    def _memory_of(arr):
-        return arr.gpu_data
+    from ._cuda_arrays import _SimArray  # noqa: E402,F401 - tests wrap simulator arrays with it
 
 
 def _is_array(x):
