@@ -530,99 +530,7 @@ def set_rng_state_all(new_states):
         set_rng_state(state, index)
 
 
-# --- memory ------------------------------------------------------------------------------
-
-
-def _pool(device):
-    from . import _cuda_alloc
-    return _cuda_alloc.pool(_device_index(device, optional=True))
-
-
-def memory_allocated(device=None):
-    """Bytes held now by tensors on a device (0 when CUDA is unavailable)."""
-    return _pool(device).allocated if is_available() else 0
-
-
-def max_memory_allocated(device=None):
-    """Peak of `memory_allocated` since start-up or `reset_peak_memory_stats`."""
-    return _pool(device).peak_allocated if is_available() else 0
-
-
-def memory_reserved(device=None):
-    """Bytes the caching allocator holds on a device: allocated plus cached free blocks."""
-    return _pool(device).reserved if is_available() else 0
-
-
-def max_memory_reserved(device=None):
-    """Peak of `memory_reserved` since start-up or `reset_peak_memory_stats`."""
-    return _pool(device).peak_reserved if is_available() else 0
-
-
-def memory_cached(device=None):
-    """Deprecated name of `memory_reserved`."""
-    return memory_reserved(device)
-
-
-def max_memory_cached(device=None):
-    """Deprecated name of `max_memory_reserved`."""
-    return max_memory_reserved(device)
-
-
-def reset_peak_memory_stats(device=None):
-    """Restart the peaks (`max_memory_allocated`, `max_memory_reserved`) from current usage."""
-    if is_available():
-        _pool(device).reset_peaks()
-
-
-def reset_max_memory_allocated(device=None):
-    """Restart `max_memory_allocated` (PyTorch: an alias of `reset_peak_memory_stats`)."""
-    reset_peak_memory_stats(device)
-
-
-reset_max_memory_cached = reset_max_memory_allocated
-
-
-def memory_stats(device=None):
-    """A dict of the allocator's counters, under PyTorch's key names."""
-    return _pool(device).stats() if is_available() else {}
-
-
-def memory_summary(device=None, abbreviated=False):
-    """A human-readable table of the allocator's counters for a device."""
-    from . import _cuda_alloc
-    _lazy_init()
-    return _cuda_alloc.summary(_device_index(device, optional=True))
-
-
-def mem_get_info(device=None):
-    """(free, total) bytes of a device's memory, as the driver reports them."""
-    index = _check_index(_device_index(device, optional=True))
-    if _simulating():
-        from . import _cuda_alloc
-        total = _cuda_alloc.SIM_CAPACITY
-        return total - _cuda_alloc.pool(index).reserved, total
-    with _device_context(index):
-        info = _lazy_init().current_context().get_memory_info()
-    return info.free, info.total
-
-
-def empty_cache():
-    """Give the cached free blocks of every device back to the driver.
-
-    Memory held by live tensors is not freed. Numba frees device memory lazily, so its
-    pending deallocations are flushed too.
-    """
-    if not is_initialized():
-        return
-    from . import _cuda_alloc
-    for index in list(_cuda_alloc._pools):
-        _cuda_alloc.pool(index).release_cached()
-    if not _simulating():
-        context = _numba_cuda.current_context()
-        manager = getattr(context, "memory_manager", None)
-        if hasattr(manager, "empty_cache"):  # ember's allocator: its blocks come from `_raw`
-            manager.empty_cache()
-        context.deallocations.clear()
+# --- memory: statistics and controls live in `_cuda_memory_stats` (imported at the end) -----
 
 
 def _caching_allocator_installed():
@@ -657,6 +565,12 @@ def __getattr__(name):
         return _cuda_alloc.OutOfMemoryError
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
+from ._cuda_memory_stats import (  # noqa: E402 - they use the device helpers above
+    empty_cache, max_memory_allocated, max_memory_cached, max_memory_reserved, mem_get_info,
+    memory_allocated, memory_cached, memory_reserved, memory_stats, memory_summary,
+    reset_max_memory_allocated, reset_max_memory_cached, reset_peak_memory_stats,
+)
 
 # Legacy constructors: ember_tensor.cuda.FloatTensor([1, 2]) makes a CUDA float tensor.
 globals().update(_legacy_types("cuda", "torch.cuda"))
