@@ -87,7 +87,7 @@ def test_matches_numpy_rule(name, kwargs, rule, non_contiguous):
                          ids=[i for i, c in zip(IDS, CASES) if c[0] in ("SGD", "Adam", "AdamW")])
 @pytest.mark.parametrize("dtype", [et.float32, et.float64])
 def test_fused_kernel_equals_plain_ops(name, kwargs, rule, dtype, monkeypatch):
-    from ember_tensor._kernels import cpu_fused_optim
+    from ember_tensor._backends.cpu.kernels import fused_optim as cpu_fused_optim
 
     # A low threshold so that the 400-element tensor runs the prange variant, the others
     # the serial one.

@@ -23,7 +23,7 @@ __all__ = ["device_only", "as_on_cuda", "run_on_simulated_devices"]
 def device_only(allow_scalar_reads=False):
     """Fail any device-to-host copy made inside the block (of more than one element when
     `allow_scalar_reads`)."""
-    from ember_tensor import _cuda  # here, not at import: collecting tests needs no GPU
+    from ember_tensor._backends.cuda import storage as _cuda  # here, not at import: collecting tests needs no GPU
 
     original = _cuda.to_numpy
 

@@ -415,7 +415,7 @@ def test_caching_allocator_reuses_freed_blocks():
 
 @simulator_only
 def test_out_of_memory_error_says_what_was_asked_and_held(monkeypatch):
-    from ember_tensor import _cuda_alloc
+    from ember_tensor._backends.cuda import allocator as _cuda_alloc
     monkeypatch.setattr(_cuda_alloc, "SIM_CAPACITY", et.cuda.memory_reserved() + (1 << 20))
     keep = et.empty(1000, device="cuda")
     with pytest.raises(et.cuda.OutOfMemoryError,
@@ -463,7 +463,7 @@ def test_cuda_array_interface_describes_device_memory():
 def test_long_rows_are_split_across_blocks_and_merged():
     # Few long rows take the two-pass path (rows of at least 2 * SPLIT_MIN elements: 16
     # under the simulator, so the shapes stay small there).
-    from ember_tensor import _cuda_reduce
+    from ember_tensor._backends.cuda import reduction as _cuda_reduce
     n = 2 * _cuda_reduce.SPLIT_MIN + 4
     x = et.tensor(np.arange(3.0 * n).reshape(3, n) - 17)
     assert _cuda_reduce._chunks(1, 3 * n) > 1 and _cuda_reduce._chunks(3, n) > 1
@@ -528,7 +528,7 @@ def test_the_gpu_allocator_is_a_valid_numba_emm_plugin():
 
 
 def test_long_median_rows_take_the_host_path():
-    from ember_tensor import _cuda_reduce
+    from ember_tensor._backends.cuda import reduction as _cuda_reduce
     n = _cuda_reduce.MEDIAN_ON_DEVICE_MAX + 5
     x = et.tensor(np.random.default_rng(0).permutation(2 * n).reshape(2, n).astype(np.float32))
     x[1, 3] = float("nan")
@@ -555,7 +555,7 @@ def test_cached_blocks_are_reused_only_on_their_stream():
 def test_without_the_allocator_plugin_allocations_are_still_counted(monkeypatch):
     # On a GPU where Numba's own allocator is in charge (EMBER_CUDA_ALLOCATOR=numba, or a
     # context made before ember's), ember counts its arrays: allocated == reserved.
-    from ember_tensor import _cuda
+    from ember_tensor._backends.cuda import storage as _cuda
     monkeypatch.setattr(_cuda, "SIMULATOR", False)
     monkeypatch.setattr(et.cuda, "_emm_installed", False)
     before = (et.cuda.memory_allocated(), et.cuda.memory_reserved())

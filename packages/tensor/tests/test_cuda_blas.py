@@ -85,8 +85,8 @@ class FakeCublas:
 @pytest.fixture
 def cublas(monkeypatch):
     """Route CUDA matmuls to the stand-in, as on a GPU with nvmath-python installed."""
-    from ember_tensor import _cuda  # noqa: F401 - the backend first: it imports _cuda_matmul at its end
-    from ember_tensor import _cuda_blas, _cuda_matmul
+    from ember_tensor._backends.cuda import storage as _cuda  # noqa: F401 - the backend first: it imports _cuda_matmul at its end
+    from ember_tensor._backends.cuda import blas as _cuda_blas, matmul as _cuda_matmul
     fake = FakeCublas()
     monkeypatch.setattr(_cuda_matmul, "SIMULATOR", False)
     monkeypatch.setattr(_cuda_blas, "_bindings", lambda: fake)
@@ -152,7 +152,7 @@ def test_transposed_views_are_passed_as_op_t_without_copies(cublas):
 
 
 def test_operands_without_a_unit_stride_fall_back_to_the_tiled_kernel(cublas):
-    from ember_tensor import _cuda_blas
+    from ember_tensor._backends.cuda import blas as _cuda_blas
     a, b = _operands(et.float32)
     stepped = et.cat([b, -b], 1).cuda()[:, ::2]  # column stride 2: neither op N nor op T
     out = et.empty(1, 3, 2, device="cuda")._data
@@ -164,7 +164,7 @@ def test_operands_without_a_unit_stride_fall_back_to_the_tiled_kernel(cublas):
 
 
 def test_integer_products_never_reach_cublas(cublas):
-    from ember_tensor import _cuda_blas
+    from ember_tensor._backends.cuda import blas as _cuda_blas
     a, b = _operands(et.float32)
     assert ((a.long().cuda() @ b.long().cuda()).cpu().tolist() == (a.long() @ b.long()).tolist())
     assert not cublas.calls
@@ -177,8 +177,8 @@ def test_stand_in_and_constants_match_nvmath_where_installed():
     import inspect
 
     import nvmath
-    from ember_tensor import _cuda  # noqa: F401 - the backend first, as above
-    from ember_tensor import _cuda_blas
+    from ember_tensor._backends.cuda import storage as _cuda  # noqa: F401 - the backend first, as above
+    from ember_tensor._backends.cuda import blas as _cuda_blas
     assert int(cublas_bindings.ComputeType.COMPUTE_32F) == _cuda_blas.CUBLAS_COMPUTE_32F
     assert int(cublas_bindings.GemmAlgo.DFALT) == _cuda_blas.CUBLAS_GEMM_DEFAULT
     assert int(nvmath.CudaDataType.CUDA_R_16F) == _cuda_blas.CUDA_R_16F

@@ -27,7 +27,7 @@ class _RecordingKernel:
 
 @pytest.fixture
 def cuda_backend(monkeypatch):
-    from ember_tensor import _cuda
+    from ember_tensor._backends.cuda import storage as _cuda
     monkeypatch.setattr(_cuda, "_launchers", {})
     return _cuda
 

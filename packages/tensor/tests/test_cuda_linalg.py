@@ -295,7 +295,7 @@ def test_the_block_wide_pivot_search_keeps_lapacks_choice():
     # Equal |values| in rows that different threads search (the simulator's block is 4
     # threads, rows are dealt round-robin): the first row must win, as idamax picks it.
     # NaNs below the diagonal are passed over; a NaN on the diagonal is taken.
-    from ember_tensor import _cuda, _cuda_linalg
+    from ember_tensor._backends.cuda import storage as _cuda, linalg as _cuda_linalg
     n = 9
     base = np.eye(n) * 0.5 + np.triu(np.full((n, n), 0.25), 1)
     ties = base.copy()

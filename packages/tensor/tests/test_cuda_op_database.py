@@ -17,7 +17,7 @@ import warnings
 import pytest
 
 import ember_tensor as et
-from ember_tensor._kernels import scalar
+from ember_tensor._backends import scalar
 from cuda_guard import as_on_cuda, device_only
 from opdb import OP_DB, REDUCTION_DB
 from test_cuda import _same
@@ -158,7 +158,7 @@ def test_cuda_scalar_twins_compile_for_a_real_gpu():
     code = (
         "from numba import cuda, float32, float64\n"
         "from numba.cuda.cudadrv.error import NvvmSupportError\n"
-        "from ember_tensor._kernels import cuda_twins as tw\n"
+        "from ember_tensor._backends.lazy import cuda_twins as tw\n"
         "try:\n"
         "    for name, fn in {**tw.CUDA_TWINS, **tw.GUARDED_TWINS}.items():\n"
         "        for ty in (float32, float64):\n"

@@ -28,7 +28,7 @@ INTS = [et.int8, et.int16, et.int32, et.int64, et.uint8]
 def on_device_only(allow_scalar_reads=False):
     """No device-to-host copy (but of one flag, if allowed) and no upload of host values inside
     the block."""
-    from ember_tensor import _cuda
+    from ember_tensor._backends.cuda import storage as _cuda
     original = _cuda.from_numpy
 
     def refuse(arr, *args, **kwargs):
@@ -230,8 +230,8 @@ def test_out_is_resized_and_filled_on_the_device():
 
 
 def test_launch_configuration_does_not_change_the_numbers():
-    from ember_tensor import _cuda
-    from ember_tensor._kernels import cuda_random as K
+    from ember_tensor._backends.cuda import storage as _cuda
+    from ember_tensor._backends.cuda.kernels import random as K
     results = []
     for grid, block in ((1, 1), (2, 3), (3, 4)):
         out = _cuda.empty((37,), np.float32)
@@ -255,7 +255,7 @@ PHILOX_KAT = [
 
 @pytest.mark.parametrize("counter, key, expected", PHILOX_KAT)
 def test_philox_matches_the_reference_known_answers(counter, key, expected):
-    from ember_tensor._kernels.cuda_random import philox4x32
+    from ember_tensor._backends.cuda.kernels.random import philox4x32
     words = philox4x32(np.uint64(key[0] | key[1] << 32), np.uint64(counter[0] | counter[1] << 32),
                        np.uint64(counter[2] | counter[3] << 32))
     assert tuple(int(w) for w in words) == expected
@@ -499,8 +499,8 @@ def test_each_of_several_gpus_has_its_own_generator():
 def test_large_launches_on_a_gpu_match_one_block_and_have_the_right_moments():
     # Many blocks and threads (the real launch) against one thread (no grid-stride
     # interleaving): the numbers must not depend on the configuration.
-    from ember_tensor import _cuda
-    from ember_tensor._kernels import cuda_random as K
+    from ember_tensor._backends.cuda import storage as _cuda
+    from ember_tensor._backends.cuda.kernels import random as K
     n = 1 << 20
     one, many = _cuda.empty((n,), np.float32), _cuda.empty((n,), np.float32)
     args = (np.uint64(123), np.uint64(7), np.float32(0.0), np.float32(1.0))

@@ -27,7 +27,7 @@ def embedding_sparse_backward(grad_output, indices, num_weights, padding_idx=Non
     """The weight gradient of `embedding_sparse`: a sparse (num_weights, dim) tensor with one
     entry per index (the `padding_idx` ones dropped)."""
     if grad_output._device.type == "cuda":
-        from ._sparse_cuda import embedding_backward
+        from ._backends.cuda.sparse import embedding_backward
         idx, rows = embedding_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
         return make_sparse(idx, rows, (num_weights, rows.shape[1]), grad_output._dtype, device=grad_output._device)
     idx = to_array(indices, np.int64).reshape(-1)

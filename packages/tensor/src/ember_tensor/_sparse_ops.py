@@ -24,7 +24,7 @@ def _check_same_size(a, b):
 
 
 def _cuda():
-    from . import _sparse_cuda  # loads numba.cuda: only on a CUDA code path
+    from ._backends.cuda import sparse as _sparse_cuda  # loads numba.cuda: only on a CUDA code path
     return _sparse_cuda
 
 

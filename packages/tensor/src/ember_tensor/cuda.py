@@ -553,7 +553,7 @@ def _install_caching_allocator(numba_cuda):
     from numba.cuda.cudadrv import driver as numba_driver
     if getattr(numba_driver, "_memory_manager", None) is not None:
         return  # a context exists already and has Numba's (or a user's) manager
-    from . import _cuda_alloc
+    from ._backends.cuda import allocator as _cuda_alloc
     numba_cuda.set_memory_manager(_cuda_alloc.CachingMemoryManager)
     _emm_installed = True
 
@@ -561,7 +561,7 @@ def _install_caching_allocator(numba_cuda):
 def __getattr__(name):
     # torch.cuda.OutOfMemoryError, without importing the allocator module up front
     if name == "OutOfMemoryError":
-        from . import _cuda_alloc
+        from ._backends.cuda import allocator as _cuda_alloc
         return _cuda_alloc.OutOfMemoryError
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

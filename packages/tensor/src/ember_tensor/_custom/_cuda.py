@@ -6,7 +6,7 @@ through ember's CUDA backend (its stream, its launch configuration).
 """
 from numba import cuda
 
-from .. import _cuda as _backend
+from .._backends.cuda import storage as _backend
 
 __all__ = ["CudaKernels"]
 

@@ -67,7 +67,7 @@ class RawKernel:
                 from numba import cuda
 
                 self._cuda = cuda.jit(self.cuda_source)
-            from .. import _cuda
+            from .._backends.cuda import storage as _cuda
 
             _cuda._launch(self._cuda, max(out.size, 1), out, *data)
         else:

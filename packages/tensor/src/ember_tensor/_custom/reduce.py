@@ -123,7 +123,7 @@ def _run(custom, matrix, outer, dtype):
         return out
     identity = _typed_identity(custom.identity, dtype)
     if matrix.device.type == "cuda":
-        from .. import _cuda
+        from .._backends.cuda import storage as _cuda
 
         _cuda._launch(custom.cuda_kernel(), outer, matrix._data, out, backend.from_numpy(np.array([identity])))
     else:

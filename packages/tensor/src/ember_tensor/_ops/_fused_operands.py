@@ -19,10 +19,10 @@ _KERNEL_MODULES = {}
 
 
 def kernel_module(name):
-    """Kernel module ``_kernels.<name>``, imported on first use (it loads Numba)."""
+    """Kernel module ``_backends.<name>``, imported on first use (it loads Numba)."""
     module = _KERNEL_MODULES.get(name)
     if module is None:
-        module = _KERNEL_MODULES[name] = importlib.import_module(f"ember_tensor._kernels.{name}")
+        module = _KERNEL_MODULES[name] = importlib.import_module(f"ember_tensor._backends.{name}")
     return module
 
 
@@ -92,7 +92,7 @@ def unscale_on_host(operands, grad, scale):
 
 def device_amp_arrays(backend, device, grad_scale, found_inf):
     """Device arrays for grad_scale/found_inf (a placeholder when absent) and their flag bits."""
-    kernels = kernel_module("cuda_fused_optim")
+    kernels = kernel_module("cuda.kernels.fused_optim")
     flags, arrays = 0, []
     for t, bit in ((grad_scale, kernels.HAS_GRAD_SCALE), (found_inf, kernels.HAS_FOUND_INF)):
         if t is None:

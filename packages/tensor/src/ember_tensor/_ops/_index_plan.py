@@ -13,10 +13,10 @@ anything else), unlike NumPy, so ``x[0, :, [0, 1]]`` has shape (3, 2), as in PyT
 import numpy as np
 
 from .. import _dtype as D
-from .._kernels import lazy, lazy_module
+from .._backends.lazy import lazy, lazy_module
 
-_K = lazy("cpu_index")  # Numba loads on first use
-_cuda_index = lazy_module("ember_tensor._cuda_index")  # numba.cuda loads on first CUDA use
+_K = lazy("cpu.kernels.index")  # Numba loads on first use
+_cuda_index = lazy_module("ember_tensor._backends.cuda.indexing")  # numba.cuda loads on first CUDA use
 from .._tensor import Tensor
 from .views import make_view
 

@@ -63,7 +63,7 @@ def first_out_of_range(arr, lo, hi):
     `arr` is a host array, or a device array (checked on the device; one value is read).
     """
     if not isinstance(arr, np.ndarray):
-        from .. import _cuda_index
+        from .._backends.cuda import indexing as _cuda_index
         return _cuda_index.first_out_of_range(arr, lo, hi)
     bad = (arr >= hi) | (arr < lo)
     return int(arr[bad][0]) if bad.any() else None

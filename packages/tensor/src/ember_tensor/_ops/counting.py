@@ -11,10 +11,10 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor, wrap_dim
-from .._kernels import lazy, lazy_module
+from .._backends.lazy import lazy, lazy_module
 
-K = lazy("cpu_index")  # Numba loads on first use
-CC = lazy_module("ember_tensor._cuda_count")  # CUDA tensors: device kernels, loaded on first use
+K = lazy("cpu.kernels.index")  # Numba loads on first use
+CC = lazy_module("ember_tensor._backends.cuda.counting")  # CUDA tensors: device kernels, loaded on first use
 from . import _iter  # noqa: E402
 from ._strided import host, wrap  # noqa: E402
 

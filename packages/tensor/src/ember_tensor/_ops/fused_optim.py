@@ -140,7 +140,7 @@ def _sgd_cpu(param, grad, buf, grad_scale, found_inf, lr, weight_decay, momentum
         operands = FlatOperands(param._device, compute)
         g = operands(grad, written=False) if scale is None else unscale_on_host(operands, grad, scale)
         views = [operands(param), g] + ([] if buf is None else [operands(buf)])
-    kernel_module("cpu_fused_optim").sgd_update(
+    kernel_module("cpu.kernels.fused_optim").sgd_update(
         views[0], views[1], None if buf is None else views[2], lr=lr, weight_decay=weight_decay,
         momentum=momentum, dampening=dampening, nesterov=nesterov, maximize=maximize,
         first_step=first_step)
@@ -154,7 +154,7 @@ def _sgd_cuda(param, grad, buf, grad_scale, found_inf, lr, weight_decay, momentu
     n = param._data.size
     if n == 0:
         return
-    kernels = kernel_module("cuda_fused_optim")
+    kernels = kernel_module("cuda.kernels.fused_optim")
     compute = compute_dtype(param._dtype)
     operands = FlatOperands(param._device, compute)
     backend = operands.backend
@@ -245,7 +245,7 @@ def _adam_cpu(param, grad, exp_avg, exp_avg_sq, max_sq, step, grad_scale, found_
         operands = FlatOperands(param._device, compute)
         g = operands(grad, written=False) if scale is None else unscale_on_host(operands, grad, scale)
         views = [operands(param), g] + [operands(t) for t in tensors[2:]]
-    kernel_module("cpu_fused_optim").adam_update(
+    kernel_module("cpu.kernels.fused_optim").adam_update(
         *views[:4], views[4] if amsgrad else None, step=step.item(), lr=lr, beta1=beta1,
         beta2=beta2, eps=eps, weight_decay=weight_decay, decoupled_weight_decay=decoupled,
         amsgrad=amsgrad, maximize=maximize)
@@ -259,7 +259,7 @@ def _adam_cuda(param, grad, exp_avg, exp_avg_sq, max_sq, step, grad_scale, found
     n = param._data.size
     if n == 0:
         return
-    kernels = kernel_module("cuda_fused_optim")
+    kernels = kernel_module("cuda.kernels.fused_optim")
     compute = compute_dtype(param._dtype)
     operands = FlatOperands(param._device, compute)
     backend = operands.backend
@@ -334,7 +334,7 @@ def _fused_adagrad_(self, grads, state_sums, state_steps, *, lr, lr_decay, weigh
             operands = FlatOperands(param._device, compute)
             g = operands(grad, written=False) if scale is None else unscale_on_host(operands, grad, scale)
             views = [operands(param), g, operands(state_sum)]
-        kernel_module("cpu_fused_optim").adagrad_update(
+        kernel_module("cpu.kernels.fused_optim").adagrad_update(
             *views, step=step.item(), lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps,
             maximize=maximize)
         if operands is not None:

@@ -14,11 +14,11 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor, wrap_dim
-from .._kernels import lazy, lazy_module
+from .._backends.lazy import lazy, lazy_module
 
-K = lazy("cpu_index")  # Numba loads on first use
-_cuda_index = lazy_module("ember_tensor._cuda_index")  # numba.cuda loads on first CUDA use
-_cuda_scatter = lazy_module("ember_tensor._cuda_scatter")
+K = lazy("cpu.kernels.index")  # Numba loads on first use
+_cuda_index = lazy_module("ember_tensor._backends.cuda.indexing")  # numba.cuda loads on first CUDA use
+_cuda_scatter = lazy_module("ember_tensor._backends.cuda.scatter")
 from . import _iter
 from ._index_plan import IndexPlan
 from ._strided import first_out_of_range, flat_buffer, host, wrap

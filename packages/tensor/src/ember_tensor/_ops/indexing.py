@@ -12,10 +12,10 @@ from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor
-from .._kernels import lazy, lazy_module
+from .._backends.lazy import lazy, lazy_module
 
-K = lazy("cpu_index")  # Numba loads on first use
-_cuda_index = lazy_module("ember_tensor._cuda_index")  # numba.cuda loads on first CUDA use
+K = lazy("cpu.kernels.index")  # Numba loads on first use
+_cuda_index = lazy_module("ember_tensor._backends.cuda.indexing")  # numba.cuda loads on first CUDA use
 from . import _iter
 from ._index_plan import is_basic_key, normalize_key, plan_index
 from ._strided import flat_buffer, host, wrap, write_back

@@ -31,7 +31,7 @@ def _on_cuda(t):
 
 
 def _cuda_linalg():
-    from .. import _cuda_linalg  # imports numba.cuda: only on a CUDA code path
+    from .._backends.cuda import linalg as _cuda_linalg  # imports numba.cuda: only on a CUDA code path
     return _cuda_linalg
 
 

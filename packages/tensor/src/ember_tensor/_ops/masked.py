@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._dispatch import op
-from .._kernels import lazy_module
+from .._backends.lazy import lazy_module
 from .._tensor import Tensor
 from . import _iter
 from . import indexing as _indexing
@@ -15,7 +15,7 @@ from ._index_plan import IndexPlan
 from ._strided import first_out_of_range, host, wrap
 from .indexing import _advanced_read, _advanced_write
 
-_cuda_index = lazy_module("ember_tensor._cuda_index")  # numba.cuda loads on first CUDA use
+_cuda_index = lazy_module("ember_tensor._backends.cuda.indexing")  # numba.cuda loads on first CUDA use
 
 __all__ = ["take", "put", "put_", "masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_",
            "masked_select", "nonzero", "argwhere"]

@@ -27,7 +27,7 @@ _ERRORS = {
 
 def _cuda_random():
     # Imported on the first CUDA sample: it loads numba.cuda, which CPU-only use never needs.
-    from .. import _cuda_random
+    from .._backends.cuda import random as _cuda_random
     return _cuda_random
 
 

@@ -25,7 +25,7 @@ __all__ = ["uniform_", "normal_", "random_", "bernoulli_", "exponential_", "geom
 
 def _cuda_random():
     # Imported on the first CUDA fill: it loads numba.cuda, which CPU-only use never needs.
-    from .. import _cuda_random
+    from .._backends.cuda import random as _cuda_random
     return _cuda_random
 
 

@@ -11,12 +11,12 @@ import numpy as np
 
 from .. import _backends
 from .._dispatch import op
-from .._kernels import lazy_module
+from .._backends.lazy import lazy_module
 from .._tensor import Tensor, wrap_dim
 from . import views
 from ._iter import broadcast_shapes
 
-_cuda_index = lazy_module("ember_tensor._cuda_index")  # numba.cuda loads on first CUDA use
+_cuda_index = lazy_module("ember_tensor._backends.cuda.indexing")  # numba.cuda loads on first CUDA use
 
 __all__ = ["broadcast_to", "broadcast_tensors", "meshgrid", "repeat", "tile", "repeat_interleave",
            "flip", "fliplr", "flipud", "roll", "rot90", "tril", "triu", "tril_", "triu_", "atleast_1d",

@@ -13,10 +13,10 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import wrap_dim
-from .._kernels import lazy, lazy_module
+from .._backends.lazy import lazy, lazy_module
 
-K = lazy("cpu_index")  # Numba loads on first use
-CS = lazy_module("ember_tensor._cuda_sort")  # CUDA tensors: device kernels, loaded on first use
+K = lazy("cpu.kernels.index")  # Numba loads on first use
+CS = lazy_module("ember_tensor._backends.cuda.sorting")  # CUDA tensors: device kernels, loaded on first use
 from . import _iter
 from ._strided import from_rows, host, rows_of, wrap
 from .reduction import _pair, return_types

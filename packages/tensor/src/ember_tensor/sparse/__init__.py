@@ -15,9 +15,9 @@ from .. import _dtype as D
 from .._dispatch import op
 from .._ops.nn._common import from_array, to_array
 from .._sparse import SparseTensor, make_sparse
-from .._kernels import lazy_module
+from .._backends.lazy import lazy_module
 
-_K = lazy_module("ember_tensor._sparse_kernels")  # loads Numba on first use
+_K = lazy_module("ember_tensor._backends.cpu.kernels.sparse")  # loads Numba on first use
 # Below this many nonzeros a prange loop costs more to start than it saves.
 PARALLEL_NNZ = 1 << 15
 from .._tensor import Tensor, wrap_dim
@@ -58,7 +58,7 @@ def sparse_mm(mat1, mat2):
 
 def _sparse_mm_cuda(mat1, mat2, dtype):
     from .._ops.creation import zeros
-    from .._sparse_cuda import spmm_cuda
+    from .._backends.cuda.sparse import spmm_cuda
     if mat1._device != mat2._device:
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                            f"{mat2._device} and {mat1._device}!")
@@ -77,7 +77,7 @@ def sampled_dense_product(pattern, a, b):
     This is the gradient of ``mm(S, D)`` with respect to S: grad @ D.T on S's pattern.
     """
     if pattern._device.type == "cuda":
-        from .._sparse_cuda import sampled_dot
+        from .._backends.cuda.sparse import sampled_dot
         return make_sparse(pattern._indices_t, sampled_dot(pattern._indices_t, a, b), pattern.shape,
                            pattern._dtype, pattern._coalesced, device=pattern._device)
     idx = pattern._indices_t._data
@@ -122,7 +122,7 @@ def sum(input, dim=None, dtype=None):
     if out_dtype.category != D._FLOAT and dtype is None:
         out_dtype = D.int64 if out_dtype.category in (D._INT, D._BOOL) else out_dtype
     if input._device.type == "cuda":
-        from .._sparse_cuda import sparse_sum
+        from .._backends.cuda.sparse import sparse_sum
         idx, vals, size = sparse_sum(input, dim, out_dtype)
         return vals if idx is None else make_sparse(idx, vals, size, out_dtype, True, device=input._device)
     vals = to_array(input._values_t)
@@ -149,7 +149,7 @@ def _softmax_values(input, dim, log):
     s = input.coalesce()
     d = wrap_dim(dim, input.dim())
     if s._device.type == "cuda":
-        from .._sparse_cuda import softmax_values
+        from .._backends.cuda.sparse import softmax_values
         return s, softmax_values(s, d, log)
     idx, vals = s._indices_t._data, to_array(s._values_t).astype(np.float64)
     sd = s.sparse_dim()

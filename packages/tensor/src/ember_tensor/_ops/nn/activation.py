@@ -25,7 +25,7 @@ def _prepare(input, dim, dtype, name):
 
 
 def _on_cuda(input, axis, log):
-    from ... import _cuda_rows
+    from ..._backends.cuda import rows as _cuda_rows
     return _cuda_rows.softmax(input, axis, log)
 
 

@@ -58,7 +58,7 @@ def _as_2d(x, kernel, stride, padding, dilation):
 
 def _columns_2d(x, kernel, stride, padding, dilation):
     """(C*K, N*L) columns of a 1-d or 2-d input (Numba im2col) and the output shape."""
-    from ..._kernels import cpu_nn
+    from ..._backends.cpu.kernels import nn as cpu_nn
     x2, kernel, stride, padding, dilation = _as_2d(x, kernel, stride, padding, dilation)
     out = tuple(output_size(s, k, st, p, d) for s, k, st, p, d in
                 zip(x2.shape[2:], kernel, stride, padding, dilation))
@@ -114,7 +114,7 @@ def conv_backward_input_array(gy, w, input_size, stride, padding, dilation, grou
         padded = (n, c) + tuple(s + 2 * p for s, p in zip(input_size, padding))
         gx = add_windows(gcols, padded, kernel, stride, dilation, out)
         return crop_spatial(gx, padding, input_size)
-    from ..._kernels import cpu_nn
+    from ..._backends.cpu.kernels import nn as cpu_nn
     gcols = _per_sample(_grouped_matmul(w.reshape(o, math.prod(w.shape[1:])), _grad_rows(gy), groups,
                                         transpose_a=True), n)
     if len(kernel) == 1:
@@ -217,7 +217,7 @@ def convolution(input, weight, bias=None, stride=1, padding=0, dilation=1, trans
 
 def _cuda_convolution(input, weight, bias, transposed_size, stride, padding, dilation, groups):
     """`convolution` on the GPU: im2col + GEMM (+ col2im when transposed) + bias."""
-    from ... import _cuda_windows as W
+    from ..._backends.cuda import windows as W
     device = common_device((input, weight, bias))
     with W.device_scope(device):
         compute = compute_np_dtype(input._dtype)
@@ -238,7 +238,7 @@ def convolution_backward_input(grad_output, weight, input_size, stride=1, paddin
     stride, padding, dilation = _params(nd, stride, padding, dilation)
     size = tuple(input_size)[-nd:]
     if grad_output._device.type == "cuda":
-        from ... import _cuda_windows as W
+        from ..._backends.cuda import windows as W
         device = common_device((grad_output, weight))
         with W.device_scope(device):
             compute = compute_np_dtype(grad_output._dtype)
@@ -256,7 +256,7 @@ def convolution_backward_weight(grad_output, input, weight_size, stride=1, paddi
     nd = len(weight_size) - 2
     stride, padding, dilation = _params(nd, stride, padding, dilation)
     if grad_output._device.type == "cuda":
-        from ... import _cuda_windows as W
+        from ..._backends.cuda import windows as W
         device = common_device((grad_output, input))
         with W.device_scope(device):
             compute = compute_np_dtype(grad_output._dtype)

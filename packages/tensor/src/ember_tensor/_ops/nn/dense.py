@@ -30,7 +30,7 @@ def linear(input, weight, bias=None):
     if input.dtype != weight.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {input.dtype} and {weight.dtype}")
     if input._device.type == "cuda":
-        from ... import _cuda_rows
+        from ..._backends.cuda import rows as _cuda_rows
         return _cuda_rows.linear(input, weight, bias)
     x = to_array(input)
     lead = x.shape[:-1]

@@ -75,7 +75,7 @@ def nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     classes = _check(input, target, weight)
     if input._device.type == "cuda":
-        from ... import _cuda_rows
+        from ..._backends.cuda import rows as _cuda_rows
         return _cuda_rows.nll_loss(input, target, weight, reduction, ignore_index)
     x = to_array(input)
     rows, t = _rows(x, to_array(target, np.int64))
@@ -98,7 +98,7 @@ def nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100):
 def nll_loss_backward(grad_output, input, target, weight=None, reduction="mean", ignore_index=-100):
     """Gradient of `nll_loss` w.r.t. its input: -weight * grad at each target class."""
     if input._device.type == "cuda":
-        from ... import _cuda_rows
+        from ..._backends.cuda import rows as _cuda_rows
         return _cuda_rows.nll_loss_backward(grad_output, input, target, weight, reduction, ignore_index)
     x = to_array(input)
     classes = x.shape[0] if x.ndim == 1 else x.shape[1]

@@ -48,9 +48,9 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
     if input._device.type == "cuda":
-        from ... import _cuda_norms
+        from ..._backends.cuda import normalization as _cuda_norms
         return _cuda_norms.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
-    from ..._kernels import cpu_nn
+    from ..._backends.cpu.kernels import nn as cpu_nn
     x = to_array(input)
     x3 = x.reshape(n, c, inner)
     if training:
@@ -84,9 +84,9 @@ def _update_running(buffer, batch_value, momentum):
 def batch_norm_backward(grad_output, input, weight, save_mean, save_invstd, training):
     """Gradients (input, weight, bias) of `native_batch_norm` from its saved statistics."""
     if input._device.type == "cuda":
-        from ... import _cuda_norms
+        from ..._backends.cuda import normalization as _cuda_norms
         return _cuda_norms.batch_norm_backward(grad_output, input, weight, save_mean, save_invstd, training)
-    from ..._kernels import cpu_nn
+    from ..._backends.cpu.kernels import nn as cpu_nn
     x = to_array(input)
     n, c = x.shape[:2]
     x3 = x.reshape(n, c, x.size // (n * c) if n * c else 0)
@@ -129,7 +129,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     rows = input.numel() // max(1, math.prod(shape)) if math.prod(shape) else 0
     stat_shape = tuple(input.shape[:input.dim() - k]) + (1,) * k
     if input._device.type == "cuda":
-        from ... import _cuda_norms
+        from ..._backends.cuda import normalization as _cuda_norms
         return _cuda_norms.layer_norm(input, rows, weight, bias, eps, stat_shape)
     x = to_array(input)
     xhat, mean, rstd = _rows_forward(x, rows, math.prod(shape), eps)
@@ -147,7 +147,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def layer_norm_backward(grad_output, input, normalized_shape, mean, rstd, weight):
     """Gradients (input, weight, bias) of `native_layer_norm`."""
     if input._device.type == "cuda":
-        from ... import _cuda_norms
+        from ..._backends.cuda import normalization as _cuda_norms
         return _cuda_norms.layer_norm_backward(grad_output, input, normalized_shape, mean, rstd, weight)
     k = len(normalized_shape)
     x = to_array(input)
@@ -173,7 +173,7 @@ def native_group_norm(input, weight, bias, num_groups, eps):
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got "
                            f"input of shape {list(input.shape)} and num_groups={num_groups}")
     if input._device.type == "cuda":
-        from ... import _cuda_norms
+        from ..._backends.cuda import normalization as _cuda_norms
         return _cuda_norms.group_norm(input, weight, bias, num_groups, eps)
     x = to_array(input)
     xhat, mean, rstd = _rows_forward(x, n * num_groups, math.prod(x.shape[1:]) // num_groups, eps)
@@ -191,7 +191,7 @@ def native_group_norm(input, weight, bias, num_groups, eps):
 def group_norm_backward(grad_output, input, mean, rstd, weight, num_groups):
     """Gradients (input, weight, bias) of `native_group_norm`."""
     if input._device.type == "cuda":
-        from ... import _cuda_norms
+        from ..._backends.cuda import normalization as _cuda_norms
         return _cuda_norms.group_norm_backward(grad_output, input, mean, rstd, weight, num_groups)
     x = to_array(input)
     n, c = x.shape[:2]

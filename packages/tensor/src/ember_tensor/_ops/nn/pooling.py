@@ -75,7 +75,7 @@ def max_pool_with_indices(input, kernel_size, stride=None, padding=0, dilation=1
     kernel, stride, padding, dilation, out, extra = _geometry(input, kernel_size, stride, padding,
                                                               dilation, ceil_mode)
     if input._device.type == "cuda":
-        from ... import _cuda_windows as W
+        from ..._backends.cuda import windows as W
         with W.device_scope(input._device):
             values, index = W.max_pool(W.array_of(input, compute_np_dtype(input._dtype)), kernel, stride,
                                        padding, dilation, out)
@@ -84,7 +84,7 @@ def max_pool_with_indices(input, kernel_size, stride=None, padding=0, dilation=1
     x = to_array(input)
     n, c = x.shape[:2]
     if nd <= 2 and x.dtype.kind == "f":
-        from ..._kernels import cpu_nn
+        from ..._backends.cpu.kernels import nn as cpu_nn
         lift = (lambda t, v: (v,) + tuple(t)) if nd == 1 else (lambda t, v: tuple(t))
         x2 = x[:, :, None, :] if nd == 1 else x
         values, index = cpu_nn.max_pool_2d(x2, lift(kernel, 1), lift(stride, 1), lift(padding, 0),
@@ -123,7 +123,7 @@ def max_pool_backward(grad_output, indices, input_size):
     size = tuple(input_size)
     spatial = size[2:]
     if grad_output._device.type == "cuda":
-        from ... import _cuda_windows as W
+        from ..._backends.cuda import windows as W
         device = common_device((grad_output, indices))
         with W.device_scope(device):
             planes = W.scatter_planes(W.array_of(grad_output, compute_np_dtype(grad_output._dtype)),
@@ -138,7 +138,7 @@ def max_pool_backward(grad_output, indices, input_size):
 def take_along_planes(input, indices):
     """out[n, c, j...] = input[n, c].flatten()[indices[n, c, j...]] (max_pool_backward's adjoint)."""
     if input._device.type == "cuda":
-        from ... import _cuda_windows as W
+        from ..._backends.cuda import windows as W
         device = common_device((input, indices))
         with W.device_scope(device):
             picked = W.take_along_planes(W.array_of(input, compute_np_dtype(input._dtype)),
@@ -173,7 +173,7 @@ def max_unpool(input, indices, output_size):
 
 
 def _cuda_max_unpool(input, indices, output_size):
-    from ... import _cuda_windows as W
+    from ..._backends.cuda import windows as W
     device = common_device((input, indices))
     with W.device_scope(device):
         idx = W.array_of(indices, np.int64)
@@ -209,7 +209,7 @@ def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_
         raise RuntimeError("divisor must be not zero")
     kernel, stride, padding, _, out, extra = _geometry(input, kernel_size, stride, padding, 1, ceil_mode)
     if input._device.type == "cuda":
-        from ... import _cuda_windows as W
+        from ..._backends.cuda import windows as W
         with W.device_scope(input._device):
             y = W.avg_pool(W.array_of(input, compute_np_dtype(input._dtype)), kernel, stride, padding, out,
                            count_include_pad, divisor_override)
@@ -230,7 +230,7 @@ def avg_pool_backward(grad_output, input_size, kernel_size, stride=None, padding
     probe = Tensor._wrap(np.empty(tuple(input_size), np.float32), D.float32)  # geometry only
     kernel, stride, padding, _, out, extra = _geometry(probe, kernel_size, stride, padding, 1, ceil_mode)
     if grad_output._device.type == "cuda":
-        from ... import _cuda_windows as W
+        from ..._backends.cuda import windows as W
         with W.device_scope(grad_output._device):
             gx = W.avg_pool_backward(W.array_of(grad_output, compute_np_dtype(grad_output._dtype)),
                                      tuple(input_size), kernel, stride, padding, count_include_pad,
@@ -263,7 +263,7 @@ def adaptive_max_pool(input, output_size):
                            f"non-batch dimensions, but input has sizes {list(input.shape)} with dimension 2 "
                            "being empty")
     if input._device.type == "cuda":
-        from ... import _cuda_windows as W
+        from ..._backends.cuda import windows as W
         with W.device_scope(input._device):
             values, index = W.adaptive_max_pool(W.array_of(input, compute_np_dtype(input._dtype)), out)
             return (W.tensor_of(values, input._dtype, input._device),

@@ -41,7 +41,7 @@ def embedding(weight, indices, padding_idx=None, scale_grad_by_freq=False):
 
 def _cuda_embedding(weight, indices):
     """`embedding` on the GPU: a bounds check (one count read back) and index_select."""
-    from ... import _cuda_windows as W
+    from ..._backends.cuda import windows as W
     from ..index_ops import index_select
     device = common_device((weight, indices))
     with W.device_scope(device):
@@ -110,7 +110,7 @@ def one_hot(tensor, num_classes=-1):
 def _cuda_one_hot(tensor, num_classes):
     """`one_hot` on the GPU; the checks read back one or two counts (as PyTorch's read
     the maximum when it infers the number of classes)."""
-    from ... import _cuda_windows as W
+    from ..._backends.cuda import windows as W
     with W.device_scope(tensor._device):
         idx = tensor._data
         if num_classes == -1 and idx.size == 0:
@@ -146,7 +146,7 @@ def constant_pad_nd(input, pad, value=0):
                                f"resulted in a negative output size, which is invalid. Check dimension {d} "
                                "of your input.")
     if input._device.type == "cuda":
-        from ... import _cuda_windows as W
+        from ..._backends.cuda import windows as W
         with W.device_scope(input._device):
             return W.tensor_of(W.constant_pad(input._data, widths, crops, value), input._dtype, input._device)
     x = input._host_numpy()
@@ -181,7 +181,7 @@ def im2col(input, kernel_size, dilation=1, padding=0, stride=1):
                            f"({padding[0]}, {padding[1]}), calculated shape of the array of sliding blocks "
                            f"as ({out[0]}, {out[1]}), but its components must be at least one.")
     if input._device.type == "cuda":
-        from ... import _cuda_windows as W
+        from ..._backends.cuda import windows as W
         with W.device_scope(input._device):
             cols = W.unfold(W.array_of(input, compute_np_dtype(input._dtype)), kernel, dilation, padding, stride)
             return W.tensor_of(cols, input._dtype, input._device)
@@ -211,7 +211,7 @@ def col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"the calculated number of sliding blocks {out[0]} * {out[1]} = {math.prod(out)}, "
                            f"but got input.size(2)={shape[2]}.")
     if input._device.type == "cuda":
-        from ... import _cuda_windows as W
+        from ..._backends.cuda import windows as W
         with W.device_scope(input._device):
             folded = W.fold(W.array_of(input, compute_np_dtype(input._dtype)), size, kernel, dilation, padding,
                             stride)

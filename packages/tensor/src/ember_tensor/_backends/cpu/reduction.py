@@ -1,0 +1,198 @@
+"""CPU reductions: the device half of ember's reductions (the op half is `_ops/reduction`).
+
+Backend interface. A backend offers these four functions over its own arrays; the op
+layer has already checked arguments, wrapped and sorted `dims` (distinct, ascending;
+empty means "reduce nothing": each output element reduces one input element), cast
+float16/bfloat16 inputs to float32, and rejected empty reductions that have no identity.
+Results are new contiguous arrays shaped like `a` without `dims` (keepdim is the op
+layer's business).
+
+    reduce(kind, a, dims, out_dtype) -> array of NumPy dtype `out_dtype`
+        kind: "sum", "mean", "prod", "sumsq" (sum of squares), "sumabs" (sum of |x|),
+        "count_nonzero", "all", "any" (x != 0, so NaN counts as true), "amax", "amin"
+        (NaN propagates). Floats accumulate in float64 and integers/bool in int64,
+        whatever `out_dtype` is; an empty reduction gives the identity (mean: NaN).
+    arg_reduce(kind, a, dim) -> (values, indices)
+        kind: "max" or "min"; dim: an int, or None for the flattened array (flat index).
+        Indices are int64; the first occurrence wins ties; the first NaN is the extreme.
+    var_mean(a, dims, correction) -> (var, mean)
+        float64 accumulation, two passes; var = sum((x - mean)^2) / max(0, n - correction)
+        (n - correction <= 0 gives inf or NaN, like PyTorch). Results in a's dtype.
+    median(a, dim) -> (values, indices)
+        The lower median along int `dim` (stable: PyTorch's index among equal values), or
+        of all elements when dim is None (then indices is None). NaN is the median of a
+        row that has one (the first NaN's index).
+
+How the CPU maps an input onto a kernel: reduced dims go last, dims that are adjacent in
+memory merge (size-1 dims drop), and the result is a `rows` layout (each output reduces
+one run of elements) or a `cols` layout (reduced dims lie outside a contiguous kept
+inner dim, accumulated along it). Anything else is first copied into (kept, reduced)
+order. Above PARALLEL_THRESHOLD elements the `_par` kernels run: threads split the rows
+or tasks, and a few long rows (a full reduction) are cut into chunks that are merged.
+"""
+import numpy as np
+
+from .kernels.reduction import kernels
+
+__all__ = ["reduce", "arg_reduce", "var_mean", "median"]
+
+# Below this many elements a serial loop wins: starting threads costs ~2 us.
+PARALLEL_THRESHOLD = 1 << 16
+# A parallel full reduction cuts each row into pieces of at least this many elements.
+_MIN_CHUNK = 1 << 14
+
+
+def _num_threads():
+    import numba  # loaded already: the kernels import it
+    return numba.get_num_threads()
+
+
+def _merge_dims(dims):
+    """Merge (size, stride) pairs that are adjacent in memory; drop size-1 dims."""
+    merged = []
+    for n, s in dims:
+        if n == 1:
+            continue
+        if merged and merged[-1][1] == s * n:
+            merged[-1] = (merged[-1][0] * n, s)
+        else:
+            merged.append((n, s))
+    return merged
+
+
+def _flat_buffer(a):
+    """(1-d view of the memory `a` spans starting at its first element, element strides)."""
+    itemsize = a.itemsize
+    strides = [s // itemsize for s in a.strides]
+    if a.flags.c_contiguous:
+        return a.reshape(-1), strides
+    span = 1 + sum((n - 1) * s for n, s in zip(a.shape, strides))
+    return np.lib.stride_tricks.as_strided(a, (span,), (itemsize,)), strides
+
+
+def _plan(a, dims, allow_cols=True):
+    """The kernel layout for reducing `dims` of `a`: ("rows"|"cols", buf, geometry)."""
+    if a.size == 0:  # nothing to read: each output reduces no elements
+        kept = 1
+        for d, n in enumerate(a.shape):
+            kept *= 1 if d in dims else n
+        return "rows", np.empty(1, a.dtype), (kept, 0, 0, 0)
+    if any(s < 0 for s in a.strides):
+        a = np.ascontiguousarray(a)
+    buf, strides = _flat_buffer(a)
+    kept = _merge_dims([(n, s) for d, (n, s) in enumerate(zip(a.shape, strides)) if d not in dims])
+    red = _merge_dims([(a.shape[d], strides[d]) for d in dims])
+    if len(red) <= 1:
+        n_r, s_r = red[0] if red else (1, 0)
+        if not kept:
+            return "rows", buf, (1, 0, n_r, s_r)
+        if len(kept) == 1:
+            n_o, s_o = kept[0]
+            if allow_cols and 0 < s_o < s_r:
+                return "cols", buf, (1, 0, n_r, s_r, n_o, s_o)
+            return "rows", buf, (n_o, s_o, n_r, s_r)
+        if len(kept) == 2 and allow_cols and 0 < kept[1][1] < s_r:
+            (n_o, s_o), (n_i, s_i) = kept
+            return "cols", buf, (n_o, s_o, n_r, s_r, n_i, s_i)
+    # No single-loop layout: copy into (kept, reduced) order, then reduce contiguous rows.
+    order = [d for d in range(a.ndim) if d not in dims] + list(dims)
+    packed = np.ascontiguousarray(a.transpose(order))
+    n_r = 1
+    for d in dims:
+        n_r *= a.shape[d]
+    return "rows", packed.reshape(-1), (packed.size // n_r, n_r, n_r, 1)
+
+
+def _launch(mod, plan, args):
+    """Run the plan's serial kernel, or its parallel twin with a chunk count for big inputs."""
+    layout, buf, geom = plan
+    if layout == "rows":
+        n_o, _, n_r, _ = geom
+        work = n_o * n_r
+    else:
+        n_o, _, n_r, _, n_i, _ = geom
+        work = n_o * n_r * n_i
+    if work < PARALLEL_THRESHOLD:
+        getattr(mod, layout)(buf, 0, *geom, *args)
+        return
+    threads = _num_threads()
+    if layout == "rows":
+        # Enough rows to share out, or else cut each row into chunks merged afterwards.
+        nchunks = 1 if n_o >= 2 * threads else max(
+            1, min(-(-4 * threads // n_o), n_r // _MIN_CHUNK))
+    else:
+        tasks = n_o * -(-n_i // 1024)
+        nchunks = min(tasks, 4 * threads)
+    getattr(mod, layout + "_par")(buf, 0, *geom, *args, nchunks)
+
+
+def _kept_shape(a, dims):
+    return tuple(n for d, n in enumerate(a.shape) if d not in dims)
+
+
+_IDENTITY = {"sum": 0, "mean": 0, "sumsq": 0, "sumabs": 0, "count_nonzero": 0, "prod": 1}
+
+
+def _init(kind, dtype):
+    """The accumulator's starting value; its type is the accumulator's type."""
+    if kind in _IDENTITY:
+        acc = np.float64 if dtype.kind == "f" else np.int64
+        return acc(_IDENTITY[kind])
+    if kind in ("all", "any"):
+        return np.bool_(kind == "all")
+    # amax/amin start from the dtype's lowest/highest value.
+    low = kind == "amax"
+    if dtype.kind == "f":
+        return dtype.type(-np.inf if low else np.inf)
+    if dtype.kind == "b":
+        return np.bool_(not low)
+    info = np.iinfo(dtype)
+    return dtype.type(info.min if low else info.max)
+
+
+def reduce(kind, a, dims, out_dtype):
+    """Reduce `dims` of array `a` with accumulating reduction `kind` (see module docstring)."""
+    out = np.empty(_kept_shape(a, dims), out_dtype)
+    if out.size:
+        _launch(kernels(kind), _plan(a, dims), (_init(kind, a.dtype), out.reshape(-1)))
+    return out
+
+
+def arg_reduce(kind, a, dim):
+    """(values, int64 indices) of the max or min along `dim` (None: over all elements)."""
+    dims = tuple(range(a.ndim)) if dim is None else (dim,)
+    values = np.empty(_kept_shape(a, dims), a.dtype)
+    indices = np.empty(values.shape, np.int64)
+    if values.size:
+        _launch(kernels("arg" + kind), _plan(a, dims), (values.reshape(-1), indices.reshape(-1)))
+    return values, indices
+
+
+def var_mean(a, dims, correction):
+    """(variance, mean) over `dims`, dividing by max(0, n - correction)."""
+    var = np.empty(_kept_shape(a, dims), a.dtype)
+    mean = np.empty(var.shape, a.dtype)
+    if var.size:
+        _launch(kernels("var"), _plan(a, dims),
+                (float(correction), var.reshape(-1), mean.reshape(-1)))
+    return var, mean
+
+
+def median(a, dim):
+    """(values, indices) of the lower median along `dim`; (value, None) over all elements."""
+    mod = kernels("median")
+    if dim is None:
+        flat = np.array(a, order="C").reshape(-1)  # a private copy: selection reorders it
+        return np.array(mod.value(flat), a.dtype), None
+    dims = (dim,)
+    values = np.empty(_kept_shape(a, dims), a.dtype)
+    indices = np.empty(values.shape, np.int64)
+    if values.size:
+        plan = _plan(a, dims, allow_cols=False)
+        layout, buf, (n_o, s_o, n_r, s_r) = plan
+        args = (values.reshape(-1), indices.reshape(-1))
+        if n_o * n_r < PARALLEL_THRESHOLD or n_o == 1:
+            mod.rows(buf, 0, n_o, s_o, n_r, s_r, *args)
+        else:
+            mod.rows_par(buf, 0, n_o, s_o, n_r, s_r, *args, min(n_o, 4 * _num_threads()))
+    return values, indices

@@ -1,0 +1,209 @@
+"""Device index arrays and view offsets: the helpers `_cuda_index` and `_cuda_scatter` share.
+
+Index arrays are C-contiguous int64 device arrays. A view's element offsets come from
+kernels that take its shape and strides as MAX_DIMS-tuples (`_padded`), or, past that
+many non-mergeable dims, from an outer sum of two halves (`view_offsets`). A bounds
+check reads back one value: the first bad position (a sentinel when all are good).
+
+With more than one GPU, every entry point runs with the GPU of its first argument
+current (`on_device_of_first`), so that its allocations and launches go there.
+"""
+import contextlib
+import functools
+
+import numpy as np
+
+from . import storage as _cuda
+from ... import cuda as _public
+from .kernels import index as K
+from ..._tensor import Tensor
+
+__all__ = ["on_device_of_first", "index_on_device", "as_mask", "to_index_array", "read_scalar",
+           "first_out_of_range", "view_offsets", "dim_offsets"]
+
+_NO_BAD = np.iinfo(np.int64).max
+
+
+def _gpu_index(x):
+    """The GPU index of a tensor, an IndexPlan (its view) or a device array; None if unknown."""
+    if isinstance(x, Tensor):
+        return x._device.index
+    view = getattr(x, "view", None)
+    if isinstance(view, Tensor):
+        return view._device.index
+    context = getattr(getattr(x, "gpu_data", None), "context", None)
+    return None if context is None else context.device.id
+
+
+_several_gpus = None  # set on first use: the device count does not change in a process
+
+
+def on_device_of_first(fn):
+    """Decorator: run `fn` with the GPU of its first argument current (when there are
+    several GPUs; with one there is nothing to switch)."""
+    @functools.wraps(fn)
+    def on_device(first, *args, **kwargs):
+        global _several_gpus
+        if _several_gpus is None:
+            _several_gpus = _public.device_count() > 1
+        index = _gpu_index(first) if _several_gpus else None
+        scope = contextlib.nullcontext() if index is None else _public._device_context(index)
+        with scope:
+            return fn(first, *args, **kwargs)
+    return on_device
+
+
+def _launch(kernel, n, *args):
+    if n:
+        _cuda._launch(kernel, n, *args)
+
+
+def _movement(arr):
+    """`arr` read as unsigned ints of its item size (kernels that only move elements)."""
+    return _cuda._reinterpret(arr, _cuda._UINT[arr.dtype.itemsize])
+
+
+def _elem_strides(arr):
+    return [s // arr.dtype.itemsize for s in arr.strides]
+
+
+def _flat_buffer(arr):
+    """(1-d view of arr's memory from its first element, element strides)."""
+    strides = _elem_strides(arr)
+    if arr.size == 0:
+        return _cuda.empty((0,), arr.dtype), strides
+    span = 1 + sum((n - 1) * s for n, s in zip(arr.shape, strides))
+    return _cuda._restride(arr, (span,), (arr.dtype.itemsize,)), strides
+
+
+def _padded(shape, strides):
+    """(shape, strides) as MAX_DIMS-tuples: size-1 dims dropped, dims that walk memory
+    together merged (row-major order is kept), front padded with (1, 0); None when more
+    than MAX_DIMS dims remain (callers then use `view_offsets`)."""
+    dims = [(int(n), int(s)) for n, s in zip(shape, strides) if n != 1]
+    merged = []
+    for n, s in dims:
+        if merged and merged[-1][1] == s * n:
+            merged[-1] = (merged[-1][0] * n, s)
+        else:
+            merged.append((n, s))
+    if len(merged) > K.MAX_DIMS:
+        return None
+    pad = K.MAX_DIMS - len(merged)
+    return (tuple([1] * pad + [n for n, _ in merged]),
+            tuple([0] * pad + [s for _, s in merged]))
+
+
+def view_offsets(shape, strides, base=0):
+    """int64 device array: base + the element offset of each (row-major) element of a
+    view of `shape` and element `strides`. Past MAX_DIMS dims it splits the dims in two
+    and adds the halves' offsets as an outer sum (one broadcast add)."""
+    count = int(np.prod(shape)) if len(shape) else 1
+    padded = _padded(shape, strides)
+    if padded is None:
+        half = len(shape) // 2
+        lead = view_offsets(shape[:half], strides[:half], base)
+        tail = view_offsets(shape[half:], strides[half:])
+        out = _cuda.empty((lead.size, tail.size), np.int64)
+        _cuda.binary("add", _cuda._restride(lead, out.shape, (8, 0)), _cuda._restride(tail, out.shape, (0, 8)),
+                     out)
+        return _cuda._flat(out)
+    offs = _cuda.empty((count,), np.int64)
+    _launch(K.strided_offsets, count, *padded, base, offs)
+    return offs
+
+
+def dim_offsets(shape, strides, dim_stride, idx):
+    """offs[i] = offset of element i of a view of `shape` (strides 0 at the indexed dim)
+    plus idx[i] * dim_stride: where gather reads and scatter writes element i."""
+    offs = _cuda.empty((idx.size,), np.int64)
+    padded = _padded(shape, strides)
+    if padded is not None:
+        _launch(K.dim_offsets, idx.size, *padded, dim_stride, idx, offs)
+        return offs
+    offs = view_offsets(shape, strides)
+    _launch(K.add_scaled, idx.size, offs, idx, dim_stride)
+    return offs
+
+
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return strides[::-1]
+
+
+def _reshaped(arr, shape):
+    """The C-contiguous array `arr` viewed with `shape` (same size)."""
+    itemsize = arr.dtype.itemsize
+    return _cuda._restride(arr, tuple(shape), [s * itemsize for s in _contiguous_strides(shape)])
+
+
+def _column(coords, d):
+    """Column d of an (n, ndim) int64 device array, as a contiguous 1-d copy."""
+    n = coords.shape[0]
+    return _cuda.astype(_cuda._restride(coords, (n,), (coords.strides[0],), d * 8), np.int64)
+
+
+def _as_1d_if_0d(data):
+    """A 0-d array as a 1-element 1-d view (index ops treat 0-d as 1-d); others as they are."""
+    return data if data.ndim else _cuda._restride(data, (1,), (data.dtype.itemsize,))
+
+
+def _zeros(n, dtype=np.int64):
+    arr = _cuda.empty((n,), dtype)
+    _cuda.fill_(arr, 0)
+    return arr
+
+
+@on_device_of_first
+def index_on_device(arr):
+    """Host or device integer array `arr` as an int64 device array of the same shape."""
+    if isinstance(arr, np.ndarray):
+        return _cuda.from_numpy(arr.astype(np.int64, copy=False))
+    return arr if arr.dtype == np.int64 else _cuda.astype(arr, np.int64)
+
+
+@on_device_of_first
+def as_mask(data):
+    """A bool device array of integer/bool device array `data` (legacy uint8 masks)."""
+    return data if data.dtype == np.bool_ else _cuda.astype(data, np.bool_)
+
+
+@on_device_of_first
+def to_index_array(data):
+    """A C-contiguous 1-d int64 device copy-if-needed of device (or host) integer array `data`."""
+    if isinstance(data, np.ndarray):
+        return _cuda.from_numpy(np.ascontiguousarray(data.reshape(-1), dtype=np.int64))
+    if data.dtype != np.int64 or not _cuda._is_c(data):
+        data = _cuda.astype(data, np.int64)
+    return _cuda._flat(data)
+
+
+def read_scalar(arr, i=0):
+    """One element of a device array, read to the host (the one sync an op may make)."""
+    return _cuda.to_numpy(_cuda._restride(arr, (1,), (arr.dtype.itemsize,), i * arr.dtype.itemsize))[0]
+
+
+def _bad_flag():
+    """A 1-element device array holding the no-bad-position sentinel (kernels atomic-min it)."""
+    bad = _cuda.empty((1,), np.int64)
+    _cuda.fill_(bad, _NO_BAD)
+    return bad
+
+
+def _read_flag(bad):
+    """The smallest bad position a kernel recorded, or None (reads one value)."""
+    first = int(read_scalar(bad))
+    return None if first == _NO_BAD else first
+
+
+@on_device_of_first
+def first_out_of_range(idx, lo, hi):
+    """The first value (row-major) of index array `idx` outside [lo, hi), or None."""
+    idx = to_index_array(idx)
+    bad = _bad_flag()
+    _launch(K.first_out_of_range, idx.size, idx, lo, hi, bad)
+    at = _read_flag(bad)
+    return None if at is None else int(read_scalar(idx, at))

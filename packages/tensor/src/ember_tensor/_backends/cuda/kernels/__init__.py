@@ -1,0 +1,1 @@
+"""ember_tensor._backends.cuda.kernels"""

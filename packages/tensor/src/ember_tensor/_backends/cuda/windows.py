@@ -1,0 +1,355 @@
+"""CUDA sliding-window nn ops over device arrays: convolution (im2col + GEMM + col2im),
+pooling, unfold/fold, the plane scatter/gather of max pooling's indices, one_hot and
+constant padding. The kernels are in `_kernels.cuda_windows`; the GEMMs are the
+backend's `matmul` (cuBLAS on a GPU). Nothing here reads device memory on the host,
+except the one-element counts that the index checks read (`read_count`).
+
+Arrays arrive in their compute dtype (the op layer casts float16/bfloat16 to float32 on
+the device). Spatial dims are lifted to three (size-1 dims in front, stride 0) so that
+one compiled kernel per dtype serves 1-d, 2-d and 3-d problems.
+
+Imported only on a CUDA code path: it loads numba.cuda.
+"""
+import contextlib
+import math
+
+import numpy as np
+
+from . import storage as _cuda
+from ... import cuda as _public
+from .kernels import windows as K
+from .kernels.loops import SIMULATOR
+
+__all__ = ["device_scope", "array_of", "tensor_of", "window_counts", "conv_forward", "conv_backward_input",
+           "conv_backward_weight", "add_channel_bias", "max_pool", "avg_pool", "avg_pool_backward",
+           "adaptive_max_pool", "scatter_planes", "take_along_planes", "put_planes", "count_outside",
+           "index_extreme", "read_count", "one_hot", "constant_pad", "unfold", "fold"]
+
+
+# --- tensors <-> device arrays --------------------------------------------------------------
+
+def device_scope(device):
+    """A block with `device`'s GPU current (allocations and launches go there)."""
+    if device.index is None:
+        return contextlib.nullcontext()
+    return _public._device_context(device.index)
+
+
+def array_of(t, np_dtype):
+    """The device array of CUDA tensor `t` as `np_dtype` (cast on the device if needed)."""
+    arr = t._data
+    return arr if arr.dtype == np.dtype(np_dtype) else _cuda.astype(arr, np_dtype)
+
+
+def tensor_of(arr, dtype, device):
+    """A tensor of `dtype` on `device` over device array `arr` (cast on the device)."""
+    from ..._tensor import Tensor
+    if arr.dtype != dtype.np:
+        arr = _cuda.astype(arr, dtype.np)
+    return Tensor._wrap(arr, dtype, device)
+
+
+# --- layout helpers -----------------------------------------------------------------------
+
+def _contiguous(arr):
+    return arr if _cuda._is_c(arr) else _cuda.astype(arr, arr.dtype)
+
+
+def _view(arr, shape):
+    """A C-contiguous array viewed with another shape."""
+    item = arr.dtype.itemsize
+    strides, step = [], item
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return _cuda._restride(arr, tuple(shape), tuple(reversed(strides)))
+
+
+def _lift(arr):
+    """(N, C, *S) with 1 to 3 spatial dims as a 5-d view (size-1 dims in front)."""
+    lead = 5 - arr.ndim
+    return _cuda._restride(arr, arr.shape[:2] + (1,) * lead + arr.shape[2:],
+                           arr.strides[:2] + (0,) * lead + arr.strides[2:])
+
+
+def _three(values, fill):
+    return (fill,) * (3 - len(values)) + tuple(values)
+
+
+def _zero(arr):
+    """A typed zero: the accumulator type of a kernel summing `arr`'s elements."""
+    return arr.dtype.type(0)
+
+
+def _launch(kernel, n, *args):
+    if n:
+        _cuda._launch(kernel, n, *args)
+
+
+def _launch_rows(kernel, rows, length, *args):
+    """Run a two-level kernel: blocks along x stride over `rows`, the threads of the
+    blocks along y over `length` elements of each.
+
+    Blocks are sized to the row (a multiple of 32 up to 128 threads), so short rows
+    idle few threads; when there are fewer rows than the GPU has room for blocks, long
+    rows are split over several blocks along y. The simulator (a Python thread per CUDA
+    thread) gets at most 2 x 2 blocks of 4 threads, still exercising every stride.
+    """
+    if rows == 0 or length == 0:
+        return
+    if SIMULATOR:
+        _cuda.configured(kernel, (min(rows, 2), 1 if length <= 4 else 2), min(length, 4), 0)(*args)
+        return
+    block = min(128, 32 * ((length + 31) // 32))
+    row_blocks = min(rows, _cuda.max_blocks())
+    segments = min(-(-length // block), max(1, _cuda.max_blocks() // row_blocks), 65535)
+    _cuda.launch_grid(kernel, (row_blocks, segments), block, *args)
+
+
+def _zeros(shape, np_dtype):
+    out = _cuda.empty(shape, np_dtype)
+    return _cuda.fill_(out, 0)
+
+
+def window_counts(size, kernel, stride, padding, dilation):
+    """Output positions of a window along each dim (no ceil_mode: convolution, unfold)."""
+    return tuple((s + 2 * p - d * (k - 1) - 1) // st + 1
+                 for s, k, st, p, d in zip(size, kernel, stride, padding, dilation))
+
+
+def _geometry_args(kernel, stride, padding, dilation, out):
+    return (_three(kernel, 1) + _three(stride, 1) + _three(padding, 0) + _three(dilation, 1)
+            + _three(out, 1))
+
+
+# --- im2col / col2im -----------------------------------------------------------------------
+
+def _im2col_into(x, kernel, stride, padding, dilation, out, cols):
+    """cols (N, C*K, L), any strides: the columns of x (N, C, *S)."""
+    _launch_rows(K.im2col, cols.shape[0] * cols.shape[1], cols.shape[2], _lift(x),
+                 *_geometry_args(kernel, stride, padding, dilation, out), cols)
+
+
+def _col2im(cols, n, c, size, kernel, stride, padding, dilation, out):
+    """(N, C, *size): the sum of columns (N, C*K, L) back into their positions."""
+    result = _cuda.empty((n, c) + tuple(size), cols.dtype)
+    _launch_rows(K.col2im, n * c, math.prod(size), cols, *_geometry_args(kernel, stride, padding, dilation, out),
+                 _zero(cols), _lift(result))
+    return result
+
+
+def unfold(x, kernel, dilation, padding, stride):
+    """F.unfold of x (N, C, H, W): (N, C*kh*kw, L)."""
+    n, c = x.shape[:2]
+    out = window_counts(x.shape[2:], kernel, stride, padding, dilation)
+    cols = _cuda.empty((n, c * math.prod(kernel), math.prod(out)), x.dtype)
+    _im2col_into(x, kernel, stride, padding, dilation, out, cols)
+    return cols
+
+
+def fold(cols, size, kernel, dilation, padding, stride):
+    """F.fold of cols (N, C*kh*kw, L) into (N, C, *size)."""
+    out = window_counts(size, kernel, stride, padding, dilation)
+    n = cols.shape[0]
+    return _col2im(cols, n, cols.shape[1] // math.prod(kernel), size, kernel, stride, padding, dilation, out)
+
+
+# --- convolution ---------------------------------------------------------------------------
+
+def _swap_last(arr):
+    """The view of `arr` with its last two dims swapped (a batched transpose)."""
+    shape, strides = list(arr.shape), list(arr.strides)
+    shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
+    return _cuda._restride(arr, tuple(shape), tuple(strides))
+
+
+# Every convolution product is one batched GEMM over (batch, group) with the group's
+# blocks as views (no per-group launches, so depthwise convolutions cost two GEMM calls,
+# not 2*G). A weight broadcast over the batch is materialised by the backend's matmul
+# only when groups > 1 (N*O*CK/G elements: small beside the L-times larger columns).
+
+def conv_forward(x, w, stride, padding, dilation, groups):
+    """Convolution of x (N, C, *S) with w (O, C/G, *K): (N, O, *out)."""
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    kernel = tuple(w.shape[2:])
+    out = window_counts(x.shape[2:], kernel, stride, padding, dilation)
+    length, per_group = math.prod(out), (c // groups) * math.prod(kernel)
+    cols = _cuda.empty((n, c * math.prod(kernel), length), x.dtype)
+    _im2col_into(x, kernel, stride, padding, dilation, out, cols)
+    # (G, O/G, CK/G) @ (N, G, CK/G, L) -> (N, G, O/G, L), which is (N, O, L).
+    wg = _view(_contiguous(w), (groups, o // groups, per_group))
+    y = _cuda.matmul(wg, _view(cols, (n, groups, per_group, length)))
+    return _view(y, (n, o) + out)
+
+
+def conv_backward_input(gy, w, input_size, stride, padding, dilation, groups):
+    """Gradient of `conv_forward` w.r.t. x of spatial `input_size`: col2im(W^T @ grad)."""
+    n, o = gy.shape[:2]
+    c = w.shape[1] * groups
+    kernel, out = tuple(w.shape[2:]), tuple(gy.shape[2:])
+    length, per_group = math.prod(out), w.shape[1] * math.prod(kernel)
+    # (G, CK/G, O/G) @ (N, G, O/G, L) -> (N, G, CK/G, L), which is (N, CK, L).
+    wg = _swap_last(_view(_contiguous(w), (groups, o // groups, per_group)))
+    gcols = _cuda.matmul(wg, _view(_contiguous(gy), (n, groups, o // groups, length)))
+    return _col2im(_view(gcols, (n, c * math.prod(kernel), length)), n, c, input_size, kernel, stride,
+                   padding, dilation, out)
+
+
+def conv_backward_weight(gy, x, weight_size, stride, padding, dilation, groups):
+    """Gradient of `conv_forward` w.r.t. w: grad (O, N*L) @ cols^T (N*L, CK/G) per group."""
+    n, c = x.shape[:2]
+    o = gy.shape[1]
+    kernel, out = tuple(weight_size[2:]), tuple(gy.shape[2:])
+    length, ck = math.prod(out), c * math.prod(kernel)
+    # Columns laid out (CK, N, L) so that the batch and positions merge into one GEMM depth.
+    buffer = _cuda.empty((ck, n, length), x.dtype)
+    item = buffer.dtype.itemsize
+    _im2col_into(x, kernel, stride, padding, dilation, out,
+                 _cuda._restride(buffer, (n, ck, length), (length * item, n * length * item, item)))
+    g3 = _view(_contiguous(gy), (n, o, length))
+    rows = _cuda.astype(_cuda._restride(g3, (o, n, length), (g3.strides[1], g3.strides[0], g3.strides[2])),
+                        gy.dtype)
+    # (G, O/G, N*L) @ (G, N*L, CK/G) -> (G, O/G, CK/G), which is (O, C/G, *K).
+    gw = _cuda.matmul(_view(rows, (groups, o // groups, n * length)),
+                      _swap_last(_view(buffer, (groups, ck // groups, n * length))))
+    return _view(gw, tuple(weight_size))
+
+
+def add_channel_bias(y, bias):
+    """y (N, O, *S) += bias (O,) broadcast over the batch and positions, in place."""
+    if y.size:
+        shape = (1, bias.shape[0]) + (1,) * (y.ndim - 2)
+        _cuda.binary("add", y, _cuda._restride(bias, shape, (0, bias.strides[0]) + (0,) * (y.ndim - 2)), y)
+    return y
+
+
+# --- pooling -------------------------------------------------------------------------------
+
+def _lowest(np_dtype):
+    kind = np.dtype(np_dtype).kind
+    if kind == "f":
+        return np.dtype(np_dtype).type(-np.inf)
+    if kind == "b":
+        return np.bool_(False)
+    return np.dtype(np_dtype).type(np.iinfo(np_dtype).min)
+
+
+def max_pool(x, kernel, stride, padding, dilation, out):
+    """(values, int64 indices) of max pooling x (N, C, *S) to spatial `out`."""
+    shape = tuple(x.shape[:2]) + tuple(out)
+    values, indices = _cuda.empty(shape, x.dtype), _cuda.empty(shape, np.int64)
+    args = _three(kernel, 1) + _three(stride, 1) + _three(padding, 0) + _three(dilation, 1)
+    _launch_rows(K.max_pool, shape[0] * shape[1], math.prod(out), _lift(x), *args, _lowest(x.dtype),
+                 _lift(values), _lift(indices))
+    return values, indices
+
+
+def avg_pool(x, kernel, stride, padding, out, count_include_pad, divisor_override):
+    """Average pooling of x (N, C, *S) to spatial `out` (PyTorch's divisor rules)."""
+    result = _cuda.empty(tuple(x.shape[:2]) + tuple(out), x.dtype)
+    args = _three(kernel, 1) + _three(stride, 1) + _three(padding, 0)
+    _launch_rows(K.avg_pool, x.shape[0] * x.shape[1], math.prod(out), _lift(x), *args, bool(count_include_pad),
+                 int(divisor_override or 0), _zero(x), _lift(result))
+    return result
+
+
+def avg_pool_backward(g, input_size, kernel, stride, padding, count_include_pad, divisor_override):
+    """Gradient of `avg_pool` w.r.t. an input of shape `input_size` (a gather)."""
+    result = _cuda.empty(tuple(input_size), g.dtype)
+    args = _three(kernel, 1) + _three(stride, 1) + _three(padding, 0)
+    _launch_rows(K.avg_pool_backward, g.shape[0] * g.shape[1], math.prod(input_size[2:]), _lift(g), *args,
+                 bool(count_include_pad), int(divisor_override or 0), _zero(g), _lift(result))
+    return result
+
+
+def adaptive_max_pool(x, out):
+    """(values, int64 indices) of adaptive max pooling x (N, C, *S) to spatial `out`."""
+    shape = tuple(x.shape[:2]) + tuple(out)
+    values, indices = _cuda.empty(shape, x.dtype), _cuda.empty(shape, np.int64)
+    _launch_rows(K.adaptive_max_pool, shape[0] * shape[1], math.prod(out), _lift(x), _lift(values),
+                 _lift(indices))
+    return values, indices
+
+
+def _planes(arr):
+    """(N, C, *S) as a contiguous (N*C, prod(S)) array."""
+    rows = arr.shape[0] * arr.shape[1]
+    return _view(_contiguous(arr), (rows, arr.size // rows if rows else math.prod(arr.shape[2:])))
+
+
+def scatter_planes(g, index, spatial):
+    """(N, C, *spatial): g (N, C, *) summed into zero planes at `index` (atomic adds)."""
+    n, c = g.shape[:2]
+    plane = math.prod(spatial)
+    out = _zeros((n * c * plane,), g.dtype)
+    _launch(K.scatter_add_planes, index.size, _planes(g), _planes(index), plane, out)
+    return _view(out, (n, c) + tuple(spatial))
+
+
+def take_along_planes(x, index):
+    """out[n, c, j...] = x[n, c].flatten()[index[n, c, j...]] (the index's shape)."""
+    out = _cuda.empty(tuple(index.shape), x.dtype)
+    _launch(K.gather_planes, out.size, _planes(x), _planes(index), _zero(x), _planes(out))
+    return out
+
+
+def put_planes(x, index, spatial):
+    """(N, C, *spatial) zeros with x (N, C, *) put at `index` (max_unpool)."""
+    n, c = x.shape[:2]
+    plane = math.prod(spatial)
+    out = _zeros((n, c) + tuple(spatial), x.dtype)
+    _launch(K.put_planes, x.size, _planes(x), _planes(index), _view(out, (n * c, plane)))
+    return out
+
+
+def _flat_int64(index):
+    flat = _view(_contiguous(index), (index.size,))
+    return flat if flat.dtype == np.int64 else _cuda.astype(flat, np.int64)
+
+
+def count_outside(index, low, high):
+    """A one-element int64 device array: how many elements of integer array `index` lie
+    outside [low, high). Read it back with `read_count` (one element: the
+    synchronisation PyTorch's checks make too)."""
+    flat = _flat_int64(index)
+    outside = _zeros((1,), np.int64)
+    _launch(K.count_outside, flat.size, flat, int(low), int(high), outside)
+    return outside
+
+
+def index_extreme(index, kind):
+    """The max ("amax") or min ("amin") of non-empty integer array `index`, a 0-d int64
+    device array (the backend's tree reduction)."""
+    return _cuda.reduce(kind, _flat_int64(index), (0,), np.int64)
+
+
+def read_count(arr):
+    """The value of a one-element device array, read on the host."""
+    return int(_cuda.to_numpy(arr).reshape(-1)[0])
+
+
+def one_hot(index, num_classes):
+    """int64 (*index.shape, num_classes): 1 where the class is the index."""
+    out = _cuda.empty(tuple(index.shape) + (num_classes,), np.int64)
+    flat = _view(_contiguous(index), (index.size,))
+    _launch(K.one_hot, out.size, flat, _view(out, (index.size, num_classes)))
+    return out
+
+
+def constant_pad(x, widths, crops, value):
+    """x cropped by `crops` (slices) then padded by `widths` ((left, right) per dim) with
+    `value`: a fill and one strided copy, any dtype (bfloat16 moves as bits)."""
+    cropped_shape, offset = [], 0
+    for n, s, sl in zip(x.shape, x.strides, crops):
+        start, stop, _ = sl.indices(n)
+        cropped_shape.append(max(stop - start, 0))
+        offset += start * s if stop > start else 0
+    out_shape = tuple(n + left + right for n, (left, right) in zip(cropped_shape, widths))
+    out = _cuda.empty(out_shape, x.dtype)
+    _cuda.fill_(out, value)
+    if math.prod(cropped_shape):
+        source = _cuda._restride(x, tuple(cropped_shape), x.strides, offset)
+        inner_offset = sum(left * s for (left, _), s in zip(widths, out.strides))
+        _cuda.copy_(_cuda._restride(out, tuple(cropped_shape), out.strides, inner_offset), source)
+    return out
