@@ -1,6 +1,6 @@
 """Gradients through sorting, selection and scans on CUDA tensors equal the CPU's.
 
-The forward ops run on the device (ember_tensor's `_cuda_sort` / `_cuda_scan`); the
+The forward ops run on the device (ember_tensor's `_backends.cuda.sorting` / `_backends.cuda.scans`); the
 rules are the same differentiable ops, so the gradient of a CUDA input must equal the
 CPU input's. Runs on Numba's CUDA simulator unless NUMBA_ENABLE_CUDASIM=0 is set (tiny
 shapes: the simulator runs a Python thread per CUDA thread).

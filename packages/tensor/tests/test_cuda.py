@@ -513,7 +513,7 @@ def test_the_gpu_allocator_is_a_valid_numba_emm_plugin():
     import subprocess
     import sys
     code = ("from numba import cuda\n"
-            "from ember_tensor import _cuda_alloc\n"
+            "from ember_tensor._backends.cuda import allocator as _cuda_alloc\n"
             "cls = _cuda_alloc.CachingMemoryManager\n"
             "cuda.set_memory_manager(cls)\n"
             "assert issubclass(cls, cuda.HostOnlyCUDAMemoryManager)\n"
@@ -555,9 +555,9 @@ def test_cached_blocks_are_reused_only_on_their_stream():
 def test_without_the_allocator_plugin_allocations_are_still_counted(monkeypatch):
     # On a GPU where Numba's own allocator is in charge (EMBER_CUDA_ALLOCATOR=numba, or a
     # context made before ember's), ember counts its arrays: allocated == reserved.
-    from ember_tensor._backends.cuda import storage as _cuda
+    from ember_tensor._backends.cuda import runtime, storage as _cuda
     monkeypatch.setattr(_cuda, "SIMULATOR", False)
-    monkeypatch.setattr(et.cuda, "_emm_installed", False)
+    monkeypatch.setattr(runtime, "_emm_installed", False)
     before = (et.cuda.memory_allocated(), et.cuda.memory_reserved())
     arr = _cuda._track(_cuda._SimArray(np.empty(1000, np.float32)))
     assert et.cuda.memory_allocated() == before[0] + 4096

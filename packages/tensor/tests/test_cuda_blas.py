@@ -1,4 +1,4 @@
-"""The cuBLAS calls of `_cuda_blas`, checked against cuBLAS's contract without a GPU.
+"""The cuBLAS calls of `_backends.cuda.blas`, checked against cuBLAS's contract without a GPU.
 
 Under Numba's simulator device arrays live in host memory, so a stand-in for nvmath's
 `cublas` bindings module can do what cuBLAS documents: read column-major operands at the

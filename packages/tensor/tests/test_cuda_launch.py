@@ -1,9 +1,9 @@
-"""The one launch path of the CUDA backend: `_cuda.configured` (cached launchers on a GPU,
+"""The one launch path of the CUDA backend: `_backends.cuda.storage.configured` (cached launchers on a GPU,
 keyed by grid, block, stream and dynamic shared memory; never cached under the simulator)
-and `_cuda.launch_grid` (current stream, CUDA_LAUNCH_BLOCKING honoured).
+and `_backends.cuda.storage.launch_grid` (current stream, CUDA_LAUNCH_BLOCKING honoured).
 
 The caching is a GPU path: it is checked with a stand-in kernel that records how often
-it is configured, with `_cuda.SIMULATOR` switched off for the test.
+it is configured, with `_backends.cuda.storage.SIMULATOR` switched off for the test.
 """
 import numpy as np
 import pytest

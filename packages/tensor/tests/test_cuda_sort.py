@@ -4,7 +4,7 @@ inside `device_only()`.
 
 Tables of inputs cover every dtype the ops take, 0-d, empty and non-contiguous inputs,
 ties, NaN and -0.0, and rows longer than the shared-memory chunk of the bitonic sort
-(`_kernels.cuda_sort.CHUNK`, 16 under the simulator) so that the global stages run too.
+(`_backends.cuda.kernels.sorting.CHUNK`, 16 under the simulator) so that the global stages run too.
 """
 import warnings
 

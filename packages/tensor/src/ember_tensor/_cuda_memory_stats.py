@@ -1,4 +1,4 @@
-"""torch.cuda's memory statistics and controls, over ember's caching allocator (`_cuda_alloc`).
+"""torch.cuda's memory statistics and controls, over ember's caching allocator (`_backends.cuda.allocator`).
 
 Re-exported by `ember_tensor.cuda`, whose device helpers these use. The counters answer
 0 (or {}) without a GPU; `mem_get_info` and `memory_summary` need one.
@@ -95,7 +95,7 @@ def empty_cache():
     for index in list(_cuda_alloc._pools):
         _cuda_alloc.pool(index).release_cached()
     if not _public._simulating():
-        context = _public._numba_cuda.current_context()
+        context = _public._lazy_init().current_context()
         manager = getattr(context, "memory_manager", None)
         if hasattr(manager, "empty_cache"):  # ember's allocator: its blocks come from `_raw`
             manager.empty_cache()

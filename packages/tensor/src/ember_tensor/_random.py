@@ -6,7 +6,7 @@ A generator's engine depends on its device, as in PyTorch:
   vectorised, float32 directly). Reproducible for a seed, but not PyTorch's numbers
   (PyTorch uses mt19937), only PyTorch's distributions.
 * CUDA: counter-based Philox4x32-10 whose whole state is (seed, offset), like PyTorch's
-  CUDA generator: device kernels (`_kernels.cuda_random`) compute each element from
+  CUDA generator: device kernels (`_backends.cuda.kernels.random`) compute each element from
   (seed, offset, element index), and every op advances the offset by what it used, so
   the numbers are made on the GPU, reproducible for a seed and independent across calls.
 

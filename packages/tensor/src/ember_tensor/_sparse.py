@@ -8,7 +8,7 @@ holding only shape/dtype metadata, so shape checks work as for any tensor while 
 content lives in `_indices_t`/`_values_t`, and a dense kernel handed a sparse tensor raises.
 The sparse API is the methods defined here and in `_sparse_ops`. A CUDA sparse tensor keeps
 indices and values on the device; its ops branch to the device compositions of
-`_sparse_cuda` (imported only then), and the CPU paths below are untouched by that.
+`_backends.cuda.sparse` (imported only then), and the CPU paths below are untouched by that.
 """
 import numpy as np
 

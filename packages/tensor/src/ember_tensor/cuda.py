@@ -15,12 +15,12 @@ simulator stands in for one GPU (slow, for tests): `is_available()` is then True
 True
 """
 import contextlib
-import ctypes
-import importlib.util
-import os
-import threading
 import time
 
+from ._backends.cuda import runtime as _runtime
+from ._backends.cuda.runtime import (  # noqa: F401 - part of torch.cuda
+    CudaUnavailableError, device_count, is_available, is_initialized,
+)
 from ._device import device as _device_cls
 from ._ops.creation import _legacy_types
 
@@ -37,89 +37,13 @@ __all__ = [
 ]
 
 
-class CudaUnavailableError(RuntimeError, AssertionError):
-    """Raised when an op needs a GPU and ember has none to give it.
-
-    Both a RuntimeError and an AssertionError: PyTorch raises the latter in CPU-only
-    builds ("Torch not compiled with CUDA enabled") and the former when no driver is found.
-    """
-
-
-_numba_cuda = None  # the numba.cuda module, once loaded
-_init_error = None  # the reason CUDA is unavailable, once known
-_init_lock = threading.Lock()
-
-
-def _simulator_requested():
-    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
-
-
-def _driver_library_present():
-    # Loading libcuda directly is fast, and spares importing numba.cuda (about a second)
-    # on the many machines that have no GPU.
-    for name in ("libcuda.so.1", "libcuda.so", "nvcuda.dll", "libcuda.dylib"):
-        try:
-            ctypes.CDLL(name)
-            return True
-        except OSError:
-            continue
-    return False
-
-
-def _unavailable(reason):
-    return CudaUnavailableError(
-        f"Torch not compiled with CUDA enabled: ember found no usable CUDA GPU ({reason}). "
-        "Install an NVIDIA driver and ember-tensor[cuda] (numba-cuda) on a machine with a "
-        "GPU, or set NUMBA_ENABLE_CUDASIM=1 before starting Python to run CUDA code on "
-        "Numba's CUDA simulator.")
-
-
-def _lazy_init():
-    """numba.cuda, loaded on first use; raises CudaUnavailableError when there is no GPU."""
-    global _numba_cuda, _init_error
-    if _numba_cuda is not None:
-        return _numba_cuda
-    with _init_lock:
-        if _numba_cuda is not None:
-            return _numba_cuda
-        if _init_error is None:
-            _init_error = _probe()
-        if _init_error:
-            raise _unavailable(_init_error)
-        from numba import cuda as numba_cuda
-        _numba_cuda = numba_cuda
-        return numba_cuda
-
-
-def _probe():
-    """'' when numba.cuda can drive a GPU (or the simulator), else why not."""
-    if importlib.util.find_spec("numba_cuda") is None:
-        return "the numba-cuda package is not installed"
-    if not _simulator_requested() and not _driver_library_present():
-        return "no NVIDIA driver library (libcuda) was found"
-    try:
-        from numba import cuda as numba_cuda
-        if not numba_cuda.jit.__module__.startswith("numba.cuda.simulator"):
-            _install_caching_allocator(numba_cuda)
-        if not numba_cuda.is_available():
-            return "numba.cuda.is_available() is False: no GPU or no working driver"
-    except Exception as error:  # a broken install must not crash is_available()
-        return f"numba.cuda failed to load: {error}"
-    return ""
-
-
-def is_available():
-    """Whether ember can run CUDA code here (True under Numba's simulator)."""
-    try:
-        _lazy_init()
-    except Exception:
-        return False
-    return True
-
-
-def is_initialized():
-    """Whether CUDA has been initialised in this process."""
-    return _numba_cuda is not None
+# The runtime's state, under the names the layers above this module have used.
+_lazy_init = _runtime.lazy_init
+_simulating = _runtime.simulating
+_current_index = _runtime.current_index
+_check_index = _runtime.check_index
+_device_context = _runtime.device_context
+_current_numba_stream = _runtime.current_numba_stream
 
 
 def init():
@@ -127,41 +51,14 @@ def init():
     _lazy_init()
 
 
-def _simulating():
-    return _lazy_init().jit.__module__.startswith("numba.cuda.simulator")
-
-
-def device_count():
-    """The number of usable GPUs (0 when CUDA is unavailable)."""
-    if not is_available():
-        return 0
-    return _simulated_device_count() if _simulating() else len(_numba_cuda.gpus)
-
-
-# The simulator has one GPU. EMBER_CUDASIM_DEVICES=N makes ember present N simulated
-# devices, so that multi-GPU rules (the current device, tensors landing on it, errors
-# for ops across devices, copies between them) can be tested without GPUs: each thread
-# keeps its own current index, and the memory behind every index is the host's.
-_sim_thread = threading.local()
-
-
-def _simulated_device_count():
-    try:
-        return max(1, int(os.environ.get("EMBER_CUDASIM_DEVICES", "1")))
-    except ValueError:
-        return 1
-
-
-def _current_index():
-    cuda = _lazy_init()
-    if _simulating():
-        return getattr(_sim_thread, "index", 0)
-    return cuda.get_current_device().id
-
-
 def current_device():
     """Index of the current device."""
     return _current_index()
+
+
+def set_device(device):
+    """Make `device` current: new CUDA tensors are allocated there."""
+    _runtime.set_device(_device_index(device, optional=True))
 
 
 def _device_index(dev, optional=False):
@@ -175,42 +72,6 @@ def _device_index(dev, optional=False):
             raise ValueError(f"Expected a cuda device, but got: {dev}")
         return _current_index() if dev.index is None else dev.index
     return int(dev)
-
-
-def _check_index(index):
-    _lazy_init()
-    if not 0 <= index < device_count():
-        raise RuntimeError("CUDA error: invalid device ordinal")
-    return index
-
-
-def set_device(device):
-    """Make `device` current: new CUDA tensors are allocated there."""
-    index = _device_index(device, optional=True)
-    if index < 0 or index == _current_index():
-        return
-    _check_index(index)
-    if _simulating():
-        _sim_thread.index = index
-        return
-    from numba.cuda.cudadrv.driver import driver
-    # Like cudaSetDevice: replace the context on top of this thread's stack.
-    driver.pop_active_context()
-    _numba_cuda.gpus[index].__enter__()
-
-
-@contextlib.contextmanager
-def _device_context(index):
-    """Run a block with GPU `index` current (nothing to do when it already is)."""
-    previous = _current_index()
-    if previous == index:
-        yield
-        return
-    set_device(index)
-    try:
-        yield
-    finally:
-        set_device(previous)
 
 
 class device:
@@ -304,8 +165,6 @@ def synchronize(device=None):
 
 
 # --- streams and events ------------------------------------------------------------------
-
-_tls = threading.local()  # .streams: {device index: Stream} for this thread
 
 
 class Stream:
@@ -416,9 +275,7 @@ def default_stream(device=None):
 def current_stream(device=None):
     """The stream ember's kernels are queued on for a device, on this thread."""
     index = _device_index(device, optional=True)
-    streams = getattr(_tls, "streams", None)
-    if streams is None:
-        streams = _tls.streams = {}
+    streams = _runtime.thread_streams()
     s = streams.get(index)
     if s is None:
         s = streams[index] = default_stream(index)
@@ -429,19 +286,8 @@ def set_stream(stream):
     """Make `stream` current for its device on this thread."""
     if stream is None:
         return
-    streams = getattr(_tls, "streams", None)
-    if streams is None:
-        streams = _tls.streams = {}
+    streams = _runtime.thread_streams()
     streams[stream.device.index] = stream
-
-
-def _current_numba_stream():
-    """The numba stream kernels launch on (0: the default stream). Called on every launch."""
-    streams = getattr(_tls, "streams", None)
-    if not streams:
-        return 0
-    s = streams.get(_current_index())
-    return 0 if s is None else s._numba
 
 
 @contextlib.contextmanager
@@ -531,31 +377,6 @@ def set_rng_state_all(new_states):
 
 
 # --- memory: statistics and controls live in `_cuda_memory_stats` (imported at the end) -----
-
-
-def _caching_allocator_installed():
-    return _emm_installed
-
-
-_emm_installed = False
-
-
-def _install_caching_allocator(numba_cuda):
-    """Make Numba allocate device memory through ember's caching allocator (EMM plugin).
-
-    Only possible before Numba creates its first context; skipped when
-    EMBER_CUDA_ALLOCATOR=numba or a context exists already (then ember counts its own
-    allocations without caching).
-    """
-    global _emm_installed
-    if os.environ.get("EMBER_CUDA_ALLOCATOR", "ember") == "numba":
-        return
-    from numba.cuda.cudadrv import driver as numba_driver
-    if getattr(numba_driver, "_memory_manager", None) is not None:
-        return  # a context exists already and has Numba's (or a user's) manager
-    from ._backends.cuda import allocator as _cuda_alloc
-    numba_cuda.set_memory_manager(_cuda_alloc.CachingMemoryManager)
-    _emm_installed = True
 
 
 def __getattr__(name):

@@ -2,7 +2,7 @@
 
 Factorizations run in NumPy's LAPACK (`np.linalg`, batched over leading dims) on the
 host. On CUDA tensors inv, det, slogdet, solve, solve_triangular and cholesky run device
-kernels instead (`_cuda_linalg`); the others (qr, svd, eigh, pinv, matrix_rank, lstsq)
+kernels instead (`_backends.cuda.linalg`); the others (qr, svd, eigh, pinv, matrix_rank, lstsq)
 make one round trip to the host and back through `host` / `wrap`. Ops above never
 branch on the device. This module also holds PyTorch's argument checks and error wording and
 the named tuples (``torch.return_types.linalg_svd`` ...) these ops return.

@@ -1,9 +1,9 @@
 """Bridges between tensors and the index/sort/scan kernels of `_kernels/cpu_index`.
 
 The kernels run on host NumPy arrays, for CPU tensors: every op that uses `host` routes
-CUDA tensors to its device kernels first (index ops to `_cuda_index`/`_cuda_scatter`,
-sorting to `_cuda_sort`, scans to `_cuda_scan`, unique/searchsorted/bincount/histc to
-`_cuda_count`), so `host` never copies a CUDA tensor's values here; `wrap` may still
+CUDA tensors to its device kernels first (index ops to `_backends.cuda.indexing`/`_backends.cuda.scatter`,
+sorting to `_backends.cuda.sorting`, scans to `_backends.cuda.scans`, unique/searchsorted/bincount/histc to
+`_backends.cuda.counting`), so `host` never copies a CUDA tensor's values here; `wrap` may still
 upload a small host constant (an empty nanmedian's NaN) onto the input's device.
 `first_out_of_range` is the bounds check both sides share.
 """

@@ -3,7 +3,7 @@ bincount.
 
 On the CPU these run NumPy (unique, searchsorted) and Numba counting loops
 (`_kernels/cpu_index`: histc, bincount). CUDA tensors compute on the device
-(`_cuda_count`) after the same argument checks; the ops whose output size depends on
+(`_backends.cuda.counting`) after the same argument checks; the ops whose output size depends on
 the data read that one number back, as PyTorch's CUDA kernels do.
 """
 import numpy as np

@@ -6,7 +6,7 @@ The index_* ops reuse the advanced-indexing plan of `_index_plan` with a single 
 array; gather and scatter walk their index with the odometer kernels of
 `_kernels/cpu_index`. Scatter writes straight into a contiguous CPU `self`, and through
 a working copy and one `copy_` otherwise (non-contiguous, float16/bfloat16). CUDA
-tensors run the same checks, then the device kernels of `_cuda_index` / `_cuda_scatter`
+tensors run the same checks, then the device kernels of `_backends.cuda.indexing` / `_backends.cuda.scatter`
 (indices never leave the device; a bounds check reads back one value).
 """
 import numpy as np

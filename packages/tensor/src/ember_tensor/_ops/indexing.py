@@ -3,7 +3,7 @@
 Basic keys (ints, slices with positive steps, None, Ellipsis) give views. Advanced keys
 (integer tensors or lists at any position, boolean masks) copy: `_index_plan` splits a key
 into a basic view and index arrays, and the Numba kernels of `_kernels/cpu_index` move the
-elements (on CUDA, the device kernels of `_cuda_index`: index arrays stay on the device). ``index_put_`` (the accumulate form of assignment) lives here too, since it is
+elements (on CUDA, the device kernels of `_backends.cuda.indexing`: index arrays stay on the device). ``index_put_`` (the accumulate form of assignment) lives here too, since it is
 ``x[indices] = values`` with another spelling. cat/stack join tensors.
 """
 import numpy as np

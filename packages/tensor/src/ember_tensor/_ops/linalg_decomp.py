@@ -4,7 +4,7 @@ cholesky, qr, svd, eigh, lstsq, pinv, matrix_rank (and the PyTorch ops built on 
 Each op runs NumPy's batched LAPACK routine (see `_lapack`) and raises PyTorch's error
 for singular / non-positive-definite / non-square inputs. On CUDA tensors inv, det,
 slogdet, solve, solve_triangular and cholesky (and so logdet, cholesky_solve and
-cholesky_inverse) run device kernels (`_cuda_linalg`); qr, svd, eigh, pinv, matrix_rank
+cholesky_inverse) run device kernels (`_backends.cuda.linalg`); qr, svd, eigh, pinv, matrix_rank
 and lstsq still make a host round trip (no cuSOLVER binding yet). Their derivatives live in
 ember_autograd's `_rules/linalg_ext.py`.
 """

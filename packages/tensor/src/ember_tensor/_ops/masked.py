@@ -1,7 +1,7 @@
 """Flat-position and mask ops: take, put/put_, masked_fill/scatter/select (and in-place
 forms), nonzero and argwhere. Re-exported by `index_ops`, whose along-a-dim ops they
 complement; like them they run on the plan and kernels of `indexing` (on CUDA, the
-device kernels of `_cuda_index`: nonzero reads back only its count).
+device kernels of `_backends.cuda.indexing`: nonzero reads back only its count).
 """
 import numpy as np
 

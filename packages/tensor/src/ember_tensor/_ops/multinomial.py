@@ -1,7 +1,7 @@
 """multinomial: category indices drawn from the rows of a tensor of weights.
 
 CPU tensors sample on the host from the CPU generator. CUDA tensors sample on the
-device from the CUDA generator (`_cuda_random.multinomial`: Gumbel keys and the device
+device from the CUDA generator (`_backends.cuda.random.multinomial`: Gumbel keys and the device
 top-k without replacement, inverse CDF by binary search with it), after the CPU's checks
 of the weights (each reads back one flag, PyTorch's CUDA kernels assert instead).
 """

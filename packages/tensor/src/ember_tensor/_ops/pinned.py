@@ -2,7 +2,7 @@
 
 Copies from pinned memory to a GPU can run asynchronously (``x.cuda(non_blocking=True)``
 queues the copy on the current stream and returns). The memory comes from the CUDA
-backend (`_cuda.pinned_empty`); under Numba's simulator it is ordinary memory that
+backend (`_backends.cuda.storage.pinned_empty`); under Numba's simulator it is ordinary memory that
 ember marks as pinned, so the same code paths run.
 """
 from .. import _backends

@@ -5,7 +5,7 @@ re-exported here.
 
 Every op draws from a `Generator` (``generator=``, else the default one of the output's
 device). On the CPU: on the host with NumPy's PCG64, float32 directly where the tensor
-is not float64. On CUDA: on the GPU, by the Philox kernels of `_cuda_random`, with no
+is not float64. On CUDA: on the GPU, by the Philox kernels of `_backends.cuda.random`, with no
 copy to or from the host; a seed then gives other numbers than on the CPU (PyTorch does
 not promise equal ones either), reproducible for that seed. Neither gives PyTorch's
 values (other engines), only PyTorch's distributions, dtypes, shapes and error messages.

@@ -2,7 +2,7 @@
 log_normal_, cauchy_ (Tensor methods, as in PyTorch).
 
 CPU tensors are filled on the host from the CPU generator's NumPy stream. CUDA tensors
-are filled on the GPU by Philox kernels (`_cuda_random`) from the CUDA generator, after
+are filled on the GPU by Philox kernels (`_backends.cuda.random`) from the CUDA generator, after
 the same argument checks: no values cross to the host, and the numbers differ from the
 CPU's for a seed (see `_random`).
 """

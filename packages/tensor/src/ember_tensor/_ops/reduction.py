@@ -2,7 +2,7 @@
 (and, from `reduction_stats`, var/std, var_mean/std_mean, norm, logsumexp, median).
 
 This is the device-independent half: argument parsing, PyTorch's dtype rules and
-errors, keepdim and out=. The kernels are the backend's (`_cpu_reduce` documents the
+errors, keepdim and out=. The kernels are the backend's (`_backends.cpu.reduction` documents the
 four functions a backend offers); composites (std, norm, logsumexp) are built from
 them and from elementwise ops.
 """

@@ -3,7 +3,7 @@
 Each scan runs a Numba row kernel (`_kernels/cpu_index`) over the lines along `dim`
 laid out as a C-contiguous (rows, n) array. Floats accumulate in float64 and integers in
 int64 (PyTorch's CPU accumulation types), then the result is cast to its dtype. CUDA
-tensors scan on the device (`_cuda_scan`, the same types and rules) after the same checks.
+tensors scan on the device (`_backends.cuda.scans`, the same types and rules) after the same checks.
 """
 import numpy as np
 

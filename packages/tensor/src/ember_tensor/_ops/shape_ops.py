@@ -4,7 +4,7 @@ plus the broadcasting helpers broadcast_to, broadcast_tensors and meshgrid.
 Everything except `flip` is composed of views (expand, reshape, narrow, transpose) and
 of cat/where/indexing, so it runs on every device and autograd differentiates it through
 the ops it is made of. `flip` copies from a reversed view (on CUDA, a strided-gather
-kernel of `_cuda_index`); its gradient is a flip. repeat_interleave's index of repeats
+kernel of `_backends.cuda.indexing`); its gradient is a flip. repeat_interleave's index of repeats
 is built on the device for CUDA counts.
 """
 import numpy as np

@@ -5,7 +5,7 @@ On the CPU, sorting uses NumPy's stable sort (a radix/timsort in C): a Numba loo
 only re-implement it more slowly, so the kernels here are the counting loops (mode,
 top-k). Each op works on the lines along `dim` laid out as a C-contiguous (rows, n)
 array (`_strided.rows_of`) and puts the result back in place with `from_rows`. CUDA
-tensors sort on the device (`_cuda_sort`: a bitonic sort of order codes), after the
+tensors sort on the device (`_backends.cuda.sorting`: a bitonic sort of order codes), after the
 same argument checks. median itself lives with the reductions.
 """
 import numpy as np
@@ -179,7 +179,7 @@ def _check_nonempty_dim(input, dim, name):
 
 def _select_position(input, dim, keepdim, position_of_row, cls, out, device_how, k=0):
     """(values, indices) at sorted position `position_of_row(rows, order)` of each line
-    (on CUDA: the position `_cuda_sort.select` finds for `device_how` and `k`)."""
+    (on CUDA: the position `_backends.cuda.sorting.select` finds for `device_how` and `k`)."""
     if input._device.type == "cuda":
         dim = wrap_dim(dim, max(input._data.ndim, 1))
         values, chosen = CS.select(input, dim, device_how, k)

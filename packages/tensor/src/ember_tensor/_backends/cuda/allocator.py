@@ -173,8 +173,8 @@ def summary(index):
 
 def stream_key():
     """Which stream's cache an allocation made now belongs to (0: the default stream)."""
-    from ... import cuda as _public
-    stream = _public._current_numba_stream()
+    from . import runtime
+    stream = runtime.current_numba_stream()
     return id(stream) if stream else 0
 
 
@@ -213,8 +213,8 @@ def sim_alloc(shape, dtype):
     if nbytes == 0:
         return np.empty(shape, dtype)
     size = round_size(nbytes)
-    from ... import cuda as _public
-    p = pool(_public._current_index())  # EMBER_CUDASIM_DEVICES may simulate several
+    from . import runtime
+    p = pool(runtime.current_index())  # EMBER_CUDASIM_DEVICES may simulate several
     stream = stream_key()
     block = p.take(size, _sim_new_block, lambda: (SIM_CAPACITY, SIM_CAPACITY - p.reserved), stream)
     lease = _Lease(block, nbytes)

@@ -5,7 +5,7 @@ On a GPU a device array is Numba's `DeviceNDArray` and a view is a new one on th
 buffer's device memory (`gpu_data`) at a byte offset. Under the simulator
 (NUMBA_ENABLE_CUDASIM=1) device arrays are NumPy arrays in a wrapper: `_SimArray` gives
 them plain-tuple shapes and keeps views wrapped, and the simulator's shared arrays are
-repaired (`_lock_simulated_shared_arrays`). Both branches give `_cuda` the same names:
+repaired (`_lock_simulated_shared_arrays`). Both branches give `_backends.cuda.storage` the same names:
 `_ARRAY`, `_alloc`, `_upload`, `_restride`, `_ptr`, `_memory_of`.
 """
 import sys

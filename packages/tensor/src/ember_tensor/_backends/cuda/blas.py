@@ -1,7 +1,7 @@
 """cuBLAS matrix products for CUDA tensors, through nvmath-python's cuBLAS bindings.
 
-`_cuda_matmul._gemm` asks `gemm` first and falls back to the Numba tiled kernel of
-`_kernels.cuda_loops` when it returns False: when nvmath-python (``pip install
+`_backends.cuda.matmul._gemm` asks `gemm` first and falls back to the Numba tiled kernel of
+`_backends.cuda.kernels.loops` when it returns False: when nvmath-python (``pip install
 nvmath-python[cu12]``) is not importable, under the simulator (never called there), for
 dtypes other than float16/bfloat16/float32/float64, and for operands whose matrices are
 not strided like a (possibly transposed) matrix in memory.
@@ -112,9 +112,9 @@ def gemm(a, b, out, stream):
         return False
     batch, m, n = out.shape
     k = a.shape[2]
-    from ... import cuda as _public
+    from . import runtime
     from .storage import _ptr
-    handle = _handle(cublas, _public._current_index())  # one handle per device and thread
+    handle = _handle(cublas, runtime.current_index())  # one handle per device and thread
     cublas.set_stream(handle, _stream_handle(stream))
     name = out.dtype.name
     # alpha, beta: host scalars (pointer mode host) of the compute type.

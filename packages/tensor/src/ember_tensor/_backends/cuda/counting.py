@@ -4,7 +4,7 @@ The device twin of `_ops/counting.py`'s host code, with the same results. Ops wh
 size (or histc's range) depends on the data read that one number back, as PyTorch's CUDA
 kernels do: bincount its largest value (and smallest, for the error), histc the data's
 min and max when no range is given, unique the number of groups. Everything else stays
-on the device: unique sorts with `_cuda_sort` (whole slices, for `dim=`, with a bitonic
+on the device: unique sorts with `_backends.cuda.sorting` (whole slices, for `dim=`, with a bitonic
 network that compares slices), marks where runs of equal keys start, numbers the groups
 with a device cumsum and scatters values, inverse and counts.
 """

@@ -1,4 +1,4 @@
-"""Device index arrays and view offsets: the helpers `_cuda_index` and `_cuda_scatter` share.
+"""Device index arrays and view offsets: the helpers `_backends.cuda.indexing` and `_backends.cuda.scatter` share.
 
 Index arrays are C-contiguous int64 device arrays. A view's element offsets come from
 kernels that take its shape and strides as MAX_DIMS-tuples (`_padded`), or, past that
@@ -14,7 +14,7 @@ import functools
 import numpy as np
 
 from . import storage as _cuda
-from ... import cuda as _public
+from . import runtime
 from .kernels import index as K
 from ..._tensor import Tensor
 
@@ -45,9 +45,9 @@ def on_device_of_first(fn):
     def on_device(first, *args, **kwargs):
         global _several_gpus
         if _several_gpus is None:
-            _several_gpus = _public.device_count() > 1
+            _several_gpus = runtime.device_count() > 1
         index = _gpu_index(first) if _several_gpus else None
-        scope = contextlib.nullcontext() if index is None else _public._device_context(index)
+        scope = contextlib.nullcontext() if index is None else runtime.device_context(index)
         with scope:
             return fn(first, *args, **kwargs)
     return on_device

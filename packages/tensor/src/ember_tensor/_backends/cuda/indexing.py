@@ -1,5 +1,5 @@
 """CUDA indexing: the device side of `_ops/indexing`, `masked` and `flip` (gather and
-scatter are in `_cuda_scatter`, the index-array and offset helpers in `_cuda_index_arrays`).
+scatter are in `_backends.cuda.scatter`, the index-array and offset helpers in `_backends.cuda.index_arrays`).
 
 The op files do the argument checks (shared with the CPU) and call in here for CUDA
 tensors; everything runs in the kernels of `_kernels/cuda_index` on device arrays. What

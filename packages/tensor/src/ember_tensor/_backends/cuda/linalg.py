@@ -1,5 +1,5 @@
 """The dense solvers on CUDA tensors: LU (det, slogdet, inv, solve), triangular solves
-and Cholesky, computed on the device by the kernels of `_kernels.cuda_linalg`.
+and Cholesky, computed on the device by the kernels of `_backends.cuda.kernels.linalg`.
 
 The CUDA halves of `_ops.linalg_decomp`: those ops check their arguments (shared with
 the CPU), then call here for CUDA inputs with float32/float64 tensors. Every operand is
@@ -21,7 +21,7 @@ eigh kernels are future work.
 import numpy as np
 
 from . import storage as _cuda
-from ... import cuda as _public
+from . import runtime
 from .kernels import linalg as K
 from .kernels.loops import SIMULATOR
 from ..._tensor import Tensor
@@ -72,7 +72,7 @@ def _launch_flat(kernel, count, *args):
 def _on_device(fn):
     """Run `fn` with its first tensor argument's GPU current (allocations land there)."""
     def on_device(t, *args, **kwargs):
-        with _public._device_context(t._device.index or 0):
+        with runtime.device_context(t._device.index or 0):
             return fn(t, *args, **kwargs)
     on_device.__name__ = fn.__name__
     on_device.__doc__ = fn.__doc__

@@ -2,9 +2,9 @@
 
 Operands are brought to 3-d (batch, rows, cols) views (broadcast batch dims have
 stride 0; batch dims that cannot be merged are copied), then `_gemm` runs cuBLAS
-through `_cuda_blas` when it can (float16/bfloat16/float32/float64 on a GPU with
+through `_backends.cuda.blas` when it can (float16/bfloat16/float32/float64 on a GPU with
 nvmath-python; the half types multiply natively there, accumulating in float32) and
-otherwise the shared-memory tiled Numba kernel of `_kernels.cuda_loops` (any dtype,
+otherwise the shared-memory tiled Numba kernel of `_backends.cuda.kernels.loops` (any dtype,
 any strides; the one that runs under the simulator). The tiled kernel cannot type
 half arrays: float16/bfloat16 operands are converted to float32 on the device for it
 and the product converted back, which is what the CPU computes.
@@ -19,7 +19,7 @@ import numpy as np
 from numba import cuda
 
 from . import storage as _cuda
-from ... import cuda as _public
+from . import runtime
 from .kernels.loops import SIMULATOR, loops
 
 __all__ = ["matmul"]
@@ -86,7 +86,7 @@ def _gemm(a, b, out):
         return
     if not SIMULATOR:
         from . import blas as _cuda_blas
-        if _cuda_blas.handles(out.dtype) and _cuda_blas.gemm(a, b, out, _public._current_numba_stream()):
+        if _cuda_blas.handles(out.dtype) and _cuda_blas.gemm(a, b, out, runtime.current_numba_stream()):
             if _cuda.LAUNCH_BLOCKING:
                 cuda.synchronize()
             return

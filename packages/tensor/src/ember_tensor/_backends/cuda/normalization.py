@@ -2,8 +2,8 @@
 
 The CUDA halves of `_ops.nn.normalization`, which checks the arguments (shared with the
 CPU) and calls here for CUDA inputs. Operands become flat C-contiguous device arrays in
-their compute dtype (float32 for float16/bfloat16) through `_cuda_rows`' helpers, the
-kernels of `_kernels.cuda_norms` run with float64 statistics, and the results are cast
+their compute dtype (float32 for float16/bfloat16) through `_backends.cuda.rows`' helpers, the
+kernels of `_backends.cuda.kernels.normalization` run with float64 statistics, and the results are cast
 back on the device: nothing goes through the host. Batch norm's running statistics are
 updated in place on the device (unbiased variance), bumping the buffers' versions.
 """

@@ -3,7 +3,7 @@
 Called by the random ops (`_ops.random`, `_ops.random_inplace`, `_ops.multinomial`)
 after their argument checks, with the tensor to fill and the CUDA `Generator` to draw
 from. Each fill reserves offset words from the generator (4 per counter block its kernel
-reads per group of four elements), launches its kernel(s) from `_kernels.cuda_random`,
+reads per group of four elements), launches its kernel(s) from `_backends.cuda.kernels.random`,
 and never copies values to the host. Only a tensor of parameters (probabilities,
 standard deviations, multinomial weights, Poisson rates) is checked for bad values, and
 each check reads back one flag: PyTorch's CUDA kernels assert there instead, ember
@@ -18,7 +18,7 @@ import numpy as np
 
 from . import storage as _cuda
 from ... import _dtype as D
-from ... import cuda as _public
+from . import runtime
 from .kernels import random as K
 
 __all__ = ["uniform_", "normal_", "log_normal_", "exponential_", "cauchy_", "integers_", "geometric_",
@@ -54,7 +54,7 @@ def _fill(tensor, kind, run, float16_direct=False):
     """
     data = tensor._data
     if data.size:
-        with _public._device_context(tensor._device.index or 0):
+        with runtime.device_context(tensor._device.index or 0):
             direct = data.dtype == kind or float16_direct and data.dtype == np.float16
             if direct and _cuda._is_c(data):
                 run(_cuda._flat(data))
@@ -181,7 +181,7 @@ def checked_float64(tensor, shape, low, high):
     `bad` costs one flag read back to the host: PyTorch's CUDA kernels assert on such
     values instead; ember raises the CPU's error.
     """
-    with _public._device_context(tensor._device.index or 0):
+    with runtime.device_context(tensor._device.index or 0):
         values = _cuda._flat(_cuda.astype(_cuda.broadcast_to(tensor._data, shape), np.float64))
         return values, _any_outside(values, low, high)
 
@@ -213,7 +213,7 @@ def multinomial(input, num_samples, replacement, gen):
     n_categories = input.shape[-1]
     rows = input.shape[0] if input.dim() == 2 else 1
     device = input._device
-    with _public._device_context(device.index or 0):
+    with runtime.device_context(device.index or 0):
         if replacement and num_samples > 1:
             values, negative = checked_float64(input, tuple(input.shape), 0.0, np.inf)
             if negative:

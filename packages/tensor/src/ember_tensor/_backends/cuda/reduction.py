@@ -1,10 +1,10 @@
 """CUDA reductions: `reduce`, `arg_reduce`, `var_mean`, `median` over device arrays.
 
-The same interface and results as `_cpu_reduce` (read its docstring for the contract:
+The same interface and results as `_backends.cpu.reduction` (read its docstring for the contract:
 dims arrive wrapped and sorted, float16/bfloat16 already cast to float32, floats
 accumulate in float64 and integers in int64, NaN propagates, first occurrence wins).
 
-Every input is mapped onto the one `rows` layout of `_kernels.cuda_reduce`: kept dims
+Every input is mapped onto the one `rows` layout of `_backends.cuda.kernels.reduction`: kept dims
 and reduced dims are each merged where they are adjacent in memory; when either side
 does not merge into a single (size, stride) pair the input is first copied (one strided
 copy kernel) into (kept..., reduced...) order. A block of threads reduces one row.
@@ -183,7 +183,7 @@ def var_mean(a, dims, correction):
     return var, mean
 
 
-# Rows longer than this are sorted on the device (`_cuda_sort`) instead: the rank-counting
+# Rows longer than this are sorted on the device (`_backends.cuda.sorting`) instead: the rank-counting
 # kernel does O(n^2) work per row, a bitonic sort O(n log^2 n).
 MEDIAN_ON_DEVICE_MAX = 64 if cuda_loops.SIMULATOR else 256
 

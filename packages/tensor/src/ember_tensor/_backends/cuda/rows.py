@@ -1,15 +1,15 @@
-"""The nn row ops on CUDA tensors: softmax, NLL loss, linear (the norms: `_cuda_norms`).
+"""The nn row ops on CUDA tensors: softmax, NLL loss, linear (the norms: `_backends.cuda.normalization`).
 
 The CUDA halves of `_ops.nn.activation`, `loss` and `dense`: those ops
 check their arguments (shared with the CPU), then call here for CUDA inputs. Every
 operand is brought to a flat C-contiguous device array in its compute dtype (float32
 for float16/bfloat16, as on the CPU) with at most one device-side copy, the kernels of
-`_kernels.cuda_rows` run, and results are cast back to the storage dtype on the device:
+`_backends.cuda.kernels.rows` run, and results are cast back to the storage dtype on the device:
 nothing goes through the host, except nll_loss's bounds check, which reads one int64
 (the first out-of-range sample, if any) to raise PyTorch's "Target N is out of bounds."
 as the CPU does (PyTorch asserts on the device instead).
 
-`linear` is cuBLAS's GEMM (through `_cuda.matmul`, with the weight read transposed in
+`linear` is cuBLAS's GEMM (through `_backends.cuda.storage.matmul`, with the weight read transposed in
 place) plus a broadcast bias add.
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from . import storage as _cuda
 from ... import _dtype as D
-from ... import cuda as _public
+from . import runtime
 from .kernels import rows as K
 from .kernels.loops import SIMULATOR
 from ..._tensor import Tensor
@@ -86,7 +86,7 @@ def _launch_flat(kernel, n, *args):
 def _on_device(fn):
     """Run `fn` with its first tensor argument's GPU current (allocations land there)."""
     def on_device(t, *args):
-        with _public._device_context(t._device.index or 0):
+        with runtime.device_context(t._device.index or 0):
             return fn(t, *args)
     on_device.__name__ = fn.__name__
     on_device.__doc__ = fn.__doc__

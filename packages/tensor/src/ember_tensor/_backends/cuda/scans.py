@@ -3,7 +3,7 @@
 The device twin of `_ops/scans.py`'s host code: the lines along `dim` as a contiguous
 (rows, n) buffer in the accumulation type (float64 for floats, int64 for integers, as
 the CPU accumulates; the value's own type for cummax/cummin), a chunked scan
-(`_kernels.cuda_scan`), and the result put back with the line axis at `dim`.
+(`_backends.cuda.kernels.scans`), and the result put back with the line axis at `dim`.
 The op layer calls these for CUDA tensors after its own argument checks.
 """
 import numpy as np

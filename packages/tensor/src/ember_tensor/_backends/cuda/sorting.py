@@ -10,7 +10,7 @@ sort's order, NaN largest). Every op runs the same steps on the device:
   3. a bitonic sort of the (code, index) pairs: in shared memory for rows up to
      `CHUNK`, with global stages in between for longer ones (`_bitonic`);
   4. a read-out kernel picks the columns each op returns.
-The op layer (`_ops/sorting.py`, `_ops/reduction_stats.py` through `_cuda_reduce`) calls
+The op layer (`_ops/sorting.py`, `_ops/reduction_stats.py` through `_backends.cuda.reduction`) calls
 these for CUDA tensors after its own argument checks.
 """
 import contextlib
@@ -19,7 +19,7 @@ import numpy as np
 
 from . import storage as _cuda
 from ... import _dtype as D
-from ... import cuda as _public
+from . import runtime
 from .kernels import sorting as K
 from ..._tensor import Tensor
 
@@ -32,7 +32,7 @@ _LOW = (np.dtype(np.float16), _cuda._BF16)
 def on_device_of(t):
     """A context with `t`'s GPU current (allocations and launches go there)."""
     index = t._device.index
-    return contextlib.nullcontext() if index is None else _public._device_context(index)
+    return contextlib.nullcontext() if index is None else runtime.device_context(index)
 
 
 def _as_bits(a):

@@ -1,6 +1,6 @@
 """The CUDA backend: storage is a Numba CUDA device array, kernels are `numba.cuda.jit`.
 
-The same interface as `_cpu` (see there), over `DeviceNDArray`s: a view is a new
+The same interface as `_backends.cpu.storage` (see there), over `DeviceNDArray`s: a view is a new
 DeviceNDArray on the root buffer's device memory (`gpu_data`) at a byte offset, with
 any non-negative strides (0 for broadcast dims). Elementwise ops run like the CPU's:
 same-shape contiguous operands take a flat 1-d kernel (a NumPy scalar operand is passed
@@ -10,10 +10,10 @@ strided kernel; more than 4 unmergeable dims loop over the leading ones on the h
 dtypes: float16 is stored as float16 and computed in float32 (the op layer casts);
 bfloat16 is stored in device arrays typed `ml_dtypes.bfloat16` (2-byte elements that
 Numba kernels cannot type), so every kernel sees them as uint16 bit patterns: copies
-convert through float32 with round-to-nearest-even on the bits (`cuda_loops`).
+convert through float32 with round-to-nearest-even on the bits (`_backends.cuda.kernels.loops`).
 
 Under Numba's simulator (NUMBA_ENABLE_CUDASIM=1) device arrays are NumPy arrays in a
-wrapper (`_cuda_arrays`), and kernels launch as one small block so that tests stay fast.
+wrapper (`_backends.cuda.arrays`), and kernels launch as one small block so that tests stay fast.
 """
 import os
 import sys
@@ -23,9 +23,9 @@ import ml_dtypes
 import numpy as np
 
 from . import allocator as _cuda_alloc
-from ... import cuda as _public
+from . import runtime
 
-_public._lazy_init()  # raises ember's "no CUDA" error before anything touches numba.cuda
+runtime.lazy_init()  # raises ember's "no CUDA" error before anything touches numba.cuda
 
 from numba import cuda  # noqa: E402
 
@@ -40,7 +40,7 @@ _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _F16, _F32, _BOOL = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.bool_)
 
-# --- device arrays and views: `_cuda_arrays` (the one place that differs under the simulator)
+# --- device arrays and views: `_backends.cuda.arrays` (the one place that differs under the simulator)
 
 from .arrays import _ARRAY, _alloc, _memory_of, _ptr, _restride, _upload  # noqa: E402
 
@@ -79,16 +79,16 @@ def _reinterpret(arr, dtype):
 
 # --- memory -----------------------------------------------------------------------------
 
-# Device memory comes from ember's caching allocator (`_cuda_alloc`): on a GPU through
+# Device memory comes from ember's caching allocator (`_backends.cuda.allocator`): on a GPU through
 # the Numba EMM plugin that ember_tensor.cuda installs, under the simulator directly.
 # Without the plugin (EMBER_CUDA_ALLOCATOR=numba, or numba.cuda used before ember) the
 # pool only counts ember's allocations: allocated == reserved, nothing is cached.
 
 def _track(arr):
     nbytes = arr.size * arr.dtype.itemsize
-    if nbytes and not SIMULATOR and not _public._caching_allocator_installed():
+    if nbytes and not SIMULATOR and not runtime.caching_allocator_installed():
         size = _cuda_alloc.round_size(nbytes)
-        p = _cuda_alloc.pool(_public._current_index())
+        p = _cuda_alloc.pool(runtime.current_index())
         with p.lock:
             p.num_alloc += 1
             p.allocated += size
@@ -173,7 +173,7 @@ def from_numpy(arr, device=None, non_blocking=False):
     it returns when the copy is done.
     """
     if non_blocking and is_pinned(arr) and arr.flags.c_contiguous:
-        return _track(_upload(arr, _public._current_numba_stream()))
+        return _track(_upload(arr, runtime.current_numba_stream()))
     return _track(_upload(np.array(arr, order="C", copy=True)))
 
 
@@ -231,7 +231,7 @@ def max_blocks():
 def launch_grid(kernel, grid, block, *args, shared=0):
     """Run `kernel[grid, block]` with `shared` bytes of dynamic shared memory per block
     on the current stream (a GPU); with CUDA_LAUNCH_BLOCKING=1 wait for it to finish."""
-    configured(kernel, grid, block, _public._current_numba_stream(), shared)(*args)
+    configured(kernel, grid, block, runtime.current_numba_stream(), shared)(*args)
     if LAUNCH_BLOCKING:
         cuda.synchronize()
 
@@ -508,7 +508,7 @@ class _OnDevice:
         index = self._index
 
         def on_device(*args, **kwargs):
-            with _public._device_context(index):
+            with runtime.device_context(index):
                 return fn(*args, **kwargs)
         on_device.__name__ = name
         setattr(self, name, on_device)
@@ -522,7 +522,7 @@ def on_device(index):
     """The backend for ops on cuda:`index`: this module itself when there is one GPU."""
     backend = _bound.get(index)
     if backend is None:
-        count = _public.device_count()
+        count = runtime.device_count()
         if not 0 <= index < count:
             raise RuntimeError("CUDA error: invalid device ordinal")
         backend = _bound[index] = _OnDevice(index) if count > 1 else sys.modules[__name__]

@@ -1,6 +1,6 @@
 """CUDA sliding-window nn ops over device arrays: convolution (im2col + GEMM + col2im),
 pooling, unfold/fold, the plane scatter/gather of max pooling's indices, one_hot and
-constant padding. The kernels are in `_kernels.cuda_windows`; the GEMMs are the
+constant padding. The kernels are in `_backends.cuda.kernels.windows`; the GEMMs are the
 backend's `matmul` (cuBLAS on a GPU). Nothing here reads device memory on the host,
 except the one-element counts that the index checks read (`read_count`).
 
@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from . import storage as _cuda
-from ... import cuda as _public
+from . import runtime
 from .kernels import windows as K
 from .kernels.loops import SIMULATOR
 
@@ -32,7 +32,7 @@ def device_scope(device):
     """A block with `device`'s GPU current (allocations and launches go there)."""
     if device.index is None:
         return contextlib.nullcontext()
-    return _public._device_context(device.index)
+    return runtime.device_context(device.index)
 
 
 def array_of(t, np_dtype):

@@ -3,8 +3,8 @@
 On the CPU the nn kernels compute on host NumPy arrays (BLAS through `np.matmul`, loops
 through Numba); `to_array` / `from_array` are that path's plumbing. Half types are
 computed in float32 and cast back, as the elementwise ops do. CUDA tensors take each
-op's device path before reaching `to_array` (`_cuda_windows` for convolution, pooling,
-padding, unfold/fold, one_hot and embedding; `_cuda_rows` and `_cuda_norms` for
+op's device path before reaching `to_array` (`_backends.cuda.windows` for convolution, pooling,
+padding, unfold/fold, one_hot and embedding; `_backends.cuda.rows` and `_backends.cuda.normalization` for
 softmax, losses and normalisation), which casts half types on the device: `to_array`
 is never given a CUDA tensor by the nn ops (the `device_only()` tests check it).
 """

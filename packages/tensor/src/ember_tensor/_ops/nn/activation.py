@@ -2,7 +2,7 @@
 
 Their backward passes are short formulas in differentiable ops (in the autograd rules),
 so only the forward passes need kernels of their own: NumPy on the CPU, a row kernel
-per block (or a column per thread for inner dims) on CUDA (`_cuda_rows.softmax`).
+per block (or a column per thread for inner dims) on CUDA (`_backends.cuda.rows.softmax`).
 """
 import numpy as np
 

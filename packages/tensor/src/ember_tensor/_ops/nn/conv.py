@@ -9,7 +9,7 @@ input kernel, and its gradients are a forward convolution and a backward weight.
 All three are linear in each argument, so their derivatives are each other (double
 backward comes free in the autograd rules).
 
-CUDA tensors run the same algorithm on the device (`_cuda_windows`): an N-d im2col
+CUDA tensors run the same algorithm on the device (`_backends.cuda.windows`): an N-d im2col
 kernel (padding by bounds checks), the backend's batched GEMM (cuBLAS on a GPU) and a
 gather-style col2im kernel (one thread per input element: deterministic, no atomics).
 """

@@ -3,7 +3,7 @@ ignore_index, N-d inputs) and its backward kernel.
 
 cross_entropy is log_softmax followed by this kernel; the other losses are composites
 of elementwise ops and reductions in `ember_nn.functional`. CUDA inputs run the device
-kernels of `_cuda_rows` after the same argument checks.
+kernels of `_backends.cuda.rows` after the same argument checks.
 """
 import numpy as np
 

@@ -6,7 +6,7 @@ Numba loops in `_kernels/cpu_nn.py`, accumulating in float64), where the composi
 mean/var/sub/mul would make many more and record as many graph nodes. The
 backward kernels use the closed form
     dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
-over each normalised group. CUDA inputs take the device kernels of `_cuda_norms` (a
+over each normalised group. CUDA inputs take the device kernels of `_backends.cuda.normalization` (a
 thread block per channel or row, float64 statistics) after the same argument checks.
 """
 import math
@@ -73,7 +73,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
 def _update_running(buffer, batch_value, momentum):
     # In place on the buffer's storage, bumping its version like PyTorch's in-place update.
-    # (CUDA inputs update their buffers on the device in `_cuda_norms`.)
+    # (CUDA inputs update their buffers on the device in `_backends.cuda.normalization`.)
     arr = buffer._data
     host = buffer._host_numpy()
     arr[...] = (1 - momentum) * host + momentum * batch_value.astype(host.dtype)

@@ -1,13 +1,13 @@
 """Numba reduction kernels for the CPU, one generated module per reduction kind.
 
-As in `cpu_loops`, each kind's loops are written from a template into a file in
+As in `_backends.cpu.kernels.loops`, each kind's loops are written from a template into a file in
 ember's kernel cache directory and imported from there, so that Numba's on-disk cache
 applies (it does not to closures or `exec`-made functions) and every kind gets its own
 loops (a dedicated loop vectorises; a switch on the kind inside a shared one does not).
 The generated files import nothing from ember: a change to a template changes the file,
 which invalidates Numba's cache of it.
 
-Every input is mapped by the backend (`_cpu_reduce`) onto one of two layouts over a 1-d
+Every input is mapped by the backend (`_backends.cpu.reduction`) onto one of two layouts over a 1-d
 buffer `buf` (element strides, offset `off`):
 
   rows  out[o]    = reduce over r of buf[off + o*s_o + r*s_r]

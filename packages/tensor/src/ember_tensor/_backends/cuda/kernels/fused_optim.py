@@ -1,6 +1,6 @@
 """numba.cuda kernels of the fused optimizer steps (`ember_tensor._fused_sgd_`,
 `_fused_adam_`, `_fused_adamw_` on CUDA tensors): one grid-stride pass per parameter that
-reads and writes each array once, the CUDA twin of `cpu_fused_optim`.
+reads and writes each array once, the CUDA twin of `_backends.cpu.kernels.fused_optim`.
 
 The arithmetic is the CPU loops' (same formulas, same order, scalars in the parameter's
 dtype) so that a CUDA step equals a CPU step to the last bit or two. What differs:

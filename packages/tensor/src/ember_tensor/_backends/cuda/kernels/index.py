@@ -1,4 +1,4 @@
-"""Numba CUDA kernels for indexing and index ops: the device twins of `cpu_index`.
+"""Numba CUDA kernels for indexing and index ops: the device twins of `_backends.cpu.kernels.index`.
 
 Every kernel is a grid-stride loop over plain device arrays (launch them with
 `_cuda._launch(kernel, n, ...)`). Kernels that only move elements take unsigned-integer
@@ -26,7 +26,7 @@ __all__ = ["MAX_DIMS", "strided_offsets", "gather_strided", "add_index_offsets",
 
 MAX_DIMS = 8
 
-# scatter_lines modes, as `cpu_index.SCATTER_MODES` numbers them, plus mean's counts.
+# scatter_lines modes, as `_backends.cpu.kernels.index.SCATTER_MODES` numbers them, plus mean's counts.
 COPY, ADD, MULTIPLY, AMAX, AMIN = 0, 1, 2, 3, 4
 
 

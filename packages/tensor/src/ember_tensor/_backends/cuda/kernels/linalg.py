@@ -10,7 +10,7 @@ copies it owns: the factorizations and solves work in place. Two launch shapes:
                    trailing submatrix) and syncthreads() separates the steps. The
                    pivot search (a block-wide argmax) and Cholesky's stop flag go
                    through dynamic shared memory (`cuda.shared.array(0, ...)`: see
-                   `cuda_rows` for why not a static one under the simulator), sized
+                   `_backends.cuda.kernels.rows` for why not a static one under the simulator), sized
                    by the launch: 2 * blockDim.x + 1 float64s. The block size is a
                    power of two (the argmax merges a halving tree).
   flat kernels     grid-stride loops, one matrix (or right-hand-side column) per step.

@@ -1,9 +1,9 @@
 """Numba CUDA kernels: elementwise grid-stride loops, fills, and a tiled GEMM.
 
 Each elementwise op gets its own small module of kernels, generated from the templates
-below into ember's kernel cache directory (like `cpu_loops`, so that Numba can cache
+below into ember's kernel cache directory (like `_backends.cpu.kernels.loops`, so that Numba can cache
 the compiled code on disk: it caches only functions that live in a real source file).
-Every kernel calls the op's scalar function from `scalar.py`, wrapped as a CUDA device
+Every kernel calls the op's scalar function from `_backends.scalar.py`, wrapped as a CUDA device
 function, so the CPU and the GPU compute with the same source.
 
 Variants (each compiled lazily, per dtype signature, on first launch):
@@ -16,7 +16,7 @@ product, one module per dtype, used when cuBLAS is not available.
 
 Where scalar.py's function cannot serve as is (numba-cuda lacks a NumPy ufunc, or the
 simulator's plain-Python `math` raises where compiled code returns inf/NaN), the kernels
-apply a twin from `cuda_twins` instead (see there).
+apply a twin from `_backends.cuda.kernels.twins` instead (see there).
 """
 import hashlib
 import importlib.util

@@ -1,7 +1,7 @@
 """Numba CUDA kernels of batch norm, layer norm and group norm, forward and backward.
 
 Launched by `ember_tensor._backends.cuda.normalization` on flat C-contiguous float32/float64 arrays (see
-`cuda_rows` for the launch shapes, the float64 block merges and why their scratch is
+`_backends.cuda.kernels.rows` for the launch shapes, the float64 block merges and why their scratch is
 dynamic shared memory). Statistics accumulate in float64, as the CPU kernels do.
 """
 from numba import cuda, float64

@@ -1,7 +1,7 @@
 """Numba CUDA reduction kernels, one generated module per (reduction kind, dtype).
 
-The CUDA twin of `cpu_reduce`, over the same `rows` layout that the backend
-(`_cuda_reduce`) maps every input onto: a 1-d device buffer `buf` and
+The CUDA twin of `_backends.cpu.kernels.reduction`, over the same `rows` layout that the backend
+(`_backends.cuda.reduction`) maps every input onto: a 1-d device buffer `buf` and
 
     out[o] = reduce over r of buf[o*s_o + r*s_r]      (o < n_o, r < n_r)
 
@@ -26,7 +26,7 @@ Modules and their `rows` kernel's arguments after (buf, n_o, s_o, n_r, s_r):
                                            sort; O(n_r^2) work per row, fine for the row
                                            lengths models use, slow for huge full medians
 
-As in `cuda_loops`, the sources are written to ember's kernel cache directory so that
+As in `_backends.cuda.kernels.loops`, the sources are written to ember's kernel cache directory so that
 Numba's on-disk cache applies to them.
 """
 import importlib.util

@@ -1,5 +1,5 @@
 """Numba CUDA kernels of the nn row ops softmax and the NLL loss, and the block-wide
-merges that the normalisation kernels (`cuda_norms`) share.
+merges that the normalisation kernels (`_backends.cuda.kernels.normalization`) share.
 
 Launched by `ember_tensor._backends.cuda.rows`, which brings every operand to a C-contiguous
 1-d device array in its compute dtype (float32 or float64) first, so each kernel sees

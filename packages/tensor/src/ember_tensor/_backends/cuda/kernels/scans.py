@@ -7,7 +7,7 @@ Rows lie in a contiguous (rows, n) buffer. Each row is cut into `nchunks` chunks
   *_scan     each chunk is scanned again starting from its carry
 With many rows (or short ones) nchunks is 1 and only the last pass runs (with the
 identity as carry): a thread per row. Few long rows get many chunks, so that every
-GPU thread has work. The scan of a chunk is the CPU's loop (`cpu_index`), so cummax /
+GPU thread has work. The scan of a chunk is the CPU's loop (`_backends.cpu.kernels.index`), so cummax /
 cummin keep its rules exactly (NaN sticks, an equal value moves the index forward);
 sums and products differ from the CPU's only by the rounding of the chunked order.
 """

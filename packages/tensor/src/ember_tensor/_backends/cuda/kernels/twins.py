@@ -1,5 +1,5 @@
-"""CUDA twins of scalar functions: what CUDA kernels apply where `scalar.py`'s version
-cannot serve as is (`cuda_loops.scalar_function` picks among them).
+"""CUDA twins of scalar functions: what CUDA kernels apply where `_backends.scalar.py`'s version
+cannot serve as is (`_backends.cuda.kernels.loops.scalar_function` picks among them).
 
 CUDA_TWINS       real GPU only: numba-cuda lowers only part of NumPy's ufuncs on scalars
                  in device code (np.sqrt, np.floor, np.rint, np.fmod, ... are missing in

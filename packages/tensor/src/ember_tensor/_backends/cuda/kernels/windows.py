@@ -2,7 +2,7 @@
 unfold / fold), max and average pooling with their backward passes, adaptive max
 pooling, the plane scatter / gather of max pooling's indices, and one_hot.
 
-Every window kernel sees 3 spatial dims: the launch wrappers (`_cuda_windows`) view
+Every window kernel sees 3 spatial dims: the launch wrappers (`_backends.cuda.windows`) view
 1-d and 2-d problems as 3-d ones with leading size-1 dims, so one compiled kernel per
 dtype serves them all. The window kernels are two-level grid-stride loops: blocks along
 x over rows ((n, c) planes; (n, c, kernel offset) for im2col), the threads of the blocks
