@@ -23,9 +23,9 @@ __all__ = ["device_only", "as_on_cuda", "run_on_simulated_devices"]
 def device_only(allow_scalar_reads=False):
     """Fail any device-to-host copy made inside the block (of more than one element when
     `allow_scalar_reads`)."""
-    from ember_tensor._backends.cuda import storage as _cuda  # here, not at import: collecting tests needs no GPU
+    from ember_tensor._backends.cuda import storage  # here, not at import: collecting tests needs no GPU
 
-    original = _cuda.to_numpy
+    original = storage.to_numpy
 
     def guarded(data):
         if allow_scalar_reads and data.size <= 1:
@@ -33,11 +33,11 @@ def device_only(allow_scalar_reads=False):
         raise AssertionError(f"device-to-host copy of a {tuple(data.shape)} {data.dtype} array inside "
                              "device_only(): the op computed on the host")
 
-    _cuda.to_numpy = guarded
+    storage.to_numpy = guarded
     try:
         yield
     finally:
-        _cuda.to_numpy = original
+        storage.to_numpy = original
 
 
 def run_on_simulated_devices(script, devices=2):

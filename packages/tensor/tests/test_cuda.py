@@ -555,11 +555,11 @@ def test_cached_blocks_are_reused_only_on_their_stream():
 def test_without_the_allocator_plugin_allocations_are_still_counted(monkeypatch):
     # On a GPU where Numba's own allocator is in charge (EMBER_CUDA_ALLOCATOR=numba, or a
     # context made before ember's), ember counts its arrays: allocated == reserved.
-    from ember_tensor._backends.cuda import runtime, storage as _cuda
-    monkeypatch.setattr(_cuda, "SIMULATOR", False)
+    from ember_tensor._backends.cuda import arrays, runtime
+    monkeypatch.setattr(arrays, "SIMULATOR", False)
     monkeypatch.setattr(runtime, "_emm_installed", False)
     before = (et.cuda.memory_allocated(), et.cuda.memory_reserved())
-    arr = _cuda._track(_cuda._SimArray(np.empty(1000, np.float32)))
+    arr = arrays.track(arrays._SimArray(np.empty(1000, np.float32)))
     assert et.cuda.memory_allocated() == before[0] + 4096
     assert et.cuda.memory_reserved() == before[1] + 4096
     del arr

@@ -1,9 +1,9 @@
-"""The one launch path of the CUDA backend: `_backends.cuda.storage.configured` (cached launchers on a GPU,
+"""The one launch path of the CUDA backend: `_backends.cuda.launch.configured` (cached launchers on a GPU,
 keyed by grid, block, stream and dynamic shared memory; never cached under the simulator)
-and `_backends.cuda.storage.launch_grid` (current stream, CUDA_LAUNCH_BLOCKING honoured).
+and `_backends.cuda.launch.launch_grid` (current stream, CUDA_LAUNCH_BLOCKING honoured).
 
 The caching is a GPU path: it is checked with a stand-in kernel that records how often
-it is configured, with `_backends.cuda.storage.SIMULATOR` switched off for the test.
+it is configured, with `_backends.cuda.launch.SIMULATOR` switched off for the test.
 """
 import numpy as np
 import pytest
@@ -27,9 +27,9 @@ class _RecordingKernel:
 
 @pytest.fixture
 def cuda_backend(monkeypatch):
-    from ember_tensor._backends.cuda import storage as _cuda
-    monkeypatch.setattr(_cuda, "_launchers", {})
-    return _cuda
+    from ember_tensor._backends.cuda import launch
+    monkeypatch.setattr(launch, "_launchers", {})
+    return launch
 
 
 # (first launch, second launch, configurations made): equal keys share one launcher.

@@ -295,7 +295,7 @@ def test_the_block_wide_pivot_search_keeps_lapacks_choice():
     # Equal |values| in rows that different threads search (the simulator's block is 4
     # threads, rows are dealt round-robin): the first row must win, as idamax picks it.
     # NaNs below the diagonal are passed over; a NaN on the diagonal is taken.
-    from ember_tensor._backends.cuda import storage as _cuda, linalg as _cuda_linalg
+    from ember_tensor._backends.cuda import linalg as _cuda_linalg, storage
     n = 9
     base = np.eye(n) * 0.5 + np.triu(np.full((n, n), 0.25), 1)
     ties = base.copy()
@@ -306,8 +306,8 @@ def test_the_block_wide_pivot_search_keeps_lapacks_choice():
     nan_diagonal[[0, 4], 0] = [np.nan, 3.]
     for values in (ties, nan_below, nan_diagonal):
         expected_lu, expected_pivots = reference_getrf(values)
-        a = _cuda.from_numpy(values.copy())
+        a = storage.from_numpy(values.copy())
         with device_only():
             pivots, _, _ = _cuda_linalg.lu(a, n, 1)
-        assert _cuda.to_numpy(pivots).tolist() == expected_pivots
-        np.testing.assert_allclose(_cuda.to_numpy(a), expected_lu, rtol=1e-12, equal_nan=True)
+        assert storage.to_numpy(pivots).tolist() == expected_pivots
+        np.testing.assert_allclose(storage.to_numpy(a), expected_lu, rtol=1e-12, equal_nan=True)

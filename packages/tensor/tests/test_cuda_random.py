@@ -28,18 +28,18 @@ INTS = [et.int8, et.int16, et.int32, et.int64, et.uint8]
 def on_device_only(allow_scalar_reads=False):
     """No device-to-host copy (but of one flag, if allowed) and no upload of host values inside
     the block."""
-    from ember_tensor._backends.cuda import storage as _cuda
-    original = _cuda.from_numpy
+    from ember_tensor._backends.cuda import storage
+    original = storage.from_numpy
 
     def refuse(arr, *args, **kwargs):
         raise AssertionError(f"host-to-device upload of a {np.shape(arr)} array: sampled on the host")
 
-    _cuda.from_numpy = refuse
+    storage.from_numpy = refuse
     try:
         with device_only(allow_scalar_reads):
             yield
     finally:
-        _cuda.from_numpy = original
+        storage.from_numpy = original
 
 
 def host(t):
@@ -230,14 +230,14 @@ def test_out_is_resized_and_filled_on_the_device():
 
 
 def test_launch_configuration_does_not_change_the_numbers():
-    from ember_tensor._backends.cuda import storage as _cuda
+    from ember_tensor._backends.cuda import storage
     from ember_tensor._backends.cuda.kernels import random as K
     results = []
     for grid, block in ((1, 1), (2, 3), (3, 4)):
-        out = _cuda.empty((37,), np.float32)
+        out = storage.empty((37,), np.float32)
         K.uniform32[grid, block](out, np.uint64(5), np.uint64(2), np.uint64(8), np.float32(2 ** -24),
                                  np.float32(0), np.float32(1))
-        results.append(_cuda.to_numpy(out))
+        results.append(storage.to_numpy(out))
     np.testing.assert_array_equal(results[0], results[1])
     np.testing.assert_array_equal(results[0], results[2])
 
@@ -499,14 +499,14 @@ def test_each_of_several_gpus_has_its_own_generator():
 def test_large_launches_on_a_gpu_match_one_block_and_have_the_right_moments():
     # Many blocks and threads (the real launch) against one thread (no grid-stride
     # interleaving): the numbers must not depend on the configuration.
-    from ember_tensor._backends.cuda import storage as _cuda
+    from ember_tensor._backends.cuda import launch, storage
     from ember_tensor._backends.cuda.kernels import random as K
     n = 1 << 20
-    one, many = _cuda.empty((n,), np.float32), _cuda.empty((n,), np.float32)
+    one, many = storage.empty((n,), np.float32), storage.empty((n,), np.float32)
     args = (np.uint64(123), np.uint64(7), np.float32(0.0), np.float32(1.0))
     K.normal32[1, 1](one, *args)
-    _cuda._launch(K.normal32, (n + 3) // 4, many, *args)
-    np.testing.assert_array_equal(_cuda.to_numpy(one), _cuda.to_numpy(many))
+    launch.grid_stride(K.normal32, (n + 3) // 4, many, *args)
+    np.testing.assert_array_equal(storage.to_numpy(one), storage.to_numpy(many))
     et.manual_seed(0)
     for name, mean, std in (("rand", 0.5, math.sqrt(1 / 12)), ("randn", 0.0, 1.0),
                             ("bernoulli_(float)", 0.3, math.sqrt(0.21)), ("exponential_", 0.5, 0.5)):

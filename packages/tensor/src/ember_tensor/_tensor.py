@@ -179,11 +179,11 @@ class Tensor:
 
     def is_contiguous(self, memory_format=None):
         """Whether elements are laid out densely in row-major order."""
-        return _backends.get(self._device).is_contiguous(self._data)
+        return _backends.get(self._device).storage.is_contiguous(self._data)
 
     def data_ptr(self):
         """Address of the first element."""
-        return _backends.get(self._device).data_ptr(self._data)
+        return _backends.get(self._device).storage.data_ptr(self._data)
 
     def is_set_to(self, other):
         """Whether both tensors view the same memory with the same shape and strides."""
@@ -282,14 +282,14 @@ class Tensor:
                 raise TypeError(
                     f"can't convert {self._device} device type tensor to numpy. "
                     "Use Tensor.cpu() to copy the tensor to host memory first.")
-            return _backends.get(self._device).to_numpy(self._data)
+            return _backends.get(self._device).storage.to_numpy(self._data)
         return self._data
 
     def _host_numpy(self):
         """The values as a NumPy array on the host (a copy for CUDA tensors)."""
         if self._device.type == "cpu":
             return self._data
-        return _backends.get(self._device).to_numpy(self._data)
+        return _backends.get(self._device).storage.to_numpy(self._data)
 
     def __array__(self, dtype=None, copy=None):
         arr = self._host_numpy()
@@ -312,7 +312,7 @@ class Tensor:
             raise RuntimeError(
                 "Can't get __cuda_array_interface__ on Variable that requires grad. If gradients "
                 "aren't required, use var.detach() to get Variable that doesn't require grad.")
-        return _backends.get(self._device).cuda_array_interface(self._data)
+        return _backends.get(self._device).storage.cuda_array_interface(self._data)
 
     def item(self):
         """The value of a one-element tensor as a Python number."""

@@ -1,26 +1,31 @@
-"""Device -> backend module. The one place that chooses kernels by device type.
+"""Backends: the code below the ops that computes on one kind of device.
 
-A backend module offers the same functions (empty, as_strided, unary, binary, ternary,
-copy_, fill_, to_numpy, from_numpy, reductions ...) over its own array type. The CUDA
-backend is imported only when a CUDA tensor is first made, so importing ember_tensor
-never loads numba.cuda.
+`get(device)` is the one place that chooses code by device type. A backend is a package
+of family modules (`_families.FAMILIES`: storage, elementwise, reduction, matmul, ...),
+each taking and returning arrays of its device (NumPy arrays, Numba CUDA device arrays)
+and never a Tensor: backends import no op, no Tensor and no public module. The CUDA
+backend loads on the first CUDA tensor, so importing ember_tensor never loads numba.cuda.
+
+    ops/<family>.py            checks, PyTorch's errors, dtype and shape plan, then
+    get(device).<family>.fn    arrays in, arrays out: cpu/<family>.py, cuda/<family>.py
+    <device>/kernels/<family>  the compiled loops (Numba njit, numba.cuda.jit)
 """
 import importlib
 
-from .cpu import storage as _cpu
+__all__ = ["get"]
 
-_BACKENDS = {"cpu": _cpu}
-_MODULES = {"cuda": ".cuda.storage"}
+_PACKAGES = {"cpu": ".cpu", "cuda": ".cuda"}
+_loaded = {}
 
 
 def get(device):
-    """The backend module for `device` (an ember device)."""
-    mod = _BACKENDS.get(device.type)
-    if mod is None:
-        mod = _BACKENDS[device.type] = importlib.import_module(_MODULES[device.type], __package__)
+    """The backend package for `device` (an ember device): its families are attributes."""
+    backend = _loaded.get(device.type)
+    if backend is None:
+        backend = _loaded[device.type] = importlib.import_module(_PACKAGES[device.type], __package__)
     if device.index is None:  # the CPU (and an unnumbered 'cuda': the current GPU)
-        return mod
+        return backend
     # With several GPUs, ops on cuda:i run with GPU i current (its memory, its stream);
-    # with one, on_device returns the module itself. (Test doubles may not bind devices.)
-    on_device = getattr(mod, "on_device", None)
-    return mod if on_device is None else on_device(device.index)
+    # with one, on_device returns the backend itself. (Test doubles may not bind devices.)
+    on_device = getattr(backend, "on_device", None)
+    return backend if on_device is None else on_device(device.index)

@@ -2,14 +2,14 @@
 
 A user kernel is a closure over the user's function, so Numba cannot cache it on disk:
 it compiles once per process, per (arity, operand pattern, dtypes), on first use. The
-layouts are ember's (see ember_tensor._backends.cpu.storage): contiguous operands run one flat loop
+layouts are ember's (see ember_tensor._backends.cpu.elementwise): contiguous operands run one flat loop
 (array or scalar per operand), anything else runs one 4-d strided loop after merging
 dimensions; each has a parallel twin for large tensors.
 """
 import numpy as np
 from numba import njit, prange  # noqa: F401 -- prange is used by the generated source
 
-from .._backends.cpu import storage as _backend
+from .._backends.cpu import elementwise as _backend
 
 __all__ = ["CpuLoops"]
 

@@ -6,7 +6,7 @@ through ember's CUDA backend (its stream, its launch configuration).
 """
 from numba import cuda
 
-from .._backends.cuda import storage as _backend
+from .._backends.cuda import arrays, elementwise, launch
 
 __all__ = ["CudaKernels"]
 
@@ -54,13 +54,13 @@ class CudaKernels:
         """``out[...] = fn(*operands[...])``; operands are device arrays broadcast to out, or scalars."""
         if out.size == 0:
             return out
-        operands = [x if _backend._is_array(x) else _backend._scalar_array(x) for x in operands]
-        if _backend._is_c(out) and all(_backend._same_c(x, out) or x.size == 1 for x in operands):
-            pattern = "".join("a" if _backend._same_c(x, out) else "s" for x in operands)
-            args = [_backend._flat(x) for x in operands]
-            _backend._launch(self._kernel(("flat", pattern), _flat_source(pattern)), out.size, *args,
-                             _backend._flat(out))
+        operands = [x if arrays.is_array(x) else elementwise._scalar_array(x) for x in operands]
+        if arrays.is_c(out) and all(elementwise._same_c(x, out) or x.size == 1 for x in operands):
+            pattern = "".join("a" if elementwise._same_c(x, out) else "s" for x in operands)
+            args = [arrays.flat(x) for x in operands]
+            launch.grid_stride(self._kernel(("flat", pattern), _flat_source(pattern)), out.size, *args,
+                             arrays.flat(out))
             return out
-        _backend._run_strided(self._kernel(("strided", len(operands)), _strided_source(len(operands))),
+        launch.run_strided(self._kernel(("strided", len(operands)), _strided_source(len(operands))),
                               operands, out)
         return out

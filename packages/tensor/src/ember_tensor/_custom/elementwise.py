@@ -83,14 +83,14 @@ class CustomKernel:
         if out is not None:
             _iter.check_out_cast(result_dtype, out._dtype)
             _iter.resize_out(out, shape)
-        target = backend.empty(shape, write.np)
+        target = backend.storage.empty(shape, write.np)
         self._run(device, operands, target, compute)
         if out is not None:
-            backend.copy_(out._data, target)
+            backend.storage.copy_(out._data, target)
             out._bump_version()
             return out
         if result_dtype is not write:
-            target = backend.astype(target, result_dtype.np)
+            target = backend.storage.astype(target, result_dtype.np)
         return Tensor._wrap(target, result_dtype, device)
 
     def _result_dtype(self, dtype, compute):

@@ -58,7 +58,7 @@ class RawKernel:
         shape, dtype = self.output(*args)
         dtype = D.to_dtype(dtype)
         backend = _backends.get(device)
-        out = backend.empty(tuple(shape), dtype.np)
+        out = backend.storage.empty(tuple(shape), dtype.np)
         data = [a._data if isinstance(a, Tensor) else a for a in args]
         if device.type == "cuda":
             if self.cuda_source is None:
@@ -67,9 +67,9 @@ class RawKernel:
                 from numba import cuda
 
                 self._cuda = cuda.jit(self.cuda_source)
-            from .._backends.cuda import storage as _cuda
+            from .._backends.cuda import launch
 
-            _cuda._launch(self._cuda, max(out.size, 1), out, *data)
+            launch.grid_stride(self._cuda, max(out.size, 1), out, *data)
         else:
             if self.cpu_source is None:
                 raise RuntimeError(f"{self.name}(): this kernel has no CPU version (pass cpu= to raw_kernel)")

@@ -118,14 +118,14 @@ def _reduce_impl(custom, input, dim=None, keepdim=False):
 
 def _run(custom, matrix, outer, dtype):
     backend = _backends.get(matrix.device)
-    out = backend.empty((outer,), dtype.np)
+    out = backend.storage.empty((outer,), dtype.np)
     if outer == 0:
         return out
     identity = _typed_identity(custom.identity, dtype)
     if matrix.device.type == "cuda":
-        from .._backends.cuda import storage as _cuda
+        from .._backends.cuda import launch
 
-        _cuda._launch(custom.cuda_kernel(), outer, matrix._data, out, backend.from_numpy(np.array([identity])))
+        launch.grid_stride(custom.cuda_kernel(), outer, matrix._data, out, backend.storage.from_numpy(np.array([identity])))
     else:
         custom.cpu_loop()(matrix._data, out, identity)
     return out

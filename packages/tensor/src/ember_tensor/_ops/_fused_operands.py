@@ -49,10 +49,10 @@ class FlatOperands:
 
     def __call__(self, t, written=True):
         data = t._data
-        if data.dtype == self.compute and self.backend.is_contiguous(data):
+        if data.dtype == self.compute and self.backend.storage.is_contiguous(data):
             return self._flat(data)
         if self.on_cuda:
-            work = self.backend.astype(data, self.compute)  # on the device, never via the host
+            work = self.backend.storage.astype(data, self.compute)  # on the device, never via the host
         else:
             work = np.array(data, dtype=self.compute, order="C")
         if written:
@@ -60,11 +60,11 @@ class FlatOperands:
         return self._flat(work)
 
     def _flat(self, data):
-        return self.backend._flat(data) if self.on_cuda else data.reshape(-1)
+        return self.backend.storage.flat(data) if self.on_cuda else data.reshape(-1)
 
     def write_back(self):
         for data, work in self.copies:
-            self.backend.copy_(data, work)
+            self.backend.storage.copy_(data, work)
         self.copies.clear()
 
 
@@ -100,9 +100,9 @@ def device_amp_arrays(backend, device, grad_scale, found_inf):
             continue
         flags |= bit
         if t._device == device:
-            arrays.append(backend._flat(t._data))
+            arrays.append(backend.storage.flat(t._data))
         else:  # a host (or other GPU's) value: uploaded, never read back
-            arrays.append(backend.from_numpy(np.asarray(t._host_numpy(), np.float32).reshape(1)))
+            arrays.append(backend.storage.from_numpy(np.asarray(t._host_numpy(), np.float32).reshape(1)))
     return flags, arrays
 
 
@@ -113,6 +113,6 @@ def placeholder(backend, device):
     """A 1-element float32 device array passed where a kernel argument is absent."""
     arr = _PLACEHOLDERS.get(device)
     if arr is None:
-        arr = _PLACEHOLDERS[device] = backend.empty((1,), np.float32)
-        backend.fill_(arr, 0.0)
+        arr = _PLACEHOLDERS[device] = backend.storage.empty((1,), np.float32)
+        backend.storage.fill_(arr, 0.0)
     return arr

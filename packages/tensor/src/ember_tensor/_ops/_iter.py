@@ -118,9 +118,9 @@ def operand_array(x, dtype, device, shape):
         return scalar_of(x.item(), dtype)
     backend = _backends.get(device)
     if arr.dtype != dtype.np:
-        arr = backend.astype(arr, dtype.np)
+        arr = backend.storage.astype(arr, dtype.np)
     if arr.shape != shape and arr.ndim:
-        arr = backend.broadcast_to(arr, shape)
+        arr = backend.storage.broadcast_to(arr, shape)
     return arr
 
 
@@ -171,20 +171,20 @@ def run_kernel(kind, name, arrays, shape, kernel_dtype, result_dtype, device, ou
     """
     backend = _backends.get(device)
     out_kernel_dtype = out_kernel_dtype or kernel_dtype
-    run = getattr(backend, kind)
+    run = getattr(backend.elementwise, kind)
     direct = (out is not None and out._data.dtype == out_kernel_dtype.np
               and tuple(out._data.shape) == shape)
     if direct:
         run(name, *arrays, out._data)
         out._bump_version()
         return out
-    tmp = backend.empty(shape, out_kernel_dtype.np)
+    tmp = backend.storage.empty(shape, out_kernel_dtype.np)
     run(name, *arrays, tmp)
     if out is None:
         if result_dtype is not out_kernel_dtype:
-            tmp = backend.astype(tmp, result_dtype.np)
+            tmp = backend.storage.astype(tmp, result_dtype.np)
         return Tensor._wrap(tmp, result_dtype, device)
-    backend.copy_(out._data, tmp)
+    backend.storage.copy_(out._data, tmp)
     out._bump_version()
     return out
 
@@ -203,7 +203,7 @@ def resize_out(out, shape):
                 UserWarning,
                 stacklevel=4)
         backend = _backends.get(out._device)
-        data = backend.empty(shape, out._data.dtype)
+        data = backend.storage.empty(shape, out._data.dtype)
         out._data = data
         out._storage.buf = data
         out._offset = 0

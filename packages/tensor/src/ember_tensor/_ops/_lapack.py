@@ -48,7 +48,7 @@ def wrap(array, like, dtype=None):
     dtype = like._dtype if dtype is None else dtype
     array = np.array(array, dtype=dtype.np, order="C")
     if like._device.type != "cpu":
-        array = _backends.get(like._device).from_numpy(array, like._device)
+        array = _backends.get(like._device).storage.from_numpy(array, like._device)
     return Tensor._wrap(array, dtype, like._device)
 
 

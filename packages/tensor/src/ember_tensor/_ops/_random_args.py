@@ -151,12 +151,12 @@ def new_tensor(values, dtype, device, requires_grad=False, out=None):
     if out is not None:
         if tuple(out._data.shape) != values.shape:
             # Factories resize `out` silently in PyTorch (no deprecation warning).
-            data = _backends.get(out._device).empty(values.shape, out._data.dtype)
+            data = _backends.get(out._device).storage.empty(values.shape, out._data.dtype)
             out._data = out._storage.buf = data
         return store(out, values)
     values = np.asarray(values, dtype=dtype.np, order="C")
     if device.type != "cpu":
-        values = _backends.get(device).from_numpy(values, device)
+        values = _backends.get(device).storage.from_numpy(values, device)
     t = Tensor._wrap(values, dtype, device)
     if requires_grad:
         set_requires_grad(t, True)
@@ -167,8 +167,8 @@ def store(self, values):
     """Write host values (self's shape) into tensor `self` in place; bump its version."""
     backend = _backends.get(self._device)
     if self._device.type != "cpu":
-        values = backend.from_numpy(np.asarray(values, dtype=self._dtype.np, order="C"), self._device)
-    backend.copy_(self._data, values)
+        values = backend.storage.from_numpy(np.asarray(values, dtype=self._dtype.np, order="C"), self._device)
+    backend.storage.copy_(self._data, values)
     self._bump_version()
     return self
 
@@ -203,10 +203,10 @@ def empty_output(shape, dtype, device, requires_grad=False, out=None):
     backend = _backends.get(device)
     if out is not None:
         if tuple(out._data.shape) != tuple(shape):
-            data = backend.empty(shape, out._data.dtype)
+            data = backend.storage.empty(shape, out._data.dtype)
             out._data = out._storage.buf = data
         return out
-    t = Tensor._wrap(backend.empty(shape, dtype.np), dtype, device)
+    t = Tensor._wrap(backend.storage.empty(shape, dtype.np), dtype, device)
     if requires_grad:
         set_requires_grad(t, True)
     return t

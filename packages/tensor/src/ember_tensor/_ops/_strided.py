@@ -45,14 +45,14 @@ def wrap(arr, dtype, device):
     arr = c_order(np.asarray(arr))
     if device.type == "cpu":
         return Tensor._wrap(arr, dtype, device)
-    return Tensor._wrap(_backends.get(device).from_numpy(arr, device), dtype, device)
+    return Tensor._wrap(_backends.get(device).storage.from_numpy(arr, device), dtype, device)
 
 
 def write_back(t, arr):
     """After changing `arr` = host(t): make the change visible in `t` and bump its version."""
     if t._device.type != "cpu":
         backend = _backends.get(t._device)
-        backend.copy_(t._data, backend.from_numpy(c_order(arr), t._device))
+        backend.storage.copy_(t._data, backend.storage.from_numpy(c_order(arr), t._device))
     t._bump_version()
     return t
 

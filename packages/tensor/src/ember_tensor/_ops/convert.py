@@ -14,15 +14,15 @@ from .views import make_view
 def clone(self, *, memory_format=None):
     """A copy with its own storage (contiguous)."""
     backend = _backends.get(self._device)
-    data = backend.empty(tuple(self._data.shape), self._data.dtype)
-    backend.copy_(data, self._data)
+    data = backend.storage.empty(tuple(self._data.shape), self._data.dtype)
+    backend.storage.copy_(data, self._data)
     return Tensor._wrap(data, self._dtype, self._device)
 
 
 @op()
 def contiguous(self, memory_format=None):
     """self if already contiguous, else a contiguous copy."""
-    if _backends.get(self._device).is_contiguous(self._data):
+    if _backends.get(self._device).storage.is_contiguous(self._data):
         return self
     return clone(self)
 
@@ -46,8 +46,8 @@ def copy_(self, src, non_blocking=False):
         data = _upload(src._host_numpy(), self._device, non_blocking) \
             if self._device.type != "cpu" else src._host_numpy()
     if tuple(data.shape) != shape:
-        data = backend.broadcast_to(data, shape)
-    backend.copy_(self._data, data)
+        data = backend.storage.broadcast_to(data, shape)
+    backend.storage.copy_(self._data, data)
     self._bump_version()
     return self
 
@@ -61,7 +61,7 @@ def fill_(self, value):
                 f"fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value._data.ndim} dimensions.")
         value = value.item()
-    _backends.get(self._device).fill_(self._data, _iter.scalar_of(value, self._dtype)
+    _backends.get(self._device).storage.fill_(self._data, _iter.scalar_of(value, self._dtype)
                                       if self._dtype.category == D._INT else value)
     self._bump_version()
     return self
@@ -77,8 +77,8 @@ def _upload(host, device, non_blocking):
     """Host array -> `device` storage; non_blocking (from pinned memory) lets it run async."""
     backend = _backends.get(device)
     if non_blocking:  # only asked for when set: not every backend takes the keyword
-        return backend.from_numpy(host, device, non_blocking=True)
-    return backend.from_numpy(host, device)
+        return backend.storage.from_numpy(host, device, non_blocking=True)
+    return backend.storage.from_numpy(host, device)
 
 
 def _convert(self, dtype, device, copy=False, non_blocking=False):
@@ -87,7 +87,7 @@ def _convert(self, dtype, device, copy=False, non_blocking=False):
     if device.type == "cuda" or self._device.type == "cuda":
         backend = _backends.get(device)
         if device == self._device:
-            data = backend.astype(self._data, dtype.np)
+            data = backend.storage.astype(self._data, dtype.np)
         else:
             host = self._host_numpy()
             if host.dtype != dtype.np:
@@ -96,8 +96,8 @@ def _convert(self, dtype, device, copy=False, non_blocking=False):
         result = Tensor._wrap(data, dtype, device)
     else:
         backend = _backends.get(device)
-        data = backend.empty(tuple(self._data.shape), dtype.np)
-        backend.copy_(data, self._data)
+        data = backend.storage.empty(tuple(self._data.shape), dtype.np)
+        backend.storage.copy_(data, self._data)
         result = Tensor._wrap(data, dtype, device)
     return result
 

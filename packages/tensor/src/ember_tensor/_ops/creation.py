@@ -44,7 +44,7 @@ def from_host(arr, dtype, device=CPU, requires_grad=False):
     device = to_device(device)
     arr = np.asarray(arr).astype(dtype.np, copy=True)
     if device.type != "cpu":
-        arr = _backends.get(device).from_numpy(arr, device)
+        arr = _backends.get(device).storage.from_numpy(arr, device)
     return _finish(arr, dtype, device, requires_grad)
 
 
@@ -188,9 +188,9 @@ def from_numpy(ndarray):
 def _filled(shape, value, dtype, device, requires_grad):
     device = to_device(device)
     backend = _backends.get(device)
-    data = backend.empty(shape, dtype.np)
+    data = backend.storage.empty(shape, dtype.np)
     if value is not None:
-        backend.fill_(data, value)
+        backend.storage.fill_(data, value)
     return _finish(data, dtype, device, requires_grad)
 
 

@@ -47,7 +47,7 @@ def binary(name, a, b, out=None, rule=_SAME, kernel=None, inplace=False):
     if (a_t and b_t and out is None and not inplace and a._dtype is b._dtype
             and a._device is b._device and rule == _SAME and a._dtype not in _iter.LOW_PRECISION):
         # Fast path for the common case: same dtype and device, no out=, no casting.
-        data = _backends.get(a._device).binary_fresh(kernel or name, a._data, b._data)
+        data = _backends.get(a._device).elementwise.binary_fresh(kernel or name, a._data, b._data)
         if data is not None:
             return Tensor._wrap(data, a._dtype, a._device)
     elif out is None and not inplace and rule == _SAME and (a_t != b_t):
@@ -57,7 +57,7 @@ def binary(name, a, b, out=None, rule=_SAME, kernel=None, inplace=False):
         if ((cls is float or cls is int) and t._dtype.category == D._FLOAT
                 and t._dtype not in _iter.LOW_PRECISION) or \
                 (cls is int and t._dtype is D.int64 and -2 ** 63 <= s < 2 ** 63):
-            data = _backends.get(t._device).binary_scalar_fresh(
+            data = _backends.get(t._device).elementwise.binary_scalar_fresh(
                 kernel or name, t._data, t._dtype.np.type(s), a_t)
             if data is not None:
                 return Tensor._wrap(data, t._dtype, t._device)
@@ -85,7 +85,7 @@ def unary(name, x, out=None, rule=_SAME, inplace=False):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
     if out is None and not inplace and (rule == _SAME or x._dtype.category == D._FLOAT) and \
             rule != _BOOL and x._dtype not in _iter.LOW_PRECISION:
-        data = _backends.get(x._device).unary_fresh(name, x._data)
+        data = _backends.get(x._device).elementwise.unary_fresh(name, x._data)
         if data is not None:
             return Tensor._wrap(data, x._dtype, x._device)
     kdtype, kout, result = _plan(x._dtype, rule)

@@ -115,9 +115,9 @@ def _full_array(a, shape, device):
         return a
     from .. import _backends
     backend = _backends.get(device)
-    arr = backend.empty((), a.dtype)
-    backend.copy_(arr, a)
-    return backend.broadcast_to(arr, shape)
+    arr = backend.storage.empty((), a.dtype)
+    backend.storage.copy_(arr, a)
+    return backend.storage.broadcast_to(arr, shape)
 
 
 # How PyTorch's lerp names dtypes (C++ type names) in its dtype-mismatch errors.

@@ -165,7 +165,7 @@ def _sgd_cuda(param, grad, buf, grad_scale, found_inf, lr, weight_decay, momentu
     g = operands(grad, written=grad_scale is not None)
     b = operands(buf) if buf is not None else p  # never touched when momentum is 0
     scalar = compute.type
-    backend._launch(kernels.sgd_kernel(compute), n, p, g, b, scale_arr, found_arr, scalar(lr),
+    kernel_module("cuda.launch").grid_stride(kernels.sgd_kernel(compute), n, p, g, b, scale_arr, found_arr, scalar(lr),
                     scalar(weight_decay), scalar(momentum), scalar(1 - dampening), np.int64(flags))
     operands.write_back()
     bump_versions((param, buf, grad if grad_scale is not None else None))
@@ -271,8 +271,8 @@ def _adam_cuda(param, grad, exp_avg, exp_avg_sq, max_sq, step, grad_scale, found
     if step._device == param._device:
         # PyTorch's fused=True keeps the step on the device: the kernel reads it there.
         flags |= kernels.ADAM_DEVICE_STEP
-        step_arr = backend._flat(step._data if step._data.dtype == _FLOAT32
-                                 else backend.astype(step._data, _FLOAT32))
+        step_arr = backend.storage.flat(step._data if step._data.dtype == _FLOAT32
+                                 else backend.storage.astype(step._data, _FLOAT32))
         step_size = bias_correction2_sqrt = 1.0  # computed by the kernel
     else:  # a host step counter (the default state): the bias corrections are host math
         t = step.item()
@@ -283,7 +283,7 @@ def _adam_cuda(param, grad, exp_avg, exp_avg_sq, max_sq, step, grad_scale, found
     g = operands(grad, written=grad_scale is not None)
     vmax = operands(max_sq) if amsgrad else p  # never touched without amsgrad
     scalar = compute.type
-    backend._launch(
+    kernel_module("cuda.launch").grid_stride(
         kernels.adam_kernel(compute), n, p, g, m, v, vmax, step_arr, scale_arr, found_arr,
         scalar(-1 if maximize else 1), scalar(weight_decay),
         scalar(1 - lr * weight_decay if decoupled else 1), scalar(weight1), scalar(1 - weight1),

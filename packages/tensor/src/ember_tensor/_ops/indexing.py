@@ -315,7 +315,7 @@ def cat(tensors, dim=0, *, out=None):
     dtype = D.result_type_of(tensors) if len({t._dtype for t in tensors}) > 1 else tensors[0]._dtype
     device = _iter.common_device(tensors)
     backend = _backends.get(device)
-    data = backend.empty(shape, dtype.np)
+    data = backend.storage.empty(shape, dtype.np)
     result = Tensor._wrap(data, dtype, device)
     start = 0
     for t in tensors:

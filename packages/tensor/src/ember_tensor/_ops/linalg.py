@@ -28,18 +28,18 @@ def _product(a, b):
     backend = _backends.get(device)
     # CUDA multiplies float16/bfloat16 itself (cuBLAS, accumulating in float32): no casts.
     kdtype = a._dtype if device.type == "cuda" else _iter.compute_dtype(a._dtype)
-    x = a._data if a._dtype is kdtype else backend.astype(a._data, kdtype.np)
-    y = b._data if b._dtype is kdtype else backend.astype(b._data, kdtype.np)
-    if x.ndim > 2 and y.ndim == 2 and backend.is_contiguous(x):
+    x = a._data if a._dtype is kdtype else backend.storage.astype(a._data, kdtype.np)
+    y = b._data if b._dtype is kdtype else backend.storage.astype(b._data, kdtype.np)
+    if x.ndim > 2 and y.ndim == 2 and backend.storage.is_contiguous(x):
         # (..., n, k) @ (k, m) is one GEMM of (batch * n, k) @ (k, m): BLAS runs it far
         # better than one small call per matrix (a Linear layer on a sequence, say).
-        data = backend.matmul(x.reshape(-1, x.shape[-1]), y).reshape(tuple(x.shape[:-1]) + (y.shape[-1],))
+        data = backend.matmul.matmul(x.reshape(-1, x.shape[-1]), y).reshape(tuple(x.shape[:-1]) + (y.shape[-1],))
     else:
-        data = backend.matmul(x, y)
+        data = backend.matmul.matmul(x, y)
     if isinstance(data, np.generic):
         data = np.asarray(data)  # NumPy returns a scalar for vector @ vector: keep an array
     if kdtype is not a._dtype:
-        data = backend.astype(data, a._dtype.np)
+        data = backend.storage.astype(data, a._dtype.np)
     return Tensor._wrap(data, a._dtype, device)
 
 

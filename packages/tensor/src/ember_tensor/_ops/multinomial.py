@@ -36,8 +36,8 @@ def _into(samples, out):
     if out is None:
         return samples
     if tuple(out._data.shape) != tuple(samples._data.shape):
-        out._data = out._storage.buf = _backends.get(out._device).empty(samples._data.shape, np.int64)
-    _backends.get(out._device).copy_(out._data, samples._data)
+        out._data = out._storage.buf = _backends.get(out._device).storage.empty(samples._data.shape, np.int64)
+    _backends.get(out._device).storage.copy_(out._data, samples._data)
     out._bump_version()
     return out
 

@@ -24,9 +24,9 @@ def pin_memory(self, device=None):
     if self._device.type != "cpu":
         raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
     backend = _cuda_backend()
-    if backend.is_pinned(self._data):
+    if backend.storage.is_pinned(self._data):
         return self
-    data = backend.pinned_empty(tuple(self._data.shape), self._data.dtype)
+    data = backend.storage.pinned_empty(tuple(self._data.shape), self._data.dtype)
     data[...] = self._data
     return Tensor._wrap(data, self._dtype, self._device)
 
@@ -38,4 +38,4 @@ def is_pinned(self, device=None):
     from .. import cuda
     if not cuda.is_initialized():  # nothing can have been pinned yet
         return False
-    return _cuda_backend().is_pinned(self._data)
+    return _cuda_backend().storage.is_pinned(self._data)

@@ -145,7 +145,7 @@ def _randperm_on_device(n, dtype, device, gen, requires_grad, out):
     if out is None and dtype is D.int64 and not requires_grad:
         return order
     result = empty_output((n,), dtype, device, requires_grad, out)
-    _backends.get(device).copy_(result._data, order._data)
+    _backends.get(device).storage.copy_(result._data, order._data)
     result._bump_version()
     return result
 

@@ -129,14 +129,14 @@ def _kernel_data(t, dtype=None):
     target = _iter.compute_dtype(dtype or t._dtype)
     data = t._data
     if data.dtype != target.np:
-        data = _backends.get(t._device).astype(data, target.np)
+        data = _backends.get(t._device).storage.astype(data, target.np)
     return data
 
 
 def _result(data, dtype, device, shape):
     """A tensor of `dtype` over backend result array `data`, reshaped to `shape`."""
     if data.dtype != dtype.np:
-        data = _backends.get(device).astype(data, dtype.np)
+        data = _backends.get(device).storage.astype(data, dtype.np)
     if tuple(data.shape) != shape:
         data = data.reshape(shape)
     return Tensor._wrap(data, dtype, device)
@@ -146,7 +146,7 @@ def _reduce(kind, input, dims, keepdim, result_dtype, cast_to=None, out=None):
     """Backend reduction `kind` of `input` over `dims` as a tensor of `result_dtype`."""
     data = _kernel_data(input, cast_to)
     kernel_out = _iter.compute_dtype(result_dtype)
-    values = _backends.get(input._device).reduce(kind, data, dims, kernel_out.np)
+    values = _backends.get(input._device).reduction.reduce(kind, data, dims, kernel_out.np)
     return copy_to_out(_result(values, result_dtype, input._device,
                                _out_shape(input, dims, keepdim)), out)
 
@@ -233,7 +233,7 @@ def _arg_reduce(kind, input, dims, keepdim):
     """(values, indices) tensors of the max/min over one dim (`dims` = (d,)) or all dims."""
     data = _kernel_data(input)
     dim = dims[0] if len(dims) == 1 and input._data.ndim else None
-    values, indices = _backends.get(input._device).arg_reduce(kind, data, dim)
+    values, indices = _backends.get(input._device).reduction.arg_reduce(kind, data, dim)
     shape = _out_shape(input, dims, keepdim)
     return (_result(values, input._dtype, input._device, shape),
             _result(indices, D.int64, input._device, shape))

@@ -55,7 +55,7 @@ def _var_args(name, input, dim, unbiased, correction):
 
 def _var_mean(name, input, dim, unbiased, keepdim, correction, sqrt_var):
     dims, correction = _var_args(name, input, dim, unbiased, correction)
-    var, mu = _backends.get(input._device).var_mean(_kernel_data(input), dims, correction)
+    var, mu = _backends.get(input._device).reduction.var_mean(_kernel_data(input), dims, correction)
     shape = _out_shape(input, dims, keepdim)
     compute = _iter.compute_dtype(input._dtype)
     var = _result(var, compute, input._device, shape)
@@ -190,7 +190,7 @@ def median(input, dim=None, keepdim=False, *, out=None):
             from .creation import full
             fill = float("nan") if input._dtype.category == D._FLOAT else np.iinfo(input._dtype.np).min
             return full((), fill, dtype=input._dtype, device=input._device)
-        value, _ = backend.median(_kernel_data(input), None)
+        value, _ = backend.reduction.median(_kernel_data(input), None)
         return _result(value, input._dtype, input._device, ())
     d = _single_dim(input, dim, "median")
     if not ndim:
@@ -198,7 +198,7 @@ def median(input, dim=None, keepdim=False, *, out=None):
         values, indices = input.clone(), zeros((), dtype=D.int64, device=input._device)
     else:
         _check_nonempty(input, (d,), "median", True)
-        values, indices = backend.median(_kernel_data(input), d)
+        values, indices = backend.reduction.median(_kernel_data(input), d)
         shape = _out_shape(input, (d,), keepdim)
         values = _result(values, input._dtype, input._device, shape)
         indices = _result(indices, D.int64, input._device, shape)

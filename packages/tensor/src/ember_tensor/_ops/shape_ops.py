@@ -33,7 +33,7 @@ def _int_list(args, name="dims"):
 def _same_device_array(like, host_array):
     """A tensor holding `host_array` on `like`'s device."""
     backend = _backends.get(like._device)
-    data = host_array if like._device.type == "cpu" else backend.from_numpy(host_array, like._device)
+    data = host_array if like._device.type == "cpu" else backend.storage.from_numpy(host_array, like._device)
     return Tensor._wrap(data, like._dtype, like._device)
 
 

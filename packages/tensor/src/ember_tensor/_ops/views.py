@@ -12,7 +12,7 @@ from .._size import Size
 def make_view(self, shape, strides, offset):
     """A tensor viewing `self`'s storage with the given element strides and offset."""
     backend = _backends.get(self._device)
-    data = backend.as_strided(self._storage.buf, tuple(shape), tuple(strides), offset)
+    data = backend.storage.as_strided(self._storage.buf, tuple(shape), tuple(strides), offset)
     return self._view_of(data, offset)
 
 
@@ -97,7 +97,7 @@ def view(self, *shape):
     if len(shape) == 1 and (isinstance(shape[0], D.dtype) or isinstance(shape[0], type)):
         return self.view_dtype(shape[0])
     shape = _infer_size(_shape_arg(shape), self._data.size)
-    if _backends.get(self._device).is_contiguous(self._data):
+    if _backends.get(self._device).storage.is_contiguous(self._data):
         # Contiguous input: the backend array reshapes without copying (the common case).
         return self._view_of(self._data.reshape(shape), self._offset)
     strides = view_strides(tuple(self._data.shape), self.stride(), shape)

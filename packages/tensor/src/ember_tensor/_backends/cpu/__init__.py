@@ -1,1 +1,17 @@
-"""ember_tensor._backends.cpu"""
+"""The CPU backend: NumPy arrays, Numba `njit` loops and NumPy's BLAS.
+
+One module per family of ops (`_families.FAMILIES`), each taking and returning arrays;
+the CUDA backend has the same modules with the same function names. A family module
+loads on first use, so importing ember_tensor does not load Numba.
+"""
+import importlib
+
+from .._families import FAMILIES
+
+__all__ = ["FAMILIES"]
+
+
+def __getattr__(name):
+    if name in FAMILIES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,19 +5,29 @@ On a GPU a device array is Numba's `DeviceNDArray` and a view is a new one on th
 buffer's device memory (`gpu_data`) at a byte offset. Under the simulator
 (NUMBA_ENABLE_CUDASIM=1) device arrays are NumPy arrays in a wrapper: `_SimArray` gives
 them plain-tuple shapes and keeps views wrapped, and the simulator's shared arrays are
-repaired (`_lock_simulated_shared_arrays`). Both branches give `_backends.cuda.storage` the same names:
-`_ARRAY`, `_alloc`, `_upload`, `_restride`, `_ptr`, `_memory_of`.
+repaired (`_lock_simulated_shared_arrays`). Both branches give the same names: `ARRAY`, `alloc`, `upload`, `restride`, `ptr`, `memory_of`.
+Above them, the helpers every CUDA module uses (`is_c`, `flat`, `reinterpret`,
+`broadcast_to`) and `empty`, which allocates through ember's caching allocator and counts
+the memory when Numba's own allocator is in charge.
 """
 import sys
 
+import weakref
+
+import ml_dtypes
 import numpy as np
 from numba import cuda
 
 from . import allocator as _cuda_alloc
+from . import runtime
 from .kernels.loops import SIMULATOR
 
-__all__ = ["_ARRAY", "_alloc", "_upload", "_restride", "_ptr", "_memory_of"]
+__all__ = ["ARRAY", "BF16", "UINT", "alloc", "upload", "restride", "ptr", "memory_of", "is_array", "is_c", "flat",
+           "reinterpret", "broadcast_to", "empty", "track"]
 
+
+UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # a dtype's bits, by size
+BF16 = np.dtype(ml_dtypes.bfloat16)
 
 if SIMULATOR:
     from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
@@ -37,7 +47,7 @@ if SIMULATOR:
             ret = self._ary[idx]
             return _SimArray(ret) if isinstance(ret, np.ndarray) else ret
 
-    _ARRAY = FakeCUDAArray
+    ARRAY = FakeCUDAArray
 
     def _lock_simulated_shared_arrays():
         """Make the simulator's `cuda.shared.array` safe for the threads of a block.
@@ -75,15 +85,15 @@ if SIMULATOR:
 
     _lock_simulated_shared_arrays()
 
-    def _alloc(shape, dtype):
+    def alloc(shape, dtype):
         return _SimArray(_cuda_alloc.sim_alloc(shape, dtype))
 
-    def _upload(host, stream=0):
-        arr = _alloc(host.shape, host.dtype)
+    def upload(host, stream=0):
+        arr = alloc(host.shape, host.dtype)
         np.copyto(arr._ary, host)
         return arr
 
-    def _restride(arr, shape, strides, byte_offset=0, dtype=None):
+    def restride(arr, shape, strides, byte_offset=0, dtype=None):
         base = arr._ary
         if byte_offset:
             skip = byte_offset // base.itemsize
@@ -91,31 +101,106 @@ if SIMULATOR:
         view = np.lib.stride_tricks.as_strided(base, tuple(shape), tuple(strides))
         return _SimArray(view if dtype is None else view.view(dtype))
 
-    def _ptr(arr):
+    def ptr(arr):
         return arr._ary.__array_interface__["data"][0]
 
-    def _memory_of(arr):
+    def memory_of(arr):
         return arr._ary
 
 else:
     from numba.cuda.cudadrv.devicearray import DeviceNDArray
 
-    _ARRAY = DeviceNDArray
+    ARRAY = DeviceNDArray
 
-    def _alloc(shape, dtype):
+    def alloc(shape, dtype):
         return cuda.device_array(shape, dtype)
 
-    def _upload(host, stream=0):
+    def upload(host, stream=0):
         # to_device copies from `host` as it is: asynchronously on `stream` when host is pinned.
         return cuda.to_device(host, stream=stream)
 
-    def _restride(arr, shape, strides, byte_offset=0, dtype=None):
+    def restride(arr, shape, strides, byte_offset=0, dtype=None):
         gpu_data = arr.gpu_data.view(byte_offset) if byte_offset else arr.gpu_data
         return DeviceNDArray(tuple(shape), tuple(strides), arr.dtype if dtype is None else dtype,
                              gpu_data=gpu_data)
 
-    def _ptr(arr):
+    def ptr(arr):
         return arr.device_ctypes_pointer.value or 0
 
-    def _memory_of(arr):
+    def memory_of(arr):
         return arr.gpu_data
+
+
+# --- helpers over device arrays ------------------------------------------------------------
+
+def is_array(x):
+    """Whether `x` is a device array (not a host array or a scalar)."""
+    return isinstance(x, ARRAY)
+
+
+def is_c(arr):
+    """C-contiguous with PyTorch's rule: strides of size-1 dims do not matter."""
+    if arr.size == 0:
+        return True
+    expected = arr.dtype.itemsize
+    for n, s in zip(reversed(arr.shape), reversed(arr.strides)):
+        if n != 1:
+            if s != expected:
+                return False
+            expected *= n
+    return True
+
+
+def flat(arr):
+    """The 1-d view of a C-contiguous array."""
+    if arr.ndim == 1 and arr.strides[0] == arr.dtype.itemsize:
+        return arr
+    return restride(arr, (arr.size,), (arr.dtype.itemsize,))
+
+
+def reinterpret(arr, dtype):
+    """The same elements read as `dtype` (same itemsize), keeping shape and strides."""
+    return restride(arr, arr.shape, arr.strides, dtype=dtype)
+
+
+def broadcast_to(data, shape):
+    """A stride-0 view of `data` expanded to `shape` (no copy)."""
+    shape = tuple(shape)
+    lead = len(shape) - data.ndim
+    strides = [0] * lead + [s if n == m else 0
+                            for s, n, m in zip(data.strides, data.shape, shape[lead:])]
+    return restride(data, shape, strides)
+
+
+# --- memory -------------------------------------------------------------------------------
+# Device memory comes from ember's caching allocator (`allocator`): on a GPU through the
+# Numba EMM plugin that the runtime installs, under the simulator directly. Without the
+# plugin (EMBER_CUDA_ALLOCATOR=numba, or numba.cuda used before ember) the pool only
+# counts ember's allocations: allocated == reserved, nothing is cached.
+
+def track(arr):
+    """Count `arr` in its device's memory pool when Numba's allocator made it (see `empty`)."""
+    nbytes = arr.size * arr.dtype.itemsize
+    if nbytes and not SIMULATOR and not runtime.caching_allocator_installed():
+        size = _cuda_alloc.round_size(nbytes)
+        p = _cuda_alloc.pool(runtime.current_index())
+        with p.lock:
+            p.num_alloc += 1
+            p.allocated += size
+            p.reserved += size
+            p.peak_allocated = max(p.peak_allocated, p.allocated)
+            p.peak_reserved = max(p.peak_reserved, p.reserved)
+        weakref.finalize(memory_of(arr), _untrack, p, size)
+    return arr
+
+
+def _untrack(p, size):
+    with p.lock:
+        p.allocated -= size
+        p.reserved -= size
+        p.num_free += 1
+
+
+def empty(shape, np_dtype):
+    """Uninitialised contiguous device storage for `shape` on the current device."""
+    return track(alloc(tuple(shape), np.dtype(np_dtype)))

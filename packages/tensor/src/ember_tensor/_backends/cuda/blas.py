@@ -113,7 +113,7 @@ def gemm(a, b, out, stream):
     batch, m, n = out.shape
     k = a.shape[2]
     from . import runtime
-    from .storage import _ptr
+    from .arrays import ptr as _ptr
     handle = _handle(cublas, runtime.current_index())  # one handle per device and thread
     cublas.set_stream(handle, _stream_handle(stream))
     name = out.dtype.name

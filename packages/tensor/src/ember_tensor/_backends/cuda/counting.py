@@ -10,7 +10,7 @@ with a device cumsum and scatters values, inverse and counts.
 """
 import numpy as np
 
-from . import storage as _cuda
+from . import arrays, launch, storage
 from ... import _dtype as D
 from .reduction import reduce as _reduce
 from .sorting import _as_bits, _key_dtype, _launch_codes, lines, on_device_of, sorted_codes
@@ -23,7 +23,7 @@ __all__ = ["searchsorted", "bincount", "smallest", "index_range", "data_range", 
 
 def _read(a):
     """The one element of device array `a`, on the host (a synchronising read)."""
-    return _cuda.to_numpy(a.reshape((1,)))[0]
+    return storage.to_numpy(a.reshape((1,)))[0]
 
 
 def _extreme(a, kind):
@@ -33,9 +33,9 @@ def _extreme(a, kind):
 def _flat(a, np_dtype=None):
     """`a` as a contiguous 1-d array (of `np_dtype`), copied only if needed."""
     dtype = np.dtype(np_dtype or a.dtype)
-    if a.dtype != dtype or not _cuda._is_c(a):
-        a = _cuda.astype(a, dtype)
-    return _cuda._flat(a)
+    if a.dtype != dtype or not arrays.is_c(a):
+        a = storage.astype(a, dtype)
+    return arrays.flat(a)
 
 
 def searchsorted(sorted_sequence, values, right, sorter, out_int32):
@@ -43,23 +43,23 @@ def searchsorted(sorted_sequence, values, right, sorter, out_int32):
     the rows of `sorted_sequence`, as an int64 (int32) tensor shaped like `values`."""
     with on_device_of(sorted_sequence):
         seq = sorted_sequence._data
-        if not _cuda._is_array(values):
-            values = _cuda.from_numpy(np.asarray(values))
+        if not arrays.is_array(values):
+            values = storage.from_numpy(np.asarray(values))
         common = np.result_type(_key_dtype(seq.dtype), _key_dtype(values.dtype))
         keys, _, m = lines(seq, seq.ndim - 1, common)
         if sorter is not None:  # the sequence in sorter's order, row by row
             order, _, _ = lines(sorter._data, seq.ndim - 1, np.int64)
-            ordered = _cuda.empty(keys.shape, common)
+            ordered = storage.empty(keys.shape, common)
             if keys.size:
-                _cuda._launch(KS.take_sorted, keys.size, keys, m, order, m, 0, m, ordered,
-                              _cuda.empty(keys.shape, np.int64))
+                launch.grid_stride(KS.take_sorted, keys.size, keys, m, order, m, 0, m, ordered,
+                              storage.empty(keys.shape, np.int64))
             keys = ordered
         shape = tuple(values.shape)
         flat = _flat(values, common)
         nv = shape[-1] if shape else 1
-        out = _cuda.empty((flat.size,), np.int32 if out_int32 else np.int64)
+        out = storage.empty((flat.size,), np.int32 if out_int32 else np.int64)
         if flat.size:
-            _cuda._launch(K.search, flat.size, keys, m, flat, nv, seq.ndim > 1, bool(right), out)
+            launch.grid_stride(K.search, flat.size, keys, m, flat, nv, seq.ndim > 1, bool(right), out)
         dtype = D.int32 if out_int32 else D.int64
         return Tensor._wrap(out.reshape(shape), dtype, sorted_sequence._device)
 
@@ -72,17 +72,17 @@ def bincount(input, weights, minlength):
         if values.size:
             size = max(int(_extreme(values, "amax")) + 1, minlength)
         if weights is None:
-            counts = _cuda.empty((size,), np.int64)
-            _cuda.fill_(counts, 0)
+            counts = storage.empty((size,), np.int64)
+            storage.fill_(counts, 0)
             if values.size:
-                _cuda._launch(K.bincount, values.size, values, counts)
+                launch.grid_stride(K.bincount, values.size, values, counts)
             return Tensor._wrap(counts, D.int64, input._device)
         dtype = weights._dtype if weights._dtype in (D.float32, D.float64) else D.float64
-        sums = _cuda.empty((size,), np.float64)
-        _cuda.fill_(sums, 0)
+        sums = storage.empty((size,), np.float64)
+        storage.fill_(sums, 0)
         if values.size:
-            _cuda._launch(K.bincount_weighted, values.size, values, _flat(weights._data, np.float64), sums)
-        return Tensor._wrap(sums if dtype is D.float64 else _cuda.astype(sums, dtype.np), dtype, input._device)
+            launch.grid_stride(K.bincount_weighted, values.size, values, _flat(weights._data, np.float64), sums)
+        return Tensor._wrap(sums if dtype is D.float64 else storage.astype(sums, dtype.np), dtype, input._device)
 
 
 def smallest(input):
@@ -109,11 +109,11 @@ def histc(input, bins, lo, hi):
     """Histogram of `input` in `bins` bins over [lo, hi] (checked by the caller)."""
     with on_device_of(input):
         values = _flat(input._data, np.float64)
-        counts = _cuda.empty((bins,), np.int64)
-        _cuda.fill_(counts, 0)
+        counts = storage.empty((bins,), np.int64)
+        storage.fill_(counts, 0)
         if values.size:
-            _cuda._launch(K.histc, values.size, values, np.float64(lo), np.float64(hi), counts)
-        return Tensor._wrap(_cuda.astype(counts, input._dtype.np), input._dtype, input._device)
+            launch.grid_stride(K.histc, values.size, values, np.float64(lo), np.float64(hi), counts)
+        return Tensor._wrap(storage.astype(counts, input._dtype.np), input._dtype, input._device)
 
 
 def _groups(src_bits, m, order, n, flags, device):
@@ -122,17 +122,17 @@ def _groups(src_bits, m, order, n, flags, device):
     from ..._ops.scans import cumsum
     group = cumsum(Tensor._wrap(flags, D.int64, device), 0)._data
     count = int(_read(group[n - 1:n]))
-    values = _cuda.empty((count * m,), src_bits.dtype)
-    starts = _cuda.empty((count,), np.int64)
-    inverse = _cuda.empty((n,), np.int64)
-    _cuda._launch(K.scatter_groups, n, src_bits, m, order, n, flags, group, values, starts, inverse)
+    values = storage.empty((count * m,), src_bits.dtype)
+    starts = storage.empty((count,), np.int64)
+    inverse = storage.empty((n,), np.int64)
+    launch.grid_stride(K.scatter_groups, n, src_bits, m, order, n, flags, group, values, starts, inverse)
     return values, starts, inverse, count
 
 
 def _counts(starts, n):
-    counts = _cuda.empty(starts.shape, np.int64)
+    counts = storage.empty(starts.shape, np.int64)
     if counts.size:
-        _cuda._launch(K.group_counts, counts.size, starts, n, counts)
+        launch.grid_stride(K.group_counts, counts.size, starts, n, counts)
     return counts
 
 
@@ -142,7 +142,7 @@ def _slices(a, dim):
     a = a.reshape((1,)) if a.ndim == 0 else a
     order = [dim] + [d for d in range(a.ndim) if d != dim]
     moved = [a.shape[d] for d in order]
-    view = _cuda._restride(a, tuple(moved), tuple(a.strides[d] for d in order))
+    view = arrays.restride(a, tuple(moved), tuple(a.strides[d] for d in order))
     length = a.shape[dim]
     m = a.size // length if length else 0
     return _flat(view), length, m, moved, order
@@ -152,16 +152,16 @@ def _restore(rows, moved_shape, order):
     """(G, m) slices back to the input's layout with G slices at the original dim."""
     inverse_order = [order.index(d) for d in range(len(order))]
     shape = tuple(moved_shape[i] for i in inverse_order)
-    out = _cuda.empty(shape, rows.dtype)
+    out = storage.empty(shape, rows.dtype)
     if rows.size:
-        view = _cuda._restride(out, tuple(moved_shape), tuple(out.strides[d] for d in order))
-        _cuda.copy_(view, rows.reshape(tuple(moved_shape)))
+        view = arrays.restride(out, tuple(moved_shape), tuple(out.strides[d] for d in order))
+        storage.copy_(view, rows.reshape(tuple(moved_shape)))
     return out
 
 
 def _results(input, values, inverse, counts, return_inverse, return_counts, inverse_shape):
     device = input._device
-    data = values if values.dtype == input._dtype.np else _cuda._reinterpret(values, input._dtype.np)
+    data = values if values.dtype == input._dtype.np else arrays.reinterpret(values, input._dtype.np)
     result = [Tensor._wrap(data, input._dtype, device)]
     if return_inverse:
         result.append(Tensor._wrap(inverse.reshape(inverse_shape), D.int64, device))
@@ -179,19 +179,19 @@ def unique(input, return_inverse, return_counts, dim, consecutive):
         # (the op layer answers empty inputs: here every slice has elements)
         src, length, m, moved, order = _slices(_as_bits(a), dim)
         keys = _flat(_slices(a, dim)[0], _key_dtype(a.dtype))  # unique_consecutive compares values
-        positions = _cuda.empty((length,), np.int64)
-        _cuda._launch(K.iota, length, positions)
+        positions = storage.empty((length,), np.int64)
+        launch.grid_stride(K.iota, length, positions)
         if not consecutive:  # sort the slices by their order codes, then compare codes
             keys = _codes(keys)
             width = 1
             while width < length:
                 width *= 2
-            padded = _cuda.empty((width,), np.int64)
-            _cuda._launch(K.iota, width, padded)
+            padded = storage.empty((width,), np.int64)
+            launch.grid_stride(K.iota, width, padded)
             _bitonic_slices(keys, m, length, padded)
             positions = padded[:length]
-        flags = _cuda.empty((length,), np.int64)
-        _cuda._launch(K.slice_run_starts, length, keys, m, positions, length, flags)
+        flags = storage.empty((length,), np.int64)
+        launch.grid_stride(K.slice_run_starts, length, keys, m, positions, length, flags)
         values, starts, inverse, count = _groups(src, m, positions, length, flags, input._device)
         moved[0] = count
         return _results(input, _restore(values, moved, order), inverse, _counts(starts, length),
@@ -201,8 +201,8 @@ def unique(input, return_inverse, return_counts, dim, consecutive):
 def _codes(keys):
     """uint64 order codes of a flat key array (no padding)."""
     n = keys.size
-    codes = _cuda.empty((n,), np.uint64)
-    _launch_codes(keys, 1, n, n, False, codes, _cuda.empty((n,), np.int64))
+    codes = storage.empty((n,), np.uint64)
+    _launch_codes(keys, 1, n, n, False, codes, storage.empty((n,), np.int64))
     return codes
 
 
@@ -212,7 +212,7 @@ def _bitonic_slices(codes, m, rows, order):
     while k <= width:
         j = k // 2
         while j > 0:
-            _cuda._launch(K.slice_step, width // 2, codes, m, rows, order, k, j)
+            launch.grid_stride(K.slice_step, width // 2, codes, m, rows, order, k, j)
             j //= 2
         k *= 2
 
@@ -221,18 +221,18 @@ def _unique_flat(input, a, return_inverse, return_counts, consecutive):
     n = a.size
     shape = tuple(a.shape)
     if n == 0:
-        empty = _cuda.empty((0,), np.int64)
-        return _results(input, _cuda.empty((0,), a.dtype), empty, empty, return_inverse, return_counts, shape)
+        empty = storage.empty((0,), np.int64)
+        return _results(input, storage.empty((0,), a.dtype), empty, empty, return_inverse, return_counts, shape)
     src = _flat(_as_bits(a))
-    flags = _cuda.empty((n,), np.int64)
+    flags = storage.empty((n,), np.int64)
     if consecutive:
         keys = _flat(a, _key_dtype(a.dtype))
-        order = _cuda.empty((n,), np.int64)
-        _cuda._launch(K.iota, n, order)
-        _cuda._launch(K.run_starts, n, keys, n, flags)
+        order = storage.empty((n,), np.int64)
+        launch.grid_stride(K.iota, n, order)
+        launch.grid_stride(K.run_starts, n, keys, n, flags)
     else:
         codes, idx, _, _, _ = sorted_codes(_flat(a), 0, False)
         order = idx[:n]
-        _cuda._launch(K.run_starts, n, codes, n, flags)
+        launch.grid_stride(K.run_starts, n, codes, n, flags)
     values, starts, inverse, _ = _groups(src, 1, order, n, flags, input._device)
     return _results(input, values, inverse, _counts(starts, n), return_inverse, return_counts, shape)

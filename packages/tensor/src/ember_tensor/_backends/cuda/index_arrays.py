@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from . import storage as _cuda
+from . import arrays, elementwise, launch, storage
 from . import runtime
 from .kernels import index as K
 from ..._tensor import Tensor
@@ -55,12 +55,12 @@ def on_device_of_first(fn):
 
 def _launch(kernel, n, *args):
     if n:
-        _cuda._launch(kernel, n, *args)
+        launch.grid_stride(kernel, n, *args)
 
 
 def _movement(arr):
     """`arr` read as unsigned ints of its item size (kernels that only move elements)."""
-    return _cuda._reinterpret(arr, _cuda._UINT[arr.dtype.itemsize])
+    return arrays.reinterpret(arr, arrays.UINT[arr.dtype.itemsize])
 
 
 def _elem_strides(arr):
@@ -71,9 +71,9 @@ def _flat_buffer(arr):
     """(1-d view of arr's memory from its first element, element strides)."""
     strides = _elem_strides(arr)
     if arr.size == 0:
-        return _cuda.empty((0,), arr.dtype), strides
+        return storage.empty((0,), arr.dtype), strides
     span = 1 + sum((n - 1) * s for n, s in zip(arr.shape, strides))
-    return _cuda._restride(arr, (span,), (arr.dtype.itemsize,)), strides
+    return arrays.restride(arr, (span,), (arr.dtype.itemsize,)), strides
 
 
 def _padded(shape, strides):
@@ -104,11 +104,11 @@ def view_offsets(shape, strides, base=0):
         half = len(shape) // 2
         lead = view_offsets(shape[:half], strides[:half], base)
         tail = view_offsets(shape[half:], strides[half:])
-        out = _cuda.empty((lead.size, tail.size), np.int64)
-        _cuda.binary("add", _cuda._restride(lead, out.shape, (8, 0)), _cuda._restride(tail, out.shape, (0, 8)),
+        out = storage.empty((lead.size, tail.size), np.int64)
+        elementwise.binary("add", arrays.restride(lead, out.shape, (8, 0)), arrays.restride(tail, out.shape, (0, 8)),
                      out)
-        return _cuda._flat(out)
-    offs = _cuda.empty((count,), np.int64)
+        return arrays.flat(out)
+    offs = storage.empty((count,), np.int64)
     _launch(K.strided_offsets, count, *padded, base, offs)
     return offs
 
@@ -116,7 +116,7 @@ def view_offsets(shape, strides, base=0):
 def dim_offsets(shape, strides, dim_stride, idx):
     """offs[i] = offset of element i of a view of `shape` (strides 0 at the indexed dim)
     plus idx[i] * dim_stride: where gather reads and scatter writes element i."""
-    offs = _cuda.empty((idx.size,), np.int64)
+    offs = storage.empty((idx.size,), np.int64)
     padded = _padded(shape, strides)
     if padded is not None:
         _launch(K.dim_offsets, idx.size, *padded, dim_stride, idx, offs)
@@ -137,23 +137,23 @@ def _contiguous_strides(shape):
 def _reshaped(arr, shape):
     """The C-contiguous array `arr` viewed with `shape` (same size)."""
     itemsize = arr.dtype.itemsize
-    return _cuda._restride(arr, tuple(shape), [s * itemsize for s in _contiguous_strides(shape)])
+    return arrays.restride(arr, tuple(shape), [s * itemsize for s in _contiguous_strides(shape)])
 
 
 def _column(coords, d):
     """Column d of an (n, ndim) int64 device array, as a contiguous 1-d copy."""
     n = coords.shape[0]
-    return _cuda.astype(_cuda._restride(coords, (n,), (coords.strides[0],), d * 8), np.int64)
+    return storage.astype(arrays.restride(coords, (n,), (coords.strides[0],), d * 8), np.int64)
 
 
 def _as_1d_if_0d(data):
     """A 0-d array as a 1-element 1-d view (index ops treat 0-d as 1-d); others as they are."""
-    return data if data.ndim else _cuda._restride(data, (1,), (data.dtype.itemsize,))
+    return data if data.ndim else arrays.restride(data, (1,), (data.dtype.itemsize,))
 
 
 def _zeros(n, dtype=np.int64):
-    arr = _cuda.empty((n,), dtype)
-    _cuda.fill_(arr, 0)
+    arr = storage.empty((n,), dtype)
+    storage.fill_(arr, 0)
     return arr
 
 
@@ -161,35 +161,35 @@ def _zeros(n, dtype=np.int64):
 def index_on_device(arr):
     """Host or device integer array `arr` as an int64 device array of the same shape."""
     if isinstance(arr, np.ndarray):
-        return _cuda.from_numpy(arr.astype(np.int64, copy=False))
-    return arr if arr.dtype == np.int64 else _cuda.astype(arr, np.int64)
+        return storage.from_numpy(arr.astype(np.int64, copy=False))
+    return arr if arr.dtype == np.int64 else storage.astype(arr, np.int64)
 
 
 @on_device_of_first
 def as_mask(data):
     """A bool device array of integer/bool device array `data` (legacy uint8 masks)."""
-    return data if data.dtype == np.bool_ else _cuda.astype(data, np.bool_)
+    return data if data.dtype == np.bool_ else storage.astype(data, np.bool_)
 
 
 @on_device_of_first
 def to_index_array(data):
     """A C-contiguous 1-d int64 device copy-if-needed of device (or host) integer array `data`."""
     if isinstance(data, np.ndarray):
-        return _cuda.from_numpy(np.ascontiguousarray(data.reshape(-1), dtype=np.int64))
-    if data.dtype != np.int64 or not _cuda._is_c(data):
-        data = _cuda.astype(data, np.int64)
-    return _cuda._flat(data)
+        return storage.from_numpy(np.ascontiguousarray(data.reshape(-1), dtype=np.int64))
+    if data.dtype != np.int64 or not arrays.is_c(data):
+        data = storage.astype(data, np.int64)
+    return arrays.flat(data)
 
 
 def read_scalar(arr, i=0):
     """One element of a device array, read to the host (the one sync an op may make)."""
-    return _cuda.to_numpy(_cuda._restride(arr, (1,), (arr.dtype.itemsize,), i * arr.dtype.itemsize))[0]
+    return storage.to_numpy(arrays.restride(arr, (1,), (arr.dtype.itemsize,), i * arr.dtype.itemsize))[0]
 
 
 def _bad_flag():
     """A 1-element device array holding the no-bad-position sentinel (kernels atomic-min it)."""
-    bad = _cuda.empty((1,), np.int64)
-    _cuda.fill_(bad, _NO_BAD)
+    bad = storage.empty((1,), np.int64)
+    storage.fill_(bad, _NO_BAD)
     return bad
 
 

@@ -16,7 +16,7 @@ plain writes to repeated targets keep one of the values, as on PyTorch's GPU.
 """
 import numpy as np
 
-from . import storage as _cuda
+from . import arrays, storage
 from ... import _dtype as D
 from .index_arrays import (
     _bad_flag, _column, _flat_buffer, _launch, _movement, _padded, _read_flag, _zeros, as_mask, dim_offsets, first_out_of_range, index_on_device, on_device_of_first, read_scalar, to_index_array, view_offsets,
@@ -31,7 +31,7 @@ __all__ = ["index_on_device", "as_mask", "to_index_array", "read_scalar", "first
            "mask_positions"]
 
 # Work dtypes for atomic adds: CUDA has atomics for 32/64-bit ints and floats only.
-_ATOMIC_WORK = {np.dtype(np.float16): np.float32, _cuda._BF16: np.float32,
+_ATOMIC_WORK = {np.dtype(np.float16): np.float32, arrays.BF16: np.float32,
                 np.dtype(np.int8): np.int32, np.dtype(np.int16): np.int32, np.dtype(np.uint8): np.int32,
                 np.dtype(np.bool_): np.int32}
 _CHUNKS = 4 if SIMULATOR else 1024  # fewest scan chunks (the simulator runs a thread each)
@@ -45,13 +45,13 @@ def element_offsets(plan, strides):
     plan.check_empty_dims()
     shape = plan.view._data.shape
     n = int(np.prod(plan.index_shape))
-    offs = _cuda.empty((n,), np.int64)  # the first index array writes it, the others add
+    offs = storage.empty((n,), np.int64)  # the first index array writes it, the others add
     if not n:
         return offs
     flats = []
     for d, arr in zip(plan.dims, plan.arrays):
         if tuple(arr.shape) != tuple(plan.index_shape):
-            arr = _cuda.broadcast_to(arr, plan.index_shape)
+            arr = storage.broadcast_to(arr, plan.index_shape)
         flats.append(to_index_array(arr))
     bad = _bad_flag()
     for position, (d, flat) in enumerate(zip(plan.dims, flats)):
@@ -82,27 +82,27 @@ def advanced_read(plan):
     view = plan.view
     buf, strides = _flat_buffer(view._data)
     before, offs, after, shape = _plan_offsets(plan, strides)
-    out = _cuda.empty(tuple(shape), view._data.dtype)
+    out = storage.empty(tuple(shape), view._data.dtype)
     if out.size:
-        _launch(K.gather_3, out.size, _movement(buf), before, offs, after, _movement(_cuda._flat(out)))
+        _launch(K.gather_3, out.size, _movement(buf), before, offs, after, _movement(arrays.flat(out)))
     return Tensor._wrap(out, view._dtype, view._device)
 
 
 def _broadcast_value(value, dtype, shape):
     """`value` (tensor or number) as a C-contiguous device array of `dtype` and `shape`."""
     if not isinstance(value, Tensor):
-        arr = _cuda.empty(tuple(shape), dtype.np)
-        _cuda.fill_(arr, value)
+        arr = storage.empty(tuple(shape), dtype.np)
+        storage.fill_(arr, value)
         return arr
-    arr = value._data if value._device.type == "cuda" else _cuda.from_numpy(value._host_numpy())
+    arr = value._data if value._device.type == "cuda" else storage.from_numpy(value._host_numpy())
     while arr.ndim > len(shape) and arr.shape[0] == 1:
-        arr = _cuda._restride(arr, arr.shape[1:], arr.strides[1:])  # PyTorch drops leading 1s
+        arr = arrays.restride(arr, arr.shape[1:], arr.strides[1:])  # PyTorch drops leading 1s
     fits = arr.ndim <= len(shape) and all(
         m in (1, n) for m, n in zip(arr.shape[::-1], tuple(shape)[::-1]))
     if not fits:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(arr.shape)} cannot be broadcast "
                            f"to indexing result of shape {list(shape)}")
-    return _cuda.astype(_cuda.broadcast_to(arr, tuple(shape)), dtype.np)
+    return storage.astype(storage.broadcast_to(arr, tuple(shape)), dtype.np)
 
 
 @on_device_of_first
@@ -111,7 +111,7 @@ def advanced_write(plan, value, accumulate):
     view = plan.view
     data = view._data
     wide = _ATOMIC_WORK.get(data.dtype) if accumulate else None
-    work = _cuda.astype(data, wide) if wide is not None else data
+    work = storage.astype(data, wide) if wide is not None else data
     buf, strides = _flat_buffer(work)
     before, offs, after, shape = _plan_offsets(plan, strides)
     vals = _broadcast_value(value, view._dtype, shape)
@@ -119,13 +119,13 @@ def advanced_write(plan, value, accumulate):
     if not n:
         return
     if not accumulate:
-        _launch(K.put_3, n, _movement(buf), before, offs, after, _movement(_cuda._flat(vals)))
+        _launch(K.put_3, n, _movement(buf), before, offs, after, _movement(arrays.flat(vals)))
         return
     if wide is not None:
-        vals = _cuda.astype(vals, wide)
-    _launch(K.put_3_add, n, buf, before, offs, after, _cuda._flat(vals))
+        vals = storage.astype(vals, wide)
+    _launch(K.put_3_add, n, buf, before, offs, after, arrays.flat(vals))
     if wide is not None:
-        _cuda.copy_(data, work)
+        storage.copy_(data, work)
 
 
 # --- data-sized results -------------------------------------------------------------------
@@ -140,9 +140,9 @@ def _scan_plan(n):
 def _exclusive_chunk_starts(values):
     """(starts per chunk, chunk, total) of the chunked exclusive scan of 1-d `values`."""
     nchunks, chunk = _scan_plan(values.size)
-    sums = _cuda.empty((nchunks,), np.int64)
-    starts = _cuda.empty((nchunks,), np.int64)
-    total = _cuda.empty((1,), np.int64)
+    sums = storage.empty((nchunks,), np.int64)
+    starts = storage.empty((nchunks,), np.int64)
+    total = storage.empty((1,), np.int64)
     _launch(K.chunk_sums, nchunks, values, chunk, sums)
     _launch(K.scan_chunk_sums, 1, sums, starts, total)
     return starts, chunk, total
@@ -153,13 +153,13 @@ def nonzero_positions(data):
     """(flat row-major positions of data's nonzero elements as an int64 device array, count)."""
     n = data.size
     if not n:
-        return _cuda.empty((0,), np.int64), 0
-    if data.dtype != np.bool_ or not _cuda._is_c(data):
-        data = _cuda.astype(data, np.bool_)  # a copy converts: x != 0 (NaN counts as nonzero)
-    flags = _cuda._flat(_cuda._reinterpret(data, np.uint8))
+        return storage.empty((0,), np.int64), 0
+    if data.dtype != np.bool_ or not arrays.is_c(data):
+        data = storage.astype(data, np.bool_)  # a copy converts: x != 0 (NaN counts as nonzero)
+    flags = arrays.flat(arrays.reinterpret(data, np.uint8))
     starts, chunk, total = _exclusive_chunk_starts(flags)
     count = int(read_scalar(total))
-    positions = _cuda.empty((count,), np.int64)
+    positions = storage.empty((count,), np.int64)
     if count:
         _launch(K.write_positions, starts.size, flags, chunk, starts, positions)
     return positions, count
@@ -167,10 +167,10 @@ def nonzero_positions(data):
 
 def _unravel(positions, shape):
     ndim = len(shape)
-    out = _cuda.empty((positions.size, ndim), np.int64)
+    out = storage.empty((positions.size, ndim), np.int64)
     if positions.size and ndim:
         padded = tuple([1] * (K.MAX_DIMS - ndim) + list(shape))
-        _launch(K.unravel, positions.size, positions, padded, ndim, _cuda._flat(out))
+        _launch(K.unravel, positions.size, positions, padded, ndim, arrays.flat(out))
     return out
 
 
@@ -194,7 +194,7 @@ def _mask_offsets(view, mask):
     bool `mask` is True, in row-major order)."""
     positions, count = nonzero_positions(mask._data)
     buf, strides = _flat_buffer(view._data)
-    offs = _cuda.empty((count,), np.int64)
+    offs = storage.empty((count,), np.int64)
     padded = _padded(view._data.shape, strides)
     if padded is not None:
         _launch(K.positions_to_offsets, count, positions, *padded, offs)
@@ -207,7 +207,7 @@ def _mask_offsets(view, mask):
 def masked_select(view, mask):
     """view[mask] for a bool mask of view's shape (both on CUDA): a new 1-d tensor."""
     buf, offs = _mask_offsets(view, mask)
-    out = _cuda.empty((offs.size,), view._data.dtype)
+    out = storage.empty((offs.size,), view._data.dtype)
     _launch(K.take_flat, offs.size, _movement(buf), offs, _movement(out))
     return Tensor._wrap(out, view._dtype, view._device)
 
@@ -235,7 +235,7 @@ def mask_positions(mask_data):
 def flip(input, axes):
     """A contiguous copy of CUDA tensor `input` reversed along `axes`."""
     data = input._data
-    out = _cuda.empty(tuple(data.shape), data.dtype)
+    out = storage.empty(tuple(data.shape), data.dtype)
     if not out.size:
         return Tensor._wrap(out, input._dtype, input._device)
     buf, strides = _flat_buffer(data)
@@ -245,10 +245,10 @@ def flip(input, axes):
         strides[d] = -strides[d]
     padded = _padded(data.shape, strides)
     if padded is not None:
-        _launch(K.gather_strided, out.size, _movement(buf), *padded, base, _movement(_cuda._flat(out)))
+        _launch(K.gather_strided, out.size, _movement(buf), *padded, base, _movement(arrays.flat(out)))
     else:
         _launch(K.take_flat, out.size, _movement(buf), view_offsets(data.shape, strides, base),
-                _movement(_cuda._flat(out)))
+                _movement(arrays.flat(out)))
     return Tensor._wrap(out, input._dtype, input._device)
 
 
@@ -261,11 +261,11 @@ def repeat_index(counts, output_size=None):
     data = to_index_array(counts._data)
     n = data.size
     if not n:
-        return Tensor._wrap(_cuda.empty((0,), np.int64), D.int64, counts._device)
+        return Tensor._wrap(storage.empty((0,), np.int64), D.int64, counts._device)
     starts, chunk, total = _exclusive_chunk_starts(data)
     size = int(read_scalar(total)) if output_size is None else int(output_size)
-    prefix = _cuda.empty((n,), np.int64)
+    prefix = storage.empty((n,), np.int64)
     _launch(K.chunk_prefix, starts.size, data, chunk, starts, prefix)
-    out = _cuda.empty((size,), np.int64)
+    out = storage.empty((size,), np.int64)
     _launch(K.fill_repeats, size, prefix, out)
     return Tensor._wrap(out, D.int64, counts._device)

@@ -20,7 +20,7 @@ eigh kernels are future work.
 """
 import numpy as np
 
-from . import storage as _cuda
+from . import arrays, launch, storage
 from . import runtime
 from .kernels import linalg as K
 from .kernels.loops import SIMULATOR
@@ -34,13 +34,13 @@ __all__ = ["lu", "det", "slogdet", "inv", "solve", "solve_triangular", "cholesky
 def _matrices(t, batch, np_dtype):
     """A fresh C-contiguous device copy of `t` expanded to batch + its last two dims."""
     view = t.expand(tuple(batch) + tuple(t.shape[-2:])) if tuple(t.shape[:-2]) != tuple(batch) else t
-    return _cuda.astype(view._data, np.dtype(np_dtype))
+    return storage.astype(view._data, np.dtype(np_dtype))
 
 
 def _wrap(arr, dtype, device):
     """A tensor of `dtype` holding device array `arr` (cast on the device if needed)."""
     if arr.dtype != dtype.np:
-        arr = _cuda.astype(arr, dtype.np)
+        arr = storage.astype(arr, dtype.np)
     return Tensor._wrap(arr, dtype, device)
 
 
@@ -56,17 +56,17 @@ def _launch_matrices(kernel, batch, n, *args):
     a warp for tiny matrices, up to 256 threads (a power of two); under the simulator a
     block of 4. Dynamic shared memory: the pivot search's 2 * block + 1 float64s."""
     if SIMULATOR:
-        _cuda.sim_launch_synced(kernel, 1, 4, *args, shared=(2 * 4 + 1) * 8)
+        launch.sim_launch_synced(kernel, 1, 4, *args, shared=(2 * 4 + 1) * 8)
         return
     block = 32
     while block < min(n * n, 256):
         block *= 2
-    _cuda.launch_grid(kernel, max(1, min(batch, 65535)), block, *args, shared=(2 * block + 1) * 8)
+    launch.launch_grid(kernel, max(1, min(batch, 65535)), block, *args, shared=(2 * block + 1) * 8)
 
 
 def _launch_flat(kernel, count, *args):
     if count:
-        _cuda._launch(kernel, count, *args)
+        launch.grid_stride(kernel, count, *args)
 
 
 def _on_device(fn):
@@ -82,23 +82,23 @@ def _on_device(fn):
 def _first_failure(first_bad, info, batch):
     """(batch index, LAPACK info) of the first failing matrix, or None: reads one int64,
     and one more on failure."""
-    index = int(_cuda.to_numpy(first_bad)[0])
+    index = int(storage.to_numpy(first_bad)[0])
     if index >= batch:
         return None
-    return index, int(_cuda.to_numpy(info[index:index + 1])[0])
+    return index, int(storage.to_numpy(info[index:index + 1])[0])
 
 
 # --- LU and what is built on it ------------------------------------------------------------
 
 def lu(a, n, batch):
     """Factor the flat batch `a` (batch x n x n, in place): (pivots, info, first_bad)."""
-    pivots = _cuda.empty((max(batch * n, 1),), np.int64)
-    info = _cuda.empty((max(batch, 1),), np.int64)
-    _cuda.fill_(info, 0)
-    first_bad = _cuda.empty((1,), np.int64)
-    _cuda.fill_(first_bad, batch)
+    pivots = storage.empty((max(batch * n, 1),), np.int64)
+    info = storage.empty((max(batch, 1),), np.int64)
+    storage.fill_(info, 0)
+    first_bad = storage.empty((1,), np.int64)
+    storage.fill_(first_bad, batch)
     if batch and n:
-        _launch_matrices(K.lu_factor, batch, n, _cuda._flat(a), pivots, info, first_bad, n, batch)
+        _launch_matrices(K.lu_factor, batch, n, arrays.flat(a), pivots, info, first_bad, n, batch)
     return pivots, info, first_bad
 
 
@@ -115,8 +115,8 @@ def _factor(A):
 def det(A):
     """det of each matrix of float32/float64 tensor A: a tensor of its batch shape."""
     a, pivots, _, _, n, batch = _factor(A)
-    out = _cuda.empty(tuple(A.shape[:-2]), A._dtype.np)
-    _launch_flat(K.det_from_lu, batch, _cuda._flat(a), pivots, n, batch, _cuda._flat(out))
+    out = storage.empty(tuple(A.shape[:-2]), A._dtype.np)
+    _launch_flat(K.det_from_lu, batch, arrays.flat(a), pivots, n, batch, arrays.flat(out))
     return Tensor._wrap(out, A._dtype, A._device)
 
 
@@ -125,9 +125,9 @@ def slogdet(A):
     """(sign, log|det|) of each matrix of A, tensors of its batch shape."""
     a, pivots, _, _, n, batch = _factor(A)
     shape = tuple(A.shape[:-2])
-    sign, logabs = _cuda.empty(shape, A._dtype.np), _cuda.empty(shape, A._dtype.np)
-    _launch_flat(K.slogdet_from_lu, batch, _cuda._flat(a), pivots, n, batch, _cuda._flat(sign),
-                 _cuda._flat(logabs))
+    sign, logabs = storage.empty(shape, A._dtype.np), storage.empty(shape, A._dtype.np)
+    _launch_flat(K.slogdet_from_lu, batch, arrays.flat(a), pivots, n, batch, arrays.flat(sign),
+                 arrays.flat(logabs))
     return Tensor._wrap(sign, A._dtype, A._device), Tensor._wrap(logabs, A._dtype, A._device)
 
 
@@ -136,9 +136,9 @@ def _matrix_of(a_batch, batch_shape):
     matrix in A's own batch `a_batch` (a small int64 upload), or a placeholder and False
     when A is not broadcast."""
     if tuple(a_batch) == tuple(batch_shape):
-        return _cuda.empty((1,), np.int64), False
+        return storage.empty((1,), np.int64), False
     own = np.arange(_count(a_batch), dtype=np.int64).reshape(tuple(a_batch))
-    return _cuda.from_numpy(np.broadcast_to(own, tuple(batch_shape)).ravel()), True
+    return storage.from_numpy(np.broadcast_to(own, tuple(batch_shape)).ravel()), True
 
 
 def _lu_solve(a, pivots, b, n, k, batch, a_of=None, mapped=False):
@@ -147,8 +147,8 @@ def _lu_solve(a, pivots, b, n, k, batch, a_of=None, mapped=False):
     if not (batch and n and k):
         return
     if a_of is None:
-        a_of = _cuda.empty((1,), np.int64)
-    flat_a, flat_b = _cuda._flat(a), _cuda._flat(b)
+        a_of = storage.empty((1,), np.int64)
+    flat_a, flat_b = arrays.flat(a), arrays.flat(b)
     _launch_flat(K.apply_pivots, batch * k, pivots, a_of, mapped, flat_b, n, k, batch)
     _launch_matrices(K.triangular_solve, batch, n, flat_a, a_of, mapped, flat_b, n, k, batch, True, True)
     _launch_matrices(K.triangular_solve, batch, n, flat_a, a_of, mapped, flat_b, n, k, batch, False, False)
@@ -164,18 +164,18 @@ def inv(A):
         return None, failure
     b = _identities(batch, n, A._dtype.np)
     _lu_solve(a, pivots, b, n, n, batch)
-    return Tensor._wrap(_cuda._restride(b, tuple(A.shape), _c_strides(A.shape, b.dtype.itemsize)),
+    return Tensor._wrap(arrays.restride(b, tuple(A.shape), _c_strides(A.shape, b.dtype.itemsize)),
                         A._dtype, A._device), None
 
 
 def _identities(batch, n, np_dtype):
     """A flat device batch of n x n identity matrices, made on the device."""
-    b = _cuda.empty((batch * n * n,), np_dtype)
+    b = storage.empty((batch * n * n,), np_dtype)
     if b.size:
-        _cuda.fill_(b, 0)
+        storage.fill_(b, 0)
         itemsize = b.dtype.itemsize
-        diagonal = _cuda._restride(b, (batch, n), (n * n * itemsize, (n + 1) * itemsize))
-        _cuda.fill_(diagonal, 1)
+        diagonal = arrays.restride(b, (batch, n), (n * n * itemsize, (n + 1) * itemsize))
+        storage.fill_(diagonal, 1)
     return b
 
 
@@ -218,7 +218,7 @@ def solve_triangular(A, B, upper, unitriangular, dtype, batch_shape):
     batch = _count(batch_shape)
     if batch and n and k:
         a_of, mapped = _matrix_of(a_batch, batch_shape)
-        _launch_matrices(K.triangular_solve, batch, n, _cuda._flat(a), a_of, mapped, _cuda._flat(b), n, k,
+        _launch_matrices(K.triangular_solve, batch, n, arrays.flat(a), a_of, mapped, arrays.flat(b), n, k,
                          batch, not upper, unitriangular)
     return _wrap(b, A._dtype, A._device)
 
@@ -230,12 +230,12 @@ def cholesky(A):
     batch_shape = tuple(A.shape[:-2])
     n, batch = A.shape[-1], _count(batch_shape)
     a = _matrices(A, batch_shape, A._dtype.np)
-    info = _cuda.empty((max(batch, 1),), np.int64)
-    _cuda.fill_(info, 0)
-    first_bad = _cuda.empty((1,), np.int64)
-    _cuda.fill_(first_bad, batch)
+    info = storage.empty((max(batch, 1),), np.int64)
+    storage.fill_(info, 0)
+    first_bad = storage.empty((1,), np.int64)
+    storage.fill_(first_bad, batch)
     if batch and n:
-        _launch_matrices(K.cholesky_factor, batch, n, _cuda._flat(a), info, first_bad, n, batch)
+        _launch_matrices(K.cholesky_factor, batch, n, arrays.flat(a), info, first_bad, n, batch)
     failure = _first_failure(first_bad, info, batch)
     if failure:
         return None, failure

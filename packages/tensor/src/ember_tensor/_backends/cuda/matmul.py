@@ -18,7 +18,7 @@ so the simulator keeps checking it.
 import numpy as np
 from numba import cuda
 
-from . import storage as _cuda
+from . import arrays, launch, storage
 from . import runtime
 from .kernels.loops import SIMULATOR, loops
 
@@ -37,27 +37,27 @@ def _batch_3d(x, batch):
             merged.append((n, s))
     count = int(np.prod(batch, dtype=np.int64)) if batch else 1
     if len(merged) > 1:
-        x = _cuda.astype(x, x.dtype)
+        x = storage.astype(x, x.dtype)
         merged = [(count, r * c * x.dtype.itemsize)]
     n, s = merged[0] if merged else (1, 0)
-    return _cuda._restride(x, (count, r, c), (s,) + tuple(x.strides[-2:]))
+    return arrays.restride(x, (count, r, c), (s,) + tuple(x.strides[-2:]))
 
 
 def matmul(a, b):
     """Matrix product with NumPy's (= PyTorch's) rules for 1-d operands and batch dims."""
-    a2 = a if a.ndim > 1 else _cuda._restride(a, (1,) + a.shape, (0,) + a.strides)
-    b2 = b if b.ndim > 1 else _cuda._restride(b, b.shape + (1,), b.strides + (0,))
+    a2 = a if a.ndim > 1 else arrays.restride(a, (1,) + a.shape, (0,) + a.strides)
+    b2 = b if b.ndim > 1 else arrays.restride(b, b.shape + (1,), b.strides + (0,))
     batch = tuple(np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2]))
     m, k = a2.shape[-2:]
     n = b2.shape[-1]
-    a3 = _batch_3d(_cuda.broadcast_to(a2, batch + (m, k)), batch)
-    b3 = _batch_3d(_cuda.broadcast_to(b2, batch + (k, n)), batch)
-    out = _cuda.empty(batch + (m, n), a.dtype)
+    a3 = _batch_3d(storage.broadcast_to(a2, batch + (m, k)), batch)
+    b3 = _batch_3d(storage.broadcast_to(b2, batch + (k, n)), batch)
+    out = storage.empty(batch + (m, n), a.dtype)
     if out.size:
         item = out.dtype.itemsize
-        out3 = _cuda._restride(out, (a3.shape[0], m, n), (m * n * item, n * item, item))
+        out3 = arrays.restride(out, (a3.shape[0], m, n), (m * n * item, n * item, item))
         if k == 0:
-            _cuda.fill_(out3, 0)
+            storage.fill_(out3, 0)
         else:
             _gemm(a3, b3, out3)
     shape = batch + ((m,) if a.ndim > 1 else ()) + ((n,) if b.ndim > 1 else ())
@@ -87,13 +87,13 @@ def _gemm(a, b, out):
     if not SIMULATOR:
         from . import blas as _cuda_blas
         if _cuda_blas.handles(out.dtype) and _cuda_blas.gemm(a, b, out, runtime.current_numba_stream()):
-            if _cuda.LAUNCH_BLOCKING:
+            if launch.LAUNCH_BLOCKING:
                 cuda.synchronize()
             return
     if out.dtype.name in _HALF:
-        wide = _cuda.empty(out.shape, np.float32)
-        _tiled_gemm(_cuda.astype(a, np.float32), _cuda.astype(b, np.float32), wide)
-        _cuda.copy_(out, wide)
+        wide = storage.empty(out.shape, np.float32)
+        _tiled_gemm(storage.astype(a, np.float32), storage.astype(b, np.float32), wide)
+        storage.copy_(out, wide)
         return
     _tiled_gemm(a, b, out)
 
@@ -104,6 +104,6 @@ def _tiled_gemm(a, b, out):
     batch, m, n = out.shape
     grid = ((n + tile - 1) // tile, (m + tile - 1) // tile, min(batch, 65535))
     if SIMULATOR:
-        _cuda.sim_launch_synced(mod.gemm, grid, (tile, tile), a, b, out)
+        launch.sim_launch_synced(mod.gemm, grid, (tile, tile), a, b, out)
     else:
-        _cuda.launch_grid(mod.gemm, grid, (tile, tile), a, b, out)
+        launch.launch_grid(mod.gemm, grid, (tile, tile), a, b, out)

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from . import storage as _cuda
+from . import storage
 from .rows import _blocks, _compute, _launch_flat, _launch_rows, _on_device, _optional, _result
 from .kernels import normalization as K
 from .kernels.loops import SIMULATOR
@@ -33,9 +33,9 @@ def _update_running(buffer, batch_value, momentum, factor):
     if data.dtype in (np.float32, np.float64):
         _launch_flat(K.running_update, data.size, data, batch_value, float(momentum), float(factor))
     else:  # half types: update a float32 copy and convert it back in place
-        wide = _cuda.astype(data, np.float32)
+        wide = storage.astype(data, np.float32)
         _launch_flat(K.running_update, wide.size, wide, batch_value, float(momentum), float(factor))
-        _cuda.copy_(data, wide)
+        storage.copy_(data, wide)
     buffer._bump_version()
 
 
@@ -45,8 +45,8 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     n, c, inner = _bn_layout(input)
     x = _compute(input)
     if training:
-        mean = _cuda.empty((c,), np.float64)
-        var = _cuda.empty((c,), np.float64)
+        mean = storage.empty((c,), np.float64)
+        var = storage.empty((c,), np.float64)
         if c:
             _launch_rows(K.channel_stats, c, n * inner, x, n, c, inner, mean, var)
         count = n * inner
@@ -57,13 +57,13 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     else:
         mean = _compute(running_mean, np.float64)
         var = _compute(running_var, np.float64)
-    invstd = _cuda.empty((c,), np.float64)
-    scale = _cuda.empty((c,), np.float64)
-    shift = _cuda.empty((c,), np.float64)
+    invstd = storage.empty((c,), np.float64)
+    scale = storage.empty((c,), np.float64)
+    shift = storage.empty((c,), np.float64)
     w, has_w = _optional(weight, mean, np.float64)
     b, has_b = _optional(bias, mean, np.float64)
     _launch_flat(K.channel_coefficients, c, mean, var, w, b, has_w, has_b, float(eps), invstd, scale, shift)
-    y = _cuda.empty((x.size,), x.dtype)
+    y = storage.empty((x.size,), x.dtype)
     _launch_flat(K.channel_affine, x.size, x, c, max(inner, 1), scale, shift, y)
     dt, dev = input._dtype, input._device
     return _result(y, input.shape, dt, dev), _result(mean, (c,), dt, dev), _result(invstd, (c,), dt, dev)
@@ -79,7 +79,7 @@ def batch_norm_backward(grad_output, input, weight, save_mean, save_invstd, trai
     invstd = _compute(save_invstd, np.float64)
     sum_g, sum_gxhat = channel_grad_sums(g, x, n, c, inner, mean, invstd, 0, 1)
     w, has_w = _optional(weight, mean, np.float64)
-    gi = _cuda.empty((x.size,), x.dtype)
+    gi = storage.empty((x.size,), x.dtype)
     _launch_flat(K.batch_norm_input_grad, x.size, g, x, c, max(inner, 1), mean, invstd, w, has_w,
                  sum_g, sum_gxhat, float(n * inner), bool(training), gi)
     dt, dev = grad_output._dtype, grad_output._device
@@ -89,15 +89,15 @@ def batch_norm_backward(grad_output, input, weight, save_mean, save_invstd, trai
 
 def channel_grad_sums(g, x, batch, channels, inner, mean, rstd, stat_batch_stride, group_size):
     """Per-channel (sum g, sum g * xhat) of flat (batch, channels, inner) arrays, float64."""
-    sum_g = _cuda.empty((channels,), np.float64)
-    sum_gxhat = _cuda.empty((channels,), np.float64)
+    sum_g = storage.empty((channels,), np.float64)
+    sum_gxhat = storage.empty((channels,), np.float64)
     if channels:
         if batch * inner:
             _launch_rows(K.channel_grad_sums, channels, batch * inner, g, x, batch, channels, inner,
                          mean, rstd, stat_batch_stride, group_size, sum_g, sum_gxhat)
         else:
-            _cuda.fill_(sum_g, 0)
-            _cuda.fill_(sum_gxhat, 0)
+            storage.fill_(sum_g, 0)
+            storage.fill_(sum_gxhat, 0)
     return sum_g, sum_gxhat
 
 
@@ -109,17 +109,17 @@ def channel_grad_sums(g, x, batch, channels, inner, mean, rstd, stat_batch_strid
 def _row_norm(input, n_rows, groups, inner, weight, bias, eps, stat_shape):
     x = _compute(input)
     size = x.size // n_rows if n_rows else 0
-    y = _cuda.empty((x.size,), x.dtype)
-    mean = _cuda.empty((n_rows,), np.float64)
-    rstd = _cuda.empty((n_rows,), np.float64)
+    y = storage.empty((x.size,), x.dtype)
+    mean = storage.empty((n_rows,), np.float64)
+    rstd = storage.empty((n_rows,), np.float64)
     w, has_w = _optional(weight, mean, np.float64)
     b, has_b = _optional(bias, mean, np.float64)
     if n_rows and size:
         _launch_rows(K.norm_rows, n_rows, size, x, n_rows, size, groups, inner, float(eps), w, b,
                      has_w, has_b, y, mean, rstd)
     elif n_rows:  # empty rows: NaN statistics, as NumPy's mean of nothing on the CPU
-        _cuda.fill_(mean, np.nan)
-        _cuda.fill_(rstd, np.nan)
+        storage.fill_(mean, np.nan)
+        storage.fill_(rstd, np.nan)
     dt, dev = input._dtype, input._device
     return (_result(y, input.shape, dt, dev), _result(mean, stat_shape, dt, dev),
             _result(rstd, stat_shape, dt, dev))
@@ -133,7 +133,7 @@ def _row_norm_backward(grad_output, input, n_rows, groups, inner, mean, rstd, we
     r = _compute(rstd, np.float64)
     size = x.size // n_rows if n_rows else 0
     w, has_w = _optional(weight, m, np.float64)
-    gi = _cuda.empty((x.size,), x.dtype)
+    gi = storage.empty((x.size,), x.dtype)
     if n_rows and size:
         _launch_rows(K.norm_rows_backward, n_rows, size, g, x, n_rows, size, groups, inner, m, r, w,
                      has_w, gi)
@@ -165,20 +165,20 @@ _COLUMN_CHUNK_MIN = 2 if SIMULATOR else 32
 
 def _column_grad_sums(g, x, n_rows, size, mean, rstd):
     """Per-column (sum g, sum g * xhat) of flat (n_rows, size) arrays, float64, in two passes."""
-    sum_g = _cuda.empty((size,), np.float64)
-    sum_gxhat = _cuda.empty((size,), np.float64)
+    sum_g = storage.empty((size,), np.float64)
+    sum_gxhat = storage.empty((size,), np.float64)
     if not size:
         return sum_g, sum_gxhat
     if not n_rows:
-        _cuda.fill_(sum_g, 0)
-        _cuda.fill_(sum_gxhat, 0)
+        storage.fill_(sum_g, 0)
+        storage.fill_(sum_gxhat, 0)
         return sum_g, sum_gxhat
     busy = 4 if SIMULATOR else _blocks(1 << 30) * 256  # threads that keep the GPU occupied
     chunks = max(1, min(-(-busy // size), -(-n_rows // _COLUMN_CHUNK_MIN)))
     chunk = -(-n_rows // chunks)
     chunks = -(-n_rows // chunk)
-    partial_g = _cuda.empty((chunks * size,), np.float64)
-    partial_gxhat = _cuda.empty((chunks * size,), np.float64)
+    partial_g = storage.empty((chunks * size,), np.float64)
+    partial_gxhat = storage.empty((chunks * size,), np.float64)
     _launch_flat(K.column_grad_partials, chunks * size, g, x, n_rows, size, mean, rstd, chunk, partial_g,
                  partial_gxhat)
     _launch_flat(K.column_sums, size, partial_g, partial_gxhat, chunks, size, sum_g, sum_gxhat)

@@ -16,7 +16,7 @@ copy, which also casts float32 to bfloat16.
 """
 import numpy as np
 
-from . import storage as _cuda
+from . import arrays, elementwise, launch, reduction, storage
 from ... import _dtype as D
 from . import runtime
 from .kernels import random as K
@@ -56,12 +56,12 @@ def _fill(tensor, kind, run, float16_direct=False):
     if data.size:
         with runtime.device_context(tensor._device.index or 0):
             direct = data.dtype == kind or float16_direct and data.dtype == np.float16
-            if direct and _cuda._is_c(data):
-                run(_cuda._flat(data))
+            if direct and arrays.is_c(data):
+                run(arrays.flat(data))
             else:
-                buf = _cuda.empty(data.shape, kind)
-                run(_cuda._flat(buf))
-                _cuda.copy_(data, buf)
+                buf = storage.empty(data.shape, kind)
+                run(arrays.flat(buf))
+                storage.copy_(data, buf)
     tensor._bump_version()
     return tensor
 
@@ -70,7 +70,7 @@ def _launcher(kernel, gen, blocks, *params):
     """run(out) for `kernel(out, seed, block, *params)` with offsets from `gen`."""
     def run(out):
         seed, block = _reserve(gen, blocks)
-        _cuda._launch(kernel, (out.shape[0] + 3) // 4, out, seed, block, *params)
+        launch.grid_stride(kernel, (out.shape[0] + 3) // 4, out, seed, block, *params)
     return run
 
 
@@ -109,7 +109,7 @@ def log_normal_(tensor, gen, mean, std):
 
     def run(out):
         normal(out)
-        _cuda.unary("exp", out, out)
+        elementwise.unary("exp", out, out)
     return _fill(tensor, _compute_type(tensor._dtype), run)
 
 
@@ -158,7 +158,7 @@ def bernoulli_scalar_(tensor, gen, p):
     run = _launcher(K.bernoulli_scalar, gen, 1, threshold)
     if kind == np.bool_:  # Numba stores 0/1 into bool arrays through their bytes
         def run_bool(out, run=run):
-            run(_cuda._reinterpret(out, np.uint8))
+            run(arrays.reinterpret(out, np.uint8))
         return _fill(tensor, kind, run_bool)
     return _fill(tensor, kind, run)
 
@@ -168,10 +168,10 @@ def _any_outside(values, low, high):
     (one flag read back)."""
     if values.size == 0:
         return False
-    flag = _cuda.empty((1,), np.uint8)
-    _cuda.fill_(flag, 0)
-    _cuda._launch(K.flag_outside, values.size, values, np.float64(low), np.float64(high), flag)
-    return bool(_cuda.to_numpy(flag)[0])
+    flag = storage.empty((1,), np.uint8)
+    storage.fill_(flag, 0)
+    launch.grid_stride(K.flag_outside, values.size, values, np.float64(low), np.float64(high), flag)
+    return bool(storage.to_numpy(flag)[0])
 
 
 def checked_float64(tensor, shape, low, high):
@@ -182,7 +182,7 @@ def checked_float64(tensor, shape, low, high):
     values instead; ember raises the CPU's error.
     """
     with runtime.device_context(tensor._device.index or 0):
-        values = _cuda._flat(_cuda.astype(_cuda.broadcast_to(tensor._data, shape), np.float64))
+        values = arrays.flat(storage.astype(storage.broadcast_to(tensor._data, shape), np.float64))
         return values, _any_outside(values, low, high)
 
 
@@ -190,7 +190,7 @@ def poisson(result, rates, gen):
     """Fill `result` with Poisson counts of `rates` (from `checked_float64`, >= 0)."""
     def run(out):
         seed, block = _reserve(gen, K.POISSON_BLOCKS)
-        _cuda._launch(K.poisson, out.shape[0], rates, out, seed, block)
+        launch.grid_stride(K.poisson, out.shape[0], rates, out, seed, block)
     return _fill(result, np.dtype(np.float64), run)
 
 
@@ -224,21 +224,21 @@ def multinomial(input, num_samples, replacement, gen):
             values, bad = checked_float64(input, tuple(input.shape), 0.0, _FLOAT64_MAX)
             if bad:
                 return None, "not finite or negative"
-        weights = _cuda._restride(values, (rows, n_categories), (8 * n_categories, 8))
-        totals = _cuda.reduce("sum", weights, (1,), np.float64)
+        weights = arrays.restride(values, (rows, n_categories), (8 * n_categories, 8))
+        totals = reduction.reduce("sum", weights, (1,), np.float64)
         if _any_outside(totals, _FLOAT64_TINY, np.inf):
             return None, "zero sum"
         if not replacement or num_samples == 1:
-            keys = _cuda.empty((rows, n_categories), np.float64)
+            keys = storage.empty((rows, n_categories), np.float64)
             seed, block = _reserve(gen, 1)
-            _cuda._launch(K.multinomial_keys, (values.size + 3) // 4, values, _cuda._flat(keys), seed, block)
+            launch.grid_stride(K.multinomial_keys, (values.size + 3) // 4, values, arrays.flat(keys), seed, block)
             _, order = _cuda_sort.topk(Tensor._wrap(keys, D.float64, device), num_samples, 1, True)
             return order, None
         cdf = _cuda_scan.accumulate(Tensor._wrap(weights, D.float64, device), 1, False, D.float64)._data
-        samples = _cuda.empty((rows, num_samples), np.int64)
+        samples = storage.empty((rows, num_samples), np.int64)
         seed, block = _reserve(gen, 2)
-        _cuda._launch(K.multinomial_search, (rows * num_samples + 3) // 4, cdf, _cuda._flat(totals),
-                      _cuda._flat(samples), seed, block)
+        launch.grid_stride(K.multinomial_search, (rows * num_samples + 3) // 4, cdf, arrays.flat(totals),
+                      arrays.flat(samples), seed, block)
         return Tensor._wrap(samples, D.int64, device), None
 
 
@@ -248,8 +248,8 @@ def bernoulli_tensor_(tensor, gen, probabilities):
 
     def run(out):
         seed, block = _reserve(gen, 1)
-        target = _cuda._reinterpret(out, np.uint8) if out.dtype == np.bool_ else out
-        _cuda._launch(K.bernoulli_tensor, (out.shape[0] + 3) // 4, target, probabilities, seed, block)
+        target = arrays.reinterpret(out, np.uint8) if out.dtype == np.bool_ else out
+        launch.grid_stride(K.bernoulli_tensor, (out.shape[0] + 3) // 4, target, probabilities, seed, block)
     return _fill(tensor, kind, run)
 
 
@@ -262,13 +262,13 @@ def normal_tensors(out, gen, mean, std):
     def operand(value):
         if isinstance(value, float):
             return kind.type(value)
-        return _cuda.broadcast_to(_cuda.astype(value, kind), shape)
+        return storage.broadcast_to(storage.astype(value, kind), shape)
 
     def run(flat):
-        z = _cuda._restride(flat, shape, _contiguous_strides(shape, kind.itemsize))
+        z = arrays.restride(flat, shape, _contiguous_strides(shape, kind.itemsize))
         _normal_run(out._dtype, gen, 0.0, 1.0)(flat)
-        _cuda.binary("mul", operand(std), z, z)
-        _cuda.binary("add", operand(mean), z, z)
+        elementwise.binary("mul", operand(std), z, z)
+        elementwise.binary("add", operand(mean), z, z)
     return _fill(out, kind, run)
 
 

@@ -11,7 +11,7 @@ copy kernel) into (kept..., reduced...) order. A block of threads reduces one ro
 """
 import numpy as np
 
-from . import storage as _cuda
+from . import arrays, launch, storage
 from .kernels import loops as cuda_loops
 from .kernels.reduction import THREADS, kernels
 
@@ -39,7 +39,7 @@ def _plan(a, dims):
     for d in dims:
         n_r *= a.shape[d]
     if a.size == 0:  # nothing to read: each output reduces no elements
-        return _cuda.empty((1,), a.dtype), _kept_count(a, dims), 0, 0, 0
+        return storage.empty((1,), a.dtype), _kept_count(a, dims), 0, 0, 0
     itemsize = a.dtype.itemsize
     strides = [s // itemsize for s in a.strides]
     kept = _merge_dims([(n, s) for d, (n, s) in enumerate(zip(a.shape, strides)) if d not in dims])
@@ -48,12 +48,12 @@ def _plan(a, dims):
         n_o, s_o = kept[0] if kept else (1, 0)
         n_r, s_r = red[0] if red else (1, 0)
         span = 1 + (n_o - 1) * s_o + (n_r - 1) * s_r
-        return _cuda._restride(a, (span,), (itemsize,)), n_o, s_o, n_r, s_r
+        return arrays.restride(a, (span,), (itemsize,)), n_o, s_o, n_r, s_r
     # Copy into (kept, reduced) order so that every row is contiguous.
     order = [d for d in range(a.ndim) if d not in dims] + list(dims)
-    view = _cuda._restride(a, tuple(a.shape[d] for d in order), tuple(a.strides[d] for d in order))
-    packed = _cuda.astype(view, a.dtype)
-    return _cuda._flat(packed), a.size // n_r, n_r, n_r, 1
+    view = arrays.restride(a, tuple(a.shape[d] for d in order), tuple(a.strides[d] for d in order))
+    packed = storage.astype(view, a.dtype)
+    return arrays.flat(packed), a.size // n_r, n_r, n_r, 1
 
 
 def _kept_count(a, dims):
@@ -70,9 +70,9 @@ def _kept_shape(a, dims):
 def _launch(kernel, n_o, *args):
     """One block per output row (blocks stride over the rows) on the current stream."""
     if cuda_loops.SIMULATOR:
-        _cuda.sim_launch_synced(kernel, 1, THREADS, *args)
+        launch.sim_launch_synced(kernel, 1, THREADS, *args)
         return
-    _cuda.launch_grid(kernel, min(n_o, _cuda.max_blocks()), THREADS, *args)
+    launch.launch_grid(kernel, min(n_o, launch.max_blocks()), THREADS, *args)
 
 
 # A row is split across blocks only when it has at least 2 * SPLIT_MIN elements and there
@@ -122,64 +122,64 @@ def reduce(kind, a, dims, out_dtype):
         acc = "float64"  # float(x) * float(x): integer squares accumulate as floats
         init = np.float64(0)
     # The kernel writes its accumulator's type; converted to out_dtype afterwards.
-    out = _cuda.empty(shape, np.dtype(acc))
+    out = storage.empty(shape, np.dtype(acc))
     if out.size:
         buf, n_o, s_o, n_r, s_r = _plan(a, dims)
         mod = kernels(kind, acc)
         nchunks = _chunks(n_o, n_r)
         if nchunks > 1:  # few long rows: spread each over several blocks, then merge
             size = -(-n_r // nchunks)
-            partials = _cuda.empty((n_o * nchunks,), np.dtype(acc))
+            partials = storage.empty((n_o * nchunks,), np.dtype(acc))
             _launch(mod.partial, n_o * nchunks, buf, n_o, s_o, n_r, s_r, init, nchunks, size,
                     partials)
-            _launch(mod.merge, n_o, partials, n_o, nchunks, n_r, init, _cuda._flat(out))
+            _launch(mod.merge, n_o, partials, n_o, nchunks, n_r, init, arrays.flat(out))
         else:
-            _launch(mod.rows, n_o, buf, n_o, s_o, n_r, s_r, init, _cuda._flat(out))
+            _launch(mod.rows, n_o, buf, n_o, s_o, n_r, s_r, init, arrays.flat(out))
     if out.dtype != np.dtype(out_dtype):
-        out = _cuda.astype(out, out_dtype)
+        out = storage.astype(out, out_dtype)
     return out
 
 
 def arg_reduce(kind, a, dim):
     """(values, int64 indices) of the max or min along `dim` (None: over all elements)."""
     dims = tuple(range(a.ndim)) if dim is None else (dim,)
-    values = _cuda.empty(_kept_shape(a, dims), a.dtype)
-    indices = _cuda.empty(values.shape, np.int64)
+    values = storage.empty(_kept_shape(a, dims), a.dtype)
+    indices = storage.empty(values.shape, np.int64)
     if values.size:
         buf, n_o, s_o, n_r, s_r = _plan(a, dims)
         mod = kernels("arg" + kind, a.dtype.name)
         nchunks = _chunks(n_o, n_r)
         if nchunks > 1:
             size = -(-n_r // nchunks)
-            pvals = _cuda.empty((n_o * nchunks,), a.dtype)
-            pidx = _cuda.empty((n_o * nchunks,), np.int64)
+            pvals = storage.empty((n_o * nchunks,), a.dtype)
+            pidx = storage.empty((n_o * nchunks,), np.int64)
             _launch(mod.partial, n_o * nchunks, buf, n_o, s_o, n_r, s_r, nchunks, size, pvals, pidx)
-            _launch(mod.merge, 1, pvals, pidx, n_o, nchunks, _cuda._flat(values),
-                    _cuda._flat(indices))
+            _launch(mod.merge, 1, pvals, pidx, n_o, nchunks, arrays.flat(values),
+                    arrays.flat(indices))
         else:
-            _launch(mod.rows, n_o, buf, n_o, s_o, n_r, s_r, _cuda._flat(values),
-                    _cuda._flat(indices))
+            _launch(mod.rows, n_o, buf, n_o, s_o, n_r, s_r, arrays.flat(values),
+                    arrays.flat(indices))
     return values, indices
 
 
 def var_mean(a, dims, correction):
     """(variance, mean) over `dims`, dividing by max(0, n - correction)."""
-    var = _cuda.empty(_kept_shape(a, dims), a.dtype)
-    mean = _cuda.empty(var.shape, a.dtype)
+    var = storage.empty(_kept_shape(a, dims), a.dtype)
+    mean = storage.empty(var.shape, a.dtype)
     if var.size:
         buf, n_o, s_o, n_r, s_r = _plan(a, dims)
         mod = kernels("var", a.dtype.name)
         nchunks = _chunks(n_o, n_r)
         if nchunks > 1:
             size = -(-n_r // nchunks)
-            pmean = _cuda.empty((n_o * nchunks,), np.float64)
-            pm2 = _cuda.empty((n_o * nchunks,), np.float64)
+            pmean = storage.empty((n_o * nchunks,), np.float64)
+            pm2 = storage.empty((n_o * nchunks,), np.float64)
             _launch(mod.partial, n_o * nchunks, buf, n_o, s_o, n_r, s_r, nchunks, size, pmean, pm2)
             _launch(mod.merge, 1, pmean, pm2, n_o, nchunks, n_r, size, np.float64(correction),
-                    _cuda._flat(var), _cuda._flat(mean))
+                    arrays.flat(var), arrays.flat(mean))
         else:
             _launch(mod.rows, n_o, buf, n_o, s_o, n_r, s_r, np.float64(correction),
-                    _cuda._flat(var), _cuda._flat(mean))
+                    arrays.flat(var), arrays.flat(mean))
     return var, mean
 
 
@@ -197,12 +197,12 @@ def median(a, dim):
     if n_r > MEDIAN_ON_DEVICE_MAX:
         from . import sorting as _cuda_sort
         return _cuda_sort.median_lines(a, dim)
-    values = _cuda.empty(_kept_shape(a, dims), a.dtype)
-    indices = _cuda.empty(values.shape, np.int64)
+    values = storage.empty(_kept_shape(a, dims), a.dtype)
+    indices = storage.empty(values.shape, np.int64)
     if values.size:
         buf, n_o, s_o, n_r, s_r = _plan(a, dims)
         mod = kernels("median", a.dtype.name)
-        _launch(mod.rows, n_o, buf, n_o, s_o, n_r, s_r, _cuda._flat(values), _cuda._flat(indices))
+        _launch(mod.rows, n_o, buf, n_o, s_o, n_r, s_r, arrays.flat(values), arrays.flat(indices))
     if dim is None:
         return values, None
     return values, indices

@@ -15,7 +15,7 @@ place) plus a broadcast bias add.
 
 import numpy as np
 
-from . import storage as _cuda
+from . import arrays, elementwise, launch, matmul, storage
 from ... import _dtype as D
 from . import runtime
 from .kernels import rows as K
@@ -33,16 +33,16 @@ def _compute(t, np_dtype=None):
     """t's device storage as a flat C-contiguous array in its compute dtype (or np_dtype)."""
     data = t._data
     want = np.dtype(np_dtype or (np.float32 if t._dtype in _HALF else data.dtype))
-    if data.dtype != want or not _cuda._is_c(data):
-        data = _cuda.astype(data, want)
-    return _cuda._flat(data)
+    if data.dtype != want or not arrays.is_c(data):
+        data = storage.astype(data, want)
+    return arrays.flat(data)
 
 
 def _result(flat, shape, dtype, device):
     """A tensor of `dtype` from flat compute array `flat`, cast on the device if needed."""
-    data = _cuda._restride(flat, tuple(shape), _c_strides(shape, flat.dtype.itemsize))
+    data = arrays.restride(flat, tuple(shape), _c_strides(shape, flat.dtype.itemsize))
     if data.dtype != dtype.np:
-        data = _cuda.astype(data, dtype.np)
+        data = storage.astype(data, dtype.np)
     return Tensor._wrap(data, dtype, device)
 
 
@@ -62,7 +62,7 @@ def _optional(t, placeholder, np_dtype=None):
 
 
 def _blocks(n):
-    return max(1, min(n, _cuda.max_blocks()))
+    return max(1, min(n, launch.max_blocks()))
 
 
 def _launch_rows(kernel, n_rows, row_size, *args):
@@ -73,14 +73,14 @@ def _launch_rows(kernel, n_rows, row_size, *args):
     while block < min(row_size, K.THREADS):
         block *= 2
     if SIMULATOR:
-        _cuda.sim_launch_synced(kernel, 1, block, *args, shared=block * 8)
+        launch.sim_launch_synced(kernel, 1, block, *args, shared=block * 8)
         return
-    _cuda.launch_grid(kernel, _blocks(n_rows), block, *args, shared=block * 8)
+    launch.launch_grid(kernel, _blocks(n_rows), block, *args, shared=block * 8)
 
 
 def _launch_flat(kernel, n, *args):
     if n:
-        _cuda._launch(kernel, n, *args)
+        launch.grid_stride(kernel, n, *args)
 
 
 def _on_device(fn):
@@ -104,7 +104,7 @@ def softmax(input, axis, log):
     for n in shape[axis + 1:]:
         inner *= n
     x = _compute(input)
-    y = _cuda.empty((x.size,), x.dtype)
+    y = storage.empty((x.size,), x.dtype)
     single = x.dtype == np.float32
     if x.size:
         if inner == 1:  # the common case: softmax over the last dim, a block per row
@@ -123,17 +123,17 @@ def _nll_operands(input, target, weight):
     t = _compute(target, np.int64)
     classes = input.shape[0] if input.dim() == 1 else input.shape[1]
     inner = x.size // (input.shape[0] * classes) if input.dim() > 2 and x.size else 1
-    first_bad = _cuda.empty((1,), np.int64)
-    _cuda.fill_(first_bad, t.size)
+    first_bad = storage.empty((1,), np.int64)
+    storage.fill_(first_bad, t.size)
     w, has_weight = _optional(weight, first_bad, np.float64)  # weights read as float64
     return x, t, w, has_weight, classes, inner, first_bad
 
 
 def _raise_if_out_of_bounds(t, first_bad):
     # One int64 comes back (and, on the error path, the offending target).
-    at = int(_cuda.to_numpy(first_bad)[0])
+    at = int(storage.to_numpy(first_bad)[0])
     if at < t.size:
-        value = int(_cuda.to_numpy(t[at:at + 1])[0])
+        value = int(storage.to_numpy(t[at:at + 1])[0])
         raise IndexError(f"Target {value} is out of bounds.")
 
 
@@ -141,15 +141,15 @@ def _raise_if_out_of_bounds(t, first_bad):
 def nll_loss(input, target, weight, reduction, ignore_index):
     """The NLL loss of checked operands: (N,) (or target's shape) for 'none', else 0-d."""
     x, t, w, has_weight, classes, inner, first_bad = _nll_operands(input, target, weight)
-    losses = _cuda.empty((t.size,), np.float64)
-    weights = _cuda.empty((t.size,), np.float64)
+    losses = storage.empty((t.size,), np.float64)
+    weights = storage.empty((t.size,), np.float64)
     _launch_flat(K.nll_forward, t.size, x, t, w, has_weight, classes, inner, ignore_index, losses,
                  weights, first_bad)
     _raise_if_out_of_bounds(t, first_bad)
     if reduction == "none":
         shape = () if input.dim() == 1 else (input.shape[0],) + tuple(input.shape[2:])
         return _result(losses, shape, input._dtype, input._device)
-    out = _cuda.empty((1,), x.dtype)  # the kernel rounds its float64 result once, on the store
+    out = storage.empty((1,), x.dtype)  # the kernel rounds its float64 result once, on the store
     _launch_rows(K.nll_reduce, 1, t.size, losses, weights, reduction == "mean", out)
     return _result(out, (), input._dtype, input._device)
 
@@ -158,12 +158,12 @@ def nll_loss(input, target, weight, reduction, ignore_index):
 def nll_loss_backward(grad_output, input, target, weight, reduction, ignore_index):
     """d nll_loss / d input: -w[t] * grad at each sample's target class, zeros elsewhere."""
     x, t, w, has_weight, classes, inner, first_bad = _nll_operands(input, target, weight)
-    total_weight = _cuda.empty((1,), np.float64)
+    total_weight = storage.empty((1,), np.float64)
     if reduction == "mean":
         _launch_rows(K.nll_total_weight, 1, t.size, t, w, has_weight, classes, ignore_index,
                      total_weight, first_bad)
-    grad = _cuda.empty((x.size,), x.dtype)
-    _cuda.fill_(grad, 0)
+    grad = storage.empty((x.size,), x.dtype)
+    storage.fill_(grad, 0)
     g = _compute(grad_output, np.float64)
     _launch_flat(K.nll_backward, t.size, t, w, has_weight, classes, inner, ignore_index, g,
                  reduction == "none", total_weight, reduction == "mean", grad, first_bad)
@@ -178,13 +178,13 @@ def linear(input, weight, bias):
     """input @ weight.T + bias as one GEMM (cuBLAS on a GPU) and a broadcast add."""
     in_features, out_features = weight.shape[1], weight.shape[0]
     x = _compute(input)
-    x2 = _cuda._restride(x, (x.size // in_features if in_features else 0, in_features),
+    x2 = arrays.restride(x, (x.size // in_features if in_features else 0, in_features),
                          (in_features * x.dtype.itemsize, x.dtype.itemsize))
     w = weight._data
     if w.dtype != x.dtype:  # half types compute in float32, as on the CPU
-        w = _cuda.astype(w, x.dtype)
-    y = _cuda.matmul(x2, _cuda._restride(w, (in_features, out_features), (w.strides[1], w.strides[0])))
+        w = storage.astype(w, x.dtype)
+    y = matmul.matmul(x2, arrays.restride(w, (in_features, out_features), (w.strides[1], w.strides[0])))
     if bias is not None and y.size:
-        b = bias._data if bias._data.dtype == x.dtype else _cuda.astype(bias._data, x.dtype)
-        _cuda.binary("add", y, b, y)
-    return _result(_cuda._flat(y), tuple(input.shape[:-1]) + (out_features,), input._dtype, input._device)
+        b = bias._data if bias._data.dtype == x.dtype else storage.astype(bias._data, x.dtype)
+        elementwise.binary("add", y, b, y)
+    return _result(arrays.flat(y), tuple(input.shape[:-1]) + (out_features,), input._dtype, input._device)

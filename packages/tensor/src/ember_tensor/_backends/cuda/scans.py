@@ -8,7 +8,7 @@ The op layer calls these for CUDA tensors after its own argument checks.
 """
 import numpy as np
 
-from . import storage as _cuda
+from . import launch, storage
 from ... import _dtype as D
 from .sorting import from_lines, lines, on_device_of
 from .kernels import scans as K
@@ -18,7 +18,7 @@ __all__ = ["accumulate", "extreme", "logcumsumexp"]
 
 # Elements a chunk gets at least: rows shorter than two chunks run one thread per row.
 # Tiny under the simulator so that the three-pass path runs in the tests.
-_MIN_CHUNK = 4 if _cuda.SIMULATOR else 64
+_MIN_CHUNK = 4 if launch.SIMULATOR else 64
 _busy_threads = None
 
 
@@ -26,7 +26,7 @@ def _chunking(n_rows, n):
     """(nchunks, size): how each row is cut so that enough threads have work."""
     global _busy_threads
     if _busy_threads is None:
-        if _cuda.SIMULATOR:
+        if launch.SIMULATOR:
             _busy_threads = 8
         else:
             from numba import cuda
@@ -48,26 +48,26 @@ def accumulate(input, dim, is_prod, result_dtype):
         floating = result_dtype.category == D._FLOAT
         acc = np.dtype(np.float64 if floating else np.int64)
         rows, n_rows, n = lines(input._data, dim, acc)
-        out = _cuda.empty((n_rows * n,), acc)
+        out = storage.empty((n_rows * n,), acc)
         if n_rows * n:
             identity = acc.type(1 if is_prod else 0)
             nchunks, size = _chunking(n_rows, n)
-            carries = _cuda.empty((n_rows * nchunks,), acc)
+            carries = storage.empty((n_rows * nchunks,), acc)
             if nchunks > 1:
-                _cuda._launch(K.acc_totals, carries.size, rows, n, nchunks, size, is_prod, identity, carries)
-                _cuda._launch(K.acc_carries, n_rows, carries, nchunks, is_prod, identity)
+                launch.grid_stride(K.acc_totals, carries.size, rows, n, nchunks, size, is_prod, identity, carries)
+                launch.grid_stride(K.acc_carries, n_rows, carries, nchunks, is_prod, identity)
             else:
-                _cuda.fill_(carries, identity)
-            _cuda._launch(K.acc_scan, carries.size, rows, n, nchunks, size, is_prod, carries, out)
+                storage.fill_(carries, identity)
+            launch.grid_stride(K.acc_scan, carries.size, rows, n, nchunks, size, is_prod, carries, out)
         return _cast(_result(out, input, dim), result_dtype, input._device)
 
 
 def _cast(data, dtype, device):
     """`data` as ember `dtype` (through float32 for half types, as the CPU rounds)."""
     if dtype in (D.float16, D.bfloat16) and data.dtype != np.float32:
-        data = _cuda.astype(data, np.float32)
+        data = storage.astype(data, np.float32)
     if data.dtype != dtype.np:
-        data = _cuda.astype(data, dtype.np)
+        data = storage.astype(data, dtype.np)
     return Tensor._wrap(data, dtype, device)
 
 
@@ -78,18 +78,18 @@ def extreme(input, dim, take_max):
         work = np.dtype(np.float32) if input._dtype in (D.float16, D.bfloat16) else \
             np.dtype(np.uint8) if input._dtype is D.bool else np.dtype(input._dtype.np)
         rows, n_rows, n = lines(input._data, dim, work)
-        values = _cuda.empty((n_rows * n,), work)
-        indices = _cuda.empty((n_rows * n,), np.int64)
+        values = storage.empty((n_rows * n,), work)
+        indices = storage.empty((n_rows * n,), np.int64)
         if n_rows * n:
             nchunks, size = _chunking(n_rows, n)
-            best_of = _cuda.empty((n_rows * nchunks,), work)
-            at_of = _cuda.empty((n_rows * nchunks,), np.int64)
+            best_of = storage.empty((n_rows * nchunks,), work)
+            at_of = storage.empty((n_rows * nchunks,), np.int64)
             if nchunks > 1:
-                _cuda._launch(K.extreme_totals, at_of.size, rows, n, nchunks, size, take_max, best_of, at_of)
-                _cuda._launch(K.extreme_carries, n_rows, best_of, at_of, nchunks, take_max)
+                launch.grid_stride(K.extreme_totals, at_of.size, rows, n, nchunks, size, take_max, best_of, at_of)
+                launch.grid_stride(K.extreme_carries, n_rows, best_of, at_of, nchunks, take_max)
             else:
-                _cuda.fill_(at_of, -1)
-            _cuda._launch(K.extreme_scan, at_of.size, rows, n, nchunks, size, take_max, best_of, at_of,
+                storage.fill_(at_of, -1)
+            launch.grid_stride(K.extreme_scan, at_of.size, rows, n, nchunks, size, take_max, best_of, at_of,
                           values, indices)
         return (_cast(_result(values, input, dim), input._dtype, input._device),
                 Tensor._wrap(_result(indices, input, dim), D.int64, input._device))
@@ -99,14 +99,14 @@ def logcumsumexp(input, dim):
     """log(cumsum(exp(input))) along `dim`, in float64, as a tensor of input's dtype."""
     with on_device_of(input):
         rows, n_rows, n = lines(input._data, dim, np.float64)
-        out = _cuda.empty((n_rows * n,), np.float64)
+        out = storage.empty((n_rows * n,), np.float64)
         if n_rows * n:
             nchunks, size = _chunking(n_rows, n)
-            carries = _cuda.empty((n_rows * nchunks,), np.float64)
+            carries = storage.empty((n_rows * nchunks,), np.float64)
             if nchunks > 1:
-                _cuda._launch(K.lse_totals, carries.size, rows, n, nchunks, size, carries)
-                _cuda._launch(K.lse_carries, n_rows, carries, nchunks)
+                launch.grid_stride(K.lse_totals, carries.size, rows, n, nchunks, size, carries)
+                launch.grid_stride(K.lse_carries, n_rows, carries, nchunks)
             else:
-                _cuda.fill_(carries, -np.inf)
-            _cuda._launch(K.lse_scan, carries.size, rows, n, nchunks, size, carries, out)
+                storage.fill_(carries, -np.inf)
+            launch.grid_stride(K.lse_scan, carries.size, rows, n, nchunks, size, carries, out)
         return _cast(_result(out, input, dim), input._dtype, input._device)

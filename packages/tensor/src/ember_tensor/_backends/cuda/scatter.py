@@ -12,7 +12,7 @@ in float32 copies.
 """
 import numpy as np
 
-from . import storage as _cuda
+from . import arrays, storage
 from ... import _dtype as D
 from .index_arrays import (
     _as_1d_if_0d, _contiguous_strides, _flat_buffer, _launch, _movement, _padded, _reshaped, _zeros, dim_offsets, on_device_of_first, to_index_array,
@@ -32,7 +32,7 @@ def gather(input, dim, index):
     buf, strides = _flat_buffer(src)
     dim_stride = strides[dim]
     strides[dim] = 0
-    out = _cuda.empty((idx.size,), src.dtype)
+    out = storage.empty((idx.size,), src.dtype)
     padded = _padded(idx_shape, strides)
     if padded is not None:
         _launch(K.gather_dim, idx.size, _movement(buf), *padded, dim_stride, idx, _movement(out))
@@ -54,9 +54,9 @@ def scatter(self, dim, index, src, mode, include_self, identity):
     from ..._ops import _iter
     work_dtype = _iter.compute_dtype(self._dtype)
     data = _as_1d_if_0d(self._data)
-    in_place = work_dtype is self._dtype and _cuda._is_c(data)
-    work = data if in_place else _cuda.astype(data, work_dtype.np)
-    flat = _cuda._flat(work)
+    in_place = work_dtype is self._dtype and arrays.is_c(data)
+    work = data if in_place else storage.astype(data, work_dtype.np)
+    flat = arrays.flat(work)
     idx_shape = tuple(index._data.shape) or (1,)
     idx = to_index_array(index._data)
     n = idx.size
@@ -66,14 +66,14 @@ def scatter(self, dim, index, src, mode, include_self, identity):
     offs = dim_offsets(idx_shape, strides, dim_stride, idx)
     if isinstance(src, Tensor):
         sdata = _as_1d_if_0d(src._data)
-        vals = _cuda._flat(_cuda.astype(_cuda._restride(sdata, idx_shape, sdata.strides), work_dtype.np))
+        vals = arrays.flat(storage.astype(arrays.restride(sdata, idx_shape, sdata.strides), work_dtype.np))
     else:
-        vals = _cuda.empty((n,), work_dtype.np)
-        _cuda.fill_(vals, src)
+        vals = storage.empty((n,), work_dtype.np)
+        storage.fill_(vals, src)
     counts = None
     if mode == "mean":
-        counts = _cuda.empty((flat.size,), np.int64)
-        _cuda.fill_(counts, 1)
+        counts = storage.empty((flat.size,), np.int64)
+        storage.fill_(counts, 1)
     if not include_self:
         _reset_targets(flat, offs, counts, identity, work_dtype, self._device)
     atomic = flat.dtype.kind in "fi" and flat.dtype.itemsize >= 4
@@ -88,13 +88,13 @@ def scatter(self, dim, index, src, mode, include_self, identity):
     else:
         line_len = idx_shape[dim]
         inner = int(np.prod(idx_shape[dim + 1:]))
-        empty_counts = _cuda.empty((0,), np.int64)
+        empty_counts = storage.empty((0,), np.int64)
         _launch(K.scatter_lines, n // line_len, flat, offs, vals, line_len, inner, _LINE_MODES[mode],
                 empty_counts if counts is None else counts)
     if mode == "mean":
         _divide_by_counts(flat, counts, work_dtype, self._device)
     if not in_place:
-        _cuda.copy_(self._data, _reshaped(work, self._data.shape))
+        storage.copy_(self._data, _reshaped(work, self._data.shape))
 
 
 def _reset_targets(flat, offs, counts, identity, work_dtype, device):
@@ -102,11 +102,11 @@ def _reset_targets(flat, offs, counts, identity, work_dtype, device):
     from ..._ops.elementwise_composite import where
     marks = _zeros(flat.size, np.uint8)
     _launch(K.mark_flat, offs.size, offs, marks)
-    hit = Tensor._wrap(_cuda._reinterpret(marks, np.bool_), D.bool, device)
+    hit = Tensor._wrap(arrays.reinterpret(marks, np.bool_), D.bool, device)
     values = Tensor._wrap(flat, work_dtype, device)
-    _cuda.copy_(flat, where(hit, identity, values)._data)
+    storage.copy_(flat, where(hit, identity, values)._data)
     if counts is not None:
-        _cuda.copy_(counts, where(hit, 0, Tensor._wrap(counts, D.int64, device))._data)
+        storage.copy_(counts, where(hit, 0, Tensor._wrap(counts, D.int64, device))._data)
 
 
 def _divide_by_counts(flat, counts, work_dtype, device):
@@ -114,4 +114,4 @@ def _divide_by_counts(flat, counts, work_dtype, device):
     values = Tensor._wrap(flat, work_dtype, device)
     safe = Tensor._wrap(counts, D.int64, device).clamp(min=1)
     result = values / safe if work_dtype.is_floating_point else values.floor_divide(safe)
-    _cuda.copy_(flat, result._data)
+    storage.copy_(flat, result._data)

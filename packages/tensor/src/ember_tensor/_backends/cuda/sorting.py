@@ -1,7 +1,7 @@
-"""CUDA sorting and selection along a dim: sort, top-k, k-th value, median, nanmedian, mode.
+"""CUDA sorting and selection along a dim: sort, argsort, top-k, k-th value, nanmedian, mode.
 
-The device twin of `_ops/sorting.py`'s host code, with the same results (the stable
-sort's order, NaN largest). Every op runs the same steps on the device:
+The same functions as `_backends.cpu.sorting`, with the same results (the stable sort's
+order, NaN largest), over device arrays. Every function runs the same steps:
   1. the lines along `dim` as a contiguous (rows, n) buffer (`lines`: no copy when `dim`
      is last and the input contiguous), the values read as unsigned integers of their
      size so that one kernel moves any dtype (bfloat16 included);
@@ -10,23 +10,21 @@ sort's order, NaN largest). Every op runs the same steps on the device:
   3. a bitonic sort of the (code, index) pairs: in shared memory for rows up to
      `CHUNK`, with global stages in between for longer ones (`_bitonic`);
   4. a read-out kernel picks the columns each op returns.
-The op layer (`_ops/sorting.py`, `_ops/reduction_stats.py` through `_backends.cuda.reduction`) calls
-these for CUDA tensors after its own argument checks.
+`lines`/`from_lines` and `sorted_codes` also serve scans, counting and the median
+reduction (`reduction.median`).
 """
 import contextlib
 
 import numpy as np
 
-from . import storage as _cuda
-from ... import _dtype as D
+from . import arrays, launch, storage
 from . import runtime
 from .kernels import sorting as K
-from ..._tensor import Tensor
 
 __all__ = ["lines", "from_lines", "sorted_codes", "sort", "argsort", "topk", "select", "mode", "median_lines"]
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-_LOW = (np.dtype(np.float16), _cuda._BF16)
+_LOW = (np.dtype(np.float16), arrays.BF16)
 
 
 def on_device_of(t):
@@ -36,7 +34,7 @@ def on_device_of(t):
 
 
 def _as_bits(a):
-    return _cuda._reinterpret(a, _UINT[a.dtype.itemsize])
+    return arrays.reinterpret(a, _UINT[a.dtype.itemsize])
 
 
 def lines(a, dim, np_dtype=None):
@@ -45,17 +43,17 @@ def lines(a, dim, np_dtype=None):
     if a.ndim == 0:
         a, dim = a.reshape((1,)), 0
     order = [d for d in range(a.ndim) if d != dim] + [dim]
-    view = _cuda._restride(a, tuple(a.shape[d] for d in order), tuple(a.strides[d] for d in order))
+    view = arrays.restride(a, tuple(a.shape[d] for d in order), tuple(a.strides[d] for d in order))
     dtype = np.dtype(np_dtype or a.dtype)
     n = a.shape[dim]
     n_rows = 1
     for d in order[:-1]:
         n_rows *= a.shape[d]
     if n_rows * n == 0:
-        return _cuda.empty((0,), dtype), n_rows, n
-    if view.dtype != dtype or not _cuda._is_c(view):
-        view = _cuda.astype(view, dtype)
-    return _cuda._flat(view), n_rows, n
+        return storage.empty((0,), dtype), n_rows, n
+    if view.dtype != dtype or not arrays.is_c(view):
+        view = storage.astype(view, dtype)
+    return arrays.flat(view), n_rows, n
 
 
 def from_lines(buf, shape, dim, m):
@@ -67,24 +65,24 @@ def from_lines(buf, shape, dim, m):
     order = [d for d in range(len(shape)) if d != dim] + [dim]
     moved = tuple(shape[d] for d in order)
     if dim == len(shape) - 1 or buf.size == 0:
-        return buf.reshape(tuple(shape)) if buf.size else _cuda.empty(tuple(shape), buf.dtype)
-    out = _cuda.empty(tuple(shape), buf.dtype)
-    view = _cuda._restride(out, moved, tuple(out.strides[d] for d in order))
-    _cuda.copy_(view, buf.reshape(moved))
+        return buf.reshape(tuple(shape)) if buf.size else storage.empty(tuple(shape), buf.dtype)
+    out = storage.empty(tuple(shape), buf.dtype)
+    view = arrays.restride(out, moved, tuple(out.strides[d] for d in order))
+    storage.copy_(view, buf.reshape(moved))
     return out
 
 
 def _launch_blocks(kernel, tasks, chunk, *args):
     """One block per task (blocks stride over tasks) for the shared-memory kernels."""
-    if _cuda.SIMULATOR:
-        _cuda.sim_launch_synced(kernel, 1, K.THREADS, *args)
+    if launch.SIMULATOR:
+        launch.sim_launch_synced(kernel, 1, K.THREADS, *args)
         return
     _launch_blocks_of(kernel, tasks, max(32, min(K.THREADS, chunk // 2)), *args)
 
 
 def _launch_blocks_of(kernel, tasks, block, *args):
     """`kernel` on up to `tasks` blocks of `block` threads, on the current stream (a GPU)."""
-    _cuda.launch_grid(kernel, min(tasks, _cuda.max_blocks()), block, *args)
+    launch.launch_grid(kernel, min(tasks, launch.max_blocks()), block, *args)
 
 
 def _bitonic(codes, idx, n_rows, width):
@@ -98,7 +96,7 @@ def _bitonic(codes, idx, n_rows, width):
     while k <= width:
         j = k // 2
         while j >= chunk:  # pairs a chunk apart or more: one global stage each
-            _cuda._launch(K.global_step, n_rows * width // 2, codes, idx, n_rows, width, k, j)
+            launch.grid_stride(K.global_step, n_rows * width // 2, codes, idx, n_rows, width, k, j)
             j //= 2
         _launch_blocks(K.shared_merge, tasks, chunk, codes, idx, n_rows, width, chunk, k)
         k *= 2
@@ -118,8 +116,8 @@ def sorted_codes(a, dim, descending):
     width = 1
     while width < n:
         width *= 2
-    codes = _cuda.empty((n_rows * width,), np.uint64)
-    idx = _cuda.empty((n_rows * width,), np.int64)
+    codes = storage.empty((n_rows * width,), np.uint64)
+    idx = storage.empty((n_rows * width,), np.int64)
     if n_rows * n == 0:
         return codes, idx, n_rows, n, width
     _launch_codes(keys, n_rows, n, width, descending, codes, idx)
@@ -132,82 +130,68 @@ def _launch_codes(keys, n_rows, n, width, descending, codes, idx):
     total = n_rows * width
     flag = bool(descending)
     if keys.dtype == np.float32:
-        _cuda._launch(K.float32_codes, total, keys, _as_bits(keys), n_rows, n, width, flag, codes, idx)
+        launch.grid_stride(K.float32_codes, total, keys, _as_bits(keys), n_rows, n, width, flag, codes, idx)
     elif keys.dtype == np.float64:
-        _cuda._launch(K.float64_codes, total, keys, _as_bits(keys), n_rows, n, width, flag, codes, idx)
+        launch.grid_stride(K.float64_codes, total, keys, _as_bits(keys), n_rows, n, width, flag, codes, idx)
     else:
-        _cuda._launch(K.int_codes, total, _as_bits(keys), n_rows, n, width, flag, codes, idx)
+        launch.grid_stride(K.int_codes, total, _as_bits(keys), n_rows, n, width, flag, codes, idx)
 
 
-def _wrap(data, dtype, device):
-    if data.dtype != dtype.np:
-        data = _cuda._reinterpret(data, dtype.np)
-    return Tensor._wrap(data, dtype, device)
-
-
-def _columns(input, dim, descending, start, m):
-    """(values, indices) tensors of columns [start, start + m) of the sorted lines."""
-    a = input._data
+def _columns(a, dim, descending, start, m):
+    """(values, indices) of columns [start, start + m) of the sorted lines of `a`."""
     shape = tuple(a.shape)
     _, idx, n_rows, n, width = sorted_codes(a, dim, descending)
     src, _, _ = lines(_as_bits(a), dim)
-    values = _cuda.empty((n_rows * m,), src.dtype)
-    indices = _cuda.empty((n_rows * m,), np.int64)
+    values = storage.empty((n_rows * m,), src.dtype)
+    indices = storage.empty((n_rows * m,), np.int64)
     if n_rows * m:
-        _cuda._launch(K.take_sorted, n_rows * m, src, n, idx, width, start, m, values, indices)
-    return (_wrap(from_lines(values, shape, dim, m), input._dtype, input._device),
-            Tensor._wrap(from_lines(indices, shape, dim, m), D.int64, input._device))
+        launch.grid_stride(K.take_sorted, n_rows * m, src, n, idx, width, start, m, values, indices)
+    return arrays.reinterpret(from_lines(values, shape, dim, m), a.dtype), from_lines(indices, shape, dim, m)
 
 
-def sort(input, dim, descending):
-    """(values, indices) of `input` sorted stably along (wrapped) `dim`."""
-    with on_device_of(input):
-        n = input._data.shape[dim] if input._data.ndim else 1
-        return _columns(input, dim, descending, 0, n)
+def sort(a, dim, descending):
+    """(values, int64 indices) of `a` sorted stably along `dim`."""
+    n = a.shape[dim] if a.ndim else 1
+    return _columns(a, dim, descending, 0, n)
 
 
-def argsort(input, dim, descending):
-    """The int64 indices that sort `input` stably along (wrapped) `dim`."""
-    with on_device_of(input):
-        a = input._data
-        _, idx, n_rows, n, width = sorted_codes(a, dim, descending)
-        if n_rows * n == 0:
-            return Tensor._wrap(_cuda.empty(tuple(a.shape), np.int64), D.int64, input._device)
-        if width != n:  # drop the padding columns
-            idx = _cuda._restride(idx, (n_rows, n), (width * 8, 8))
-        rows = idx if width == n else _cuda.astype(idx, np.int64)
-        return Tensor._wrap(from_lines(_cuda._flat(rows), tuple(a.shape), dim, n), D.int64, input._device)
+def argsort(a, dim, descending):
+    """The int64 indices that sort `a` stably along `dim`."""
+    _, idx, n_rows, n, width = sorted_codes(a, dim, descending)
+    if n_rows * n == 0:
+        return storage.empty(tuple(a.shape), np.int64)
+    if width != n:  # drop the padding columns
+        idx = arrays.restride(idx, (n_rows, n), (width * 8, 8))
+    rows = idx if width == n else storage.astype(idx, np.int64)
+    return from_lines(arrays.flat(rows), tuple(a.shape), dim, n)
 
 
-def topk(input, k, dim, largest):
-    """(values, indices) of the first k of the stable sort along `dim` (descending when
-    `largest`): PyTorch's top-k order, ties by index."""
-    with on_device_of(input):
-        n = input._data.shape[dim] if input._data.ndim else 1
-        if 0 < k <= K.SELECT_K and n > K.CHUNK and input._data.size:  # few of many: select
-            return _selected(input, dim, k, largest)
-        return _columns(input, dim, largest, 0, k)
+def topk(a, k, dim, largest):
+    """(values, indices): the first k of the stable sort along `dim` (descending when
+    `largest`), PyTorch's top-k order with ties by index."""
+    n = a.shape[dim] if a.ndim else 1
+    if 0 < k <= K.SELECT_K and n > K.CHUNK and a.size:  # few of many: select
+        return _selected(a, dim, k, largest)
+    return _columns(a, dim, largest, 0, k)
 
 
-def _selected(input, dim, k, largest):
+def _selected(a, dim, k, largest):
     """topk by `topk_select`: one block per row keeps only k candidates per thread."""
-    a = input._data
     keys, n_rows, n = lines(a, dim, _key_dtype(a.dtype))
-    codes = _cuda.empty((n_rows * n,), np.uint64)
-    scratch = _cuda.empty((n_rows * n,), np.int64)
+    codes = storage.empty((n_rows * n,), np.uint64)
+    scratch = storage.empty((n_rows * n,), np.int64)
     _launch_codes(keys, n_rows, n, n, largest, codes, scratch)
-    chosen = _cuda.empty((n_rows * k,), np.int64)
-    if _cuda.SIMULATOR:
-        _cuda.sim_launch_synced(K.topk_select, 1, K.SELECT_THREADS, codes, n, k, chosen)
+    chosen = storage.empty((n_rows * k,), np.int64)
+    if launch.SIMULATOR:
+        launch.sim_launch_synced(K.topk_select, 1, K.SELECT_THREADS, codes, n, k, chosen)
     else:
         _launch_blocks_of(K.topk_select, n_rows, K.SELECT_THREADS, codes, n, k, chosen)
     src, _, _ = lines(_as_bits(a), dim)
-    values = _cuda.empty((n_rows * k,), src.dtype)
-    indices = _cuda.empty((n_rows * k,), np.int64)
-    _cuda._launch(K.take_sorted, n_rows * k, src, n, chosen, k, 0, k, values, indices)
+    values = storage.empty((n_rows * k,), src.dtype)
+    indices = storage.empty((n_rows * k,), np.int64)
+    launch.grid_stride(K.take_sorted, n_rows * k, src, n, chosen, k, 0, k, values, indices)
     shape = tuple(a.shape)
-    return (_wrap(from_lines(values, shape, dim, k), input._dtype, input._device),
-            Tensor._wrap(from_lines(indices, shape, dim, k), D.int64, input._device))
+    return arrays.reinterpret(from_lines(values, shape, dim, k), a.dtype), from_lines(indices, shape, dim, k)
 
 
 def _position_rows(a, dim, mode, k):
@@ -215,48 +199,43 @@ def _position_rows(a, dim, mode, k):
     them out), at the column `take_position` picks in mode `mode`."""
     codes, idx, n_rows, n, width = sorted_codes(a, dim, False)
     src, _, _ = lines(_as_bits(a), dim)
-    values = _cuda.empty((n_rows,), src.dtype)
-    indices = _cuda.empty((n_rows,), np.int64)
+    values = storage.empty((n_rows,), src.dtype)
+    indices = storage.empty((n_rows,), np.int64)
     if n_rows and n:
         floating = a.dtype.kind == "f" or a.dtype in _LOW
-        _cuda._launch(K.take_position, n_rows, src, n, codes, idx, width, mode, k, floating,
+        launch.grid_stride(K.take_position, n_rows, src, n, codes, idx, width, mode, k, floating,
                       values, indices)
-    return _cuda._reinterpret(values, a.dtype), indices
+    return arrays.reinterpret(values, a.dtype), indices
 
 
-def select(input, dim, how, k=0):
-    """(values, indices) tensors with size 1 at `dim`: the (k+1)-th smallest ("kth"), the
-    lower median ignoring NaN ("nanmedian") or propagating it ("median") of each line."""
-    mode = {"kth": K.FIXED, "median": K.MEDIAN, "nanmedian": K.NANMEDIAN}[how]
-    with on_device_of(input):
-        values, indices = _position_rows(input._data, dim, mode, k)
-        shape = tuple(input._data.shape)
-        return (_wrap(from_lines(values, shape, dim, 1), input._dtype, input._device),
-                Tensor._wrap(from_lines(indices, shape, dim, 1), D.int64, input._device))
+def select(a, dim, how, k=0):
+    """(values, indices) with size 1 at `dim`: the (k+1)-th smallest ("kth") or the lower
+    median ignoring NaN ("nanmedian") of each line."""
+    mode = {"kth": K.FIXED, "nanmedian": K.NANMEDIAN}[how]
+    values, indices = _position_rows(a, dim, mode, k)
+    shape = tuple(a.shape)
+    return from_lines(values, shape, dim, 1), from_lines(indices, shape, dim, 1)
 
 
-def mode(input, dim):
+def mode(a, dim):
     """(values, indices) with size 1 at `dim`: each line's smallest most frequent value
     and the index of its last occurrence."""
-    with on_device_of(input):
-        a = input._data
-        shape = tuple(a.shape)
-        codes, idx, n_rows, n, width = sorted_codes(a, dim, False)
-        src, _, _ = lines(_as_bits(a), dim)
-        values = _cuda.empty((n_rows,), src.dtype)
-        indices = _cuda.empty((n_rows,), np.int64)
-        if n_rows and n:
-            floating = a.dtype.kind == "f" or a.dtype in _LOW
-            _cuda._launch(K.mode_rows, n_rows, src, n, codes, idx, width, floating, values, indices)
-        return (_wrap(from_lines(values, shape, dim, 1), input._dtype, input._device),
-                Tensor._wrap(from_lines(indices, shape, dim, 1), D.int64, input._device))
+    shape = tuple(a.shape)
+    codes, idx, n_rows, n, width = sorted_codes(a, dim, False)
+    src, _, _ = lines(_as_bits(a), dim)
+    values = storage.empty((n_rows,), src.dtype)
+    indices = storage.empty((n_rows,), np.int64)
+    if n_rows and n:
+        floating = a.dtype.kind == "f" or a.dtype in _LOW
+        launch.grid_stride(K.mode_rows, n_rows, src, n, codes, idx, width, floating, values, indices)
+    return arrays.reinterpret(from_lines(values, shape, dim, 1), a.dtype), from_lines(indices, shape, dim, 1)
 
 
 def median_lines(a, dim):
     """(values, indices) device arrays of the lower median (NaN propagates) along `dim`,
     shaped like `a` without `dim`; over all elements when `dim` is None (indices None)."""
     if dim is None:
-        flat = _cuda._flat(a if _cuda._is_c(a) else _cuda.astype(a, a.dtype))
+        flat = arrays.flat(a if arrays.is_c(a) else storage.astype(a, a.dtype))
         values, _ = _position_rows(flat, 0, K.MEDIAN, 0)
         return values.reshape(()), None
     values, indices = _position_rows(a, dim, K.MEDIAN, 0)

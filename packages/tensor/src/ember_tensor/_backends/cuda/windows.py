@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from . import storage as _cuda
+from . import arrays, elementwise, launch, matmul, reduction, storage
 from . import runtime
 from .kernels import windows as K
 from .kernels.loops import SIMULATOR
@@ -38,21 +38,21 @@ def device_scope(device):
 def array_of(t, np_dtype):
     """The device array of CUDA tensor `t` as `np_dtype` (cast on the device if needed)."""
     arr = t._data
-    return arr if arr.dtype == np.dtype(np_dtype) else _cuda.astype(arr, np_dtype)
+    return arr if arr.dtype == np.dtype(np_dtype) else storage.astype(arr, np_dtype)
 
 
 def tensor_of(arr, dtype, device):
     """A tensor of `dtype` on `device` over device array `arr` (cast on the device)."""
     from ..._tensor import Tensor
     if arr.dtype != dtype.np:
-        arr = _cuda.astype(arr, dtype.np)
+        arr = storage.astype(arr, dtype.np)
     return Tensor._wrap(arr, dtype, device)
 
 
 # --- layout helpers -----------------------------------------------------------------------
 
 def _contiguous(arr):
-    return arr if _cuda._is_c(arr) else _cuda.astype(arr, arr.dtype)
+    return arr if arrays.is_c(arr) else storage.astype(arr, arr.dtype)
 
 
 def _view(arr, shape):
@@ -62,13 +62,13 @@ def _view(arr, shape):
     for n in reversed(shape):
         strides.append(step)
         step *= n
-    return _cuda._restride(arr, tuple(shape), tuple(reversed(strides)))
+    return arrays.restride(arr, tuple(shape), tuple(reversed(strides)))
 
 
 def _lift(arr):
     """(N, C, *S) with 1 to 3 spatial dims as a 5-d view (size-1 dims in front)."""
     lead = 5 - arr.ndim
-    return _cuda._restride(arr, arr.shape[:2] + (1,) * lead + arr.shape[2:],
+    return arrays.restride(arr, arr.shape[:2] + (1,) * lead + arr.shape[2:],
                            arr.strides[:2] + (0,) * lead + arr.strides[2:])
 
 
@@ -83,7 +83,7 @@ def _zero(arr):
 
 def _launch(kernel, n, *args):
     if n:
-        _cuda._launch(kernel, n, *args)
+        launch.grid_stride(kernel, n, *args)
 
 
 def _launch_rows(kernel, rows, length, *args):
@@ -98,17 +98,17 @@ def _launch_rows(kernel, rows, length, *args):
     if rows == 0 or length == 0:
         return
     if SIMULATOR:
-        _cuda.configured(kernel, (min(rows, 2), 1 if length <= 4 else 2), min(length, 4), 0)(*args)
+        launch.configured(kernel, (min(rows, 2), 1 if length <= 4 else 2), min(length, 4), 0)(*args)
         return
     block = min(128, 32 * ((length + 31) // 32))
-    row_blocks = min(rows, _cuda.max_blocks())
-    segments = min(-(-length // block), max(1, _cuda.max_blocks() // row_blocks), 65535)
-    _cuda.launch_grid(kernel, (row_blocks, segments), block, *args)
+    row_blocks = min(rows, launch.max_blocks())
+    segments = min(-(-length // block), max(1, launch.max_blocks() // row_blocks), 65535)
+    launch.launch_grid(kernel, (row_blocks, segments), block, *args)
 
 
 def _zeros(shape, np_dtype):
-    out = _cuda.empty(shape, np_dtype)
-    return _cuda.fill_(out, 0)
+    out = storage.empty(shape, np_dtype)
+    return storage.fill_(out, 0)
 
 
 def window_counts(size, kernel, stride, padding, dilation):
@@ -132,7 +132,7 @@ def _im2col_into(x, kernel, stride, padding, dilation, out, cols):
 
 def _col2im(cols, n, c, size, kernel, stride, padding, dilation, out):
     """(N, C, *size): the sum of columns (N, C*K, L) back into their positions."""
-    result = _cuda.empty((n, c) + tuple(size), cols.dtype)
+    result = storage.empty((n, c) + tuple(size), cols.dtype)
     _launch_rows(K.col2im, n * c, math.prod(size), cols, *_geometry_args(kernel, stride, padding, dilation, out),
                  _zero(cols), _lift(result))
     return result
@@ -142,7 +142,7 @@ def unfold(x, kernel, dilation, padding, stride):
     """F.unfold of x (N, C, H, W): (N, C*kh*kw, L)."""
     n, c = x.shape[:2]
     out = window_counts(x.shape[2:], kernel, stride, padding, dilation)
-    cols = _cuda.empty((n, c * math.prod(kernel), math.prod(out)), x.dtype)
+    cols = storage.empty((n, c * math.prod(kernel), math.prod(out)), x.dtype)
     _im2col_into(x, kernel, stride, padding, dilation, out, cols)
     return cols
 
@@ -160,7 +160,7 @@ def _swap_last(arr):
     """The view of `arr` with its last two dims swapped (a batched transpose)."""
     shape, strides = list(arr.shape), list(arr.strides)
     shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
-    return _cuda._restride(arr, tuple(shape), tuple(strides))
+    return arrays.restride(arr, tuple(shape), tuple(strides))
 
 
 # Every convolution product is one batched GEMM over (batch, group) with the group's
@@ -175,11 +175,11 @@ def conv_forward(x, w, stride, padding, dilation, groups):
     kernel = tuple(w.shape[2:])
     out = window_counts(x.shape[2:], kernel, stride, padding, dilation)
     length, per_group = math.prod(out), (c // groups) * math.prod(kernel)
-    cols = _cuda.empty((n, c * math.prod(kernel), length), x.dtype)
+    cols = storage.empty((n, c * math.prod(kernel), length), x.dtype)
     _im2col_into(x, kernel, stride, padding, dilation, out, cols)
     # (G, O/G, CK/G) @ (N, G, CK/G, L) -> (N, G, O/G, L), which is (N, O, L).
     wg = _view(_contiguous(w), (groups, o // groups, per_group))
-    y = _cuda.matmul(wg, _view(cols, (n, groups, per_group, length)))
+    y = matmul.matmul(wg, _view(cols, (n, groups, per_group, length)))
     return _view(y, (n, o) + out)
 
 
@@ -191,7 +191,7 @@ def conv_backward_input(gy, w, input_size, stride, padding, dilation, groups):
     length, per_group = math.prod(out), w.shape[1] * math.prod(kernel)
     # (G, CK/G, O/G) @ (N, G, O/G, L) -> (N, G, CK/G, L), which is (N, CK, L).
     wg = _swap_last(_view(_contiguous(w), (groups, o // groups, per_group)))
-    gcols = _cuda.matmul(wg, _view(_contiguous(gy), (n, groups, o // groups, length)))
+    gcols = matmul.matmul(wg, _view(_contiguous(gy), (n, groups, o // groups, length)))
     return _col2im(_view(gcols, (n, c * math.prod(kernel), length)), n, c, input_size, kernel, stride,
                    padding, dilation, out)
 
@@ -203,15 +203,15 @@ def conv_backward_weight(gy, x, weight_size, stride, padding, dilation, groups):
     kernel, out = tuple(weight_size[2:]), tuple(gy.shape[2:])
     length, ck = math.prod(out), c * math.prod(kernel)
     # Columns laid out (CK, N, L) so that the batch and positions merge into one GEMM depth.
-    buffer = _cuda.empty((ck, n, length), x.dtype)
+    buffer = storage.empty((ck, n, length), x.dtype)
     item = buffer.dtype.itemsize
     _im2col_into(x, kernel, stride, padding, dilation, out,
-                 _cuda._restride(buffer, (n, ck, length), (length * item, n * length * item, item)))
+                 arrays.restride(buffer, (n, ck, length), (length * item, n * length * item, item)))
     g3 = _view(_contiguous(gy), (n, o, length))
-    rows = _cuda.astype(_cuda._restride(g3, (o, n, length), (g3.strides[1], g3.strides[0], g3.strides[2])),
+    rows = storage.astype(arrays.restride(g3, (o, n, length), (g3.strides[1], g3.strides[0], g3.strides[2])),
                         gy.dtype)
     # (G, O/G, N*L) @ (G, N*L, CK/G) -> (G, O/G, CK/G), which is (O, C/G, *K).
-    gw = _cuda.matmul(_view(rows, (groups, o // groups, n * length)),
+    gw = matmul.matmul(_view(rows, (groups, o // groups, n * length)),
                       _swap_last(_view(buffer, (groups, ck // groups, n * length))))
     return _view(gw, tuple(weight_size))
 
@@ -220,7 +220,7 @@ def add_channel_bias(y, bias):
     """y (N, O, *S) += bias (O,) broadcast over the batch and positions, in place."""
     if y.size:
         shape = (1, bias.shape[0]) + (1,) * (y.ndim - 2)
-        _cuda.binary("add", y, _cuda._restride(bias, shape, (0, bias.strides[0]) + (0,) * (y.ndim - 2)), y)
+        elementwise.binary("add", y, arrays.restride(bias, shape, (0, bias.strides[0]) + (0,) * (y.ndim - 2)), y)
     return y
 
 
@@ -238,7 +238,7 @@ def _lowest(np_dtype):
 def max_pool(x, kernel, stride, padding, dilation, out):
     """(values, int64 indices) of max pooling x (N, C, *S) to spatial `out`."""
     shape = tuple(x.shape[:2]) + tuple(out)
-    values, indices = _cuda.empty(shape, x.dtype), _cuda.empty(shape, np.int64)
+    values, indices = storage.empty(shape, x.dtype), storage.empty(shape, np.int64)
     args = _three(kernel, 1) + _three(stride, 1) + _three(padding, 0) + _three(dilation, 1)
     _launch_rows(K.max_pool, shape[0] * shape[1], math.prod(out), _lift(x), *args, _lowest(x.dtype),
                  _lift(values), _lift(indices))
@@ -247,7 +247,7 @@ def max_pool(x, kernel, stride, padding, dilation, out):
 
 def avg_pool(x, kernel, stride, padding, out, count_include_pad, divisor_override):
     """Average pooling of x (N, C, *S) to spatial `out` (PyTorch's divisor rules)."""
-    result = _cuda.empty(tuple(x.shape[:2]) + tuple(out), x.dtype)
+    result = storage.empty(tuple(x.shape[:2]) + tuple(out), x.dtype)
     args = _three(kernel, 1) + _three(stride, 1) + _three(padding, 0)
     _launch_rows(K.avg_pool, x.shape[0] * x.shape[1], math.prod(out), _lift(x), *args, bool(count_include_pad),
                  int(divisor_override or 0), _zero(x), _lift(result))
@@ -256,7 +256,7 @@ def avg_pool(x, kernel, stride, padding, out, count_include_pad, divisor_overrid
 
 def avg_pool_backward(g, input_size, kernel, stride, padding, count_include_pad, divisor_override):
     """Gradient of `avg_pool` w.r.t. an input of shape `input_size` (a gather)."""
-    result = _cuda.empty(tuple(input_size), g.dtype)
+    result = storage.empty(tuple(input_size), g.dtype)
     args = _three(kernel, 1) + _three(stride, 1) + _three(padding, 0)
     _launch_rows(K.avg_pool_backward, g.shape[0] * g.shape[1], math.prod(input_size[2:]), _lift(g), *args,
                  bool(count_include_pad), int(divisor_override or 0), _zero(g), _lift(result))
@@ -266,7 +266,7 @@ def avg_pool_backward(g, input_size, kernel, stride, padding, count_include_pad,
 def adaptive_max_pool(x, out):
     """(values, int64 indices) of adaptive max pooling x (N, C, *S) to spatial `out`."""
     shape = tuple(x.shape[:2]) + tuple(out)
-    values, indices = _cuda.empty(shape, x.dtype), _cuda.empty(shape, np.int64)
+    values, indices = storage.empty(shape, x.dtype), storage.empty(shape, np.int64)
     _launch_rows(K.adaptive_max_pool, shape[0] * shape[1], math.prod(out), _lift(x), _lift(values),
                  _lift(indices))
     return values, indices
@@ -289,7 +289,7 @@ def scatter_planes(g, index, spatial):
 
 def take_along_planes(x, index):
     """out[n, c, j...] = x[n, c].flatten()[index[n, c, j...]] (the index's shape)."""
-    out = _cuda.empty(tuple(index.shape), x.dtype)
+    out = storage.empty(tuple(index.shape), x.dtype)
     _launch(K.gather_planes, out.size, _planes(x), _planes(index), _zero(x), _planes(out))
     return out
 
@@ -305,7 +305,7 @@ def put_planes(x, index, spatial):
 
 def _flat_int64(index):
     flat = _view(_contiguous(index), (index.size,))
-    return flat if flat.dtype == np.int64 else _cuda.astype(flat, np.int64)
+    return flat if flat.dtype == np.int64 else storage.astype(flat, np.int64)
 
 
 def count_outside(index, low, high):
@@ -321,17 +321,17 @@ def count_outside(index, low, high):
 def index_extreme(index, kind):
     """The max ("amax") or min ("amin") of non-empty integer array `index`, a 0-d int64
     device array (the backend's tree reduction)."""
-    return _cuda.reduce(kind, _flat_int64(index), (0,), np.int64)
+    return reduction.reduce(kind, _flat_int64(index), (0,), np.int64)
 
 
 def read_count(arr):
     """The value of a one-element device array, read on the host."""
-    return int(_cuda.to_numpy(arr).reshape(-1)[0])
+    return int(storage.to_numpy(arr).reshape(-1)[0])
 
 
 def one_hot(index, num_classes):
     """int64 (*index.shape, num_classes): 1 where the class is the index."""
-    out = _cuda.empty(tuple(index.shape) + (num_classes,), np.int64)
+    out = storage.empty(tuple(index.shape) + (num_classes,), np.int64)
     flat = _view(_contiguous(index), (index.size,))
     _launch(K.one_hot, out.size, flat, _view(out, (index.size, num_classes)))
     return out
@@ -346,10 +346,10 @@ def constant_pad(x, widths, crops, value):
         cropped_shape.append(max(stop - start, 0))
         offset += start * s if stop > start else 0
     out_shape = tuple(n + left + right for n, (left, right) in zip(cropped_shape, widths))
-    out = _cuda.empty(out_shape, x.dtype)
-    _cuda.fill_(out, value)
+    out = storage.empty(out_shape, x.dtype)
+    storage.fill_(out, value)
     if math.prod(cropped_shape):
-        source = _cuda._restride(x, tuple(cropped_shape), x.strides, offset)
+        source = arrays.restride(x, tuple(cropped_shape), x.strides, offset)
         inner_offset = sum(left * s for (left, _), s in zip(widths, out.strides))
-        _cuda.copy_(_cuda._restride(out, tuple(cropped_shape), out.strides, inner_offset), source)
+        storage.copy_(arrays.restride(out, tuple(cropped_shape), out.strides, inner_offset), source)
     return out

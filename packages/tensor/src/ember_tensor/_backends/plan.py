@@ -1,0 +1,59 @@
+"""The layout plan of an op over strided arrays, made once and used by every backend.
+
+Both backends run elementwise loops TensorIterator-style: operands broadcast to the
+output's shape (stride 0 on broadcast dims), then dims that are contiguous for every
+operand merged, so that one 4-d strided kernel serves every rank and layout. Reductions
+merge the (size, stride) pairs of their kept and reduced dims the same way. The plan
+works on shapes and strides only (any unit: elements or bytes), never on memory.
+"""
+
+__all__ = ["MAX_DIMS", "merge_dims", "merged_layout"]
+
+# Strided elementwise kernels index four dims; more that do not merge loop on the host.
+MAX_DIMS = 4
+
+
+def merge_dims(dims):
+    """Merge (size, stride) pairs that are adjacent in memory; drop size-1 dims.
+
+    >>> merge_dims([(2, 12), (3, 4), (1, 9), (4, 1)])
+    [(24, 1)]
+    """
+    merged = []
+    for n, s in dims:
+        if n == 1:
+            continue
+        if merged and merged[-1][1] == s * n:
+            merged[-1] = (merged[-1][0] * n, s)
+        else:
+            merged.append((n, s))
+    return merged
+
+
+def merged_layout(shape, strides):
+    """(shape, strides, extra): `shape` and each operand's `strides` with size-1 dims
+    dropped, dims merged where every operand agrees, and padded to `MAX_DIMS` dims.
+
+    `extra` > 0 when more than MAX_DIMS dims stay unmerged: the layout then has
+    MAX_DIMS + extra dims and the caller loops over the leading `extra` ones.
+
+    >>> merged_layout((2, 3, 4), [(12, 4, 1), (0, 0, 1)])
+    ([1, 1, 6, 4], [[0, 0, 4, 1], [0, 0, 0, 1]], 0)
+    """
+    keep = [i for i, n in enumerate(shape) if n != 1]
+    shape = [shape[i] for i in keep]
+    strides = [[st[i] for i in keep] for st in strides]
+    i = len(shape) - 2
+    while i >= 0:
+        if all(st[i] == st[i + 1] * shape[i + 1] for st in strides):
+            shape[i] *= shape[i + 1]
+            for st in strides:
+                st[i] = st[i + 1]
+                del st[i + 1]
+            del shape[i + 1]
+        i -= 1
+    pad = MAX_DIMS - len(shape)
+    if pad > 0:
+        shape = [1] * pad + shape
+        strides = [[0] * pad + st for st in strides]
+    return shape, strides, len(shape) - MAX_DIMS
