@@ -108,6 +108,9 @@ def _read_bytes(f, mmap):
 
 
 def _storage_dtype(storage_type):
+    if type(storage_type) is str:  # a dotted name, from a pickle read without running it
+        module, _, name = storage_type.rpartition(".")
+        storage_type = allowed_global(module, name)
     if isinstance(storage_type, StorageType):
         return storage_type.dtype
     if callable(storage_type) and getattr(storage_type, "__name__", "").endswith("Storage"):

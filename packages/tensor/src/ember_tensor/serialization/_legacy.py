@@ -14,7 +14,6 @@ import io
 import pickle
 import pickletools
 import struct
-import sys
 
 import numpy as np
 
@@ -69,7 +68,8 @@ def read_legacy_checkpoint(data, unpickle_plain, unpickle_object, storage_types,
     Args:
         unpickle_plain: ``(data, start) -> (value, end)`` for the header pickles (no storages).
         unpickle_object: ``(data, start, persistent_load) -> value`` for the object pickle.
-        storage_types: callable mapping a storage type object to an ember dtype (or raising).
+        storage_types: callable mapping a storage type object, or its dotted name, to an
+            ember dtype (or raising).
         place: ``(raw bytes, dtype, location) -> storage`` (map_location applied).
     Returns:
         the loaded object.
@@ -88,7 +88,8 @@ def read_legacy_checkpoint(data, unpickle_plain, unpickle_object, storage_types,
     keys, position = unpickle_plain(data, position)
     if type(keys) is not list or not all(type(k) is str for k in keys) or len(set(keys)) != len(keys):
         raise SerializationError("ember.load: the legacy checkpoint's storage key list is malformed")
-    blobs = _storage_layout(data, keys, position)
+    itemsizes = {key: storage_types(type_name).itemsize for key, type_name in _storage_ids(data, object_start).items()}
+    blobs = _storage_layout(data, keys, position, itemsizes)
     placed = {}
 
     def persistent_load(pid):
@@ -103,7 +104,7 @@ def read_legacy_checkpoint(data, unpickle_plain, unpickle_object, storage_types,
         if key not in blobs:
             raise SerializationError(f"ember.load: storage {key!r} is not in the checkpoint")
         start, count, size = blobs[key]
-        if type(numel) is not int or numel != count or size not in (None, dtype.itemsize):
+        if type(numel) is not int or numel != count or size != dtype.itemsize:
             raise SerializationError(f"ember.load: storage {key!r} declares {numel!r} {dtype.name} elements, which "
                                      "does not match its record")
         nbytes = count * dtype.itemsize
@@ -116,44 +117,86 @@ def read_legacy_checkpoint(data, unpickle_plain, unpickle_object, storage_types,
     return unpickle_object(data, object_start, persistent_load)
 
 
-def _storage_layout(data, keys, position):
-    """Where each storage's bytes are: ``{key: (start, numel, element size)}``.
+def _storage_ids(data, start):
+    """``{key: "module.StorageType"}`` of every storage id in the pickle at `start`, found by
+    simulating its stack without running anything (pickletools gives each opcode's stack
+    effect; only strings, ints, globals, tuples and the memo are tracked)."""
+    mark, opaque = object(), object()
+    stack, memo, found = [], {}, {}
 
-    The records hold an element count but not the element size, which only the pickle
-    knows; the records are back to back and end at the file's end, so the sizes ember
-    supports (1, 2, 4, 8) are tried until the chain of headers lands exactly there. The
-    result is checked against each storage's dtype when the pickle names it, so a wrong
-    guess is an error, never misread data.
-    """
-    total = len(data)
-    failed = set()
+    def pop_to_mark():
+        while stack:
+            item = stack.pop()
+            if item is mark:
+                return
+        raise SerializationError("ember.load: the legacy checkpoint's pickle is malformed (no MARK)")
 
-    def walk(i, pos):
-        if i == len(keys):
-            return {} if pos == total else None
-        if (i, pos) in failed or pos + 8 > total:
-            return None
-        (numel,) = struct.unpack("<q", bytes(data[pos:pos + 8]))
-        if numel < 0 or pos + 8 + numel > total:
-            failed.add((i, pos))
-            return None
-        for size in (1, 2, 4, 8) if numel else (1,):
-            rest = walk(i + 1, pos + 8 + numel * size)
-            if rest is not None:
-                rest[keys[i]] = (pos + 8, numel, size if numel else None)
-                return rest
-        failed.add((i, pos))
-        return None
-
-    if len(keys) > 20_000:
-        raise SerializationError("ember.load: the legacy checkpoint lists too many storages")
-    old_limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old_limit, len(keys) + 200))
+    stream = io.BytesIO(memoryview(data)[start:])
     try:
-        layout = walk(0, position)
-    finally:
-        sys.setrecursionlimit(old_limit)
-    if layout is None:
-        raise SerializationError("ember.load: the legacy checkpoint's storages do not add up to the file's length "
-                                 "(truncated or corrupt)")
+        for opcode, arg, _ in pickletools.genops(stream):
+            name = opcode.name
+            if name == "STOP":
+                return found
+            if name == "MARK":
+                stack.append(mark)
+            elif name in ("BINPUT", "LONG_BINPUT", "PUT"):
+                memo[arg] = stack[-1] if stack else opaque
+            elif name == "MEMOIZE":
+                memo[len(memo)] = stack[-1] if stack else opaque
+            elif name in ("BINGET", "LONG_BINGET", "GET"):
+                stack.append(memo.get(arg, opaque))
+            elif name == "GLOBAL":
+                stack.append(("global", arg.replace(" ", ".")))
+            elif name == "NONE":
+                stack.append(None)
+            elif name == "TUPLE":
+                items = []
+                while stack and stack[-1] is not mark:
+                    items.append(stack.pop())
+                pop_to_mark()
+                stack.append(tuple(reversed(items)))
+            elif name in ("TUPLE1", "TUPLE2", "TUPLE3"):
+                n = int(name[-1])
+                items = stack[-n:]
+                del stack[-n:]
+                stack.append(tuple(items))
+            elif name == "BINPERSID":
+                pid = stack.pop() if stack else opaque
+                if (type(pid) is tuple and len(pid) >= 3 and pid[0] == "storage" and type(pid[2]) is str
+                        and type(pid[1]) is tuple):
+                    found[pid[2]] = pid[1][1]
+                stack.append(opaque)
+            elif isinstance(arg, (str, bytes, int)) and not opcode.stack_before:
+                stack.append(arg)
+            else:
+                for item in opcode.stack_before:
+                    if item is pickletools.markobject:
+                        pop_to_mark()
+                    elif stack:
+                        stack.pop()
+                stack.extend(opaque for _ in opcode.stack_after)
+    except (ValueError, EOFError, struct.error, UnicodeDecodeError, IndexError) as exc:
+        raise SerializationError(f"ember.load: the legacy checkpoint's pickle is malformed ({exc})") from None
+    raise SerializationError("ember.load: the legacy checkpoint's pickle has no end")
+
+
+def _storage_layout(data, keys, position, itemsizes):
+    """Where each storage's bytes are: ``{key: (start, numel, element size)}``. Records hold
+    an element count; the element size comes from the storage type the pickle names."""
+    layout = {}
+    for key in keys:
+        if key not in itemsizes:
+            raise SerializationError(f"ember.load: storage {key!r} is listed but never used by the pickle")
+        if position + 8 > len(data):
+            raise SerializationError("ember.load: the legacy checkpoint is truncated (a storage header is missing)")
+        (numel,) = struct.unpack("<q", bytes(data[position:position + 8]))
+        size = itemsizes[key]
+        if numel < 0 or position + 8 + numel * size > len(data):
+            raise SerializationError(f"ember.load: storage {key!r} declares {numel} elements, more than the file "
+                                     "holds")
+        layout[key] = (position + 8, numel, size)
+        position += 8 + numel * size
+    if position != len(data):
+        raise SerializationError(f"ember.load: {len(data) - position} unexpected bytes after the legacy "
+                                 "checkpoint's storages")
     return layout

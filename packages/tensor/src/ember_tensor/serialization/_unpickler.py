@@ -16,7 +16,6 @@ import struct
 
 from .._tensor import Tensor
 from . import _globals
-from ._rebuild import SerializationError
 
 __all__ = ["WeightsUnpickler", "FullUnpickler", "weights_only_error", "globals_in_pickle"]
 
@@ -136,8 +135,11 @@ class WeightsUnpickler:
             return self._run()
         except pickle.UnpicklingError as exc:
             raise weights_only_error(str(exc)) from None
-        except (SerializationError, RuntimeError) as exc:
-            raise weights_only_error(f"{type(exc).__name__}: {exc}") from exc
+        except RuntimeError:
+            # A corrupt storage or an impossible map_location (SerializationError, CUDA
+            # missing): the file's data is at fault, not the allow-list, so no advice to
+            # retry with weights_only=False.
+            raise
         except (IndexError, KeyError, TypeError, ValueError, AttributeError, OverflowError, struct.error,
                 UnicodeDecodeError, EOFError, MemoryError, RecursionError) as exc:
             raise weights_only_error(f"the pickle is malformed ({type(exc).__name__}: {exc})") from None
