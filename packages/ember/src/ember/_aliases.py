@@ -26,7 +26,21 @@ SUBMODULE_ALIASES = {
     "ember.distributed": "ember_distributed",
     "ember.onnx": "ember_export.onnx",
     "ember.jit": "ember_export.jit",
+    "ember.serialization": "ember_tensor.serialization",
 }
+
+# PyTorch's packages inside pickled checkpoints -> the ember package serving each. With
+# these registered, ``torch.load``-style files naming ``torch.nn.modules.linear.Linear`` or
+# ``torch.optim.adam.Adam`` load as ember's classes (weights_only=False), and ember writes
+# its classes under those names. ember_tensor cannot import the layers above it, so the
+# meta-package, which stands on all of them, registers the table.
+TORCH_PACKAGES = [
+    ("torch.nn", "ember_nn"),
+    ("torch.optim", "ember_optim"),
+    ("torch.utils.data", "ember_data"),
+    ("torch.autograd", "ember_autograd"),
+    ("torch.distributed", "ember_distributed"),
+]
 
 
 def aliased_name(fullname):
@@ -91,6 +105,10 @@ def install(on_layer_load=None):
     """
     if not any(getattr(finder, "is_ember_alias_finder", False) for finder in sys.meta_path):
         sys.meta_path.insert(0, _AliasFinder(on_layer_load))
+    from ember_tensor import serialization  # the table below is data for it, registered once here
+
+    for torch_prefix, real_prefix in TORCH_PACKAGES:
+        serialization.register_module_alias(torch_prefix, real_prefix)
 
 
 def module_getattr(name):

@@ -5,9 +5,10 @@ is a leaf of the autograd graph and requires grad by default; assigning one to a
 attribute registers it. ``Buffer`` only marks a tensor for registration as a buffer.
 """
 import copy
+from collections import OrderedDict
 
 import ember_tensor
-from ember_tensor import Tensor
+from ember_tensor import Tensor, serialization
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
@@ -57,11 +58,27 @@ class Parameter(Tensor):
         return result
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_parameter, (type(self), self.data, self.requires_grad))
+        if type(self) is Parameter:
+            # PyTorch's form, so torch.load reads ember's checkpoints of parameters.
+            return (rebuild_parameter, (self.data, self.requires_grad, OrderedDict()))
+        return (_rebuild_parameter_of_class, (type(self), self.data, self.requires_grad))
 
 
-def _rebuild_parameter(cls, data, requires_grad):
+def rebuild_parameter(data, requires_grad, backward_hooks=None, *state):
+    """``torch._utils._rebuild_parameter``: a Parameter over `data` (hooks are not restored)."""
+    if type(requires_grad) is not bool:
+        raise RuntimeError(f"_rebuild_parameter: requires_grad must be a bool, got {requires_grad!r}")
+    return Parameter(data, requires_grad)
+
+
+def _rebuild_parameter_of_class(cls, data, requires_grad):
     return cls(data, requires_grad)
+
+
+# Checkpoints name Parameters by PyTorch's paths; both rebuild a Parameter from a tensor
+# and nothing else, so weights_only=True may use them.
+serialization.register_global("torch._utils._rebuild_parameter", rebuild_parameter, safe=True)
+serialization.register_global("torch.nn.parameter.Parameter", Parameter, safe=True)
 
 
 class _BufferMeta(type):

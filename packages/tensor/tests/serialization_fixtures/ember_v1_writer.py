@@ -1,4 +1,7 @@
-"""`save` / `load`: checkpoints of tensors and plain values in a format that runs no code.
+"""The writer of ember's own checkpoint format (``EMBRCKPT``), which ``ember.save`` wrote
+until it adopted PyTorch's zip format. ``load`` still reads these files; the tests use
+this writer to make them (it was ember_tensor/serialization.py, kept here unchanged but
+for its imports and the removal of ``load``).
 
 A checkpoint is one file (layout in the package README, "Serialization format")::
 
@@ -26,15 +29,15 @@ import tempfile
 
 import numpy as np
 
-from . import _backends
-from . import _dtype as D
-from ._device import device as _device_cls
-from ._size import Size
-from ._checkpoint_format import ALIGN, END_MAGIC, FORMAT_VERSION, MAGIC, MAX_DEPTH, TRAILER, SerializationError
-from ._checkpoint_reader import load
-from ._tensor import Tensor
+from ember_tensor import _backends
+from ember_tensor import _dtype as D
+from ember_tensor._device import device as _device_cls
+from ember_tensor._size import Size
+from ember_tensor._tensor import Tensor
+from ember_tensor.serialization._ember_v1_format import (ALIGN, END_MAGIC, FORMAT_VERSION, MAGIC, MAX_DEPTH,
+                                                         TRAILER, SerializationError)
 
-__all__ = ["save", "load", "SerializationError"]
+__all__ = ["save"]
 
 
 class _Writer:
@@ -173,12 +176,6 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
         obj: what to save; views of one storage are saved once and share it after `load`.
         f: a path (written atomically: temp file + rename) or a binary file object.
 
-    >>> import io, ember_tensor as torch
-    >>> buffer = io.BytesIO()
-    >>> torch.save({"w": torch.ones(2)}, buffer)
-    >>> _ = buffer.seek(0)
-    >>> torch.load(buffer)["w"]
-    tensor([1., 1.])
     """
     if pickle_module is not None:
         raise SerializationError("ember.save does not pickle: pickle_module is not supported")

@@ -1,5 +1,7 @@
-"""Constants of ember's checkpoint format, shared by its writer and reader (see
-`serialization`)."""
+"""Constants of ember's own checkpoint format (``EMBRCKPT``), read by _ember_v1_reader and
+written by the test suite's fixture writer (tests/serialization_fixtures/ember_v1_writer.py)."""
+
+from ._rebuild import SerializationError
 
 __all__ = ["MAGIC", "END_MAGIC", "FORMAT_VERSION", "ALIGN", "MAX_DEPTH", "TRAILER", "SerializationError"]
 
@@ -10,6 +12,3 @@ ALIGN = 64  # storages start on 64-byte boundaries
 MAX_DEPTH = 200  # deeper object trees are refused instead of exhausting the Python stack
 TRAILER = len(END_MAGIC) + 8
 
-
-class SerializationError(RuntimeError):
-    """A checkpoint could not be written or read (unsupported object, corrupt or truncated file)."""

@@ -1,6 +1,10 @@
-"""The reading half of `serialization`: `load` validates the container (magic, lengths,
-end marker, sha256 of the header and of every storage) and then rebuilds the object tree
-from JSON, checking every node; nothing in the file is ever executed."""
+"""Reader of ember's own checkpoint format (``EMBRCKPT``, what ``save`` wrote before it
+wrote PyTorch's zip format), so that existing files keep loading.
+
+It validates the container (magic, lengths, end marker, sha256 of the header and of
+every storage) and then rebuilds the object tree from JSON, checking every node; nothing
+in the file is ever executed. The layout is in the package README ("ember's own format").
+"""
 import base64
 import collections
 import hashlib
@@ -10,32 +14,23 @@ import struct
 
 import numpy as np
 
-from . import _backends
-from . import _dtype as D
-from ._checkpoint_format import ALIGN, END_MAGIC, FORMAT_VERSION, MAGIC, MAX_DEPTH, TRAILER, SerializationError
-from ._device import device as _device_cls
-from ._size import Size
-from ._tensor import Storage, Tensor
+from .. import _backends
+from .. import _dtype as D
+from .._device import device as _device_cls
+from .._size import Size
+from .._tensor import Storage, Tensor
+from ._ember_v1_format import ALIGN, END_MAGIC, FORMAT_VERSION, MAGIC, MAX_DEPTH, TRAILER, SerializationError
 
-__all__ = ["load"]
+__all__ = ["is_ember_v1", "load_ember_v1"]
+
+
+def is_ember_v1(data):
+    """Whether `data` starts with the magic of ember's own format."""
+    return bytes(data[:len(MAGIC)]) == MAGIC
 
 
 def _corrupt(what):
     return SerializationError(f"ember.load: {what}. The file is corrupt or was not written by ember.save.")
-
-
-def _read_all(f):
-    """The whole file in one writable buffer: loaded storages are NumPy views into it."""
-    if isinstance(f, (str, os.PathLike)):
-        with open(os.fspath(f), "rb") as fh:
-            data = bytearray(os.fstat(fh.fileno()).st_size)
-            if fh.readinto(data) != len(data):
-                raise SerializationError("ember.load: the file changed size while it was read")
-            return data
-    data = f.read()
-    if not isinstance(data, (bytes, bytearray)):
-        raise SerializationError("ember.load expects a path or a binary file object (opened with 'rb')")
-    return bytearray(data)
 
 
 def _check_container(data):
@@ -94,7 +89,7 @@ def _target_device(saved, map_location):
         raise SerializationError(f"ember.load: unsupported map_location {map_location!r}")
     dev = _device_cls(str(name) if isinstance(name, _device_cls) else name)
     if dev.type == "cuda":
-        from . import cuda
+        from .. import cuda
         if not cuda.is_available():
             raise RuntimeError(
                 "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. "
@@ -258,20 +253,11 @@ def _dtype_named(name):
     return dtype
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args):
-    """Load an object saved by `save` from a path or binary file object.
+def load_ember_v1(data, map_location=None):
+    """Load an ember-format checkpoint from the bytearray `data` (storages view it, no copy).
 
-    Nothing in the file is executed: the format has no code in it, so `weights_only`
-    (True or False) changes nothing, and pickle files are refused with a clear error.
     A truncated or corrupted file raises `SerializationError` (a RuntimeError).
-
-    Args:
-        map_location: a device (or string) for every tensor, or a dict mapping saved
-            device names to new ones (``{"cuda:0": "cpu"}``).
     """
-    if pickle_module is not None or pickle_load_args:
-        raise SerializationError("ember.load does not unpickle: pickle_module and pickle arguments are not supported")
-    data = _read_all(f)
     header, data_start = _check_container(data)
     if header.get("byteorder") != "little":
         raise _corrupt("unsupported byte order")
