@@ -224,12 +224,12 @@ class _Reader:
         device = _target_device(_field(node, "device", str), self.map_location)
         key = (sid, str(device), dtype.itemsize)
         if key not in self.storages:
-            buf = flat if device.type == "cpu" else _backends.get(device).from_numpy(flat, device)
+            buf = flat if device.type == "cpu" else _backends.get(device).storage.from_numpy(flat, device)
             self.storages[key] = (Storage(buf), buf)
         storage, buf = self.storages[key]
         if buf.dtype != dtype.np:
             buf = buf.view(dtype.np)
-        data = _backends.get(device).as_strided(buf, tuple(shape), tuple(stride), offset)
+        data = _backends.get(device).storage.as_strided(buf, tuple(shape), tuple(stride), offset)
         t = Tensor._wrap(data, dtype, device, storage, offset)
         if node.get("requires_grad") is True and dtype.category == D._FLOAT:
             t.requires_grad_(True)

@@ -127,11 +127,11 @@ class CheckpointPickler(pickle._Pickler):
 def _is_c_contiguous(buf, t):
     if t._device.type == "cpu":
         return buf.flags.c_contiguous
-    return _backends.get(t._device).is_contiguous(buf)
+    return _backends.get(t._device).storage.is_contiguous(buf)
 
 
 def _host_bytes(buf, device):
-    host = buf if device.type == "cpu" else _backends.get(device).to_numpy(buf)
+    host = buf if device.type == "cpu" else _backends.get(device).storage.to_numpy(buf)
     host = np.ascontiguousarray(host).reshape(-1)
     if host.dtype.byteorder == ">":  # checkpoints are little-endian
         host = host.byteswap()

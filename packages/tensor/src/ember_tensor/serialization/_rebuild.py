@@ -122,7 +122,7 @@ class LoadedStorage:
             if self.device.type == "cpu":
                 buf = flat
             else:
-                buf = _backends.get(self.device).from_numpy(flat, self.device)
+                buf = _backends.get(self.device).storage.from_numpy(flat, self.device)
             self._on_device = (Storage(buf), buf)
         return self._on_device
 
@@ -167,7 +167,7 @@ def _make_tensor(storage, storage_offset, size, stride, dtype=None):
             f"bounds for storage of size {flat.size * storage.dtype.itemsize}")
     store, buf = storage.backend_buffer()
     device = storage.device
-    data = _backends.get(device).as_strided(buf, size, stride, storage_offset if numel else 0)
+    data = _backends.get(device).storage.as_strided(buf, size, stride, storage_offset if numel else 0)
     return Tensor._wrap(data, storage.dtype, device, store, storage_offset)
 
 
