@@ -14,6 +14,8 @@ FAMILIES = (
     "reduction",    # sum/mean/prod/..., arg max/min, var_mean, median
     "matmul",       # matrix products (BLAS, cuBLAS)
     "sorting",      # sort, argsort, top-k, k-th value, nanmedian, mode along a dim
+    "conv",         # convolution forward and its two backward products (im2col + GEMM)
+    "pooling",      # max/avg/adaptive pooling, their backward passes, max_unpool
 )
 
 # {(family, function): {device type that lacks it: why}}.

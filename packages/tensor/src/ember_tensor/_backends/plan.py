@@ -3,11 +3,13 @@
 Both backends run elementwise loops TensorIterator-style: operands broadcast to the
 output's shape (stride 0 on broadcast dims), then dims that are contiguous for every
 operand merged, so that one 4-d strided kernel serves every rank and layout. Reductions
-merge the (size, stride) pairs of their kept and reduced dims the same way. The plan
-works on shapes and strides only (any unit: elements or bytes), never on memory.
+merge the (size, stride) pairs of their kept and reduced dims the same way. Sliding
+windows (convolution, pooling, unfold) have their geometry here too. The plan works on
+shapes and strides only (any unit: elements or bytes), never on memory, so the ops and
+every backend use the same one.
 """
 
-__all__ = ["MAX_DIMS", "merge_dims", "merged_layout"]
+__all__ = ["MAX_DIMS", "merge_dims", "merged_layout", "output_size", "adaptive_bounds"]
 
 # Strided elementwise kernels index four dims; more that do not merge loop on the host.
 MAX_DIMS = 4
@@ -57,3 +59,27 @@ def merged_layout(shape, strides):
         shape = [1] * pad + shape
         strides = [[0] * pad + st for st in strides]
     return shape, strides, len(shape) - MAX_DIMS
+
+
+# --- sliding windows ------------------------------------------------------------------------
+
+def output_size(size, kernel, stride, padding, dilation, ceil_mode=False):
+    """Output length of a sliding window along one dim (PyTorch's pooling_output_shape)."""
+    span = dilation * (kernel - 1) + 1
+    numerator = size + 2 * padding - span
+    if ceil_mode:
+        out = -(-numerator // stride) + 1
+        # The last window must start inside the input or the left padding.
+        if (out - 1) * stride >= size + padding:
+            out -= 1
+        return out
+    return numerator // stride + 1
+
+
+def adaptive_bounds(size, out):
+    """PyTorch's adaptive windows along one dim: [floor(i*size/out), ceil((i+1)*size/out)).
+
+    >>> adaptive_bounds(5, 2)
+    [(0, 3), (2, 5)]
+    """
+    return [((i * size) // out, -(-((i + 1) * size) // out)) for i in range(out)]

@@ -5,7 +5,7 @@ A tensor's storage on the CPU is a 1-d NumPy buffer; its data is a strided view 
 import numpy as np
 
 __all__ = ["empty", "as_strided", "offset_of", "is_contiguous", "data_ptr", "to_numpy", "from_numpy", "copy_",
-           "fill_", "astype", "broadcast_to", "flat"]
+           "fill_", "astype", "broadcast_to", "flat", "contiguous"]
 
 
 def empty(shape, np_dtype):
@@ -73,3 +73,8 @@ def broadcast_to(data, shape):
 def flat(data):
     """The 1-d view of a C-contiguous array."""
     return data.reshape(-1)
+
+
+def contiguous(data):
+    """`data` if C-contiguous, else a C-contiguous copy."""
+    return data if data.flags.c_contiguous else np.ascontiguousarray(data)

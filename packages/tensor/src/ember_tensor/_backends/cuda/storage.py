@@ -24,7 +24,7 @@ from .kernels.loops import SIMULATOR, loops
 from .launch import grid_stride, run_strided
 
 __all__ = ["empty", "as_strided", "broadcast_to", "offset_of", "is_contiguous", "data_ptr", "cuda_array_interface",
-           "to_numpy", "from_numpy", "pinned_empty", "is_pinned", "fill_", "copy_", "astype", "flat"]
+           "to_numpy", "from_numpy", "pinned_empty", "is_pinned", "fill_", "copy_", "astype", "flat", "contiguous"]
 
 _F16, _F32, _BOOL = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.bool_)
 
@@ -192,3 +192,8 @@ def astype(data, np_dtype):
     if out.size:
         _convert_into(out, data)
     return out
+
+
+def contiguous(data):
+    """`data` if C-contiguous, else a C-contiguous copy."""
+    return data if is_c(data) else astype(data, data.dtype)

@@ -1,8 +1,8 @@
-"""CUDA sliding-window nn ops over device arrays: convolution (im2col + GEMM + col2im),
-pooling, unfold/fold, the plane scatter/gather of max pooling's indices, one_hot and
-constant padding. The kernels are in `_backends.cuda.kernels.windows`; the GEMMs are the
-backend's `matmul` (cuBLAS on a GPU). Nothing here reads device memory on the host,
-except the one-element counts that the index checks read (`read_count`).
+"""CUDA sliding windows over (N, C, *spatial) device arrays: the launch shapes and views that
+convolution (`conv`) and pooling (`pooling`) share, im2col/col2im, unfold/fold, one_hot,
+constant padding and the one-element index checks (`count_outside`, `read_count`). The
+kernels are in `kernels.windows`. Nothing here reads device memory on the host, except
+the one-element counts that the index checks read (`read_count`).
 
 Arrays arrive in their compute dtype (the op layer casts float16/bfloat16 to float32 on
 the device). Spatial dims are lifted to three (size-1 dims in front, stride 0) so that
@@ -20,10 +20,8 @@ from . import runtime
 from .kernels import windows as K
 from .kernels.loops import SIMULATOR
 
-__all__ = ["device_scope", "array_of", "tensor_of", "window_counts", "conv_forward", "conv_backward_input",
-           "conv_backward_weight", "add_channel_bias", "max_pool", "avg_pool", "avg_pool_backward",
-           "adaptive_max_pool", "scatter_planes", "take_along_planes", "put_planes", "count_outside",
-           "index_extreme", "read_count", "one_hot", "constant_pad", "unfold", "fold"]
+__all__ = ["device_scope", "array_of", "tensor_of", "window_counts", "unfold", "fold", "count_outside",
+           "index_extreme", "read_count", "one_hot", "constant_pad"]
 
 
 # --- tensors <-> device arrays --------------------------------------------------------------
@@ -152,155 +150,6 @@ def fold(cols, size, kernel, dilation, padding, stride):
     out = window_counts(size, kernel, stride, padding, dilation)
     n = cols.shape[0]
     return _col2im(cols, n, cols.shape[1] // math.prod(kernel), size, kernel, stride, padding, dilation, out)
-
-
-# --- convolution ---------------------------------------------------------------------------
-
-def _swap_last(arr):
-    """The view of `arr` with its last two dims swapped (a batched transpose)."""
-    shape, strides = list(arr.shape), list(arr.strides)
-    shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
-    return arrays.restride(arr, tuple(shape), tuple(strides))
-
-
-# Every convolution product is one batched GEMM over (batch, group) with the group's
-# blocks as views (no per-group launches, so depthwise convolutions cost two GEMM calls,
-# not 2*G). A weight broadcast over the batch is materialised by the backend's matmul
-# only when groups > 1 (N*O*CK/G elements: small beside the L-times larger columns).
-
-def conv_forward(x, w, stride, padding, dilation, groups):
-    """Convolution of x (N, C, *S) with w (O, C/G, *K): (N, O, *out)."""
-    n, c = x.shape[:2]
-    o = w.shape[0]
-    kernel = tuple(w.shape[2:])
-    out = window_counts(x.shape[2:], kernel, stride, padding, dilation)
-    length, per_group = math.prod(out), (c // groups) * math.prod(kernel)
-    cols = storage.empty((n, c * math.prod(kernel), length), x.dtype)
-    _im2col_into(x, kernel, stride, padding, dilation, out, cols)
-    # (G, O/G, CK/G) @ (N, G, CK/G, L) -> (N, G, O/G, L), which is (N, O, L).
-    wg = _view(_contiguous(w), (groups, o // groups, per_group))
-    y = matmul.matmul(wg, _view(cols, (n, groups, per_group, length)))
-    return _view(y, (n, o) + out)
-
-
-def conv_backward_input(gy, w, input_size, stride, padding, dilation, groups):
-    """Gradient of `conv_forward` w.r.t. x of spatial `input_size`: col2im(W^T @ grad)."""
-    n, o = gy.shape[:2]
-    c = w.shape[1] * groups
-    kernel, out = tuple(w.shape[2:]), tuple(gy.shape[2:])
-    length, per_group = math.prod(out), w.shape[1] * math.prod(kernel)
-    # (G, CK/G, O/G) @ (N, G, O/G, L) -> (N, G, CK/G, L), which is (N, CK, L).
-    wg = _swap_last(_view(_contiguous(w), (groups, o // groups, per_group)))
-    gcols = matmul.matmul(wg, _view(_contiguous(gy), (n, groups, o // groups, length)))
-    return _col2im(_view(gcols, (n, c * math.prod(kernel), length)), n, c, input_size, kernel, stride,
-                   padding, dilation, out)
-
-
-def conv_backward_weight(gy, x, weight_size, stride, padding, dilation, groups):
-    """Gradient of `conv_forward` w.r.t. w: grad (O, N*L) @ cols^T (N*L, CK/G) per group."""
-    n, c = x.shape[:2]
-    o = gy.shape[1]
-    kernel, out = tuple(weight_size[2:]), tuple(gy.shape[2:])
-    length, ck = math.prod(out), c * math.prod(kernel)
-    # Columns laid out (CK, N, L) so that the batch and positions merge into one GEMM depth.
-    buffer = storage.empty((ck, n, length), x.dtype)
-    item = buffer.dtype.itemsize
-    _im2col_into(x, kernel, stride, padding, dilation, out,
-                 arrays.restride(buffer, (n, ck, length), (length * item, n * length * item, item)))
-    g3 = _view(_contiguous(gy), (n, o, length))
-    rows = storage.astype(arrays.restride(g3, (o, n, length), (g3.strides[1], g3.strides[0], g3.strides[2])),
-                        gy.dtype)
-    # (G, O/G, N*L) @ (G, N*L, CK/G) -> (G, O/G, CK/G), which is (O, C/G, *K).
-    gw = matmul.matmul(_view(rows, (groups, o // groups, n * length)),
-                      _swap_last(_view(buffer, (groups, ck // groups, n * length))))
-    return _view(gw, tuple(weight_size))
-
-
-def add_channel_bias(y, bias):
-    """y (N, O, *S) += bias (O,) broadcast over the batch and positions, in place."""
-    if y.size:
-        shape = (1, bias.shape[0]) + (1,) * (y.ndim - 2)
-        elementwise.binary("add", y, arrays.restride(bias, shape, (0, bias.strides[0]) + (0,) * (y.ndim - 2)), y)
-    return y
-
-
-# --- pooling -------------------------------------------------------------------------------
-
-def _lowest(np_dtype):
-    kind = np.dtype(np_dtype).kind
-    if kind == "f":
-        return np.dtype(np_dtype).type(-np.inf)
-    if kind == "b":
-        return np.bool_(False)
-    return np.dtype(np_dtype).type(np.iinfo(np_dtype).min)
-
-
-def max_pool(x, kernel, stride, padding, dilation, out):
-    """(values, int64 indices) of max pooling x (N, C, *S) to spatial `out`."""
-    shape = tuple(x.shape[:2]) + tuple(out)
-    values, indices = storage.empty(shape, x.dtype), storage.empty(shape, np.int64)
-    args = _three(kernel, 1) + _three(stride, 1) + _three(padding, 0) + _three(dilation, 1)
-    _launch_rows(K.max_pool, shape[0] * shape[1], math.prod(out), _lift(x), *args, _lowest(x.dtype),
-                 _lift(values), _lift(indices))
-    return values, indices
-
-
-def avg_pool(x, kernel, stride, padding, out, count_include_pad, divisor_override):
-    """Average pooling of x (N, C, *S) to spatial `out` (PyTorch's divisor rules)."""
-    result = storage.empty(tuple(x.shape[:2]) + tuple(out), x.dtype)
-    args = _three(kernel, 1) + _three(stride, 1) + _three(padding, 0)
-    _launch_rows(K.avg_pool, x.shape[0] * x.shape[1], math.prod(out), _lift(x), *args, bool(count_include_pad),
-                 int(divisor_override or 0), _zero(x), _lift(result))
-    return result
-
-
-def avg_pool_backward(g, input_size, kernel, stride, padding, count_include_pad, divisor_override):
-    """Gradient of `avg_pool` w.r.t. an input of shape `input_size` (a gather)."""
-    result = storage.empty(tuple(input_size), g.dtype)
-    args = _three(kernel, 1) + _three(stride, 1) + _three(padding, 0)
-    _launch_rows(K.avg_pool_backward, g.shape[0] * g.shape[1], math.prod(input_size[2:]), _lift(g), *args,
-                 bool(count_include_pad), int(divisor_override or 0), _zero(g), _lift(result))
-    return result
-
-
-def adaptive_max_pool(x, out):
-    """(values, int64 indices) of adaptive max pooling x (N, C, *S) to spatial `out`."""
-    shape = tuple(x.shape[:2]) + tuple(out)
-    values, indices = storage.empty(shape, x.dtype), storage.empty(shape, np.int64)
-    _launch_rows(K.adaptive_max_pool, shape[0] * shape[1], math.prod(out), _lift(x), _lift(values),
-                 _lift(indices))
-    return values, indices
-
-
-def _planes(arr):
-    """(N, C, *S) as a contiguous (N*C, prod(S)) array."""
-    rows = arr.shape[0] * arr.shape[1]
-    return _view(_contiguous(arr), (rows, arr.size // rows if rows else math.prod(arr.shape[2:])))
-
-
-def scatter_planes(g, index, spatial):
-    """(N, C, *spatial): g (N, C, *) summed into zero planes at `index` (atomic adds)."""
-    n, c = g.shape[:2]
-    plane = math.prod(spatial)
-    out = _zeros((n * c * plane,), g.dtype)
-    _launch(K.scatter_add_planes, index.size, _planes(g), _planes(index), plane, out)
-    return _view(out, (n, c) + tuple(spatial))
-
-
-def take_along_planes(x, index):
-    """out[n, c, j...] = x[n, c].flatten()[index[n, c, j...]] (the index's shape)."""
-    out = storage.empty(tuple(index.shape), x.dtype)
-    _launch(K.gather_planes, out.size, _planes(x), _planes(index), _zero(x), _planes(out))
-    return out
-
-
-def put_planes(x, index, spatial):
-    """(N, C, *spatial) zeros with x (N, C, *) put at `index` (max_unpool)."""
-    n, c = x.shape[:2]
-    plane = math.prod(spatial)
-    out = _zeros((n, c) + tuple(spatial), x.dtype)
-    _launch(K.put_planes, x.size, _planes(x), _planes(index), _view(out, (n * c, plane)))
-    return out
 
 
 def _flat_int64(index):

@@ -10,11 +10,12 @@ is never given a CUDA tensor by the nn ops (the `device_only()` tests check it).
 """
 import numpy as np
 
+from ... import _backends
 from ... import _dtype as D
 from ..._device import CPU
 from ..._tensor import Tensor
 
-__all__ = ["to_array", "from_array", "compute_np_dtype", "ntuple", "check_float"]
+__all__ = ["to_array", "from_array", "array_of", "tensor_of", "compute_np_dtype", "ntuple", "check_float"]
 
 _LOW = (D.float16, D.bfloat16)
 
@@ -31,6 +32,23 @@ def to_array(t, dtype=None):
     if arr.dtype != want:
         arr = arr.astype(want)
     return arr
+
+
+def array_of(t, np_dtype=None):
+    """`t`'s array (on its device) in its compute dtype, or `np_dtype`: cast by the backend
+    of its device where needed (on the device, never through the host)."""
+    want = np.dtype(compute_np_dtype(t._dtype) if np_dtype is None else np_dtype)
+    data = t._data
+    return data if data.dtype == want else _backends.get(t._device).storage.astype(data, want)
+
+
+def tensor_of(arr, dtype, device):
+    """A tensor of `dtype` on `device` over the array `arr` that an op's backend returned
+    (cast back to the storage dtype, made C-contiguous where needed)."""
+    storage = _backends.get(device).storage
+    if arr.dtype != dtype.np:
+        arr = storage.astype(arr, dtype.np)
+    return Tensor._wrap(storage.contiguous(arr), dtype, device)
 
 
 def from_array(arr, dtype, device=CPU):

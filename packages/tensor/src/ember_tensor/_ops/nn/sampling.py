@@ -14,8 +14,8 @@ from ... import _dtype as D
 from ..._dispatch import op
 from .._iter import common_device
 from ._common import check_float, compute_np_dtype, from_array, ntuple, to_array
-from ._windows import add_windows, crop_spatial, pad_spatial, windows
-from ._windows import output_size as window_count
+from ..._backends.cpu.windows import add_windows, crop_spatial, pad_spatial, windows
+from ..._backends.plan import output_size as window_count
 
 __all__ = ["embedding", "embedding_backward", "one_hot", "constant_pad_nd", "im2col", "col2im"]
 

@@ -1,4 +1,4 @@
-"""Sliding windows over the spatial dims of (N, C, *spatial) arrays: the im2col of
+"""Sliding windows over the spatial dims of (N, C, *spatial) NumPy arrays: the im2col of
 convolution and pooling, and its adjoint (col2im) for their backward passes.
 
 `windows` returns a strided *view* (no copy): shape (N, C, *kernel, *out) with the kernel
@@ -11,20 +11,7 @@ import itertools
 
 import numpy as np
 
-__all__ = ["output_size", "pad_spatial", "windows", "add_windows"]
-
-
-def output_size(size, kernel, stride, padding, dilation, ceil_mode=False):
-    """Output length of a sliding window along one dim (PyTorch's pooling_output_shape)."""
-    span = dilation * (kernel - 1) + 1
-    numerator = size + 2 * padding - span
-    if ceil_mode:
-        out = -(-numerator // stride) + 1
-        # The last window must start inside the input or the left padding.
-        if (out - 1) * stride >= size + padding:
-            out -= 1
-        return out
-    return numerator // stride + 1
+__all__ = ["pad_spatial", "windows", "add_windows", "crop_spatial"]
 
 
 def pad_spatial(arr, padding, value=0.0, extra=None):
