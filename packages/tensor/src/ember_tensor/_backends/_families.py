@@ -16,6 +16,7 @@ FAMILIES = (
     "sorting",      # sort, argsort, top-k, k-th value, nanmedian, mode along a dim
     "conv",         # convolution forward and its two backward products (im2col + GEMM)
     "pooling",      # max/avg/adaptive pooling, their backward passes, max_unpool
+    "indexing",     # advanced indexing reads/writes, index arrays, nonzero, flip, repeat index
 )
 
 # {(family, function): {device type that lacks it: why}}.

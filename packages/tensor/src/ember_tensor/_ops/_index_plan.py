@@ -12,11 +12,8 @@ anything else), unlike NumPy, so ``x[0, :, [0, 1]]`` has shape (3, 2), as in PyT
 """
 import numpy as np
 
+from .. import _backends
 from .. import _dtype as D
-from .._backends.lazy import lazy, lazy_module
-
-_K = lazy("cpu.kernels.index")  # Numba loads on first use
-_cuda_index = lazy_module("ember_tensor._backends.cuda.indexing")  # numba.cuda loads on first CUDA use
 from .._tensor import Tensor
 from .views import make_view
 
@@ -26,20 +23,22 @@ _SEQUENCE = (list, tuple)
 
 
 class IndexPlan:
-    """The advanced part of a key, applied to `view`.
+    """The advanced part of a key, applied to `view`; the backend's `indexing.read` and
+    `indexing.write` take it with the view's array (they read its shape, dims and arrays).
 
     Attributes:
-        view: the tensor after the basic entries.
+        view: the tensor after the basic entries; `shape` is its shape.
         dims: the view's dims that the index arrays index (ascending).
-        arrays: int64 arrays, one per dim, broadcast together to `index_shape`: host
-            arrays for a CPU view, device arrays for a CUDA view.
+        arrays: int64 arrays, one per dim, broadcast together to `index_shape`, on the
+            view's device.
         adjacent: whether `dims` are consecutive (the index dims stay in place).
     """
 
-    __slots__ = ("view", "dims", "arrays", "index_shape", "adjacent")
+    __slots__ = ("view", "shape", "dims", "arrays", "index_shape", "adjacent")
 
     def __init__(self, view, dims, arrays):
         self.view = view
+        self.shape = tuple(view._data.shape)
         self.dims = dims
         self.adjacent = dims == list(range(dims[0], dims[0] + len(dims)))
         try:
@@ -53,42 +52,28 @@ class IndexPlan:
 
     def rest_dims(self):
         """(before, after): the view's unindexed dims that go before/after the index dims."""
-        others = [d for d in range(self.view._data.ndim) if d not in self.dims]
+        others = [d for d in range(len(self.shape)) if d not in self.dims]
         if self.adjacent:
             return [d for d in others if d < self.dims[0]], [d for d in others if d > self.dims[-1]]
         return [], others
 
     def result_shape(self):
         """Shape of ``view[advanced part]``."""
-        shape = self.view._data.shape
+        shape = self.shape
         before, after = self.rest_dims()
         return tuple(shape[d] for d in before) + tuple(self.index_shape) + tuple(shape[d] for d in after)
 
     def check_empty_dims(self):
         """PyTorch's error for indices into a dim of size 0 (checked even for empty results)."""
-        shape = self.view._data.shape
         for d, arr in zip(self.dims, self.arrays):
-            if shape[d] == 0 and arr.size and int(np.prod(self.index_shape)):
+            if self.shape[d] == 0 and arr.size and int(np.prod(self.index_shape)):
                 raise IndexError("index is out of bounds for dimension with size 0")
 
-    def element_offsets(self, strides):
-        """Bounds-checked offsets (element strides `strides`) that the index arrays select.
-
-        PyTorch's IndexError names the position of the index among the advanced ones.
-        """
-        if self.view._device.type == "cuda":
-            return _cuda_index.element_offsets(self, strides)
-        self.check_empty_dims()
-        shape = self.view._data.shape
-        offs = np.zeros(int(np.prod(self.index_shape)), dtype=np.int64)
-        for position, (d, arr) in enumerate(zip(self.dims, self.arrays)):
-            size = shape[d]
-            flat = np.broadcast_to(arr, self.index_shape).reshape(-1)
-            bad_at = _K.add_index_offsets(flat, size, strides[d], offs) if offs.size else -1
-            if bad_at >= 0:
-                raise IndexError(
-                    f"index {int(flat[bad_at])} is out of bounds for dimension {position} with size {size}")
-        return offs.reshape(-1)
+    def out_of_bounds(self, position, value):
+        """PyTorch's IndexError for index `value` of the `position`-th index array (the
+        backend finds it while computing the offsets)."""
+        return IndexError(f"index {value} is out of bounds for dimension {position} "
+                          f"with size {self.shape[self.dims[position]]}")
 
 
 def is_basic_key(key):
@@ -117,16 +102,17 @@ def normalize_key(key):
 _NOT_AN_INDEX = np.zeros(1, dtype=np.float64)
 
 
-def _as_index_array(k, on_cuda=False):
-    """Array of an advanced entry: int64 indices, or a bool mask; a CUDA tensor's stays on
-    the device when the indexed tensor is on CUDA too (`on_cuda`)."""
+def _as_index_array(k, device):
+    """Array of an advanced entry: int64 indices, or a bool mask; a tensor's stays on its
+    device when the indexed tensor (on `device`) is there too."""
     if isinstance(k, Tensor):
         if k._dtype.category == D._FLOAT:
             return _NOT_AN_INDEX  # PyTorch raises only after the basic entries are applied
-        if on_cuda and k._device.type == "cuda" and k._data.ndim:
+        if k._device == device and k._data.ndim:
+            indexing = _backends.get(device).indexing
             if k._dtype is D.uint8 or k._dtype is D.bool:
-                return _cuda_index.as_mask(k._data)  # legacy byte masks too
-            return _cuda_index.index_on_device(k._data)
+                return indexing.mask_array(k._data)  # legacy byte masks too
+            return indexing.index_array(k._data)
         arr = k._host_numpy()
         if k._dtype is D.uint8:
             return arr.astype(np.bool_)  # legacy byte masks
@@ -149,7 +135,7 @@ def _as_index_array(k, on_cuda=False):
     return arr.astype(np.int64, copy=False)
 
 
-def _classify(k, on_cuda=False):
+def _classify(k, device):
     """('none' | 'ellipsis' | 'int' | 'slice' | 'array', value)."""
     if k is None:
         return "none", None
@@ -162,7 +148,7 @@ def _classify(k, on_cuda=False):
     if isinstance(k, Tensor) and k._data.ndim == 0 and k._dtype.category == D._INT and k._dtype is not D.uint8:
         return "int", k.item()  # a 0-d integer tensor selects like an int
     if isinstance(k, (Tensor, np.ndarray, list, tuple, bool, np.bool_)):
-        return "array", _as_index_array(k, on_cuda)
+        return "array", _as_index_array(k, device)
     raise IndexError(
         "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
         f"(got {type(k).__name__})")
@@ -193,8 +179,8 @@ def _deferred_checks(checks, view_shape):
 def plan_index(self, key):
     """(view, plan): the view the basic entries of `key` select, and an `IndexPlan` for the
     advanced entries (None when there are none)."""
-    on_cuda = self._device.type == "cuda"
-    entries = [_classify(k, on_cuda) for k in key]
+    indexing = _backends.get(self._device).indexing
+    entries = [_classify(k, self._device) for k in key]
     ndim = self._data.ndim
     if sum(1 for kind, _ in entries if kind == "ellipsis") > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -245,13 +231,11 @@ def plan_index(self, key):
                 arrays.append(np.zeros(1 if value else 0, dtype=np.int64))
                 continue
             checks.append((value, len(new_shape)))
-            mask_positions = np.nonzero(value) if isinstance(value, np.ndarray) else \
-                _cuda_index.mask_positions(value)
-            for j, positions in enumerate(mask_positions):
+            for positions in indexing.mask_positions(indexing.mask_array(value)):
                 new_shape.append(shape[d])
                 new_strides.append(strides[d])
                 adv_dims.append(len(new_shape) - 1)
-                arrays.append(positions.astype(np.int64) if isinstance(positions, np.ndarray) else positions)
+                arrays.append(positions)
                 d += 1
         else:
             new_shape.append(shape[d])
@@ -265,6 +249,4 @@ def plan_index(self, key):
     view = make_view(self, new_shape, new_strides, offset)
     if not adv_dims:
         return view, None
-    if on_cuda:
-        arrays = [_cuda_index.index_on_device(a) for a in arrays]
-    return view, IndexPlan(view, adv_dims, arrays)
+    return view, IndexPlan(view, adv_dims, [indexing.index_array(a) for a in arrays])

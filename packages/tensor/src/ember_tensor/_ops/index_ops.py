@@ -14,6 +14,7 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor, wrap_dim
+from .. import _backends
 from .._backends.lazy import lazy, lazy_module
 
 K = lazy("cpu.kernels.index")  # Numba loads on first use
@@ -22,7 +23,8 @@ _cuda_scatter = lazy_module("ember_tensor._backends.cuda.scatter")
 from . import _iter
 from ._index_plan import IndexPlan
 from ._strided import first_out_of_range, flat_buffer, host, wrap
-from .indexing import _advanced_read, _advanced_write, index_put, index_put_, movement_view  # noqa: F401 - methods
+from .indexing import _advanced_read, _advanced_write, index_put, index_put_  # noqa: F401 - methods
+from .._backends.cpu.indexing import movement_view
 from .masked import (  # noqa: F401 - the flat and mask ops are index ops (and methods) too
     _check_int_index, _maybe_out, argwhere, masked_fill, masked_fill_, masked_scatter, masked_scatter_,
     masked_select, nonzero, put, put_, take,
@@ -42,17 +44,18 @@ def _dim_plan(self, dim, index, name):
     _iter.common_device((self, index))
     view = self if self._data.ndim else self.reshape(1)
     dim = wrap_dim(dim, max(self._data.ndim, 1))
-    if view._device.type == "cuda":
-        arr = _cuda_index.to_index_array(index._data)
-    else:
-        arr = host(index).reshape(-1).astype(np.int64)
+    arr = _backends.get(view._device).indexing.index_vector(index._data)
     return IndexPlan(view, [dim], [arr]), dim
+
+
+def _first_out_of_range(plan, lo, hi):
+    return _backends.get(plan.view._device).indexing.first_out_of_range(plan.arrays[0], lo, hi)
 
 
 def _checked_plan(self, dim, index, name, prefix="", negative_ok=False, error=IndexError):
     plan, dim = _dim_plan(self, dim, index, name)
     size = plan.view._data.shape[dim]
-    bad = first_out_of_range(plan.arrays[0], -size if negative_ok else 0, size)
+    bad = _first_out_of_range(plan, -size if negative_ok else 0, size)
     if bad is not None:
         raise error(f"{prefix}index {bad} is out of bounds for dimension {dim} with size {size}")
     return plan, dim
@@ -74,7 +77,7 @@ def index_select(input, dim, index, *, out=None):
     size = plan.view._data.shape[dim]
     if size == 0 and index._data.size:
         raise RuntimeError("index_select(): self indexing axis dim should be positive")
-    bad = first_out_of_range(plan.arrays[0], 0, size)
+    bad = _first_out_of_range(plan, 0, size)
     if bad is not None:
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
     result = _advanced_read(plan)
@@ -145,7 +148,7 @@ def index_fill_(self, dim, index, value):
         if value._data.ndim:
             raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got tensor "
                                f"with {value._data.ndim} dimension(s).")
-        if value._device.type != "cuda":  # a CUDA value is broadcast on the device
+        if value._device != self._device:  # a value on self's device is broadcast there
             value = value.item()
     plan, dim = _checked_plan(self, dim, index, "index_fill_", negative_ok=True)
     _advanced_write(plan, value, accumulate=False)

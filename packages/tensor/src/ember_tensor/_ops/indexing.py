@@ -2,8 +2,11 @@
 
 Basic keys (ints, slices with positive steps, None, Ellipsis) give views. Advanced keys
 (integer tensors or lists at any position, boolean masks) copy: `_index_plan` splits a key
-into a basic view and index arrays, and the Numba kernels of `_kernels/cpu_index` move the
-elements (on CUDA, the device kernels of `_backends.cuda.indexing`: index arrays stay on the device). ``index_put_`` (the accumulate form of assignment) lives here too, since it is
+into a basic view and index arrays on the view's device, and the device's `indexing`
+backend family moves the elements (`read`, `write`). Each backend may also have a
+shortcut for a common key (`read_leading`, `read_arrays`, ...: NumPy's own indexing on
+the CPU, flat mask positions on CUDA) that returns None when the general path must run.
+``index_put_`` (the accumulate form of assignment) lives here too, since it is
 ``x[indices] = values`` with another spelling. cat/stack join tensors.
 """
 import numpy as np
@@ -12,155 +15,74 @@ from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor
-from .._backends.lazy import lazy, lazy_module
-
-K = lazy("cpu.kernels.index")  # Numba loads on first use
-_cuda_index = lazy_module("ember_tensor._backends.cuda.indexing")  # numba.cuda loads on first CUDA use
 from . import _iter
 from ._index_plan import is_basic_key, normalize_key, plan_index
-from ._strided import flat_buffer, host, wrap, write_back
 
 __all__ = ["getitem", "setitem_", "index_put", "index_put_", "cat", "concat", "concatenate", "stack",
-           "hstack", "vstack", "movement_view", "gather_offsets"]
-
-_UINT_OF_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-_SMALL = 1 << 16  # index sizes read through NumPy's take (see _single_tensor_read)
+           "hstack", "vstack"]
 
 
-def movement_view(arr):
-    """`arr` viewed as unsigned integers of the same size: kernels that only move elements
-    then compile once per item size (and work for float16/bfloat16, which Numba lacks)."""
-    return arr.view(_UINT_OF_SIZE[arr.dtype.itemsize])
-
-
-def gather_offsets(shape, strides):
-    """Offsets (int64, row-major) of a view's elements given its shape and element strides."""
-    return K.strided_offsets(np.array(shape, dtype=np.int64), np.array(strides, dtype=np.int64), 0)
-
-
-def _plan_offsets(plan, strides):
-    """(before, offs, after, result_shape) for the 3-level kernels of a plan."""
-    shape = plan.view._data.shape
-    before, after = plan.rest_dims()
-    before_offs = gather_offsets([shape[d] for d in before], [strides[d] for d in before])
-    after_offs = gather_offsets([shape[d] for d in after], [strides[d] for d in after])
-    if before_offs.size and after_offs.size:
-        offs = plan.element_offsets(strides)
-    else:  # nothing is read or written: PyTorch checks only for indices into empty dims
-        plan.check_empty_dims()
-        offs = np.zeros(int(np.prod(plan.index_shape)), dtype=np.int64)
-    return before_offs, offs, after_offs, plan.result_shape()
+def _indexing(t):
+    """The indexing family of `t`'s backend."""
+    return _backends.get(t._device).indexing
 
 
 def _advanced_read(plan):
+    """view[advanced part of the key] as a new tensor."""
     view = plan.view
-    if view._device.type == "cuda":
-        return _cuda_index.advanced_read(plan)
-    arr = host(view)
-    buf, strides = flat_buffer(arr)
-    before, offs, after, shape = _plan_offsets(plan, strides.tolist())
-    out = np.empty((before.size, offs.size, after.size), dtype=arr.dtype)
-    if out.size:
-        K.gather_3(movement_view(buf), before, offs, after, movement_view(out))
-    return wrap(out.reshape(shape), view._dtype, view._device)
+    return Tensor._wrap(_indexing(view).read(view._data, plan), view._dtype, view._device)
 
 
-def _value_array(value, dtype, shape):
-    """`value` (tensor or number) as a host array of `dtype` broadcast to `shape`."""
-    if isinstance(value, Tensor):
-        arr = value._host_numpy()
-        while arr.ndim > len(shape) and arr.shape[0] == 1:
-            arr = arr[0]  # PyTorch drops leading 1s of the value
-    else:
-        arr = np.asarray(value)
-    try:
-        arr = np.broadcast_to(arr, shape)
-    except ValueError:
-        raise RuntimeError(
-            f"shape mismatch: value tensor of shape {list(np.shape(arr))} cannot be broadcast to "
-            f"indexing result of shape {list(shape)}") from None
-    return np.ascontiguousarray(arr.astype(dtype.np, copy=False))
+def array_on(value, device):
+    """The array of tensor `value` on `device` (copied there when it lives elsewhere)."""
+    if value._device == device:
+        return value._data
+    return _backends.get(device).storage.from_numpy(value._host_numpy(), device)
+
+
+def _value_array(value, dtype, shape, device):
+    """`value` (tensor or number) as a C-contiguous array on `device` of `dtype` broadcast
+    to `shape` (PyTorch drops leading 1s of a value tensor)."""
+    storage = _backends.get(device).storage
+    if not isinstance(value, Tensor):
+        return storage.fill_(storage.empty(tuple(shape), dtype.np), value)
+    arr = array_on(value, device)
+    value_shape = tuple(arr.shape)
+    while len(value_shape) > len(shape) and value_shape[0] == 1:
+        value_shape = value_shape[1:]
+    fits = len(value_shape) <= len(shape) and all(
+        m in (1, n) for m, n in zip(value_shape[::-1], tuple(shape)[::-1]))
+    if not fits:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value_shape)} cannot be broadcast "
+                           f"to indexing result of shape {list(shape)}")
+    arr = storage.broadcast_to(arr.reshape(value_shape), tuple(shape))
+    return storage.contiguous(storage.astype(arr, dtype.np))
 
 
 def _advanced_write(plan, value, accumulate):
+    """view[advanced part] = value (+= with `accumulate`), in place (the caller bumps the
+    version)."""
     view = plan.view
-    if view._device.type == "cuda":
-        _cuda_index.advanced_write(plan, value, accumulate)
-        return
-    arr = host(view)
-    buf, strides = flat_buffer(arr)
-    before, offs, after, shape = _plan_offsets(plan, strides.tolist())
-    if before.size * offs.size * after.size == 0:
-        _value_array(value, view._dtype, shape)  # still check the value's shape
-        return
-    vals = _value_array(value, view._dtype, shape).reshape(before.size, offs.size, after.size)
-    if not accumulate:
-        K.put_3(movement_view(buf), before, offs, after, movement_view(vals))
-    elif view._dtype in _iter.LOW_PRECISION:
-        # Numba has no float16/bfloat16 arithmetic: add in float32 and write back.
-        wide = arr.astype(np.float32)
-        wide_buf, wide_strides = flat_buffer(wide)
-        b, o, a, _ = _plan_offsets(plan, wide_strides.tolist())
-        K.put_3_add(wide_buf, b, o, a, vals.astype(np.float32))
-        arr[...] = wide.astype(arr.dtype)
-    else:
-        K.put_3_add(buf, before, offs, after, vals)
-    write_back(view, arr)
+    values = _value_array(value, view._dtype, plan.result_shape(), view._device)
+    _indexing(view).write(view._data, plan, values, accumulate)
 
 
-def _single_tensor_read(self, index):
-    """x[int_tensor] or x[bool_mask] on the CPU through NumPy's take / boolean indexing
-    (C loops: a Numba loop adds nothing, and the general plan costs ~100 us of Python on
-    small tensors). None when the general path must run (other dtypes, bad indices)."""
-    arr, idx = self._data, index._data
-    if not arr.ndim:
+def _key_arrays(self, key):
+    """The arrays of a key made only of integer index tensors on self's device and lists,
+    for the backend's `read_arrays`/`write_arrays` shortcut; None for any other key."""
+    if len(key) > self._data.ndim:
         return None
-    if idx.dtype == np.bool_:
-        if idx.shape != arr.shape[:idx.ndim] or not idx.ndim or idx.size > _SMALL:
-            return None  # large masks: nonzero + the Numba gather is ~3x faster than NumPy's
-        return Tensor._wrap(arr[idx], self._dtype, self._device)
-    if idx.dtype.kind not in "iu" or idx.dtype == np.uint8 or not idx.size or idx.size > _SMALL:
-        return None  # large reads: the Numba kernel checks bounds in the same pass
-    size = arr.shape[0]
-    if idx.min() < -size or idx.max() >= size:
-        return None  # the general path raises PyTorch's error
-    return Tensor._wrap(arr.take(idx, axis=0), self._dtype, self._device)
-
-
-def _is_full_cuda_mask(self, key):
-    """Whether key is a bool CUDA tensor shaped like CUDA tensor self (``x[x > 0]``): the
-    device then works on flat positions, without per-dim index arrays."""
-    return (key.__class__ is Tensor and key._dtype is D.bool and self._device.type == "cuda"
-            and key._device == self._device and self._data.ndim > 0 and key._data.shape == self._data.shape)
-
-
-def _numpy_key(self, key):
-    """For a small key made only of in-range integer index arrays (tensors, lists) on the
-    CPU, the NumPy key (NumPy's rules are PyTorch's for such keys); else None, and the
-    general path runs (and raises PyTorch's errors)."""
-    if self._device.type != "cpu" or len(key) > self._data.ndim:
-        return None
-    shape = self._data.shape
     arrays = []
-    for d, k in enumerate(key):
+    for k in key:
         if k.__class__ is Tensor:
-            if k._device.type != "cpu":
+            if k._device != self._device:
                 return None
-            a = k._data
+            arrays.append(k._data)
         elif k.__class__ is list:
-            a = np.asarray(k)
+            arrays.append(np.asarray(k))
         else:
             return None
-        if a.dtype.kind not in "iu" or a.dtype == np.uint8 or not a.size or a.size > _SMALL:
-            return None
-        if a.min() < -shape[d] or a.max() >= shape[d]:
-            return None
-        arrays.append(a)
-    try:
-        np.broadcast_shapes(*(a.shape for a in arrays))
-    except ValueError:
-        return None
-    return tuple(arrays)
+    return arrays
 
 
 @op()
@@ -171,21 +93,21 @@ def getitem(self, key):
     >>> x[[1, 0], [2, 0]]
     tensor([5, 0])
     """
-    if key.__class__ is Tensor and self._device.type == "cpu" and key._device.type == "cpu":
-        fast = _single_tensor_read(self, key)
+    if key.__class__ is Tensor and key._device == self._device:
+        fast = _indexing(self).read_leading(self._data, key._data)
         if fast is not None:
-            return fast
-    if _is_full_cuda_mask(self, key):
-        return _cuda_index.masked_select(self, key)
+            return Tensor._wrap(fast, self._dtype, self._device)
     key = normalize_key(key)
     if self._data.ndim == 0 and is_basic_key(key) and any(
             isinstance(k, (int, np.integer)) for k in key):
         raise IndexError(
             "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
             "in C++ to convert a 0-dim tensor to a number")
-    np_key = _numpy_key(self, key)
-    if np_key is not None:
-        return Tensor._wrap(self._data[np_key], self._dtype, self._device)
+    arrays = _key_arrays(self, key)
+    if arrays is not None:
+        fast = _indexing(self).read_arrays(self._data, arrays)
+        if fast is not None:
+            return Tensor._wrap(fast, self._dtype, self._device)
     view, plan = plan_index(self, key)
     if plan is None:
         return view
@@ -195,15 +117,17 @@ def getitem(self, key):
 @op("setitem_", inplace=True)
 def setitem_(self, key, value):
     """self[key] = value, broadcasting `value`; writes through to self's storage."""
-    if _is_full_cuda_mask(self, key):
-        _cuda_index.masked_put(self, key, value)
-        self._bump_version()
-        return self
+    value_array = _shortcut_value(self, value)
+    if key.__class__ is Tensor and key._device == self._device and value_array is not None:
+        if _indexing(self).write_leading(self._data, key._data, value_array):
+            self._bump_version()
+            return self
     key = normalize_key(key)
-    np_key = _numpy_key(self, key)
-    if np_key is not None and _numpy_assign(self, np_key, value):
-        self._bump_version()
-        return self
+    arrays = _key_arrays(self, key)
+    if arrays is not None and value_array is not None:
+        if _indexing(self).write_arrays(self._data, arrays, value_array):
+            self._bump_version()
+            return self
     view, plan = plan_index(self, key)
     if plan is None:
         if isinstance(value, Tensor):
@@ -216,20 +140,12 @@ def setitem_(self, key, value):
     return self
 
 
-def _numpy_assign(self, np_key, value):
-    """self._data[np_key] = value when NumPy can do exactly what PyTorch does; False when
-    the general path must run (a CUDA value, a shape NumPy refuses)."""
+def _shortcut_value(self, value):
+    """`value` as the backend shortcuts take it: a Python number, or the array of a tensor
+    on self's device; None for anything else (the general path runs)."""
     if isinstance(value, Tensor):
-        if value._device.type != "cpu":
-            return False
-        value = value._data
-    elif not isinstance(value, (int, float, bool)):
-        return False
-    try:
-        self._data[np_key] = value
-    except (ValueError, TypeError, OverflowError):
-        return False
-    return True
+        return value._data if value._device == self._device else None
+    return value if isinstance(value, (int, float, bool)) else None
 
 
 def _setitem(self, key, value):

@@ -1,21 +1,16 @@
 """Flat-position and mask ops: take, put/put_, masked_fill/scatter/select (and in-place
 forms), nonzero and argwhere. Re-exported by `index_ops`, whose along-a-dim ops they
-complement; like them they run on the plan and kernels of `indexing` (on CUDA, the
-device kernels of `_backends.cuda.indexing`: nonzero reads back only its count).
+complement; like them they run on the index plan and the device's `indexing` backend
+family (on CUDA nonzero reads back only its count).
 """
-import numpy as np
-
+from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
-from .._backends.lazy import lazy_module
 from .._tensor import Tensor
 from . import _iter
 from . import indexing as _indexing
 from ._index_plan import IndexPlan
-from ._strided import first_out_of_range, host, wrap
 from .indexing import _advanced_read, _advanced_write
-
-_cuda_index = lazy_module("ember_tensor._backends.cuda.indexing")  # numba.cuda loads on first CUDA use
 
 __all__ = ["take", "put", "put_", "masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_",
            "masked_select", "nonzero", "argwhere"]
@@ -37,13 +32,11 @@ def _maybe_out(result, out):
 
 # --- flat-position ops ------------------------------------------------------------------
 
-def _flat_indices(index, numel, on_cuda=False):
-    """`index` as a flat int64 array (on the device for CUDA), bounds checked."""
-    if on_cuda:
-        arr = _cuda_index.to_index_array(index._data)
-    else:
-        arr = host(index).reshape(-1).astype(np.int64, copy=False)
-    bad = first_out_of_range(arr, -numel, numel)
+def _flat_indices(index, numel, device):
+    """`index` as a flat int64 array on `device`, bounds checked."""
+    indexing = _backends.get(device).indexing
+    arr = indexing.index_vector(_indexing.array_on(index, device))
+    bad = indexing.first_out_of_range(arr, -numel, numel)
     if bad is not None:
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {numel} elements.")
     return arr
@@ -58,12 +51,8 @@ def take(input, index):
     """
     _check_int_index(index, "take", "int64")
     flat = input.reshape(-1)
-    if input._device.type == "cuda":
-        arr = _flat_indices(index, flat._data.size, on_cuda=True)
-        return _advanced_read(IndexPlan(flat, [0], [arr])).reshape(index.shape)
-    arr = _flat_indices(index, flat._data.size)
-    return _indexing.getitem(flat, (arr,)).reshape(index.shape) if arr.size else \
-        wrap(np.empty(index._data.shape, input._dtype.np), input._dtype, input._device)
+    arr = _flat_indices(index, flat._data.size, input._device)
+    return _advanced_read(IndexPlan(flat, [0], [arr])).reshape(index.shape)
 
 
 @op("put_", inplace=True)
@@ -73,7 +62,7 @@ def put_(self, index, source, accumulate=False):
     if index._data.size != source._data.size:
         raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
                          f"source.numel() = {source._data.size}, index.numel() = {index._data.size}")
-    arr = _flat_indices(index, self._data.size, on_cuda=self._device.type == "cuda")
+    arr = _flat_indices(index, self._data.size, self._device)
     work = self.contiguous().reshape(-1)
     plan = IndexPlan(work, [0], [arr])
     _advanced_write(plan, source.reshape(-1).to(self._dtype), accumulate)
@@ -143,12 +132,9 @@ def masked_scatter_(self, mask, source):
     if source._dtype is not self._dtype:
         raise RuntimeError("masked_scatter_: expected self and source to have same dtypes but got "
                            f"{_iter.type_name(self._dtype)} and {_iter.type_name(source._dtype)}")
-    if self._device.type == "cuda":
-        found, count = _cuda_index.nonzero_positions(mask.expand(self.shape)._data)
-        positions = Tensor._wrap(found, D.int64, self._device)
-    else:
-        found = host(mask.expand(self.shape)).reshape(-1).nonzero()[0]
-        positions, count = wrap(found, D.int64, self._device), found.size
+    flags = mask.expand(self.shape)
+    found, count = _backends.get(flags._device).indexing.nonzero_positions(flags._data)
+    positions = Tensor._wrap(found, D.int64, flags._device)
     if count > source._data.size:
         raise RuntimeError("Number of elements of source < number of ones in mask")
     if count:
@@ -176,9 +162,6 @@ def masked_select(input, mask, *, out=None):
     """
     _check_mask(mask, "masked_select")
     shape = _iter.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
-    if input._device.type == "cuda" and mask._device == input._device:
-        view, flags = (input.expand(shape), mask.expand(shape)) if shape else (input.reshape(1), mask.reshape(1))
-        return _maybe_out(_cuda_index.masked_select(view, flags), out)
     result = _indexing.getitem(input.expand(shape), mask.expand(shape)) if shape else input.reshape(1)[mask.reshape(1)]
     return _maybe_out(result, out)
 
@@ -194,15 +177,10 @@ def nonzero(input, *, out=None, as_tuple=False):
     tensor([[0, 1],
             [1, 0]])
     """
-    if input._device.type == "cuda":
-        result = _cuda_index.nonzero(input, as_tuple)
-        return result if as_tuple else _maybe_out(result, out)
-    arr = host(input)
+    found = _backends.get(input._device).indexing.nonzero(input._data, as_tuple)
     if as_tuple:
-        found = np.nonzero(arr.reshape(-1) if arr.ndim == 0 else arr)
-        return tuple(wrap(f.astype(np.int64), D.int64, input._device) for f in found)
-    found = np.argwhere(arr) if arr.ndim else np.empty((int(bool(arr)), 0), np.int64)
-    return _maybe_out(wrap(found.astype(np.int64), D.int64, input._device), out)
+        return tuple(Tensor._wrap(f, D.int64, input._device) for f in found)
+    return _maybe_out(Tensor._wrap(found, D.int64, input._device), out)
 
 
 @op()

@@ -1,22 +1,18 @@
 """Shape ops that copy: repeat, tile, repeat_interleave, flip, roll, rot90, tril/triu,
 plus the broadcasting helpers broadcast_to, broadcast_tensors and meshgrid.
 
-Everything except `flip` is composed of views (expand, reshape, narrow, transpose) and
-of cat/where/indexing, so it runs on every device and autograd differentiates it through
-the ops it is made of. `flip` copies from a reversed view (on CUDA, a strided-gather
-kernel of `_backends.cuda.indexing`); its gradient is a flip. repeat_interleave's index of repeats
-is built on the device for CUDA counts.
+Everything except `flip` and repeat_interleave's index of repeats is composed of views
+(expand, reshape, narrow, transpose) and of cat/where/indexing, so it runs on every
+device and autograd differentiates it through the ops it is made of. `flip` copies from
+a reversed view (the device's `indexing.flip`); its gradient is a flip. The index of
+repeats is built by the counts' device (`indexing.repeat_index`).
 """
-import numpy as np
-
 from .. import _backends
+from .. import _dtype as D
 from .._dispatch import op
-from .._backends.lazy import lazy_module
 from .._tensor import Tensor, wrap_dim
 from . import views
 from ._iter import broadcast_shapes
-
-_cuda_index = lazy_module("ember_tensor._backends.cuda.indexing")  # numba.cuda loads on first CUDA use
 
 __all__ = ["broadcast_to", "broadcast_tensors", "meshgrid", "repeat", "tile", "repeat_interleave",
            "flip", "fliplr", "flipud", "roll", "rot90", "tril", "triu", "tril_", "triu_", "atleast_1d",
@@ -28,13 +24,6 @@ def _int_list(args, name="dims"):
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
     return tuple(int(a) for a in args)
-
-
-def _same_device_array(like, host_array):
-    """A tensor holding `host_array` on `like`'s device."""
-    backend = _backends.get(like._device)
-    data = host_array if like._device.type == "cpu" else backend.storage.from_numpy(host_array, like._device)
-    return Tensor._wrap(data, like._dtype, like._device)
 
 
 @op()
@@ -139,33 +128,20 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     >>> torch.tensor([1, 2]).repeat_interleave(2).tolist()
     [1, 1, 2, 2]
     """
-    from .creation import from_numpy
     if repeats is None:
-        if input._device.type == "cuda":
-            _check_device_counts(input)
-            return _cuda_index.repeat_index(input, output_size)
-        counts = _repeat_counts(input)
-        index = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
-        return from_numpy(index).to(input.device)
+        _check_counts(input)
+        return _repeat_index(input, output_size)
     if dim is None:
         input, dim = views.reshape(input, (-1,)), 0
     dim = wrap_dim(dim, input.dim())
     size = input.shape[dim] if input.dim() else 1
-    if isinstance(repeats, Tensor) and repeats.numel() != 1 and repeats._device.type == "cuda":
-        _check_device_counts(repeats)
+    if isinstance(repeats, Tensor) and repeats.numel() != 1:
+        _check_counts(repeats)
         if repeats.numel() != size:
             raise RuntimeError(
                 "repeats must have the same size as input along dim, but got "
                 f"repeats.size(0) = {repeats.numel()} and input.size({dim}) = {size}")
-        index = _cuda_index.repeat_index(repeats, output_size)
-        return input[(slice(None),) * dim + (index,)]
-    if isinstance(repeats, Tensor) and repeats.numel() != 1:
-        counts = _repeat_counts(repeats)
-        if counts.size != size:
-            raise RuntimeError(
-                "repeats must have the same size as input along dim, but got "
-                f"repeats.size(0) = {counts.size} and input.size({dim}) = {size}")
-        index = from_numpy(np.repeat(np.arange(size, dtype=np.int64), counts)).to(input.device)
+        index = _repeat_index(repeats, output_size).to(input.device)
         return input[(slice(None),) * dim + (index,)]
     count = int(repeats.item() if isinstance(repeats, Tensor) else repeats)
     if count < 0:
@@ -180,23 +156,20 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return views.reshape(clone(expanded), shape[:dim] + [shape[dim] * count] + shape[dim + 1:])
 
 
-def _check_device_counts(repeats):
-    """`_repeat_counts`' checks for CUDA counts, on the device (one value is read)."""
-    from ._strided import first_out_of_range
+def _check_counts(repeats):
+    """PyTorch's checks of a tensor of repeat counts (made by its device: one value is read)."""
     if repeats.dim() > 1 or repeats.is_floating_point():
         raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-    if repeats.numel() and first_out_of_range(
-            _cuda_index.to_index_array(repeats._data), 0, 1 << 62) is not None:
+    indexing = _backends.get(repeats._device).indexing
+    if repeats.numel() and indexing.first_out_of_range(indexing.index_vector(repeats._data), 0, 1 << 62) is not None:
         raise RuntimeError("repeats can not be negative")
 
 
-def _repeat_counts(repeats):
-    if repeats.dim() > 1 or repeats.is_floating_point():
-        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-    counts = np.asarray(repeats._host_numpy(), dtype=np.int64).reshape(-1)
-    if (counts < 0).any():
-        raise RuntimeError("repeats can not be negative")
-    return counts
+def _repeat_index(counts, output_size):
+    """[0] * counts[0] + [1] * counts[1] + ... (counts checked): an int64 tensor on the
+    counts' device."""
+    index = _backends.get(counts._device).indexing.repeat_index(counts._data, output_size)
+    return Tensor._wrap(index, D.int64, counts._device)
 
 
 @op()
@@ -211,10 +184,8 @@ def flip(input, *args, dims=None):
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
         seen.add(d)
     axes = tuple(d for d in wrapped if ndim)
-    if input._device.type == "cuda":
-        return _cuda_index.flip(input, axes)
-    host = input._host_numpy()
-    return _same_device_array(input, np.array(np.flip(host, axes), order="C"))
+    flipped = _backends.get(input._device).indexing.flip(input._data, axes)
+    return Tensor._wrap(flipped, input._dtype, input._device)
 
 
 @op()

@@ -157,7 +157,6 @@ def _zeros(n, dtype=np.int64):
     return arr
 
 
-@on_device_of_first
 def index_on_device(arr):
     """Host or device integer array `arr` as an int64 device array of the same shape."""
     if isinstance(arr, np.ndarray):
@@ -165,13 +164,14 @@ def index_on_device(arr):
     return arr if arr.dtype == np.int64 else storage.astype(arr, np.int64)
 
 
-@on_device_of_first
 def as_mask(data):
-    """A bool device array of integer/bool device array `data` (legacy uint8 masks)."""
+    """A bool device array of integer/bool array `data` (legacy uint8 masks; a host array
+    is uploaded)."""
+    if isinstance(data, np.ndarray):
+        return storage.from_numpy(data.astype(np.bool_, copy=False))
     return data if data.dtype == np.bool_ else storage.astype(data, np.bool_)
 
 
-@on_device_of_first
 def to_index_array(data):
     """A C-contiguous 1-d int64 device copy-if-needed of device (or host) integer array `data`."""
     if isinstance(data, np.ndarray):
@@ -199,7 +199,6 @@ def _read_flag(bad):
     return None if first == _NO_BAD else first
 
 
-@on_device_of_first
 def first_out_of_range(idx, lo, hi):
     """The first value (row-major) of index array `idx` outside [lo, hi), or None."""
     idx = to_index_array(idx)

@@ -1,8 +1,8 @@
-"""CUDA indexing: the device side of `_ops/indexing`, `masked` and `flip` (gather and
-scatter are in `_backends.cuda.scatter`, the index-array and offset helpers in `_backends.cuda.index_arrays`).
+"""CUDA indexing: the same functions as `_backends.cpu.indexing` over device arrays (gather
+and scatter along a dim are in `scatter`, the index-array and offset helpers in
+`index_arrays`).
 
-The op files do the argument checks (shared with the CPU) and call in here for CUDA
-tensors; everything runs in the kernels of `_kernels/cuda_index` on device arrays. What
+Everything runs in the kernels of `kernels.index` on device arrays. What
 crosses to the host is a single value where PyTorch synchronises too: the first bad
 position of a bounds check (a sentinel when all are good; on an error one more value,
 the bad index, is read to raise the CPU's message), and the number of results of an op
@@ -17,18 +17,15 @@ plain writes to repeated targets keep one of the values, as on PyTorch's GPU.
 import numpy as np
 
 from . import arrays, storage
-from ... import _dtype as D
 from .index_arrays import (
     _bad_flag, _column, _flat_buffer, _launch, _movement, _padded, _read_flag, _zeros, as_mask, dim_offsets, first_out_of_range, index_on_device, on_device_of_first, read_scalar, to_index_array, view_offsets,
 )  # the public ones are re-exported (see __all__)
 from .kernels import index as K
 from .kernels.loops import SIMULATOR
-from ..._tensor import Tensor
 
-__all__ = ["index_on_device", "as_mask", "to_index_array", "read_scalar", "first_out_of_range",
-           "view_offsets", "dim_offsets", "element_offsets", "advanced_read", "advanced_write",
-           "nonzero_positions", "nonzero", "masked_select", "masked_put", "flip", "repeat_index",
-           "mask_positions"]
+__all__ = ["index_array", "index_vector", "mask_array", "mask_positions", "first_out_of_range", "element_offsets", "read",
+           "write", "read_leading", "write_leading", "read_arrays", "write_arrays", "nonzero_positions", "nonzero",
+           "flip", "repeat_index", "to_index_array", "read_scalar", "view_offsets", "dim_offsets"]
 
 # Work dtypes for atomic adds: CUDA has atomics for 32/64-bit ints and floats only.
 _ATOMIC_WORK = {np.dtype(np.float16): np.float32, arrays.BF16: np.float32,
@@ -39,11 +36,26 @@ _CHUNKS = 4 if SIMULATOR else 1024  # fewest scan chunks (the simulator runs a t
 
 # --- advanced indexing (an IndexPlan whose arrays are device arrays) -------------------------------
 
-@on_device_of_first
+def index_array(data):
+    """An int64 device array of the integer index array `data` (host or device; same shape)."""
+    return index_on_device(data)
+
+
+def index_vector(data):
+    """A C-contiguous 1-d int64 device array of the integer index array `data`, flattened."""
+    return to_index_array(data)
+
+
+def mask_array(data):
+    """A bool device array of the bool or (legacy) uint8 mask `data`."""
+    return as_mask(data)
+
+
 def element_offsets(plan, strides):
-    """Bounds-checked element offsets the plan's index arrays select (PyTorch's IndexError)."""
+    """Bounds-checked offsets (element `strides` of the view) that the plan's index arrays
+    select; an index out of bounds raises the plan's IndexError (PyTorch's wording)."""
     plan.check_empty_dims()
-    shape = plan.view._data.shape
+    shape = plan.shape
     n = int(np.prod(plan.index_shape))
     offs = storage.empty((n,), np.int64)  # the first index array writes it, the others add
     if not n:
@@ -59,13 +71,12 @@ def element_offsets(plan, strides):
     first = _read_flag(bad)
     if first is not None:
         position, i = divmod(first, n)
-        raise IndexError(f"index {int(read_scalar(flats[position], i))} is out of bounds for dimension "
-                         f"{position} with size {shape[plan.dims[position]]}")
+        raise plan.out_of_bounds(position, int(read_scalar(flats[position], i)))
     return offs
 
 
 def _plan_offsets(plan, strides):
-    shape = plan.view._data.shape
+    shape = plan.shape
     before, after = plan.rest_dims()
     parts = [view_offsets([shape[d] for d in dims], [strides[d] for d in dims]) for dims in (before, after)]
     if parts[0].size and parts[1].size:
@@ -76,56 +87,80 @@ def _plan_offsets(plan, strides):
     return parts[0], offs, parts[1], plan.result_shape()
 
 
-@on_device_of_first
-def advanced_read(plan):
-    """view[advanced part of the key] for a plan over a CUDA view: a new tensor."""
-    view = plan.view
-    buf, strides = _flat_buffer(view._data)
+def read(data, plan):
+    """data[advanced part of the plan's key]: a new device array of the plan's result shape."""
+    buf, strides = _flat_buffer(data)
     before, offs, after, shape = _plan_offsets(plan, strides)
-    out = storage.empty(tuple(shape), view._data.dtype)
+    out = storage.empty(tuple(shape), data.dtype)
     if out.size:
         _launch(K.gather_3, out.size, _movement(buf), before, offs, after, _movement(arrays.flat(out)))
-    return Tensor._wrap(out, view._dtype, view._device)
+    return out
 
 
-def _broadcast_value(value, dtype, shape):
-    """`value` (tensor or number) as a C-contiguous device array of `dtype` and `shape`."""
-    if not isinstance(value, Tensor):
-        arr = storage.empty(tuple(shape), dtype.np)
-        storage.fill_(arr, value)
-        return arr
-    arr = value._data if value._device.type == "cuda" else storage.from_numpy(value._host_numpy())
-    while arr.ndim > len(shape) and arr.shape[0] == 1:
-        arr = arrays.restride(arr, arr.shape[1:], arr.strides[1:])  # PyTorch drops leading 1s
-    fits = arr.ndim <= len(shape) and all(
-        m in (1, n) for m, n in zip(arr.shape[::-1], tuple(shape)[::-1]))
-    if not fits:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(arr.shape)} cannot be broadcast "
-                           f"to indexing result of shape {list(shape)}")
-    return storage.astype(storage.broadcast_to(arr, tuple(shape)), dtype.np)
-
-
-@on_device_of_first
-def advanced_write(plan, value, accumulate):
-    """view[advanced part] = value (+= with `accumulate`) for a plan over a CUDA view."""
-    view = plan.view
-    data = view._data
+def write(data, plan, values, accumulate):
+    """data[advanced part] = values (+= with `accumulate`: repeated targets add up with
+    atomics), in place; `values` is a C-contiguous device array of data's dtype and the
+    plan's result shape."""
     wide = _ATOMIC_WORK.get(data.dtype) if accumulate else None
     work = storage.astype(data, wide) if wide is not None else data
     buf, strides = _flat_buffer(work)
-    before, offs, after, shape = _plan_offsets(plan, strides)
-    vals = _broadcast_value(value, view._dtype, shape)
+    before, offs, after, _ = _plan_offsets(plan, strides)
     n = before.size * offs.size * after.size
     if not n:
         return
     if not accumulate:
-        _launch(K.put_3, n, _movement(buf), before, offs, after, _movement(arrays.flat(vals)))
+        _launch(K.put_3, n, _movement(buf), before, offs, after, _movement(arrays.flat(values)))
         return
-    if wide is not None:
-        vals = storage.astype(vals, wide)
+    vals = storage.astype(values, wide) if wide is not None else values
     _launch(K.put_3_add, n, buf, before, offs, after, arrays.flat(vals))
     if wide is not None:
         storage.copy_(data, work)
+
+
+def _is_full_mask(data, index):
+    return index.dtype == np.bool_ and data.ndim > 0 and tuple(index.shape) == tuple(data.shape)
+
+
+def read_leading(data, index):
+    """data[mask] for a bool mask shaped like `data` (``x[x > 0]``: the device works on flat
+    positions, without per-dim index arrays); None for other keys (the general path)."""
+    return _masked_select(data, index) if _is_full_mask(data, index) else None
+
+
+def write_leading(data, index, value):
+    """data[mask] = value (a number, or an array broadcast to the count) for a bool mask
+    shaped like `data`; False for other keys (the general path runs)."""
+    if not _is_full_mask(data, index):
+        return False
+    buf, offs = _mask_offsets(data, index)
+    vals = _broadcast_to_count(value, data.dtype, offs.size)
+    _launch(K.put_flat, offs.size, _movement(buf), offs, _movement(vals))
+    return True
+
+
+def read_arrays(data, arrays):
+    """No device shortcut for small integer keys: None (the general path runs)."""
+    return None
+
+
+def write_arrays(data, arrays, value):
+    """No device shortcut for small integer keys: False (the general path runs)."""
+    return False
+
+
+def _broadcast_to_count(value, dtype, count):
+    """`value` (a number, or a device array broadcastable to (count,)) as a contiguous
+    device array of `dtype` and shape (count,)."""
+    if not arrays.is_array(value):
+        out = storage.empty((count,), dtype)
+        storage.fill_(out, value)
+        return out
+    while value.ndim > 1 and value.shape[0] == 1:
+        value = arrays.restride(value, value.shape[1:], value.strides[1:])  # PyTorch drops leading 1s
+    if value.ndim > 1 or (value.ndim == 1 and value.shape[0] not in (1, count)):
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast "
+                           f"to indexing result of shape {[count]}")
+    return storage.astype(storage.broadcast_to(value, (count,)), dtype)
 
 
 # --- data-sized results -------------------------------------------------------------------
@@ -148,7 +183,6 @@ def _exclusive_chunk_starts(values):
     return starts, chunk, total
 
 
-@on_device_of_first
 def nonzero_positions(data):
     """(flat row-major positions of data's nonzero elements as an int64 device array, count)."""
     n = data.size
@@ -174,54 +208,41 @@ def _unravel(positions, shape):
     return out
 
 
-@on_device_of_first
-def nonzero(input, as_tuple):
-    """nonzero(input) for a CUDA tensor: (n, ndim) int64, or one 1-d tensor per dim."""
-    data = input._data
+def nonzero(data, as_tuple):
+    """The coordinates of data's nonzero elements: an (n, ndim) int64 device array, or one
+    1-d int64 device array per dim with `as_tuple` (a 0-d array counts as 1-d)."""
     shape = tuple(data.shape) or (1,)
     positions, count = nonzero_positions(data)
     coords = _unravel(positions, shape if data.ndim else ())
-    device = input._device
     if not as_tuple:
-        return Tensor._wrap(coords, D.int64, device)
-    if not data.ndim:  # a 0-d input counts as 1-d
-        return (Tensor._wrap(_zeros(count), D.int64, device),)
-    return tuple(Tensor._wrap(_column(coords, d), D.int64, device) for d in range(data.ndim))
+        return coords
+    if not data.ndim:
+        return (_zeros(count),)
+    return tuple(_column(coords, d) for d in range(data.ndim))
 
 
-def _mask_offsets(view, mask):
-    """(flat buffer of view, element offsets of the view's elements where same-shape
-    bool `mask` is True, in row-major order)."""
-    positions, count = nonzero_positions(mask._data)
-    buf, strides = _flat_buffer(view._data)
+def _mask_offsets(data, mask):
+    """(flat buffer of data, element offsets of data's elements where same-shape bool
+    `mask` is True, in row-major order)."""
+    positions, count = nonzero_positions(mask)
+    buf, strides = _flat_buffer(data)
     offs = storage.empty((count,), np.int64)
-    padded = _padded(view._data.shape, strides)
+    padded = _padded(data.shape, strides)
     if padded is not None:
         _launch(K.positions_to_offsets, count, positions, *padded, offs)
     else:  # many dims: every element's offset, then those at the positions
-        _launch(K.take_flat, count, view_offsets(view._data.shape, strides), positions, offs)
+        _launch(K.take_flat, count, view_offsets(data.shape, strides), positions, offs)
     return buf, offs
 
 
-@on_device_of_first
-def masked_select(view, mask):
-    """view[mask] for a bool mask of view's shape (both on CUDA): a new 1-d tensor."""
-    buf, offs = _mask_offsets(view, mask)
-    out = storage.empty((offs.size,), view._data.dtype)
+def _masked_select(data, mask):
+    """data[mask] for a bool mask of data's shape: a new 1-d device array."""
+    buf, offs = _mask_offsets(data, mask)
+    out = storage.empty((offs.size,), data.dtype)
     _launch(K.take_flat, offs.size, _movement(buf), offs, _movement(out))
-    return Tensor._wrap(out, view._dtype, view._device)
+    return out
 
 
-@on_device_of_first
-def masked_put(view, mask, value):
-    """view[mask] = value (a number, or a tensor broadcast to the count) for a bool mask of
-    view's shape (both on CUDA)."""
-    buf, offs = _mask_offsets(view, mask)
-    vals = _broadcast_value(value, view._dtype, (offs.size,))
-    _launch(K.put_flat, offs.size, _movement(buf), offs, _movement(vals))
-
-
-@on_device_of_first
 def mask_positions(mask_data):
     """One int64 device array per dim of a boolean mask: the coordinates of its True elements."""
     positions, _ = nonzero_positions(mask_data)
@@ -231,13 +252,11 @@ def mask_positions(mask_data):
 
 # --- shape ops that move elements -------------------------------------------------------------
 
-@on_device_of_first
-def flip(input, axes):
-    """A contiguous copy of CUDA tensor `input` reversed along `axes`."""
-    data = input._data
+def flip(data, axes):
+    """A contiguous copy of device array `data` reversed along `axes`."""
     out = storage.empty(tuple(data.shape), data.dtype)
     if not out.size:
-        return Tensor._wrap(out, input._dtype, input._device)
+        return out
     buf, strides = _flat_buffer(data)
     base = 0
     for d in axes:
@@ -249,23 +268,20 @@ def flip(input, axes):
     else:
         _launch(K.take_flat, out.size, _movement(buf), view_offsets(data.shape, strides, base),
                 _movement(arrays.flat(out)))
-    return Tensor._wrap(out, input._dtype, input._device)
+    return out
 
 
-@on_device_of_first
 def repeat_index(counts, output_size=None):
-    """[0] * counts[0] + [1] * counts[1] + ... as an int64 CUDA tensor (counts checked >= 0).
-
-    The output size is read back (one value) unless `output_size` is given.
-    """
-    data = to_index_array(counts._data)
+    """[0] * counts[0] + [1] * counts[1] + ... as an int64 device array (counts checked >= 0
+    by the caller). The output size is read back (one value) unless `output_size` is given."""
+    data = to_index_array(counts)
     n = data.size
     if not n:
-        return Tensor._wrap(storage.empty((0,), np.int64), D.int64, counts._device)
+        return storage.empty((0,), np.int64)
     starts, chunk, total = _exclusive_chunk_starts(data)
     size = int(read_scalar(total)) if output_size is None else int(output_size)
     prefix = storage.empty((n,), np.int64)
     _launch(K.chunk_prefix, starts.size, data, chunk, starts, prefix)
     out = storage.empty((size,), np.int64)
     _launch(K.fill_repeats, size, prefix, out)
-    return Tensor._wrap(out, D.int64, counts._device)
+    return out
