@@ -17,6 +17,7 @@ FAMILIES = (
     "conv",         # convolution forward and its two backward products (im2col + GEMM)
     "pooling",      # max/avg/adaptive pooling, their backward passes, max_unpool
     "indexing",     # advanced indexing reads/writes, index arrays, nonzero, flip, repeat index
+    "scatter",      # gather and scatter (with its reductions) along a dim
 )
 
 # {(family, function): {device type that lacks it: why}}.

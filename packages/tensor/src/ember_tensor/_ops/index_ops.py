@@ -3,11 +3,10 @@ reductions), take_along_dim, with in-place forms where PyTorch has them; the fla
 ops (take, put, masked_*, nonzero, argwhere) live in `masked` and are re-exported here.
 
 The index_* ops reuse the advanced-indexing plan of `_index_plan` with a single index
-array; gather and scatter walk their index with the odometer kernels of
-`_kernels/cpu_index`. Scatter writes straight into a contiguous CPU `self`, and through
-a working copy and one `copy_` otherwise (non-contiguous, float16/bfloat16). CUDA
-tensors run the same checks, then the device kernels of `_backends.cuda.indexing` / `_backends.cuda.scatter`
-(indices never leave the device; a bounds check reads back one value).
+array (the device's `indexing` backend family); gather and scatter are the device's
+`scatter` family (odometer kernels on the CPU; on CUDA indices never leave the device
+and a bounds check reads back one value). Every op here checks its arguments with
+PyTorch's errors first and never branches on the device.
 """
 import numpy as np
 
@@ -15,16 +14,9 @@ from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor, wrap_dim
 from .. import _backends
-from .._backends.lazy import lazy, lazy_module
-
-K = lazy("cpu.kernels.index")  # Numba loads on first use
-_cuda_index = lazy_module("ember_tensor._backends.cuda.indexing")  # numba.cuda loads on first CUDA use
-_cuda_scatter = lazy_module("ember_tensor._backends.cuda.scatter")
 from . import _iter
 from ._index_plan import IndexPlan
-from ._strided import first_out_of_range, flat_buffer, host, wrap
 from .indexing import _advanced_read, _advanced_write, index_put, index_put_  # noqa: F401 - methods
-from .._backends.cpu.indexing import movement_view
 from .masked import (  # noqa: F401 - the flat and mask ops are index ops (and methods) too
     _check_int_index, _maybe_out, argwhere, masked_fill, masked_fill_, masked_scatter, masked_scatter_,
     masked_select, nonzero, put, put_, take,
@@ -214,91 +206,26 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     """
     dim = _gather_checks("gather", input, dim, index)
     if not index._data.size:
-        return _maybe_out(wrap(np.empty(index._data.shape, input._dtype.np), input._dtype, input._device), out)
-    if input._device.type == "cuda":
-        dim_size = (input._data.shape or (1,))[dim]
-        bad = first_out_of_range(_cuda_index.to_index_array(index._data), 0, dim_size)
-        if bad is not None:
-            _raise_bad_index(bad, dim, dim_size)
-        return _maybe_out(_cuda_scatter.gather(input, dim, index), out)
-    src = host(input).reshape(input._data.shape or (1,))
-    idx = host(index).reshape(index._data.shape or (1,))
-    shape = np.array(idx.shape, dtype=np.int64)
-    out_arr = np.empty(idx.size, dtype=src.dtype)
-    if idx.size:
-        buf, strides = flat_buffer(src)
-        dim_stride, dim_size = int(strides[dim]), src.shape[dim]
-        strides[dim] = 0
-        ibuf, istrides = flat_buffer(idx.astype(np.int64, copy=False))
-        if dim_size == 0:
-            _raise_bad_index(idx.reshape(-1)[0], dim, 0)
-        bad_at, value = K.gather_dim(movement_view(buf), 0, strides, dim_stride, dim_size, ibuf, 0,
-                                     istrides, shape, movement_view(out_arr))
-        if bad_at >= 0:
-            _raise_bad_index(value, dim, dim_size)
-    result = wrap(out_arr.reshape(index._data.shape), input._dtype, input._device)
-    return _maybe_out(result, out)
+        empty = _backends.get(input._device).storage.empty(tuple(index._data.shape), input._dtype.np)
+        return _maybe_out(Tensor._wrap(empty, input._dtype, input._device), out)
+    values, bad = _backends.get(input._device).scatter.gather(input._data, dim, index._data)
+    if bad is not None:
+        _raise_bad_index(bad, dim, (input._data.shape or (1,))[dim])
+    return _maybe_out(Tensor._wrap(values, input._dtype, input._device), out)
 
 
 def _scatter_into(self, dim, index, src, mode, name, include_self=True):
-    """The scatter kernel on a contiguous working copy of self, then written back."""
+    """Scatter `src` (a tensor or a number) into self at `index` along `dim`, in place."""
     dim = _gather_checks(name, self, dim, index, src)
     if not index._data.size:
         return self
-    work_dtype = _iter.compute_dtype(self._dtype)
-    if self._device.type == "cuda":
-        dim_size = (self._data.shape or (1,))[dim]
-        bad = first_out_of_range(_cuda_index.to_index_array(index._data), 0, dim_size)
-        if bad is not None:
-            _raise_bad_index(bad, dim, dim_size)
-        identity = None if include_self else _identity(mode, np.dtype(work_dtype.np))
-        _cuda_scatter.scatter(self, dim, index, src, mode, include_self, identity)
-        self._bump_version()
-        return self
-    # A contiguous CPU self is scattered into directly; anything else through a working copy.
-    in_place = (self._device.type == "cpu" and work_dtype is self._dtype and self._data.ndim > 0
-                and self._data.flags.c_contiguous)
-    dst = self._data if in_place else np.array(host(self), dtype=work_dtype.np, order="C").reshape(
-        self._data.shape or (1,))
-    idx = host(index).reshape(index._data.shape or (1,)).astype(np.int64, copy=False)
-    if isinstance(src, Tensor):
-        src_arr = host(src).astype(work_dtype.np, copy=False).reshape(src._data.shape or (1,))
-        sbuf, sstrides = flat_buffer(src_arr)
-    else:
-        sbuf, sstrides = np.array([src], dtype=work_dtype.np), np.zeros(idx.ndim, np.int64)
-    flat = dst.reshape(-1)
-    dst_strides = flat_buffer(dst)[1]
-    dim_stride, dim_size = int(dst_strides[dim]), dst.shape[dim]
-    dst_strides[dim] = 0
-    ibuf, istrides = flat_buffer(idx)
-    shape = np.array(idx.shape, dtype=np.int64)
-    kernel_mode = K.SCATTER_MODES[mode]
-    # Every index is checked before anything is written (first bad one in row-major order).
-    bad = (idx < 0) | (idx >= dim_size)
-    if bad.any():
-        _raise_bad_index(idx[bad][0], dim, dim_size)
-    counts = np.ones(flat.size, np.int64) if mode == "mean" else np.empty(0, np.int64)
-    if not include_self and idx.size:
-        # Elements that receive values start from the reduction's identity instead of self.
-        touched = np.zeros(flat.size, np.int64)
-        K.scatter_dim(np.zeros(flat.size), dst_strides, dim_stride, ibuf, 0, istrides, np.zeros(1), 0,
-                      np.zeros(idx.ndim, np.int64), shape, 0, touched)
-        hit = touched > 0
-        flat[hit] = _identity(mode, flat.dtype)
-        if mode == "mean":
-            counts[hit] = 0
-    if idx.size:
-        buf = flat if kernel_mode else movement_view(flat)
-        sb = sbuf if kernel_mode else movement_view(sbuf)
-        K.scatter_dim(buf, dst_strides, dim_stride, ibuf, 0, istrides, sb, 0, sstrides, shape, kernel_mode, counts)
-    if mode == "mean":
-        safe = np.maximum(counts, 1)
-        if flat.dtype.kind == "f":
-            flat /= safe
-        else:
-            flat //= safe
-    if not in_place:
-        self.copy_(wrap(dst.reshape(self._data.shape), work_dtype, self._device))
+    work_dtype = np.dtype(_iter.compute_dtype(self._dtype).np)
+    identity = None if include_self else _identity(mode, work_dtype)
+    values = src._data if isinstance(src, Tensor) else src
+    bad = _backends.get(self._device).scatter.scatter(self._data, dim, index._data, values, mode, include_self,
+                                                      identity, work_dtype)
+    if bad is not None:
+        _raise_bad_index(bad, dim, (self._data.shape or (1,))[dim])
     self._bump_version()
     return self
 

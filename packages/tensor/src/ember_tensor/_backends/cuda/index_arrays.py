@@ -4,53 +4,16 @@ Index arrays are C-contiguous int64 device arrays. A view's element offsets come
 kernels that take its shape and strides as MAX_DIMS-tuples (`_padded`), or, past that
 many non-mergeable dims, from an outer sum of two halves (`view_offsets`). A bounds
 check reads back one value: the first bad position (a sentinel when all are good).
-
-With more than one GPU, every entry point runs with the GPU of its first argument
-current (`on_device_of_first`), so that its allocations and launches go there.
 """
-import contextlib
-import functools
-
 import numpy as np
 
 from . import arrays, elementwise, launch, storage
-from . import runtime
 from .kernels import index as K
-from ..._tensor import Tensor
 
-__all__ = ["on_device_of_first", "index_on_device", "as_mask", "to_index_array", "read_scalar",
+__all__ = ["index_on_device", "as_mask", "to_index_array", "read_scalar",
            "first_out_of_range", "view_offsets", "dim_offsets"]
 
 _NO_BAD = np.iinfo(np.int64).max
-
-
-def _gpu_index(x):
-    """The GPU index of a tensor, an IndexPlan (its view) or a device array; None if unknown."""
-    if isinstance(x, Tensor):
-        return x._device.index
-    view = getattr(x, "view", None)
-    if isinstance(view, Tensor):
-        return view._device.index
-    context = getattr(getattr(x, "gpu_data", None), "context", None)
-    return None if context is None else context.device.id
-
-
-_several_gpus = None  # set on first use: the device count does not change in a process
-
-
-def on_device_of_first(fn):
-    """Decorator: run `fn` with the GPU of its first argument current (when there are
-    several GPUs; with one there is nothing to switch)."""
-    @functools.wraps(fn)
-    def on_device(first, *args, **kwargs):
-        global _several_gpus
-        if _several_gpus is None:
-            _several_gpus = runtime.device_count() > 1
-        index = _gpu_index(first) if _several_gpus else None
-        scope = contextlib.nullcontext() if index is None else runtime.device_context(index)
-        with scope:
-            return fn(first, *args, **kwargs)
-    return on_device
 
 
 def _launch(kernel, n, *args):

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import arrays, storage
 from .index_arrays import (
-    _bad_flag, _column, _flat_buffer, _launch, _movement, _padded, _read_flag, _zeros, as_mask, dim_offsets, first_out_of_range, index_on_device, on_device_of_first, read_scalar, to_index_array, view_offsets,
+    _bad_flag, _column, _flat_buffer, _launch, _movement, _padded, _read_flag, _zeros, as_mask, dim_offsets, first_out_of_range, index_on_device, read_scalar, to_index_array, view_offsets,
 )  # the public ones are re-exported (see __all__)
 from .kernels import index as K
 from .kernels.loops import SIMULATOR

@@ -8,27 +8,30 @@ tolerance) and integer amax/amin take atomic max/min (exact). Everything else (p
 multiply, float amax/amin, whose NaN rule CUDA's atomics do not follow, and the small
 dtypes) walks each line of the index along `dim` in order on one thread
 (`scatter_lines`), which gives the CPU's results exactly. float16/bfloat16 are scattered
-in float32 copies.
+in float32 copies. The same functions as `_backends.cpu.scatter`: indices are checked
+first (one value is read back) and the first bad one returned, nothing written.
 """
 import numpy as np
 
-from . import arrays, storage
-from ... import _dtype as D
+from . import arrays, elementwise, storage
 from .index_arrays import (
-    _as_1d_if_0d, _contiguous_strides, _flat_buffer, _launch, _movement, _padded, _reshaped, _zeros, dim_offsets, on_device_of_first, to_index_array,
+    _as_1d_if_0d, _contiguous_strides, _flat_buffer, _launch, _movement, _padded, _reshaped, _zeros, dim_offsets,
+    first_out_of_range, to_index_array,
 )
 from .kernels import index as K
-from ..._tensor import Tensor
 
 __all__ = ["gather", "scatter"]
 
 
-@on_device_of_first
-def gather(input, dim, index):
-    """gather for CUDA tensors (the caller has checked the arguments and the bounds)."""
-    src = _as_1d_if_0d(input._data)
-    idx_shape = tuple(index._data.shape) or (1,)
-    idx = to_index_array(index._data)
+def gather(data, dim, index):
+    """(out, bad): out[i][j] = data[index[i][j]][j] (dim 0) ... shaped like `index` (a 0-d
+    array acts as 1-d); bad is the first index out of range, or None (then out is None)."""
+    src = _as_1d_if_0d(data)
+    idx_shape = tuple(index.shape) or (1,)
+    idx = to_index_array(index)
+    bad = first_out_of_range(idx, 0, src.shape[dim])
+    if bad is not None:
+        return None, bad
     buf, strides = _flat_buffer(src)
     dim_stride = strides[dim]
     strides[dim] = 0
@@ -39,43 +42,44 @@ def gather(input, dim, index):
     else:
         _launch(K.take_flat, idx.size, _movement(buf), dim_offsets(idx_shape, strides, dim_stride, idx),
                 _movement(out))
-    return Tensor._wrap(_reshaped(out, index._data.shape), input._dtype, input._device)
+    return _reshaped(out, index.shape), None
 
 
 _LINE_MODES = {"copy": K.COPY, "add": K.ADD, "sum": K.ADD, "mean": K.ADD, "multiply": K.MULTIPLY,
                "prod": K.MULTIPLY, "amax": K.AMAX, "amin": K.AMIN}
 
 
-@on_device_of_first
-def scatter(self, dim, index, src, mode, include_self, identity):
-    """scatter/scatter_add/scatter_reduce into CUDA tensor self, in place (the caller has
-    checked the arguments and the bounds). `identity` is the reduction's starting value
-    for elements that receive values when not `include_self`."""
-    from ..._ops import _iter
-    work_dtype = _iter.compute_dtype(self._dtype)
-    data = _as_1d_if_0d(self._data)
-    in_place = work_dtype is self._dtype and arrays.is_c(data)
-    work = data if in_place else storage.astype(data, work_dtype.np)
+def scatter(target, dim, index, src, mode, include_self, identity, work_dtype):
+    """Scatter `src` (a device array, or a number) into `target` at `index` along `dim`, in
+    place, computing in NumPy dtype `work_dtype` (see `_backends.cpu.scatter.scatter`).
+    Returns the first index out of range (nothing written), or None."""
+    data = _as_1d_if_0d(target)
+    idx_shape = tuple(index.shape) or (1,)
+    idx = to_index_array(index)
+    bad = first_out_of_range(idx, 0, data.shape[dim])
+    if bad is not None:
+        return bad
+    work_dtype = np.dtype(work_dtype)
+    in_place = work_dtype == data.dtype and arrays.is_c(data)
+    work = data if in_place else storage.astype(data, work_dtype)
     flat = arrays.flat(work)
-    idx_shape = tuple(index._data.shape) or (1,)
-    idx = to_index_array(index._data)
     n = idx.size
     strides = _contiguous_strides(work.shape)
     dim_stride = strides[dim]
     strides[dim] = 0
     offs = dim_offsets(idx_shape, strides, dim_stride, idx)
-    if isinstance(src, Tensor):
-        sdata = _as_1d_if_0d(src._data)
-        vals = arrays.flat(storage.astype(arrays.restride(sdata, idx_shape, sdata.strides), work_dtype.np))
+    if arrays.is_array(src):
+        sdata = _as_1d_if_0d(src)
+        vals = arrays.flat(storage.astype(arrays.restride(sdata, idx_shape, sdata.strides), work_dtype))
     else:
-        vals = storage.empty((n,), work_dtype.np)
+        vals = storage.empty((n,), work_dtype)
         storage.fill_(vals, src)
     counts = None
     if mode == "mean":
         counts = storage.empty((flat.size,), np.int64)
         storage.fill_(counts, 1)
     if not include_self:
-        _reset_targets(flat, offs, counts, identity, work_dtype, self._device)
+        _reset_targets(flat, offs, counts, identity)
     atomic = flat.dtype.kind in "fi" and flat.dtype.itemsize >= 4
     if mode == "copy":
         _launch(K.put_flat, n, _movement(flat), offs, _movement(vals))
@@ -92,26 +96,25 @@ def scatter(self, dim, index, src, mode, include_self, identity):
         _launch(K.scatter_lines, n // line_len, flat, offs, vals, line_len, inner, _LINE_MODES[mode],
                 empty_counts if counts is None else counts)
     if mode == "mean":
-        _divide_by_counts(flat, counts, work_dtype, self._device)
+        _divide_by_counts(flat, counts)
     if not in_place:
-        storage.copy_(self._data, _reshaped(work, self._data.shape))
+        storage.copy_(target, _reshaped(work, target.shape))
+    return None
 
 
-def _reset_targets(flat, offs, counts, identity, work_dtype, device):
+def _reset_targets(flat, offs, counts, identity):
     """Elements that receive values start from the reduction's identity (and count 0)."""
-    from ..._ops.elementwise_composite import where
     marks = _zeros(flat.size, np.uint8)
     _launch(K.mark_flat, offs.size, offs, marks)
-    hit = Tensor._wrap(arrays.reinterpret(marks, np.bool_), D.bool, device)
-    values = Tensor._wrap(flat, work_dtype, device)
-    storage.copy_(flat, where(hit, identity, values)._data)
+    hit = arrays.reinterpret(marks, np.bool_)
+    elementwise.ternary("where", hit, flat.dtype.type(identity), flat, flat)
     if counts is not None:
-        storage.copy_(counts, where(hit, 0, Tensor._wrap(counts, D.int64, device))._data)
+        elementwise.ternary("where", hit, np.int64(0), counts, counts)
 
 
-def _divide_by_counts(flat, counts, work_dtype, device):
+def _divide_by_counts(flat, counts):
     """scatter_reduce's mean: sums divided by counts (floor division for integers)."""
-    values = Tensor._wrap(flat, work_dtype, device)
-    safe = Tensor._wrap(counts, D.int64, device).clamp(min=1)
-    result = values / safe if work_dtype.is_floating_point else values.floor_divide(safe)
-    storage.copy_(flat, result._data)
+    safe = storage.empty(counts.shape, counts.dtype)
+    elementwise.binary("maximum", counts, np.int64(1), safe)
+    divisor = storage.astype(safe, flat.dtype)
+    elementwise.binary("div" if flat.dtype.kind == "f" else "floor_divide", flat, divisor, flat)
