@@ -12,7 +12,7 @@ backend loads on the first CUDA tensor, so importing ember_tensor never loads nu
 """
 import importlib
 
-__all__ = ["get"]
+__all__ = ["get", "resolve"]
 
 _PACKAGES = {"cpu": ".cpu", "cuda": ".cuda"}
 _loaded = {}
@@ -29,3 +29,13 @@ def get(device):
     # with one, on_device returns the backend itself. (Test doubles may not bind devices.)
     on_device = getattr(backend, "on_device", None)
     return backend if on_device is None else on_device(device.index)
+
+
+def resolve(device):
+    """`device` with its index filled in from its backend's current device ('cuda' ->
+    'cuda:N'); a device without indices (the CPU) as it is."""
+    if device.index is not None:
+        return device
+    backend = _loaded.get(device.type) or get(device)
+    current_index = getattr(backend, "current_index", None)
+    return device if current_index is None else type(device)(device.type, current_index())

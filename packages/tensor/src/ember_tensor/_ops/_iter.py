@@ -90,9 +90,9 @@ def common_device(operands):
             d = x._device
             if device is None or device == d:
                 device = d
-            elif d.type == "cpu" and x._data.ndim == 0:
+            elif d == CPU and x._data.ndim == 0:
                 continue
-            elif device.type == "cpu" and device is not d and _all_cpu_scalars(operands, device):
+            elif device == CPU and device is not d and _all_cpu_scalars(operands, device):
                 device = d
             else:
                 raise RuntimeError(

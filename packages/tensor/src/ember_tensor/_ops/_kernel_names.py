@@ -28,6 +28,10 @@ CUDA_KERNEL_NAMES = {
 }
 
 
+# PyTorch names its kernels per device type; ember's errors quote the name of the device's.
+_KERNEL_NAMES_BY_DEVICE = {"cuda": CUDA_KERNEL_NAMES}
+
+
 def kernel_name(cpu_name, *where):
     """`cpu_name`, or its CUDA twin when any of `where` (tensors, devices; other values
     are skipped) is on CUDA.
@@ -40,6 +44,7 @@ def kernel_name(cpu_name, *where):
     """
     for w in where:
         device = w._device if isinstance(w, Tensor) else w if isinstance(w, Device) else None
-        if device is not None and device.type == "cuda":
-            return CUDA_KERNEL_NAMES.get(cpu_name, cpu_name)
+        names = None if device is None else _KERNEL_NAMES_BY_DEVICE.get(device.type)
+        if names is not None:
+            return names.get(cpu_name, cpu_name)
     return cpu_name

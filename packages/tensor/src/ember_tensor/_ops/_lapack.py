@@ -46,9 +46,7 @@ def host(t):
 def wrap(array, like, dtype=None):
     """A new tensor holding host `array` on `like`'s device, with `dtype` (default: like's)."""
     dtype = like._dtype if dtype is None else dtype
-    array = np.array(array, dtype=dtype.np, order="C")
-    if like._device.type != "cpu":
-        array = _backends.get(like._device).storage.from_numpy(array, like._device)
+    array = _backends.get(like._device).storage.adopt(np.array(array, dtype=dtype.np, order="C"))
     return Tensor._wrap(array, dtype, like._device)
 
 

@@ -43,16 +43,15 @@ def flat_buffer(arr):
 def wrap(arr, dtype, device):
     """A tensor on `device` holding host array `arr` (taken over without a copy on the CPU)."""
     arr = c_order(np.asarray(arr))
-    if device.type == "cpu":
-        return Tensor._wrap(arr, dtype, device)
-    return Tensor._wrap(_backends.get(device).storage.from_numpy(arr, device), dtype, device)
+    return Tensor._wrap(_backends.get(device).storage.adopt(arr), dtype, device)
 
 
 def write_back(t, arr):
     """After changing `arr` = host(t): make the change visible in `t` and bump its version."""
-    if t._device.type != "cpu":
-        backend = _backends.get(t._device)
-        backend.storage.copy_(t._data, backend.storage.from_numpy(c_order(arr), t._device))
+    storage = _backends.get(t._device).storage
+    data = storage.adopt(c_order(arr))
+    if data is not t._data:  # on a device: copy the host result back (the CPU changed t itself)
+        storage.copy_(t._data, data)
     t._bump_version()
     return t
 

@@ -43,8 +43,7 @@ def copy_(self, src, non_blocking=False):
     data = src._data
     if src._device != self._device:
         # Cross-device copies go through host memory.
-        data = _upload(src._host_numpy(), self._device, non_blocking) \
-            if self._device.type != "cpu" else src._host_numpy()
+        data = backend.storage.adopt(src._host_numpy(), non_blocking)
     if tuple(data.shape) != shape:
         data = backend.storage.broadcast_to(data, shape)
     backend.storage.copy_(self._data, data)
@@ -73,33 +72,17 @@ def zero_(self):
     return fill_(self, 0)
 
 
-def _upload(host, device, non_blocking):
-    """Host array -> `device` storage; non_blocking (from pinned memory) lets it run async."""
-    backend = _backends.get(device)
-    if non_blocking:  # only asked for when set: not every backend takes the keyword
-        return backend.storage.from_numpy(host, device, non_blocking=True)
-    return backend.storage.from_numpy(host, device)
-
-
 def _convert(self, dtype, device, copy=False, non_blocking=False):
     if dtype is self._dtype and device == self._device and not copy:
         return self
-    if device.type == "cuda" or self._device.type == "cuda":
-        backend = _backends.get(device)
-        if device == self._device:
-            data = backend.storage.astype(self._data, dtype.np)
-        else:
-            host = self._host_numpy()
-            if host.dtype != dtype.np:
-                host = host.astype(dtype.np)
-            data = _upload(host, device, non_blocking) if device.type != "cpu" else host.copy()
-        result = Tensor._wrap(data, dtype, device)
-    else:
-        backend = _backends.get(device)
-        data = backend.storage.empty(tuple(self._data.shape), dtype.np)
-        backend.storage.copy_(data, self._data)
-        result = Tensor._wrap(data, dtype, device)
-    return result
+    storage = _backends.get(device).storage
+    if device == self._device:
+        data = storage.empty(tuple(self._data.shape), dtype.np)
+        storage.copy_(data, self._data)
+    else:  # across devices through host memory (a CPU target adopts a fresh host copy)
+        host = self._host_numpy()
+        data = storage.adopt(host.astype(dtype.np) if host.dtype != dtype.np else host, non_blocking)
+    return Tensor._wrap(data, dtype, device)
 
 
 @op()
@@ -118,10 +101,7 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
         elif a is not None:
             raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
     dtype = self._dtype if dtype is None else D.to_dtype(dtype)
-    device = self._device if device is None else to_device(device)
-    if device.type == "cuda" and device.index is None:
-        from .. import cuda
-        device = _device_cls("cuda", cuda.current_device())
+    device = self._device if device is None else _backends.resolve(to_device(device))
     return _convert(self, dtype, device, copy, non_blocking)
 
 
@@ -162,11 +142,14 @@ def cuda(self, device=None, non_blocking=False, memory_format=None):
 _TYPE_NAMES = {}
 
 
+# PyTorch's legacy type names: torch.FloatTensor on the CPU, torch.cuda.FloatTensor on CUDA.
+_TYPE_PREFIX = {"cpu": "torch.", "cuda": "torch.cuda."}
+
+
 def type(self, dtype=None, non_blocking=False):  # noqa: A001
     """Without arguments: the type string ('torch.FloatTensor'); with one: convert."""
     if dtype is None:
-        prefix = "torch." if self._device.type == "cpu" else "torch.cuda."
-        return prefix + self._dtype._tensor_type
+        return _TYPE_PREFIX[self._device.type] + self._dtype._tensor_type
     if isinstance(dtype, str):
         name = dtype.rsplit(".", 1)[-1]
         for d in D.ALL_DTYPES:

@@ -42,9 +42,7 @@ def _finish(data, dtype, device, requires_grad):
 def from_host(arr, dtype, device=CPU, requires_grad=False):
     """A new tensor holding a copy of host NumPy array `arr` converted to `dtype`."""
     device = to_device(device)
-    arr = np.asarray(arr).astype(dtype.np, copy=True)
-    if device.type != "cpu":
-        arr = _backends.get(device).storage.from_numpy(arr, device)
+    arr = _backends.get(device).storage.adopt(np.asarray(arr).astype(dtype.np, copy=True))
     return _finish(arr, dtype, device, requires_grad)
 
 
@@ -153,7 +151,7 @@ def as_tensor(data, dtype=None, device=None):
     """Like `tensor` but shares memory with `data` when dtype and device allow."""
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device) if (dtype or device) else data
-    if isinstance(data, np.ndarray) and (device is None or to_device(device).type == "cpu"):
+    if isinstance(data, np.ndarray) and (device is None or to_device(device) == CPU):
         t = from_numpy(data)
         return t if dtype is None else t.to(D.to_dtype(dtype))
     return tensor(data, dtype=dtype, device=device)

@@ -26,10 +26,9 @@ def _product(a, b):
     """The matmul of backend arrays with NumPy's (= PyTorch's) batching rules."""
     device = _iter.common_device((a, b))
     backend = _backends.get(device)
-    # CUDA multiplies float16/bfloat16 itself (cuBLAS, accumulating in float32): no casts.
-    kdtype = a._dtype if device.type == "cuda" else _iter.compute_dtype(a._dtype)
-    x = a._data if a._dtype is kdtype else backend.storage.astype(a._data, kdtype.np)
-    y = b._data if b._dtype is kdtype else backend.storage.astype(b._data, kdtype.np)
+    # Each backend multiplies float16/bfloat16 its own way (float32 math on the CPU,
+    # cuBLAS accumulating in float32 on CUDA); the result comes back in a's dtype.
+    x, y = a._data, b._data
     if x.ndim > 2 and y.ndim == 2 and backend.storage.is_contiguous(x):
         # (..., n, k) @ (k, m) is one GEMM of (batch * n, k) @ (k, m): BLAS runs it far
         # better than one small call per matrix (a Linear layer on a sequence, say).
@@ -38,7 +37,7 @@ def _product(a, b):
         data = backend.matmul.matmul(x, y)
     if isinstance(data, np.generic):
         data = np.asarray(data)  # NumPy returns a scalar for vector @ vector: keep an array
-    if kdtype is not a._dtype:
+    if data.dtype != a._dtype.np:
         data = backend.storage.astype(data, a._dtype.np)
     return Tensor._wrap(data, a._dtype, device)
 

@@ -6,7 +6,7 @@ backend (`_backends.cuda.storage.pinned_empty`); under Numba's simulator it is o
 ember marks as pinned, so the same code paths run.
 """
 from .. import _backends
-from .._device import device as _device_cls
+from .._device import CPU, device as _device_cls
 from .._tensor import Tensor
 
 __all__ = ["pin_memory", "is_pinned"]
@@ -21,7 +21,7 @@ def _cuda_backend():
 
 def pin_memory(self, device=None):
     """A copy of this CPU tensor in pinned host memory (self when it is pinned already)."""
-    if self._device.type != "cpu":
+    if self._device != CPU:
         raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
     backend = _cuda_backend()
     if backend.storage.is_pinned(self._data):
@@ -33,7 +33,7 @@ def pin_memory(self, device=None):
 
 def is_pinned(self, device=None):
     """Whether this tensor's memory is pinned host memory (False without CUDA)."""
-    if self._device.type != "cpu":
+    if self._device != CPU:  # only host memory can be pinned
         return False
     from .. import cuda
     if not cuda.is_initialized():  # nothing can have been pinned yet

@@ -5,7 +5,7 @@ A tensor's storage on the CPU is a 1-d NumPy buffer; its data is a strided view 
 import numpy as np
 
 __all__ = ["empty", "as_strided", "offset_of", "is_contiguous", "data_ptr", "to_numpy", "from_numpy", "copy_",
-           "fill_", "astype", "broadcast_to", "flat", "contiguous"]
+           "fill_", "astype", "broadcast_to", "flat", "contiguous", "adopt"]
 
 
 def empty(shape, np_dtype):
@@ -78,3 +78,8 @@ def flat(data):
 def contiguous(data):
     """`data` if C-contiguous, else a C-contiguous copy."""
     return data if data.flags.c_contiguous else np.ascontiguousarray(data)
+
+
+def adopt(host, non_blocking=False):
+    """Storage holding host array `host`: the array itself (CPU storage is host memory)."""
+    return host

@@ -15,7 +15,9 @@ import types
 from . import runtime
 from .._families import FAMILIES
 
-__all__ = ["FAMILIES", "on_device"]
+__all__ = ["FAMILIES", "on_device", "current_index"]
+
+current_index = runtime.current_index  # the index of the current GPU
 
 
 def __getattr__(name):

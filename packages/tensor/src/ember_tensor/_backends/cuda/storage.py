@@ -24,7 +24,7 @@ from .kernels.loops import SIMULATOR, loops
 from .launch import grid_stride, run_strided
 
 __all__ = ["empty", "as_strided", "broadcast_to", "offset_of", "is_contiguous", "data_ptr", "cuda_array_interface",
-           "to_numpy", "from_numpy", "pinned_empty", "is_pinned", "fill_", "copy_", "astype", "flat", "contiguous"]
+           "to_numpy", "from_numpy", "pinned_empty", "is_pinned", "fill_", "copy_", "astype", "flat", "contiguous", "adopt"]
 
 _F16, _F32, _BOOL = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.bool_)
 
@@ -197,3 +197,9 @@ def astype(data, np_dtype):
 def contiguous(data):
     """`data` if C-contiguous, else a C-contiguous copy."""
     return data if is_c(data) else astype(data, data.dtype)
+
+
+def adopt(host, non_blocking=False):
+    """Storage holding host array `host`: a device copy (queued on the current stream with
+    `non_blocking` when `host` is pinned, as `from_numpy` does)."""
+    return from_numpy(host, non_blocking=non_blocking)
