@@ -4,7 +4,7 @@ import pytest
 
 import ember_tensor as et
 from ember_autograd import gradcheck, gradgradcheck
-from ember_tensor._ops import nn as K
+from ember_tensor import nn_ops as K
 
 
 def rand(*shape, grad=True):

@@ -86,12 +86,8 @@ def test_matches_numpy_rule(name, kwargs, rule, non_contiguous):
 @pytest.mark.parametrize("name, kwargs, rule", [c for c in CASES if c[0] in ("SGD", "Adam", "AdamW")],
                          ids=[i for i, c in zip(IDS, CASES) if c[0] in ("SGD", "Adam", "AdamW")])
 @pytest.mark.parametrize("dtype", [et.float32, et.float64])
-def test_fused_kernel_equals_plain_ops(name, kwargs, rule, dtype, monkeypatch):
-    from ember_tensor._backends.cpu.kernels import fused_optim as cpu_fused_optim
-
-    # A low threshold so that the 400-element tensor runs the prange variant, the others
-    # the serial one.
-    monkeypatch.setattr(cpu_fused_optim, "PARALLEL_THRESHOLD", 256)
+def test_fused_kernel_equals_plain_ops(name, kwargs, rule, dtype):
+    # ember-tensor's own tests run the kernels' parallel variants (test_fused_optim.py).
     rng = np.random.default_rng(1)
     shapes = [(20, 20), (7,), ()]
     init = [rng.standard_normal(s) for s in shapes]

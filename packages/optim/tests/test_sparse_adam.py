@@ -13,8 +13,8 @@ import pytest
 import ember_autograd
 import ember_optim as optim
 import ember_tensor as torch
-from ember_tensor import _sparse_nn
-from ember_tensor._ops import nn as K
+from ember_tensor import nn_ops as _sparse_nn
+from ember_tensor import nn_ops as K
 
 RNG = np.random.default_rng(3)
 NUM, DIM = 6, 3

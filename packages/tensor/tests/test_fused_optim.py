@@ -166,6 +166,24 @@ def test_cpu_adagrad_matches_the_rule(case, shape, layout, dtype):
     _assert_close(p, _adagrad_reference(init, grads, **case), dtype)
 
 
+@pytest.mark.parametrize("run", ["sgd", "adam", "adagrad"])
+def test_cpu_parallel_kernels_match_the_rule(run, monkeypatch):
+    # A low threshold so that the 400-element tensor runs the prange variants of the kernels.
+    from ember_tensor._backends.cpu.kernels import fused_optim
+    monkeypatch.setattr(fused_optim, "PARALLEL_THRESHOLD", 256)
+    init, grads = _problem((20, 20))
+    if run == "sgd":
+        p, _ = _run_sgd(init, grads, et.float64, "c", "cpu", SGD_CASES[1])
+        want = _sgd_reference(init, grads, **SGD_CASES[1])
+    elif run == "adam":
+        p, _ = _run_adam(init, grads, et.float64, "c", "cpu", ADAM_CASES[1], False, "cpu")
+        want = _adam_reference(init, grads, **ADAM_CASES[1], decoupled=False)
+    else:
+        p = _run_adagrad(init, grads, et.float64, "c", ADAGRAD_CASES[1])
+        want = _adagrad_reference(init, grads, **ADAGRAD_CASES[1])
+    _assert_close(p, want, et.float64)
+
+
 # --- CUDA == CPU, with no value read back to the host -------------------------------------
 
 needs_cuda = pytest.mark.skipif(not et.cuda.is_available(), reason="no CUDA and no simulator")

@@ -14,14 +14,14 @@ tensor([2., 4.])
 """
 
 import ember_tensor
-from ember_tensor._version import check_layer_version
+from ember_tensor.version import check_layer_version
 
 __version__ = "0.1.0"
 
 _NEEDED_BY = f"ember-autograd {__version__}"
 check_layer_version("ember-tensor", ember_tensor.__version__, "0.1", "0.2", _NEEDED_BY)
 
-from ember_tensor import _autograd_slot, register_wrapper  # noqa: E402
+from ember_tensor.dispatch import install_autograd, register_wrapper  # noqa: E402
 
 from ._grad_mode import (  # noqa: E402
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
@@ -33,7 +33,7 @@ from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
 from . import _recording, anomaly_mode, functional, graph, profiler  # noqa: E402,F401
 
-_autograd_slot.install(AutogradHooks())
+install_autograd(AutogradHooks())
 register_wrapper(_recording.record)
 
 __all__ = [

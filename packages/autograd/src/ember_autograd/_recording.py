@@ -6,7 +6,7 @@ Otherwise the op runs with grad mode off and its outputs get a node built from t
 rule (`_rules`). In-place ops rebase the history of the tensor they modify; in-place ops
 on views rebase the base's history through `CopySlices`, as PyTorch does.
 """
-from ember_tensor import Tensor, _dtype
+from ember_tensor import Tensor
 
 from . import _grad_mode, anomaly_mode
 from ._graph import (
@@ -19,7 +19,6 @@ from ._rules._registry import _Result
 __all__ = ["record", "RuleNode", "CopySlices"]
 
 _state = _grad_mode.state
-_FLOAT = _dtype._FLOAT
 # In-place ops that may touch a tensor requiring grad without a derivative of their own.
 _INPLACE_WITHOUT_RULE_OK = {"detach_"}
 
@@ -97,7 +96,7 @@ def _record(op, rule, args, kwargs, redispatch):
     node._next = tuple(edges)
     node._input_meta = tuple(metas)
     if out.__class__ is Tensor or isinstance(out, Tensor):
-        if out._dtype.category == _FLOAT:  # _set_history, inline: one output is the common case
+        if out._dtype.is_floating_point:  # _set_history, inline: one output is the common case
             out._grad_fn = node
             out._requires_grad = True
             out._output_nr = 0
@@ -121,7 +120,7 @@ def _record(op, rule, args, kwargs, redispatch):
 
 
 def _set_history(t, node, output_nr):
-    if t._dtype.category != _FLOAT:
+    if not t._dtype.is_floating_point:
         return  # integer and bool outputs never require grad
     t._grad_fn = node
     t._requires_grad = True

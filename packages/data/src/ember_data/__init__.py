@@ -9,7 +9,7 @@ live in ``ember_data.datasets``.
 
 import ember_autograd
 import ember_tensor
-from ember_tensor._version import check_layer_version
+from ember_tensor.version import check_layer_version
 
 __version__ = "0.1.0"
 

@@ -13,7 +13,7 @@ Importing this package does not start MPI: ``init_process_group`` does.
 
 import ember_autograd
 import ember_tensor
-from ember_tensor._version import check_layer_version
+from ember_tensor.version import check_layer_version
 
 __version__ = "0.1.0"
 

@@ -13,7 +13,7 @@ not Python's builtins: keep logic out of this file.
 
 import ember_tensor
 from ember_tensor import *  # noqa: F403 -- PyTorch's top level is ember_tensor's surface
-from ember_tensor._version import check_layer_version
+from ember_tensor.version import check_layer_version
 
 from ember import _aliases
 

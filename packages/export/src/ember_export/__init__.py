@@ -6,7 +6,7 @@ duck typing: it does not import ember-nn.
 
 import ember_autograd
 import ember_tensor
-from ember_tensor._version import check_layer_version
+from ember_tensor.version import check_layer_version
 
 __version__ = "0.1.0"
 

@@ -18,7 +18,8 @@ import warnings
 
 import ember_autograd
 import ember_tensor
-from ember_tensor import Tensor, _dispatch
+from ember_tensor import Tensor
+from ember_tensor import dispatch as _dispatch
 
 from ._graph import Graph, Node, Value
 

@@ -17,7 +17,7 @@ tensor([ 0.5000, -1.5000], requires_grad=True)
 
 import ember_autograd
 import ember_tensor
-from ember_tensor._version import check_layer_version
+from ember_tensor.version import check_layer_version
 
 __version__ = "0.1.0"
 

@@ -1,7 +1,7 @@
 """Stochastic gradient descent, with momentum, dampening, Nesterov and weight decay."""
 import ember_autograd
 import ember_tensor
-from ember_tensor._sparse_ops import add_sparse_into_dense_
+from ember_tensor.sparse_ops import add_sparse_into_dense_
 
 from ._fused import check_fused_options
 from ._helpers import check_non_negative, params_with_grad, use_fused, zeros_state

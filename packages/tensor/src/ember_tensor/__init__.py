@@ -9,7 +9,7 @@ from ._blas import quiet_openmp_spinning as _quiet_openmp_spinning, tune_openbla
 _tune_openblas()  # must run before NumPy is first imported
 _quiet_openmp_spinning()  # must run before the first parallel kernel starts OpenMP
 
-from ._version import __version__  # noqa: E402
+from .version import __version__  # noqa: E402
 from . import _dtype
 from ._dtype import (
     bfloat16, bool, can_cast, double, dtype, float, float16, float32, float64, get_default_dtype,
@@ -101,4 +101,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'ember_tensor' has no attribute '{name}'")
 
 
-__all__ = [n for n in globals() if not n.startswith("_") and n not in ("annotations",)]
+# The surfaces declared for the layers above (dispatch, nn_ops, sparse_ops, version) are
+# modules of their own, not part of torch's namespace.
+_SURFACES = ("dispatch", "nn_ops", "sparse_ops", "version")
+__all__ = [n for n in globals() if not n.startswith("_") and n not in ("annotations", *_SURFACES)]

@@ -9,7 +9,7 @@ written with differentiable ops; the normalisation rules use their fused backwar
 kernels unless a graph of the gradient is wanted (create_graph), when they switch to
 the same formula in differentiable ops.
 """
-from ember_tensor._ops import nn as K
+from ember_tensor import nn_ops as K
 
 from ._registry import RESULT, derivative, not_differentiable
 

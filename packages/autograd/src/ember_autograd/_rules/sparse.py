@@ -7,7 +7,7 @@ sparse matrix stores, never formed densely.
 """
 import numpy as np
 
-from ember_tensor import _sparse_nn as SN
+from ember_tensor import nn_ops as SN
 from ember_tensor import sparse as S
 
 from ._registry import derivative, not_differentiable

@@ -10,7 +10,7 @@ import onnx
 from onnx import numpy_helper
 
 import ember_tensor as et
-from ember_tensor import _dispatch
+from ember_tensor import dispatch as _dispatch
 
 __all__ = ["load", "OnnxModule"]
 
@@ -20,7 +20,7 @@ _DTYPES = {1: et.float32, 11: et.float64, 10: et.float16, 16: et.bfloat16, 7: et
 
 def _op(name):
     # The registry itself, not operators() (which copies it): this runs for every node.
-    return _dispatch._OPERATORS[name]
+    return _dispatch.get_operator(name)
 
 
 def _ints(t):

@@ -12,7 +12,8 @@ import inspect
 
 import numpy as np
 
-from ember_tensor import _dtype as D
+import ember_tensor as D
+from ember_tensor.dispatch import result_type_of
 
 from .._graph import Value
 from ._emitter import SymbolicError
@@ -84,7 +85,7 @@ class _Operand:
 
 
 def promoted(*operands):
-    return D.result_type_of([_Operand(a) if isinstance(a, Value) else a for a in operands if a is not None])
+    return result_type_of([_Operand(a) if isinstance(a, Value) else a for a in operands if a is not None])
 
 
 from . import _symbolic_math, _symbolic_nn, _symbolic_shape  # noqa: E402,F401 -- fill SYMBOLICS

@@ -1,7 +1,7 @@
 """ONNX forms of elementwise ops, comparisons and matrix products (see _symbolic)."""
 import math
 
-from ember_tensor import _dtype as D
+import ember_tensor as D
 
 from .._graph import Value
 from ._emitter import SymbolicError

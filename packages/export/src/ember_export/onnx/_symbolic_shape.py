@@ -1,7 +1,7 @@
 """ONNX forms of shape ops, indexing and reductions (see _symbolic)."""
 import numpy as np
 
-from ember_tensor import _dtype as D
+import ember_tensor as D
 
 from .._graph import Value
 from ._emitter import SymbolicError

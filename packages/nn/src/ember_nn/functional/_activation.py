@@ -3,7 +3,7 @@ elementwise ops; softmax and log_softmax run fused kernels."""
 import math
 
 import ember_tensor as E
-from ember_tensor._ops import nn as K
+from ember_tensor import nn_ops as K
 
 from ._util import apply_inplace, check_tensor
 

@@ -2,8 +2,8 @@
 pixel (un)shuffle, embedding and one_hot."""
 
 import ember_tensor as E
-from ember_tensor._ops import nn as K
-from ember_tensor._sparse_nn import embedding_sparse
+from ember_tensor import nn_ops as K
+from ember_tensor.nn_ops import embedding_sparse
 
 from ._util import check_tensor
 

@@ -4,7 +4,7 @@ differentiable ops so gradients reach both the input and the grid."""
 import numpy as np
 
 import ember_tensor as E
-from ember_tensor._ops import nn as K
+from ember_tensor import nn_ops as K
 
 __all__ = ["affine_grid", "grid_sample"]
 

@@ -4,7 +4,7 @@ others are composites of differentiable elementwise ops and reductions."""
 import warnings
 
 import ember_tensor as E
-from ember_tensor._ops import nn as K
+from ember_tensor import nn_ops as K
 
 from ._util import legacy_reduction
 from ._util import reduce as _reduced

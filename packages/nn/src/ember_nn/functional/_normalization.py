@@ -1,7 +1,7 @@
 """Normalisation: batch, instance, layer, group, RMS and local response norm, and
 `normalize`. Batch, layer and group norm run fused kernels with their own backward."""
 from ember_autograd import no_grad
-from ember_tensor._ops import nn as K
+from ember_tensor import nn_ops as K
 
 from ._util import check_tensor
 

@@ -3,8 +3,8 @@ for 1-3 spatial dims, batched or not."""
 import numpy as np
 
 import ember_tensor as E
-from ember_tensor._ops import nn as K
-from ember_tensor._ops.nn.pooling import adaptive_bounds
+from ember_tensor import nn_ops as K
+from ember_tensor.nn_ops import adaptive_bounds
 
 from ._util import batched
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 import ember_tensor as E
-from ember_tensor._ops import nn as K
+from ember_tensor import nn_ops as K
 
 from ._pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 

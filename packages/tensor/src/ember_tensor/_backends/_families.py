@@ -20,5 +20,13 @@ FAMILIES = (
     "scatter",      # gather and scatter (with its reductions) along a dim
 )
 
-# {(family, function): {device type that lacks it: why}}.
-GAPS = {}
+# {(family, function): {device type that lacks it: why}}. The op that would call a missing
+# function raises its own clear error first (PyTorch's, where it has one).
+GAPS = {
+    ("storage", "cuda_array_interface"): {
+        "cpu": "a CPU tensor has no __cuda_array_interface__ (Tensor raises AttributeError, as PyTorch does)"},
+    ("storage", "pinned_empty"): {
+        "cpu": "pinned host memory is allocated by the CUDA driver: pin_memory() asks the CUDA backend"},
+    ("storage", "is_pinned"): {
+        "cpu": "pinned host memory is allocated by the CUDA driver: is_pinned() asks the CUDA backend"},
+}

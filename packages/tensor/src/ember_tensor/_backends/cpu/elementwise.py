@@ -12,7 +12,7 @@ import numpy as np
 from ..plan import merged_layout
 from .kernels.loops import loops
 
-__all__ = ["unary", "binary", "ternary", "unary_fresh", "binary_fresh", "binary_scalar_fresh", "PARALLEL_THRESHOLD"]
+__all__ = ["unary", "binary", "ternary", "unary_fresh", "binary_fresh", "binary_scalar_fresh"]
 
 # Below this many elements a serial loop wins: starting threads costs ~2 us.
 PARALLEL_THRESHOLD = 1 << 15

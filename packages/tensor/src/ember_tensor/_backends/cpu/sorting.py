@@ -13,7 +13,7 @@ import numpy as np
 from ..lazy import lazy
 from .lines import from_rows, rows_of
 
-__all__ = ["sort", "argsort", "topk", "select", "mode", "stable_argsort_rows", "top_k_order"]
+__all__ = ["sort", "argsort", "topk", "select", "mode"]
 
 K = lazy("cpu.kernels.index")  # Numba loads on first use
 

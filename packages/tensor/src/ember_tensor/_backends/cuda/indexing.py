@@ -25,7 +25,7 @@ from .kernels.loops import SIMULATOR
 
 __all__ = ["index_array", "index_vector", "mask_array", "mask_positions", "first_out_of_range", "element_offsets", "read",
            "write", "read_leading", "write_leading", "read_arrays", "write_arrays", "nonzero_positions", "nonzero",
-           "flip", "repeat_index", "to_index_array", "read_scalar", "view_offsets", "dim_offsets"]
+           "flip", "repeat_index"]
 
 # Work dtypes for atomic adds: CUDA has atomics for 32/64-bit ints and floats only.
 _ATOMIC_WORK = {np.dtype(np.float16): np.float32, arrays.BF16: np.float32,

@@ -21,7 +21,9 @@ from . import arrays, launch, storage
 from . import runtime
 from .kernels import sorting as K
 
-__all__ = ["lines", "from_lines", "sorted_codes", "sort", "argsort", "topk", "select", "mode", "median_lines"]
+# The family's functions; `lines`, `from_lines`, `sorted_codes` and `median_lines` also
+# serve the scans, counting and reduction modules of this backend.
+__all__ = ["sort", "argsort", "topk", "select", "mode"]
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _LOW = (np.dtype(np.float16), arrays.BF16)

@@ -216,7 +216,7 @@ def _source_hash():
     for path in (__file__, os.path.join(backends, "scalar.py"), os.path.join(here, "twins.py")):
         with open(path, "rb") as fh:
             h.update(fh.read())
-    from .... import _version
+    from .... import version as _version
     for part in (_version.__version__, numba.__version__, cuda_version, str(GEMM_TILE)):
         h.update(part.encode())
     return h.hexdigest()[:16]

@@ -1,4 +1,8 @@
-"""ember-tensor's version, and the version-window check every layer above runs at import.
+"""ember-tensor's version (the one place it is written: pyproject.toml reads it from
+here), and the version-window check every layer above runs at import.
+
+As ``torch.version``: ``ember_tensor.version.__version__``; ``cuda`` is None (ember's
+CUDA support comes from numba-cuda at run time, not from the build).
 
 Each ember package is released on its own and declares the range of the layers below it
 that it works with (``ember-autograd`` needs ``ember-tensor>=0.1,<0.2``). pip enforces the
@@ -12,9 +16,10 @@ check itself, and every ``import ember`` pays it.
 
 import re
 
-__all__ = ["__version__", "check_layer_version"]
+__all__ = ["__version__", "cuda", "check_layer_version"]
 
 __version__ = "0.1.0"
+cuda = None
 
 # The release segment of a PEP 440 version ("0.1.0" in "0.1.0.dev1", "0.1.0rc2",
 # "0.1.0.post1" or "0.1.0+local"); an optional epoch ("1!") is not supported.
