@@ -158,7 +158,7 @@ def test_cuda_scalar_twins_compile_for_a_real_gpu():
     code = (
         "from numba import cuda, float32, float64\n"
         "from numba.cuda.cudadrv.error import NvvmSupportError\n"
-        "from ember_tensor._backends.lazy import cuda_twins as tw\n"
+        "from ember_tensor._backends.cuda.kernels import twins as tw\n"
         "try:\n"
         "    for name, fn in {**tw.CUDA_TWINS, **tw.GUARDED_TWINS}.items():\n"
         "        for ty in (float32, float64):\n"
