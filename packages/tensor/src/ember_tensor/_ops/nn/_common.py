@@ -1,20 +1,22 @@
-"""Shared plumbing of the nn kernels: tensors <-> NumPy arrays, argument normalisation.
+"""Shared plumbing of the nn ops: operands in their compute dtype, results back as tensors,
+argument normalisation.
 
-On the CPU the nn kernels compute on host NumPy arrays (BLAS through `np.matmul`, loops
-through Numba); `to_array` / `from_array` are that path's plumbing. Half types are
-computed in float32 and cast back, as the elementwise ops do. CUDA tensors take each
-op's device path before reaching `to_array` (`_backends.cuda.windows` for convolution, pooling,
-padding, unfold/fold, one_hot and embedding; `_backends.cuda.rows` and `_backends.cuda.normalization` for
-softmax, losses and normalisation), which casts half types on the device: `to_array`
-is never given a CUDA tensor by the nn ops (the `device_only()` tests check it).
+Half types are computed in float32 and cast back, as the elementwise ops do. A
+device-free op takes its operands with `compute_data` (the backend array, cast on its
+own device by the backend's `storage.astype`), calls its backend family and wraps the
+arrays it returns with `wrap_result`. `to_array` / `from_array` are the older host
+plumbing of the ops that still compute on NumPy arrays here (never given a CUDA tensor
+by the nn ops: the `device_only()` tests check it).
 """
 import numpy as np
 
+from ... import _backends
 from ... import _dtype as D
 from ..._device import CPU
 from ..._tensor import Tensor
 
-__all__ = ["to_array", "from_array", "compute_np_dtype", "ntuple", "check_float"]
+__all__ = ["to_array", "from_array", "compute_data", "wrap_result", "compute_np_dtype", "ntuple",
+           "check_float"]
 
 _LOW = (D.float16, D.bfloat16)
 
@@ -22,6 +24,24 @@ _LOW = (D.float16, D.bfloat16)
 def compute_np_dtype(dtype):
     """The NumPy dtype a kernel computes `dtype` in (half types in float32)."""
     return np.float32 if dtype in _LOW else dtype.np
+
+
+def compute_data(t, np_dtype=None):
+    """`t`'s backend array in its compute dtype (or `np_dtype`), cast on `t`'s device;
+    no copy when it already has that dtype (any strides: the backends take views)."""
+    want = compute_np_dtype(t._dtype) if np_dtype is None else np_dtype
+    data = t._data
+    if data.dtype != want:
+        data = _backends.get(t._device).storage.astype(data, want)
+    return data
+
+
+def wrap_result(data, dtype, device):
+    """A tensor of `dtype` on `device` over the C-contiguous backend array `data`, cast
+    on the device when `data` is in a compute dtype (float32 for the half types)."""
+    if data.dtype != dtype.np:
+        data = _backends.get(device).storage.astype(data, dtype.np)
+    return Tensor._wrap(data, dtype, device)
 
 
 def to_array(t, dtype=None):
