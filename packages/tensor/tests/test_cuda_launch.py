@@ -85,7 +85,7 @@ def test_launch_grid_runs_on_the_current_stream_and_waits_only_when_launch_block
 
 
 def test_a_row_kernel_with_dynamic_shared_memory_still_matches_the_cpu():
-    # softmax rows take _cuda_rows' launch (one block per row, a float64 of dynamic shared
+    # softmax rows take cuda/rows.py's launch (one block per row, a float64 of dynamic shared
     # memory per thread): the path that used to keep its own cache.
     x = et.tensor(np.arange(24, dtype=np.float32).reshape(4, 6) / 7)
     got = et.softmax(x.cuda()[:, 1:], -1).cpu().numpy()

@@ -12,12 +12,15 @@ FAMILIES = (
     "storage",      # allocation, views, copies, dtype conversion, host transfer
     "elementwise",  # unary, binary, ternary loops
     "reduction",    # sum/mean/prod/..., arg max/min, var_mean, median
-    "matmul",       # matrix products (BLAS, cuBLAS)
+    "matmul",       # matrix products (BLAS, cuBLAS), the linear layer's x @ W^T + b
     "sorting",      # sort, argsort, top-k, k-th value, nanmedian, mode along a dim
     "conv",         # convolution forward and its two backward products (im2col + GEMM)
     "pooling",      # max/avg/adaptive pooling, their backward passes, max_unpool
     "indexing",     # advanced indexing reads/writes, index arrays, nonzero, flip, repeat index
     "scatter",      # gather and scatter (with its reductions) along a dim
+    "softmax",      # softmax and log_softmax along a dim
+    "loss",         # the negative log-likelihood loss and its backward
+    "normalization",  # batch, layer and group norm and their backward
 )
 
 # {(family, function): {device type that lacks it: why}}. The op that would call a missing

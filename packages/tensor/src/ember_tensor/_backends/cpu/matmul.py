@@ -1,8 +1,9 @@
-"""CPU matrix products: NumPy's matmul, which calls BLAS for float32 and float64."""
+"""CPU matrix products: NumPy's matmul, which calls BLAS for float32 and float64, and the
+linear layer's product with a transposed weight and a bias."""
 import ml_dtypes
 import numpy as np
 
-__all__ = ["matmul"]
+__all__ = ["matmul", "linear"]
 
 
 _HALF = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
@@ -14,3 +15,16 @@ def matmul(a, b):
     if a.dtype in _HALF:
         a, b = a.astype(np.float32), b.astype(np.float32)
     return np.matmul(a, b)
+
+
+def linear(x, weight, bias):
+    """x @ weight.T + bias as one BLAS GEMM: x (*, in), weight (out, in), bias (out,) or None.
+
+    >>> linear(np.ones((1, 2)), np.ones((3, 2)), np.zeros(3))
+    array([[2., 2., 2.]])
+    """
+    lead = x.shape[:-1]
+    y = x.reshape(-1, x.shape[-1]) @ weight.T  # BLAS reads W^T in place
+    if bias is not None:
+        y += bias
+    return y.reshape(lead + (weight.shape[0],))

@@ -14,15 +14,18 @@ Under the simulator, cuBLAS's part (float32/float64 products of more than
 the tiled kernel simulated one Python thread per output element takes seconds for
 the products of a small training step. Smaller products still run the tiled kernel,
 so the simulator keeps checking it.
+
+`linear` is the linear layer's product: one GEMM with the weight read transposed in
+place, then a broadcast bias add.
 """
 import numpy as np
 from numba import cuda
 
-from . import arrays, launch, storage
+from . import arrays, elementwise, launch, storage
 from . import runtime
 from .kernels.loops import SIMULATOR, loops
 
-__all__ = ["matmul"]
+__all__ = ["matmul", "linear"]
 
 
 def _batch_3d(x, batch):
@@ -62,6 +65,21 @@ def matmul(a, b):
             _gemm(a3, b3, out3)
     shape = batch + ((m,) if a.ndim > 1 else ()) + ((n,) if b.ndim > 1 else ())
     return out if shape == out.shape else out.reshape(shape)
+
+
+def linear(x, weight, bias):
+    """x @ weight.T + bias for x (*, in), weight (out, in), bias (out,) or None, of one
+    float dtype: one GEMM (cuBLAS on a GPU) and a broadcast add."""
+    in_features, out_features = weight.shape[1], weight.shape[0]
+    if not arrays.is_c(x):
+        x = storage.astype(x, x.dtype)
+    item = x.dtype.itemsize
+    x2 = arrays.restride(x, (x.size // in_features if in_features else 0, in_features), (in_features * item, item))
+    w_t = arrays.restride(weight, (in_features, out_features), (weight.strides[1], weight.strides[0]))
+    y = matmul(x2, w_t)
+    if bias is not None and y.size:
+        elementwise.binary("add", y, bias if bias.dtype == y.dtype else storage.astype(bias, y.dtype), y)
+    return y.reshape(tuple(x.shape[:-1]) + (out_features,))
 
 
 _HALF = ("float16", "bfloat16")

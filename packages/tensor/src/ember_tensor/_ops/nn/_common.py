@@ -1,12 +1,12 @@
-"""Shared plumbing of the nn kernels: tensors <-> NumPy arrays, argument normalisation.
+"""Shared plumbing of the nn ops: operands in their compute dtype, results back as tensors,
+argument normalisation.
 
-On the CPU the nn kernels compute on host NumPy arrays (BLAS through `np.matmul`, loops
-through Numba); `to_array` / `from_array` are that path's plumbing. Half types are
-computed in float32 and cast back, as the elementwise ops do. CUDA tensors take each
-op's device path before reaching `to_array` (`_backends.cuda.windows` for convolution, pooling,
-padding, unfold/fold, one_hot and embedding; `_backends.cuda.rows` and `_backends.cuda.normalization` for
-softmax, losses and normalisation), which casts half types on the device: `to_array`
-is never given a CUDA tensor by the nn ops (the `device_only()` tests check it).
+Half types are computed in float32 and cast back, as the elementwise ops do. A
+device-free op takes its operands with `array_of` (the backend array, cast on its
+own device by the backend's `storage.astype`), calls its backend family and wraps the
+arrays it returns with `tensor_of`. `to_array` / `from_array` are the older host
+plumbing of the ops that still compute on NumPy arrays here (never given a CUDA tensor
+by the nn ops: the `device_only()` tests check it).
 """
 import numpy as np
 

@@ -1,13 +1,16 @@
-"""The linear layer's kernel: y = x @ W^T + b as one BLAS GEMM, with a derivative rule of
-its own (PyTorch's `linear` has one too) so that the weight gradient arrives as a
-contiguous (out, in) matrix, not the transpose of an (in, out) product. CUDA inputs take
-the device GEMM (cuBLAS on a GPU) with the weight read transposed in place."""
+"""The linear layer: y = x @ W^T + b as one GEMM, with a derivative rule of its own
+(PyTorch's `linear` has one too) so that the weight gradient arrives as a contiguous
+(out, in) matrix, not the transpose of an (in, out) product.
+
+Device-free: the op checks its operands with PyTorch's errors, then calls its device's
+`matmul.linear` (BLAS through NumPy, cuBLAS on a GPU), which reads the weight
+transposed in place. It is a matrix product, so it lives in the matmul family.
+"""
 import math
 
-import numpy as np
-
+from ... import _backends
 from ..._dispatch import op
-from ._common import check_float, from_array, to_array
+from ._common import check_float, array_of, tensor_of
 
 __all__ = ["linear"]
 
@@ -29,12 +32,6 @@ def linear(input, weight, bias=None):
                            f"{weight.shape[-1]}x{weight.shape[0]})")
     if input.dtype != weight.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {input.dtype} and {weight.dtype}")
-    if input._device.type == "cuda":
-        from ..._backends.cuda import rows as _cuda_rows
-        return _cuda_rows.linear(input, weight, bias)
-    x = to_array(input)
-    lead = x.shape[:-1]
-    y = x.reshape(-1, x.shape[-1]) @ to_array(weight).T  # BLAS reads W^T in place
-    if bias is not None:
-        y += to_array(bias)
-    return from_array(y.reshape(lead + (weight.shape[0],)), input._dtype, input._device)
+    y = _backends.get(input._device).matmul.linear(
+        array_of(input), array_of(weight), None if bias is None else array_of(bias))
+    return tensor_of(y, input._dtype, input._device)

@@ -1,8 +1,8 @@
 """Numba CUDA kernels of batch norm, layer norm and group norm, forward and backward.
 
-Launched by `ember_tensor._backends.cuda.normalization` on flat C-contiguous float32/float64 arrays (see
-`_backends.cuda.kernels.rows` for the launch shapes, the float64 block merges and why their scratch is
-dynamic shared memory). Statistics accumulate in float64, as the CPU kernels do.
+Launched by `ember_tensor._backends.cuda.normalization` on flat C-contiguous float32/float64 arrays
+(see `_backends.cuda.kernels.rows` for the launch shapes, the float64 block merges and why their
+scratch is dynamic shared memory). Statistics accumulate in float64, as the CPU kernels do.
 """
 from numba import cuda, float64
 
@@ -18,7 +18,7 @@ __all__ = ["channel_stats", "channel_coefficients", "running_update", "channel_a
 @cuda.jit(cache=True)
 def channel_stats(x, batch, channels, inner, mean, var):
     """Per-channel mean and biased variance (two passes in float64), one block per channel."""
-    part = cuda.shared.array(0, float64)  # dynamic: blockDim.x float64s (see _cuda_rows)
+    part = cuda.shared.array(0, float64)  # dynamic: blockDim.x float64s (see cuda/rows.py)
     tid = cuda.threadIdx.x
     count = batch * inner
     for c in range(cuda.blockIdx.x, channels, cuda.gridDim.x):
@@ -70,7 +70,7 @@ def channel_grad_sums(g, x, batch, channels, inner, mean, rstd, stat_batch_strid
     """Per channel c of (N, C, inner): sum of g and of g * xhat over (n, s), one block per
     channel; xhat = (x - mean[i]) * rstd[i] with i = n * stat_batch_stride + c // group_size
     (batch norm: 0 and 1; group norm: groups and channels per group)."""
-    part = cuda.shared.array(0, float64)  # dynamic: blockDim.x float64s (see _cuda_rows)
+    part = cuda.shared.array(0, float64)  # dynamic: blockDim.x float64s (see cuda/rows.py)
     tid = cuda.threadIdx.x
     count = batch * inner
     for c in range(cuda.blockIdx.x, channels, cuda.gridDim.x):
@@ -114,7 +114,7 @@ def batch_norm_input_grad(g, x, channels, inner, mean, invstd, weight, has_weigh
 @cuda.jit(cache=True)
 def norm_rows(x, n_rows, size, groups, inner, eps, weight, bias, has_weight, has_bias, y, mean, rstd):
     """Normalise each row (two-pass float64 statistics) and apply the affine transform."""
-    part = cuda.shared.array(0, float64)  # dynamic: blockDim.x float64s (see _cuda_rows)
+    part = cuda.shared.array(0, float64)  # dynamic: blockDim.x float64s (see cuda/rows.py)
     tid = cuda.threadIdx.x
     step = cuda.blockDim.x
     per_group = size // inner
@@ -146,7 +146,7 @@ def norm_rows(x, n_rows, size, groups, inner, eps, weight, bias, has_weight, has
 @cuda.jit(cache=True)
 def norm_rows_backward(g, x, n_rows, size, groups, inner, mean, rstd, weight, has_weight, gi):
     """gi = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)) per row, gxhat = g * w."""
-    part = cuda.shared.array(0, float64)  # dynamic: blockDim.x float64s (see _cuda_rows)
+    part = cuda.shared.array(0, float64)  # dynamic: blockDim.x float64s (see cuda/rows.py)
     tid = cuda.threadIdx.x
     step = cuda.blockDim.x
     per_group = size // inner
