@@ -189,7 +189,7 @@ def test_sparse_ops_run_on_the_device(name, shape, sparse_dim):
 
 
 def test_dense_plus_sparse_into_non_contiguous_dense_in_place():
-    from ember_tensor._sparse_ops import add_sparse_into_dense_
+    from ember_tensor.sparse._ops import add_sparse_into_dense_
     s, _ = sparse_case((3, 4), 2, 3)
     base = torch.tensor(RNG.standard_normal((4, 3)))
     want = add_sparse_into_dense_(base.clone().t(), s, alpha=-2)
@@ -207,7 +207,7 @@ def test_index_select_out_of_range_on_cuda():
 
 @pytest.mark.parametrize("padding_idx,scale", [(None, False), (1, False), (None, True), (2, True)])
 def test_embedding_sparse_backward_on_the_device(padding_idx, scale):
-    from ember_tensor._sparse_nn import embedding_sparse_backward
+    from ember_tensor.sparse._nn import embedding_sparse_backward
     idx = torch.tensor([[1, 2], [1, 0], [2, 2]])
     grad = torch.tensor(RNG.standard_normal((3, 2, 4)))
     want = embedding_sparse_backward(grad, idx, 5, padding_idx, scale)

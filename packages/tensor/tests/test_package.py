@@ -11,7 +11,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 import ember_tensor
-from ember_tensor._version import check_layer_version
+from ember_tensor.version import check_layer_version
 
 PROJECT = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
 

@@ -1,4 +1,4 @@
-"""Process-wide settings ember_tensor makes at import (see _blas.py): OpenMP's idle threads
+"""Process-wide settings ember_tensor makes at import (see _backends/cpu/startup.py): OpenMP's idle threads
 sleep (OMP_WAIT_POLICY=PASSIVE) unless the user chose otherwise or opted out."""
 import os
 import subprocess

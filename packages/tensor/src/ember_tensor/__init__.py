@@ -4,7 +4,7 @@
 >>> torch.tensor([[1., 2.], [3., 4.]]) @ torch.ones(2)
 tensor([3., 7.])
 """
-from ._blas import quiet_openmp_spinning as _quiet_openmp_spinning, tune_openblas as _tune_openblas
+from ._backends.cpu.startup import quiet_openmp_spinning as _quiet_openmp_spinning, tune_openblas as _tune_openblas
 
 _tune_openblas()  # must run before NumPy is first imported
 _quiet_openmp_spinning()  # must run before the first parallel kernel starts OpenMP
@@ -73,8 +73,9 @@ from ._ops.nn import log_softmax, softmax  # noqa: E402 -- also registers the nn
 from ._custom import kernel, raw_kernel, reduce_kernel  # noqa: E402 -- ops written in Python
 
 _methods.install()
-from ._sparse import SparseTensor as _SparseTensor, sparse_coo_tensor  # noqa: E402
-from . import _sparse_ops as _sparse_ops, _sparse_nn as _sparse_nn, sparse  # noqa: E402,F401 -- sparse COO ops
+from .sparse._coo import SparseTensor as _SparseTensor, sparse_coo_tensor  # noqa: E402
+from .sparse import _nn as _sparse_nn, _ops as _sparse_ops  # noqa: E402,F401 -- register the sparse COO ops
+from . import sparse  # noqa: E402,F401 -- torch.sparse
 globals().update(_LEGACY_TYPES)
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from .. import _dtype as D
 from .._dispatch import op
 from .._ops.nn._common import from_array, to_array
-from .._sparse import SparseTensor, make_sparse
+from ._coo import SparseTensor, make_sparse
 from .._backends.lazy import lazy_module
 
 _K = lazy_module("ember_tensor._backends.cpu.kernels.sparse")  # loads Numba on first use
@@ -140,7 +140,7 @@ def sum(input, dim=None, dtype=None):
     if not kept:
         return from_array(np.asarray(vals.sum(axis=0)), out_dtype, input._device)
     idx = input._indices_t._data[kept]
-    from .._sparse import coalesce_arrays
+    from ._coo import coalesce_arrays
     new_idx, new_vals = coalesce_arrays(idx, vals, tuple(shape[d] for d in kept))
     return make_sparse(new_idx, new_vals, tuple(shape[d] for d in kept) + dense_shape, out_dtype, True, device=input._device)
 

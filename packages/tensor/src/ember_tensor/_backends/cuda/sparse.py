@@ -40,7 +40,7 @@ def spmm_cuda(indices, values, dense, out):
         return
     if isinstance(indices, np.ndarray):  # a host pattern (CPU indices handed a CUDA operand)
         indices = cuda.to_device(np.ascontiguousarray(indices, np.int64))
-    from .storage import _launch
+    from .launch import grid_stride as _launch
     _launch(_spmm_atomic, nnz * width, indices[0], indices[1], values, dense, out)
 
 
@@ -162,7 +162,7 @@ def sparse_coo_tensor(indices, values, size, is_coalesced, requires_grad):
     """`sparse_coo_tensor` with CUDA indices or values (after the CPU's argument checks):
     the same checks and errors, reading back single values only (one flag; the extremes
     only to word an error or infer the size)."""
-    from ..._sparse import make_sparse, sparse_coo_from_values
+    from ...sparse._coo import make_sparse, sparse_coo_from_values
     if indices._device.type != values._device.type:
         names = {"cpu": "CPU", "cuda": "CUDA"}
         raise RuntimeError(f"backend of indices ({names[indices._device.type]}) must match backend of values "
@@ -245,7 +245,7 @@ def embedding_backward(grad_output, indices, num_weights, padding_idx, scale_gra
 
 def narrow_copy(self, d, start, length, shape):
     """`self.narrow_copy` along (wrapped, checked) dim `d` of a CUDA sparse tensor."""
-    from ..._sparse import make_sparse
+    from ...sparse._coo import make_sparse
     idx, vals = self._indices_t, self._values_t
     if d < self.sparse_dim():
         keep = positions((idx[d] >= start) & (idx[d] < start + length))
@@ -258,8 +258,8 @@ def narrow_copy(self, d, start, length, shape):
 
 def index_select(self, d, index):
     """`self.index_select` along (wrapped) dim `d` of a CUDA sparse tensor."""
-    from ..._sparse import make_sparse
-    from ..._sparse_ops import _on
+    from ...sparse._coo import make_sparse
+    from ...sparse._ops import _on
     from ..._tensor import Tensor
     T = _T()
     pick = index if isinstance(index, Tensor) else T.tensor(index, dtype=D.int64)

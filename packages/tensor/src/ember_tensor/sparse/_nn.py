@@ -7,11 +7,11 @@ scatter-add: an update then touches only the rows a batch used.
 """
 import numpy as np
 
-from . import _dtype as D
-from ._dispatch import op
-from ._ops.nn import sampling
-from ._ops.nn._common import to_array
-from ._sparse import make_sparse
+from .. import _dtype as D
+from .._dispatch import op
+from .._ops.nn import sampling
+from .._ops.nn._common import to_array
+from ._coo import make_sparse
 
 __all__ = ["embedding_sparse", "embedding_sparse_backward"]
 
@@ -27,7 +27,7 @@ def embedding_sparse_backward(grad_output, indices, num_weights, padding_idx=Non
     """The weight gradient of `embedding_sparse`: a sparse (num_weights, dim) tensor with one
     entry per index (the `padding_idx` ones dropped)."""
     if grad_output._device.type == "cuda":
-        from ._backends.cuda.sparse import embedding_backward
+        from .._backends.cuda.sparse import embedding_backward
         idx, rows = embedding_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
         return make_sparse(idx, rows, (num_weights, rows.shape[1]), grad_output._dtype, device=grad_output._device)
     idx = to_array(indices, np.int64).reshape(-1)

@@ -12,16 +12,16 @@ indices and values on the device; its ops branch to the device compositions of
 """
 import numpy as np
 
-from . import _dtype as D
-from ._device import CPU, device as _device_cls
-from ._dispatch import op
-from ._layout import sparse_coo, strided
-from ._ops.nn._common import from_array, to_array
-from ._printing import _append_suffixes, get_printoptions
-from ._backends.lazy import lazy_module
+from .. import _dtype as D
+from .._device import CPU, device as _device_cls
+from .._dispatch import op
+from .._layout import sparse_coo, strided
+from .._ops.nn._common import from_array, to_array
+from .._printing import _append_suffixes, get_printoptions
+from .._backends.lazy import lazy_module
 
 _K = lazy_module("ember_tensor._backends.cpu.kernels.sparse")  # loads Numba on first use
-from ._tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["SparseTensor", "sparse_coo_tensor", "to_sparse", "make_sparse"]
 
@@ -131,7 +131,7 @@ class SparseTensor(Tensor):
 def _to_dense_impl(t, dtype=None):
     dtype = t._dtype if dtype is None else dtype
     if t._device.type == "cuda":
-        from ._backends.cuda import sparse as _sparse_cuda
+        from .._backends.cuda import sparse as _sparse_cuda
         return _sparse_cuda.to_dense(t._indices_t, t._values_t, tuple(t.shape), dtype)
     values = to_array(t._values_t)
     if t.sparse_dim() == 0:  # every entry sits at the one (empty) index
@@ -143,7 +143,7 @@ def _to_dense_impl(t, dtype=None):
 
 def _coalesce_impl(t):
     if t._device.type == "cuda":
-        from ._backends.cuda import sparse as _sparse_cuda
+        from .._backends.cuda import sparse as _sparse_cuda
         idx, vals = _sparse_cuda.coalesce(t._indices_t, t._values_t, t._sparse_shape())
         return make_sparse(idx, vals, t.shape, t._dtype, coalesced=True, device=t._device)
     idx, vals = coalesce_arrays(t._indices_t._data, to_array(t._values_t), t._sparse_shape())
@@ -219,7 +219,7 @@ def coalesce_arrays(indices, values, sparse_shape):
 def _as_tensor(data, dtype=None):
     if isinstance(data, Tensor):
         return data if dtype is None or data._dtype is dtype else data.to(dtype)
-    from ._ops.creation import tensor
+    from .._ops.creation import tensor
     return tensor(data, dtype=dtype)
 
 
@@ -249,7 +249,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
     if indices.dim() != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
     if values._device.type == "cuda" or indices._device.type == "cuda":
-        from ._backends.cuda import sparse as _sparse_cuda
+        from .._backends.cuda import sparse as _sparse_cuda
         return _sparse_cuda.sparse_coo_tensor(indices, values, size, bool(is_coalesced), requires_grad)
     idx = np.ascontiguousarray(indices._host_numpy(), np.int64)
     vals = to_array(values)
@@ -327,7 +327,7 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     if not 0 <= sparse_dim <= ndim:
         raise RuntimeError(f"sparse_dim argument must be in [0,{ndim}] range, but {sparse_dim} is given")
     if self._device.type == "cuda":
-        from ._backends.cuda import sparse as _sparse_cuda
+        from .._backends.cuda import sparse as _sparse_cuda
         idx, values = _sparse_cuda.dense_to_sparse(self, sparse_dim)
         return make_sparse(idx, values, tuple(self.shape), self._dtype, coalesced=True, device=self._device)
     arr = to_array(self)
@@ -345,7 +345,7 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
 
 def format_sparse(t):
     """PyTorch's repr of a sparse tensor: indices, values, then size, nnz and suffixes."""
-    from ._printing import format_tensor
+    from .._printing import format_tensor
     head = "tensor(indices="
     body = _indented(_plain_repr(t._indices_t), len(head))
     values_head = " " * 7 + "values="
@@ -367,7 +367,7 @@ def format_sparse(t):
 
 def _plain_repr(values):
     # Values print without their dtype suffix: the sparse tensor names the dtype once.
-    from ._printing import format_tensor
+    from .._printing import format_tensor
     arr = values._host_numpy()
     if values._dtype in (D.float16, D.bfloat16):
         arr = arr.astype(np.float32)

@@ -17,12 +17,12 @@ True
 import contextlib
 import time
 
-from ._backends.cuda import runtime as _runtime
-from ._backends.cuda.runtime import (  # noqa: F401 - part of torch.cuda
+from .._backends.cuda import runtime as _runtime
+from .._backends.cuda.runtime import (  # noqa: F401 - part of torch.cuda
     CudaUnavailableError, device_count, is_available, is_initialized,
 )
-from ._device import device as _device_cls
-from ._ops.creation import _legacy_types
+from .._device import device as _device_cls
+from .._ops.creation import _legacy_types
 
 __all__ = [
     "is_available", "is_initialized", "init", "device_count", "current_device", "set_device",
@@ -313,7 +313,7 @@ def stream(stream):
 
 
 def _generator(device=None):
-    from . import _random
+    from .. import _random
     return _random.cuda_default_generator(_check_index(_device_index(device)))
 
 
@@ -326,7 +326,7 @@ def manual_seed(seed):
 
 def manual_seed_all(seed):
     """Seed every GPU's default generator, including GPUs not used yet."""
-    from . import _random
+    from .. import _random
     _random.cuda_manual_seed_all(int(seed))
 
 
@@ -338,7 +338,7 @@ def seed():
 
 def seed_all():
     """Seed every GPU's default generator with one seed from OS entropy."""
-    from . import _random
+    from .. import _random
     _random.cuda_manual_seed_all(_random._nondeterministic_seed())
 
 
@@ -376,18 +376,18 @@ def set_rng_state_all(new_states):
         set_rng_state(state, index)
 
 
-# --- memory: statistics and controls live in `_cuda_memory_stats` (imported at the end) -----
+# --- memory: statistics and controls live in `memory` (imported at the end) ---------------
 
 
 def __getattr__(name):
     # torch.cuda.OutOfMemoryError, without importing the allocator module up front
     if name == "OutOfMemoryError":
-        from ._backends.cuda import allocator as _cuda_alloc
+        from .._backends.cuda import allocator as _cuda_alloc
         return _cuda_alloc.OutOfMemoryError
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-from ._cuda_memory_stats import (  # noqa: E402 - they use the device helpers above
+from .memory import (  # noqa: E402 - they use the device helpers above
     empty_cache, max_memory_allocated, max_memory_cached, max_memory_reserved, mem_get_info,
     memory_allocated, memory_cached, memory_reserved, memory_stats, memory_summary,
     reset_max_memory_allocated, reset_max_memory_cached, reset_peak_memory_stats,

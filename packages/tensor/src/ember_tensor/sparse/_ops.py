@@ -9,10 +9,10 @@ import numbers
 
 import numpy as np
 
-from . import _dtype as D
-from ._ops.nn._common import from_array, to_array
-from ._sparse import SparseTensor, make_sparse
-from ._tensor import Tensor, wrap_dim
+from .. import _dtype as D
+from .._ops.nn._common import from_array, to_array
+from ._coo import SparseTensor, make_sparse
+from .._tensor import Tensor, wrap_dim
 
 __all__ = ["add_sparse_into_dense_", "sparse_add", "sparse_mul"]
 
@@ -24,7 +24,7 @@ def _check_same_size(a, b):
 
 
 def _cuda():
-    from ._backends.cuda import sparse as _sparse_cuda  # loads numba.cuda: only on a CUDA code path
+    from .._backends.cuda import sparse as _sparse_cuda  # loads numba.cuda: only on a CUDA code path
     return _sparse_cuda
 
 
@@ -61,7 +61,7 @@ def sparse_add(self, other, *, alpha=1):
                                f"{self.sparse_dim()} and {other.sparse_dim()}")
         dtype = _result_dtype(self, other)
         if self._device.type == "cuda":
-            from ._ops.indexing import cat
+            from .._ops.indexing import cat
             values = other._values_t if alpha == 1 else other._values_t * alpha
             idx = cat([self._indices_t, _on(other._indices_t, self)], 1)
             vals = cat([self._values_t.to(dtype), _on(values, self).to(dtype)])
@@ -164,7 +164,7 @@ def _mul_(self, other):
 
 def _zero_(self):
     if self._device.type == "cuda":
-        from ._ops.creation import zeros
+        from .._ops.creation import zeros
         self._indices_t = zeros((self.sparse_dim(), 0), dtype=D.int64, device=self._device)
         self._values_t = zeros((0,) + tuple(self.shape)[self.sparse_dim():], dtype=self._dtype, device=self._device)
         self._coalesced = True
@@ -190,7 +190,7 @@ def transpose(self, dim0, dim1):
     if self._device.type == "cuda":
         rows = list(range(sd))
         rows[d0], rows[d1] = rows[d1], rows[d0]
-        from ._ops.creation import tensor
+        from .._ops.creation import tensor
         idx = self._indices_t.index_select(0, tensor(rows, dtype=D.int64, device=self._device))
         return make_sparse(idx, self._values_t, shape, self._dtype, coalesced=(d0 == d1 and self._coalesced),
                            device=self._device)
@@ -262,7 +262,7 @@ def index_select(self, dim, index):
 
 def sum_method(self, dim=None, keepdim=False, dtype=None):
     """Tensor.sum on a sparse tensor (``torch.sparse.sum`` semantics; keepdim unsupported)."""
-    from .sparse import sum as sparse_sum
+    from . import sum as sparse_sum
     if keepdim:
         raise NotImplementedError("ember: keepdim with a sparse sum")
     return sparse_sum(self, dim, dtype=dtype)
@@ -270,7 +270,7 @@ def sum_method(self, dim=None, keepdim=False, dtype=None):
 
 def _to(self, *args, **kwargs):
     """A copy with another dtype and/or device (self when neither changes)."""
-    from ._device import device as device_cls
+    from .._device import device as device_cls
     dtype, device = self._dtype, self._device
     for a in list(args) + [v for k, v in kwargs.items() if k in ("dtype", "device")]:
         if isinstance(a, D.dtype):
@@ -340,7 +340,7 @@ def _block_dense_methods():
     # would silently compute on zeros. Every op method Tensor got from `_ops` that this
     # module does not define for sparse tensors raises instead, as PyTorch's dispatcher
     # does for an op with no SparseCPU kernel.
-    from ._dispatch import Operator
+    from .._dispatch import Operator
     keep = {"__hash__", "__eq__", "__ne__"}
     for name, fn in list(vars(Tensor).items()):
         if name in vars(SparseTensor) or name in keep:

@@ -3,7 +3,7 @@
 Re-exported by `ember_tensor.cuda`, whose device helpers these use. The counters answer
 0 (or {}) without a GPU; `mem_get_info` and `memory_summary` need one.
 """
-from . import cuda as _public
+from .. import cuda as _public  # this package, initialised before it imports this module
 
 __all__ = ["memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
            "memory_cached", "max_memory_cached", "reset_peak_memory_stats", "reset_max_memory_allocated",
@@ -11,7 +11,7 @@ __all__ = ["memory_allocated", "max_memory_allocated", "memory_reserved", "max_m
 
 
 def _pool(device):
-    from ._backends.cuda import allocator as _cuda_alloc
+    from .._backends.cuda import allocator as _cuda_alloc
     return _cuda_alloc.pool(_public._device_index(device, optional=True))
 
 
@@ -66,7 +66,7 @@ def memory_stats(device=None):
 
 def memory_summary(device=None, abbreviated=False):
     """A human-readable table of the allocator's counters for a device."""
-    from ._backends.cuda import allocator as _cuda_alloc
+    from .._backends.cuda import allocator as _cuda_alloc
     _public._lazy_init()
     return _cuda_alloc.summary(_public._device_index(device, optional=True))
 
@@ -75,7 +75,7 @@ def mem_get_info(device=None):
     """(free, total) bytes of a device's memory, as the driver reports them."""
     index = _public._check_index(_public._device_index(device, optional=True))
     if _public._simulating():
-        from ._backends.cuda import allocator as _cuda_alloc
+        from .._backends.cuda import allocator as _cuda_alloc
         total = _cuda_alloc.SIM_CAPACITY
         return total - _cuda_alloc.pool(index).reserved, total
     with _public._device_context(index):
@@ -91,7 +91,7 @@ def empty_cache():
     """
     if not _public.is_initialized():
         return
-    from ._backends.cuda import allocator as _cuda_alloc
+    from .._backends.cuda import allocator as _cuda_alloc
     for index in list(_cuda_alloc._pools):
         _cuda_alloc.pool(index).release_cached()
     if not _public._simulating():

@@ -9,15 +9,15 @@ PyTorch's wording.
 >>> torch.allclose(torch.linalg.inv(A) @ A, torch.eye(2))
 True
 """
-from . import _dtype
-from ._ops._lapack import LinAlgError, return_type
-from ._ops.linalg import matmul, matrix_exp, matrix_power, vdot
-from ._ops.linalg import cross as _cross
-from ._ops.linalg_decomp import (
+from .. import _dtype
+from .._ops._lapack import LinAlgError, return_type
+from .._ops.linalg import matmul, matrix_exp, matrix_power, vdot
+from .._ops.linalg import cross as _cross
+from .._ops.linalg_decomp import (
     cholesky, det, eigh, eigvalsh, inv, lstsq, matrix_rank, pinv, qr, slogdet, solve, solve_triangular, svd, svdvals,
 )
-from ._ops.linalg_norms import matrix_norm, norm, vector_norm
-from ._ops.views import diagonal as _diagonal
+from .._ops.linalg_norms import matrix_norm, norm, vector_norm
+from .._ops.views import diagonal as _diagonal
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
            "inv", "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
