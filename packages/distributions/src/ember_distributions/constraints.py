@@ -300,7 +300,9 @@ class _PositiveDefinite(_Symmetric):
         sym_check = super().check(value)
         if not sym_check.all():
             return sym_check
-        return torch.linalg.cholesky_ex(value).info.eq(0)
+        # PyTorch asks cholesky_ex for its info code; ember_tensor's cholesky_ex raises on a
+        # matrix that is not positive definite instead, so the eigenvalues decide here.
+        return torch.linalg.eigvalsh(value).gt(0).all(-1)
 
 
 class _Cat(Constraint):
