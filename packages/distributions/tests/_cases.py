@@ -101,6 +101,11 @@ CASES = [
          ("log_prob", "mean", "mode", "variance")),
     Case("ContinuousBernoulli", "ContinuousBernoulli", dict(probs=np.array([0.2, 0.4995, 0.9])),
          np.array([0.1, 0.5, 0.95]), ("log_prob", "cdf", "icdf", "mean", "variance", "entropy")),
+    Case("InverseGamma", "InverseGamma", dict(concentration=POS, rate=POS[::-1].copy()), np.array([0.1, 2.0, 5.0]),
+         ("log_prob", "mean", "mode", "variance", "entropy")),
+    Case("LogisticNormal", "LogisticNormal", dict(loc=LOC, scale=POS), np.array([0.1, 0.2, 0.3, 0.4]), ("log_prob",)),
+    Case("FisherSnedecor", "FisherSnedecor", dict(df1=np.array([1.5, 3.0, 8.0]), df2=np.array([3.0, 5.0, 10.0])),
+         np.array([0.1, 2.0, 5.0]), ("log_prob", "mean", "mode", "variance")),
     Case("Kumaraswamy", "Kumaraswamy", dict(concentration1=POS, concentration0=POS[::-1].copy()), PROBS,
          ("log_prob", "mean", "variance", "entropy")),  # PyTorch's Kumaraswamy.mode is NaN (log1p(-b)): ours is the true mode
 ]

@@ -163,3 +163,17 @@ def test_transformed_distribution_log_prob_is_change_of_variables():
     assert abs(float(flipped.cdf(_f64(0.3))) - float(D.Normal(0.0, 1.0).cdf(_f64(0.3)))) < 1e-9
     independent = D.TransformedDistribution(D.Normal(et.zeros(2, 3), et.ones(2, 3)), T.StickBreakingTransform())
     assert tuple(independent.event_shape) == (4,) and tuple(independent.batch_shape) == (2,)
+
+
+def test_abs_softmax_and_cdf_transforms():
+    x = _f64([-1.5, 0.0, 2.0])
+    assert T.AbsTransform()(x).tolist() == [1.5, 0.0, 2.0]
+    assert T.AbsTransform().inv(_f64([1.5])).tolist() == [1.5]  # the positive branch
+    assert not T.AbsTransform().bijective and not T.SoftmaxTransform().bijective
+    probs = T.SoftmaxTransform()(x)
+    np.testing.assert_allclose(probs.tolist(), np.exp([-1.5, 0, 2]) / np.exp([-1.5, 0, 2]).sum(), rtol=1e-12)
+    normal = D.Normal(_f64(0.5), _f64(2.0))
+    cdf = T.CumulativeDistributionTransform(normal)
+    u = cdf(x)
+    np.testing.assert_allclose(cdf.inv(u).tolist(), x.tolist(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(cdf.log_abs_det_jacobian(x, u).tolist(), normal.log_prob(x).tolist(), rtol=1e-12)

@@ -126,3 +126,11 @@ def test_dtypes_follow_the_parameters():
     assert D.Gamma(et.ones(2), et.ones(2)).rsample().dtype == et.float32
     assert D.Categorical(et.ones(3)).sample().dtype == et.int64
     assert D.Normal(0.0, 1.0).sample().dtype == et.get_default_dtype()
+
+
+def test_mixture_support_checks_every_component():
+    mix = D.MixtureSameFamily(D.Categorical(et.ones(2, 3)),
+                              D.Uniform(et.zeros(2, 3), et.tensor([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])))
+    assert isinstance(mix.support, D.constraints.MixtureSameFamilyConstraint)
+    assert mix.support.check(et.tensor([0.5, 0.5])).tolist() == [True, True]
+    assert mix.support.check(et.tensor([1.5, 0.5])).tolist() == [False, True]

@@ -36,18 +36,21 @@ from .dirichlet import Dirichlet  # noqa: E402
 from .distribution import Distribution  # noqa: E402
 from .exp_family import ExponentialFamily  # noqa: E402
 from .exponential import Exponential  # noqa: E402
+from .fishersnedecor import FisherSnedecor  # noqa: E402
 from .gamma import Gamma  # noqa: E402
 from .geometric import Geometric  # noqa: E402
 from .gumbel import Gumbel  # noqa: E402
 from .half_cauchy import HalfCauchy  # noqa: E402
 from .half_normal import HalfNormal  # noqa: E402
 from .independent import Independent  # noqa: E402
+from .inverse_gamma import InverseGamma  # noqa: E402
 from .kl import kl_divergence, register_kl  # noqa: E402
 from . import _kl_cross  # noqa: E402,F401 -- registers the cross-family KL pairs
 from .kumaraswamy import Kumaraswamy  # noqa: E402
 from .laplace import Laplace  # noqa: E402
 from .lkj_cholesky import LKJCholesky  # noqa: E402
 from .log_normal import LogNormal  # noqa: E402
+from .logistic_normal import LogisticNormal  # noqa: E402
 from .lowrank_multivariate_normal import LowRankMultivariateNormal  # noqa: E402
 from .mixture_same_family import MixtureSameFamily  # noqa: E402
 from .multinomial import Multinomial  # noqa: E402
@@ -68,8 +71,9 @@ from .weibull import Weibull  # noqa: E402
 
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet",
-    "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
-    "Independent", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogitRelaxedBernoulli",
+    "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+    "Independent", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
+    "LogitRelaxedBernoulli",
     "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
     "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "ExpRelaxedCategorical", "StudentT", "TransformedDistribution", "Uniform",

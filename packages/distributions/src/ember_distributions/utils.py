@@ -7,7 +7,7 @@ import numpy as np
 import ember_autograd
 import ember_tensor as torch
 
-__all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property",
+__all__ = ["is_tensor_like", "broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs", "lazy_property",
            "tril_matrix_to_vec", "vec_to_tril_matrix", "euler_constant", "finfo"]
 
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
@@ -30,6 +30,11 @@ class finfo:
             info = np.finfo(_NUMPY_FLOATS[name])
             self.eps, self.tiny, self.max = float(info.eps), float(info.tiny), float(info.max)
         self.min = -self.max
+
+
+def is_tensor_like(value):
+    """Whether ``value`` is a Tensor or an object implementing ``__torch_function__``."""
+    return isinstance(value, torch.Tensor) or hasattr(value, "__torch_function__")
 
 
 def broadcast_all(*values):
