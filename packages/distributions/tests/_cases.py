@@ -106,6 +106,12 @@ CASES = [
     Case("LogisticNormal", "LogisticNormal", dict(loc=LOC, scale=POS), np.array([0.1, 0.2, 0.3, 0.4]), ("log_prob",)),
     Case("FisherSnedecor", "FisherSnedecor", dict(df1=np.array([1.5, 3.0, 8.0]), df2=np.array([3.0, 5.0, 10.0])),
          np.array([0.1, 2.0, 5.0]), ("log_prob", "mean", "mode", "variance")),
+    Case("GeneralizedPareto", "GeneralizedPareto", dict(loc=LOC, scale=POS, concentration=np.array([-0.3, 0.0, 0.2])),
+         np.array([0.1, 2.0, 5.0]), ("icdf", "mean", "mode", "variance", "entropy")),
+    # PyTorch 2.13's GeneralizedPareto.log_prob/cdf fail on float64 ("Double did not match Float"):
+    # they are checked in test_closed_forms.py.
+    Case("Wishart", "Wishart", dict(df=np.array([3.5, 6.0]), covariance_matrix=COV), np.stack([COV * 2, np.eye(3)]),
+         ("log_prob", "mean", "mode", "variance", "entropy")),
     Case("Kumaraswamy", "Kumaraswamy", dict(concentration1=POS, concentration0=POS[::-1].copy()), PROBS,
          ("log_prob", "mean", "variance", "entropy")),  # PyTorch's Kumaraswamy.mode is NaN (log1p(-b)): ours is the true mode
 ]

@@ -147,3 +147,17 @@ def test_enumerate_support_shapes():
     assert tuple(D.Categorical(et.ones(2, 3)).enumerate_support(expand=False).shape) == (3, 1)
     assert tuple(D.OneHotCategorical(et.ones(2, 3)).enumerate_support().shape) == (3, 2, 3)
     assert D.Binomial(2, t(0.5)).enumerate_support().tolist() == [[0.0], [1.0], [2.0]]
+
+
+def test_generalized_pareto_closed_forms():
+    # xi != 0: f(x) = (1 + xi z)^(-1/xi - 1) / scale, F(x) = 1 - (1 + xi z)^(-1/xi); xi = 0: Exponential.
+    loc, scale, xi = 0.5, 2.0, 0.3
+    dist = D.GeneralizedPareto(t(loc, loc), t(scale, scale), t(xi, 0.0))
+    x = 3.0
+    z = (x - loc) / scale
+    close(dist.log_prob(t(x, x)), [(-1 / xi - 1) * math.log1p(xi * z) - math.log(scale), -z - math.log(scale)])
+    close(dist.cdf(t(x, x)), [1 - (1 + xi * z) ** (-1 / xi), 1 - math.exp(-z)])
+    # xi = -1 is Uniform(loc, loc + scale).
+    uniform = D.GeneralizedPareto(t(loc), t(scale), t(-1.0))
+    close(uniform.log_prob(t(1.0)), [-math.log(scale)])
+    assert uniform.support.check(t(loc + scale + 0.1)).tolist() == [False]

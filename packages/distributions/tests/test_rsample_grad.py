@@ -38,6 +38,9 @@ PATHWISE = [
     ("RelaxedOneHotCategorical", lambda a: D.RelaxedOneHotCategorical(_f64(0.5), logits=a), [[0.2, -0.8, 1.0]]),
     ("MultivariateNormal", lambda a, b: D.MultivariateNormal(a, scale_tril=b.reshape(2, 2).tril()),
      [[0.3, -1.0], [1.5, 0.0, 0.4, 0.8]]),
+    ("Wishart", lambda a: D.Wishart(_f64(4.0), scale_tril=a.reshape(2, 2).tril()), [[1.5, 0.0, 0.4, 0.8]]),
+    ("InverseGamma_rate", lambda a: D.InverseGamma(_f64(2.0, 3.0), a), [[0.7, 2.0]]),
+    ("GeneralizedPareto", lambda a, b, c: D.GeneralizedPareto(a, b, c), [[0.3, -1.0], [1.5, 0.4], [0.2, -0.3]]),
     ("LowRankMultivariateNormal", lambda a, b, c: D.LowRankMultivariateNormal(a, b.reshape(2, 1), c),
      [[0.3, -1.0], [0.5, -0.7], [0.4, 0.8]]),
 ]

@@ -38,6 +38,7 @@ from .exp_family import ExponentialFamily  # noqa: E402
 from .exponential import Exponential  # noqa: E402
 from .fishersnedecor import FisherSnedecor  # noqa: E402
 from .gamma import Gamma  # noqa: E402
+from .generalized_pareto import GeneralizedPareto  # noqa: E402
 from .geometric import Geometric  # noqa: E402
 from .gumbel import Gumbel  # noqa: E402
 from .half_cauchy import HalfCauchy  # noqa: E402
@@ -68,15 +69,16 @@ from .transforms import *  # noqa: E402,F403 -- PyTorch exports every transform 
 from .uniform import Uniform  # noqa: E402
 from .von_mises import VonMises  # noqa: E402
 from .weibull import Weibull  # noqa: E402
+from .wishart import Wishart  # noqa: E402
 
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet",
-    "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
+    "Distribution", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal",
     "Independent", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
     "LogitRelaxedBernoulli",
     "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
     "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
     "RelaxedOneHotCategorical", "ExpRelaxedCategorical", "StudentT", "TransformedDistribution", "Uniform",
-    "VonMises", "Weibull", "biject_to", "kl_divergence", "register_kl", "transform_to", "constraints",
+    "VonMises", "Weibull", "Wishart", "biject_to", "kl_divergence", "register_kl", "transform_to", "constraints",
     "transforms", "utils", *transforms.__all__,
 ]
