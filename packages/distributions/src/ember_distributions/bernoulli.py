@@ -5,7 +5,7 @@ import ember_tensor as torch
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits, softplus
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits, softplus
 
 __all__ = ["Bernoulli"]
 

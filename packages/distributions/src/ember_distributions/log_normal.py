@@ -1,5 +1,4 @@
 """``LogNormal(loc, scale)``: exp(X) for X ~ Normal(loc, scale)."""
-import ember_tensor as torch
 
 from . import constraints
 from .normal import Normal

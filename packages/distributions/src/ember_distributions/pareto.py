@@ -1,5 +1,4 @@
 """``Pareto(scale, alpha)``."""
-import ember_tensor as torch
 
 from . import constraints
 from .exponential import Exponential

@@ -1,5 +1,4 @@
 """Helpers shared by the distributions (``torch.distributions.utils``)."""
-import math
 from functools import update_wrapper
 from numbers import Number
 
@@ -151,7 +150,3 @@ def vec_to_tril_matrix(vec, diag=0):
     rows, cols = np.tril_indices(n, k=diag)
     mat[..., torch.tensor(rows, device=vec.device), torch.tensor(cols, device=vec.device)] = vec
     return mat
-
-
-def _log_sqrt_2pi():
-    return 0.5 * math.log(2 * math.pi)
