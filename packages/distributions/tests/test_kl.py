@@ -148,3 +148,10 @@ def test_register_kl_prefers_the_most_specific_pair_and_warns_on_ambiguity():
     finally:
         del kl_module._KL_REGISTRY[MyNormal, D.Distribution]
         kl_module._KL_MEMOIZE.clear()
+
+
+def test_register_kl_rejects_non_distribution_types():
+    with pytest.raises(TypeError, match="Expected type_p to be a Distribution subclass but got 3"):
+        D.register_kl(3, D.Normal)
+    with pytest.raises(TypeError, match="Expected type_q to be a Distribution subclass"):
+        D.register_kl(D.Normal, int)

@@ -56,9 +56,9 @@ def register_kl(type_p, type_q):
     ... def kl_normal_normal(p, q):
     ...     ...
     """
-    if not isinstance(type_p, type) and issubclass(type_p, Distribution):
+    if not (isinstance(type_p, type) and issubclass(type_p, Distribution)):
         raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
-    if not isinstance(type_q, type) and issubclass(type_q, Distribution):
+    if not (isinstance(type_q, type) and issubclass(type_q, Distribution)):
         raise TypeError(f"Expected type_q to be a Distribution subclass but got {type_q}")
 
     def decorator(fun):
