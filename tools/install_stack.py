@@ -34,7 +34,8 @@ STACK = {
     "data": ["tensor", "autograd"],
     "distributed": ["tensor", "autograd"],
     "export": ["tensor", "autograd"],
-    "ember": ["tensor", "autograd", "nn", "optim", "data", "distributed", "export"],
+    "distributions": ["tensor", "autograd"],
+    "ember": ["tensor", "autograd", "nn", "optim", "data", "distributed", "export", "distributions"],
 }
 
 # The tensor layer always comes with numba-cuda, so CUDA code can run on the simulator.

@@ -20,7 +20,7 @@ import ember_tensor
 
 PROJECT = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
 
-LAYERS = ["autograd", "data", "distributed", "export", "nn", "optim", "tensor"]
+LAYERS = ["autograd", "data", "distributed", "distributions", "export", "nn", "optim", "tensor"]
 
 HAS_CUDA_MODULE = importlib.util.find_spec("ember_tensor.cuda") is not None
 
@@ -79,6 +79,9 @@ def test_import_ember_installs_autograd():
 @pytest.mark.parametrize("path, real", [
     ("ember.autograd", "ember_autograd"), ("ember.nn", "ember_nn"), ("ember.optim", "ember_optim"),
     ("ember.utils.data", "ember_data"), ("ember.distributed", "ember_distributed"),
+    ("ember.distributions", "ember_distributions"), ("ember.distributions.constraints", "ember_distributions.constraints"),
+    ("ember.distributions.transforms", "ember_distributions.transforms"), ("ember.distributions.kl", "ember_distributions.kl"),
+    ("ember.distributions.utils", "ember_distributions.utils"),
 ])
 def test_pytorch_paths_are_the_layers(path, real):
     assert importlib.import_module(path) is importlib.import_module(real)

@@ -26,6 +26,7 @@ SUBMODULE_ALIASES = {
     "ember.distributed": "ember_distributed",
     "ember.onnx": "ember_export.onnx",
     "ember.jit": "ember_export.jit",
+    "ember.distributions": "ember_distributions",
     "ember.serialization": "ember_tensor.serialization",
 }
 
