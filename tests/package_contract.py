@@ -30,15 +30,20 @@ def tests_for(test_file, module_name, layers_below):
 
     `layers_below` are the distribution names it must depend on, bottom layer first.
     """
-    project = tomllib.loads((Path(test_file).parents[1] / "pyproject.toml").read_text())["project"]
+    pyproject = tomllib.loads((Path(test_file).parents[1] / "pyproject.toml").read_text())
+    project = pyproject["project"]
     dist_name = project["name"]
+    # The version is written once, as the package's __version__; pyproject reads it from there.
+    version_attr = pyproject["tool"]["setuptools"]["dynamic"]["version"]["attr"]
     # "ember-tensor>=0.1,<0.2" -> ("ember-tensor", "0.1", "0.2")
     layer_ranges = [re.fullmatch(r"(ember-[a-z]+)>=([0-9.]+),<([0-9.]+)", requirement).groups()
                     for requirement in project["dependencies"] if requirement.startswith("ember-")]
 
     class TestPackage:
         def test_version_matches_pyproject(self):
-            assert importlib.import_module(module_name).__version__ == project["version"]
+            assert "version" in project["dynamic"] and "version" not in project
+            source, _, name = version_attr.rpartition(".")
+            assert getattr(importlib.import_module(source), name) == importlib.import_module(module_name).__version__
 
         def test_installed_metadata_matches_version(self):
             try:

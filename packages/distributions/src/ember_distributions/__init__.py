@@ -15,7 +15,7 @@ tensor(0.4431)
 
 import ember_autograd
 import ember_tensor
-from ._layers import check_layer_version
+from ember_tensor.version import check_layer_version
 
 __version__ = "0.1.0"
 
