@@ -21,6 +21,7 @@ FAMILIES = (
     "softmax",      # softmax and log_softmax along a dim
     "loss",         # the negative log-likelihood loss and its backward
     "normalization",  # batch, layer and group norm and their backward
+    "sampling",     # embedding (and backward), one_hot, constant padding, unfold/fold
 )
 
 # {(family, function): {device type that lacks it: why}}. The op that would call a missing
