@@ -24,13 +24,12 @@ DEVICES = ("cpu", "cuda")
 
 # Backend modules that still take tensors (their families are not converted yet).
 NOT_YET_ARRAYS_ONLY = {
-    "cuda/counting.py", "cuda/linalg.py", "cuda/random.py", "cuda/scans.py", "cuda/sparse.py",
-    "cuda/windows.py",
+    "cuda/counting.py", "cuda/random.py", "cuda/scans.py", "cuda/sparse.py",
 }
 # Op modules that still choose code by device type.
 STILL_BRANCHING = {
-    "_fused_operands.py", "_random_args.py", "counting.py", "fused_optim.py", "linalg_decomp.py",
-    "multinomial.py", "nn/_common.py", "nn/sampling.py", "random.py", "random_inplace.py", "scans.py",
+    "_fused_operands.py", "_random_args.py", "counting.py", "fused_optim.py",
+    "multinomial.py", "nn/_common.py", "random.py", "random_inplace.py", "scans.py",
 }
 
 

@@ -21,7 +21,13 @@ FAMILIES = (
     "softmax",      # softmax and log_softmax along a dim
     "loss",         # the negative log-likelihood loss and its backward
     "normalization",  # batch, layer and group norm and their backward
+    "sampling",     # embedding (and backward), one_hot, constant padding, unfold/fold
+    "linalg",       # LU/Cholesky solvers and determinants; qr, svd, eigh, pinv, rank, lstsq
 )
+
+# The linalg functions that no device kernel computes on CUDA yet.
+_HOST_LAPACK = ("no cuSOLVER binding yet (nor device Jacobi SVD / eigh kernels): the op computes it "
+                "through the host, on the CPU backend, and moves the results to the tensor's device")
 
 # {(family, function): {device type that lacks it: why}}. The op that would call a missing
 # function raises its own clear error first (PyTorch's, where it has one).
@@ -32,4 +38,6 @@ GAPS = {
         "cpu": "pinned host memory is allocated by the CUDA driver: pin_memory() asks the CUDA backend"},
     ("storage", "is_pinned"): {
         "cpu": "pinned host memory is allocated by the CUDA driver: is_pinned() asks the CUDA backend"},
+    **{("linalg", name): {"cuda": _HOST_LAPACK}
+       for name in ("qr", "svd", "eigh", "pinv", "matrix_rank", "lstsq")},
 }

@@ -1,10 +1,9 @@
 """Shared plumbing of the LAPACK-backed linear-algebra ops.
 
-Factorizations run in NumPy's LAPACK (`np.linalg`, batched over leading dims) on the
-host. On CUDA tensors inv, det, slogdet, solve, solve_triangular and cholesky run device
-kernels instead (`_backends.cuda.linalg`); the others (qr, svd, eigh, pinv, matrix_rank, lstsq)
-make one round trip to the host and back through `host` / `wrap`. Ops above never
-branch on the device. This module also holds PyTorch's argument checks and error wording and
+Factorizations run in the device's `linalg` backend family (NumPy's LAPACK on the CPU,
+device kernels on CUDA), whose arrays `wrap_array` wraps; those with no device kernels
+(qr, svd, eigh, pinv, matrix_rank, lstsq) run on the CPU backend over host copies and
+come back through `host` / `wrap`. Ops above never branch on the device. This module also holds PyTorch's argument checks and error wording and
 the named tuples (``torch.return_types.linalg_svd`` ...) these ops return.
 """
 import collections
@@ -16,8 +15,8 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from ._iter import type_name
 
-__all__ = ["LinAlgError", "return_type", "host", "wrap", "check_float", "check_matrix", "check_square",
-           "first_zero_pivot", "batch_prefix"]
+__all__ = ["LinAlgError", "return_type", "host", "wrap", "wrap_array", "check_float", "check_matrix",
+           "check_square", "batch_prefix"]
 
 
 class LinAlgError(RuntimeError):
@@ -50,6 +49,16 @@ def wrap(array, like, dtype=None):
     return Tensor._wrap(array, dtype, like._device)
 
 
+def wrap_array(array, like, dtype=None):
+    """A tensor on `like`'s device over `array`, a result of its device's backend (cast to
+    `dtype`, default like's, and made C-contiguous by that backend)."""
+    dtype = like._dtype if dtype is None else dtype
+    storage = _backends.get(like._device).storage
+    if array.dtype != dtype.np:
+        array = storage.astype(array, dtype.np)
+    return Tensor._wrap(storage.contiguous(array), dtype, like._device)
+
+
 def check_float(t, name):
     """PyTorch's dtype errors: LAPACK routines take float32/float64 only."""
     if t._dtype.category != D._FLOAT:
@@ -77,19 +86,3 @@ def check_square(t, name, arg="A"):
 def batch_prefix(index, batch_shape):
     """PyTorch's "(Batch element i): " prefix for an error in one matrix of a batch."""
     return f"(Batch element {index}): " if batch_shape else ""
-
-
-def first_zero_pivot(matrix):
-    """1-based index of the first exactly-zero pivot of LU with partial pivoting, or 0.
-
-    Runs only on the error path, to name the pivot the way LAPACK's getrf `info` does.
-    """
-    a = np.array(matrix, dtype=matrix.dtype)
-    n = a.shape[0]
-    for k in range(n):
-        p = k + int(np.argmax(np.abs(a[k:, k])))
-        if a[p, k] == 0:
-            return k + 1
-        a[[k, p]] = a[[p, k]]
-        a[k + 1:, k:] -= np.outer(a[k + 1:, k] / a[k, k], a[k, k:])
-    return 0

@@ -1,19 +1,23 @@
 """Factorizations and solvers of `ember_tensor.linalg`: inv, det, slogdet, solve,
 cholesky, qr, svd, eigh, lstsq, pinv, matrix_rank (and the PyTorch ops built on them).
 
-Each op runs NumPy's batched LAPACK routine (see `_lapack`) and raises PyTorch's error
-for singular / non-positive-definite / non-square inputs. On CUDA tensors inv, det,
-slogdet, solve, solve_triangular and cholesky (and so logdet, cholesky_solve and
-cholesky_inverse) run device kernels (`_backends.cuda.linalg`); qr, svd, eigh, pinv, matrix_rank
-and lstsq still make a host round trip (no cuSOLVER binding yet). Their derivatives live in
-ember_autograd's `_rules/linalg_ext.py`.
+Each op checks its arguments with PyTorch's errors, then calls its device's `linalg`
+backend family (`_backends/cpu/linalg.py`: NumPy's batched LAPACK; `_backends/cuda/linalg.py`:
+device kernels) and raises PyTorch's LinAlgError from the failure the backend reports (the
+first failing matrix of the batch and LAPACK's `info` for it). qr, svd, eigh, pinv,
+matrix_rank and lstsq have no device kernels (a declared gap, `_backends._families.GAPS`:
+no cuSOLVER binding yet): they compute on host copies with the CPU backend, whatever the
+tensor's device, and their results move back to it (`_lapack.host` / `wrap`). Their
+derivatives live in ember_autograd's `_rules/linalg_ext.py`.
 """
 import numpy as np
 
+from .. import _backends
 from .. import _dtype as D
+from .._device import CPU
 from .._dispatch import op
 from . import _lapack as L
-from ._lapack import LinAlgError, check_float, check_matrix, check_square, host, wrap
+from ._lapack import LinAlgError, check_float, check_matrix, check_square, host, wrap, wrap_array
 
 __all__ = ["inv", "det", "slogdet", "logdet", "solve", "solve_triangular", "cholesky", "cholesky_solve",
            "cholesky_inverse", "qr", "svd", "svdvals", "eigh", "eigvalsh", "lstsq", "pinv", "matrix_rank",
@@ -26,27 +30,28 @@ EighResult = L.return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
 LstsqResult = L.return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
 
 
-def _on_cuda(t):
-    return t._device.type == "cuda"
+def _linalg(t):
+    """The linalg family of `t`'s device's backend."""
+    return _backends.get(t._device).linalg
 
 
-def _cuda_linalg():
-    from .._backends.cuda import linalg as _cuda_linalg  # imports numba.cuda: only on a CUDA code path
-    return _cuda_linalg
+def _host_linalg():
+    """The CPU backend's linalg family: the functions no device kernel computes yet run
+    there, on host copies (the gap declared in `_backends._families.GAPS`)."""
+    return _backends.get(CPU).linalg
 
 
 _INV_SINGULAR = ("The diagonal element {pivot} is zero, the inversion could not be completed because the "
                  "input matrix is singular.")
 
 
-def _raise_singular(a, name, template):
-    """Find the failing matrix of a batch and raise PyTorch's LinAlgError for it."""
-    batch_shape = a.shape[:-2]
-    for index, matrix in enumerate(a.reshape((-1,) + a.shape[-2:])):
-        pivot = L.first_zero_pivot(matrix)
-        if pivot:
-            raise LinAlgError(f"{name}: {L.batch_prefix(index, batch_shape)}" + template.format(pivot=pivot))
-    raise LinAlgError(f"{name}: The input matrix is singular; it could not be inverted.")
+def _singular(A, name, failure, template):
+    """PyTorch's LinAlgError for the (batch index, zero pivot) a backend reported (pivot 0:
+    LAPACK refused a matrix without naming a zero pivot)."""
+    index, pivot = failure
+    if not pivot:
+        return LinAlgError(f"{name}: The input matrix is singular; it could not be inverted.")
+    return LinAlgError(f"{name}: {L.batch_prefix(index, tuple(A.shape[:-2]))}" + template.format(pivot=pivot))
 
 
 @op("linalg_inv")
@@ -58,19 +63,10 @@ def inv(A, *, out=None):
     [[0.5, 0.0], [0.0, 0.25]]
     """
     check_square(A, "linalg.inv")
-    if _on_cuda(A):
-        result, failure = _cuda_linalg().inv(A)
-        if failure:
-            index, pivot = failure
-            raise LinAlgError(f"linalg.inv: {L.batch_prefix(index, A.shape[:-2])}"
-                              + _INV_SINGULAR.format(pivot=pivot))
-        return _out(result, out)
-    a = host(A)
-    try:
-        result = np.linalg.inv(a)
-    except np.linalg.LinAlgError:
-        _raise_singular(a, "linalg.inv", _INV_SINGULAR)
-    return _out(wrap(result, A), out)
+    result, failure = _linalg(A).inv(A._data)
+    if failure:
+        raise _singular(A, "linalg.inv", failure, _INV_SINGULAR)
+    return _out(wrap_array(result, A), out)
 
 
 def _out(result, out):
@@ -84,19 +80,15 @@ def _out(result, out):
 def det(A, *, out=None):
     """The determinant of each square matrix of `A`."""
     check_square(A, "linalg.det")
-    if _on_cuda(A):
-        return _out(_cuda_linalg().det(A), out)
-    return _out(wrap(np.linalg.det(host(A)), A), out)
+    return _out(wrap_array(_linalg(A).det(A._data), A), out)
 
 
 @op("linalg_slogdet")
 def slogdet(A):
     """(sign, log|det|) of each square matrix: a stable way to the determinant's size."""
     check_square(A, "linalg.slogdet")
-    if _on_cuda(A):
-        return SlogdetResult(*_cuda_linalg().slogdet(A))
-    sign, logabsdet = np.linalg.slogdet(host(A))
-    return SlogdetResult(wrap(sign, A), wrap(logabsdet, A))
+    sign, logabsdet = _linalg(A).slogdet(A._data)
+    return SlogdetResult(wrap_array(sign, A), wrap_array(logabsdet, A))
 
 
 @op()
@@ -124,18 +116,10 @@ def solve(A, B, *, left=True, out=None):
                            f"A of type {L.type_name(A._dtype)} and B of type {L.type_name(B._dtype)} instead")
     vector = _is_vector_rhs(A, B)
     batch = _check_solve_shapes(A, B, left, vector)
-    if _on_cuda(A):
-        return _out(_solve_on_device(A, B, left, vector, batch), out)
-    a, b = host(A), host(B)
-    if not left:
-        a, b = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)
-    rhs = b[..., None] if vector else b
-    try:
-        x = np.linalg.solve(np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(rhs, batch + rhs.shape[-2:]))
-    except np.linalg.LinAlgError:
-        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.") from None
-    x = x[..., 0] if vector else x
-    return _out(wrap(x if left else np.swapaxes(x, -1, -2), A), out)
+    x = _linalg(A).solve(A._data, B._data, batch, left, vector)
+    if x is None:
+        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.")
+    return _out(wrap_array(x, A), out)
 
 
 def _check_solve_shapes(A, B, left, vector):
@@ -163,18 +147,6 @@ def _broadcast_batch(a_batch, b_batch):
     return a_batch if a_batch == b_batch else np.broadcast_shapes(a_batch, b_batch)
 
 
-def _solve_on_device(A, B, left, vector, batch):
-    """solve's CUDA path (shapes checked): X @ A = B is solved as A.mT @ X.mT = B.mT."""
-    if not left:
-        A, B = A.mT, B.mT
-    rhs = B.unsqueeze(-1) if vector else B
-    x = _cuda_linalg().solve(A, rhs, batch)
-    if x is None:
-        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.")
-    x = x.squeeze(-1) if vector else x
-    return x if left else x.mT.contiguous()
-
-
 @op("linalg_solve_triangular")
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     """Solve ``A @ X = B`` (``X @ A = B`` if not `left`) reading only A's upper or lower triangle.
@@ -186,23 +158,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     if B.dim() < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
     batch = _check_triangular_shapes(A, B, left)
-    if _on_cuda(A):
-        return _out(_solve_triangular_on_device(A, B, upper, left, unitriangular, batch), out)
-    a, b = host(A), host(B)
-    a = np.triu(a) if upper else np.tril(a)
-    if unitriangular:
-        a = a.copy()
-        idx = np.arange(a.shape[-1])
-        a[..., idx, idx] = 1
-    if not left:
-        a, b = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)
-    a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        try:
-            x = np.linalg.solve(a, b)
-        except np.linalg.LinAlgError:
-            x = _substitute(a, b, lower=(upper != left))
-    return _out(wrap(x if left else np.swapaxes(x, -1, -2), A), out)
+    x = _linalg(A).solve_triangular(A._data, B._data, upper, left, unitriangular, batch)
+    return _out(wrap_array(x, A), out)  # computed in A's and B's common type, returned as A's
 
 
 def _check_triangular_shapes(A, B, left):
@@ -216,62 +173,20 @@ def _check_triangular_shapes(A, B, left):
     return _broadcast_batch(a_shape[:-2], b_shape[:-2])
 
 
-def _solve_triangular_on_device(A, B, upper, left, unitriangular, batch):
-    """solve_triangular's CUDA path (shapes checked): X @ A = B is solved as A.mT @ X.mT = B.mT."""
-    if not left:
-        A, B, upper = A.mT, B.mT, not upper
-    dtype = D.float64 if D.float64 in (A._dtype, B._dtype) else D.float32  # NumPy's result_type
-    x = _cuda_linalg().solve_triangular(A, B, upper, unitriangular, dtype, batch)
-    return x if left else x.mT.contiguous()
-
-
-def _substitute(a, b, lower):
-    """Forward/back substitution (only for singular triangles, where LAPACK's solve refuses)."""
-    n = a.shape[-1]
-    x = np.zeros(np.broadcast_shapes(a.shape[:-1], b.shape[:-1]) + b.shape[-1:], np.result_type(a, b))
-    rows = range(n) if lower else range(n - 1, -1, -1)
-    for i in rows:
-        partial = np.einsum("...j,...jk->...k", a[..., i, :], x)
-        x[..., i, :] = (b[..., i, :] - partial) / a[..., i, i:i + 1]
-    return x
-
-
 def _not_positive_definite(index, order, batch_shape):
     return LinAlgError(f"linalg.cholesky: {L.batch_prefix(index, batch_shape)}The factorization could not be "
                        f"completed because the input is not positive-definite (the leading minor of order "
                        f"{order} is not positive-definite).")
 
 
-def _first_non_pd_minor(matrix):
-    for k in range(1, matrix.shape[0] + 1):
-        try:
-            np.linalg.cholesky(matrix[:k, :k])
-        except np.linalg.LinAlgError:
-            return k
-    return matrix.shape[0]
-
-
 @op("linalg_cholesky")
 def cholesky(A, *, upper=False, out=None):
     """The Cholesky factor L (lower; ``L @ L.mT == A``) of each symmetric positive-definite matrix."""
     check_square(A, "linalg.cholesky")
-    if _on_cuda(A):
-        factor, failure = _cuda_linalg().cholesky(A)
-        if failure:
-            raise _not_positive_definite(*failure, A.shape[:-2])
-        return _out(factor.mT.contiguous() if upper else factor, out)
-    a = host(A)
-    try:
-        factor = np.linalg.cholesky(a)
-    except np.linalg.LinAlgError:
-        for index, matrix in enumerate(a.reshape((-1,) + a.shape[-2:])):
-            try:
-                np.linalg.cholesky(matrix)
-            except np.linalg.LinAlgError:
-                raise _not_positive_definite(index, _first_non_pd_minor(matrix), a.shape[:-2]) from None
-        raise
-    # LAPACK leaves the other triangle alone; NumPy zeroes it, as PyTorch does.
-    return _out(wrap(np.swapaxes(factor, -1, -2) if upper else factor, A), out)
+    factor, failure = _linalg(A).cholesky(A._data, upper)
+    if failure:
+        raise _not_positive_definite(*failure, tuple(A.shape[:-2]))
+    return _out(wrap_array(factor, A), out)
 
 
 @op()
@@ -295,10 +210,7 @@ def qr(A, mode="reduced"):
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
                            "'r', or 'complete'")
-    a = host(A)
-    if mode == "r":
-        return QRResult(wrap(np.empty((0,), a.dtype), A), wrap(np.linalg.qr(a, mode="r"), A))
-    q, r = np.linalg.qr(a, mode=mode)
+    q, r = _host_linalg().qr(host(A), mode)
     return QRResult(wrap(q, A), wrap(r, A))
 
 
@@ -306,7 +218,7 @@ def qr(A, mode="reduced"):
 def svd(A, full_matrices=True, *, driver=None):
     """``A = U @ diag(S) @ Vh``, singular values S in descending order."""
     check_matrix(A, "linalg.svd")
-    u, s, vh = np.linalg.svd(host(A), full_matrices=full_matrices)
+    u, s, vh = _host_linalg().svd(host(A), full_matrices)
     return SVDResult(wrap(u, A), wrap(s, A), wrap(vh, A))
 
 
@@ -323,7 +235,7 @@ def eigh(A, UPLO="L"):
     check_square(A, "linalg.eigh")
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
-    values, vectors = np.linalg.eigh(host(A), UPLO=UPLO)
+    values, vectors = _host_linalg().eigh(host(A), UPLO)
     return EighResult(wrap(values, A), wrap(vectors, A))
 
 
@@ -333,35 +245,16 @@ def eigvalsh(A, UPLO="L"):
     return eigh(A, UPLO).eigenvalues
 
 
-def _tolerances(s, shape, atol, rtol, dtype):
-    """PyTorch's cut-off max(atol, rtol * largest singular value) for pinv and matrix_rank."""
-    atol = 0.0 if atol is None else (host(atol) if hasattr(atol, "_data") else atol)
-    if rtol is None:
-        given_atol = not (np.isscalar(atol) and atol == 0.0)
-        rtol = 0.0 if given_atol else np.finfo(dtype).eps * max(shape[-2:])
-    elif hasattr(rtol, "_data"):
-        rtol = host(rtol)
-    smax = s[..., :1] if s.shape[-1] else np.zeros(s.shape[:-1] + (1,), s.dtype)
-    return np.maximum(np.asarray(atol)[..., None] if np.ndim(atol) else atol,
-                      (np.asarray(rtol)[..., None] if np.ndim(rtol) else rtol) * smax)
+def _host_value(x):
+    """A tolerance as the host backend takes it: None, a number, or a tensor's host array."""
+    return host(x) if hasattr(x, "_data") else x
 
 
 @op("linalg_pinv")
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """The Moore-Penrose pseudo-inverse, dropping singular values below max(atol, rtol * s_max)."""
     check_matrix(A, "linalg.pinv")
-    a = host(A)
-    if hermitian:
-        w, v = np.linalg.eigh(a)
-        s = np.abs(w)
-        cut = _tolerances(-np.sort(-s, axis=-1), a.shape, atol, rtol, a.dtype)
-        inv_w = np.where(s > cut, 1 / np.where(w == 0, 1, w), 0)
-        result = (v * inv_w[..., None, :]) @ np.swapaxes(v, -1, -2)
-    else:
-        u, s, vh = np.linalg.svd(a, full_matrices=False)
-        cut = _tolerances(s, a.shape, atol, rtol, a.dtype)
-        inv_s = np.where(s > cut, 1 / np.where(s == 0, 1, s), 0)
-        result = np.swapaxes(vh, -1, -2) @ (inv_s[..., None] * np.swapaxes(u, -1, -2))
+    result = _host_linalg().pinv(host(A), _host_value(atol), _host_value(rtol), hermitian)
     return _out(wrap(result, A), out)
 
 
@@ -369,10 +262,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """The number of singular values above max(atol, rtol * s_max), as int64."""
     check_matrix(A, "linalg.matrix_rank")
-    a = host(A)
-    s = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
-    s = -np.sort(-s, axis=-1)
-    rank = (s > _tolerances(s, a.shape, atol, rtol, a.dtype)).sum(-1)
+    rank = _host_linalg().matrix_rank(host(A), _host_value(atol), _host_value(rtol), hermitian)
     return _out(wrap(rank, A, D.int64), out)
 
 
@@ -388,33 +278,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
-    a, b = host(A), host(B)
     vector = B.dim() == A.dim() - 1
-    rhs = b[..., None] if vector else b
-    m, n = a.shape[-2:]
-    if rhs.shape[-2] != m:
+    if (B.shape[-1] if vector else B.shape[-2]) != A.shape[-2]:
         raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
-    batch = np.broadcast_shapes(a.shape[:-2], rhs.shape[:-2])
-    a = np.broadcast_to(a, batch + a.shape[-2:]).reshape((-1, m, n))
-    rhs = np.broadcast_to(rhs, batch + rhs.shape[-2:]).reshape((-1,) + rhs.shape[-2:])
-    if rcond is None:
-        rcond = np.finfo(a.dtype).eps * max(m, n)
-    solutions, residuals, ranks, svals = [], [], [], []
-    for a_i, b_i in zip(a, rhs):
-        x, res, rank, s = np.linalg.lstsq(a_i, b_i, rcond=rcond)
-        solutions.append(x)
-        residuals.append(res)
-        ranks.append(rank)
-        svals.append(s)
-    k = rhs.shape[-1]
-    x = np.stack(solutions).reshape(batch + (n, k)) if solutions else np.zeros(batch + (n, k), a.dtype)
-    x = x[..., 0] if vector else x
-    full_rank = all(r == n for r in ranks)
-    if driver != "gelsy" and m > n and full_rank and solutions:
-        res = np.stack(residuals).reshape(batch + (k,))
-    else:
-        res = np.empty((0,), a.dtype)
-    rank = np.array(ranks, np.int64).reshape(batch) if driver != "gels" else np.empty((0,), np.int64)
-    s = (np.stack(svals).reshape(batch + (min(m, n),)) if driver in ("gelsd", "gelss") and svals
-         else np.empty((0,), a.dtype))
+    x, res, rank, s = _host_linalg().lstsq(host(A), host(B), rcond, driver, vector)
     return LstsqResult(wrap(x, A), wrap(res, A), wrap(rank, A, D.int64), wrap(s, A))

@@ -1,47 +1,44 @@
-"""The dense solvers on CUDA tensors: LU (det, slogdet, inv, solve), triangular solves
-and Cholesky, computed on the device by the kernels of `_backends.cuda.kernels.linalg`.
+"""CUDA linear algebra: LU (det, slogdet, inv, solve), triangular solves and Cholesky
+over device arrays, computed on the device by the kernels of `kernels.linalg`.
 
-The CUDA halves of `_ops.linalg_decomp`: those ops check their arguments (shared with
-the CPU), then call here for CUDA inputs with float32/float64 tensors. Every operand is
-copied once on the device into a fresh C-contiguous batch of matrices (the kernels
-factor and solve in place): right-hand sides expanded to the broadcast batch, A kept at
-its own batch (solve factors each of its matrices once, and the kernels map every
-right-hand side to its matrix through a small uploaded index array). Results are
-C-contiguous tensors like the CPU's. Nothing goes through the host except, for inv, solve
-and cholesky, one int64 (the first failing batch element, and then its LAPACK `info`)
-read back to raise PyTorch's LinAlgError as the CPU does (PyTorch's CUDA ops synchronise
-for that check too).
+The same functions as `_backends.cpu.linalg`, except qr, svd, eigh, pinv, matrix_rank
+and lstsq (declared gaps, `_families.GAPS`: there is no cuSOLVER binding yet, and device
+Jacobi SVD / eigh kernels are future work; their ops compute through the host). Every
+operand is copied once on the device into a fresh C-contiguous batch of matrices (the
+kernels factor and solve in place): right-hand sides expanded to the broadcast batch, A
+kept at its own batch (solve factors each of its matrices once, and the kernels map every
+right-hand side to its matrix through a small uploaded index array). Nothing goes
+through the host except, for inv, solve and cholesky, one int64 (the first failing batch
+element, and then its LAPACK `info`) read back so that the op raises PyTorch's
+LinAlgError as on the CPU (PyTorch's CUDA ops synchronise for that check too).
 
 One thread block per matrix suits batches of small matrices; a single large matrix
 (hundreds of rows) keeps one multiprocessor busy: a blocked multi-block factorization
-(or cuSOLVER's getrf/potrf) is future work. qr, svd, eigh, pinv, matrix_rank and lstsq
-still take the host's LAPACK: there is no cuSOLVER binding yet, and device Jacobi SVD /
-eigh kernels are future work.
+(or cuSOLVER's getrf/potrf) is future work.
 """
 import numpy as np
 
 from . import arrays, launch, storage
-from . import runtime
 from .kernels import linalg as K
 from .kernels.loops import SIMULATOR
-from ..._tensor import Tensor
 
-__all__ = ["lu", "det", "slogdet", "inv", "solve", "solve_triangular", "cholesky"]
+__all__ = ["det", "slogdet", "inv", "solve", "solve_triangular", "cholesky"]
 
 
 # --- operands, results and launches --------------------------------------------------------
 
-def _matrices(t, batch, np_dtype):
-    """A fresh C-contiguous device copy of `t` expanded to batch + its last two dims."""
-    view = t.expand(tuple(batch) + tuple(t.shape[-2:])) if tuple(t.shape[:-2]) != tuple(batch) else t
-    return storage.astype(view._data, np.dtype(np_dtype))
+def _matrices(arr, batch, np_dtype):
+    """A fresh C-contiguous device copy of `arr` expanded to batch + its last two dims."""
+    batch = tuple(batch)
+    view = storage.broadcast_to(arr, batch + tuple(arr.shape[-2:])) if tuple(arr.shape[:-2]) != batch else arr
+    return storage.astype(view, np.dtype(np_dtype))
 
 
-def _wrap(arr, dtype, device):
-    """A tensor of `dtype` holding device array `arr` (cast on the device if needed)."""
-    if arr.dtype != dtype.np:
-        arr = storage.astype(arr, dtype.np)
-    return Tensor._wrap(arr, dtype, device)
+def _transposed(arr):
+    """The view of `arr` with its last two dims swapped (a batched transpose)."""
+    shape, strides = list(arr.shape), list(arr.strides)
+    shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]
+    return arrays.restride(arr, tuple(shape), tuple(strides))
 
 
 def _count(shape):
@@ -69,16 +66,6 @@ def _launch_flat(kernel, count, *args):
         launch.grid_stride(kernel, count, *args)
 
 
-def _on_device(fn):
-    """Run `fn` with its first tensor argument's GPU current (allocations land there)."""
-    def on_device(t, *args, **kwargs):
-        with runtime.device_context(t._device.index or 0):
-            return fn(t, *args, **kwargs)
-    on_device.__name__ = fn.__name__
-    on_device.__doc__ = fn.__doc__
-    return on_device
-
-
 def _first_failure(first_bad, info, batch):
     """(batch index, LAPACK info) of the first failing matrix, or None: reads one int64,
     and one more on failure."""
@@ -91,7 +78,10 @@ def _first_failure(first_bad, info, batch):
 # --- LU and what is built on it ------------------------------------------------------------
 
 def lu(a, n, batch):
-    """Factor the flat batch `a` (batch x n x n, in place): (pivots, info, first_bad)."""
+    """Factor the flat batch `a` (batch x n x n, in place): (pivots, info, first_bad).
+
+    The building block of det, slogdet, inv and solve (not a family function: the CPU
+    backend factors inside LAPACK)."""
     pivots = storage.empty((max(batch * n, 1),), np.int64)
     info = storage.empty((max(batch, 1),), np.int64)
     storage.fill_(info, 0)
@@ -102,33 +92,31 @@ def lu(a, n, batch):
     return pivots, info, first_bad
 
 
-def _factor(A):
-    """(LU copy, pivots, info, first_bad, n, batch count) of square-matrix tensor A."""
-    batch_shape = tuple(A.shape[:-2])
-    n = A.shape[-1]
-    a = _matrices(A, batch_shape, A._dtype.np)
+def _factor(a):
+    """(LU copy, pivots, info, first_bad, n, batch count) of the square matrices `a`."""
+    batch_shape = tuple(a.shape[:-2])
+    n = a.shape[-1]
+    lu_copy = _matrices(a, batch_shape, a.dtype)
     batch = _count(batch_shape)
-    return (a,) + lu(a, n, batch) + (n, batch)
+    return (lu_copy,) + lu(lu_copy, n, batch) + (n, batch)
 
 
-@_on_device
-def det(A):
-    """det of each matrix of float32/float64 tensor A: a tensor of its batch shape."""
-    a, pivots, _, _, n, batch = _factor(A)
-    out = storage.empty(tuple(A.shape[:-2]), A._dtype.np)
-    _launch_flat(K.det_from_lu, batch, arrays.flat(a), pivots, n, batch, arrays.flat(out))
-    return Tensor._wrap(out, A._dtype, A._device)
+def det(a):
+    """The determinant of each matrix of float32/float64 `a`: an array of its batch shape."""
+    lu_copy, pivots, _, _, n, batch = _factor(a)
+    out = storage.empty(tuple(a.shape[:-2]), a.dtype)
+    _launch_flat(K.det_from_lu, batch, arrays.flat(lu_copy), pivots, n, batch, arrays.flat(out))
+    return out
 
 
-@_on_device
-def slogdet(A):
-    """(sign, log|det|) of each matrix of A, tensors of its batch shape."""
-    a, pivots, _, _, n, batch = _factor(A)
-    shape = tuple(A.shape[:-2])
-    sign, logabs = storage.empty(shape, A._dtype.np), storage.empty(shape, A._dtype.np)
-    _launch_flat(K.slogdet_from_lu, batch, arrays.flat(a), pivots, n, batch, arrays.flat(sign),
+def slogdet(a):
+    """(sign, log|det|) of each matrix of `a`, arrays of its batch shape."""
+    lu_copy, pivots, _, _, n, batch = _factor(a)
+    shape = tuple(a.shape[:-2])
+    sign, logabs = storage.empty(shape, a.dtype), storage.empty(shape, a.dtype)
+    _launch_flat(K.slogdet_from_lu, batch, arrays.flat(lu_copy), pivots, n, batch, arrays.flat(sign),
                  arrays.flat(logabs))
-    return Tensor._wrap(sign, A._dtype, A._device), Tensor._wrap(logabs, A._dtype, A._device)
+    return sign, logabs
 
 
 def _matrix_of(a_batch, batch_shape):
@@ -154,18 +142,16 @@ def _lu_solve(a, pivots, b, n, k, batch, a_of=None, mapped=False):
     _launch_matrices(K.triangular_solve, batch, n, flat_a, a_of, mapped, flat_b, n, k, batch, False, False)
 
 
-@_on_device
-def inv(A):
-    """(inverse of each matrix of A, None), or (None, (batch index, zero pivot)) for the
+def inv(a):
+    """(inverse of each matrix of `a`, None), or (None, (batch index, zero pivot)) for the
     first singular matrix."""
-    a, pivots, info, first_bad, n, batch = _factor(A)
+    lu_copy, pivots, info, first_bad, n, batch = _factor(a)
     failure = _first_failure(first_bad, info, batch)
     if failure:
         return None, failure
-    b = _identities(batch, n, A._dtype.np)
-    _lu_solve(a, pivots, b, n, n, batch)
-    return Tensor._wrap(arrays.restride(b, tuple(A.shape), _c_strides(A.shape, b.dtype.itemsize)),
-                        A._dtype, A._device), None
+    b = _identities(batch, n, a.dtype)
+    _lu_solve(lu_copy, pivots, b, n, n, batch)
+    return arrays.restride(b, tuple(a.shape), _c_strides(a.shape, b.dtype.itemsize)), None
 
 
 def _identities(batch, n, np_dtype):
@@ -187,57 +173,77 @@ def _c_strides(shape, itemsize):
     return tuple(reversed(strides))
 
 
-@_on_device
-def solve(A, B, batch_shape):
-    """X with A @ X = B for matrices A (n x n) and right-hand sides B (n x k), both
-    broadcast to `batch_shape`; None when a matrix is singular. A is factored once per
+def _with_unit_last(arr):
+    """`arr` viewed with a trailing dim of size 1 (a batch of vectors as n x 1 matrices)."""
+    return arrays.restride(arr, tuple(arr.shape) + (1,), tuple(arr.strides) + (arr.dtype.itemsize,))
+
+
+def solve(a, b, batch, left, vector):
+    """X with A @ X = B (X @ A = B when not `left`; B a batch of vectors when `vector`),
+    both broadcast to `batch`; None when a matrix is singular. A is factored once per
     matrix of its own batch, however many right-hand sides share it."""
-    n, k = A.shape[-1], B.shape[-1]
+    if not left:  # X @ A = B is solved as A.mT @ X.mT = B.mT
+        a, b = _transposed(a), _transposed(b)
+    rhs = _with_unit_last(b) if vector else b
+    x = _lu_solve_broadcast(a, rhs, tuple(batch))
+    if x is None:
+        return None
+    x = arrays.restride(x, tuple(x.shape[:-1]), tuple(x.strides[:-1])) if vector else x
+    return x if left else _transposed(x)
+
+
+def _lu_solve_broadcast(a, rhs, batch_shape):
+    """solve's device work: rhs (n x k) expanded to `batch_shape` and overwritten with the
+    solution; None when a matrix of `a` is singular."""
+    n, k = a.shape[-1], rhs.shape[-1]
     batch = _count(batch_shape)
-    b = _matrices(B, batch_shape, A._dtype.np)
+    b = _matrices(rhs, batch_shape, a.dtype)
     if not batch:  # nothing is solved, so nothing can be singular (as on the CPU)
-        return Tensor._wrap(b, A._dtype, A._device)
-    a_batch = tuple(A.shape[:-2])
-    a = _matrices(A, a_batch, A._dtype.np)
-    pivots, info, first_bad = lu(a, n, _count(a_batch))
+        return b
+    a_batch = tuple(a.shape[:-2])
+    lu_copy = _matrices(a, a_batch, a.dtype)
+    pivots, info, first_bad = lu(lu_copy, n, _count(a_batch))
     if _first_failure(first_bad, info, _count(a_batch)):
         return None
     a_of, mapped = _matrix_of(a_batch, batch_shape)
-    _lu_solve(a, pivots, b, n, k, batch, a_of, mapped)
-    return Tensor._wrap(b, A._dtype, A._device)
+    _lu_solve(lu_copy, pivots, b, n, k, batch, a_of, mapped)
+    return b
 
 
-@_on_device
-def solve_triangular(A, B, upper, unitriangular, dtype, batch_shape):
-    """X with T @ X = B, T the upper/lower triangle of A, computed in `dtype` (A's and B's
-    common type) and returned as A's dtype; both broadcast to `batch_shape`."""
-    n, k = A.shape[-1], B.shape[-1]
-    a_batch = tuple(A.shape[:-2])
-    a = _matrices(A, a_batch, dtype.np)  # a broadcast A is read in place, not copied per B
-    b = _matrices(B, batch_shape, dtype.np)
-    batch = _count(batch_shape)
-    if batch and n and k:
+def solve_triangular(a, b, upper, left, unitriangular, batch):
+    """X with T @ X = B (X @ T = B when not `left`), T the upper or lower triangle of `a`
+    (unit diagonal when `unitriangular`), both broadcast to `batch`, in their common
+    dtype (NumPy's result type). A zero on the diagonal gives inf/nan, as in PyTorch."""
+    if not left:  # X @ T = B is solved as T.mT @ X.mT = B.mT
+        a, b, upper = _transposed(a), _transposed(b), not upper
+    dtype = np.dtype(np.float64 if np.float64 in (a.dtype, b.dtype) else np.float32)
+    n, k = a.shape[-1], b.shape[-1]
+    batch_shape = tuple(batch)
+    a_batch = tuple(a.shape[:-2])
+    t = _matrices(a, a_batch, dtype)  # a broadcast A is read in place, not copied per B
+    x = _matrices(b, batch_shape, dtype)
+    count = _count(batch_shape)
+    if count and n and k:
         a_of, mapped = _matrix_of(a_batch, batch_shape)
-        _launch_matrices(K.triangular_solve, batch, n, arrays.flat(a), a_of, mapped, arrays.flat(b), n, k,
-                         batch, not upper, unitriangular)
-    return _wrap(b, A._dtype, A._device)
+        _launch_matrices(K.triangular_solve, count, n, arrays.flat(t), a_of, mapped, arrays.flat(x), n, k,
+                         count, not upper, unitriangular)
+    return x if left else _transposed(x)
 
 
-@_on_device
-def cholesky(A):
-    """(lower Cholesky factor of each matrix of A, None), or (None, (batch index, order of
-    the failing leading minor)) for the first matrix that is not positive-definite."""
-    batch_shape = tuple(A.shape[:-2])
-    n, batch = A.shape[-1], _count(batch_shape)
-    a = _matrices(A, batch_shape, A._dtype.np)
+def cholesky(a, upper):
+    """(Cholesky factor of each matrix of `a`, None): lower (upper, its transpose, when
+    `upper`); or (None, (batch index, order of the failing leading minor)) for the first
+    matrix that is not positive-definite."""
+    batch_shape = tuple(a.shape[:-2])
+    n, batch = a.shape[-1], _count(batch_shape)
+    factor = _matrices(a, batch_shape, a.dtype)
     info = storage.empty((max(batch, 1),), np.int64)
     storage.fill_(info, 0)
     first_bad = storage.empty((1,), np.int64)
     storage.fill_(first_bad, batch)
     if batch and n:
-        _launch_matrices(K.cholesky_factor, batch, n, arrays.flat(a), info, first_bad, n, batch)
+        _launch_matrices(K.cholesky_factor, batch, n, arrays.flat(factor), info, first_bad, n, batch)
     failure = _first_failure(first_bad, info, batch)
     if failure:
         return None, failure
-    return Tensor._wrap(a, A._dtype, A._device), None
-
+    return (_transposed(factor) if upper else factor), None

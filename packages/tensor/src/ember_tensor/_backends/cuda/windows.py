@@ -1,6 +1,6 @@
-"""CUDA sliding windows over (N, C, *spatial) device arrays: the launch shapes and views that
-convolution (`conv`) and pooling (`pooling`) share, im2col/col2im, unfold/fold, one_hot,
-constant padding and the one-element index checks (`count_outside`, `read_count`). The
+"""CUDA sliding windows over (N, C, *spatial) device arrays: the launch shapes, views and
+im2col/col2im launches that convolution (`conv`), pooling (`pooling`) and unfold/fold
+(`sampling`) share, and the one-element index checks (`count_outside`, `read_count`). The
 kernels are in `kernels.windows`. Nothing here reads device memory on the host, except
 the one-element counts that the index checks read (`read_count`).
 
@@ -10,41 +10,15 @@ one compiled kernel per dtype serves 1-d, 2-d and 3-d problems.
 
 Imported only on a CUDA code path: it loads numba.cuda.
 """
-import contextlib
 import math
 
 import numpy as np
 
-from . import arrays, elementwise, launch, matmul, reduction, storage
-from . import runtime
+from . import arrays, launch, reduction, storage
 from .kernels import windows as K
 from .kernels.loops import SIMULATOR
 
-__all__ = ["device_scope", "array_of", "tensor_of", "window_counts", "unfold", "fold", "count_outside",
-           "index_extreme", "read_count", "one_hot", "constant_pad"]
-
-
-# --- tensors <-> device arrays --------------------------------------------------------------
-
-def device_scope(device):
-    """A block with `device`'s GPU current (allocations and launches go there)."""
-    if device.index is None:
-        return contextlib.nullcontext()
-    return runtime.device_context(device.index)
-
-
-def array_of(t, np_dtype):
-    """The device array of CUDA tensor `t` as `np_dtype` (cast on the device if needed)."""
-    arr = t._data
-    return arr if arr.dtype == np.dtype(np_dtype) else storage.astype(arr, np_dtype)
-
-
-def tensor_of(arr, dtype, device):
-    """A tensor of `dtype` on `device` over device array `arr` (cast on the device)."""
-    from ..._tensor import Tensor
-    if arr.dtype != dtype.np:
-        arr = storage.astype(arr, dtype.np)
-    return Tensor._wrap(arr, dtype, device)
+__all__ = ["window_counts", "count_outside", "index_extreme", "read_count"]
 
 
 # --- layout helpers -----------------------------------------------------------------------
@@ -136,22 +110,6 @@ def _col2im(cols, n, c, size, kernel, stride, padding, dilation, out):
     return result
 
 
-def unfold(x, kernel, dilation, padding, stride):
-    """F.unfold of x (N, C, H, W): (N, C*kh*kw, L)."""
-    n, c = x.shape[:2]
-    out = window_counts(x.shape[2:], kernel, stride, padding, dilation)
-    cols = storage.empty((n, c * math.prod(kernel), math.prod(out)), x.dtype)
-    _im2col_into(x, kernel, stride, padding, dilation, out, cols)
-    return cols
-
-
-def fold(cols, size, kernel, dilation, padding, stride):
-    """F.fold of cols (N, C*kh*kw, L) into (N, C, *size)."""
-    out = window_counts(size, kernel, stride, padding, dilation)
-    n = cols.shape[0]
-    return _col2im(cols, n, cols.shape[1] // math.prod(kernel), size, kernel, stride, padding, dilation, out)
-
-
 def _flat_int64(index):
     flat = _view(_contiguous(index), (index.size,))
     return flat if flat.dtype == np.int64 else storage.astype(flat, np.int64)
@@ -176,29 +134,3 @@ def index_extreme(index, kind):
 def read_count(arr):
     """The value of a one-element device array, read on the host."""
     return int(storage.to_numpy(arr).reshape(-1)[0])
-
-
-def one_hot(index, num_classes):
-    """int64 (*index.shape, num_classes): 1 where the class is the index."""
-    out = storage.empty(tuple(index.shape) + (num_classes,), np.int64)
-    flat = _view(_contiguous(index), (index.size,))
-    _launch(K.one_hot, out.size, flat, _view(out, (index.size, num_classes)))
-    return out
-
-
-def constant_pad(x, widths, crops, value):
-    """x cropped by `crops` (slices) then padded by `widths` ((left, right) per dim) with
-    `value`: a fill and one strided copy, any dtype (bfloat16 moves as bits)."""
-    cropped_shape, offset = [], 0
-    for n, s, sl in zip(x.shape, x.strides, crops):
-        start, stop, _ = sl.indices(n)
-        cropped_shape.append(max(stop - start, 0))
-        offset += start * s if stop > start else 0
-    out_shape = tuple(n + left + right for n, (left, right) in zip(cropped_shape, widths))
-    out = storage.empty(out_shape, x.dtype)
-    storage.fill_(out, value)
-    if math.prod(cropped_shape):
-        source = arrays.restride(x, tuple(cropped_shape), x.strides, offset)
-        inner_offset = sum(left * s for (left, _), s in zip(widths, out.strides))
-        storage.copy_(arrays.restride(out, tuple(cropped_shape), out.strides, inner_offset), source)
-    return out

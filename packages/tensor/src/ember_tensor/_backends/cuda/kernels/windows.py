@@ -1,6 +1,6 @@
 """Numba CUDA kernels of the sliding-window nn ops: im2col / col2im (convolution,
 unfold / fold), max and average pooling with their backward passes, adaptive max
-pooling, the plane scatter / gather of max pooling's indices, and one_hot.
+pooling, the plane scatter / gather of max pooling's indices, and the index bounds count.
 
 Every window kernel sees 3 spatial dims: the launch wrappers (`_backends.cuda.windows`) view
 1-d and 2-d problems as 3-d ones with leading size-1 dims, so one compiled kernel per
@@ -21,7 +21,7 @@ on this file) can never serve a stale kernel.
 from numba import cuda
 
 __all__ = ["im2col", "col2im", "max_pool", "avg_pool", "avg_pool_backward", "adaptive_max_pool",
-           "scatter_add_planes", "gather_planes", "put_planes", "count_outside", "one_hot"]
+           "scatter_add_planes", "gather_planes", "put_planes", "count_outside"]
 
 
 @cuda.jit(cache=True)
@@ -306,14 +306,3 @@ def count_outside(index, low, high, outside):
         j = index[i]
         if j < low or j >= high:
             cuda.atomic.add(outside, 0, 1)
-
-
-@cuda.jit(cache=True)
-def one_hot(index, out):
-    """out[i, k] = 1 where index[i] == k, else 0 (index: flat (M,), out: (M, classes))."""
-    classes = out.shape[1]
-    start, step = cuda.grid(1), cuda.gridsize(1)
-    for i in range(start, index.shape[0] * classes, step):
-        m = i // classes
-        k = i % classes
-        out[m, k] = 1 if index[m] == k else 0

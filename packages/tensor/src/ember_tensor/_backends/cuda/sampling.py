@@ -1,0 +1,112 @@
+"""CUDA sampling: embedding and its backward, one_hot, constant padding and
+unfold/fold (im2col/col2im) over device arrays, with the index checks their ops make.
+
+The same functions as `_backends.cpu.sampling`. Embedding gathers rows with one thread
+per output element and its backward adds them back with atomic adds (in float32 for
+float16/bfloat16: the op passes the gradient in its compute dtype); unfold/fold are the
+convolution's im2col/col2im kernels (`kernels.windows`). What crosses to the host is
+one count or extreme per check (`any_outside`, `index_max`, `index_min`): the
+synchronisation PyTorch's checks make too.
+"""
+import math
+
+import numpy as np
+
+from . import arrays, storage
+from .index_arrays import _movement, to_index_array
+from .kernels import sampling as K
+from .windows import (
+    _col2im, _contiguous, _im2col_into, _launch, _view, _zeros, count_outside, index_extreme, read_count,
+    window_counts,
+)
+
+__all__ = ["any_outside", "index_max", "index_min", "embedding", "embedding_backward", "one_hot",
+           "constant_pad", "unfold", "fold"]
+
+
+def any_outside(index, low, high):
+    """Whether an element of integer array `index` lies outside [low, high) (one count read back)."""
+    return bool(index.size) and read_count(count_outside(index, low, high)) > 0
+
+
+def index_max(index):
+    """The largest element of non-empty integer array `index`, a Python int."""
+    return read_count(index_extreme(index, "amax"))
+
+
+def index_min(index):
+    """The smallest element of non-empty integer array `index`, a Python int."""
+    return read_count(index_extreme(index, "amin"))
+
+
+def embedding(weight, index):
+    """Rows of `weight` (num, dim) at the integer array `index` (checked in range):
+    (*index.shape, dim), any dtype (elements move as bits)."""
+    idx = to_index_array(index)
+    width = weight.shape[1]
+    out = storage.empty(tuple(index.shape) + (width,), weight.dtype)
+    _launch(K.take_rows, out.size, _movement(arrays.flat(_contiguous(weight))), idx, width,
+            _movement(arrays.flat(out)))
+    return out
+
+
+def embedding_backward(grad, index, num_weights, padding_idx, scale_grad_by_freq):
+    """Gradient of `embedding` w.r.t. its weight: the rows of `grad` (*index.shape, dim)
+    summed per index into (num_weights, dim), each divided by its index's count when
+    `scale_grad_by_freq`; the `padding_idx` row (when >= 0) stays zero."""
+    idx = to_index_array(index)
+    width = grad.shape[-1]
+    rows = arrays.flat(_contiguous(grad))
+    out = _zeros((num_weights, width), grad.dtype)
+    flat_out = arrays.flat(out)
+    if scale_grad_by_freq:
+        counts = _zeros((num_weights,), grad.dtype)
+        _launch(K.count_rows, idx.size, idx, grad.dtype.type(1), counts)
+        _launch(K.add_rows_scaled, rows.size, rows, idx, counts, width, flat_out)
+    else:
+        _launch(K.add_rows, rows.size, rows, idx, width, flat_out)
+    if padding_idx is not None and padding_idx >= 0:
+        storage.fill_(arrays.restride(out, (width,), (out.strides[1],), padding_idx * out.strides[0]), 0)
+    return out
+
+
+def one_hot(index, num_classes):
+    """int64 (*index.shape, num_classes): 1 where the class is the index."""
+    out = storage.empty(tuple(index.shape) + (num_classes,), np.int64)
+    flat = _view(_contiguous(index), (index.size,))
+    _launch(K.one_hot, out.size, flat, _view(out, (index.size, num_classes)))
+    return out
+
+
+def constant_pad(x, widths, crops, value):
+    """x cropped by `crops` (slices) then padded by `widths` ((left, right) per dim) with
+    `value`: a fill and one strided copy, any dtype (bfloat16 moves as bits)."""
+    cropped_shape, offset = [], 0
+    for n, s, sl in zip(x.shape, x.strides, crops):
+        start, stop, _ = sl.indices(n)
+        cropped_shape.append(max(stop - start, 0))
+        offset += start * s if stop > start else 0
+    out_shape = tuple(n + left + right for n, (left, right) in zip(cropped_shape, widths))
+    out = storage.empty(out_shape, x.dtype)
+    storage.fill_(out, value)
+    if math.prod(cropped_shape):
+        source = arrays.restride(x, tuple(cropped_shape), x.strides, offset)
+        inner_offset = sum(left * s for (left, _), s in zip(widths, out.strides))
+        storage.copy_(arrays.restride(out, tuple(cropped_shape), out.strides, inner_offset), source)
+    return out
+
+
+def unfold(x, kernel, dilation, padding, stride):
+    """F.unfold of x (N, C, H, W): (N, C*kh*kw, L)."""
+    n, c = x.shape[:2]
+    out = window_counts(x.shape[2:], kernel, stride, padding, dilation)
+    cols = storage.empty((n, c * math.prod(kernel), math.prod(out)), x.dtype)
+    _im2col_into(x, kernel, stride, padding, dilation, out, cols)
+    return cols
+
+
+def fold(cols, size, kernel, dilation, padding, stride):
+    """F.fold of cols (N, C*kh*kw, L) into (N, C, *size)."""
+    out = window_counts(size, kernel, stride, padding, dilation)
+    n = cols.shape[0]
+    return _col2im(cols, n, cols.shape[1] // math.prod(kernel), size, kernel, stride, padding, dilation, out)
