@@ -28,7 +28,7 @@ NOT_YET_ARRAYS_ONLY = {
 }
 # Op modules that still choose code by device type.
 STILL_BRANCHING = {
-    "_fused_operands.py", "_random_args.py", "counting.py", "fused_optim.py",
+    "_random_args.py", "counting.py",
     "multinomial.py", "nn/_common.py", "random.py", "random_inplace.py", "scans.py",
 }
 

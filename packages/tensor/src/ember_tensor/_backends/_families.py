@@ -21,6 +21,7 @@ FAMILIES = (
     "softmax",      # softmax and log_softmax along a dim
     "loss",         # the negative log-likelihood loss and its backward
     "normalization",  # batch, layer and group norm and their backward
+    "optim",        # fused optimizer steps (SGD, Adam/AdamW, Adagrad)
     "sampling",     # embedding (and backward), one_hot, constant padding, unfold/fold
     "linalg",       # LU/Cholesky solvers and determinants; qr, svd, eigh, pinv, rank, lstsq
 )
@@ -32,6 +33,8 @@ _HOST_LAPACK = ("no cuSOLVER binding yet (nor device Jacobi SVD / eigh kernels):
 # {(family, function): {device type that lacks it: why}}. The op that would call a missing
 # function raises its own clear error first (PyTorch's, where it has one).
 GAPS = {
+    ("optim", "adagrad"): {
+        "cuda": "PyTorch has no fused Adagrad on CUDA: _fused_adagrad_ raises NotImplementedError, as PyTorch does"},
     ("storage", "cuda_array_interface"): {
         "cpu": "a CPU tensor has no __cuda_array_interface__ (Tensor raises AttributeError, as PyTorch does)"},
     ("storage", "pinned_empty"): {

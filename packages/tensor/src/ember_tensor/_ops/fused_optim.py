@@ -2,11 +2,11 @@
 ``torch._fused_adamw_`` and ``torch._fused_adagrad_`` (same names, arguments and errors;
 Adagrad's is CPU-only, as in PyTorch).
 
-Each takes lists of tensors (parameters, gradients, state buffers) and updates them in
-place with one pass over memory per parameter: a Numba loop on the CPU
-(`_kernels/cpu_fused_optim`), a numba.cuda grid-stride kernel on CUDA
-(`_kernels/cuda_fused_optim`). ``ember_optim`` calls them for ``fused=True`` and, where
-the tensors allow, by default.
+Each takes lists of tensors (parameters, gradients, state buffers), checks them with
+PyTorch's errors, and updates them in place through the device's `optim` backend family:
+one pass over memory per parameter, a Numba loop on the CPU, a numba.cuda grid-stride
+kernel on CUDA. ``ember_optim`` calls them for ``fused=True`` and, where the tensors
+allow, by default.
 
 What the kernels see: 1-d contiguous float32/float64 arrays. A float16/bfloat16 tensor
 is widened to a float32 copy and written back after the step (PyTorch computes half
@@ -16,20 +16,14 @@ gradients, stored back unscaled) and ``found_inf`` (skip the step when it is 1) 
 1-element float32 tensors; on CUDA the kernels read them on the device, so a CUDA step
 never copies a value to the host.
 """
-import numpy as np
-
+from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor
-from ._fused_operands import (
-    FlatOperands, bump_versions, compute_dtype, cpu_views, device_amp_arrays, host_amp_values,
-    kernel_module, placeholder, unscale_on_host,
-)
 from ._iter import type_name
 
 __all__ = ["_fused_sgd_", "_fused_adam_", "_fused_adamw_", "_fused_adagrad_"]
 
-_FLOAT32 = np.dtype(np.float32)
 _FLOAT_TYPES = (D.float16, D.bfloat16, D.float32, D.float64)
 
 
@@ -84,6 +78,25 @@ def _number(x):
     return x.item() if isinstance(x, Tensor) else x
 
 
+def _on(t, device):
+    """A one-element tensor (AMP's grad_scale/found_inf) as the step's backend reads it: its
+    array when it lives on `device`, else its host value (never read back on a GPU)."""
+    if t is None:
+        return None
+    return t._data if t._device == device else t._host_numpy()
+
+
+def _step_value(step, device):
+    """A step counter as the backend reads it: its array on `device`, else a number."""
+    return step._data if step._device == device else step.item()
+
+
+def _bump_versions(tensors):
+    for t in tensors:
+        if t is not None:
+            t._bump_version()
+
+
 _SGD_NAMES = ("grads", "momentum_buffer_list")
 _ADAM_NAMES = ("grads", "exp_avgs", "exp_avg_sqs", "max_exp_avg_sqs")
 _ADAGRAD_NAMES = ("grads", "state_sums")
@@ -120,55 +133,13 @@ def _fused_sgd_(self, grads, momentum_buffer_list, *, weight_decay, momentum, lr
     for i, param in enumerate(params):
         buf = momentum_buffer_list[i] if momentum != 0 else None
         _check_group("fused_sgd_kernel", param, (grads[i], buf), _SGD_NAMES)
-        if param._device.type == "cuda":
-            _sgd_cuda(param, grads[i], buf, grad_scale, found_inf, lr, weight_decay, momentum,
-                      dampening, nesterov, maximize, is_first_step)
-        else:
-            _sgd_cpu(param, grads[i], buf, grad_scale, found_inf, lr, weight_decay, momentum,
-                     dampening, nesterov, maximize, is_first_step)
-
-
-def _sgd_cpu(param, grad, buf, grad_scale, found_inf, lr, weight_decay, momentum, dampening,
-             nesterov, maximize, first_step):
-    skip, scale = host_amp_values(grad_scale, found_inf)
-    if skip or param._data.size == 0:
-        return
-    compute = compute_dtype(param._dtype)
-    views = cpu_views(compute, (param, grad) if buf is None else (param, grad, buf))
-    operands = None
-    if views is None or scale is not None:  # copies (half types, strided) or AMP unscaling
-        operands = FlatOperands(param._device, compute)
-        g = operands(grad, written=False) if scale is None else unscale_on_host(operands, grad, scale)
-        views = [operands(param), g] + ([] if buf is None else [operands(buf)])
-    kernel_module("cpu.kernels.fused_optim").sgd_update(
-        views[0], views[1], None if buf is None else views[2], lr=lr, weight_decay=weight_decay,
-        momentum=momentum, dampening=dampening, nesterov=nesterov, maximize=maximize,
-        first_step=first_step)
-    if operands is not None:
-        operands.write_back()
-    bump_versions((param, buf, grad if scale is not None else None))
-
-
-def _sgd_cuda(param, grad, buf, grad_scale, found_inf, lr, weight_decay, momentum, dampening,
-              nesterov, maximize, first_step):
-    n = param._data.size
-    if n == 0:
-        return
-    kernels = kernel_module("cuda.kernels.fused_optim")
-    compute = compute_dtype(param._dtype)
-    operands = FlatOperands(param._device, compute)
-    backend = operands.backend
-    flags, (scale_arr, found_arr) = device_amp_arrays(backend, param._device, grad_scale, found_inf)
-    flags |= ((kernels.SGD_NESTEROV if nesterov else 0) | (kernels.SGD_MAXIMIZE if maximize else 0)
-              | (kernels.SGD_FIRST_STEP if first_step else 0))
-    p = operands(param)
-    g = operands(grad, written=grad_scale is not None)
-    b = operands(buf) if buf is not None else p  # never touched when momentum is 0
-    scalar = compute.type
-    kernel_module("cuda.launch").grid_stride(kernels.sgd_kernel(compute), n, p, g, b, scale_arr, found_arr, scalar(lr),
-                    scalar(weight_decay), scalar(momentum), scalar(1 - dampening), np.int64(flags))
-    operands.write_back()
-    bump_versions((param, buf, grad if grad_scale is not None else None))
+        device = param._device
+        written = _backends.get(device).optim.sgd(
+            param._data, grads[i]._data, None if buf is None else buf._data, _on(grad_scale, device),
+            _on(found_inf, device), lr=lr, weight_decay=weight_decay, momentum=momentum, dampening=dampening,
+            nesterov=nesterov, maximize=maximize, first_step=is_first_step)
+        if written:
+            _bump_versions((param, buf, grads[i] if grad_scale is not None else None))
 
 
 # --- Adam / AdamW --------------------------------------------------------------------------
@@ -226,71 +197,12 @@ def _adam_step(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_step
         step = state_steps[i]
         if step._data.size != 1:
             raise RuntimeError(f"a Tensor with {step._data.size} elements cannot be converted to Scalar")
-        if param._device.type == "cuda":
-            _adam_cuda(param, *group, step, grad_scale, found_inf, **options)
-        else:
-            _adam_cpu(param, *group, step, grad_scale, found_inf, **options)
-
-
-def _adam_cpu(param, grad, exp_avg, exp_avg_sq, max_sq, step, grad_scale, found_inf, *, lr, beta1,
-              beta2, weight_decay, eps, amsgrad, maximize, decoupled):
-    skip, scale = host_amp_values(grad_scale, found_inf)
-    if skip or param._data.size == 0:
-        return
-    compute = compute_dtype(param._dtype)
-    tensors = (param, grad, exp_avg, exp_avg_sq) + ((max_sq,) if amsgrad else ())
-    views = cpu_views(compute, tensors)
-    operands = None
-    if views is None or scale is not None:  # copies (half types, strided) or AMP unscaling
-        operands = FlatOperands(param._device, compute)
-        g = operands(grad, written=False) if scale is None else unscale_on_host(operands, grad, scale)
-        views = [operands(param), g] + [operands(t) for t in tensors[2:]]
-    kernel_module("cpu.kernels.fused_optim").adam_update(
-        *views[:4], views[4] if amsgrad else None, step=step.item(), lr=lr, beta1=beta1,
-        beta2=beta2, eps=eps, weight_decay=weight_decay, decoupled_weight_decay=decoupled,
-        amsgrad=amsgrad, maximize=maximize)
-    if operands is not None:
-        operands.write_back()
-    bump_versions((param, exp_avg, exp_avg_sq, max_sq, grad if scale is not None else None))
-
-
-def _adam_cuda(param, grad, exp_avg, exp_avg_sq, max_sq, step, grad_scale, found_inf, *, lr, beta1,
-               beta2, weight_decay, eps, amsgrad, maximize, decoupled):
-    n = param._data.size
-    if n == 0:
-        return
-    kernels = kernel_module("cuda.kernels.fused_optim")
-    compute = compute_dtype(param._dtype)
-    operands = FlatOperands(param._device, compute)
-    backend = operands.backend
-    flags, (scale_arr, found_arr) = device_amp_arrays(backend, param._device, grad_scale, found_inf)
-    weight1 = 1 - beta1
-    coupled = weight_decay != 0 and not decoupled
-    flags |= ((kernels.ADAM_AMSGRAD if amsgrad else 0) | (kernels.ADAM_COUPLED_DECAY if coupled else 0)
-              | (kernels.ADAM_LERP_LOW if weight1 < 0.5 else 0))
-    if step._device == param._device:
-        # PyTorch's fused=True keeps the step on the device: the kernel reads it there.
-        flags |= kernels.ADAM_DEVICE_STEP
-        step_arr = backend.storage.flat(step._data if step._data.dtype == _FLOAT32
-                                 else backend.storage.astype(step._data, _FLOAT32))
-        step_size = bias_correction2_sqrt = 1.0  # computed by the kernel
-    else:  # a host step counter (the default state): the bias corrections are host math
-        t = step.item()
-        step_arr = placeholder(backend, param._device)
-        step_size = lr / (1 - beta1 ** t)
-        bias_correction2_sqrt = (1 - beta2 ** t) ** 0.5
-    p, m, v = operands(param), operands(exp_avg), operands(exp_avg_sq)
-    g = operands(grad, written=grad_scale is not None)
-    vmax = operands(max_sq) if amsgrad else p  # never touched without amsgrad
-    scalar = compute.type
-    kernel_module("cuda.launch").grid_stride(
-        kernels.adam_kernel(compute), n, p, g, m, v, vmax, step_arr, scale_arr, found_arr,
-        scalar(-1 if maximize else 1), scalar(weight_decay),
-        scalar(1 - lr * weight_decay if decoupled else 1), scalar(weight1), scalar(1 - weight1),
-        scalar(beta2), scalar(1 - beta2), scalar(eps), scalar(step_size), scalar(bias_correction2_sqrt),
-        np.float64(lr), np.float64(beta1), np.float64(beta2), np.int64(flags))
-    operands.write_back()
-    bump_versions((param, exp_avg, exp_avg_sq, max_sq, grad if grad_scale is not None else None))
+        device = param._device
+        written = _backends.get(device).optim.adam(
+            param._data, *(None if t is None else t._data for t in group), _step_value(step, device),
+            _on(grad_scale, device), _on(found_inf, device), **options)
+        if written:
+            _bump_versions((param,) + group[1:] + (group[0] if grad_scale is not None else None,))
 
 
 # --- Adagrad (CPU only, as in PyTorch) -------------------------------------------------------
@@ -317,26 +229,17 @@ def _fused_adagrad_(self, grads, state_sums, state_steps, *, lr, lr_decay, weigh
     _check_amp_tensor(grad_scale)
     _check_amp_tensor(found_inf)
     lr = _number(lr)
-    skip, scale = host_amp_values(grad_scale, found_inf)
     for param, grad, state_sum, step in zip(params, grads, state_sums, state_steps):
         _check_group("fused_adagrad_kernel", param, (grad, state_sum), _ADAGRAD_NAMES)
-        if param._device.type != "cpu":
+        device = param._device
+        adagrad = getattr(_backends.get(device).optim, "adagrad", None)
+        if adagrad is None:  # a declared gap of the device's backend (CUDA: as in PyTorch)
             raise NotImplementedError(
                 "Could not run 'aten::_fused_adagrad_' with arguments from the "
-                f"'{param._device.type.upper()}' backend. (PyTorch has no fused Adagrad on CUDA; "
+                f"'{device.type.upper()}' backend. (PyTorch has no fused Adagrad on CUDA; "
                 "use fused=None, whose ops run on the device.)")
-        if skip or param._data.size == 0:
-            continue
-        compute = compute_dtype(param._dtype)
-        views = cpu_views(compute, (param, grad, state_sum))
-        operands = None
-        if views is None or scale is not None:  # copies (half types, strided) or AMP unscaling
-            operands = FlatOperands(param._device, compute)
-            g = operands(grad, written=False) if scale is None else unscale_on_host(operands, grad, scale)
-            views = [operands(param), g, operands(state_sum)]
-        kernel_module("cpu.kernels.fused_optim").adagrad_update(
-            *views, step=step.item(), lr=lr, lr_decay=lr_decay, weight_decay=weight_decay, eps=eps,
-            maximize=maximize)
-        if operands is not None:
-            operands.write_back()
-        bump_versions((param, state_sum, grad if scale is not None else None))
+        written = adagrad(param._data, grad._data, state_sum._data, _step_value(step, device),
+                          _on(grad_scale, device), _on(found_inf, device), lr=lr, lr_decay=lr_decay,
+                          weight_decay=weight_decay, eps=eps, maximize=maximize)
+        if written:
+            _bump_versions((param, state_sum, grad if grad_scale is not None else None))

@@ -1,0 +1,98 @@
+"""CPU fused optimizer steps: SGD, Adam/AdamW and Adagrad, one Numba pass over each
+parameter (`kernels/fused_optim.py`), serial below a size threshold and `prange` above.
+
+Each function updates one parameter and its state in place and returns whether it wrote
+anything (False when AMP's `found_inf` skips the step or the parameter is empty), so the
+op knows which versions to bump. Arrays arrive in their storage dtype: float16/bfloat16
+and strided ones go through float32 or contiguous copies (`FlatOperands`). AMP's
+`grad_scale`/`found_inf` are read on the host (one-element arrays), where reading is free.
+"""
+import numpy as np
+
+from ..flat_operands import FlatOperands
+from ..lazy import lazy
+from . import storage
+
+__all__ = ["sgd", "adam", "adagrad"]
+
+K = lazy("cpu.kernels.fused_optim")  # Numba loads on first use
+
+
+def _value(arr):
+    return None if arr is None else float(np.asarray(arr).reshape(-1)[0])
+
+
+def _amp(grad_scale, found_inf):
+    """(skip the step?, the scale or None)."""
+    return _value(found_inf) == 1.0, _value(grad_scale)
+
+
+def _views(compute, arrays):
+    """1-d views of arrays that all are contiguous arrays of dtype `compute`, else None."""
+    views = []
+    for data in arrays:
+        if data.dtype != compute or not data.flags.c_contiguous:
+            return None
+        views.append(data if data.ndim == 1 else data.reshape(-1))
+    return views
+
+
+def _operands(compute, param, grad, state, scale):
+    """(flat views of param, grad, *state, the FlatOperands to write back or None)."""
+    views = _views(compute, (param, grad) + state)
+    if views is not None and scale is None:
+        return views, None
+    operands = FlatOperands(storage, compute)  # copies (half types, strided) or AMP unscaling
+    g = operands(grad, written=scale is not None)
+    if scale is not None:
+        np.divide(g, g.dtype.type(scale), out=g)
+    return [operands(param), g] + [operands(s) for s in state], operands
+
+
+def _compute(dtype):
+    return np.dtype(np.float32) if dtype.itemsize == 2 else dtype  # half types in float32
+
+
+def sgd(param, grad, buf, grad_scale, found_inf, *, lr, weight_decay, momentum, dampening, nesterov, maximize,
+        first_step):
+    """One SGD step of `param` (and its momentum buffer `buf`, or None), in place."""
+    skip, scale = _amp(grad_scale, found_inf)
+    if skip or param.size == 0:
+        return False
+    views, operands = _operands(_compute(param.dtype), param, grad, () if buf is None else (buf,), scale)
+    K.sgd_update(views[0], views[1], None if buf is None else views[2], lr=lr, weight_decay=weight_decay,
+                 momentum=momentum, dampening=dampening, nesterov=nesterov, maximize=maximize,
+                 first_step=first_step)
+    if operands is not None:
+        operands.write_back()
+    return True
+
+
+def adam(param, grad, exp_avg, exp_avg_sq, max_sq, step, grad_scale, found_inf, *, lr, beta1, beta2,
+         weight_decay, eps, amsgrad, maximize, decoupled):
+    """One Adam (AdamW with `decoupled`) step of `param` and its moments, in place; `step`
+    counts this step (a number, or a one-element array)."""
+    skip, scale = _amp(grad_scale, found_inf)
+    if skip or param.size == 0:
+        return False
+    state = (exp_avg, exp_avg_sq) + ((max_sq,) if amsgrad else ())
+    views, operands = _operands(_compute(param.dtype), param, grad, state, scale)
+    K.adam_update(*views[:4], views[4] if amsgrad else None, step=_value(step) if not isinstance(step, float)
+                  else step, lr=lr, beta1=beta1, beta2=beta2, eps=eps, weight_decay=weight_decay,
+                  decoupled_weight_decay=decoupled, amsgrad=amsgrad, maximize=maximize)
+    if operands is not None:
+        operands.write_back()
+    return True
+
+
+def adagrad(param, grad, state_sum, step, grad_scale, found_inf, *, lr, lr_decay, weight_decay, eps, maximize):
+    """One Adagrad step of `param` and its sum of squares, in place (CPU only, as in PyTorch)."""
+    skip, scale = _amp(grad_scale, found_inf)
+    if skip or param.size == 0:
+        return False
+    views, operands = _operands(_compute(param.dtype), param, grad, (state_sum,), scale)
+    K.adagrad_update(*views, step=_value(step) if not isinstance(step, float) else step, lr=lr, lr_decay=lr_decay,
+                     weight_decay=weight_decay, eps=eps, maximize=maximize)
+    if operands is not None:
+        operands.write_back()
+    return True
