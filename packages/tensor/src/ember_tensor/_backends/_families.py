@@ -14,6 +14,7 @@ FAMILIES = (
     "reduction",    # sum/mean/prod/..., arg max/min, var_mean, median
     "matmul",       # matrix products (BLAS, cuBLAS)
     "sorting",      # sort, argsort, top-k, k-th value, nanmedian, mode along a dim
+    "scans",        # running sums/products, running max/min, logcumsumexp along a dim
 )
 
 # {(family, function): {device type that lacks it: why}}.
