@@ -15,6 +15,7 @@ FAMILIES = (
     "matmul",       # matrix products (BLAS, cuBLAS)
     "sorting",      # sort, argsort, top-k, k-th value, nanmedian, mode along a dim
     "scans",        # running sums/products, running max/min, logcumsumexp along a dim
+    "counting",     # unique, searchsorted, histc, bincount (and the numbers they read back)
 )
 
 # {(family, function): {device type that lacks it: why}}.
