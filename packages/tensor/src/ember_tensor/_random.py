@@ -22,6 +22,7 @@ thread draws numbers never leaves the child deadlocked. Like PyTorch, a forked c
 inherits its parent's generator state and so draws the same numbers; processes that
 need different streams (DataLoader workers) must seed themselves.
 """
+import contextlib
 import os
 import threading
 import weakref
@@ -99,6 +100,10 @@ class _PCG64Engine:
     def host_stream(self):
         return self.numpy
 
+    def backend_stream(self):
+        """What the CPU backend draws from: the NumPy Generator itself."""
+        return self.numpy
+
 
 class _PhiloxEngine:
     """The CUDA engine: Philox4x32-10 state (seed, offset), as PyTorch's CUDA generator.
@@ -128,6 +133,10 @@ class _PhiloxEngine:
         offset = self.offset
         self.offset = (offset + increment) & _UINT64_MASK
         return self.initial_seed, offset
+
+    def backend_stream(self):
+        """What the CUDA backend draws from: `reserve`, counters for its Philox kernels."""
+        return self.reserve
 
     def host_stream(self):
         # For host code handed a CUDA generator (every random op of a CUDA tensor has a
@@ -212,6 +221,17 @@ class Generator:
         """
         with self._lock:
             return getattr(self._engine.host_stream(), method)(*args, **kwargs)
+
+    @contextlib.contextmanager
+    def _stream(self):
+        """The generator locked, as the source its device's backend draws from.
+
+        Yields the CPU engine's NumPy Generator, or the CUDA engine's
+        `reserve(words) -> (seed, offset)` of Philox counters: plain objects, so that a
+        backend's samplers (`_backends.<device>.random`) need no Generator of their own.
+        """
+        with self._lock:
+            yield self._engine.backend_stream()
 
     def _philox_reserve(self, increment):
         """(seed, offset) for a device kernel using `increment` words per element group."""

@@ -16,6 +16,7 @@ FAMILIES = (
     "sorting",      # sort, argsort, top-k, k-th value, nanmedian, mode along a dim
     "scans",        # running sums/products, running max/min, logcumsumexp along a dim
     "counting",     # unique, searchsorted, histc, bincount (and the numbers they read back)
+    "random",       # samplers drawing from a generator's stream, parameter checks
 )
 
 # {(family, function): {device type that lacks it: why}}.
