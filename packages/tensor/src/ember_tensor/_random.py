@@ -22,7 +22,6 @@ thread draws numbers never leaves the child deadlocked. Like PyTorch, a forked c
 inherits its parent's generator state and so draws the same numbers; processes that
 need different streams (DataLoader workers) must seed themselves.
 """
-import contextlib
 import os
 import threading
 import weakref
@@ -222,16 +221,15 @@ class Generator:
         with self._lock:
             return getattr(self._engine.host_stream(), method)(*args, **kwargs)
 
-    @contextlib.contextmanager
-    def _stream(self):
-        """The generator locked, as the source its device's backend draws from.
+    def _sample(self, sampler, *args):
+        """`sampler(stream, *args)` with the generator locked: how a backend draws from it.
 
-        Yields the CPU engine's NumPy Generator, or the CUDA engine's
+        `stream` is the CPU engine's NumPy Generator, or the CUDA engine's
         `reserve(words) -> (seed, offset)` of Philox counters: plain objects, so that a
         backend's samplers (`_backends.<device>.random`) need no Generator of their own.
         """
         with self._lock:
-            yield self._engine.backend_stream()
+            return sampler(self._engine.backend_stream(), *args)
 
     def _philox_reserve(self, increment):
         """(seed, offset) for a device kernel using `increment` words per element group."""

@@ -144,8 +144,7 @@ def sample(sampler, gen, shape, dtype, device, *params, requires_grad=False, out
     """A new tensor (or `out`, resized) of samples: `sampler` (a function of `device`'s
     backend random family) called with `gen`'s stream, `shape`, `dtype` and `params`."""
     target = None if out is None else _resized(out, shape)._data
-    with gen._stream() as stream:
-        values = sampler(stream, tuple(shape), dtype.np, target, *params)
+    values = gen._sample(sampler, tuple(shape), dtype.np, target, *params)
     if out is not None:
         out._bump_version()
         return out
@@ -157,8 +156,7 @@ def sample(sampler, gen, shape, dtype, device, *params, requires_grad=False, out
 
 def fill(self, sampler, gen, *params):
     """Fill tensor `self` in place with `sampler`'s samples from `gen`; bumps its version."""
-    with gen._stream() as stream:
-        sampler(stream, tuple(self._data.shape), self._dtype.np, self._data, *params)
+    gen._sample(sampler, tuple(self._data.shape), self._dtype.np, self._data, *params)
     self._bump_version()
     return self
 

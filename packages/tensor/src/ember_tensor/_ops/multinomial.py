@@ -51,8 +51,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if n_categories > 1 << 24:
         raise RuntimeError("number of categories cannot exceed 2^24")
     gen = _random.resolve(generator, input._device, "multinomial")
-    with gen._stream() as stream:
-        samples, problem = random_backend(input._device).multinomial(stream, input._data, num_samples, replacement)
+    samples, problem = gen._sample(random_backend(input._device).multinomial, input._data, num_samples, replacement)
     if problem:
         raise RuntimeError(_ERRORS[problem])
     if input.dim() == 1:

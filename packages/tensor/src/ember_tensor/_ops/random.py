@@ -113,8 +113,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
         raise RuntimeError("n cannot be greater than 2049 for Half type.")
     if dtype.category == D._INT and n - 1 > np.iinfo(dtype.np).max:
         raise RuntimeError(f"value cannot be converted to type {dtype.name}_t without overflow")
-    with gen._stream() as stream:
-        order = random_backend(device).permutation(stream, n)
+    order = gen._sample(random_backend(device).permutation, n)
     return new_tensor(order, dtype, device, requires_grad, out)
 
 
@@ -213,8 +212,7 @@ def poisson(input, generator=None):
     if negative:
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     gen = _random.resolve(generator, input._device, "poisson")
-    with gen._stream() as stream:
-        counts = sampler.poisson(stream, rates, shape, input._dtype.np)
+    counts = gen._sample(sampler.poisson, rates, shape, input._dtype.np)
     return Tensor._wrap(counts, input._dtype, input._device)
 
 
