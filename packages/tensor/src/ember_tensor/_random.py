@@ -99,6 +99,10 @@ class _PCG64Engine:
     def host_stream(self):
         return self.numpy
 
+    def backend_stream(self):
+        """What the CPU backend draws from: the NumPy Generator itself."""
+        return self.numpy
+
 
 class _PhiloxEngine:
     """The CUDA engine: Philox4x32-10 state (seed, offset), as PyTorch's CUDA generator.
@@ -128,6 +132,10 @@ class _PhiloxEngine:
         offset = self.offset
         self.offset = (offset + increment) & _UINT64_MASK
         return self.initial_seed, offset
+
+    def backend_stream(self):
+        """What the CUDA backend draws from: `reserve`, counters for its Philox kernels."""
+        return self.reserve
 
     def host_stream(self):
         # For host code handed a CUDA generator (every random op of a CUDA tensor has a
@@ -212,6 +220,16 @@ class Generator:
         """
         with self._lock:
             return getattr(self._engine.host_stream(), method)(*args, **kwargs)
+
+    def _sample(self, sampler, *args):
+        """`sampler(stream, *args)` with the generator locked: how a backend draws from it.
+
+        `stream` is the CPU engine's NumPy Generator, or the CUDA engine's
+        `reserve(words) -> (seed, offset)` of Philox counters: plain objects, so that a
+        backend's samplers (`_backends.<device>.random`) need no Generator of their own.
+        """
+        with self._lock:
+            return sampler(self._engine.backend_stream(), *args)
 
     def _philox_reserve(self, increment):
         """(seed, offset) for a device kernel using `increment` words per element group."""

@@ -24,6 +24,9 @@ FAMILIES = (
     "optim",        # fused optimizer steps (SGD, Adam/AdamW, Adagrad)
     "sampling",     # embedding (and backward), one_hot, constant padding, unfold/fold
     "linalg",       # LU/Cholesky solvers and determinants; qr, svd, eigh, pinv, rank, lstsq
+    "scans",        # running sums/products, running max/min, logcumsumexp along a dim
+    "counting",     # unique, searchsorted, histc, bincount (and the numbers they read back)
+    "random",       # samplers drawing from a generator's stream, parameter checks
 )
 
 # The linalg functions that no device kernel computes on CUDA yet.

@@ -1,7 +1,10 @@
-"""Argument checks and host-side helpers shared by the random ops (`random`, `random_inplace`).
+"""Argument checks and result helpers shared by the random ops (`random`,
+`random_inplace`, `multinomial`).
 
-The checks give PyTorch's errors; the helpers draw on the host from a `Generator`
-(the CPU path) and build or fill tensors with host values.
+The checks give PyTorch's errors. The helpers are device-free: `sample` and `fill` run a
+sampler of the device's backend (`_backends.<device>.random`) with the generator's
+stream, into a new tensor, `out` or the tensor itself; `new_tensor` wraps an array a
+backend returned.
 """
 import warnings
 
@@ -18,8 +21,7 @@ from .creation import parse_shape
 
 __all__ = ["MISSING", "CPP_NAMES", "DIGITS", "FLOAT_MAX", "int_arg", "float_arg", "pop_from",
            "require_float", "check_std", "check_probabilities", "check_p", "random_range",
-           "compute_type", "uniform", "standard_normal", "new_tensor", "store", "factory", "like",
-           "empty_output"]
+           "random_backend", "sample", "fill", "new_tensor", "factory", "like"]
 
 MISSING = object()
 # The C++ type names PyTorch's bound checks print, and each float type's integer range
@@ -125,52 +127,54 @@ def random_range(dtype, low, to):
 # -- drawing and storing ---------------------------------------------------------------
 
 
-def compute_type(dtype):
-    """Draw float64 for float64 tensors and float32 for every other one (NumPy's fast path)."""
-    return np.float64 if dtype is D.float64 else np.float32
+def random_backend(device):
+    """The random family of `device`'s backend: its samplers and parameter checks."""
+    return _backends.get(device).random
 
 
-def uniform(gen, shape, dtype):
-    values = gen._draw("random", shape, dtype=compute_type(dtype))
-    digits = DIGITS.get(dtype.name, 24)
-    if digits < 24:
-        # Round down onto the narrow type's grid: float32 values just below 1 would round
-        # up to 1.0 in half or bfloat16, and rand() must stay in [0, 1).
-        scale = np.float32(1 << digits)
-        values = np.floor(values * scale) / scale
-    return values
+def _resized(out, shape):
+    """`out`, its storage replaced by a new one of `shape` when it has another shape."""
+    if tuple(out._data.shape) != tuple(shape):
+        # Factories resize `out` silently in PyTorch (no deprecation warning).
+        out._data = out._storage.buf = _backends.get(out._device).storage.empty(tuple(shape), out._data.dtype)
+    return out
 
 
-def standard_normal(gen, shape, dtype):
-    return gen._draw("standard_normal", shape, dtype=compute_type(dtype))
-
-
-def new_tensor(values, dtype, device, requires_grad=False, out=None):
-    """A new tensor (or `out`, resized) holding host values `values` as `dtype` on `device`."""
-    values = np.asarray(values)
+def sample(sampler, gen, shape, dtype, device, *params, requires_grad=False, out=None):
+    """A new tensor (or `out`, resized) of samples: `sampler` (a function of `device`'s
+    backend random family) called with `gen`'s stream, `shape`, `dtype` and `params`."""
+    target = None if out is None else _resized(out, shape)._data
+    values = gen._sample(sampler, tuple(shape), dtype.np, target, *params)
     if out is not None:
-        if tuple(out._data.shape) != values.shape:
-            # Factories resize `out` silently in PyTorch (no deprecation warning).
-            data = _backends.get(out._device).storage.empty(values.shape, out._data.dtype)
-            out._data = out._storage.buf = data
-        return store(out, values)
-    values = np.asarray(values, dtype=dtype.np, order="C")
-    if device.type != "cpu":
-        values = _backends.get(device).storage.from_numpy(values, device)
+        out._bump_version()
+        return out
     t = Tensor._wrap(values, dtype, device)
     if requires_grad:
         set_requires_grad(t, True)
     return t
 
 
-def store(self, values):
-    """Write host values (self's shape) into tensor `self` in place; bump its version."""
-    backend = _backends.get(self._device)
-    if self._device.type != "cpu":
-        values = backend.storage.from_numpy(np.asarray(values, dtype=self._dtype.np, order="C"), self._device)
-    backend.storage.copy_(self._data, values)
+def fill(self, sampler, gen, *params):
+    """Fill tensor `self` in place with `sampler`'s samples from `gen`; bumps its version."""
+    gen._sample(sampler, tuple(self._data.shape), self._dtype.np, self._data, *params)
     self._bump_version()
     return self
+
+
+def new_tensor(values, dtype, device, requires_grad=False, out=None):
+    """A new tensor (or `out`, resized) holding `values`, an array of `device`'s backend,
+    as `dtype`."""
+    storage = _backends.get(device).storage
+    if out is not None:
+        storage.copy_(_resized(out, values.shape)._data, values)
+        out._bump_version()
+        return out
+    if values.dtype != dtype.np:
+        values = storage.astype(values, dtype.np)
+    t = Tensor._wrap(values, dtype, device)
+    if requires_grad:
+        set_requires_grad(t, True)
+    return t
 
 
 def factory(fn, args, size, out, dtype, device, generator, default_dtype):
@@ -196,17 +200,3 @@ def like(input, dtype, device, generator, fn):
     dtype = input._dtype if dtype is None else D.to_dtype(dtype)
     device = input._device if device is None else to_device(device)
     return tuple(input._data.shape), dtype, device, _random.resolve(generator, device, fn)
-
-
-def empty_output(shape, dtype, device, requires_grad=False, out=None):
-    """The tensor a device sampler fills: `out` (resized to `shape`) or a new empty one."""
-    backend = _backends.get(device)
-    if out is not None:
-        if tuple(out._data.shape) != tuple(shape):
-            data = backend.storage.empty(shape, out._data.dtype)
-            out._data = out._storage.buf = data
-        return out
-    t = Tensor._wrap(backend.storage.empty(shape, dtype.np), dtype, device)
-    if requires_grad:
-        set_requires_grad(t, True)
-    return t

@@ -1,32 +1,36 @@
 """Searching and counting: unique, unique_consecutive, searchsorted, bucketize, histc,
 bincount.
 
-On the CPU these run NumPy (unique, searchsorted) and Numba counting loops
-(`_kernels/cpu_index`: histc, bincount). CUDA tensors compute on the device
-(`_backends.cuda.counting`) after the same argument checks; the ops whose output size depends on
-the data read that one number back, as PyTorch's CUDA kernels do.
+Device-free: each op checks its arguments with PyTorch's errors and plans its result,
+then calls its device's backend (`_backends.<device>.counting`: NumPy and Numba counting
+loops on the CPU, device kernels on CUDA). The ops whose output size or range depends
+on the data read that number back (`smallest`, `index_range`, `data_range`, unique's
+group count), as PyTorch's CUDA kernels do.
 """
 import numpy as np
 
+from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor, wrap_dim
-from .._backends.lazy import lazy, lazy_module
-
-K = lazy("cpu.kernels.index")  # Numba loads on first use
-CC = lazy_module("ember_tensor._backends.cuda.counting")  # CUDA tensors: device kernels, loaded on first use
-from . import _iter  # noqa: E402
-from ._strided import host, wrap  # noqa: E402
+from . import _iter
+from .elementwise import copy_to_out
 
 __all__ = ["unique", "unique_consecutive", "searchsorted", "bucketize", "histc", "bincount"]
 
 
-def _unique_results(input, values, inverse, counts, return_inverse, return_counts, inverse_shape):
-    result = [wrap(values, input._dtype, input._device)]
+def _counting(t):
+    """The counting family of `t`'s backend."""
+    return _backends.get(t._device).counting
+
+
+def _unique_results(input, values, inverse, counts, return_inverse, return_counts):
+    device = input._device
+    result = [Tensor._wrap(values, input._dtype, device)]
     if return_inverse:
-        result.append(wrap(inverse.reshape(inverse_shape).astype(np.int64), D.int64, input._device))
+        result.append(Tensor._wrap(inverse, D.int64, device))
     if return_counts:
-        result.append(wrap(counts.astype(np.int64), D.int64, input._device))
+        result.append(Tensor._wrap(counts, D.int64, device))
     return result[0] if len(result) == 1 else tuple(result)
 
 
@@ -37,9 +41,18 @@ def _unique_of_nothing(input, dim, return_inverse, return_counts):
     dim = wrap_dim(dim, max(len(shape), 1))
     if shape and shape[dim] != 0:
         raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique cannot be applied")
-    empty = np.empty(0, np.int64)
-    return _unique_results(input, np.empty(shape, input._dtype.np), empty, empty, return_inverse, return_counts,
-                           (-1,))
+    storage = _backends.get(input._device).storage
+    empty = storage.empty((0,), np.int64)
+    return _unique_results(input, storage.empty(shape, input._dtype.np), empty, empty, return_inverse,
+                           return_counts)
+
+
+def _unique(input, return_inverse, return_counts, dim, consecutive):
+    if dim is not None and input._data.size == 0:
+        return _unique_of_nothing(input, dim, return_inverse, return_counts)
+    dim = None if dim is None else wrap_dim(dim, max(input._data.ndim, 1))
+    values, inverse, counts = _counting(input).unique(input._data, dim, consecutive)
+    return _unique_results(input, values, inverse, counts, return_inverse, return_counts)
 
 
 @op()
@@ -50,18 +63,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     >>> unique(tensor([3, 1, 2, 1]), return_counts=True)
     (tensor([1, 2, 3]), tensor([2, 1, 1]))
     """
-    if dim is not None and input._data.size == 0:
-        return _unique_of_nothing(input, dim, return_inverse, return_counts)
-    if input._device.type == "cuda":
-        dim = None if dim is None else wrap_dim(dim, max(input._data.ndim, 1))
-        return CC.unique(input, return_inverse, return_counts, dim, consecutive=False)
-    arr = host(input)
-    if dim is None:
-        values, inverse, counts = np.unique(arr.reshape(-1), return_inverse=True, return_counts=True)
-        return _unique_results(input, values, inverse, counts, return_inverse, return_counts, arr.shape)
-    dim = wrap_dim(dim, max(arr.ndim, 1))
-    values, inverse, counts = np.unique(arr, return_inverse=True, return_counts=True, axis=dim)
-    return _unique_results(input, values, inverse, counts, return_inverse, return_counts, (-1,))
+    return _unique(input, return_inverse, return_counts, dim, consecutive=False)
 
 
 @op()
@@ -71,31 +73,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     >>> unique_consecutive(tensor([1, 1, 2, 2, 3, 1]))
     tensor([1, 2, 3, 1])
     """
-    if dim is not None and input._data.size == 0:
-        return _unique_of_nothing(input, dim, return_inverse, return_counts)
-    if input._device.type == "cuda":
-        dim = None if dim is None else wrap_dim(dim, max(input._data.ndim, 1))
-        return CC.unique(input, return_inverse, return_counts, dim, consecutive=True)
-    arr = host(input)
-    if dim is None:
-        lines = arr.reshape(-1, 1)
-        out_shape = arr.shape
-    else:
-        dim = wrap_dim(dim, max(arr.ndim, 1))
-        lines = np.moveaxis(arr, dim, 0).reshape(arr.shape[dim] if arr.ndim else 1, -1)
-        out_shape = (-1,)
-    if len(lines) == 0:
-        starts = np.zeros(0, np.int64)
-    else:
-        changed = np.any(lines[1:] != lines[:-1], axis=1)
-        starts = np.concatenate(([0], np.nonzero(changed)[0] + 1))
-    counts = np.diff(np.append(starts, len(lines)))
-    inverse = np.repeat(np.arange(len(starts)), counts)
-    if dim is None:
-        values = arr.reshape(-1)[starts]
-    else:
-        values = np.take(arr, starts, axis=dim)
-    return _unique_results(input, values, inverse, counts, return_inverse, return_counts, out_shape)
+    return _unique(input, return_inverse, return_counts, dim, consecutive=True)
 
 
 @op()
@@ -120,28 +98,15 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     if sorter is not None:
         _check_sorter(sorter, sorted_sequence._data.shape[-1])
     scalar = not isinstance(input, Tensor)
-    if sorted_sequence._device.type == "cuda":
-        values_shape = () if scalar else tuple(input.shape)
-        if sorted_sequence._data.ndim > 1 and (scalar or tuple(sorted_sequence.shape[:-1]) != values_shape[:-1]):
-            raise _batch_mismatch(sorted_sequence.shape, values_shape)
-        values = np.asarray(input) if scalar else input._data
-        return _into(CC.searchsorted(sorted_sequence, values, right, sorter, out_int32), out)
-    seq = _comparable(host(sorted_sequence))
-    if sorter is not None:
-        seq = np.take_along_axis(seq, host(sorter), axis=-1)
-    values = np.asarray(input) if scalar else _comparable(host(input))
-    where_side = "right" if right else "left"
-    if seq.ndim == 1:
-        found = np.searchsorted(seq, values, side=where_side)
-    else:
-        if scalar or seq.shape[:-1] != values.shape[:-1]:
-            raise _batch_mismatch(seq.shape, values.shape)
-        flat_seq, flat_vals = seq.reshape(-1, seq.shape[-1]), values.reshape(-1, values.shape[-1])
-        found = np.stack([np.searchsorted(s, v, side=where_side) for s, v in zip(flat_seq, flat_vals)])
-        found = found.reshape(values.shape)
+    values_shape = () if scalar else tuple(input._data.shape)
+    seq = sorted_sequence._data
+    if seq.ndim > 1 and (scalar or tuple(seq.shape[:-1]) != values_shape[:-1]):
+        raise _batch_mismatch(seq.shape, values_shape)
+    values = np.asarray(input) if scalar else input._data  # one number: the backend takes it as is
+    found = _counting(sorted_sequence).searchsorted(seq, values, right, None if sorter is None else sorter._data,
+                                                     out_int32)
     dtype = D.int32 if out_int32 else D.int64
-    device = sorted_sequence._device
-    return _into(wrap(np.asarray(found, dtype=dtype.np), dtype, device), out)
+    return _into(Tensor._wrap(found, dtype, sorted_sequence._device), out)
 
 
 def _check_sorter(sorter, length):
@@ -151,17 +116,9 @@ def _check_sorter(sorter, length):
                            f"{_iter.type_name(sorter._dtype)}")
     if not sorter._data.size:
         return
-    if sorter._device.type == "cuda":
-        lo, hi = CC.index_range(sorter)  # two numbers read back: the kernel must not read outside
-    else:
-        lo, hi = int(host(sorter).min()), int(host(sorter).max())
+    lo, hi = _counting(sorter).index_range(sorter._data)  # read back: the search must not read outside
     if lo < 0 or hi >= length:
         raise RuntimeError("torch.searchsorted(): sorter index out of range")
-
-
-def _comparable(arr):
-    # NumPy misorders bfloat16 NaN (ml_dtypes): compare as float32, exact for bfloat16.
-    return arr.astype(np.float32) if arr.dtype == D.bfloat16.np else arr
 
 
 def _batch_mismatch(seq_shape, values_shape):
@@ -172,10 +129,7 @@ def _batch_mismatch(seq_shape, values_shape):
 
 
 def _into(result, out):
-    if out is None:
-        return result
-    from .elementwise import copy_to_out
-    return copy_to_out(result, out)
+    return result if out is None else copy_to_out(result, out)
 
 
 @op()
@@ -203,26 +157,16 @@ def histc(input, bins=100, min=0, max=0, *, out=None):  # noqa: A002 - PyTorch's
         raise NotImplementedError(f"\"histogram_{input._device.type}\" not implemented for '{_iter.type_name(input._dtype)}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-    on_cuda = input._device.type == "cuda"
     lo, hi = float(min), float(max)
-    if on_cuda:
-        if lo == hi and input._data.size:
-            lo, hi = CC.data_range(input)  # read back, as PyTorch's CUDA histc does
-    else:
-        values = host(input).reshape(-1).astype(np.float64)
-        if lo == hi and values.size:
-            lo, hi = float(values.min()), float(values.max())
+    if lo == hi and input._data.size:
+        lo, hi = _counting(input).data_range(input._data)  # read back, as PyTorch's CUDA histc does
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if not (np.isfinite(lo) and np.isfinite(hi)):  # NaN or inf bounds would index out of range
         raise RuntimeError(f"torch.histc: range of [{lo:g}, {hi:g}] is not finite")
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")
-    if on_cuda:
-        return _into(CC.histc(input, bins, lo, hi), out)
-    counts = np.zeros(bins, np.float64)
-    K.histc(values, lo, hi, counts)
-    return _into(wrap(counts.astype(input._dtype.np), input._dtype, input._device), out)
+    return _into(Tensor._wrap(_counting(input).histc(input._data, bins, lo, hi), input._dtype, input._device), out)
 
 
 @op()
@@ -236,30 +180,17 @@ def bincount(input, weights=None, minlength=0):
     if input._dtype.category != D._INT or input._dtype is D.bool or input._data.ndim != 1:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     _iter.common_device([input, weights])
-    on_cuda = input._device.type == "cuda"
-    if on_cuda:
-        negative = input._data.size and CC.smallest(input) < 0  # read back, as PyTorch's CUDA bincount
-    else:
-        values = host(input).astype(np.int64)
-        negative = values.size and values.min() < 0
-    if negative:
+    # read back, as PyTorch's CUDA bincount does
+    if input._data.size and _counting(input).smallest(input._data) < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if weights is not None and weights._data.shape != input._data.shape:
         raise RuntimeError("weights should be 1-d and have the same length as input")
-    if on_cuda:
-        return CC.bincount(input, weights, minlength)
-    size = _larger(int(values.max()) + 1 if values.size else 0, minlength)
     if weights is None:
-        counts = np.zeros(size, np.int64)
-        K.bincount(values, np.zeros(0, np.int64), counts)
-        return wrap(counts, D.int64, input._device)
-    dtype = weights._dtype if weights._dtype in (D.float32, D.float64) else D.float64
-    counts = np.zeros(size, np.float64)
-    K.bincount(values, host(weights).astype(np.float64), counts)
-    return wrap(counts.astype(dtype.np), dtype, input._device)
-
-
-def _larger(a, b):
-    return a if a >= b else b
+        dtype = D.int64
+    else:
+        dtype = weights._dtype if weights._dtype in (D.float32, D.float64) else D.float64
+    counts = _counting(input).bincount(input._data, None if weights is None else weights._data, minlength,
+                                       dtype.np)
+    return Tensor._wrap(counts, dtype, input._device)

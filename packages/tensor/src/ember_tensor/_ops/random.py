@@ -3,28 +3,25 @@ and the *_like forms; the in-place samplers (uniform_, normal_, random_, bernoul
 exponential_, geometric_, log_normal_, cauchy_) live in `random_inplace` and are
 re-exported here.
 
-Every op draws from a `Generator` (``generator=``, else the default one of the output's
-device). On the CPU: on the host with NumPy's PCG64, float32 directly where the tensor
-is not float64. On CUDA: on the GPU, by the Philox kernels of `_backends.cuda.random`, with no
-copy to or from the host; a seed then gives other numbers than on the CPU (PyTorch does
-not promise equal ones either), reproducible for that seed. Neither gives PyTorch's
-values (other engines), only PyTorch's distributions, dtypes, shapes and error messages.
-
-`randperm` on CUDA sorts random 64-bit keys on the device; `multinomial` (in its own
-module) and `poisson` (Knuth's method or PTRS rejection, a stream of counters per
-element) sample there too: nothing random goes through the host for CUDA tensors.
+Device-free: every op checks its arguments with PyTorch's errors, resolves its
+`Generator` (``generator=``, else the default one of the output's device), then runs a
+sampler of its device's backend (`_backends.<device>.random`) with the generator's
+stream. On the CPU: NumPy's PCG64 on the host, float32 directly where the tensor is not
+float64. On CUDA: the Philox kernels on the GPU, with no copy to or from the host; a
+seed then gives other numbers than on the CPU (PyTorch does not promise equal ones
+either), reproducible for that seed. Neither gives PyTorch's values (other engines),
+only PyTorch's distributions, dtypes, shapes and error messages.
 """
 import numpy as np
 
-from .. import _backends
 from .. import _dtype as D
 from .. import _random
 from .._dispatch import op
 from .._tensor import Tensor
-from . import _iter, sorting
+from . import _iter
 from ._random_args import (
-    MISSING, check_p, check_probabilities, check_std, compute_type, empty_output, factory, float_arg,
-    int_arg, like, new_tensor, random_range, require_float, standard_normal, uniform,
+    MISSING, check_p, check_probabilities, check_std, factory, float_arg, int_arg, like, new_tensor,
+    random_backend, random_range, require_float, sample,
 )
 from .multinomial import multinomial  # noqa: F401 - re-exported: ember_tensor and methods.py look here
 from .random_inplace import (  # noqa: F401 - Tensor methods, found here by methods.py
@@ -34,17 +31,6 @@ from .random_inplace import (  # noqa: F401 - Tensor methods, found here by meth
 __all__ = ["rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial", "poisson",
            "rand_like", "randn_like", "randint_like", "uniform_", "normal_", "random_", "bernoulli_",
            "exponential_", "geometric_", "log_normal_", "cauchy_"]
-
-# NumPy's Poisson sampler refuses rates near 2**63; such counts equal their rate to
-# within float precision anyway.
-_POISSON_MAX_RATE = 1e18
-
-
-def _cuda_random():
-    # Imported on the first CUDA sample: it loads numba.cuda, which CPU-only use never needs.
-    from .._backends.cuda import random as _cuda_random
-    return _cuda_random
-
 
 # -- creation ----------------------------------------------------------------------------
 
@@ -62,9 +48,8 @@ def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, de
     shape, dtype, device, gen = factory("rand", args, size, out, dtype, device, generator,
                                         D.get_default_dtype())
     require_float(dtype, "check_uniform_bounds")
-    if device.type == "cuda":
-        return _cuda_random().uniform_(empty_output(shape, dtype, device, requires_grad, out), gen, 0.0, 1.0)
-    return new_tensor(uniform(gen, shape, dtype), dtype, device, requires_grad, out)
+    return sample(random_backend(device).uniform, gen, shape, dtype, device, 0.0, 1.0,
+                  requires_grad=requires_grad, out=out)
 
 
 @op()
@@ -79,9 +64,8 @@ def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, d
     shape, dtype, device, gen = factory("randn", args, size, out, dtype, device, generator,
                                         D.get_default_dtype())
     require_float(dtype, "normal_kernel_cpu", device)
-    if device.type == "cuda":
-        return _cuda_random().normal_(empty_output(shape, dtype, device, requires_grad, out), gen, 0.0, 1.0)
-    return new_tensor(standard_normal(gen, shape, dtype), dtype, device, requires_grad, out)
+    return sample(random_backend(device).normal, gen, shape, dtype, device, 0.0, 1.0,
+                  requires_grad=requires_grad, out=out)
 
 
 @op()
@@ -106,10 +90,8 @@ def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=N
     high = int_arg(high, "randint", "high", position - 1)
     shape, dtype, device, gen = factory("randint", (), size, out, dtype, device, generator, D.int64)
     low, high = random_range(dtype, low, high)
-    if device.type == "cuda":
-        return _cuda_random().integers_(empty_output(shape, dtype, device, requires_grad, out), gen, low, high)
-    values = gen._draw("integers", low, high, shape, dtype=np.int64, endpoint=True)
-    return new_tensor(values, dtype, device, requires_grad, out)
+    return sample(random_backend(device).integers, gen, shape, dtype, device, low, high,
+                  requires_grad=requires_grad, out=out)
 
 
 @op()
@@ -131,23 +113,8 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
         raise RuntimeError("n cannot be greater than 2049 for Half type.")
     if dtype.category == D._INT and n - 1 > np.iinfo(dtype.np).max:
         raise RuntimeError(f"value cannot be converted to type {dtype.name}_t without overflow")
-    if device.type == "cuda":
-        return _randperm_on_device(n, dtype, device, gen, requires_grad, out)
-    return new_tensor(gen._draw("permutation", n), dtype, device, requires_grad, out)
-
-
-def _randperm_on_device(n, dtype, device, gen, requires_grad, out):
-    """randperm on CUDA, as PyTorch's: sort random 64-bit keys on the device and keep the
-    order. Equal keys (probability about n**2 / 2**65) keep index order: a tiny bias."""
-    keys = empty_output((n,), D.int64, device)
-    _cuda_random().integers_(keys, gen, -(1 << 63), (1 << 63) - 1)
-    order = sorting.argsort.impl(keys, stable=True)
-    if out is None and dtype is D.int64 and not requires_grad:
-        return order
-    result = empty_output((n,), dtype, device, requires_grad, out)
-    _backends.get(device).storage.copy_(result._data, order._data)
-    result._bump_version()
-    return result
+    order = gen._sample(random_backend(device).permutation, n)
+    return new_tensor(order, dtype, device, requires_grad, out)
 
 
 @op()
@@ -176,10 +143,8 @@ def normal(mean, std=MISSING, size=None, *, generator=None, out=None, dtype=None
         shape, dtype, device, gen = factory("normal", (), size, out, dtype, device, generator,
                                             D.get_default_dtype())
         require_float(dtype, "normal_kernel_cpu", device)
-        if device.type == "cuda":
-            return _cuda_random().normal_(empty_output(shape, dtype, device, requires_grad, out), gen, mean, std)
-        values = mean + std * standard_normal(gen, shape, dtype)
-        return new_tensor(values, dtype, device, requires_grad, out)
+        return sample(random_backend(device).normal, gen, shape, dtype, device, mean, std,
+                      requires_grad=requires_grad, out=out)
     if size is not None or dtype is not None or device is not None or requires_grad:
         raise TypeError("normal() received an invalid combination of arguments: size, dtype, device "
                         "and requires_grad are only accepted by normal(float mean, float std, size)")
@@ -197,22 +162,13 @@ def normal(mean, std=MISSING, size=None, *, generator=None, out=None, dtype=None
                                    tuple(std.shape) if std_is_tensor else ())
     device = _iter.common_device((mean, std))
     gen = _random.resolve(generator, device, "normal")
-    if device.type == "cuda":
-        return _cuda_random().normal_tensors(empty_output(shape, result_dtype, device, out=out), gen,
-                                             mean._data if mean_is_tensor else float(mean),
-                                             std._data if std_is_tensor else std)
-    compute = compute_type(result_dtype)
-    mean_values = mean._host_numpy().astype(compute) if mean_is_tensor else float(mean)
-    std_values = std._host_numpy().astype(compute) if std_is_tensor else std
-    values = mean_values + std_values * standard_normal(gen, shape, result_dtype)
-    return new_tensor(values, result_dtype, device, out=out)
+    return sample(random_backend(device).normal_tensors, gen, shape, result_dtype, device,
+                  mean._data if mean_is_tensor else float(mean), std._data if std_is_tensor else std, out=out)
 
 
 def _has_negative(std):
-    """Whether tensor `std` holds a negative or NaN value (on CUDA: checked on the device)."""
-    if std._device.type == "cuda":
-        return _cuda_random().checked_float64(std, tuple(std._data.shape), 0.0, np.inf)[1]
-    return not (np.asarray(std._host_numpy(), np.float64) >= 0).all()
+    """Whether tensor `std` holds a negative or NaN value (on CUDA: one flag read back)."""
+    return random_backend(std._device).checked_float64(std._data, tuple(std._data.shape), 0.0, np.inf)[1]
 
 
 # -- sampling from a tensor of parameters -------------------------------------------------
@@ -230,32 +186,16 @@ def bernoulli(input, p=None, *, generator=None, out=None):
         raise TypeError("bernoulli() received an invalid combination of arguments - got (Tensor, "
                         "Tensor), but expected (Tensor input, float p, *, Generator generator)")
     gen = _random.resolve(generator, input._device, "bernoulli")
-    if input._device.type == "cuda":
-        return _bernoulli_on_device(input, p, gen, out)
-    if p is None:
-        require_float(input._dtype, "bernoulli_tensor_cpu_p_")
-        p = np.asarray(input._host_numpy(), np.float64)
-        check_probabilities(p)
-    else:
-        p = float_arg(p, "bernoulli", "p")
-        check_p(p)
-    values = gen._draw("random", tuple(input._data.shape)) < p
-    return new_tensor(values, input._dtype, input._device, out=out)
-
-
-def _bernoulli_on_device(input, p, gen, out):
-    """bernoulli() of a CUDA tensor: checked and sampled on the device."""
-    cuda_random = _cuda_random()
-    result = empty_output(tuple(input._data.shape), input._dtype, input._device, out=out)
+    shape, sampler = tuple(input._data.shape), random_backend(input._device)
     if p is not None:
         p = float_arg(p, "bernoulli", "p")
         check_p(p)
-        return cuda_random.bernoulli_scalar_(result, gen, p)
+        return sample(sampler.bernoulli_scalar, gen, shape, input._dtype, input._device, p, out=out)
     require_float(input._dtype, "bernoulli_tensor_cpu_p_")
-    probabilities, bad = cuda_random.checked_float64(input, tuple(input._data.shape), 0.0, 1.0)
+    probabilities, bad = sampler.checked_float64(input._data, shape, 0.0, 1.0)
     if bad:
         check_probabilities(np.array([np.nan]))  # raises PyTorch's error
-    return cuda_random.bernoulli_tensor_(result, gen, probabilities)
+    return sample(sampler.bernoulli_tensor, gen, shape, input._dtype, input._device, probabilities, out=out)
 
 
 @op()
@@ -267,25 +207,13 @@ def poisson(input, generator=None):
     tensor([0., 0., 0.])
     """
     require_float(input._dtype, "poisson_cpu", input)
-    if input._device.type == "cuda":
-        return _poisson_on_device(input, generator)
-    rates = np.asarray(input._host_numpy(), np.float64)
-    if not (rates >= 0).all():
-        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    gen = _random.resolve(generator, input._device, "poisson")
-    huge = rates > _POISSON_MAX_RATE
-    counts = gen._draw("poisson", np.where(huge, 0.0, rates))
-    return new_tensor(np.where(huge, rates, counts), input._dtype, input._device)
-
-
-def _poisson_on_device(input, generator):
-    cuda_random = _cuda_random()
-    shape = tuple(input._data.shape)
-    rates, negative = cuda_random.checked_float64(input, shape, 0.0, np.inf)
+    shape, sampler = tuple(input._data.shape), random_backend(input._device)
+    rates, negative = sampler.checked_float64(input._data, shape, 0.0, np.inf)
     if negative:
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     gen = _random.resolve(generator, input._device, "poisson")
-    return cuda_random.poisson(empty_output(shape, input._dtype, input._device), rates, gen)
+    counts = gen._sample(sampler.poisson, rates, shape, input._dtype.np)
+    return Tensor._wrap(counts, input._dtype, input._device)
 
 
 # -- *_like ------------------------------------------------------------------------------
@@ -302,9 +230,7 @@ def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, re
     """
     shape, dtype, device, gen = like(input, dtype, device, generator, "rand_like")
     require_float(dtype, "check_uniform_bounds")
-    if device.type == "cuda":
-        return _cuda_random().uniform_(empty_output(shape, dtype, device, requires_grad), gen, 0.0, 1.0)
-    return new_tensor(uniform(gen, shape, dtype), dtype, device, requires_grad)
+    return sample(random_backend(device).uniform, gen, shape, dtype, device, 0.0, 1.0, requires_grad=requires_grad)
 
 
 @op()
@@ -318,9 +244,7 @@ def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, r
     """
     shape, dtype, device, gen = like(input, dtype, device, generator, "randn_like")
     require_float(dtype, "normal_kernel_cpu", device)
-    if device.type == "cuda":
-        return _cuda_random().normal_(empty_output(shape, dtype, device, requires_grad), gen, 0.0, 1.0)
-    return new_tensor(standard_normal(gen, shape, dtype), dtype, device, requires_grad)
+    return sample(random_backend(device).normal, gen, shape, dtype, device, 0.0, 1.0, requires_grad=requires_grad)
 
 
 @op()
@@ -340,7 +264,4 @@ def randint_like(input, low=None, high=None, *, generator=None, dtype=None, layo
     high = int_arg(high, "randint_like", "high", 3)
     shape, dtype, device, gen = like(input, dtype, device, generator, "randint_like")
     low, high = random_range(dtype, low, high)
-    if device.type == "cuda":
-        return _cuda_random().integers_(empty_output(shape, dtype, device, requires_grad), gen, low, high)
-    values = gen._draw("integers", low, high, shape, dtype=np.int64, endpoint=True)
-    return new_tensor(values, dtype, device, requires_grad)
+    return sample(random_backend(device).integers, gen, shape, dtype, device, low, high, requires_grad=requires_grad)

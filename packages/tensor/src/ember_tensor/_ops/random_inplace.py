@@ -1,10 +1,10 @@
 """In-place samplers: uniform_, normal_, random_, bernoulli_, exponential_, geometric_,
 log_normal_, cauchy_ (Tensor methods, as in PyTorch).
 
-CPU tensors are filled on the host from the CPU generator's NumPy stream. CUDA tensors
-are filled on the GPU by Philox kernels (`_backends.cuda.random`) from the CUDA generator, after
-the same argument checks: no values cross to the host, and the numbers differ from the
-CPU's for a seed (see `_random`).
+Device-free: each checks its arguments with PyTorch's errors, then fills the tensor with
+a sampler of its device's backend (`_backends.<device>.random`): on the CPU from the CPU
+generator's NumPy stream, on CUDA by Philox kernels from the CUDA generator (no values
+cross to the host, and the numbers differ from the CPU's for a seed; see `_random`).
 """
 import numpy as np
 
@@ -15,18 +15,12 @@ from .._tensor import Tensor
 from . import _iter, views
 from ._kernel_names import kernel_name
 from ._random_args import (
-    CPP_NAMES, FLOAT_MAX, MISSING, check_p, check_probabilities, check_std, compute_type, float_arg,
-    int_arg, pop_from, random_range, require_float, standard_normal, store, uniform,
+    CPP_NAMES, FLOAT_MAX, MISSING, check_p, check_probabilities, check_std, fill, float_arg, int_arg, pop_from,
+    random_backend, random_range, require_float,
 )
 
 __all__ = ["uniform_", "normal_", "random_", "bernoulli_", "exponential_", "geometric_", "log_normal_",
            "cauchy_"]
-
-
-def _cuda_random():
-    # Imported on the first CUDA fill: it loads numba.cuda, which CPU-only use never needs.
-    from .._backends.cuda import random as _cuda_random
-    return _cuda_random
 
 
 @op("uniform_", inplace=True)
@@ -52,9 +46,7 @@ def uniform_(self, from_=0, to=1, *, generator=None, **kwargs):
             f"uniform_ expects to-from <= std::numeric_limits<{_iter.type_name(self._dtype)}>::max(), "
             f"but found to={to:g} and from={from_:g} which result in to-from to exceed the limit")
     gen = _random.resolve(generator, self._device, "uniform_")
-    if self._device.type == "cuda":
-        return _cuda_random().uniform_(self, gen, from_, to)
-    return store(self, uniform(gen, tuple(self._data.shape), self._dtype) * (to - from_) + from_)
+    return fill(self, random_backend(self._device).uniform, gen, from_, to)
 
 
 @op("normal_", inplace=True)
@@ -69,9 +61,7 @@ def normal_(self, mean=0, std=1, *, generator=None):
     check_std(std)
     require_float(self._dtype, "normal_kernel_cpu", self)
     gen = _random.resolve(generator, self._device, "normal_")
-    if self._device.type == "cuda":
-        return _cuda_random().normal_(self, gen, mean, std)
-    return store(self, mean + std * standard_normal(gen, tuple(self._data.shape), self._dtype))
+    return fill(self, random_backend(self._device).normal, gen, mean, std)
 
 
 @op("random_", inplace=True)
@@ -97,10 +87,7 @@ def random_(self, from_=MISSING, to=MISSING, *, generator=None, **kwargs):
     to = None if to is None else int_arg(to, "random_", "to", 2)
     low, high = random_range(self._dtype, from_, to)
     gen = _random.resolve(generator, self._device, "random_")
-    if self._device.type == "cuda":
-        return _cuda_random().integers_(self, gen, low, high)
-    return store(self, gen._draw("integers", low, high, tuple(self._data.shape), dtype=np.int64,
-                                 endpoint=True))
+    return fill(self, random_backend(self._device).integers, gen, low, high)
 
 
 @op("bernoulli_", inplace=True)
@@ -112,30 +99,19 @@ def bernoulli_(self, p=0.5, *, generator=None):
     tensor([[0., 1.],
             [0., 1.]])
     """
-    shape = tuple(self._data.shape)
+    shape, sampler = tuple(self._data.shape), random_backend(self._device)
     if isinstance(p, Tensor):
         views.expand.impl(p, shape)  # PyTorch's error when p cannot broadcast to self
-        if self._device.type == "cuda":
-            return _bernoulli_tensor_on_device(self, p, generator)
-        p = np.broadcast_to(np.asarray(p._host_numpy(), np.float64), shape)
-        check_probabilities(p)
-    else:
-        p = float_arg(p, "bernoulli_", "p")
-        check_p(p)
+        # On CUDA one flag is read back: PyTorch's kernel asserts there instead.
+        probabilities, bad = sampler.checked_float64(p.to(self._device)._data, shape, 0.0, 1.0)
+        if bad:
+            check_probabilities(np.array([np.nan]))  # raises PyTorch's error
+        gen = _random.resolve(generator, self._device, "bernoulli_")
+        return fill(self, sampler.bernoulli_tensor, gen, probabilities)
+    p = float_arg(p, "bernoulli_", "p")
+    check_p(p)
     gen = _random.resolve(generator, self._device, "bernoulli_")
-    if self._device.type == "cuda":
-        return _cuda_random().bernoulli_scalar_(self, gen, p)
-    return store(self, gen._draw("random", shape) < p)
-
-
-def _bernoulli_tensor_on_device(self, p, generator):
-    """bernoulli_(p tensor) on CUDA: checks and samples on the device (one flag read back)."""
-    cuda_random = _cuda_random()
-    probabilities, bad = cuda_random.checked_float64(p.to(self._device), tuple(self._data.shape), 0.0, 1.0)
-    if bad:
-        check_probabilities(np.array([np.nan]))  # raises PyTorch's error
-    gen = _random.resolve(generator, self._device, "bernoulli_")
-    return cuda_random.bernoulli_tensor_(self, gen, probabilities)
+    return fill(self, sampler.bernoulli_scalar, gen, p)
 
 
 @op("exponential_", inplace=True)
@@ -153,10 +129,7 @@ def exponential_(self, lambd=1, *, generator=None):
         raise RuntimeError("Exponential distribution is a continuous probability distribution. "
                            f"dtype must be a floating point but you specified {_iter.type_name(self._dtype)}")
     gen = _random.resolve(generator, self._device, "exponential_")
-    if self._device.type == "cuda":
-        return _cuda_random().exponential_(self, gen, lambd)
-    shape, compute = tuple(self._data.shape), compute_type(self._dtype)
-    return store(self, gen._draw("standard_exponential", shape, dtype=compute) / lambd)
+    return fill(self, random_backend(self._device).exponential, gen, lambd)
 
 
 @op("geometric_", inplace=True)
@@ -173,9 +146,7 @@ def geometric_(self, p, *, generator=None):
     if self._dtype is D.bool:
         raise NotImplementedError(f"\"{kernel_name('geometric_cpu', self)}\" not implemented for 'Bool'")
     gen = _random.resolve(generator, self._device, "geometric_")
-    if self._device.type == "cuda":
-        return _cuda_random().geometric_(self, gen, p)
-    return store(self, gen._draw("geometric", p, tuple(self._data.shape)))
+    return fill(self, random_backend(self._device).geometric, gen, p)
 
 
 @op("log_normal_", inplace=True)
@@ -191,10 +162,7 @@ def log_normal_(self, mean=1, std=2, *, generator=None):
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
     require_float(self._dtype, "log_normal_cpu", self)
     gen = _random.resolve(generator, self._device, "log_normal_")
-    if self._device.type == "cuda":
-        return _cuda_random().log_normal_(self, gen, mean, std)
-    z = standard_normal(gen, tuple(self._data.shape), self._dtype)
-    return store(self, np.exp(mean + std * z))
+    return fill(self, random_backend(self._device).log_normal, gen, mean, std)
 
 
 @op("cauchy_", inplace=True)
@@ -213,7 +181,4 @@ def cauchy_(self, median=0, sigma=1, *, generator=None):
         raise RuntimeError("Cauchy distribution is a continuous probability distribution. "
                            f"dtype must be a floating point but you specified {CPP_NAMES[self._dtype.name]}")
     gen = _random.resolve(generator, self._device, "cauchy_")
-    if self._device.type == "cuda":
-        return _cuda_random().cauchy_(self, gen, median, sigma)
-    u = uniform(gen, tuple(self._data.shape), self._dtype).astype(np.float64)
-    return store(self, median + sigma * np.tan(np.pi * (u - 0.5)))
+    return fill(self, random_backend(self._device).cauchy, gen, median, sigma)

@@ -1,24 +1,26 @@
 """Scans along a dim: cumsum, cumprod, cummax, cummin, logcumsumexp; and diff.
 
-Each scan runs a Numba row kernel (`_kernels/cpu_index`) over the lines along `dim`
-laid out as a C-contiguous (rows, n) array. Floats accumulate in float64 and integers in
-int64 (PyTorch's CPU accumulation types), then the result is cast to its dtype. CUDA
-tensors scan on the device (`_backends.cuda.scans`, the same types and rules) after the same checks.
+Device-free: each scan checks its arguments with PyTorch's errors, plans the result
+dtype and wraps `dim`, then calls its device's backend (`_backends.<device>.scans`: a
+Numba row kernel over the lines along `dim` on the CPU, a chunked device scan on CUDA).
+Floats accumulate in float64 and integers in int64 (PyTorch's CPU accumulation types),
+then the result is cast to its dtype. diff is composed of other ops.
 """
-import numpy as np
-
+from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor, wrap_dim
-from .._backends.lazy import lazy, lazy_module
-
-K = lazy("cpu.kernels.index")  # Numba loads on first use
-CSC = lazy_module("ember_tensor._backends.cuda.scans")  # CUDA tensors: device kernels, loaded on first use
 from . import _iter
-from ._strided import from_rows, host, rows_of, wrap
+from .creation import full
+from .elementwise import copy_to_out
 from .reduction import _pair, return_types
 
 __all__ = ["cumsum", "cumsum_", "cumprod", "cumprod_", "cummax", "cummin", "logcumsumexp", "diff"]
+
+
+def _scans(t):
+    """The scans family of `t`'s backend."""
+    return _backends.get(t._device).scans
 
 
 def _scan_dtype(input, dtype):
@@ -27,39 +29,18 @@ def _scan_dtype(input, dtype):
     return D.int64 if input._dtype.category != D._FLOAT else input._dtype
 
 
-def _lines(input, dim, np_dtype):
-    ndim = input._data.ndim
-    dim = wrap_dim(dim, max(ndim, 1))
-    arr = host(input)
-    rows = rows_of(arr, dim, np_dtype) if ndim else np.ascontiguousarray(arr, dtype=np_dtype).reshape(1, 1)
-    return dim, rows
+def _line_dim(input, dim):
+    return wrap_dim(dim, max(input._data.ndim, 1))
 
 
-def _accumulating_scan(kernel, identity, input, dim, dtype, out):
+def _into(result, out):
+    return result if out is None else copy_to_out(result, out)
+
+
+def _accumulating_scan(input, dim, is_prod, dtype, out):
     result_dtype = _scan_dtype(input, dtype)
-    if input._device.type == "cuda":
-        result = CSC.accumulate(input, _line_dim(input, dim), identity == 1, result_dtype)
-        return _into(result, out)
-    floating = result_dtype.category == D._FLOAT
-    acc_np = np.float64 if floating else np.int64
-    # The kernel reads the input's dtype and writes the result's directly (no extra
-    # passes); Numba lacks float16/bfloat16, which go through float32.
-    read_np = np.float32 if input._dtype in _iter.LOW_PRECISION else None
-    write_dtype = _iter.compute_dtype(result_dtype)
-    dim, rows = _lines(input, dim, read_np)
-    if not floating and rows.dtype.kind == "f":
-        rows = rows.astype(np.int64)  # cumsum(float, dtype=int): PyTorch converts first
-    scanned = np.empty(rows.shape, write_dtype.np)
-    if rows.size:
-        kernel(rows, acc_np(identity), scanned)
-    values = from_rows(scanned, tuple(input._data.shape), dim)
-    if write_dtype is not result_dtype:
-        values = values.astype(result_dtype.np)
-    result = wrap(values, result_dtype, input._device)
-    if out is not None:
-        from .elementwise import copy_to_out
-        return copy_to_out(result, out)
-    return result
+    values = _scans(input).accumulate(input._data, _line_dim(input, dim), is_prod, result_dtype.np)
+    return _into(Tensor._wrap(values, result_dtype, input._device), out)
 
 
 @op()
@@ -69,7 +50,7 @@ def cumsum(input, dim, *, dtype=None, out=None):
     >>> cumsum(tensor([1, 2, 3]), 0)
     tensor([1, 3, 6])
     """
-    return _accumulating_scan(K.cumsum_rows, 0, input, dim, dtype, out)
+    return _accumulating_scan(input, dim, False, dtype, out)
 
 
 @op("cumsum_", inplace=True)
@@ -85,7 +66,7 @@ def cumprod(input, dim, *, dtype=None, out=None):
     >>> cumprod(tensor([1., 2., 3.]), 0)
     tensor([1., 2., 6.])
     """
-    return _accumulating_scan(K.cumprod_rows, 1, input, dim, dtype, out)
+    return _accumulating_scan(input, dim, True, dtype, out)
 
 
 @op("cumprod_", inplace=True)
@@ -94,31 +75,10 @@ def cumprod_(self, dim, *, dtype=None):
     return self.copy_(cumprod(self, dim, dtype=dtype))
 
 
-def _line_dim(input, dim):
-    return wrap_dim(dim, max(input._data.ndim, 1))
-
-
-def _into(result, out):
-    if out is None:
-        return result
-    from .elementwise import copy_to_out
-    return copy_to_out(result, out)
-
-
 def _cumextreme(input, dim, take_max, cls, out):
-    if input._device.type == "cuda":
-        return _pair(cls, *CSC.extreme(input, _line_dim(input, dim), take_max), out)
-    work = _iter.compute_dtype(input._dtype)
-    np_work = np.uint8 if work is D.bool else work.np
-    dim, rows = _lines(input, dim, np_work)
-    values = np.empty_like(rows)
-    indices = np.empty(rows.shape, np.int64)
-    if rows.size:
-        K.cumextreme_rows(rows, take_max, values, indices)
-    shape = tuple(input._data.shape)
-    values = wrap(from_rows(values, shape, dim).astype(input._dtype.np), input._dtype, input._device)
-    indices = wrap(from_rows(indices, shape, dim), D.int64, input._device)
-    return _pair(cls, values, indices, out)
+    values, indices = _scans(input).extreme(input._data, _line_dim(input, dim), take_max)
+    return _pair(cls, Tensor._wrap(values, input._dtype, input._device),
+                 Tensor._wrap(indices, D.int64, input._device), out)
 
 
 @op()
@@ -151,18 +111,8 @@ def logcumsumexp(input, dim, *, out=None):
     if input._dtype.category != D._FLOAT:
         raise NotImplementedError(
             f"\"logcumsumexp_out_{input._device.type}\" not implemented for '{_iter.type_name(input._dtype)}'")
-    if input._device.type == "cuda":
-        return _into(CSC.logcumsumexp(input, _line_dim(input, dim)), out)
-    dim, rows = _lines(input, dim, np.float64)
-    scanned = np.empty_like(rows)
-    if rows.size:
-        K.logcumsumexp_rows(rows, scanned)
-    values = from_rows(scanned, tuple(input._data.shape), dim).astype(input._dtype.np)
-    result = wrap(values, input._dtype, input._device)
-    if out is not None:
-        from .elementwise import copy_to_out
-        return copy_to_out(result, out)
-    return result
+    values = _scans(input).logcumsumexp(input._data, _line_dim(input, dim))
+    return _into(Tensor._wrap(values, input._dtype, input._device), out)
 
 
 @op()
@@ -187,10 +137,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
             break
         later, earlier = x.narrow(dim, 1, length - 1), x.narrow(dim, 0, length - 1)
         x = later.logical_xor(earlier) if x._dtype is D.bool else later - earlier
-    if out is not None:
-        from .elementwise import copy_to_out
-        return copy_to_out(x, out)
-    return x
+    return _into(x, out)
 
 
 def _as_part(value, input, dim):
@@ -198,7 +145,6 @@ def _as_part(value, input, dim):
     if value is None:
         return None
     if not isinstance(value, Tensor):
-        from .creation import full
         shape = list(input.shape)
         shape[dim] = 1
         return full(shape, value, dtype=input._dtype, device=input._device)

@@ -1,6 +1,7 @@
 """CUDA searching and counting: searchsorted, bincount, histc, unique, unique_consecutive.
 
-The device twin of `_ops/counting.py`'s host code, with the same results. Ops whose output
+The same functions as `_backends.cpu.counting`, with the same results, over device
+arrays. Ops whose output
 size (or histc's range) depends on the data read that one number back, as PyTorch's CUDA
 kernels do: bincount its largest value (and smallest, for the error), histc the data's
 min and max when no range is given, unique the number of groups. Everything else stays
@@ -10,15 +11,13 @@ with a device cumsum and scatters values, inverse and counts.
 """
 import numpy as np
 
-from . import arrays, launch, storage
-from ... import _dtype as D
+from . import arrays, launch, scans, storage
 from .reduction import reduce as _reduce
-from .sorting import _as_bits, _key_dtype, _launch_codes, lines, on_device_of, sorted_codes
+from .sorting import _as_bits, _key_dtype, _launch_codes, lines, sorted_codes
 from .kernels import counting as K
 from .kernels import sorting as KS
-from ..._tensor import Tensor
 
-__all__ = ["searchsorted", "bincount", "smallest", "index_range", "data_range", "histc", "unique"]
+__all__ = ["unique", "searchsorted", "index_range", "smallest", "data_range", "histc", "bincount"]
 
 
 def _read(a):
@@ -38,89 +37,84 @@ def _flat(a, np_dtype=None):
     return arrays.flat(a)
 
 
-def searchsorted(sorted_sequence, values, right, sorter, out_int32):
-    """Insertion points of `values` (a device array, or a NumPy array of one scalar) in
-    the rows of `sorted_sequence`, as an int64 (int32) tensor shaped like `values`."""
-    with on_device_of(sorted_sequence):
-        seq = sorted_sequence._data
-        if not arrays.is_array(values):
-            values = storage.from_numpy(np.asarray(values))
-        common = np.result_type(_key_dtype(seq.dtype), _key_dtype(values.dtype))
-        keys, _, m = lines(seq, seq.ndim - 1, common)
-        if sorter is not None:  # the sequence in sorter's order, row by row
-            order, _, _ = lines(sorter._data, seq.ndim - 1, np.int64)
-            ordered = storage.empty(keys.shape, common)
-            if keys.size:
-                launch.grid_stride(KS.take_sorted, keys.size, keys, m, order, m, 0, m, ordered,
-                              storage.empty(keys.shape, np.int64))
-            keys = ordered
-        shape = tuple(values.shape)
-        flat = _flat(values, common)
-        nv = shape[-1] if shape else 1
-        out = storage.empty((flat.size,), np.int32 if out_int32 else np.int64)
-        if flat.size:
-            launch.grid_stride(K.search, flat.size, keys, m, flat, nv, seq.ndim > 1, bool(right), out)
-        dtype = D.int32 if out_int32 else D.int64
-        return Tensor._wrap(out.reshape(shape), dtype, sorted_sequence._device)
+def searchsorted(seq, values, right, sorter, out_int32):
+    """Insertion points of `values` (a device array, or a NumPy 0-d array of one number)
+    in the rows of `seq` (1-d, or a batch of rows matching `values`' leading dims, checked
+    by the op), read in `sorter`'s order when it is given; int32 (`out_int32`) or int64,
+    shaped like `values`."""
+    if not arrays.is_array(values):
+        values = storage.from_numpy(np.asarray(values))
+    common = np.result_type(_key_dtype(seq.dtype), _key_dtype(values.dtype))
+    keys, _, m = lines(seq, seq.ndim - 1, common)
+    if sorter is not None:  # the sequence in sorter's order, row by row
+        order, _, _ = lines(sorter, seq.ndim - 1, np.int64)
+        ordered = storage.empty(keys.shape, common)
+        if keys.size:
+            launch.grid_stride(KS.take_sorted, keys.size, keys, m, order, m, 0, m, ordered,
+                          storage.empty(keys.shape, np.int64))
+        keys = ordered
+    shape = tuple(values.shape)
+    flat = _flat(values, common)
+    nv = shape[-1] if shape else 1
+    out = storage.empty((flat.size,), np.int32 if out_int32 else np.int64)
+    if flat.size:
+        launch.grid_stride(K.search, flat.size, keys, m, flat, nv, seq.ndim > 1, bool(right), out)
+    return out.reshape(shape)
 
 
-def bincount(input, weights, minlength):
-    """Counts (or weight sums) of the values of 1-d integer tensor `input`, on the device."""
-    with on_device_of(input):
-        values = _flat(input._data, np.int64)
-        size = minlength
-        if values.size:
-            size = max(int(_extreme(values, "amax")) + 1, minlength)
-        if weights is None:
-            counts = storage.empty((size,), np.int64)
-            storage.fill_(counts, 0)
-            if values.size:
-                launch.grid_stride(K.bincount, values.size, values, counts)
-            return Tensor._wrap(counts, D.int64, input._device)
-        dtype = weights._dtype if weights._dtype in (D.float32, D.float64) else D.float64
-        sums = storage.empty((size,), np.float64)
-        storage.fill_(sums, 0)
-        if values.size:
-            launch.grid_stride(K.bincount_weighted, values.size, values, _flat(weights._data, np.float64), sums)
-        return Tensor._wrap(sums if dtype is D.float64 else storage.astype(sums, dtype.np), dtype, input._device)
-
-
-def smallest(input):
-    """The smallest value of integer tensor `input`, read from the device."""
-    with on_device_of(input):
-        return int(_extreme(_flat(input._data, np.int64), "amin"))
-
-
-def index_range(input):
-    """(min, max) of int64 tensor `input`'s values, read from the device."""
-    with on_device_of(input):
-        values = _flat(input._data, np.int64)
-        return int(_extreme(values, "amin")), int(_extreme(values, "amax"))
-
-
-def data_range(input):
-    """(min, max) of float tensor `input`'s values, read from the device."""
-    with on_device_of(input):
-        values = _flat(input._data, np.float64)
-        return float(_extreme(values, "amin")), float(_extreme(values, "amax"))
-
-
-def histc(input, bins, lo, hi):
-    """Histogram of `input` in `bins` bins over [lo, hi] (checked by the caller)."""
-    with on_device_of(input):
-        values = _flat(input._data, np.float64)
-        counts = storage.empty((bins,), np.int64)
+def bincount(a, weights, minlength, result_dtype):
+    """Counts of the values 0..max(a) of the 1-d non-negative integer array `a` (int64), or
+    the sums of `weights` at them (`result_dtype`); at least `minlength` bins. The largest
+    value is read back to size the result."""
+    values = _flat(a, np.int64)
+    size = minlength
+    if values.size:
+        size = max(int(_extreme(values, "amax")) + 1, minlength)
+    if weights is None:
+        counts = storage.empty((size,), np.int64)
         storage.fill_(counts, 0)
         if values.size:
-            launch.grid_stride(K.histc, values.size, values, np.float64(lo), np.float64(hi), counts)
-        return Tensor._wrap(storage.astype(counts, input._dtype.np), input._dtype, input._device)
+            launch.grid_stride(K.bincount, values.size, values, counts)
+        return counts
+    sums = storage.empty((size,), np.float64)
+    storage.fill_(sums, 0)
+    if values.size:
+        launch.grid_stride(K.bincount_weighted, values.size, values, _flat(weights, np.float64), sums)
+    return sums if np.dtype(result_dtype) == np.float64 else storage.astype(sums, result_dtype)
 
 
-def _groups(src_bits, m, order, n, flags, device):
+def smallest(a):
+    """The smallest value of the non-empty integer array `a`, read from the device."""
+    return int(_extreme(_flat(a, np.int64), "amin"))
+
+
+def index_range(a):
+    """(min, max) of the non-empty integer array `a`, read from the device."""
+    values = _flat(a, np.int64)
+    return int(_extreme(values, "amin")), int(_extreme(values, "amax"))
+
+
+def data_range(a):
+    """(min, max) of the non-empty float array `a`, read from the device."""
+    values = _flat(a, np.float64)
+    return float(_extreme(values, "amin")), float(_extreme(values, "amax"))
+
+
+def histc(a, bins, lo, hi):
+    """Histogram of `a` in `bins` equal bins over [lo, hi] (finite, lo < hi), values outside
+    ignored, in `a`'s dtype."""
+    values = _flat(a, np.float64)
+    counts = storage.empty((bins,), np.int64)
+    storage.fill_(counts, 0)
+    if values.size:
+        launch.grid_stride(K.histc, values.size, values, np.float64(lo), np.float64(hi), counts)
+    return storage.astype(counts, a.dtype)
+
+
+def _groups(src_bits, m, order, n, flags):
     """(values bits (groups * m), starts, inverse, group count) from sorted positions:
     group[j] = the number of runs started at or before position j (a device cumsum)."""
-    from ..._ops.scans import cumsum
-    group = cumsum(Tensor._wrap(flags, D.int64, device), 0)._data
+    group = scans.accumulate(flags, 0, False, np.dtype(np.int64))
     count = int(_read(group[n - 1:n]))
     values = storage.empty((count * m,), src_bits.dtype)
     starts = storage.empty((count,), np.int64)
@@ -159,43 +153,40 @@ def _restore(rows, moved_shape, order):
     return out
 
 
-def _results(input, values, inverse, counts, return_inverse, return_counts, inverse_shape):
-    device = input._device
-    data = values if values.dtype == input._dtype.np else arrays.reinterpret(values, input._dtype.np)
-    result = [Tensor._wrap(data, input._dtype, device)]
-    if return_inverse:
-        result.append(Tensor._wrap(inverse.reshape(inverse_shape), D.int64, device))
-    if return_counts:
-        result.append(Tensor._wrap(counts, D.int64, device))
-    return result[0] if len(result) == 1 else tuple(result)
+def _results(a, values, inverse, counts, inverse_shape):
+    """(values as `a`'s dtype, inverse shaped `inverse_shape`, counts)."""
+    data = values if values.dtype == a.dtype else arrays.reinterpret(values, a.dtype)
+    return data, inverse.reshape(inverse_shape), counts
 
 
-def unique(input, return_inverse, return_counts, dim, consecutive):
-    """unique / unique_consecutive of `input` (whole slices along `dim` when given)."""
-    with on_device_of(input):
-        a = input._data
-        if dim is None:
-            return _unique_flat(input, a, return_inverse, return_counts, consecutive)
-        # (the op layer answers empty inputs: here every slice has elements)
-        src, length, m, moved, order = _slices(_as_bits(a), dim)
-        keys = _flat(_slices(a, dim)[0], _key_dtype(a.dtype))  # unique_consecutive compares values
-        positions = storage.empty((length,), np.int64)
-        launch.grid_stride(K.iota, length, positions)
-        if not consecutive:  # sort the slices by their order codes, then compare codes
-            keys = _codes(keys)
-            width = 1
-            while width < length:
-                width *= 2
-            padded = storage.empty((width,), np.int64)
-            launch.grid_stride(K.iota, width, padded)
-            _bitonic_slices(keys, m, length, padded)
-            positions = padded[:length]
-        flags = storage.empty((length,), np.int64)
-        launch.grid_stride(K.slice_run_starts, length, keys, m, positions, length, flags)
-        values, starts, inverse, count = _groups(src, m, positions, length, flags, input._device)
-        moved[0] = count
-        return _results(input, _restore(values, moved, order), inverse, _counts(starts, length),
-                        return_inverse, return_counts, (-1,))
+def unique(a, dim, consecutive):
+    """(values, inverse, counts): the distinct values of `a` (slices along `dim` when it is
+    not None) sorted, or its runs of equal consecutive values (`consecutive`); int64
+    inverse shaped like `a` (along `dim`: one per slice) and int64 counts.
+
+    Along `dim`, every slice has elements (the op answers empty inputs).
+    """
+    if dim is None:
+        return _unique_flat(a, consecutive)
+    # (the op layer answers empty inputs: here every slice has elements)
+    src, length, m, moved, order = _slices(_as_bits(a), dim)
+    keys = _flat(_slices(a, dim)[0], _key_dtype(a.dtype))  # unique_consecutive compares values
+    positions = storage.empty((length,), np.int64)
+    launch.grid_stride(K.iota, length, positions)
+    if not consecutive:  # sort the slices by their order codes, then compare codes
+        keys = _codes(keys)
+        width = 1
+        while width < length:
+            width *= 2
+        padded = storage.empty((width,), np.int64)
+        launch.grid_stride(K.iota, width, padded)
+        _bitonic_slices(keys, m, length, padded)
+        positions = padded[:length]
+    flags = storage.empty((length,), np.int64)
+    launch.grid_stride(K.slice_run_starts, length, keys, m, positions, length, flags)
+    values, starts, inverse, count = _groups(src, m, positions, length, flags)
+    moved[0] = count
+    return _results(a, _restore(values, moved, order), inverse, _counts(starts, length), (-1,))
 
 
 def _codes(keys):
@@ -217,12 +208,12 @@ def _bitonic_slices(codes, m, rows, order):
         k *= 2
 
 
-def _unique_flat(input, a, return_inverse, return_counts, consecutive):
+def _unique_flat(a, consecutive):
     n = a.size
     shape = tuple(a.shape)
     if n == 0:
         empty = storage.empty((0,), np.int64)
-        return _results(input, storage.empty((0,), a.dtype), empty, empty, return_inverse, return_counts, shape)
+        return _results(a, storage.empty((0,), a.dtype), empty, empty, shape)
     src = _flat(_as_bits(a))
     flags = storage.empty((n,), np.int64)
     if consecutive:
@@ -234,5 +225,5 @@ def _unique_flat(input, a, return_inverse, return_counts, consecutive):
         codes, idx, _, _, _ = sorted_codes(_flat(a), 0, False)
         order = idx[:n]
         launch.grid_stride(K.run_starts, n, codes, n, flags)
-    values, starts, inverse, _ = _groups(src, 1, order, n, flags, input._device)
-    return _results(input, values, inverse, _counts(starts, n), return_inverse, return_counts, shape)
+    values, starts, inverse, _ = _groups(src, 1, order, n, flags)
+    return _results(a, values, inverse, _counts(starts, n), shape)

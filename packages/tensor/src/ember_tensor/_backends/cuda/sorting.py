@@ -13,12 +13,9 @@ order, NaN largest), over device arrays. Every function runs the same steps:
 `lines`/`from_lines` and `sorted_codes` also serve scans, counting and the median
 reduction (`reduction.median`).
 """
-import contextlib
-
 import numpy as np
 
 from . import arrays, launch, storage
-from . import runtime
 from .kernels import sorting as K
 
 # The family's functions; `lines`, `from_lines`, `sorted_codes` and `median_lines` also
@@ -27,12 +24,6 @@ __all__ = ["sort", "argsort", "topk", "select", "mode"]
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _LOW = (np.dtype(np.float16), arrays.BF16)
-
-
-def on_device_of(t):
-    """A context with `t`'s GPU current (allocations and launches go there)."""
-    index = t._device.index
-    return contextlib.nullcontext() if index is None else runtime.device_context(index)
 
 
 def _as_bits(a):

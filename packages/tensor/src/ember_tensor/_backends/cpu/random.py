@@ -1,0 +1,203 @@
+"""CPU random sampling: NumPy's PCG64 stream, float32 directly where the result is not
+float64.
+
+Every sampler takes `stream`, the NumPy Generator of the op's `Generator` (held locked
+by the op while it draws), and the result's `shape` and NumPy `dtype`. The fills take
+`out`: None for a new C-contiguous array, or an array of that shape to write into (its
+values cast as a copy would). Parameters that are tensors (probabilities, rates,
+standard deviations, multinomial weights) come as float64 arrays from `checked_float64`,
+which also says whether one is NaN or out of range: the op raises PyTorch's error.
+"""
+import ml_dtypes
+import numpy as np
+
+__all__ = ["uniform", "normal", "log_normal", "exponential", "cauchy", "integers", "geometric",
+           "bernoulli_scalar", "bernoulli_tensor", "normal_tensors", "checked_float64", "poisson",
+           "multinomial", "permutation"]
+
+# Mantissa digits of the half types: uniform draws them on their own grid, so that a
+# float32 value just below 1 cannot round up to 1.0 in the cast.
+_NARROW_DIGITS = {np.dtype(np.float16): 11, np.dtype(ml_dtypes.bfloat16): 8}
+# NumPy's Poisson sampler refuses rates near 2**63; such counts equal their rate to
+# within float precision anyway.
+_POISSON_MAX_RATE = 1e18
+
+
+def _compute_type(dtype):
+    """Draw float64 for float64 results and float32 for every other one (NumPy's fast path)."""
+    return np.float64 if dtype == np.float64 else np.float32
+
+
+def _deliver(values, dtype, out):
+    """`values` as a new C-contiguous `dtype` array, or written into `out`."""
+    if out is None:
+        return np.asarray(values, dtype=dtype, order="C")
+    np.copyto(out, values, casting="unsafe")
+    return out
+
+
+def _uniform01(stream, shape, dtype):
+    values = stream.random(shape, dtype=_compute_type(dtype))
+    digits = _NARROW_DIGITS.get(np.dtype(dtype), 24)
+    if digits < 24:
+        # Round down onto the narrow type's grid: float32 values just below 1 would round
+        # up to 1.0 in half or bfloat16, and rand() must stay in [0, 1).
+        scale = np.float32(1 << digits)
+        values = np.floor(values * scale) / scale
+    return values
+
+
+def _standard_normal(stream, shape, dtype):
+    return stream.standard_normal(shape, dtype=_compute_type(dtype))
+
+
+def uniform(stream, shape, dtype, out, low, high):
+    """Uniform samples in [low, high).
+
+    >>> uniform(np.random.default_rng(0), (2,), np.dtype(np.float32), None, 0.0, 1.0).dtype
+    dtype('float32')
+    """
+    values = _uniform01(stream, shape, dtype)
+    if low != 0.0 or high != 1.0:  # [0, 1) itself needs no pass (x * 1 + 0 == x)
+        values = values * (high - low) + low
+    return _deliver(values, dtype, out)
+
+
+def normal(stream, shape, dtype, out, mean, std):
+    """Normal samples of mean `mean` and standard deviation `std`."""
+    values = _standard_normal(stream, shape, dtype)
+    if mean != 0.0 or std != 1.0:
+        values = mean + std * values
+    return _deliver(values, dtype, out)
+
+
+def log_normal(stream, shape, dtype, out, mean, std):
+    """exp(x) for x normal of mean `mean` and standard deviation `std`."""
+    return _deliver(np.exp(mean + std * _standard_normal(stream, shape, dtype)), dtype, out)
+
+
+def exponential(stream, shape, dtype, out, lambd):
+    """Exponential samples of rate `lambd`."""
+    return _deliver(stream.standard_exponential(shape, dtype=_compute_type(dtype)) / lambd, dtype, out)
+
+
+def cauchy(stream, shape, dtype, out, median, sigma):
+    """Cauchy samples median + sigma * tan(pi * (u - 1/2)), u uniform in [0, 1)."""
+    u = _uniform01(stream, shape, dtype).astype(np.float64)
+    return _deliver(median + sigma * np.tan(np.pi * (u - 0.5)), dtype, out)
+
+
+def integers(stream, shape, dtype, out, low, high):
+    """Integers uniform in [low, high] (inclusive), converted to `dtype`."""
+    return _deliver(stream.integers(low, high, shape, dtype=np.int64, endpoint=True), dtype, out)
+
+
+def geometric(stream, shape, dtype, out, p):
+    """The number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+    return _deliver(stream.geometric(p, shape), dtype, out)
+
+
+def bernoulli_scalar(stream, shape, dtype, out, p):
+    """1 with probability `p` (a float in [0, 1]), else 0."""
+    return _deliver(stream.random(shape) < p, dtype, out)
+
+
+def bernoulli_tensor(stream, shape, dtype, out, probabilities):
+    """1 where u < p elementwise; `probabilities` from `checked_float64`."""
+    return _deliver(stream.random(shape) < probabilities, dtype, out)
+
+
+def normal_tensors(stream, shape, dtype, out, mean, std):
+    """mean + std * z: `mean`, `std` arrays broadcastable to `shape`, or floats; computed in
+    the draw's type (standard normals, then * and +)."""
+    compute = _compute_type(dtype)
+    mean = mean.astype(compute) if isinstance(mean, np.ndarray) else mean
+    std = std.astype(compute) if isinstance(std, np.ndarray) else std
+    return _deliver(mean + std * _standard_normal(stream, shape, dtype), dtype, out)
+
+
+def checked_float64(a, shape, low, high):
+    """(values, bad): `a`'s values broadcast to `shape` as float64, and whether any is NaN or
+    outside [low, high].
+
+    >>> checked_float64(np.array([0.5, 2.0]), (2,), 0.0, 1.0)[1]
+    True
+    """
+    values = np.broadcast_to(np.asarray(a, np.float64), shape)
+    inside = values >= low if high == np.inf else (values >= low) & (values <= high)
+    return values, not inside.all()
+
+
+def poisson(stream, rates, shape, dtype):
+    """Poisson counts of `rates` (from `checked_float64` for `shape`, >= 0), as a new
+    `dtype` array."""
+    huge = rates > _POISSON_MAX_RATE
+    counts = stream.poisson(np.where(huge, 0.0, rates))
+    return _deliver(np.where(huge, rates, counts), dtype, None)
+
+
+def multinomial(stream, probs, num_samples, replacement):
+    """(samples, problem): int64 (rows, num_samples) category indices drawn from the rows of
+    the 1-d or 2-d weights `probs`, or (None, why) for bad weights, with why one of
+    'not finite or negative', 'negative', 'infinite', 'zero sum' (checked in that order).
+
+    Without replacement (or one sample): PyTorch's Gumbel top-k, the largest p / q with
+    q ~ Exp(1). With replacement: an inverse CDF search of uniform draws.
+    """
+    n_categories = probs.shape[-1]
+    rows = probs.shape[0] if probs.ndim == 2 else 1
+    probs = np.asarray(probs, np.float64).reshape(rows, n_categories)
+    if probs.size == 0:
+        return np.zeros((rows, num_samples), np.int64), None
+    if not replacement or num_samples == 1:
+        return _sample_without_replacement(stream, probs, num_samples)
+    return _sample_with_replacement(stream, probs, num_samples)
+
+
+def _sample_without_replacement(stream, probs, n):
+    if not (np.isfinite(probs).all() and (probs >= 0).all()):
+        return None, "not finite or negative"
+    if (probs.sum(axis=1) == 0).any():
+        return None, "zero sum"
+    # PyTorch's method (Gumbel top-k): the n largest p / q with q ~ Exp(1) are a draw
+    # without replacement; zero weights get key 0 and so come last.
+    q = stream.standard_exponential(probs.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        keys = np.where(probs > 0, probs / q, 0.0)
+    if n == 1:
+        return np.argmax(keys, axis=1)[:, None], None
+    top = np.argpartition(-keys, n - 1, axis=1)[:, :n] if n < keys.shape[1] else \
+        np.broadcast_to(np.arange(keys.shape[1]), keys.shape)
+    order = np.argsort(-np.take_along_axis(keys, top, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(top, order, axis=1), None
+
+
+def _sample_with_replacement(stream, probs, n):
+    if not (probs >= 0).all():
+        return None, "negative"
+    if np.isinf(probs).any():
+        return None, "infinite"
+    totals = probs.sum(axis=1)
+    if (totals <= 0).any():
+        return None, "zero sum"
+    rows, n_categories = probs.shape
+    cdf = np.cumsum(probs, axis=1) / totals[:, None]
+    u = stream.random((rows, n))
+    # Inverse CDF for all rows in one search: row r's CDF and draws are shifted by 2r so
+    # no draw reaches another row. A zero-weight category repeats the CDF value before it
+    # and so can never be found with side='right'.
+    shift = 2.0 * np.arange(rows)[:, None]
+    found = np.searchsorted((cdf + shift).ravel(), (u + shift).ravel(), side="right")
+    found = found.reshape(rows, n) - (np.arange(rows) * n_categories)[:, None]
+    # A draw past a row's last CDF value (rounding) takes its last non-zero category.
+    last = n_categories - 1 - np.argmax(probs[:, ::-1] > 0, axis=1)
+    return np.minimum(found, last[:, None]), None
+
+
+def permutation(stream, n):
+    """A random permutation of 0 .. n-1 as int64.
+
+    >>> sorted(permutation(np.random.default_rng(0), 4).tolist())
+    [0, 1, 2, 3]
+    """
+    return stream.permutation(n)
