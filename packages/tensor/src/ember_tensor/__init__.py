@@ -95,10 +95,10 @@ def is_nonzero(input):
 
 
 def __getattr__(name):
-    # Submodules that cost import time load on first use: ember_tensor.cuda.
-    if name == "cuda":
+    # Submodules that cost import time load on first use: ember_tensor.cuda, .testing.
+    if name in ("cuda", "testing"):
         import importlib
-        return importlib.import_module(".cuda", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'ember_tensor' has no attribute '{name}'")
 
 
