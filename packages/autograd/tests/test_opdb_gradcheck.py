@@ -1,5 +1,5 @@
 """gradcheck and gradgradcheck (float64) over ember-tensor's op database
-(packages/tensor/tests/opdb.py): every differentiable op there, on its own samples
+(`ember_tensor.testing.opdb`): every differentiable op there, on its own samples
 (0-d, broadcast, transposed, stepped, Python numbers on either side).
 
 A sample that sits on a kink of the op (|x| at 0, floor at an integer, max at a tie) makes
@@ -7,10 +7,6 @@ finite differences meaningless there; as Chainer's gradient check does, such a s
 moved by a small random offset and checked again (up to three times) before it counts as a
 failure. Samples with non-finite values (the extremal ones) are left out.
 """
-import importlib
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -19,13 +15,7 @@ import ember_tensor as et
 from ember_autograd._rules import NOT_DIFFERENTIABLE, TABLE
 from ember_autograd.gradcheck import GradcheckError
 
-_OPDB_PATH = Path(__file__).parents[2] / "tensor" / "tests" / "opdb.py"
-if not _OPDB_PATH.exists():  # an installed ember-autograd without the source tree
-    pytest.skip("ember-tensor's op database (packages/tensor/tests/opdb.py) is not here",
-                allow_module_level=True)
-# The database is a module of ember-tensor's tests (it imports its sibling modules there).
-sys.path.insert(0, str(_OPDB_PATH.parent))
-opdb = importlib.import_module("opdb")
+from ember_tensor.testing import opdb
 
 F64 = et.float64
 SAMPLES_PER_OP = 6

@@ -19,7 +19,7 @@ import pytest
 import ember_tensor as et
 from ember_tensor._backends import scalar
 from cuda_guard import as_on_cuda, device_only
-from opdb import OP_DB, REDUCTION_DB
+from ember_tensor.testing.opdb import OP_DB, REDUCTION_DB
 from test_cuda import _same
 from test_reductions import reduction_samples
 

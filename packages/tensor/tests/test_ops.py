@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ember_tensor as et
-from opdb import (B, CAN_CAST, F16, F32, F64, BF16, I32, I64, NP, OP_DB, OPS, TOLERANCE, TYPE_NAME, U8,
+from ember_tensor.testing.opdb import (B, CAN_CAST, F16, F32, F64, BF16, I32, I64, NP, OP_DB, OPS, TOLERANCE, TYPE_NAME, U8,
                   Operand, SampleInput, expected_result, make_values, reference_result_type, rng_for)
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ember_tensor as et
-from opdb import ALL_DTYPES, B, CAN_CAST, F32, F64, NP, PROMOTE, make_values, reference_result_type
+from ember_tensor.testing.opdb import ALL_DTYPES, B, CAN_CAST, F32, F64, NP, PROMOTE, make_values, reference_result_type
 
 # Small shapes and few examples: every example runs real (already compiled) kernels.
 _SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import ember_tensor as et
-from opdb import (B, F32, F64, I64, NP, REDUCTION_DB, REDUCTIONS, TOLERANCE, U8, EXTREMAL, Operand,
+from ember_tensor.testing.opdb import (B, F32, F64, I64, NP, REDUCTION_DB, REDUCTIONS, TOLERANCE, U8, EXTREMAL, Operand,
                   make_values, rng_for)
 
 # What dim=() means: every dim for most reductions, no dim at all for all/any.

@@ -1,5 +1,7 @@
 """`torch.testing` for ember: `assert_close` and `make_tensor`, with PyTorch's defaults,
-checks and messages, for any device.
+checks and messages, for any device; and `opdb`, ember's op database (PyTorch's OpInfo
+idea: every op's samples, references, dtypes and errors as data), for every package's
+tests.
 
 >>> import ember_tensor as et
 >>> from ember_tensor.testing import assert_close

@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from opdb_core import (
+from .core import (
     B, EXTREMAL, ErrorInput, F16, F32, F64, I32, I64, NP, Operand, PROMOTE, SampleInput, TYPE_NAME, U8,
     _binary_samples, make_values,
 )

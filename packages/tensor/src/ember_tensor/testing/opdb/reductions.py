@@ -7,7 +7,7 @@ import numpy as np
 
 import ember_tensor as et
 
-from opdb_core import (
+from .core import (
     B, F32, F64, FLOATING, I32, I64, NP, U8,
 )
 

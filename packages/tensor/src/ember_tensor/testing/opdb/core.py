@@ -1,6 +1,6 @@
 """The op database's core: PyTorch's promotion tables, operands, samples and `OpInfo`.
 
-Everything the entries (opdb.py) and the generic tests share: the dtype tables, the
+Everything the entries (`opdb`) and the generic tests share: the dtype tables, the
 `Operand` / `SampleInput` / `ErrorInput` / `XFail` data, the `OpInfo` class with its
 default unary and binary sample generators, tolerances and the reference evaluation.
 """

@@ -4,7 +4,7 @@ import math
 import ml_dtypes
 import numpy as np
 
-from opdb_core import (
+from .core import (
     BF16, F16, F32, F64, NP,
 )
 

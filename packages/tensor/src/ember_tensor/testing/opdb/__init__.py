@@ -13,19 +13,19 @@ import operator
 
 import numpy as np
 
-from opdb_core import *  # noqa: F401,F403 - the database's public names live here too
-from opdb_refs import (
+from .core import *  # noqa: F401,F403 - the database's public names live here too
+from .refs import (
     _digamma, _erf, _erfc, _erfinv, _lgamma, _ref_add, _ref_addcdiv, _ref_addcmul, _ref_allclose, _ref_clamp,
     _ref_div, _ref_equal, _ref_isclose, _ref_lerp, _ref_logit, _ref_lshift, _ref_nan_to_num, _ref_pow,
     _ref_round, _ref_rshift, _ref_sign, _ref_sub,
 )
-from opdb_inputs import (
+from .inputs import (
     _addc_samples, _chain, _clamp_samples, _equal_samples, _errors_addcdiv, _errors_addcmul, _errors_alpha,
     _errors_bitwise, _errors_clamp, _errors_div, _errors_float_only_binary, _errors_isclose, _errors_lerp,
     _errors_neg, _errors_pow, _errors_round, _errors_sub, _errors_unsupported, _errors_where,
     _errors_zero_division, _isclose_samples, _lerp_samples, _pow_samples, _shift_samples, _where_samples,
 )
-from opdb_reductions import REDUCTION_DB, REDUCTIONS, ReductionInfo  # noqa: E402,F401
+from .reductions import REDUCTION_DB, REDUCTIONS, ReductionInfo  # noqa: E402,F401
 
 
 # --- the entries ------------------------------------------------------------------------
