@@ -40,7 +40,8 @@ from ._ops.shape_ops import (
     atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, broadcast_to, flip, fliplr, flipud,
     meshgrid, repeat_interleave, roll, rot90, tile, tril, triu,
 )
-from ._ops.reduction import *  # noqa: F401,F403 - sum, mean, max, var, norm, ...
+from ._ops.reduction import *  # noqa: F401,F403 - sum, mean, amax, max, ...
+from ._ops.reduction_stats import *  # noqa: F401,F403 - var, std, norm, logsumexp, median
 from ._ops.indexing import cat, concat, concatenate, hstack, stack, vstack
 from ._ops.indexing import index_put, index_put_
 from ._ops.index_ops import (

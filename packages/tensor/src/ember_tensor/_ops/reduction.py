@@ -349,10 +349,3 @@ def count_nonzero(input, dim=None):
     _check_tensor(input, "count_nonzero")
     dims = _reduce_dims(input, dim, "count_nonzero")
     return _reduce("count_nonzero", input, dims, False, D.int64)
-
-
-# Statistics and norms live in their own module; they are part of this namespace.
-from . import reduction_stats as _stats  # noqa: E402
-from .reduction_stats import *  # noqa: E402,F401,F403
-
-__all__ += _stats.__all__

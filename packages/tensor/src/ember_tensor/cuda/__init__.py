@@ -22,6 +22,7 @@ from .._backends.cuda.runtime import (  # noqa: F401 - part of torch.cuda
     CudaUnavailableError, device_count, is_available, is_initialized,
 )
 from .._device import device as _device_cls
+from ._index import device_index as _device_index
 from .._ops.creation import _legacy_types
 
 __all__ = [
@@ -59,19 +60,6 @@ def current_device():
 def set_device(device):
     """Make `device` current: new CUDA tensors are allocated there."""
     _runtime.set_device(_device_index(device, optional=True))
-
-
-def _device_index(dev, optional=False):
-    """A device index from an int, 'cuda:1', a device, or None (the current device)."""
-    if dev is None or (optional and dev == -1):
-        return _current_index()
-    if isinstance(dev, str):
-        dev = _device_cls(dev)
-    if isinstance(dev, _device_cls):
-        if dev.type != "cuda":
-            raise ValueError(f"Expected a cuda device, but got: {dev}")
-        return _current_index() if dev.index is None else dev.index
-    return int(dev)
 
 
 class device:

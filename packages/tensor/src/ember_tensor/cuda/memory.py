@@ -3,7 +3,8 @@
 Re-exported by `ember_tensor.cuda`, whose device helpers these use. The counters answer
 0 (or {}) without a GPU; `mem_get_info` and `memory_summary` need one.
 """
-from .. import cuda as _public  # this package, initialised before it imports this module
+from .._backends.cuda import runtime
+from ._index import device_index
 
 __all__ = ["memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
            "memory_cached", "max_memory_cached", "reset_peak_memory_stats", "reset_max_memory_allocated",
@@ -12,27 +13,27 @@ __all__ = ["memory_allocated", "max_memory_allocated", "memory_reserved", "max_m
 
 def _pool(device):
     from .._backends.cuda import allocator as _cuda_alloc
-    return _cuda_alloc.pool(_public._device_index(device, optional=True))
+    return _cuda_alloc.pool(device_index(device, optional=True))
 
 
 def memory_allocated(device=None):
     """Bytes held now by tensors on a device (0 when CUDA is unavailable)."""
-    return _pool(device).allocated if _public.is_available() else 0
+    return _pool(device).allocated if runtime.is_available() else 0
 
 
 def max_memory_allocated(device=None):
     """Peak of `memory_allocated` since start-up or `reset_peak_memory_stats`."""
-    return _pool(device).peak_allocated if _public.is_available() else 0
+    return _pool(device).peak_allocated if runtime.is_available() else 0
 
 
 def memory_reserved(device=None):
     """Bytes the caching allocator holds on a device: allocated plus cached free blocks."""
-    return _pool(device).reserved if _public.is_available() else 0
+    return _pool(device).reserved if runtime.is_available() else 0
 
 
 def max_memory_reserved(device=None):
     """Peak of `memory_reserved` since start-up or `reset_peak_memory_stats`."""
-    return _pool(device).peak_reserved if _public.is_available() else 0
+    return _pool(device).peak_reserved if runtime.is_available() else 0
 
 
 def memory_cached(device=None):
@@ -47,7 +48,7 @@ def max_memory_cached(device=None):
 
 def reset_peak_memory_stats(device=None):
     """Restart the peaks (`max_memory_allocated`, `max_memory_reserved`) from current usage."""
-    if _public.is_available():
+    if runtime.is_available():
         _pool(device).reset_peaks()
 
 
@@ -61,25 +62,25 @@ reset_max_memory_cached = reset_max_memory_allocated
 
 def memory_stats(device=None):
     """A dict of the allocator's counters, under PyTorch's key names."""
-    return _pool(device).stats() if _public.is_available() else {}
+    return _pool(device).stats() if runtime.is_available() else {}
 
 
 def memory_summary(device=None, abbreviated=False):
     """A human-readable table of the allocator's counters for a device."""
     from .._backends.cuda import allocator as _cuda_alloc
-    _public._lazy_init()
-    return _cuda_alloc.summary(_public._device_index(device, optional=True))
+    runtime.lazy_init()
+    return _cuda_alloc.summary(device_index(device, optional=True))
 
 
 def mem_get_info(device=None):
     """(free, total) bytes of a device's memory, as the driver reports them."""
-    index = _public._check_index(_public._device_index(device, optional=True))
-    if _public._simulating():
+    index = runtime.check_index(device_index(device, optional=True))
+    if runtime.simulating():
         from .._backends.cuda import allocator as _cuda_alloc
         total = _cuda_alloc.SIM_CAPACITY
         return total - _cuda_alloc.pool(index).reserved, total
-    with _public._device_context(index):
-        info = _public._lazy_init().current_context().get_memory_info()
+    with runtime.device_context(index):
+        info = runtime.lazy_init().current_context().get_memory_info()
     return info.free, info.total
 
 
@@ -89,13 +90,13 @@ def empty_cache():
     Memory held by live tensors is not freed. Numba frees device memory lazily, so its
     pending deallocations are flushed too.
     """
-    if not _public.is_initialized():
+    if not runtime.is_initialized():
         return
     from .._backends.cuda import allocator as _cuda_alloc
     for index in list(_cuda_alloc._pools):
         _cuda_alloc.pool(index).release_cached()
-    if not _public._simulating():
-        context = _public._lazy_init().current_context()
+    if not runtime.simulating():
+        context = runtime.lazy_init().current_context()
         manager = getattr(context, "memory_manager", None)
         if hasattr(manager, "empty_cache"):  # ember's allocator: its blocks come from `_raw`
             manager.empty_cache()

@@ -2,16 +2,16 @@
 runners every elementwise op uses (`binary`, `unary`, PyTorch's dtype rules and errors).
 
 Each op states its dtype rule (how the result dtype follows from the promoted inputs)
-and runs one scalar kernel from `_kernels/scalar.py` through `_iter.run_kernel`. The
-unary ops (`elementwise_unary`) and the three-operand and composite ones
-(`elementwise_composite`) are re-exported here: this module is the whole namespace.
+and runs one scalar kernel from `_backends/scalar.py` through `_iter.run_kernel`. The
+unary ops (`unary`) and the three-operand and composite ones (`composite`) build on these
+runners; the package `_ops.elementwise` is the namespace of all three.
 """
-from .. import _backends
-from .. import _dtype as D
-from .._dispatch import op
-from .._tensor import Tensor
-from . import _iter
-from ._kernel_names import kernel_name
+from ... import _backends
+from ... import _dtype as D
+from ..._dispatch import op
+from ..._tensor import Tensor
+from .. import _iter
+from .._kernel_names import kernel_name
 
 # Result-dtype rules. "same": the promoted type; "float": integers become the default
 # float; "bool": comparisons and predicates.
@@ -382,17 +382,3 @@ def copy_to_out(result, out):
     _iter.resize_out(out, tuple(result._data.shape))
     out.copy_(result)
     return out
-
-
-# Unary ops live in their own module; they are part of this namespace.
-from .elementwise_unary import *  # noqa: E402,F401,F403
-
-true_divide, true_divide_ = div, div_
-multiply, multiply_, subtract, subtract_, divide, divide_ = mul, mul_, sub, sub_, div, div_
-negative, negative_, absolute, absolute_ = neg, neg_, abs, abs_
-arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
-arcsinh, arccosh, arctanh = asinh, acosh, atanh
-greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-
-# Three-operand and composite ops live in their own module; they are part of this namespace.
-from .elementwise_composite import *  # noqa: E402,F401,F403

@@ -5,11 +5,11 @@ Each op states PyTorch's dtype rule (keep the dtype, or integers become the defa
 float, or bool) and PyTorch's dtype errors, and runs one scalar kernel from
 `_kernels/scalar.py` through `elementwise.unary`. `elementwise` re-exports them.
 """
-from .. import _dtype as D
-from .._dispatch import op
-from .._tensor import Tensor
-from . import _iter
-from .elementwise import (
+from ... import _dtype as D
+from ..._dispatch import op
+from ..._tensor import Tensor
+from .. import _iter
+from .arithmetic import (
     _BOOL, _FLOAT, _FLOATS, _NOT_FLOAT, _SAME, _not_implemented, _reject_dtypes, copy_to_out, div, ge, gt,
     logical_and, lt, mul, ne, unary,
 )

@@ -6,14 +6,15 @@ and compute float16/bfloat16 in float32, rounding once. `elementwise` re-exports
 """
 import ml_dtypes
 
-from .. import _dtype as D
-from .._dispatch import op
-from .._tensor import Tensor
-from . import _iter
-from .elementwise import (
-    _FLOAT, _NOT_FLOAT, _check_alpha, _reject_dtypes, abs, add, binary, copy_to_out, div, eq, isfinite, isnan,
-    isneginf, isposinf, le, logical_and, logical_or, mul, sub, unary,
+from ... import _dtype as D
+from ..._dispatch import op
+from ..._tensor import Tensor
+from .. import _iter
+from .arithmetic import (
+    _FLOAT, _NOT_FLOAT, _check_alpha, _reject_dtypes, add, binary, copy_to_out, div, eq, le, logical_and,
+    logical_or, mul, sub, unary,
 )
+from .pointwise import abs, isfinite, isnan, isneginf, isposinf
 
 __all__ = [
     "clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_max", "where", "lerp", "lerp_", "addcmul", "addcmul_",
@@ -113,7 +114,7 @@ def _full_array(a, shape, device):
     """Ternary kernels take arrays only: a scalar operand becomes a stride-0 array."""
     if a.ndim:  # operand_array already broadcast it
         return a
-    from .. import _backends
+    from ... import _backends
     backend = _backends.get(device)
     arr = backend.storage.empty((), a.dtype)
     backend.storage.copy_(arr, a)

@@ -1,0 +1,21 @@
+"""Elementwise ops: the arithmetic core (operators, comparisons, the unary/binary
+runners every elementwise op uses) in `arithmetic`, the one-operand math functions in
+`pointwise`, the three-operand and composite ops in `composite`; this package is their
+one namespace.
+"""
+from .arithmetic import *  # noqa: F401,F403
+from .arithmetic import copy_to_out  # noqa: F401 - used by the ops with out=
+from .pointwise import *  # noqa: F401,F403
+from .composite import *  # noqa: F401,F403
+from . import arithmetic, composite, pointwise
+
+_MODULES = (arithmetic, pointwise, composite)  # where the ops are defined (Tensor methods come from them)
+del arithmetic, composite, pointwise  # the submodules are not ops of the namespace
+
+# PyTorch's alternative names.
+true_divide, true_divide_ = div, div_
+multiply, multiply_, subtract, subtract_, divide, divide_ = mul, mul_, sub, sub_, div, div_
+negative, negative_, absolute, absolute_ = neg, neg_, abs, abs_
+arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
