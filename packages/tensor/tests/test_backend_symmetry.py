@@ -30,8 +30,6 @@ OP_FOLDERS = ("_ops", "_custom", "sparse", "linalg", "serialization")
 STILL_BRANCHING = {
     "_ops/nn/_common.py", "_custom/elementwise.py", "_custom/raw.py", "_custom/reduce.py",
     "sparse/__init__.py", "sparse/_coo.py", "sparse/_nn.py", "sparse/_ops.py",
-    "serialization/_ember_v1_reader.py", "serialization/_map_location.py", "serialization/_pickler.py",
-    "serialization/_rebuild.py",
 }
 
 
