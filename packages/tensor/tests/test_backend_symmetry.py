@@ -28,7 +28,7 @@ NOT_YET_ARRAYS_ONLY = {"cuda/sparse.py"}
 # still choose code by device type.
 OP_FOLDERS = ("_ops", "_custom", "sparse", "linalg", "serialization")
 STILL_BRANCHING = {
-    "_ops/nn/_common.py", "_custom/elementwise.py", "_custom/raw.py", "_custom/reduce.py",
+    "_ops/nn/_common.py",
     "sparse/__init__.py", "sparse/_coo.py", "sparse/_nn.py", "sparse/_ops.py",
 }
 

@@ -27,6 +27,7 @@ FAMILIES = (
     "scans",        # running sums/products, running max/min, logcumsumexp along a dim
     "counting",     # unique, searchsorted, histc, bincount (and the numbers they read back)
     "random",       # samplers drawing from a generator's stream, parameter checks
+    "custom",       # ember.kernel / raw_kernel / reduce_kernel: user functions compiled and launched
 )
 
 # The linalg functions that no device kernel computes on CUDA yet.
