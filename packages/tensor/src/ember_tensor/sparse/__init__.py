@@ -56,7 +56,7 @@ def sampled_dense_product(pattern, a, b):
     """
     backend = _backends.get(pattern._device)
     out = backend.sparse.sampled_dot(pattern._indices_t._data, array_of(a), array_of(b))
-    return make_sparse(pattern._indices_t, tensor_of(out, D.float64, pattern._device), pattern.shape,
+    return make_sparse(pattern._indices_t, tensor_of(out, pattern._dtype, pattern._device), pattern.shape,
                        pattern._dtype, pattern._coalesced, device=pattern._device)
 
 

@@ -178,6 +178,12 @@ class DenseDataPlaceholder:
         self.__array__()
 
 
+def _fits(t, dtype, device):
+    # Checked here, not left to .to() and .contiguous(): each is a dispatched call, and
+    # every sparse op builds its result through make_sparse.
+    return t._dtype is dtype and t._device == device and t.is_contiguous()
+
+
 def make_sparse(indices, values, size, dtype, coalesced=False, device=CPU):
     """A SparseTensor over `indices` (sparse_dim, nnz) and `values` (nnz, ...); no checks.
 
@@ -185,13 +191,13 @@ def make_sparse(indices, values, size, dtype, coalesced=False, device=CPU):
     keeps its indices on the device too), values in `dtype`, indices int64.
     """
     if isinstance(values, Tensor):
-        values_t = values.to(device=device, dtype=dtype).contiguous()
+        values_t = values if _fits(values, dtype, device) else values.to(device=device, dtype=dtype).contiguous()
     else:  # host values: taken as they are on the CPU, uploaded to a device
         values_t = tensor_of(_backends.get(device).storage.adopt(np.ascontiguousarray(values)), dtype, device)
     placeholder = DenseDataPlaceholder(size, values_t._data.dtype)
     t = Tensor._wrap.__func__(SparseTensor, placeholder, dtype, device)
     if isinstance(indices, Tensor):
-        t._indices_t = indices.to(device=device, dtype=D.int64).contiguous()
+        t._indices_t = indices if _fits(indices, D.int64, device) else indices.to(device=device, dtype=D.int64).contiguous()
     else:
         t._indices_t = Tensor._wrap(_backends.get(device).storage.adopt(np.ascontiguousarray(indices, np.int64)),
                                     D.int64, device)
@@ -277,7 +283,9 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
 def sparse_coo_from_values(indices, values, size, is_coalesced=False):
     """The sparse tensor with entries `values` at checked int64 `indices` (differentiable in
     `values`; `sparse_coo_tensor` validates and calls this when values need a gradient)."""
-    return make_sparse(indices, values.clone(), size, values._dtype, is_coalesced, device=values._device)
+    storage = _backends.get(values._device).storage
+    copy = tensor_of(storage.astype(values._data, values._data.dtype), values._dtype, values._device)
+    return make_sparse(indices, copy, size, values._dtype, is_coalesced, device=values._device)
 
 
 @op("sparse_coalesce")
