@@ -23,15 +23,12 @@ ROOT = Path(__file__).resolve().parents[1] / "src" / "ember_tensor"
 DEVICES = ("cpu", "cuda")
 
 # Backend modules that still take tensors (their families are not converted yet).
-NOT_YET_ARRAYS_ONLY = {"cuda/sparse.py"}
+NOT_YET_ARRAYS_ONLY = set()
 # Op modules (the ops, ember.kernel's, the sparse, linalg and serialization families) that
 # still choose code by device type.
 OP_FOLDERS = ("_ops", "_custom", "sparse", "linalg", "serialization")
 STILL_BRANCHING = {
-    "_ops/nn/_common.py", "_custom/elementwise.py", "_custom/raw.py", "_custom/reduce.py",
     "sparse/__init__.py", "sparse/_coo.py", "sparse/_nn.py", "sparse/_ops.py",
-    "serialization/_ember_v1_reader.py", "serialization/_map_location.py", "serialization/_pickler.py",
-    "serialization/_rebuild.py",
 }
 
 

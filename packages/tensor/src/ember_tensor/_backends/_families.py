@@ -27,6 +27,8 @@ FAMILIES = (
     "scans",        # running sums/products, running max/min, logcumsumexp along a dim
     "counting",     # unique, searchsorted, histc, bincount (and the numbers they read back)
     "random",       # samplers drawing from a generator's stream, parameter checks
+    "sparse",       # sparse COO kernels: coalescing, sparse x dense products, sampled dot products
+    "custom",       # ember.kernel / raw_kernel / reduce_kernel: user functions compiled and launched
 )
 
 # The linalg functions that no device kernel computes on CUDA yet.
@@ -44,6 +46,9 @@ GAPS = {
         "cpu": "pinned host memory is allocated by the CUDA driver: pin_memory() asks the CUDA backend"},
     ("storage", "is_pinned"): {
         "cpu": "pinned host memory is allocated by the CUDA driver: is_pinned() asks the CUDA backend"},
+    ("sparse", "coalesce"): {
+        "cuda": "composed of device tensor ops (stable sort of the keys, cumsum, index_add_) in "
+                "ember_tensor.sparse._compose: coalesce() of a CUDA sparse tensor runs that"},
     **{("linalg", name): {"cuda": _HOST_LAPACK}
        for name in ("qr", "svd", "eigh", "pinv", "matrix_rank", "lstsq")},
 }

@@ -29,14 +29,13 @@ __all__ = ["kernel", "CustomKernel"]
 
 
 class CustomKernel:
-    """One user kernel: its op, its compiled loops per device type, its derivatives."""
+    """One user kernel: its op, its derivatives (its backends keep the compiled loops)."""
 
     def __init__(self, fn, name, grad, out_dtype):
         self.fn = fn
         self.name = name or fn.__name__
         self.params = _positional_parameters(fn)
         self.out_dtype = None if out_dtype is None else D.to_dtype(out_dtype)
-        self._loops = {}
         self._return_kinds = {}
         self.op = self._register()
         self.derivatives = None if grad is None else self._derivative_ops(grad)
@@ -111,15 +110,8 @@ class CustomKernel:
         return dtype
 
     def _run(self, device, operands, target, compute):
-        loops = self._loops.get(device.type)
-        if loops is None:
-            if device.type == "cuda":
-                from ._cuda import CudaKernels as loops_class
-            else:
-                from ._cpu import CpuLoops as loops_class
-            loops = self._loops[device.type] = loops_class(self.fn)
         try:
-            loops.run(operands, target)
+            _backends.get(device).custom.launch_elementwise(self.fn, operands, target)
         except Exception as error:
             if type(error).__module__.startswith("numba"):
                 raise _compile_error(self, error, compute) from None

@@ -17,7 +17,6 @@ is allocated by ember from ``output(*inputs) -> (shape, dtype)`` and passed firs
     tensor([1., 3., 5.])
 """
 import functools
-import warnings
 
 from .. import _autograd_slot, _backends, _dispatch
 from .. import _dtype as D
@@ -35,8 +34,6 @@ class RawKernel:
         self.cuda_source = cuda
         self.output = output
         self.name = name or (cpu or cuda).__name__
-        self._cpu = None
-        self._cuda = None
         custom = self
 
         def call(*args):
@@ -60,28 +57,7 @@ class RawKernel:
         backend = _backends.get(device)
         out = backend.storage.empty(tuple(shape), dtype.np)
         data = [a._data if isinstance(a, Tensor) else a for a in args]
-        if device.type == "cuda":
-            if self.cuda_source is None:
-                raise RuntimeError(f"{self.name}(): this kernel has no CUDA version (pass cuda= to raw_kernel)")
-            if self._cuda is None:
-                from numba import cuda
-
-                self._cuda = cuda.jit(self.cuda_source)
-            from .._backends.cuda import launch
-
-            launch.grid_stride(self._cuda, max(out.size, 1), out, *data)
-        else:
-            if self.cpu_source is None:
-                raise RuntimeError(f"{self.name}(): this kernel has no CPU version (pass cpu= to raw_kernel)")
-            from numba import njit  # imported on first use: importing ember stays fast
-            from numba.core.errors import NumbaPerformanceWarning
-
-            if self._cpu is None:
-                self._cpu = njit(parallel=True, error_model="numpy")(self.cpu_source)
-            with warnings.catch_warnings():
-                # A loop written with range, not prange, is fine: it runs serially.
-                warnings.simplefilter("ignore", NumbaPerformanceWarning)
-                self._cpu(out, *data)
+        backend.custom.launch_raw(self.cpu_source, self.cuda_source, self.name, out, data)
         return Tensor._wrap(out, dtype, device)
 
     def _declare_backward(self, backward, inputs):

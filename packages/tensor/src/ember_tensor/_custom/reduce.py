@@ -40,14 +40,13 @@ def _reduced_dims(dim, ndim):
 
 
 class ReduceKernel:
-    """One user reduction: its op and its compiled CPU loop / CUDA kernel."""
+    """One user reduction: its op (its backends keep the compiled loops)."""
 
     def __init__(self, combine, identity, name):
         self.combine = combine
         self.identity = identity
         self.name = name or combine.__name__
-        self._cpu = None
-        self._cuda = None
+
         def call(input, dim=None, keepdim=False):
             return _reduce_impl(self, input, dim, keepdim)
 
@@ -56,43 +55,6 @@ class ReduceKernel:
         self.op.__name__ = self.op.__qualname__ = self.name
         self.op.kernel = self
         _dispatch._OPERATORS[self.op.name] = self.op
-
-    def cpu_loop(self):
-        if self._cpu is None:
-            from numba import njit, prange  # imported on first use: importing ember stays fast
-
-            f = njit(inline="always", error_model="numpy")(self.combine)
-
-            @njit(nogil=True, parallel=True, error_model="numpy")
-            def loop(x, out, identity):
-                for o in prange(x.shape[0]):
-                    acc = identity
-                    for i in range(x.shape[1]):
-                        acc = f(acc, x[o, i])
-                    out[o] = acc
-            self._cpu = loop
-        return self._cpu
-
-    def cuda_kernel(self):
-        if self._cuda is None:
-            from numba import cuda
-
-            # Built with `cuda` as a global of the kernel's namespace: the simulator swaps
-            # it for its own module there (not in a closure).
-            namespace = {"cuda": cuda, "f": cuda.jit(device=True)(self.combine)}
-            exec(compile(_CUDA_REDUCE, f"<ember reduce kernel {self.name}>", "exec"), namespace)
-            self._cuda = cuda.jit(namespace["kernel"])
-        return self._cuda
-
-
-_CUDA_REDUCE = """
-def kernel(x, out, identity):
-    for o in range(cuda.grid(1), x.shape[0], cuda.gridsize(1)):
-        acc = identity[0]
-        for i in range(x.shape[1]):
-            acc = f(acc, x[o, i])
-        out[o] = acc
-"""
 
 
 def _reduce_impl(custom, input, dim=None, keepdim=False):
@@ -122,13 +84,7 @@ def _run(custom, matrix, outer, dtype):
     if outer == 0:
         return out
     identity = _typed_identity(custom.identity, dtype)
-    if matrix.device.type == "cuda":
-        from .._backends.cuda import launch
-
-        launch.grid_stride(custom.cuda_kernel(), outer, matrix._data, out, backend.storage.from_numpy(np.array([identity])))
-    else:
-        custom.cpu_loop()(matrix._data, out, identity)
-    return out
+    return backend.custom.launch_reduce(custom.combine, matrix._data, out, identity)
 
 
 def _typed_identity(identity, dtype):

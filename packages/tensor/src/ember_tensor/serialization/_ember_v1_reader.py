@@ -19,6 +19,7 @@ from .. import _dtype as D
 from .._device import device as _device_cls
 from .._size import Size
 from .._tensor import Storage, Tensor
+from ._map_location import checked_device
 from ._ember_v1_format import ALIGN, END_MAGIC, FORMAT_VERSION, MAGIC, MAX_DEPTH, TRAILER, SerializationError
 
 __all__ = ["is_ember_v1", "load_ember_v1"]
@@ -87,15 +88,7 @@ def _target_device(saved, map_location):
                                  "a string or a dict")
     else:
         raise SerializationError(f"ember.load: unsupported map_location {map_location!r}")
-    dev = _device_cls(str(name) if isinstance(name, _device_cls) else name)
-    if dev.type == "cuda":
-        from .. import cuda
-        if not cuda.is_available():
-            raise RuntimeError(
-                "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. "
-                "If you are running on a CPU-only machine, please use torch.load with "
-                "map_location=torch.device('cpu') to map your storages to the CPU.")
-    return dev
+    return checked_device(_device_cls(str(name) if isinstance(name, _device_cls) else name))
 
 
 class _Reader:
@@ -224,7 +217,7 @@ class _Reader:
         device = _target_device(_field(node, "device", str), self.map_location)
         key = (sid, str(device), dtype.itemsize)
         if key not in self.storages:
-            buf = flat if device.type == "cpu" else _backends.get(device).storage.from_numpy(flat, device)
+            buf = _backends.get(device).storage.adopt(flat)  # host memory kept as is on the CPU
             self.storages[key] = (Storage(buf), buf)
         storage, buf = self.storages[key]
         if buf.dtype != dtype.np:

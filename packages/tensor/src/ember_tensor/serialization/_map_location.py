@@ -7,7 +7,7 @@ from saved location to new location (``{"cuda:1": "cuda:0"}``), or a callable
 from .._device import device as _device_cls
 from ._rebuild import LoadedStorage, SerializationError
 
-__all__ = ["place_storage"]
+__all__ = ["place_storage", "checked_device"]
 
 
 def _device_named(name):
@@ -25,8 +25,16 @@ def _device_named(name):
     return dev
 
 
-def _checked(dev):
-    if dev.type == "cuda":
+# Device types whose runtime may be absent. Naming one in a checkpoint's locations or in
+# map_location is user input to validate (PyTorch's error), not a choice of code: where
+# the storage goes is then up to its backend's `storage.adopt`.
+_NEEDS_RUNTIME = {"cuda"}
+
+
+def checked_device(dev):
+    """`dev` when its runtime is available, else PyTorch's error for a checkpoint mapped
+    onto a CUDA device on a machine without one."""
+    if dev.type in _NEEDS_RUNTIME:
         from .. import cuda  # cuda initialises a backend: only when a checkpoint asks for it
         if not cuda.is_available():
             raise RuntimeError(
@@ -41,19 +49,19 @@ def place_storage(raw, dtype, location, map_location):
     if not isinstance(location, str):
         raise SerializationError(f"ember.load: a storage location is {type(location).__name__}, not a str")
     if map_location is None:
-        return LoadedStorage(raw, dtype, _checked(_device_named(location)))
+        return LoadedStorage(raw, dtype, checked_device(_device_named(location)))
     if isinstance(map_location, dict):
-        return LoadedStorage(raw, dtype, _checked(_device_named(map_location.get(location, location))))
+        return LoadedStorage(raw, dtype, checked_device(_device_named(map_location.get(location, location))))
     if isinstance(map_location, (str, _device_cls)):
-        return LoadedStorage(raw, dtype, _checked(_device_named(map_location)))
+        return LoadedStorage(raw, dtype, checked_device(_device_named(map_location)))
     if callable(map_location):
         # PyTorch hands the callable a CPU storage and the saved location string.
         result = map_location(LoadedStorage(raw, dtype, _device_cls("cpu")), location)
         if result is None:
-            return LoadedStorage(raw, dtype, _checked(_device_named(location)))
+            return LoadedStorage(raw, dtype, checked_device(_device_named(location)))
         if not isinstance(result, LoadedStorage):
             raise SerializationError(f"ember.load: map_location returned a {type(result).__name__}, not a storage")
-        _checked(result.device)
+        checked_device(result.device)
         return result
     raise SerializationError(f"ember.load: unsupported map_location {map_location!r} (expected a device, a string, "
                              "a dict or a callable)")

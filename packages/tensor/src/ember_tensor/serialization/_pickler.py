@@ -105,7 +105,7 @@ class CheckpointPickler(pickle._Pickler):
         stride = list(t.stride())
         whole_storage = (_is_c_contiguous(buf, t) and buf.dtype.itemsize == t._dtype.itemsize
                          and min(stride, default=0) >= 0)
-        location = str(t._device) if t._device.type != "cuda" else f"cuda:{t._device.index or 0}"
+        location = str(_backends.resolve(t._device))  # PyTorch's 'cpu', 'cuda:0', ...
         if whole_storage:
             # Every view of this storage points into one record, as PyTorch's files do.
             ident = (id(t._storage), t._dtype.name)
@@ -125,13 +125,11 @@ class CheckpointPickler(pickle._Pickler):
 
 
 def _is_c_contiguous(buf, t):
-    if t._device.type == "cpu":
-        return buf.flags.c_contiguous
     return _backends.get(t._device).storage.is_contiguous(buf)
 
 
 def _host_bytes(buf, device):
-    host = buf if device.type == "cpu" else _backends.get(device).storage.to_numpy(buf)
+    host = _backends.get(device).storage.to_numpy(buf)  # the array itself on the CPU
     host = np.ascontiguousarray(host).reshape(-1)
     if host.dtype.byteorder == ">":  # checkpoints are little-endian
         host = host.byteswap()

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _backends
 from .. import _dtype as D
-from .._device import device as _device_cls
+from .._device import CPU as _CPU, device as _device_cls
 from .._layout import sparse_coo, strided
 from .._size import Size
 from .._tensor import Storage, Tensor
@@ -91,7 +91,7 @@ class LoadedStorage:
 
     def cpu(self):
         """This storage, kept on the CPU."""
-        return LoadedStorage(self.raw, self.dtype, _device_cls("cpu")) if self.device.type != "cpu" else self
+        return self if self.device == _CPU else LoadedStorage(self.raw, self.dtype, _CPU)
 
     def cuda(self, device=None, non_blocking=False):
         """This storage, placed on a CUDA device."""
@@ -118,11 +118,8 @@ class LoadedStorage:
     def backend_buffer(self):
         """The storage on its device, made once and shared by every tensor viewing it."""
         if self._on_device is None:
-            flat = self.typed()
-            if self.device.type == "cpu":
-                buf = flat
-            else:
-                buf = _backends.get(self.device).storage.from_numpy(flat, self.device)
+            # The host values themselves on the CPU, a device copy elsewhere.
+            buf = _backends.get(self.device).storage.adopt(self.typed())
             self._on_device = (Storage(buf), buf)
         return self._on_device
 

@@ -11,16 +11,16 @@ respect to the sparse argument is sparse, on the argument's pattern (PyTorch's
 """
 import numpy as np
 
+from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
-from .._ops.nn._common import from_array, to_array
+from .._ops.nn._common import array_of, tensor_of
+from .._tensor import Tensor, wrap_dim
+from . import _compose
 from ._coo import SparseTensor, make_sparse
 from .._backends.lazy import lazy_module
 
 _K = lazy_module("ember_tensor._backends.cpu.kernels.sparse")  # loads Numba on first use
-# Below this many nonzeros a prange loop costs more to start than it saves.
-PARALLEL_NNZ = 1 << 15
-from .._tensor import Tensor, wrap_dim
 
 __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "sampled_dense_product"]
 
@@ -37,37 +37,15 @@ def _check_mm(mat1, mat2):
 
 @op("sparse_mm")
 def sparse_mm(mat1, mat2):
-    """Sparse (n, k) @ dense (k, m) -> dense (n, m), by a Numba kernel over the entries."""
+    """Sparse (n, k) @ dense (k, m) -> dense (n, m), by the backend's kernel over the entries."""
     _check_mm(mat1, mat2)
-    dtype = D.promote_types(mat1._dtype, mat2._dtype)
-    if mat2._device.type == "cuda" or mat1._device.type == "cuda":
-        return _sparse_mm_cuda(mat1, mat2, dtype)
-    s = mat1.coalesce() if mat1._nnz() >= PARALLEL_NNZ else mat1
-    idx = s._indices_t._data
-    vals = to_array(s._values_t).astype(dtype.np if dtype.np.kind == "f" else np.float64, copy=False)
-    dense = np.ascontiguousarray(to_array(mat2), vals.dtype)
-    out = np.zeros((mat1.shape[0], mat2.shape[1]), vals.dtype)
-    if s._nnz() >= PARALLEL_NNZ:
-        # Coalesced entries are sorted by row: each thread owns whole output rows.
-        row_starts = np.searchsorted(idx[0], np.arange(mat1.shape[0] + 1)).astype(np.int64)
-        _K.spmm_parallel(row_starts, np.ascontiguousarray(idx[1]), vals, dense, out)
-    elif s._nnz():
-        _K.spmm(np.ascontiguousarray(idx[0]), np.ascontiguousarray(idx[1]), vals, dense, out)
-    return from_array(out, dtype, mat2._device)
-
-
-def _sparse_mm_cuda(mat1, mat2, dtype):
-    from .._ops.creation import zeros
-    from .._backends.cuda.sparse import spmm_cuda
     if mat1._device != mat2._device:
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                            f"{mat2._device} and {mat1._device}!")
-    out = zeros((mat1.shape[0], mat2.shape[1]), dtype=dtype, device=mat2._device)
-    values = mat1._values_t if mat1._dtype is dtype else mat1._values_t.to(dtype)
-    dense = (mat2 if mat2._dtype is dtype else mat2.to(dtype)).contiguous()
-    spmm_cuda(mat1._indices_t._data, values.contiguous()._data, dense._data, out._data)
-    out._bump_version()
-    return out
+    dtype = D.promote_types(mat1._dtype, mat2._dtype)
+    out = _backends.get(mat2._device).sparse.spmm(mat1._indices_t._data, array_of(mat1._values_t),
+                                                   array_of(mat2), mat1.shape[0], dtype.np)
+    return tensor_of(out, dtype, mat2._device)
 
 
 @op("sparse_sampled_dense_product")
@@ -76,17 +54,10 @@ def sampled_dense_product(pattern, a, b):
 
     This is the gradient of ``mm(S, D)`` with respect to S: grad @ D.T on S's pattern.
     """
-    if pattern._device.type == "cuda":
-        from .._backends.cuda.sparse import sampled_dot
-        return make_sparse(pattern._indices_t, sampled_dot(pattern._indices_t, a, b), pattern.shape,
-                           pattern._dtype, pattern._coalesced, device=pattern._device)
-    idx = pattern._indices_t._data
-    av = np.ascontiguousarray(to_array(a), np.float64)
-    bv = np.ascontiguousarray(to_array(b), np.float64)
-    out = np.empty(idx.shape[1], np.float64)
-    if idx.shape[1]:
-        _K.sampled_dot(np.ascontiguousarray(idx[0]), np.ascontiguousarray(idx[1]), av, bv, out)
-    return make_sparse(idx, out, pattern.shape, pattern._dtype, pattern._coalesced, device=pattern._device)
+    backend = _backends.get(pattern._device)
+    out = backend.sparse.sampled_dot(pattern._indices_t._data, array_of(a), array_of(b))
+    return make_sparse(pattern._indices_t, tensor_of(out, pattern._dtype, pattern._device), pattern.shape,
+                       pattern._dtype, pattern._coalesced, device=pattern._device)
 
 
 def mm(mat1, mat2):
@@ -121,13 +92,12 @@ def sum(input, dim=None, dtype=None):
     out_dtype = input._dtype if dtype is None else dtype
     if out_dtype.category != D._FLOAT and dtype is None:
         out_dtype = D.int64 if out_dtype.category in (D._INT, D._BOOL) else out_dtype
-    if input._device.type == "cuda":
-        from .._backends.cuda.sparse import sparse_sum
-        idx, vals, size = sparse_sum(input, dim, out_dtype)
+    if input._device.type == "cuda":  # the composition of device ops (the CPU's below is NumPy)
+        idx, vals, size = _compose.sparse_sum(input, dim, out_dtype)
         return vals if idx is None else make_sparse(idx, vals, size, out_dtype, True, device=input._device)
-    vals = to_array(input._values_t)
+    vals = array_of(input._values_t)
     if dim is None:
-        return from_array(np.asarray(vals.sum()), out_dtype, input._device)
+        return tensor_of(np.asarray(vals.sum()), out_dtype, input._device)
     dims = sorted({wrap_dim(d, input.dim()) for d in ((dim,) if isinstance(dim, int) else dim)})
     sd = input.sparse_dim()
     sparse_red = [d for d in dims if d < sd]
@@ -138,20 +108,18 @@ def sum(input, dim=None, dtype=None):
     shape = tuple(input.shape)
     dense_shape = tuple(s for i, s in enumerate(shape[sd:]) if i + sd not in dims)
     if not kept:
-        return from_array(np.asarray(vals.sum(axis=0)), out_dtype, input._device)
+        return tensor_of(np.asarray(vals.sum(axis=0)), out_dtype, input._device)
     idx = input._indices_t._data[kept]
-    from ._coo import coalesce_arrays
-    new_idx, new_vals = coalesce_arrays(idx, vals, tuple(shape[d] for d in kept))
+    new_idx, new_vals = _backends.get(input._device).sparse.coalesce(idx, vals, tuple(shape[d] for d in kept))
     return make_sparse(new_idx, new_vals, tuple(shape[d] for d in kept) + dense_shape, out_dtype, True, device=input._device)
 
 
 def _softmax_values(input, dim, log):
     s = input.coalesce()
     d = wrap_dim(dim, input.dim())
-    if s._device.type == "cuda":
-        from .._backends.cuda.sparse import softmax_values
-        return s, softmax_values(s, d, log)
-    idx, vals = s._indices_t._data, to_array(s._values_t).astype(np.float64)
+    if s._device.type == "cuda":  # the composition of device ops (the CPU's below is NumPy)
+        return s, _compose.softmax_values(s, d, log)
+    idx, vals = s._indices_t._data, array_of(s._values_t, np.float64)
     sd = s.sparse_dim()
     if d >= sd:
         axis = d - sd + 1

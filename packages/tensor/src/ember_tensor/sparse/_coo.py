@@ -6,22 +6,21 @@ layout. `SparseTensor` subclasses `Tensor` so that it can sit wherever autograd 
 optimizers expect a tensor (a leaf, a ``.grad``); its `_data` is a `DenseDataPlaceholder`
 holding only shape/dtype metadata, so shape checks work as for any tensor while the real
 content lives in `_indices_t`/`_values_t`, and a dense kernel handed a sparse tensor raises.
-The sparse API is the methods defined here and in `_sparse_ops`. A CUDA sparse tensor keeps
-indices and values on the device; its ops branch to the device compositions of
-`_backends.cuda.sparse` (imported only then), and the CPU paths below are untouched by that.
+The sparse API is the methods defined here and in `_ops`. A CUDA sparse tensor keeps
+indices and values on the device; its ops run the compositions of device tensor ops in
+`_compose`, while the CPU's run NumPy and the CPU backend's sparse kernels.
 """
 import numpy as np
 
+from .. import _backends
 from .. import _dtype as D
 from .._device import CPU, device as _device_cls
 from .._dispatch import op
 from .._layout import sparse_coo, strided
-from .._ops.nn._common import from_array, to_array
+from .._ops.nn._common import array_of, tensor_of
 from .._printing import _append_suffixes, get_printoptions
-from .._backends.lazy import lazy_module
-
-_K = lazy_module("ember_tensor._backends.cpu.kernels.sparse")  # loads Numba on first use
 from .._tensor import Tensor
+from . import _compose
 
 __all__ = ["SparseTensor", "sparse_coo_tensor", "to_sparse", "make_sparse"]
 
@@ -106,7 +105,7 @@ class SparseTensor(Tensor):
         if self._device.type == "cuda":
             return make_sparse(self._indices_t.clone(), self._values_t.clone(), self.shape, self._dtype,
                                self._coalesced, device=self._device)
-        return make_sparse(self._indices_t._data.copy(), to_array(self._values_t).copy(), self.shape,
+        return make_sparse(self._indices_t._data.copy(), array_of(self._values_t).copy(), self.shape,
                            self._dtype, self._coalesced, device=self._device)
 
     def detach(self):
@@ -130,23 +129,22 @@ class SparseTensor(Tensor):
 
 def _to_dense_impl(t, dtype=None):
     dtype = t._dtype if dtype is None else dtype
-    if t._device.type == "cuda":
-        from .._backends.cuda import sparse as _sparse_cuda
-        return _sparse_cuda.to_dense(t._indices_t, t._values_t, tuple(t.shape), dtype)
-    values = to_array(t._values_t)
+    if t._device.type == "cuda":  # the composition of device ops (the CPU's below is NumPy)
+        return _compose.to_dense(t._indices_t, t._values_t, tuple(t.shape), dtype)
+    values = array_of(t._values_t)
     if t.sparse_dim() == 0:  # every entry sits at the one (empty) index
-        return from_array(values.sum(axis=0), dtype, t._device)
+        return tensor_of(np.asarray(values.sum(axis=0)), dtype, t._device)
     out = np.zeros(tuple(t.shape), values.dtype)
     np.add.at(out, tuple(t._indices_t._data), values)
-    return from_array(out, dtype, t._device)
+    return tensor_of(out, dtype, t._device)
 
 
 def _coalesce_impl(t):
-    if t._device.type == "cuda":
-        from .._backends.cuda import sparse as _sparse_cuda
-        idx, vals = _sparse_cuda.coalesce(t._indices_t, t._values_t, t._sparse_shape())
+    if t._device.type == "cuda":  # the composition of device ops (the CPU backend's kernel below)
+        idx, vals = _compose.coalesce(t._indices_t, t._values_t, t._sparse_shape())
         return make_sparse(idx, vals, t.shape, t._dtype, coalesced=True, device=t._device)
-    idx, vals = coalesce_arrays(t._indices_t._data, to_array(t._values_t), t._sparse_shape())
+    idx, vals = _backends.get(t._device).sparse.coalesce(t._indices_t._data, array_of(t._values_t),
+                                                         t._sparse_shape())
     return make_sparse(idx, vals, t.shape, t._dtype, coalesced=True, device=t._device)
 
 
@@ -180,6 +178,12 @@ class DenseDataPlaceholder:
         self.__array__()
 
 
+def _fits(t, dtype, device):
+    # Checked here, not left to .to() and .contiguous(): each is a dispatched call, and
+    # every sparse op builds its result through make_sparse.
+    return t._dtype is dtype and t._device == device and t.is_contiguous()
+
+
 def make_sparse(indices, values, size, dtype, coalesced=False, device=CPU):
     """A SparseTensor over `indices` (sparse_dim, nnz) and `values` (nnz, ...); no checks.
 
@@ -187,33 +191,19 @@ def make_sparse(indices, values, size, dtype, coalesced=False, device=CPU):
     keeps its indices on the device too), values in `dtype`, indices int64.
     """
     if isinstance(values, Tensor):
-        values_t = values.to(device=device, dtype=dtype).contiguous()
-    else:
-        values_t = from_array(np.ascontiguousarray(values), dtype, device)
+        values_t = values if _fits(values, dtype, device) else values.to(device=device, dtype=dtype).contiguous()
+    else:  # host values: taken as they are on the CPU, uploaded to a device
+        values_t = tensor_of(_backends.get(device).storage.adopt(np.ascontiguousarray(values)), dtype, device)
     placeholder = DenseDataPlaceholder(size, values_t._data.dtype)
     t = Tensor._wrap.__func__(SparseTensor, placeholder, dtype, device)
     if isinstance(indices, Tensor):
-        t._indices_t = indices.to(device=device, dtype=D.int64).contiguous()
+        t._indices_t = indices if _fits(indices, D.int64, device) else indices.to(device=device, dtype=D.int64).contiguous()
     else:
-        t._indices_t = Tensor._wrap(np.ascontiguousarray(indices, np.int64), D.int64, CPU)
-        if device.type != "cpu":
-            t._indices_t = t._indices_t.to(device)
+        t._indices_t = Tensor._wrap(_backends.get(device).storage.adopt(np.ascontiguousarray(indices, np.int64)),
+                                    D.int64, device)
     t._values_t = values_t
     t._coalesced = bool(coalesced or values_t.shape[0] <= 1)
     return t
-
-
-def coalesce_arrays(indices, values, sparse_shape):
-    """Sorted unique indices and summed values (NumPy in, NumPy out)."""
-    nnz = indices.shape[1]
-    dense_shape = values.shape[1:]
-    keys = _K.flat_keys(indices, sparse_shape)
-    order = np.argsort(keys, kind="stable")
-    flat_values = np.ascontiguousarray(values.reshape(nnz, int(np.prod(dense_shape))))
-    out_keys = np.empty(nnz, np.int64)
-    out_values = np.empty_like(flat_values)
-    n = _K.segment_sum(keys[order], order, flat_values, out_keys, out_values) if nnz else 0
-    return _K.unflatten_keys(out_keys[:n], sparse_shape), out_values[:n].reshape((n,) + dense_shape)
 
 
 def _as_tensor(data, dtype=None):
@@ -248,11 +238,10 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
         raise RuntimeError(f"indices must be an int64 tensor")
     if indices.dim() != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
-    if values._device.type == "cuda" or indices._device.type == "cuda":
-        from .._backends.cuda import sparse as _sparse_cuda
-        return _sparse_cuda.sparse_coo_tensor(indices, values, size, bool(is_coalesced), requires_grad)
+    if values._device.type == "cuda" or indices._device.type == "cuda":  # checked on the device
+        return _compose.sparse_coo_tensor(indices, values, size, bool(is_coalesced), requires_grad)
     idx = np.ascontiguousarray(indices._host_numpy(), np.int64)
-    vals = to_array(values)
+    vals = array_of(values)
     if vals.ndim == 0:
         raise RuntimeError(f"values must be at least 1-dimensional (nnz x ...), but got a 0-d tensor")
     if idx.shape[1] != vals.shape[0]:
@@ -294,10 +283,9 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
 def sparse_coo_from_values(indices, values, size, is_coalesced=False):
     """The sparse tensor with entries `values` at checked int64 `indices` (differentiable in
     `values`; `sparse_coo_tensor` validates and calls this when values need a gradient)."""
-    if values._device.type == "cuda":
-        return make_sparse(indices, values.clone(), size, values._dtype, is_coalesced, device=values._device)
-    return make_sparse(indices._data, to_array(values).copy(), size, values._dtype, is_coalesced,
-                       device=values._device)
+    storage = _backends.get(values._device).storage
+    copy = tensor_of(storage.astype(values._data, values._data.dtype), values._dtype, values._device)
+    return make_sparse(indices, copy, size, values._dtype, is_coalesced, device=values._device)
 
 
 @op("sparse_coalesce")
@@ -326,11 +314,10 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     sparse_dim = ndim if sparse_dim is None else int(sparse_dim)
     if not 0 <= sparse_dim <= ndim:
         raise RuntimeError(f"sparse_dim argument must be in [0,{ndim}] range, but {sparse_dim} is given")
-    if self._device.type == "cuda":
-        from .._backends.cuda import sparse as _sparse_cuda
-        idx, values = _sparse_cuda.dense_to_sparse(self, sparse_dim)
+    if self._device.type == "cuda":  # the composition of device ops (the CPU's below is NumPy)
+        idx, values = _compose.dense_to_sparse(self, sparse_dim)
         return make_sparse(idx, values, tuple(self.shape), self._dtype, coalesced=True, device=self._device)
-    arr = to_array(self)
+    arr = array_of(self)
     if sparse_dim == 0:  # one entry holding the whole tensor, or none when it is all zero
         nnz = int(bool((arr != 0).any()))
         return make_sparse(np.zeros((0, nnz), np.int64), arr.reshape((1,) + arr.shape)[:nnz], arr.shape,

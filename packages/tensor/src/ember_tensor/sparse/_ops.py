@@ -10,9 +10,11 @@ import numbers
 import numpy as np
 
 from .. import _dtype as D
-from .._ops.nn._common import from_array, to_array
-from ._coo import SparseTensor, make_sparse
+from .._ops.nn._common import array_of, tensor_of
 from .._tensor import Tensor, wrap_dim
+from . import _compose
+from ._coo import SparseTensor, make_sparse
+from ._compose import on_device_of as _on
 
 __all__ = ["add_sparse_into_dense_", "sparse_add", "sparse_mul"]
 
@@ -21,16 +23,6 @@ def _check_same_size(a, b):
     if tuple(a.shape) != tuple(b.shape):
         raise RuntimeError(f"add: expected sizes of 'self' and 'other' to match, but "
                            f"{list(a.shape)} != {list(b.shape)}")
-
-
-def _cuda():
-    from .._backends.cuda import sparse as _sparse_cuda  # loads numba.cuda: only on a CUDA code path
-    return _sparse_cuda
-
-
-def _on(t, other):
-    """`t` on `other`'s device (a no-op when it is already there)."""
-    return t if t._device == other._device else t.to(other._device)
 
 
 def _result_dtype(a, b):
@@ -42,8 +34,8 @@ def add_sparse_into_dense_(dense, sparse, alpha=1):
     _check_same_size(dense, sparse)
     if dense._device.type == "cuda":
         values = sparse._values_t if alpha == 1 else sparse._values_t * alpha
-        return _cuda().scatter_add_into_dense_(dense, _on(sparse._indices_t, dense), _on(values, dense))
-    values = to_array(sparse._values_t) * alpha
+        return _compose.scatter_add_into_dense_(dense, _on(sparse._indices_t, dense), _on(values, dense))
+    values = array_of(sparse._values_t) * alpha
     target = dense._data
     if not target.flags.writeable:
         raise RuntimeError("ember: cannot add into a read-only tensor")
@@ -67,7 +59,7 @@ def sparse_add(self, other, *, alpha=1):
             vals = cat([self._values_t.to(dtype), _on(values, self).to(dtype)])
             return make_sparse(idx, vals, self.shape, dtype, device=self._device)
         idx = np.concatenate([self._indices_t._data, other._indices_t._data], axis=1)
-        vals = np.concatenate([to_array(self._values_t), to_array(other._values_t) * alpha])
+        vals = np.concatenate([array_of(self._values_t), array_of(other._values_t) * alpha])
         return make_sparse(idx, vals, self.shape, dtype, device=self._device)
     if isinstance(other, Tensor):
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
@@ -80,7 +72,7 @@ def dense_add_sparse(dense, sparse, alpha=1):
     dtype = _result_dtype(dense, sparse)
     if dense._device.type == "cuda":
         return add_sparse_into_dense_(dense.to(dtype).clone(), sparse, alpha)
-    out = from_array(np.array(to_array(dense), dtype=dtype.np), dtype, dense._device)
+    out = tensor_of(np.array(array_of(dense), dtype=dtype.np), dtype, dense._device)
     return add_sparse_into_dense_(out, sparse, alpha)
 
 
@@ -110,7 +102,7 @@ def sparse_mul(self, other):
         if self._device.type == "cuda":  # a 0-d operand multiplies on the device, unread
             return make_sparse(self._indices_t, (self._values_t * other).to(dtype), self.shape, dtype,
                                self._coalesced, device=self._device)
-        out = make_sparse(self._indices_t._data, to_array(self._values_t) * scalar, self.shape, dtype,
+        out = make_sparse(self._indices_t._data, array_of(self._values_t) * scalar, self.shape, dtype,
                           self._coalesced, device=self._device)
         return out
     if not isinstance(other, Tensor):
@@ -122,11 +114,11 @@ def sparse_mul(self, other):
     if isinstance(other, SparseTensor):
         other = other.to_dense()  # the product lives on self's pattern either way
     if self._device.type == "cuda":
-        picked = _cuda().gather_dense(_on(other, self), self._indices_t, self.sparse_dim())
+        picked = _compose.gather_dense(_on(other, self), self._indices_t, self.sparse_dim())
         return make_sparse(self._indices_t, (self._values_t * picked).to(dtype), self.shape, dtype,
                            self._coalesced, device=self._device)
-    picked = to_array(other)[tuple(self._indices_t._data)]
-    return make_sparse(self._indices_t._data, to_array(self._values_t) * picked, self.shape, dtype,
+    picked = array_of(other)[tuple(self._indices_t._data)]
+    return make_sparse(self._indices_t._data, array_of(self._values_t) * picked, self.shape, dtype,
                        self._coalesced, device=self._device)
 
 
@@ -152,7 +144,7 @@ def _div(self, other):
         return make_sparse(self._indices_t, (self._values_t / other).to(dtype), self.shape, dtype,
                            self._coalesced, device=self._device)
     scalar = other.item() if isinstance(other, Tensor) else other
-    return make_sparse(self._indices_t._data, to_array(self._values_t) / scalar, self.shape, dtype,
+    return make_sparse(self._indices_t._data, array_of(self._values_t) / scalar, self.shape, dtype,
                        self._coalesced, device=self._device)
 
 
@@ -170,8 +162,8 @@ def _zero_(self):
         self._coalesced = True
         return self
     self._indices_t = Tensor._wrap(np.zeros((self.sparse_dim(), 0), np.int64), D.int64)
-    self._values_t = from_array(np.zeros((0,) + tuple(self.shape)[self.sparse_dim():],
-                                         to_array(self._values_t).dtype), self._dtype)
+    self._values_t = tensor_of(np.zeros((0,) + tuple(self.shape)[self.sparse_dim():],
+                                        array_of(self._values_t).dtype), self._dtype, self._device)
     self._coalesced = True
     return self
 
@@ -196,7 +188,7 @@ def transpose(self, dim0, dim1):
                            device=self._device)
     idx = self._indices_t._data.copy()
     idx[[d0, d1]] = idx[[d1, d0]]
-    return make_sparse(idx, to_array(self._values_t), shape, self._dtype, coalesced=(d0 == d1 and self._coalesced), device=self._device)
+    return make_sparse(idx, array_of(self._values_t), shape, self._dtype, coalesced=(d0 == d1 and self._coalesced), device=self._device)
 
 
 def t(self):
@@ -218,8 +210,8 @@ def narrow_copy(self, dim, start, length):
     shape = list(self.shape)
     shape[d] = length
     if self._device.type == "cuda":
-        return _cuda().narrow_copy(self, d, start, length, shape)
-    idx, vals = self._indices_t._data, to_array(self._values_t)
+        return _compose.narrow_copy(self, d, start, length, shape)
+    idx, vals = self._indices_t._data, array_of(self._values_t)
     if d < self.sparse_dim():
         keep = (idx[d] >= start) & (idx[d] < start + length)
         idx = idx[:, keep].copy()
@@ -234,7 +226,7 @@ def index_select(self, dim, index):
     """Slices at positions `index` along `dim` (repeats allowed), as a new sparse tensor."""
     d = wrap_dim(dim, self.dim())
     if self._device.type == "cuda":
-        return _cuda().index_select(self, d, index)
+        return _compose.index_select(self, d, index)
     pick = np.asarray(index._host_numpy() if isinstance(index, Tensor) else index, np.int64).reshape(-1)
     size = self.shape[d]
     if pick.size and (pick.min() < -size or pick.max() >= size):
@@ -242,7 +234,7 @@ def index_select(self, dim, index):
     pick = np.where(pick < 0, pick + size, pick)
     shape = list(self.shape)
     shape[d] = pick.size
-    idx, vals = self._indices_t._data, to_array(self._values_t)
+    idx, vals = self._indices_t._data, array_of(self._values_t)
     if d >= self.sparse_dim():
         return make_sparse(idx, np.take(vals, pick, axis=d - self.sparse_dim() + 1), shape, self._dtype,
                            self._coalesced, device=self._device)
@@ -284,7 +276,7 @@ def _to(self, *args, **kwargs):
     if self._device.type == "cuda" or device.type == "cuda":  # tensors move as tensors
         return make_sparse(self._indices_t.to(device), self._values_t.to(device=device, dtype=dtype), self.shape,
                            dtype, self._coalesced, device=device)
-    return make_sparse(self._indices_t._data, to_array(self._values_t), self.shape, dtype, self._coalesced,
+    return make_sparse(self._indices_t._data, array_of(self._values_t), self.shape, dtype, self._coalesced,
                        device=device)
 
 
@@ -310,9 +302,9 @@ def sparse_mask(self, mask):
         raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size {list(self.shape)} "
                            f"but mask has size {list(mask.shape)}")
     if mask._device.type == "cuda":
-        picked = _cuda().gather_dense(_on(self, mask), mask._indices_t, mask.sparse_dim())
+        picked = _compose.gather_dense(_on(self, mask), mask._indices_t, mask.sparse_dim())
         return make_sparse(mask._indices_t, picked, self.shape, self._dtype, mask._coalesced, device=mask._device)
-    picked = to_array(self)[tuple(mask._indices_t._data)]
+    picked = array_of(self)[tuple(mask._indices_t._data)]
     return make_sparse(mask._indices_t._data, picked, self.shape, self._dtype, mask._coalesced, device=self._device)
 
 

@@ -4,18 +4,15 @@ argument normalisation.
 Half types are computed in float32 and cast back, as the elementwise ops do. A
 device-free op takes its operands with `array_of` (the backend array, cast on its
 own device by the backend's `storage.astype`), calls its backend family and wraps the
-arrays it returns with `tensor_of`. `to_array` / `from_array` are the older host
-plumbing of the ops that still compute on NumPy arrays here (never given a CUDA tensor
-by the nn ops: the `device_only()` tests check it).
+arrays it returns with `tensor_of`.
 """
 import numpy as np
 
 from ... import _backends
 from ... import _dtype as D
-from ..._device import CPU
 from ..._tensor import Tensor
 
-__all__ = ["to_array", "from_array", "array_of", "tensor_of", "compute_np_dtype", "ntuple", "check_float"]
+__all__ = ["array_of", "tensor_of", "compute_np_dtype", "ntuple", "check_float"]
 
 _LOW = (D.float16, D.bfloat16)
 
@@ -23,15 +20,6 @@ _LOW = (D.float16, D.bfloat16)
 def compute_np_dtype(dtype):
     """The NumPy dtype a kernel computes `dtype` in (half types in float32)."""
     return np.float32 if dtype in _LOW else dtype.np
-
-
-def to_array(t, dtype=None):
-    """`t` as a host NumPy array in its compute dtype (or `dtype`); no copy when it can."""
-    arr = t._host_numpy()
-    want = compute_np_dtype(t._dtype) if dtype is None else dtype
-    if arr.dtype != want:
-        arr = arr.astype(want)
-    return arr
 
 
 def array_of(t, np_dtype=None):
@@ -49,18 +37,6 @@ def tensor_of(arr, dtype, device):
     if arr.dtype != dtype.np:
         arr = storage.astype(arr, dtype.np)
     return Tensor._wrap(storage.contiguous(arr), dtype, device)
-
-
-def from_array(arr, dtype, device=CPU):
-    """A tensor of `dtype` on `device` holding NumPy array `arr` (cast if needed)."""
-    if arr.dtype != dtype.np:
-        arr = arr.astype(dtype.np)
-    if not arr.flags.c_contiguous:
-        arr = np.ascontiguousarray(arr)
-    t = Tensor._wrap(arr, dtype, CPU)
-    if device.type != "cpu":
-        t = t.to(device)
-    return t
 
 
 def ntuple(value, n, name="kernel_size"):

@@ -1,4 +1,9 @@
-"""CPU loops around a user's scalar function (Numba njit), built per arity and layout.
+"""The custom family on the CPU: ember.kernel's, raw_kernel's and reduce_kernel's loops.
+
+`launch_elementwise` runs loops around a user's scalar function (Numba njit), built per
+arity and layout; `launch_raw` runs a user's hand-written loop (njit, parallel);
+`launch_reduce` runs a combine function over the rows of a matrix (parallel over rows).
+Compiled loops are kept per user function (weakly: a redefined kernel drops its loops).
 
 A user kernel is a closure over the user's function, so Numba cannot cache it on disk:
 it compiles once per process, per (arity, operand pattern, dtypes), on first use. The
@@ -6,12 +11,21 @@ layouts are ember's (see ember_tensor._backends.cpu.elementwise): contiguous ope
 (array or scalar per operand), anything else runs one 4-d strided loop after merging
 dimensions; each has a parallel twin for large tensors.
 """
+import warnings
+import weakref
+
 import numpy as np
 from numba import njit, prange  # noqa: F401 -- prange is used by the generated source
+from numba.core.errors import NumbaPerformanceWarning
 
-from .._backends.cpu import elementwise as _backend
+from . import elementwise as _backend
 
-__all__ = ["CpuLoops"]
+__all__ = ["launch_elementwise", "launch_raw", "launch_reduce"]
+
+# user function -> its compiled loops (CpuLoops, a raw njit loop, a reduce loop)
+_elementwise = weakref.WeakKeyDictionary()
+_raw = weakref.WeakKeyDictionary()
+_reduce = weakref.WeakKeyDictionary()
 
 
 def _flat_source(pattern, parallel):
@@ -69,3 +83,50 @@ class CpuLoops:
         loop = self._loop(("strided", len(operands), parallel), _strided_source(len(operands), parallel))
         _backend._run_strided(loop, views, extra)
         return out
+
+
+def launch_elementwise(fn, operands, out):
+    """``out[...] = fn(*operands[...])`` (ember.kernel): operands are arrays broadcast to
+    `out`'s shape, or NumPy scalars; `fn` compiles on first use, per layout."""
+    loops = _elementwise.get(fn)
+    if loops is None:
+        loops = _elementwise[fn] = CpuLoops(fn)
+    return loops.run(operands, out)
+
+
+def launch_raw(cpu_loop, cuda_kernel, name, out, args):
+    """Run raw_kernel's ``cpu_loop(out, *args)`` (compiled with ``njit(parallel=True)`` on
+    first use); `cuda_kernel` is the CUDA backend's."""
+    if cpu_loop is None:
+        raise RuntimeError(f"{name}(): this kernel has no CPU version (pass cpu= to raw_kernel)")
+    loop = _raw.get(cpu_loop)
+    if loop is None:
+        loop = _raw[cpu_loop] = njit(parallel=True, error_model="numpy")(cpu_loop)
+    with warnings.catch_warnings():
+        # A loop written with range, not prange, is fine: it runs serially.
+        warnings.simplefilter("ignore", NumbaPerformanceWarning)
+        loop(out, *args)
+    return out
+
+
+def _reduce_loop(combine):
+    f = njit(inline="always", error_model="numpy")(combine)
+
+    @njit(nogil=True, parallel=True, error_model="numpy")
+    def loop(x, out, identity):
+        for o in prange(x.shape[0]):
+            acc = identity
+            for i in range(x.shape[1]):
+                acc = f(acc, x[o, i])
+            out[o] = acc
+    return loop
+
+
+def launch_reduce(combine, matrix, out, identity):
+    """``out[o] = combine(...combine(identity, matrix[o, 0])..., matrix[o, -1])`` for every
+    row `o` of the C-contiguous 2-d `matrix` (reduce_kernel); `identity` a NumPy scalar."""
+    loop = _reduce.get(combine)
+    if loop is None:
+        loop = _reduce[combine] = _reduce_loop(combine)
+    loop(matrix, out, identity)
+    return out
