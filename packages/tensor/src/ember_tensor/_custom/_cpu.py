@@ -1,14 +1,16 @@
 """CPU loops around a user's scalar function (Numba njit), built per arity and layout.
 
 A user kernel is a closure over the user's function, so Numba cannot cache it on disk:
-it compiles once per process, per (arity, operand pattern, dtypes), on first use. The
-layouts are ember's (see ember_tensor._backends.cpu.elementwise): contiguous operands run one flat loop
-(array or scalar per operand), anything else runs one 4-d strided loop after merging
-dimensions; each has a parallel twin for large tensors.
+it compiles in memory (`_backends.codegen.compile_function`) once per process, per
+(arity, operand pattern, dtypes), on first use. The layouts are ember's (see
+ember_tensor._backends.cpu.elementwise): contiguous operands run one flat loop (array or
+scalar per operand), anything else runs one 4-d strided loop after merging dimensions;
+each has a parallel twin for large tensors.
 """
 import numpy as np
-from numba import njit, prange  # noqa: F401 -- prange is used by the generated source
+from numba import njit, prange
 
+from .._backends import codegen
 from .._backends.cpu import elementwise as _backend
 
 __all__ = ["CpuLoops"]
@@ -49,9 +51,9 @@ class CpuLoops:
     def _loop(self, key, source):
         loop = self._loops.get(key)
         if loop is None:
-            namespace = {"f": self._device_fn, "prange": prange}
-            exec(compile(source, f"<ember kernel {self.fn.__name__}>", "exec"), namespace)
-            loop = self._loops[key] = njit(nogil=True, error_model="numpy", parallel=key[-1])(namespace["loop"])
+            loop = codegen.compile_function(source, "loop", {"f": self._device_fn, "prange": prange},
+                                            f"<ember kernel {self.fn.__name__}>")
+            loop = self._loops[key] = njit(nogil=True, error_model="numpy", parallel=key[-1])(loop)
         return loop
 
     def run(self, operands, out):

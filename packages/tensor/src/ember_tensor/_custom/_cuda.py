@@ -6,6 +6,7 @@ through ember's CUDA backend (its stream, its launch configuration).
 """
 from numba import cuda
 
+from .._backends import codegen
 from .._backends.cuda import arrays, elementwise, launch
 
 __all__ = ["CudaKernels"]
@@ -45,9 +46,9 @@ class CudaKernels:
     def _kernel(self, key, source):
         kernel = self._kernels.get(key)
         if kernel is None:
-            namespace = {"f": self._device_fn, "cuda": cuda}
-            exec(compile(source, f"<ember kernel {self.fn.__name__}>", "exec"), namespace)
-            kernel = self._kernels[key] = cuda.jit(namespace["kernel"])
+            kernel = codegen.compile_function(source, "kernel", {"f": self._device_fn, "cuda": cuda},
+                                              f"<ember kernel {self.fn.__name__}>")
+            kernel = self._kernels[key] = cuda.jit(kernel)
         return kernel
 
     def run(self, operands, out):
