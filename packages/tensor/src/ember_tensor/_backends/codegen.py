@@ -19,6 +19,7 @@ ember's version and Numba's and numba-cuda's versions: a stale kernel can never 
 A user's `ember.kernel` function is a live Python object, not a file ember owns: its
 loops are closures compiled in memory once per process (`compile_function`).
 """
+import functools
 import hashlib
 import importlib.util
 import os
@@ -27,7 +28,7 @@ import threading
 
 from .. import version as _version
 
-__all__ = ["cache_root", "cache_dir", "load", "compile_function"]
+__all__ = ["cache_root", "cache_dir", "load", "generated_modules", "compile_function"]
 
 _lock = threading.Lock()
 _modules = {}   # module name -> loaded module
@@ -134,6 +135,39 @@ def load(name, source, depends_on=()):
         spec.loader.exec_module(module)
         _modules[name] = module
         return module
+
+
+def generated_modules(depends_on=()):
+    """Decorator: ``source_of(*key) -> (module name, source)`` becomes ``(*key) -> module``.
+
+    The returned function loads each key's module with `load` once and then answers from a
+    dict, with no string building: backends call it on every op, so it must stay as cheap
+    as a dict lookup.
+
+    Args:
+        depends_on: paths of the ember files the generated sources import (see `load`).
+
+    Example:
+        >>> @generated_modules()
+        ... def answers(n):
+        ...     return f"ember_doctest_answer_{n}", f"ANSWER = {n}\\n"
+        >>> answers(7).ANSWER, answers(7) is answers(7)
+        (7, True)
+    """
+    def decorate(source_of):
+        modules = {}
+
+        @functools.wraps(source_of)
+        def module(*key):
+            mod = modules.get(key)
+            if mod is None:
+                name, source = source_of(*key)
+                mod = modules[key] = load(name, source, depends_on)
+            return mod
+
+        return module
+
+    return decorate
 
 
 def compile_function(source, name, namespace, filename):

@@ -148,10 +148,10 @@ def sss_par(a, b, c, out):
 
 TEMPLATES = {"unary": _UNARY, "binary": _BINARY, "ternary": _TERNARY}
 
+
+
 # The generated modules import scalar.py: its source keys their cache directory.
-_DEPENDS_ON = (_scalar.__file__,)
-
-
+@codegen.generated_modules(depends_on=(_scalar.__file__,))
 def loops(kind, name):
     """The module of compiled loops for elementwise op `name` of arity `kind`."""
-    return codegen.load(f"ember_kernel_{kind}_{name}", _HEADER.format(name=name) + TEMPLATES[kind], _DEPENDS_ON)
+    return f"ember_kernel_{kind}_{name}", _HEADER.format(name=name) + TEMPLATES[kind]

@@ -454,7 +454,8 @@ def _source(kind):
     raise KeyError(f"no reduction kernel {kind!r}")
 
 
+# The generated source imports nothing from ember: no file keys its directory.
+@codegen.generated_modules()
 def kernels(kind):
     """The module of compiled loops for reduction `kind` (see the module docstring)."""
-    # The generated source imports nothing from ember: no file keys its directory.
-    return codegen.load(f"ember_kernel_reduce_{kind}", _HEADER + _source(kind))
+    return f"ember_kernel_reduce_{kind}", _HEADER + _source(kind)

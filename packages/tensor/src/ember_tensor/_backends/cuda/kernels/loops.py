@@ -195,18 +195,18 @@ GEMM_TILE = 4 if SIMULATOR else 16
 
 # The generated modules import this file (scalar_function), which picks among scalar.py's
 # functions and their twins: all three key the modules' cache directory.
-_DEPENDS_ON = (__file__, _scalar.__file__, _twins.__file__)
-
-
 def _source(kind, name):
     if kind == "gemm":
         return _GEMM_HEADER.format(tile=GEMM_TILE, name=name) + _GEMM
     return _HEADER.format(name=name) + TEMPLATES[kind]
 
 
+# The generated modules import this file (scalar_function), which picks among scalar.py's
+# functions and their twins: all three key the modules' cache directory.
+@codegen.generated_modules(depends_on=(__file__, _scalar.__file__, _twins.__file__))
 def loops(kind, name):
     """The module of CUDA kernels for op `name` of kind unary/binary/ternary/fill/gemm.
 
     For "fill" the name is ignored by the kernels; for "gemm" it is the NumPy dtype name.
     """
-    return codegen.load(f"ember_cuda_kernel_{kind}_{name}", _source(kind, name), _DEPENDS_ON)
+    return f"ember_cuda_kernel_{kind}_{name}", _source(kind, name)

@@ -344,7 +344,8 @@ def _source(kind, acc):
     raise KeyError(kind)
 
 
+# The generated source imports nothing from ember: no file keys its directory.
+@codegen.generated_modules()
 def kernels(kind, acc):
     """The module of CUDA reduction kernels for `kind` with accumulator dtype name `acc`."""
-    # The generated source imports nothing from ember: no file keys its directory.
-    return codegen.load(f"ember_cuda_reduce_{kind}_{acc}", _source(kind, acc))
+    return f"ember_cuda_reduce_{kind}_{acc}", _source(kind, acc)
