@@ -6,18 +6,20 @@ arity and layout; `launch_raw` runs a user's hand-written loop (njit, parallel);
 Compiled loops are kept per user function (weakly: a redefined kernel drops its loops).
 
 A user kernel is a closure over the user's function, so Numba cannot cache it on disk:
-it compiles once per process, per (arity, operand pattern, dtypes), on first use. The
-layouts are ember's (see ember_tensor._backends.cpu.elementwise): contiguous operands run one flat loop
-(array or scalar per operand), anything else runs one 4-d strided loop after merging
-dimensions; each has a parallel twin for large tensors.
+it compiles in memory (`_backends.codegen.compile_function`) once per process, per
+(arity, operand pattern, dtypes), on first use. The layouts are ember's (see
+ember_tensor._backends.cpu.elementwise): contiguous operands run one flat loop (array or
+scalar per operand), anything else runs one 4-d strided loop after merging dimensions;
+each has a parallel twin for large tensors.
 """
 import warnings
 import weakref
 
 import numpy as np
-from numba import njit, prange  # noqa: F401 -- prange is used by the generated source
+from numba import njit, prange
 from numba.core.errors import NumbaPerformanceWarning
 
+from .. import codegen
 from . import elementwise as _backend
 
 __all__ = ["launch_elementwise", "launch_raw", "launch_reduce"]
@@ -63,9 +65,9 @@ class CpuLoops:
     def _loop(self, key, source):
         loop = self._loops.get(key)
         if loop is None:
-            namespace = {"f": self._device_fn, "prange": prange}
-            exec(compile(source, f"<ember kernel {self.fn.__name__}>", "exec"), namespace)
-            loop = self._loops[key] = njit(nogil=True, error_model="numpy", parallel=key[-1])(namespace["loop"])
+            loop = codegen.compile_function(source, "loop", {"f": self._device_fn, "prange": prange},
+                                            f"<ember kernel {self.fn.__name__}>")
+            loop = self._loops[key] = njit(nogil=True, error_model="numpy", parallel=key[-1])(loop)
         return loop
 
     def run(self, operands, out):

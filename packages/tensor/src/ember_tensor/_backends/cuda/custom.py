@@ -14,6 +14,8 @@ import weakref
 import numpy as np
 from numba import cuda
 
+from .. import codegen
+
 from . import arrays, elementwise, launch
 from .storage import from_numpy
 
@@ -59,9 +61,9 @@ class CudaKernels:
     def _kernel(self, key, source):
         kernel = self._kernels.get(key)
         if kernel is None:
-            namespace = {"f": self._device_fn, "cuda": cuda}
-            exec(compile(source, f"<ember kernel {self.fn.__name__}>", "exec"), namespace)
-            kernel = self._kernels[key] = cuda.jit(namespace["kernel"])
+            kernel = codegen.compile_function(source, "kernel", {"f": self._device_fn, "cuda": cuda},
+                                              f"<ember kernel {self.fn.__name__}>")
+            kernel = self._kernels[key] = cuda.jit(kernel)
         return kernel
 
     def run(self, operands, out):
@@ -119,8 +121,8 @@ def launch_reduce(combine, matrix, out, identity):
     scalar (uploaded as a one-element array, so every dtype passes the same way)."""
     kernel = _reduce.get(combine)
     if kernel is None:
-        namespace = {"cuda": cuda, "f": cuda.jit(device=True)(combine)}
-        exec(compile(_REDUCE, f"<ember reduce kernel {combine.__name__}>", "exec"), namespace)
-        kernel = _reduce[combine] = cuda.jit(namespace["kernel"])
+        kernel = codegen.compile_function(_REDUCE, "kernel", {"cuda": cuda, "f": cuda.jit(device=True)(combine)},
+                                          f"<ember reduce kernel {combine.__name__}>")
+        kernel = _reduce[combine] = cuda.jit(kernel)
     launch.grid_stride(kernel, matrix.shape[0], matrix, out, from_numpy(np.array([identity])))
     return out

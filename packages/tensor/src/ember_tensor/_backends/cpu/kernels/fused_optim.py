@@ -19,31 +19,31 @@ per optimizer; compilation happens on the first step that needs it.
 The loops take 1-d contiguous float32/float64 NumPy arrays (the op layer,
 `_ops/fused_optim.py`, flattens tensors and widens half types to float32).
 """
-import math
-
 import numba
 from numba import prange
+
+from ... import optim_steps
 
 __all__ = ["sgd_update", "adam_update", "adagrad_update", "PARALLEL_THRESHOLD"]
 
 PARALLEL_THRESHOLD = 1 << 20
 
 
-# Scalars reach the loops already in the parameter's dtype and already combined
-# (``1 - dampening``, ``1 - beta1``, ...): a float64 literal inside the loop would promote
-# every float32 element to float64 and round differently from PyTorch.
+# The per-element formulas are `_backends.optim_steps`'s, shared with the CUDA kernels;
+# inlined, so that the loops below vectorize as if written out.
+_sgd_step = numba.njit(inline="always", error_model="numpy")(optim_steps.sgd_step)
+_adam_step = numba.njit(inline="always", error_model="numpy")(optim_steps.adam_step)
+_adagrad_step = numba.njit(inline="always", error_model="numpy")(optim_steps.adagrad_step)
+
 
 def _sgd_body(param, grad, buf, lr, weight_decay, momentum, one_minus_dampening, nesterov,
               maximize, first_step):
     for i in prange(param.shape[0]):
-        g = -grad[i] if maximize else grad[i]
-        if weight_decay != 0:
-            g = g + weight_decay * param[i]
-        if momentum != 0:
-            b = g if first_step else momentum * buf[i] + one_minus_dampening * g
+        p, b = _sgd_step(param[i], grad[i], buf[i], lr, weight_decay, momentum, one_minus_dampening,
+                         nesterov, maximize, first_step)
+        if momentum != 0:  # buf aliases param otherwise
             buf[i] = b
-            g = g + momentum * b if nesterov else b
-        param[i] = param[i] - lr * g
+        param[i] = p
 
 
 def _make_adam_body(amsgrad, coupled_weight_decay, lerp_low):
@@ -59,24 +59,15 @@ def _make_adam_body(amsgrad, coupled_weight_decay, lerp_low):
                   decay_factor, weight1, weight1_complement, beta2, one_minus_beta2, eps,
                   step_size, bias_correction2_sqrt):
         for i in prange(param.shape[0]):
-            g = sign * grad[i]  # sign is -1 with maximize: exact, unlike a branch it vectorizes
-            p = param[i] * decay_factor  # 1 unless decoupled weight decay
-            if coupled_weight_decay:
-                g = g + weight_decay * p
-            # m = lerp(m, g, 1 - beta1), with PyTorch's choice of formula for the weight.
-            m = exp_avg[i]
-            if lerp_low:
-                m = m + weight1 * (g - m)
-            else:
-                m = g - (g - m) * weight1_complement
-            v = exp_avg_sq[i] * beta2 + one_minus_beta2 * g * g
+            p, m, v, v_max = _adam_step(
+                param[i], grad[i], exp_avg[i], exp_avg_sq[i], max_exp_avg_sq[i], sign, weight_decay,
+                decay_factor, weight1, weight1_complement, beta2, one_minus_beta2, eps, step_size,
+                bias_correction2_sqrt, amsgrad, coupled_weight_decay, lerp_low)
             exp_avg[i] = m
             exp_avg_sq[i] = v
-            if amsgrad:
-                v = max(max_exp_avg_sq[i], v)
-                max_exp_avg_sq[i] = v
-            denom = math.sqrt(v) / bias_correction2_sqrt + eps
-            param[i] = p - step_size * (m / denom)
+            if amsgrad:  # max_exp_avg_sq aliases param otherwise
+                max_exp_avg_sq[i] = v_max
+            param[i] = p
 
     adam_body.__name__ = f"adam_body_{int(amsgrad)}{int(coupled_weight_decay)}{int(lerp_low)}"
     return adam_body
@@ -84,12 +75,9 @@ def _make_adam_body(amsgrad, coupled_weight_decay, lerp_low):
 
 def _adagrad_body(param, grad, state_sum, sign, weight_decay, clr, eps):
     for i in prange(param.shape[0]):
-        g = sign * grad[i]
-        if weight_decay != 0:  # loop-invariant: LLVM unswitches it
-            g = g + weight_decay * param[i]
-        s = state_sum[i] + g * g
+        p, s = _adagrad_step(param[i], grad[i], state_sum[i], sign, weight_decay, clr, eps)
         state_sum[i] = s
-        param[i] = param[i] - clr * g / (math.sqrt(s) + eps)
+        param[i] = p
 
 
 _ADAM_BODIES = {}

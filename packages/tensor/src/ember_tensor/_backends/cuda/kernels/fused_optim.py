@@ -2,8 +2,9 @@
 `_fused_adam_`, `_fused_adamw_` on CUDA tensors): one grid-stride pass per parameter that
 reads and writes each array once, the CUDA twin of `_backends.cpu.kernels.fused_optim`.
 
-The arithmetic is the CPU loops' (same formulas, same order, scalars in the parameter's
-dtype) so that a CUDA step equals a CPU step to the last bit or two. What differs:
+The arithmetic is the CPU loops': both apply `_backends.optim_steps`'s per-element updates
+(scalars in the parameter's dtype), so that a CUDA step equals a CPU step to the last bit
+or two. What the kernels add around them:
 
 * options are run-time flags packed in one int (``SGD_*``/``ADAM_*`` bits): on a GPU a
   branch every thread takes the same way costs nothing, and fewer arguments make the
@@ -26,6 +27,8 @@ import numba
 import numpy as np
 from numba import cuda
 
+from ... import optim_steps
+
 __all__ = ["sgd_kernel", "adam_kernel", "sgd_float32", "sgd_float64", "adam_float32",
            "adam_float64", "SGD_NESTEROV", "SGD_MAXIMIZE", "SGD_FIRST_STEP",
            "HAS_GRAD_SCALE", "HAS_FOUND_INF", "ADAM_AMSGRAD", "ADAM_COUPLED_DECAY",
@@ -43,6 +46,10 @@ ADAM_AMSGRAD = 4
 ADAM_COUPLED_DECAY = 8
 ADAM_LERP_LOW = 16
 ADAM_DEVICE_STEP = 32
+
+# The per-element formulas are `_backends.optim_steps`'s, the ones the CPU loops inline.
+_sgd_step = cuda.jit(device=True)(optim_steps.sgd_step)
+_adam_step = cuda.jit(device=True)(optim_steps.adam_step)
 
 
 def _named_kernel(fn, scalar):
@@ -68,21 +75,11 @@ def _make_sgd_kernel(scalar):
             if unscale:
                 g = scalar(g / grad_scale[0])
                 grad[i] = g
-            if maximize:
-                g = -g
-            if weight_decay != 0:
-                g = g + weight_decay * param[i]
-            if momentum != 0:
-                if first_step:
-                    b = g
-                else:
-                    b = momentum * buf[i] + one_minus_dampening * g
+            p, b = _sgd_step(param[i], g, buf[i], lr, weight_decay, momentum, one_minus_dampening, nesterov,
+                             maximize, first_step)
+            if momentum != 0:  # buf aliases param otherwise
                 buf[i] = b
-                if nesterov:
-                    g = g + momentum * b
-                else:
-                    g = b
-            param[i] = param[i] - lr * g
+            param[i] = p
 
     return _named_kernel(sgd, scalar)
 
@@ -111,23 +108,15 @@ def _make_adam_kernel(scalar):
             if unscale:
                 g = scalar(g / grad_scale[0])
                 grad[i] = g
-            g = sign * g
-            p = param[i] * decay_factor
-            if coupled:
-                g = g + weight_decay * p
-            m = exp_avg[i]
-            if lerp_low:
-                m = m + weight1 * (g - m)
-            else:
-                m = g - (g - m) * weight1_complement
-            v = exp_avg_sq[i] * beta2 + one_minus_beta2 * g * g
+            p, m, v, v_max = _adam_step(
+                param[i], g, exp_avg[i], exp_avg_sq[i], max_exp_avg_sq[i], sign, weight_decay, decay_factor,
+                weight1, weight1_complement, beta2, one_minus_beta2, eps, step_size, bias_correction2_sqrt,
+                amsgrad, coupled, lerp_low)
             exp_avg[i] = m
             exp_avg_sq[i] = v
-            if amsgrad:
-                v = max(max_exp_avg_sq[i], v)
-                max_exp_avg_sq[i] = v
-            denom = scalar(math.sqrt(v)) / bias_correction2_sqrt + eps
-            param[i] = p - step_size * (m / denom)
+            if amsgrad:  # max_exp_avg_sq aliases param otherwise
+                max_exp_avg_sq[i] = v_max
+            param[i] = p
 
     return _named_kernel(adam, scalar)
 

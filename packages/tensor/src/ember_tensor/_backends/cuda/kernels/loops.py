@@ -1,8 +1,8 @@
 """Numba CUDA kernels: elementwise grid-stride loops, fills, and a tiled GEMM.
 
 Each elementwise op gets its own small module of kernels, generated from the templates
-below into ember's kernel cache directory (like `_backends.cpu.kernels.loops`, so that Numba can cache
-the compiled code on disk: it caches only functions that live in a real source file).
+below into ember's kernel cache directory by `_backends.codegen` (as the CPU loops are, so that
+Numba can cache the compiled code on disk: it caches only functions in a real source file).
 Every kernel calls the op's scalar function from `_backends.scalar.py`, wrapped as a CUDA device
 function, so the CPU and the GPU compute with the same source.
 
@@ -18,17 +18,11 @@ Where scalar.py's function cannot serve as is (numba-cuda lacks a NumPy ufunc, o
 simulator's plain-Python `math` raises where compiled code returns inf/NaN), the kernels
 apply a twin from `_backends.cuda.kernels.twins` instead (see there).
 """
-import hashlib
-import importlib.util
-import os
-import sys
-import threading
-
 from numba import cuda
 
 from . import twins as _twins
+from ... import codegen
 from ... import scalar as _scalar
-from ...cpu.kernels.loops import _write_atomically
 
 # Whether numba.cuda is Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1 at its import).
 SIMULATOR = cuda.jit.__module__.startswith("numba.cuda.simulator")
@@ -199,71 +193,20 @@ TEMPLATES = {"unary": _UNARY, "binary": _BINARY, "ternary": _TERNARY, "fill": _F
 # A 16 x 16 tile on a GPU; 4 x 4 under the simulator, which runs one thread per CUDA thread.
 GEMM_TILE = 4 if SIMULATOR else 16
 
-_lock = threading.Lock()
-_modules = {}
-_cache_dir = None
-
-
-def _source_hash():
-    import numba
-    try:
-        from numba_cuda import __version__ as cuda_version
-    except ImportError:
-        cuda_version = "?"
-    here = os.path.dirname(__file__)
-    backends = os.path.dirname(os.path.dirname(here))
-    h = hashlib.sha256()
-    for path in (__file__, os.path.join(backends, "scalar.py"), os.path.join(here, "twins.py")):
-        with open(path, "rb") as fh:
-            h.update(fh.read())
-    from .... import version as _version
-    for part in (_version.__version__, numba.__version__, cuda_version, str(GEMM_TILE)):
-        h.update(part.encode())
-    return h.hexdigest()[:16]
-
-
-def cache_dir():
-    """The directory generated CUDA kernel modules and their compiled code live in."""
-    from ...cpu.kernels.loops import cache_dir as cpu_cache_dir
-    return os.path.join(os.path.dirname(cpu_cache_dir()), "cuda-kernels-" + _source_hash())
-
-
+# The generated modules import this file (scalar_function), which picks among scalar.py's
+# functions and their twins: all three key the modules' cache directory.
 def _source(kind, name):
     if kind == "gemm":
         return _GEMM_HEADER.format(tile=GEMM_TILE, name=name) + _GEMM
     return _HEADER.format(name=name) + TEMPLATES[kind]
 
 
+# The generated modules import this file (scalar_function), which picks among scalar.py's
+# functions and their twins: all three key the modules' cache directory.
+@codegen.generated_modules(depends_on=(__file__, _scalar.__file__, _twins.__file__))
 def loops(kind, name):
     """The module of CUDA kernels for op `name` of kind unary/binary/ternary/fill/gemm.
 
     For "fill" the name is ignored by the kernels; for "gemm" it is the NumPy dtype name.
     """
-    key = (kind, name)
-    mod = _modules.get(key)
-    if mod is not None:
-        return mod
-    global _cache_dir
-    with _lock:
-        mod = _modules.get(key)
-        if mod is not None:
-            return mod
-        if _cache_dir is None:
-            _cache_dir = cache_dir()
-            os.makedirs(_cache_dir, exist_ok=True)
-        source = _source(kind, name)
-        modname = f"ember_cuda_kernel_{kind}_{name}"
-        path = os.path.join(_cache_dir, modname + ".py")
-        try:
-            with open(path) as fh:
-                current = fh.read()
-        except OSError:
-            current = None
-        if current != source:
-            _write_atomically(path, source)
-        spec = importlib.util.spec_from_file_location(modname, path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[modname] = mod
-        spec.loader.exec_module(mod)
-        _modules[key] = mod
-        return mod
+    return f"ember_cuda_kernel_{kind}_{name}", _source(kind, name)

@@ -26,16 +26,11 @@ Modules and their `rows` kernel's arguments after (buf, n_o, s_o, n_r, s_r):
                                            sort; O(n_r^2) work per row, fine for the row
                                            lengths models use, slow for huge full medians
 
-As in `_backends.cuda.kernels.loops`, the sources are written to ember's kernel cache directory so that
+As in `_backends.cuda.kernels.loops`, the sources are written to ember's kernel cache directory (`_backends.codegen`) so that
 Numba's on-disk cache applies to them.
 """
-import importlib.util
-import os
-import sys
-import threading
-
 from . import loops as cuda_loops
-from ...cpu.kernels.loops import _write_atomically
+from ... import codegen
 from ...cpu.kernels.reduction import ACCUMULATE
 
 __all__ = ["kernels", "THREADS"]
@@ -334,10 +329,6 @@ _ARG_BETTER = {
     "argmin": "x < best or (x != x and best == best)",
 }
 
-_lock = threading.Lock()
-_modules = {}
-
-
 def _source(kind, acc):
     head = _HEADER.format(threads=THREADS, acc=acc)
     if kind in ACCUMULATE:
@@ -353,31 +344,8 @@ def _source(kind, acc):
     raise KeyError(kind)
 
 
+# The generated source imports nothing from ember: no file keys its directory.
+@codegen.generated_modules()
 def kernels(kind, acc):
     """The module of CUDA reduction kernels for `kind` with accumulator dtype name `acc`."""
-    key = (kind, acc)
-    mod = _modules.get(key)
-    if mod is not None:
-        return mod
-    with _lock:
-        mod = _modules.get(key)
-        if mod is not None:
-            return mod
-        directory = cuda_loops.cache_dir()
-        os.makedirs(directory, exist_ok=True)
-        source = _source(kind, acc)
-        modname = f"ember_cuda_reduce_{kind}_{acc}"
-        path = os.path.join(directory, modname + ".py")
-        try:
-            with open(path) as fh:
-                current = fh.read()
-        except OSError:
-            current = None
-        if current != source:
-            _write_atomically(path, source)
-        spec = importlib.util.spec_from_file_location(modname, path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[modname] = mod
-        spec.loader.exec_module(mod)
-        _modules[key] = mod
-        return mod
+    return f"ember_cuda_reduce_{kind}_{acc}", _source(kind, acc)
