@@ -22,7 +22,11 @@ def get(device):
     """The backend package for `device` (an ember device): its families are attributes."""
     backend = _loaded.get(device.type)
     if backend is None:
-        backend = _loaded[device.type] = importlib.import_module(_PACKAGES[device.type], __package__)
+        backend = importlib.import_module(_PACKAGES[device.type], __package__)
+        ensure_available = getattr(backend, "ensure_available", None)
+        if ensure_available is not None:  # e.g. CUDA: ember's error, not numba's, without a GPU
+            ensure_available()
+        _loaded[device.type] = backend
     if device.index is None:  # the CPU (and an unnumbered 'cuda': the current GPU)
         return backend
     # With several GPUs, ops on cuda:i run with GPU i current (its memory, its stream);

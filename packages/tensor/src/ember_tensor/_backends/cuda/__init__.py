@@ -1,9 +1,10 @@
 """The CUDA backend: Numba CUDA device arrays and `numba.cuda.jit` kernels.
 
 The same families as the CPU backend (`_backends.cpu`), with the same function names
-over device arrays; each family module loads on first use, after the runtime has
-checked that CUDA is usable (so a machine without a GPU gets ember's "no CUDA" error,
-never an ImportError from numba.cuda). `on_device(i)` is this backend with every call
+over device arrays; each family module loads on first use. `_backends.get` calls
+`ensure_available` before handing this backend to an op, so a machine without a GPU
+gets ember's "no CUDA" error, never an ImportError from numba.cuda; the modules
+themselves import without a GPU (the PTX check compiles their kernels with no driver). `on_device(i)` is this backend with every call
 made with GPU i current, for ops on cuda:i when there are several GPUs.
 
 Under Numba's simulator (NUMBA_ENABLE_CUDASIM=1) device arrays are NumPy arrays in a
@@ -15,14 +16,18 @@ import types
 from . import runtime
 from .._families import FAMILIES
 
-__all__ = ["FAMILIES", "on_device", "current_index"]
+__all__ = ["FAMILIES", "on_device", "current_index", "ensure_available"]
 
 current_index = runtime.current_index  # the index of the current GPU
 
 
+def ensure_available():
+    """Raise ember's "no CUDA" error unless CUDA (a GPU or the simulator) is usable."""
+    runtime.lazy_init()
+
+
 def __getattr__(name):
     if name in FAMILIES:
-        runtime.lazy_init()  # ember's "no CUDA" error before anything touches numba.cuda
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
