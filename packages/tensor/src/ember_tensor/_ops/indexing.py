@@ -56,7 +56,9 @@ def _value_array(value, dtype, shape, device):
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(value_shape)} cannot be broadcast "
                            f"to indexing result of shape {list(shape)}")
     arr = storage.broadcast_to(arr.reshape(value_shape), tuple(shape))
-    return storage.contiguous(storage.astype(arr, dtype.np))
+    if arr.dtype != dtype.np:
+        arr = storage.astype(arr, dtype.np)
+    return storage.contiguous(arr)
 
 
 def _advanced_write(plan, value, accumulate):

@@ -44,7 +44,7 @@ def sparse_mm(mat1, mat2):
                            f"{mat2._device} and {mat1._device}!")
     dtype = D.promote_types(mat1._dtype, mat2._dtype)
     out = _backends.get(mat2._device).sparse.spmm(mat1._indices_t._data, array_of(mat1._values_t),
-                                                   array_of(mat2), mat1.shape[0], dtype.np)
+                                                   array_of(mat2), mat1.shape[0], dtype.np, mat1._coalesced)
     return tensor_of(out, dtype, mat2._device)
 
 

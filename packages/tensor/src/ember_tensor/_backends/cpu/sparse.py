@@ -31,12 +31,13 @@ def coalesce(indices, values, sparse_shape):
     return _K.unflatten_keys(out_keys[:n], sparse_shape), out_values[:n].reshape((n,) + dense_shape)
 
 
-def spmm(indices, values, dense, n_rows, np_dtype):
+def spmm(indices, values, dense, n_rows, np_dtype, coalesced):
     """The dense (n_rows, m) product of the sparse matrix (`indices` (2, nnz), `values`
-    (nnz,)) with `dense` (k, m), in `np_dtype` (computed in float64 for other kinds)."""
+    (nnz,); `coalesced`: sorted by row, no duplicates) with `dense` (k, m), in `np_dtype`
+    (computed in float64 for other kinds)."""
     compute = np.dtype(np_dtype) if np.dtype(np_dtype).kind == "f" else np.dtype(np.float64)
     nnz = indices.shape[1]
-    if nnz >= PARALLEL_NNZ:
+    if nnz >= PARALLEL_NNZ and not coalesced:  # the parallel kernel gives each thread whole rows
         indices, values = coalesce(indices, values, (n_rows, dense.shape[0]))
     vals = values.astype(compute, copy=False)
     dense = np.ascontiguousarray(dense, compute)

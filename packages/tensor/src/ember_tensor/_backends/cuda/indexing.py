@@ -109,6 +109,9 @@ def write(data, plan, values, accumulate):
     if not n:
         return
     if not accumulate:
+        # A private copy of the values: they may share memory with `data` (x[i] = x[j]), and the
+        # kernel's threads read and write in any order.
+        values = storage.astype(values, values.dtype)
         _launch(K.put_3, n, _movement(buf), before, offs, after, _movement(arrays.flat(values)))
         return
     vals = storage.astype(values, wide) if wide is not None else values

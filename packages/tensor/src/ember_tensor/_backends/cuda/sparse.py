@@ -42,9 +42,9 @@ def _zeros(shape, np_dtype):
     return out
 
 
-def spmm(indices, values, dense, n_rows, np_dtype):
+def spmm(indices, values, dense, n_rows, np_dtype, coalesced):
     """The dense (n_rows, m) product of the sparse matrix (`indices` (2, nnz), `values`
-    (nnz,)) with `dense` (k, m), in `np_dtype`."""
+    (nnz,)) with `dense` (k, m), in `np_dtype` (atomic adds: `coalesced` is not needed)."""
     out = _zeros((n_rows, dense.shape[1]), np_dtype)
     nnz, width = indices.shape[1], dense.shape[1]
     if nnz == 0 or width == 0:
