@@ -28,6 +28,8 @@ def _discounted_normalised_returns(rewards, gamma=0.99):
 
 
 def test_reinforce_update_step():
+    # Seeded: the sampled actions (and so the returns) must not depend on the tests before.
+    et.manual_seed(0)
     W = et.tensor(RNG.standard_normal((OBS, ACTIONS)) * 0.1, dtype=et.float64, requires_grad=True)
     states = RNG.standard_normal((STEPS, OBS))
     log_probs, actions = [], []
@@ -36,7 +38,10 @@ def test_reinforce_update_step():
         action = m.sample()
         actions.append(int(action))
         log_probs.append(m.log_prob(action))
-    rewards = [1.0 if a == 0 else 0.0 for a in actions]
+    # Rewards that differ unless every action is the same (then the normalised returns, the
+    # loss and its gradient would all be zero and the step below would prove nothing).
+    assert len(set(actions)) > 1
+    rewards = [float(a) for a in actions]
     returns = _discounted_normalised_returns(rewards)
     policy_loss = et.stack([-lp * float(R) for lp, R in zip(log_probs, returns)]).sum()
     policy_loss.backward()
@@ -57,6 +62,7 @@ def _smooth_l1(d):
 
 
 def test_actor_critic_update_step():
+    et.manual_seed(1)  # the sampled actions must not depend on the tests before
     A = et.tensor(RNG.standard_normal((OBS, ACTIONS)) * 0.1, dtype=et.float64, requires_grad=True)
     V = et.tensor(RNG.standard_normal((OBS, 1)) * 0.1, dtype=et.float64, requires_grad=True)
     states = RNG.standard_normal((STEPS, OBS))

@@ -63,8 +63,13 @@ def test_kl_matches_pytorch(p_name, q_name):
     np.testing.assert_allclose(_np(D.kl_divergence(p, q)), expected, rtol=1e-7, atol=1e-10)
 
 
-# Pairs whose KL is finite here and whose E_p[log p - log q] has a finite variance.
-MONTE_CARLO = [pair for pair in PAIRS if pair not in {("Cauchy", "Cauchy")}]
+# Pairs whose KL is finite here and whose E_p[log p - log q] has a finite variance. Under
+# the Pareto here (alpha 1.5, 2.5, 3) x has no variance for alpha <= 2 and x**2 none for
+# alpha <= 4, so log q linear in x (Exponential, Gamma) or quadratic (Normal) gives an
+# estimate no error bound holds for (it failed for some seeds); those closed forms are
+# checked against PyTorch above.
+_INFINITE_VARIANCE = {("Cauchy", "Cauchy"), ("Pareto", "Normal"), ("Pareto", "Gamma"), ("Pareto", "Exponential")}
+MONTE_CARLO = [pair for pair in PAIRS if pair not in _INFINITE_VARIANCE]
 
 
 @pytest.mark.parametrize("p_name, q_name", MONTE_CARLO, ids=[f"{p}-{q}" for p, q in MONTE_CARLO])
