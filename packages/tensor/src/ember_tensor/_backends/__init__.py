@@ -6,7 +6,7 @@ each taking and returning arrays of its device (NumPy arrays, Numba CUDA device 
 and never a Tensor: backends import no op, no Tensor and no public module. The CUDA
 backend loads on the first CUDA tensor, so importing ember_tensor never loads numba.cuda.
 
-    ops/<family>.py            checks, PyTorch's errors, dtype and shape plan, then
+    _ops/<family>.py           checks, PyTorch's errors, dtype and shape plan, then
     get(device).<family>.fn    arrays in, arrays out: cpu/<family>.py, cuda/<family>.py
     <device>/kernels/<family>  the compiled loops (Numba njit, numba.cuda.jit)
 """
