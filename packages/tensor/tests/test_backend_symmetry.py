@@ -1,7 +1,7 @@
 """The ground floor's shape (DESIGN.md section 2), held by tests:
 
-- the CPU and CUDA backends have the same families and, in each, the same functions,
-  except the gaps declared in `_backends._families.GAPS`;
+- the CPU and CUDA backends have the same families and, in each, the same functions
+  with the same parameters, except the gaps declared in `_backends._families.GAPS`;
 - backend modules take and return arrays: they import no Tensor, no op and no public
   module of ember_tensor;
 - the ops do not branch on a device type.
@@ -46,6 +46,16 @@ def test_every_backend_has_each_family_with_the_same_functions(family):
     for device, other in ((d, o) for d in DEVICES for o in DEVICES if d != o):
         missing = {n for n in names[other] - names[device] if device not in GAPS.get((family, n), {})}
         assert not missing, f"{device} backend's {family} lacks {sorted(missing)} (declare a gap or add them)"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_function_takes_the_same_parameters_on_every_backend(family):
+    # An op calls backend.<family>.<fn>(...) without asking which device it is on.
+    modules = {device: _family(device, family) for device in DEVICES}
+    shared = set.intersection(*(_functions(m) for m in modules.values()))
+    for name in sorted(shared):
+        params = {device: list(inspect.signature(getattr(m, name)).parameters) for device, m in modules.items()}
+        assert params["cpu"] == params["cuda"], f"{family}.{name}: {params}"
 
 
 def test_declared_gaps_are_real():

@@ -43,16 +43,16 @@ def gather(data, dim, index):
     return out.reshape(index.shape), None
 
 
-def scatter(data, dim, index, src, mode, include_self, identity, work_dtype):
-    """Scatter `src` (an array, or a number) into `data` at `index` along `dim`, in place.
+def scatter(target, dim, index, src, mode, include_self, identity, work_dtype):
+    """Scatter `src` (an array, or a number) into `target` at `index` along `dim`, in place.
 
     mode: "copy", "sum"/"add", "prod"/"multiply", "amax", "amin" or "mean" (sums divided
     by counts, floor division for integers); elements that receive values start from
     `identity` instead of their value unless `include_self`. Computes in NumPy dtype
     `work_dtype`. Returns the first index out of range (nothing written), or None.
     """
-    in_place = data.dtype == work_dtype and data.ndim > 0 and data.flags.c_contiguous
-    dst = data if in_place else np.array(data, dtype=work_dtype, order="C").reshape(data.shape or (1,))
+    in_place = target.dtype == work_dtype and target.ndim > 0 and target.flags.c_contiguous
+    dst = target if in_place else np.array(target, dtype=work_dtype, order="C").reshape(target.shape or (1,))
     idx = _as_1d_if_0d(index).astype(np.int64, copy=False)
     if isinstance(src, np.ndarray):
         sbuf, sstrides = flat_buffer(_as_1d_if_0d(src).astype(work_dtype, copy=False))
@@ -90,5 +90,5 @@ def scatter(data, dim, index, src, mode, include_self, identity, work_dtype):
         else:
             flat //= safe
     if not in_place:
-        np.copyto(data, dst.reshape(data.shape), casting="unsafe")
+        np.copyto(target, dst.reshape(target.shape), casting="unsafe")
     return None

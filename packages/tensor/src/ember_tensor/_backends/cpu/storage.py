@@ -40,8 +40,9 @@ def to_numpy(data):
     return data
 
 
-def from_numpy(arr, device=None):
-    """Backend storage holding a copy of host array `arr` (contiguous)."""
+def from_numpy(arr, device=None, non_blocking=False):
+    """Backend storage holding a copy of host array `arr` (contiguous); `non_blocking`
+    means nothing on the CPU, where the copy is done when this returns."""
     return np.array(arr, order="C", copy=True)
 
 
@@ -70,9 +71,9 @@ def broadcast_to(data, shape):
     return np.lib.stride_tricks.as_strided(data, shape, strides)
 
 
-def flat(data):
+def flat(arr):
     """The 1-d view of a C-contiguous array."""
-    return data.reshape(-1)
+    return arr.reshape(-1)
 
 
 def contiguous(data):

@@ -11,6 +11,7 @@ Under Numba's simulator (NUMBA_ENABLE_CUDASIM=1) device arrays are NumPy arrays 
 wrapper (`arrays`), and kernels launch as one small block so that tests stay fast.
 """
 import importlib
+import sys
 import types
 
 from . import runtime
@@ -66,6 +67,5 @@ def on_device(index):
         count = runtime.device_count()
         if not 0 <= index < count:
             raise RuntimeError("CUDA error: invalid device ordinal")
-        import sys
         backend = _bound[index] = _OnDevice(sys.modules[__name__], index) if count > 1 else sys.modules[__name__]
     return backend

@@ -246,11 +246,11 @@ def _masked_select(data, mask):
     return out
 
 
-def mask_positions(mask_data):
+def mask_positions(mask):
     """One int64 device array per dim of a boolean mask: the coordinates of its True elements."""
-    positions, _ = nonzero_positions(mask_data)
-    coords = _unravel(positions, tuple(mask_data.shape))
-    return [_column(coords, d) for d in range(mask_data.ndim)]
+    positions, _ = nonzero_positions(mask)
+    coords = _unravel(positions, tuple(mask.shape))
+    return [_column(coords, d) for d in range(mask.ndim)]
 
 
 # --- shape ops that move elements -------------------------------------------------------------
