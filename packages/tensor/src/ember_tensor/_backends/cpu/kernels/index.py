@@ -1,7 +1,7 @@
 """Numba kernels for indexing, index ops and scans on the CPU.
 
 Every strided operand reaches a kernel as a 1-d buffer over its memory plus element
-strides (see `_ops/_strided.py`), so one compiled specialization per dtype serves every
+strides (see `_backends/cpu/lines.flat_buffer`), so one compiled specialization per dtype serves every
 rank and layout, as with PyTorch's TensorIterator. Two shapes of loop cover the ops:
 
   gather_3 / put_3 / put_3_add / fill_3
