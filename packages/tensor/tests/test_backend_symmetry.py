@@ -27,9 +27,7 @@ NOT_YET_ARRAYS_ONLY = set()
 # Op modules (the ops, ember.kernel's, the sparse, linalg and serialization families) that
 # still choose code by device type.
 OP_FOLDERS = ("_ops", "_custom", "sparse", "linalg", "serialization")
-STILL_BRANCHING = {
-    "sparse/__init__.py", "sparse/_coo.py", "sparse/_nn.py", "sparse/_ops.py",
-}
+STILL_BRANCHING = set()
 
 
 def _family(device, family):

@@ -46,9 +46,6 @@ GAPS = {
         "cpu": "pinned host memory is allocated by the CUDA driver: pin_memory() asks the CUDA backend"},
     ("storage", "is_pinned"): {
         "cpu": "pinned host memory is allocated by the CUDA driver: is_pinned() asks the CUDA backend"},
-    ("sparse", "coalesce"): {
-        "cuda": "composed of device tensor ops (stable sort of the keys, cumsum, index_add_) in "
-                "ember_tensor.sparse._compose: coalesce() of a CUDA sparse tensor runs that"},
     **{("linalg", name): {"cuda": _HOST_LAPACK}
        for name in ("qr", "svd", "eigh", "pinv", "matrix_rank", "lstsq")},
 }

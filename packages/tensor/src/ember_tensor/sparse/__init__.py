@@ -9,18 +9,13 @@ respect to the sparse argument is sparse, on the argument's pattern (PyTorch's
 >>> torch.sparse.mm(s, torch.ones(2, 2)).tolist()
 [[2.0, 2.0], [3.0, 3.0]]
 """
-import numpy as np
-
 from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
 from .._ops.nn._common import array_of, tensor_of
-from .._tensor import Tensor, wrap_dim
+from .._tensor import wrap_dim
 from . import _compose
 from ._coo import SparseTensor, make_sparse
-from .._backends.lazy import lazy_module
-
-_K = lazy_module("ember_tensor._backends.cpu.kernels.sparse")  # loads Numba on first use
 
 __all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "sampled_dense_product"]
 
@@ -92,63 +87,22 @@ def sum(input, dim=None, dtype=None):
     out_dtype = input._dtype if dtype is None else dtype
     if out_dtype.category != D._FLOAT and dtype is None:
         out_dtype = D.int64 if out_dtype.category in (D._INT, D._BOOL) else out_dtype
-    if input._device.type == "cuda":  # the composition of device ops (the CPU's below is NumPy)
-        idx, vals, size = _compose.sparse_sum(input, dim, out_dtype)
-        return vals if idx is None else make_sparse(idx, vals, size, out_dtype, True, device=input._device)
-    vals = array_of(input._values_t)
-    if dim is None:
-        return tensor_of(np.asarray(vals.sum()), out_dtype, input._device)
-    dims = sorted({wrap_dim(d, input.dim()) for d in ((dim,) if isinstance(dim, int) else dim)})
-    sd = input.sparse_dim()
-    sparse_red = [d for d in dims if d < sd]
-    dense_red = tuple(d - sd + 1 for d in dims if d >= sd)
-    if dense_red:
-        vals = vals.sum(axis=dense_red)
-    kept = [d for d in range(sd) if d not in sparse_red]
-    shape = tuple(input.shape)
-    dense_shape = tuple(s for i, s in enumerate(shape[sd:]) if i + sd not in dims)
-    if not kept:
-        return tensor_of(np.asarray(vals.sum(axis=0)), out_dtype, input._device)
-    idx = input._indices_t._data[kept]
-    new_idx, new_vals = _backends.get(input._device).sparse.coalesce(idx, vals, tuple(shape[d] for d in kept))
-    return make_sparse(new_idx, new_vals, tuple(shape[d] for d in kept) + dense_shape, out_dtype, True, device=input._device)
+    idx, vals, size = _compose.sparse_sum(input._indices_t, input._values_t, tuple(input.shape), dim, out_dtype)
+    return vals if idx is None else make_sparse(idx, vals, size, out_dtype, True, device=input._device)
 
 
-def _softmax_values(input, dim, log):
+def _softmax(input, dim, dtype, log):
     s = input.coalesce()
-    d = wrap_dim(dim, input.dim())
-    if s._device.type == "cuda":  # the composition of device ops (the CPU's below is NumPy)
-        return s, _compose.softmax_values(s, d, log)
-    idx, vals = s._indices_t._data, array_of(s._values_t, np.float64)
-    sd = s.sparse_dim()
-    if d >= sd:
-        axis = d - sd + 1
-        shifted = vals - vals.max(axis=axis, keepdims=True)
-        lse = np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
-        out = shifted - lse
-        return s, out if log else np.exp(out)
-    # Entries that share every sparse coordinate but `d` form one softmax group; absent
-    # entries count as -inf (they contribute nothing), as in torch.sparse.softmax.
-    others = [i for i in range(sd) if i != d]
-    keys = _K.flat_keys(idx[others], tuple(s.shape[i] for i in others))
-    _, group = np.unique(keys, return_inverse=True)
-    n_groups = int(group.max()) + 1 if group.size else 0
-    peak = np.full((n_groups,) + vals.shape[1:], -np.inf)
-    np.maximum.at(peak, group, vals)
-    shifted = vals - peak[group]
-    total = np.zeros_like(peak)
-    np.add.at(total, group, np.exp(shifted))
-    out = shifted - np.log(total[group])
-    return s, out if log else np.exp(out)
+    values = s._values_t if dtype is None else s._values_t.to(dtype)  # computed in `dtype`, as PyTorch
+    out = _compose.softmax_values(s._indices_t, values, tuple(s.shape), wrap_dim(dim, input.dim()), log)
+    return make_sparse(s._indices_t, out, s.shape, out._dtype, True, device=s._device)
 
 
 def softmax(input, dim, dtype=None):
     """Softmax along `dim` over the specified entries only (unspecified ones count as -inf)."""
-    s, out = _softmax_values(input, dim, log=False)
-    return make_sparse(s._indices_t, out, s.shape, dtype or s._dtype, True, device=s._device)
+    return _softmax(input, dim, dtype, log=False)
 
 
 def log_softmax(input, dim, dtype=None):
     """Log-softmax along `dim` over the specified entries only (see `softmax`)."""
-    s, out = _softmax_values(input, dim, log=True)
-    return make_sparse(s._indices_t, out, s.shape, dtype or s._dtype, True, device=s._device)
+    return _softmax(input, dim, dtype, log=True)

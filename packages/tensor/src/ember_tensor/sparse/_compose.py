@@ -1,10 +1,11 @@
-"""The sparse ops composed of dense tensor ops: what a sparse tensor on CUDA runs.
+"""The sparse ops' algorithms, composed of dense tensor ops: device-free code.
 
-A CUDA sparse tensor keeps both its int64 indices (sparse_dim, nnz) and its values on the
-device (as PyTorch's). These compositions use only tensor ops (elementwise, sort, cumsum,
-nonzero, index_select, index_add_, index_put_), so they are device-free code: they run
-on the device of their operands. The CPU keeps its NumPy/Numba paths (in `_coo`, `_ops`
-and the package), which are faster on small inputs than a chain of dispatched ops.
+A sparse COO tensor keeps its int64 indices (sparse_dim, nnz) and its values (nnz,
+*dense_shape) as two tensors on its device (as PyTorch's). Every function here takes and
+returns such tensors and uses only tensor ops (elementwise, sort, cumsum, nonzero,
+index_select, index_add_, index_put_) or one call into the backend's sparse family
+(`coalesce`), so the same code runs on every device. They return indices and values;
+`_coo.make_sparse` builds the tensor.
 
 The only device-to-host reads are single values: the count of unique keys or kept
 entries, which sizes an output (PyTorch's CUDA ops synchronise there too), and the
@@ -12,19 +13,24 @@ one-flag bounds checks that decide whether to raise.
 """
 import numpy as np
 
+from .. import _backends
 from .. import _dtype as D
+from .._ops.nn._common import array_of, tensor_of
 from .._tensor import Tensor, wrap_dim
-from . import _coo  # its make_sparse at call time (_coo imports this module)
 
 __all__ = ["on_device_of", "flat_keys", "unflatten_keys", "coalesce", "to_dense", "gather_dense",
-           "positions", "check_bounds", "inferred_sparse_size", "dense_to_sparse", "scatter_add_into_dense_",
-           "embedding_backward", "sparse_coo_tensor", "sparse_sum", "softmax_values",
+           "positions", "check_bounds", "inferred_sparse_size", "checked_coo", "dense_to_sparse",
+           "scatter_add_into_dense_", "embedding_backward", "sparse_sum", "softmax_values",
            "narrow_copy", "index_select"]
 
 
 def _T():
     import ember_tensor  # the public ops; imported late, as ember_tensor imports this package
     return ember_tensor
+
+
+def _numel(shape):
+    return int(np.prod(shape, dtype=np.int64))
 
 
 # -- keys: sparse coordinates flattened row-major to one int64 per entry ----------------
@@ -35,7 +41,7 @@ def on_device_of(t, other):
 
 
 def flat_keys(indices, sparse_shape):
-    """One int64 row-major key per column of the device `indices` tensor (sparse_dim, nnz)."""
+    """One int64 row-major key per column of the `indices` tensor (sparse_dim, nnz)."""
     keys = _T().zeros(indices.shape[1], dtype=D.int64, device=indices._device)
     for d, n in enumerate(sparse_shape):
         keys = keys * n + indices[d]
@@ -64,25 +70,10 @@ def _rows(values):
 # -- conversions ------------------------------------------------------------------------
 
 def coalesce(indices, values, sparse_shape):
-    """Sorted unique indices and values summed per index: stable sort of the flat keys,
-    run starts where the key changes, a cumsum numbering the runs, index_add_ per run."""
-    T = _T()
-    nnz = values.shape[0]
-    dense_shape = tuple(values.shape[1:])
-    if nnz == 0:
-        return indices, values
-    sorted_keys, order = T.sort(flat_keys(indices, sparse_shape), stable=True)
-    starts = T.cat([T.ones(1, dtype=D.bool, device=values._device), sorted_keys[1:] != sorted_keys[:-1]])
-    run = T.cumsum(starts, 0) - 1
-    n = int(run[-1]) + 1  # the one value read back: the output's size
-    unique_keys = sorted_keys.index_select(0, T.nonzero(starts).reshape(-1))
-    flat = _rows(values).index_select(0, order)
-    out = T.zeros((n, flat.shape[1]), dtype=values._dtype, device=values._device).index_add_(0, run, flat)
-    return unflatten_keys(unique_keys, sparse_shape), out.reshape((n,) + dense_shape)
-
-
-def _numel(shape):
-    return int(np.prod(shape, dtype=np.int64))
+    """Sorted unique indices and values summed per index: the backend's `sparse.coalesce`
+    (a sort of the entries' row-major keys and a sum over each run of equal keys)."""
+    idx, vals = _backends.get(values._device).sparse.coalesce(indices._data, array_of(values), tuple(sparse_shape))
+    return tensor_of(idx, D.int64, values._device), tensor_of(vals, values._dtype, values._device)
 
 
 def to_dense(indices, values, shape, dtype):
@@ -102,7 +93,7 @@ def to_dense(indices, values, shape, dtype):
 
 def gather_dense(dense, indices, sparse_dim):
     """dense[indices[0], ..., indices[sparse_dim-1]]: the (nnz, *dense_shape) elements of a
-    dense CUDA tensor at the sparse entries (gathered by flat key)."""
+    dense tensor at the sparse entries (gathered by flat key)."""
     shape = tuple(dense.shape)
     sparse_shape, dense_shape = shape[:sparse_dim], shape[sparse_dim:]
     nnz = indices.shape[1]
@@ -111,7 +102,7 @@ def gather_dense(dense, indices, sparse_dim):
 
 
 def positions(mask):
-    """Positions (int64, 1-d) where the device bool `mask` is true; reads one count."""
+    """Positions (int64, 1-d) where the bool `mask` is true; reads one count."""
     return _T().nonzero(mask).reshape(-1)
 
 
@@ -141,17 +132,14 @@ def inferred_sparse_size(indices):
     return tuple(int(indices[d].max()) + 1 for d in range(indices.shape[0]))
 
 
-def sparse_coo_tensor(indices, values, size, is_coalesced, requires_grad):
-    """`sparse_coo_tensor` with CUDA indices or values (after the CPU's argument checks):
-    the same checks and errors, reading back single values only (one flag; the extremes
-    only to word an error or infer the size)."""
-    if indices._device.type != values._device.type:
-        names = {"cpu": "CPU", "cuda": "CUDA"}
-        raise RuntimeError(f"backend of indices ({names[indices._device.type]}) must match backend of values "
-                           f"({names[values._device.type]})")
-    idx = indices.to(D.int64).contiguous()
+def checked_coo(indices, values, size):
+    """`sparse_coo_tensor`'s checks of same-device `indices` and `values`, with PyTorch's
+    errors: (int64 indices, the full size as a tuple). PyTorch checks the bounds only on
+    request; an out-of-range index would corrupt memory in the kernels, so ember always
+    checks (one flag read back)."""
+    idx = indices.to(D.int64)
     if values.dim() == 0:
-        raise RuntimeError(f"values must be at least 1-dimensional (nnz x ...), but got a 0-d tensor")
+        raise RuntimeError("values must be at least 1-dimensional (nnz x ...), but got a 0-d tensor")
     if idx.shape[1] != values.shape[0]:
         raise RuntimeError("indices and values must have same nnz, but got nnz from indices: "
                            f"{idx.shape[1]}, nnz from values: {values.shape[0]}")
@@ -166,22 +154,16 @@ def sparse_coo_tensor(indices, values, size, is_coalesced, requires_grad):
         raise RuntimeError(f"values has incorrect size, expected {list(size[:sparse_dim]) + list(dense_shape)}, "
                            f"got {list(values.shape)}")
     check_bounds(idx, size)
-    if values._requires_grad or values._grad_fn is not None:
-        return _coo.sparse_coo_from_values(idx.clone(), values, size, is_coalesced)
-    out = _coo.make_sparse(idx.clone(), values.clone(), size, values._dtype, coalesced=is_coalesced,
-                      device=values._device)
-    if requires_grad:
-        out.requires_grad_(True)
-    return out
+    return idx, size
 
 
 def dense_to_sparse(x, sparse_dim):
-    """(indices, values) of the slices of dense CUDA `x` along its first `sparse_dim` dims
-    holding any nonzero element, in row-major order (nonzero on the device reads one count)."""
+    """(indices, values) of the slices of dense `x` along its first `sparse_dim` dims
+    holding any nonzero element, in row-major order (nonzero reads one count)."""
     T = _T()
     shape = tuple(x.shape)
     sparse_shape, dense_shape = shape[:sparse_dim], shape[sparse_dim:]
-    if sparse_dim == 0:
+    if sparse_dim == 0:  # one entry holding the whole tensor, or none when it is all zero
         nnz = int(bool((x != 0).any()))
         return (T.zeros((0, nnz), dtype=D.int64, device=x._device),
                 x.reshape((1,) + shape)[:nnz].contiguous())
@@ -220,88 +202,90 @@ def embedding_backward(grad_output, indices, num_weights, padding_idx, scale_gra
     return idx.reshape(1, -1), g
 
 
-def narrow_copy(self, d, start, length, shape):
-    """`self.narrow_copy` along (wrapped, checked) dim `d` of a CUDA sparse tensor."""
-    idx, vals = self._indices_t, self._values_t
-    if d < self.sparse_dim():
-        keep = positions((idx[d] >= start) & (idx[d] < start + length))
-        idx, vals = idx.index_select(1, keep), vals.index_select(0, keep)
-        idx[d] -= start
+# -- selection ----------------------------------------------------------------------------
+
+def narrow_copy(indices, values, sparse_dim, d, start, length):
+    """(indices, values) of the entries with start <= index < start + length along the
+    (wrapped, checked) dim `d`."""
+    if d < sparse_dim:
+        keep = positions((indices[d] >= start) & (indices[d] < start + length))
+        indices, values = indices.index_select(1, keep), values.index_select(0, keep)
+        indices[d] -= start
     else:
-        vals = vals.narrow(d - self.sparse_dim() + 1, start, length)
-    return _coo.make_sparse(idx, vals.contiguous(), shape, self._dtype, self._coalesced, device=self._device)
+        values = values.narrow(d - sparse_dim + 1, start, length)
+    return indices, values.contiguous()
 
 
-def index_select(self, d, index):
-    """`self.index_select` along (wrapped) dim `d` of a CUDA sparse tensor."""
+def index_select(indices, values, sparse_dim, size, d, index):
+    """(indices, values, number of slices, whether entries stay sorted) of the slices at
+    positions `index` along the (wrapped) dim `d` of extent `size` (repeats allowed)."""
     T = _T()
     pick = index if isinstance(index, Tensor) else T.tensor(index, dtype=D.int64)
-    pick = on_device_of(pick.reshape(-1).to(D.int64), self)
-    size = self.shape[d]
+    pick = on_device_of(pick.reshape(-1).to(D.int64), values)
     if pick.shape[0] and bool(((pick < -size) | (pick >= size)).any()):  # one flag read back
-        raise IndexError(f"index out of range in self")
+        raise IndexError("index out of range in self")
     pick = T.where(pick < 0, pick + size, pick)
-    shape = list(self.shape)
-    shape[d] = pick.shape[0]
-    idx, vals = self._indices_t, self._values_t
-    if d >= self.sparse_dim():
-        return _coo.make_sparse(idx, vals.index_select(d - self.sparse_dim() + 1, pick), shape, self._dtype,
-                           self._coalesced, device=self._device)
-    # As the CPU: every (entry, output position) pair whose source index matches, found by
-    # binary search in the stably sorted picks; repeat_interleave reads back one count.
+    if d >= sparse_dim:
+        return indices, values.index_select(d - sparse_dim + 1, pick), pick.shape[0], True
+    # Every (entry, output position) pair whose source index matches, found by binary
+    # search in the stably sorted picks (memory O(nnz + matches), not O(nnz * len(index)));
+    # repeat_interleave reads back one count.
     sorted_pick, order = T.sort(pick, stable=True)
-    key = idx[d].contiguous()
+    key = indices[d].contiguous()
     lo = T.searchsorted(sorted_pick, key)
     counts = T.searchsorted(sorted_pick, key, right=True) - lo
-    entry = T.repeat_interleave(T.arange(idx.shape[1], device=self._device), counts)
-    within = T.arange(entry.shape[0], device=self._device) - (T.cumsum(counts, 0) - counts).index_select(0, entry)
+    entry = T.repeat_interleave(T.arange(indices.shape[1], device=values._device), counts)
+    within = T.arange(entry.shape[0], device=values._device) - (T.cumsum(counts, 0) - counts).index_select(0, entry)
     position = order.index_select(0, lo.index_select(0, entry) + within)
-    new_idx = idx.index_select(1, entry)
-    new_idx[d] = position
-    return _coo.make_sparse(new_idx, vals.index_select(0, entry), shape, self._dtype, device=self._device)
+    new_indices = indices.index_select(1, entry)
+    new_indices[d] = position
+    return new_indices, values.index_select(0, entry), pick.shape[0], False
 
 
-def sparse_sum(input, dim, out_dtype):
-    """``torch.sparse.sum`` of a CUDA sparse tensor: dense dims reduce on the values, the
-    kept sparse dims coalesce on the device: (indices, values, size), or (None, dense, None)."""
+# -- reductions ---------------------------------------------------------------------------
+
+def sparse_sum(indices, values, shape, dim, out_dtype):
+    """``torch.sparse.sum``: dense dims reduce on the values, the kept sparse dims
+    coalesce: (indices, values, size), or (None, dense result, None) when no sparse dim
+    is kept."""
     T = _T()
-    values = input._values_t
     if dim is None:
         return None, values.sum().to(out_dtype), None
-    dims = sorted({wrap_dim(d, input.dim()) for d in ((dim,) if isinstance(dim, int) else dim)})
-    sd = input.sparse_dim()
+    ndim = len(shape)
+    dims = sorted({wrap_dim(d, ndim) for d in ((dim,) if isinstance(dim, int) else dim)})
+    sd = indices.shape[0]
     dense_red = [d - sd + 1 for d in dims if d >= sd]
     if dense_red:
         values = values.sum(dense_red)
     kept = [d for d in range(sd) if d not in dims]
     if not kept:
         return None, values.sum(0).to(out_dtype), None
-    idx = input._indices_t.index_select(0, T.tensor(kept, dtype=D.int64, device=input._device))
-    sparse_shape = tuple(input.shape[d] for d in kept)
-    idx, values = coalesce(idx, values, sparse_shape)
-    return idx, values.to(out_dtype), sparse_shape + tuple(values.shape[1:])
+    kept_indices = indices.index_select(0, T.tensor(kept, dtype=D.int64, device=values._device))
+    sparse_shape = tuple(shape[d] for d in kept)
+    kept_indices, values = coalesce(kept_indices, values, sparse_shape)
+    return kept_indices, values.to(out_dtype), sparse_shape + tuple(values.shape[1:])
 
 
-def softmax_values(s, d, log):
-    """Values of ``torch.sparse.(log_)softmax(s, d)`` for a coalesced CUDA `s`: entries that
-    share every sparse coordinate but `d` form a group (numbered by unique on the device);
-    per-group max (scatter_reduce amax) and sum of exponentials (index_add_)."""
+def softmax_values(indices, values, shape, d, log):
+    """Values of ``torch.sparse.(log_)softmax`` along dim `d` of a coalesced sparse tensor:
+    entries that share every sparse coordinate but `d` form a group (numbered by unique);
+    per-group max (scatter_reduce amax) and sum of exponentials (index_add_). Unspecified
+    entries count as -inf: they contribute nothing."""
     T = _T()
-    values = s._values_t
-    sd = s.sparse_dim()
+    sd = indices.shape[0]
     if d >= sd:
         return (T.log_softmax if log else T.softmax)(values, d - sd + 1)
     nnz = values.shape[0]
     if nnz == 0:
         return values
     others = [i for i in range(sd) if i != d]
-    rows = s._indices_t.index_select(0, T.tensor(others, dtype=D.int64, device=s._device))
-    unique_keys, group = T.unique(flat_keys(rows, tuple(s.shape[i] for i in others)), return_inverse=True)
+    rows = indices.index_select(0, T.tensor(others, dtype=D.int64, device=values._device))
+    unique_keys, group = T.unique(flat_keys(rows, tuple(shape[i] for i in others)), return_inverse=True)
     flat = _rows(values)
-    shape = (unique_keys.shape[0], flat.shape[1])
-    peak = T.full(shape, float("-inf"), dtype=flat._dtype, device=s._device).scatter_reduce(
+    groups = (unique_keys.shape[0], flat.shape[1])
+    peak = T.full(groups, float("-inf"), dtype=flat._dtype, device=values._device).scatter_reduce(
         0, group.reshape(-1, 1).expand(nnz, flat.shape[1]).contiguous(), flat, "amax")
     shifted = flat - peak.index_select(0, group)
-    total = T.zeros(shape, dtype=flat._dtype, device=s._device).index_add_(0, group, shifted.exp())
+    total = T.zeros(groups, dtype=flat._dtype, device=values._device).index_add_(0, group, shifted.exp())
     out = shifted - total.log().index_select(0, group)
     return (out if log else out.exp()).reshape(tuple(values.shape))

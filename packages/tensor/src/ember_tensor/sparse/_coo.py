@@ -6,9 +6,9 @@ layout. `SparseTensor` subclasses `Tensor` so that it can sit wherever autograd 
 optimizers expect a tensor (a leaf, a ``.grad``); its `_data` is a `DenseDataPlaceholder`
 holding only shape/dtype metadata, so shape checks work as for any tensor while the real
 content lives in `_indices_t`/`_values_t`, and a dense kernel handed a sparse tensor raises.
-The sparse API is the methods defined here and in `_ops`. A CUDA sparse tensor keeps
-indices and values on the device; its ops run the compositions of device tensor ops in
-`_compose`, while the CPU's run NumPy and the CPU backend's sparse kernels.
+The sparse API is the methods defined here and in `_ops`. Indices and values live on the
+tensor's device; the ops run the device-free compositions of tensor ops in `_compose`
+(coalescing is the backend's `sparse.coalesce`).
 """
 import numpy as np
 
@@ -17,8 +17,8 @@ from .. import _dtype as D
 from .._device import CPU, device as _device_cls
 from .._dispatch import op
 from .._layout import sparse_coo, strided
-from .._ops.nn._common import array_of, tensor_of
-from .._printing import _append_suffixes, get_printoptions
+from .._ops.nn._common import tensor_of
+from .._printing import _append_suffixes
 from .._tensor import Tensor
 from . import _compose
 
@@ -102,11 +102,8 @@ class SparseTensor(Tensor):
 
     def clone(self, *, memory_format=None):
         """A copy with its own indices and values."""
-        if self._device.type == "cuda":
-            return make_sparse(self._indices_t.clone(), self._values_t.clone(), self.shape, self._dtype,
-                               self._coalesced, device=self._device)
-        return make_sparse(self._indices_t._data.copy(), array_of(self._values_t).copy(), self.shape,
-                           self._dtype, self._coalesced, device=self._device)
+        return make_sparse(self._indices_t.clone(), self._values_t.clone(), self.shape, self._dtype,
+                           self._coalesced, device=self._device)
 
     def detach(self):
         """The same entries, cut from the graph (indices and values shared)."""
@@ -128,23 +125,11 @@ class SparseTensor(Tensor):
 
 
 def _to_dense_impl(t, dtype=None):
-    dtype = t._dtype if dtype is None else dtype
-    if t._device.type == "cuda":  # the composition of device ops (the CPU's below is NumPy)
-        return _compose.to_dense(t._indices_t, t._values_t, tuple(t.shape), dtype)
-    values = array_of(t._values_t)
-    if t.sparse_dim() == 0:  # every entry sits at the one (empty) index
-        return tensor_of(np.asarray(values.sum(axis=0)), dtype, t._device)
-    out = np.zeros(tuple(t.shape), values.dtype)
-    np.add.at(out, tuple(t._indices_t._data), values)
-    return tensor_of(out, dtype, t._device)
+    return _compose.to_dense(t._indices_t, t._values_t, tuple(t.shape), t._dtype if dtype is None else dtype)
 
 
 def _coalesce_impl(t):
-    if t._device.type == "cuda":  # the composition of device ops (the CPU backend's kernel below)
-        idx, vals = _compose.coalesce(t._indices_t, t._values_t, t._sparse_shape())
-        return make_sparse(idx, vals, t.shape, t._dtype, coalesced=True, device=t._device)
-    idx, vals = _backends.get(t._device).sparse.coalesce(t._indices_t._data, array_of(t._values_t),
-                                                         t._sparse_shape())
+    idx, vals = _compose.coalesce(t._indices_t, t._values_t, t._sparse_shape())
     return make_sparse(idx, vals, t.shape, t._dtype, coalesced=True, device=t._device)
 
 
@@ -238,45 +223,23 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, re
         raise RuntimeError(f"indices must be an int64 tensor")
     if indices.dim() != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(indices.shape)}")
-    if values._device.type == "cuda" or indices._device.type == "cuda":  # checked on the device
-        return _compose.sparse_coo_tensor(indices, values, size, bool(is_coalesced), requires_grad)
-    idx = np.ascontiguousarray(indices._host_numpy(), np.int64)
-    vals = array_of(values)
-    if vals.ndim == 0:
-        raise RuntimeError(f"values must be at least 1-dimensional (nnz x ...), but got a 0-d tensor")
-    if idx.shape[1] != vals.shape[0]:
-        raise RuntimeError("indices and values must have same nnz, but got nnz from indices: "
-                           f"{idx.shape[1]}, nnz from values: {vals.shape[0]}")
-    sparse_dim, dense_shape = idx.shape[0], tuple(vals.shape[1:])
-    if size is None:
-        if idx.shape[1] == 0:
-            size = (0,) * sparse_dim + dense_shape
-        else:
-            size = tuple(int(m) + 1 for m in idx.max(axis=1)) + dense_shape
-    size = tuple(int(s) for s in size)
-    if len(size) != sparse_dim + len(dense_shape):
-        raise RuntimeError(f"'len(size) == sparse_dim + dense_dim' is not satisfied: len(size) = {len(size)}, "
-                           f"sparse_dim = {sparse_dim}, dense_dim = {len(dense_shape)}")
-    if size[sparse_dim:] != dense_shape:
-        raise RuntimeError(f"values has incorrect size, expected {list(size[:sparse_dim]) + list(dense_shape)}, "
-                           f"got {list(vals.shape)}")
-    # PyTorch checks these only on request; an out-of-range index would corrupt memory
-    # in our kernels, so ember always checks.
-    if idx.shape[1]:
-        for d in range(sparse_dim):
-            low, high = int(idx[d].min()), int(idx[d].max())
-            if low < 0:
-                raise RuntimeError(f"found negative index {low} for dim {d}")
-            if high >= size[d]:
-                raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} "
-                                   f"but found index {high}")
+    if indices._device != values._device:
+        raise RuntimeError(f"backend of indices ({_backend_name(indices)}) must match backend of values "
+                           f"({_backend_name(values)})")
+    idx, size = _compose.checked_coo(indices, values, size)
     if values._requires_grad or values._grad_fn is not None:
         # Through the dispatcher, so that autograd records it: gradients reach `values`.
-        return sparse_coo_from_values(Tensor._wrap(idx.copy(), D.int64), values, size, bool(is_coalesced))
-    out = make_sparse(idx.copy(), vals.copy(), size, values._dtype, coalesced=bool(is_coalesced), device=values._device)
+        return sparse_coo_from_values(idx.clone(), values, size, bool(is_coalesced))
+    out = make_sparse(idx.clone(), values.clone(), size, values._dtype, coalesced=bool(is_coalesced),
+                      device=values._device)
     if requires_grad:
         out.requires_grad_(True)
     return out
+
+
+def _backend_name(t):
+    """PyTorch's name of a tensor's backend in its device-mismatch errors ("CPU", "CUDA")."""
+    return str(t._device.type).upper()
 
 
 @op("sparse_coo_from_values")
@@ -314,20 +277,8 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     sparse_dim = ndim if sparse_dim is None else int(sparse_dim)
     if not 0 <= sparse_dim <= ndim:
         raise RuntimeError(f"sparse_dim argument must be in [0,{ndim}] range, but {sparse_dim} is given")
-    if self._device.type == "cuda":  # the composition of device ops (the CPU's below is NumPy)
-        idx, values = _compose.dense_to_sparse(self, sparse_dim)
-        return make_sparse(idx, values, tuple(self.shape), self._dtype, coalesced=True, device=self._device)
-    arr = array_of(self)
-    if sparse_dim == 0:  # one entry holding the whole tensor, or none when it is all zero
-        nnz = int(bool((arr != 0).any()))
-        return make_sparse(np.zeros((0, nnz), np.int64), arr.reshape((1,) + arr.shape)[:nnz], arr.shape,
-                           self._dtype, coalesced=True, device=self._device)
-    if sparse_dim < arr.ndim:  # a slice is stored when any of its elements is nonzero
-        mask = (arr != 0).any(axis=tuple(range(sparse_dim, arr.ndim)))
-    else:
-        mask = arr != 0
-    idx = np.array(np.nonzero(mask), np.int64).reshape(sparse_dim, -1)
-    return make_sparse(idx, arr[tuple(idx)], arr.shape, self._dtype, coalesced=True, device=self._device)
+    idx, values = _compose.dense_to_sparse(self, sparse_dim)
+    return make_sparse(idx, values, tuple(self.shape), self._dtype, coalesced=True, device=self._device)
 
 
 def format_sparse(t):
@@ -339,7 +290,7 @@ def format_sparse(t):
     values = _indented(_plain_repr(t._values_t), len(values_head))
     text = head + body + ",\n" + values_head + values + ",\n" + " " * 7
     suffixes = [f"size={tuple(t.shape)}", f"nnz={t._nnz()}"]
-    if t._device.type != "cpu":
+    if str(t._device) != "cpu":
         suffixes.append(f"device='{t._device}'")
     if t._dtype not in (D.get_default_dtype(), D.int64, D.bool):
         suffixes.append(f"dtype=torch.{t._dtype.name}")

@@ -7,10 +7,10 @@ duplicates included, because they are linear in each entry.
 """
 import numbers
 
-import numpy as np
-
+from .. import _backends
 from .. import _dtype as D
-from .._ops.nn._common import array_of, tensor_of
+from .._ops.creation import tensor, zeros
+from .._ops.indexing import cat
 from .._tensor import Tensor, wrap_dim
 from . import _compose
 from ._coo import SparseTensor, make_sparse
@@ -32,16 +32,8 @@ def _result_dtype(a, b):
 def add_sparse_into_dense_(dense, sparse, alpha=1):
     """dense += alpha * sparse, in place (the update SGD and dense grad accumulation need)."""
     _check_same_size(dense, sparse)
-    if dense._device.type == "cuda":
-        values = sparse._values_t if alpha == 1 else sparse._values_t * alpha
-        return _compose.scatter_add_into_dense_(dense, _on(sparse._indices_t, dense), _on(values, dense))
-    values = array_of(sparse._values_t) * alpha
-    target = dense._data
-    if not target.flags.writeable:
-        raise RuntimeError("ember: cannot add into a read-only tensor")
-    np.add.at(target, tuple(sparse._indices_t._data), values.astype(target.dtype, copy=False))
-    dense._bump_version()
-    return dense
+    values = sparse._values_t if alpha == 1 else sparse._values_t * alpha
+    return _compose.scatter_add_into_dense_(dense, _on(sparse._indices_t, dense), _on(values, dense))
 
 
 def sparse_add(self, other, *, alpha=1):
@@ -52,14 +44,9 @@ def sparse_add(self, other, *, alpha=1):
             raise RuntimeError("add: expected 'self' and 'other' to have same sparse dimensions, but got "
                                f"{self.sparse_dim()} and {other.sparse_dim()}")
         dtype = _result_dtype(self, other)
-        if self._device.type == "cuda":
-            from .._ops.indexing import cat
-            values = other._values_t if alpha == 1 else other._values_t * alpha
-            idx = cat([self._indices_t, _on(other._indices_t, self)], 1)
-            vals = cat([self._values_t.to(dtype), _on(values, self).to(dtype)])
-            return make_sparse(idx, vals, self.shape, dtype, device=self._device)
-        idx = np.concatenate([self._indices_t._data, other._indices_t._data], axis=1)
-        vals = np.concatenate([array_of(self._values_t), array_of(other._values_t) * alpha])
+        values = other._values_t if alpha == 1 else other._values_t * alpha
+        idx = cat([self._indices_t, _on(other._indices_t, self)], 1)
+        vals = cat([self._values_t.to(dtype), _on(values, self).to(dtype)])
         return make_sparse(idx, vals, self.shape, dtype, device=self._device)
     if isinstance(other, Tensor):
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
@@ -70,10 +57,7 @@ def dense_add_sparse(dense, sparse, alpha=1):
     """dense + alpha * sparse as a new dense tensor."""
     _check_same_size(dense, sparse)
     dtype = _result_dtype(dense, sparse)
-    if dense._device.type == "cuda":
-        return add_sparse_into_dense_(dense.to(dtype).clone(), sparse, alpha)
-    out = tensor_of(np.array(array_of(dense), dtype=dtype.np), dtype, dense._device)
-    return add_sparse_into_dense_(out, sparse, alpha)
+    return add_sparse_into_dense_(dense.to(dtype).clone(), sparse, alpha)
 
 
 def _radd(self, other):
@@ -95,16 +79,11 @@ def sparse_mul(self, other):
     """self * other: a scalar or 0-d tensor scales values; a dense or sparse tensor of the same
     size multiplies elementwise (result sparse, on self's pattern)."""
     if isinstance(other, numbers.Number) or (isinstance(other, Tensor) and not other.is_sparse and other.dim() == 0):
-        scalar = other if isinstance(other, numbers.Number) else other.item()
         dtype = self._dtype if isinstance(other, numbers.Number) else _result_dtype(self, other)
         if isinstance(other, float) and dtype.category != D._FLOAT:
             dtype = D.get_default_dtype()
-        if self._device.type == "cuda":  # a 0-d operand multiplies on the device, unread
-            return make_sparse(self._indices_t, (self._values_t * other).to(dtype), self.shape, dtype,
-                               self._coalesced, device=self._device)
-        out = make_sparse(self._indices_t._data, array_of(self._values_t) * scalar, self.shape, dtype,
-                          self._coalesced, device=self._device)
-        return out
+        return make_sparse(self._indices_t, (self._values_t * other).to(dtype), self.shape, dtype,
+                           self._coalesced, device=self._device)
     if not isinstance(other, Tensor):
         raise TypeError(f"mul(): argument 'other' must be Tensor, not {type(other).__name__}")
     if tuple(other.shape) != tuple(self.shape):
@@ -113,12 +92,8 @@ def sparse_mul(self, other):
     dtype = _result_dtype(self, other)
     if isinstance(other, SparseTensor):
         other = other.to_dense()  # the product lives on self's pattern either way
-    if self._device.type == "cuda":
-        picked = _compose.gather_dense(_on(other, self), self._indices_t, self.sparse_dim())
-        return make_sparse(self._indices_t, (self._values_t * picked).to(dtype), self.shape, dtype,
-                           self._coalesced, device=self._device)
-    picked = array_of(other)[tuple(self._indices_t._data)]
-    return make_sparse(self._indices_t._data, array_of(self._values_t) * picked, self.shape, dtype,
+    picked = _compose.gather_dense(_on(other, self), self._indices_t, self.sparse_dim())
+    return make_sparse(self._indices_t, (self._values_t * picked).to(dtype), self.shape, dtype,
                        self._coalesced, device=self._device)
 
 
@@ -140,11 +115,7 @@ def _div(self, other):
     if isinstance(other, Tensor) and other.dim() != 0:
         raise RuntimeError("ember: sparse division supports a scalar divisor only")
     dtype = self._dtype if self._dtype.category == D._FLOAT else D.get_default_dtype()
-    if self._device.type == "cuda":
-        return make_sparse(self._indices_t, (self._values_t / other).to(dtype), self.shape, dtype,
-                           self._coalesced, device=self._device)
-    scalar = other.item() if isinstance(other, Tensor) else other
-    return make_sparse(self._indices_t._data, array_of(self._values_t) / scalar, self.shape, dtype,
+    return make_sparse(self._indices_t, (self._values_t / other).to(dtype), self.shape, dtype,
                        self._coalesced, device=self._device)
 
 
@@ -155,15 +126,8 @@ def _mul_(self, other):
 
 
 def _zero_(self):
-    if self._device.type == "cuda":
-        from .._ops.creation import zeros
-        self._indices_t = zeros((self.sparse_dim(), 0), dtype=D.int64, device=self._device)
-        self._values_t = zeros((0,) + tuple(self.shape)[self.sparse_dim():], dtype=self._dtype, device=self._device)
-        self._coalesced = True
-        return self
-    self._indices_t = Tensor._wrap(np.zeros((self.sparse_dim(), 0), np.int64), D.int64)
-    self._values_t = tensor_of(np.zeros((0,) + tuple(self.shape)[self.sparse_dim():],
-                                        array_of(self._values_t).dtype), self._dtype, self._device)
+    self._indices_t = zeros((self.sparse_dim(), 0), dtype=D.int64, device=self._device)
+    self._values_t = zeros((0,) + tuple(self.shape)[self.sparse_dim():], dtype=self._dtype, device=self._device)
     self._coalesced = True
     return self
 
@@ -179,16 +143,11 @@ def transpose(self, dim0, dim1):
         raise NotImplementedError("ember: transposing two dense dimensions of a hybrid sparse tensor")
     shape = list(self.shape)
     shape[d0], shape[d1] = shape[d1], shape[d0]
-    if self._device.type == "cuda":
-        rows = list(range(sd))
-        rows[d0], rows[d1] = rows[d1], rows[d0]
-        from .._ops.creation import tensor
-        idx = self._indices_t.index_select(0, tensor(rows, dtype=D.int64, device=self._device))
-        return make_sparse(idx, self._values_t, shape, self._dtype, coalesced=(d0 == d1 and self._coalesced),
-                           device=self._device)
-    idx = self._indices_t._data.copy()
-    idx[[d0, d1]] = idx[[d1, d0]]
-    return make_sparse(idx, array_of(self._values_t), shape, self._dtype, coalesced=(d0 == d1 and self._coalesced), device=self._device)
+    rows = list(range(sd))
+    rows[d0], rows[d1] = rows[d1], rows[d0]
+    idx = self._indices_t.index_select(0, tensor(rows, dtype=D.int64, device=self._device))
+    return make_sparse(idx, self._values_t, shape, self._dtype, coalesced=(d0 == d1 and self._coalesced),
+                       device=self._device)
 
 
 def t(self):
@@ -209,48 +168,17 @@ def narrow_copy(self, dim, start, length):
                            f"range(0, {size}).")
     shape = list(self.shape)
     shape[d] = length
-    if self._device.type == "cuda":
-        return _compose.narrow_copy(self, d, start, length, shape)
-    idx, vals = self._indices_t._data, array_of(self._values_t)
-    if d < self.sparse_dim():
-        keep = (idx[d] >= start) & (idx[d] < start + length)
-        idx = idx[:, keep].copy()
-        idx[d] -= start
-        vals = vals[keep]
-    else:
-        vals = np.take(vals, np.arange(start, start + length), axis=d - self.sparse_dim() + 1)
+    idx, vals = _compose.narrow_copy(self._indices_t, self._values_t, self.sparse_dim(), d, start, length)
     return make_sparse(idx, vals, shape, self._dtype, self._coalesced, device=self._device)
 
 
 def index_select(self, dim, index):
     """Slices at positions `index` along `dim` (repeats allowed), as a new sparse tensor."""
     d = wrap_dim(dim, self.dim())
-    if self._device.type == "cuda":
-        return _compose.index_select(self, d, index)
-    pick = np.asarray(index._host_numpy() if isinstance(index, Tensor) else index, np.int64).reshape(-1)
-    size = self.shape[d]
-    if pick.size and (pick.min() < -size or pick.max() >= size):
-        raise IndexError(f"index out of range in self")
-    pick = np.where(pick < 0, pick + size, pick)
     shape = list(self.shape)
-    shape[d] = pick.size
-    idx, vals = self._indices_t._data, array_of(self._values_t)
-    if d >= self.sparse_dim():
-        return make_sparse(idx, np.take(vals, pick, axis=d - self.sparse_dim() + 1), shape, self._dtype,
-                           self._coalesced, device=self._device)
-    # Every (entry, output position) pair whose source index matches, found by binary
-    # search in the sorted picks (memory O(nnz + matches), not O(nnz * len(index))).
-    order = np.argsort(pick, kind="stable")
-    sorted_pick = pick[order]
-    lo = np.searchsorted(sorted_pick, idx[d], "left")
-    counts = np.searchsorted(sorted_pick, idx[d], "right") - lo
-    entry = np.repeat(np.arange(idx.shape[1]), counts)
-    within = np.arange(entry.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    position = order[np.repeat(lo, counts) + within]
-    new_idx = idx[:, entry].copy()
-    new_idx[d] = position
-    return make_sparse(new_idx, vals[entry], shape, self._dtype, device=self._device)
-
+    idx, vals, shape[d], still_sorted = _compose.index_select(self._indices_t, self._values_t, self.sparse_dim(),
+                                                              shape[d], d, index)
+    return make_sparse(idx, vals, shape, self._dtype, self._coalesced and still_sorted, device=self._device)
 
 def sum_method(self, dim=None, keepdim=False, dtype=None):
     """Tensor.sum on a sparse tensor (``torch.sparse.sum`` semantics; keepdim unsupported)."""
@@ -268,16 +196,11 @@ def _to(self, *args, **kwargs):
         if isinstance(a, D.dtype):
             dtype = a
         elif isinstance(a, (str, device_cls)):
-            device = device_cls(a)
-            if device.type == "cuda" and device.index is None:
-                device = device_cls("cuda", 0)  # as dense .to("cuda"): the current device
+            device = _backends.resolve(device_cls(a))  # as dense .to("cuda"): the current device
     if dtype is self._dtype and device == self._device:
         return self
-    if self._device.type == "cuda" or device.type == "cuda":  # tensors move as tensors
-        return make_sparse(self._indices_t.to(device), self._values_t.to(device=device, dtype=dtype), self.shape,
-                           dtype, self._coalesced, device=device)
-    return make_sparse(self._indices_t._data, array_of(self._values_t), self.shape, dtype, self._coalesced,
-                       device=device)
+    return make_sparse(self._indices_t.to(device), self._values_t.to(device=device, dtype=dtype), self.shape,
+                       dtype, self._coalesced, device=device)
 
 
 _METHODS = {
@@ -301,11 +224,8 @@ def sparse_mask(self, mask):
     if tuple(self.shape) != tuple(mask.shape):
         raise RuntimeError(f"sparse_mask(): operands have incompatible sizes; self has size {list(self.shape)} "
                            f"but mask has size {list(mask.shape)}")
-    if mask._device.type == "cuda":
-        picked = _compose.gather_dense(_on(self, mask), mask._indices_t, mask.sparse_dim())
-        return make_sparse(mask._indices_t, picked, self.shape, self._dtype, mask._coalesced, device=mask._device)
-    picked = array_of(self)[tuple(mask._indices_t._data)]
-    return make_sparse(mask._indices_t._data, picked, self.shape, self._dtype, mask._coalesced, device=self._device)
+    picked = _compose.gather_dense(_on(self, mask), mask._indices_t, mask.sparse_dim())
+    return make_sparse(mask._indices_t, picked, self.shape, self._dtype, mask._coalesced, device=mask._device)
 
 
 def _detach_(self):

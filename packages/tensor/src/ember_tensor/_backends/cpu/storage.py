@@ -16,6 +16,8 @@ def empty(shape, np_dtype):
 def as_strided(buf, shape, strides, offset):
     """A view of 1-d contiguous buffer `buf` with element `strides` and `offset`."""
     itemsize = buf.itemsize
+    if 0 in shape:  # reads nothing; NumPy refuses any offset into an empty buffer
+        offset = 0
     return np.ndarray(shape, buf.dtype, buffer=buf, offset=offset * itemsize,
                       strides=tuple(s * itemsize for s in strides))
 

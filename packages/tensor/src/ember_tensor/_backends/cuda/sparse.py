@@ -1,45 +1,56 @@
 """The sparse family on CUDA: the kernels of sparse COO tensors over device arrays.
 
-`spmm` runs one thread per (entry, output column) pair, grid-stride, with atomic adds
-into the output (entries of one row, duplicates included, land on different threads);
-`sampled_dot` runs one thread per entry. The other sparse ops compose dense tensor ops
-that run on the device (`ember_tensor.sparse._compose`).
+The same functions as `_backends.cpu.sparse`. `coalesce` numbers the entries by their
+row-major key (a kernel), groups equal keys with the device `unique` (a sort, run starts
+and a cumsum) and sums each group's values with the device scatter-add; the one value
+read back is the number of groups, which sizes the output (PyTorch's CUDA coalesce
+synchronises there too). `spmm` runs one thread per (entry, output column) pair with
+atomic adds into the output; `sampled_dot` one thread per entry.
 """
 import numpy as np
-from numba import cuda
 
-from . import storage
+from . import arrays, counting, scatter, storage
 from .launch import grid_stride
+from .kernels import sparse as K
 
-__all__ = ["spmm", "sampled_dot"]
-
-
-@cuda.jit
-def _spmm_atomic(rows, cols, values, dense, out):
-    width = dense.shape[1]
-    total = rows.shape[0] * width
-    for t in range(cuda.grid(1), total, cuda.gridsize(1)):
-        k = t // width
-        j = t - k * width
-        cuda.atomic.add(out, (rows[k], j), values[k] * dense[cols[k], j])
-
-
-@cuda.jit
-def _sampled_dot(rows, cols, a, b, out):
-    width = a.shape[1]
-    for k in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):
-        acc = 0.0
-        r = rows[k]
-        c = cols[k]
-        for j in range(width):
-            acc += a[r, j] * b[c, j]
-        out[k] = acc
+__all__ = ["coalesce", "spmm", "sampled_dot"]
 
 
 def _zeros(shape, np_dtype):
     out = storage.empty(shape, np_dtype)
     storage.fill_(out, 0)
     return out
+
+
+def _sizes(sparse_shape):
+    return storage.from_numpy(np.asarray(sparse_shape, np.int64).reshape(-1))
+
+
+def coalesce(indices, values, sparse_shape):
+    """Sorted unique int64 `indices` (sparse_dim, n) and `values` (n, *dense) summed per
+    index, for entries `indices` (sparse_dim, nnz) and `values` (nnz, *dense)."""
+    nnz = indices.shape[1]
+    dense_shape = tuple(values.shape[1:])
+    width = int(np.prod(dense_shape, dtype=np.int64))
+    keys = storage.empty((nnz,), np.int64)
+    sizes = _sizes(sparse_shape)
+    if nnz:
+        grid_stride(K.flat_keys, nnz, storage.contiguous(indices), sizes, keys)
+    unique_keys, group, _ = counting.unique(keys, None, False)
+    n = unique_keys.shape[0]
+    out_indices = storage.empty((len(sparse_shape), n), np.int64)
+    if n and len(sparse_shape):
+        grid_stride(K.unflatten_keys, n, unique_keys, sizes, out_indices)
+    # Booleans sum as integers (a group is true when any entry is), as PyTorch's add.
+    work = np.dtype(np.int64) if values.dtype == np.bool_ else values.dtype
+    rows = (storage.contiguous(values) if work == values.dtype else storage.astype(values, work)).reshape((nnz, width))
+    out = _zeros((n, width), work)
+    if n and width:
+        expanded = arrays.broadcast_to(group.reshape((nnz, 1)), (nnz, width))
+        scatter.scatter(out, 0, expanded, rows, "sum", True, None, work)
+    if work != values.dtype:
+        out = storage.astype(out, values.dtype)
+    return out_indices, out.reshape((n,) + dense_shape)
 
 
 def spmm(indices, values, dense, n_rows, np_dtype, coalesced):
@@ -52,7 +63,7 @@ def spmm(indices, values, dense, n_rows, np_dtype, coalesced):
     values = storage.contiguous(values if values.dtype == np_dtype else storage.astype(values, np_dtype))
     dense = storage.contiguous(dense if dense.dtype == np_dtype else storage.astype(dense, np_dtype))
     indices = storage.contiguous(indices)
-    grid_stride(_spmm_atomic, nnz * width, indices[0], indices[1], values, dense, out)
+    grid_stride(K.spmm_atomic, nnz * width, indices[0], indices[1], values, dense, out)
     return out
 
 
@@ -65,5 +76,5 @@ def sampled_dot(indices, a, b):
         a = storage.contiguous(a if a.dtype == np.float64 else storage.astype(a, np.float64))
         b = storage.contiguous(b if b.dtype == np.float64 else storage.astype(b, np.float64))
         indices = storage.contiguous(indices)
-        grid_stride(_sampled_dot, nnz, indices[0], indices[1], a, b, out)
+        grid_stride(K.sampled_dot, nnz, indices[0], indices[1], a, b, out)
     return out
