@@ -21,7 +21,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_TARGETS = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("packages/*/tests/test_*cuda*.py"))
+# The CUDA test files, and the generic op-database tests, which take the device as a parameter.
+DEFAULT_TARGETS = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("packages/*/tests/test_*cuda*.py")) + [
+    "packages/tensor/tests/test_ops.py", "packages/tensor/tests/test_reductions.py"]
 TARGET_CC = (9, 0)
 
 

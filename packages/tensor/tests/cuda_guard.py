@@ -6,7 +6,11 @@ that is correct but slow). Reading a single count that sizes the output (nonzero
 masked_select: PyTorch synchronises there too) goes through `allow_scalar_reads`.
 
 `as_on_cuda(message)` is a CPU error message as PyTorch's CUDA build words it (a dtype
-error names the CUDA kernel). `run_on_simulated_devices(script, devices)` runs a script in a fresh interpreter on that
+error names the CUDA kernel). `matches_the_cpu(call, args, what)` runs a call on the CPU
+and on CUDA inside `device_only()`: the same result, or the same error word for word; it
+is what a generic test taking the device as a parameter asserts for "cuda", the CPU
+result being checked against the reference by the "cpu" parameter. `DEVICES` is that
+parameter. `run_on_simulated_devices(script, devices)` runs a script in a fresh interpreter on that
 many simulated GPUs (the device count is fixed when CUDA first initialises).
 """
 import contextlib
@@ -15,8 +19,19 @@ import re
 import subprocess
 import sys
 import textwrap
+import warnings
 
-__all__ = ["device_only", "as_on_cuda", "run_on_simulated_devices"]
+import numpy as np
+import pytest
+
+import ember_tensor as et
+
+__all__ = ["DEVICES", "device_only", "as_on_cuda", "run_on_simulated_devices", "same_as_cpu", "matches_the_cpu"]
+
+# The device parameter of the generic tests: CUDA runs on Numba's simulator where no GPU is.
+DEVICES = [pytest.param("cpu"),
+           pytest.param("cuda", marks=pytest.mark.skipif(not et.cuda.is_available(),
+                                                         reason="no CUDA and no simulator"))]
 
 
 @contextlib.contextmanager
@@ -59,3 +74,57 @@ def as_on_cuda(message):
         return f'"{CUDA_KERNEL_NAMES.get(match[1], match[1])}" not implemented for'
 
     return re.sub(r'^"(\w+)" not implemented for', rename, message)
+
+
+def _host(t):
+    return t.cpu().numpy() if t.dtype is not et.bfloat16 else t.cpu().float().numpy()
+
+
+def same_as_cpu(cpu_result, cuda_result, tol=1e-6):
+    """`cuda_result` (a tensor or tuple of them) is on cuda:0 with `cpu_result`'s dtype,
+    shape and values (NaN == NaN; half types within their precision)."""
+    pairs = zip(cpu_result, cuda_result) if isinstance(cpu_result, tuple) else [(cpu_result, cuda_result)]
+    for c, g in pairs:
+        assert g.device == et.device("cuda", 0)
+        assert g.dtype == c.dtype
+        assert g.shape == c.shape
+        if c.dtype.is_floating_point:
+            rtol = {et.float16: 1e-3, et.bfloat16: 1e-2}.get(c.dtype, tol)
+            np.testing.assert_allclose(_host(g), _host(c), rtol=rtol, atol=rtol, equal_nan=True)
+        else:
+            np.testing.assert_array_equal(_host(g), _host(c))
+
+
+def _on_cuda(values):
+    return [v.cuda() if isinstance(v, et.Tensor) else v for v in values]
+
+
+def _quietly(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+def matches_the_cpu(call, args, what, reads_a_flag=False, tol=1e-5):
+    """call(*args) on the CPU and on CUDA (inside device_only): the same result, or the
+    same error word for word. A Python result, or an op that reads back one flag to raise
+    (`reads_a_flag`), may read single elements."""
+    try:
+        expected = _quietly(call, *args)
+    except Exception as error:  # an error case: CUDA must raise the same, word for word
+        with pytest.raises(type(error)) as raised:  # (a dtype error names the CUDA kernel)
+            _quietly(call, *_on_cuda(args))
+        assert str(raised.value) == as_on_cuda(str(error)), what
+        return
+    cuda_args = _on_cuda(args)
+    python_result = not isinstance(expected, (et.Tensor, tuple))
+    # A Python result (allclose, equal) is read back: one element, as PyTorch does too.
+    with device_only(allow_scalar_reads=python_result or reads_a_flag):
+        got = _quietly(call, *cuda_args)
+    if python_result:
+        assert got == expected, what
+        return
+    try:
+        same_as_cpu(expected, got, tol=tol)
+    except AssertionError as failure:
+        raise AssertionError(f"{what}: {failure}") from None

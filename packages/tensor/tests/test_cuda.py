@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import ember_tensor as et
+from cuda_guard import device_only, same_as_cpu as _same
 
 pytestmark = pytest.mark.skipif(not et.cuda.is_available(), reason="no CUDA and no simulator")
 
@@ -22,26 +23,6 @@ A = [[0.5, -1.5, 2.0], [3.25, -0.0, 7.0]]
 B = [1.0, 2.0, -3.0]
 AI = [[1, -2, 3], [4, 5, -6]]
 BI = [2, 3, 1]
-
-
-def _host(t):
-    arr = t.cpu().numpy() if t.dtype is not et.bfloat16 else t.cpu().float().numpy()
-    return arr
-
-
-def _same(cpu_result, cuda_result, tol=1e-6):
-    """cuda_result is on cuda:0 with cpu_result's dtype, shape and values (NaN == NaN)."""
-    pairs = zip(cpu_result, cuda_result) if isinstance(cpu_result, tuple) else \
-        [(cpu_result, cuda_result)]
-    for c, g in pairs:
-        assert g.device == CUDA0
-        assert g.dtype == c.dtype
-        assert g.shape == c.shape
-        if c.dtype.is_floating_point:
-            rtol = {et.float16: 1e-3, et.bfloat16: 1e-2}.get(c.dtype, tol)
-            np.testing.assert_allclose(_host(g), _host(c), rtol=rtol, atol=rtol, equal_nan=True)
-        else:
-            np.testing.assert_array_equal(_host(g), _host(c))
 
 
 def _check(fn, *args, tol=1e-6):
@@ -311,7 +292,6 @@ def test_copies_between_host_and_device():
 def test_random_numbers_are_made_on_the_device_and_reproducible():
     # CUDA has its own Philox generator (as PyTorch): a seed fixes the numbers, but they
     # are not the CPU's. test_cuda_random.py checks every sampler in depth.
-    from cuda_guard import device_only
     et.manual_seed(7)
     with device_only():
         first = et.rand(4000, device="cuda")

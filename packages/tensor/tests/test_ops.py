@@ -5,6 +5,10 @@ broadcast, non-contiguous, numbers on either side, extremal values), non-contigu
 inputs giving exactly the contiguous result, the result dtype under PyTorch's promotion
 rules, the function / method / operator forms agreeing, `out=` (resize, dtype rules),
 the in-place form (values, version counter, dtype and shape rules) and error inputs.
+
+The values and the error inputs are checked on every device (the `device` parameter): on
+the CPU against the reference, on CUDA (Numba's simulator where no GPU is) against the
+CPU, inside `device_only()`, so that an op that quietly computed on the host fails.
 """
 import warnings
 
@@ -12,6 +16,7 @@ import numpy as np
 import pytest
 
 import ember_tensor as et
+from cuda_guard import DEVICES, matches_the_cpu
 from ember_tensor.testing.opdb import (B, CAN_CAST, F16, F32, F64, BF16, I32, I64, NP, OP_DB, OPS, TOLERANCE, TYPE_NAME, U8,
                   Operand, SampleInput, expected_result, make_values, reference_result_type, rng_for)
 
@@ -25,6 +30,37 @@ def _params(test, ops=OP_DB, dtypes=None):
             marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
             params.append(pytest.param(op, dtype, marks=marks, id=f"{op.name}-{dtype.name}"))
     return params
+
+
+def _device_params(test, ops=OP_DB):
+    """(op, dtype, device) params: the CPU's carry the op's expected failures against the
+    reference; another device's are held to the CPU's results, failures included."""
+    params = []
+    for device in DEVICES:
+        (name,), device_marks = device.values, list(device.marks)
+        for op in ops:
+            for dtype in op.dtypes:
+                reason = op.xfail(test, dtype) if name == "cpu" else None
+                marks = device_marks + ([pytest.mark.xfail(reason=reason, strict=True)] if reason else [])
+                params.append(pytest.param(op, dtype, name, marks=marks, id=f"{op.name}-{dtype.name}-{name}"))
+    return params
+
+
+def _device_op_params(test, ops):
+    """(op, device) params, as `_device_params` without the dtype."""
+    params = []
+    for device in DEVICES:
+        (name,), device_marks = device.values, list(device.marks)
+        for op in ops:
+            reason = op.xfail(test) if name == "cpu" else None
+            marks = device_marks + ([pytest.mark.xfail(reason=reason, strict=True)] if reason else [])
+            params.append(pytest.param(op, name, marks=marks, id=f"{op.name}-{name}"))
+    return params
+
+
+# Integer division reads back one flag (is any divisor zero?) to raise the CPU's
+# ZeroDivisionError: the only host read these ops make on CUDA.
+_READS_A_FLAG = {"div", "floor_divide", "remainder", "fmod"}
 
 
 def _op_params(test, ops=OP_DB):
@@ -62,10 +98,18 @@ def _is_tensor_input(sample):
 # --- forward -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("op, dtype", _params("test_forward"))
-def test_forward(op, dtype):
-    """Values, dtype and shape of every sample match the reference."""
-    for sample in op.sample_inputs(dtype):
+@pytest.mark.parametrize("op, dtype, device", _device_params("test_forward"))
+def test_forward(op, dtype, device):
+    """Values, dtype and shape of every sample match the reference (another device: the CPU)."""
+    samples = op.sample_inputs(dtype)
+    assert samples, f"{op.name} has no samples for {dtype}"
+    if device != "cpu":
+        reads_a_flag = op.name in _READS_A_FLAG and not dtype.is_floating_point
+        for sample in samples:
+            matches_the_cpu(lambda *xs, kw=sample.kwargs: op.fn(*xs, **kw), sample.ember(),
+                            f"{op.name}, sample {sample.name!r}, {dtype}", reads_a_flag)
+        return
+    for sample in samples:
         args = sample.ember()
         result = _call(op.fn, args, sample.kwargs)
         if op.result == "python":
@@ -286,15 +330,20 @@ def test_inplace_shape_error(op):
 # --- errors ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("op", _op_params("test_error_inputs", [op for op in OP_DB if op.error_inputs_func]))
-def test_error_inputs(op):
-    """Each error input raises PyTorch's exception type with PyTorch's message."""
+@pytest.mark.parametrize("op, device", _device_op_params("test_error_inputs",
+                                                          [op for op in OP_DB if op.error_inputs_func]))
+def test_error_inputs(op, device):
+    """Each error input raises PyTorch's exception type with PyTorch's message (on CUDA
+    the CPU's, word for word, as PyTorch's CUDA build words it)."""
     for err in op.error_inputs():
         args = err.sample.ember()
         fn = {"function": op.fn, "method": lambda *a, **k: op.method_of(a[0])(*a[1:], **k),
               "inplace": lambda *a, **k: op.inplace_of(a[0])(*a[1:], **k)}[err.variant]
         with pytest.raises(err.exc, match=err.match):
             _call(fn, args, err.sample.kwargs)
+        if device != "cpu":
+            matches_the_cpu(lambda *xs, kw=err.sample.kwargs: fn(*xs, **kw), args,
+                            f"{op.name} error input {err.sample.name!r} ({err.variant})")
 
 
 def _to_torch(torch, x):

@@ -7,6 +7,10 @@ a NumPy reference; non-contiguous inputs must give their contiguous copy's resul
 method form must agree; out= must be written and resized like PyTorch's; and the errors
 (empty inputs without an identity, dims out of range or repeated, unsupported dtypes)
 must be PyTorch's type and message.
+
+The values are checked on every device (the `device` parameter): on the CPU against the
+reference, on CUDA against the CPU inside `device_only()` — every sample on a real GPU,
+every 8th (a rotating share per dtype) on Numba's simulator, where all take minutes.
 """
 import math
 import warnings
@@ -15,6 +19,7 @@ import numpy as np
 import pytest
 
 import ember_tensor as et
+from cuda_guard import DEVICES, matches_the_cpu
 from ember_tensor.testing.opdb import (B, F32, F64, I64, NP, REDUCTION_DB, REDUCTIONS, TOLERANCE, U8, EXTREMAL, Operand,
                   make_values, rng_for)
 
@@ -130,9 +135,46 @@ def _params(ops=REDUCTION_DB):
     return [pytest.param(op, d, id=f"{op.name}-{d.name}") for op in ops for d in op.dtypes]
 
 
-@pytest.mark.parametrize("op, dtype", _params())
-def test_forward(op, dtype):
-    """Values, dtype and shape for every input layout, dim form, keepdim and keyword set."""
+def _device_params(ops=REDUCTION_DB):
+    return [pytest.param(op, d, device.values[0], marks=device.marks, id=f"{op.name}-{d.name}-{device.values[0]}")
+            for device in DEVICES for op in ops for d in op.dtypes]
+
+
+def _simulated():
+    return et.cuda.is_available() and "simulator" in et.cuda.get_device_name().lower()
+
+
+def _casts_non_finite_to_int(sample_name, dtype, kwargs):
+    # sum(dtype=int64) of NaN/inf: undefined in C; a real GPU saturates where the CPU (and
+    # the simulator) give INT_MIN, so PyTorch's CPU and CUDA differ there too.
+    target = kwargs.get("dtype")
+    return (sample_name.startswith("extremal") and dtype.is_floating_point
+            and target is not None and not target.is_floating_point)
+
+
+def _matches_the_cpu_on_cuda(op, dtype):
+    simulated = _simulated()
+    step = 8 if simulated else 1
+    start = op.dtypes.index(dtype) % step  # another share of the samples for each dtype
+    samples = list(reduction_samples(op, dtype))[start::step]
+    assert samples
+    for name, operand, dim, keepdim, kwargs in samples:
+        if not simulated and _casts_non_finite_to_int(name, dtype, kwargs):
+            continue
+        args = {} if dim is None else {"dim": dim}
+        if dim is not None and op.keepdim:
+            args["keepdim"] = keepdim
+        matches_the_cpu(lambda x, a=args, kw=kwargs: op.fn(x, **a, **kw), [operand.tensor(dtype)],
+                        f"{op.name}, {name}, {dtype}")
+
+
+@pytest.mark.parametrize("op, dtype, device", _device_params())
+def test_forward(op, dtype, device):
+    """Values, dtype and shape for every input layout, dim form, keepdim and keyword set
+    (another device: the CPU's)."""
+    if device != "cpu":
+        _matches_the_cpu_on_cuda(op, dtype)
+        return
     for what, x, dim, keepdim, kwargs in reduction_samples(op, dtype):
         got = _call(op, x.tensor(dtype), dim, keepdim, kwargs)
         want = _expected(op, x, dim, keepdim, kwargs, dtype)
