@@ -5,17 +5,18 @@ A package's tests/test_package.py makes its own copy with one line:
     TestPackage = package_contract.tests_for(__file__, "ember_nn", ["ember-tensor", "ember-autograd"])
 
 The checks: the package imports, its version is its pyproject's (and the installed
-distribution's, when it is installed), it declares exactly the layers below it, and it
-refuses to import beside a layer whose version is outside the range it declares.
+distribution's, when it is installed), its dependencies are read from its layers.txt, it
+declares exactly the layers below it, and it refuses to import beside a layer whose
+version is outside the range it declares.
 """
 import importlib
 import importlib.metadata
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from ember_tensor.version import read_layers
 
 try:
     import tomllib
@@ -30,14 +31,17 @@ def tests_for(test_file, module_name, layers_below):
 
     `layers_below` are the distribution names it must depend on, bottom layer first.
     """
-    pyproject = tomllib.loads((Path(test_file).parents[1] / "pyproject.toml").read_text())
+    root = Path(test_file).parents[1]
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text())
     project = pyproject["project"]
     dist_name = project["name"]
+    dynamic = pyproject["tool"]["setuptools"]["dynamic"]
     # The version is written once, as the package's __version__; pyproject reads it from there.
-    version_attr = pyproject["tool"]["setuptools"]["dynamic"]["version"]["attr"]
-    # "ember-tensor>=0.1,<0.2" -> ("ember-tensor", "0.1", "0.2")
-    layer_ranges = [re.fullmatch(r"(ember-[a-z]+)>=([0-9.]+),<([0-9.]+)", requirement).groups()
-                    for requirement in project["dependencies"] if requirement.startswith("ember-")]
+    version_attr = dynamic["version"]["attr"]
+    # The ranges are written once, in the package's layers.txt; pyproject reads its
+    # dependencies from there and so does the import-time check: ("ember-tensor", "0.1", "0.2").
+    layers_file = root / "src" / module_name / "layers.txt"
+    layer_ranges = read_layers(layers_file)
 
     class TestPackage:
         def test_version_matches_pyproject(self):
@@ -51,6 +55,12 @@ def tests_for(test_file, module_name, layers_below):
             except importlib.metadata.PackageNotFoundError:
                 pytest.skip(f"{dist_name} runs from a source tree, not an installed distribution")
             assert installed == importlib.import_module(module_name).__version__
+
+        def test_dependencies_are_read_from_layers_txt(self):
+            assert "dependencies" in project["dynamic"] and "dependencies" not in project
+            assert [root / f for f in dynamic["dependencies"]["file"]] == [layers_file]
+            assert "layers.txt" in pyproject["tool"]["setuptools"]["package-data"][module_name]
+            assert all(minimum and below for _, minimum, below in layer_ranges)
 
         def test_declares_exactly_the_layers_below(self):
             assert sorted(name for name, _, _ in layer_ranges) == sorted(layers_below)

@@ -84,6 +84,17 @@ def test_planted_forbidden_import_fails_the_check(copied_tree, importer, importe
     assert f"{importer}._planted_import -> {imported}" in output
 
 
+def _requirements(pyproject):
+    """A package's requirements: its pyproject's list, or the file that pyproject reads
+    them from (the layers.txt where a package above the bottom writes its ranges)."""
+    config = tomllib.loads(pyproject.read_text())
+    if "dependencies" in config["project"]:
+        return config["project"]["dependencies"]
+    files = config["tool"]["setuptools"]["dynamic"]["dependencies"]["file"]
+    lines = [line.split("#", 1)[0].strip() for f in files for line in (pyproject.parent / f).read_text().splitlines()]
+    return [line for line in lines if line]
+
+
 def test_installed_stack_is_the_declared_one():
     spec = importlib.util.spec_from_file_location("install_stack", REPO / "tools" / "install_stack.py")
     install_stack = importlib.util.module_from_spec(spec)
@@ -91,7 +102,7 @@ def test_installed_stack_is_the_declared_one():
 
     declared = {}
     for pyproject in REPO.glob("packages/*/pyproject.toml"):
-        dependencies = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+        dependencies = _requirements(pyproject)
         names = [re.match(r"ember-([a-z]+)", d).group(1) for d in dependencies if d.startswith("ember-")]
         declared[pyproject.parent.name] = sorted(names)
     assert declared == {package: sorted(below) for package, below in install_stack.STACK.items()}

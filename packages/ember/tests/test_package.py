@@ -40,14 +40,25 @@ def test_installed_metadata_matches_version():
     assert installed == ember.__version__
 
 
+def _pins():
+    """{distribution: version} of the meta-package's layers.txt, which pyproject reads."""
+    lines = (Path(ember.__file__).with_name("layers.txt")).read_text().splitlines()
+    return dict(line.split("==") for line in lines if line and not line.startswith("#"))
+
+
+def test_dependencies_are_the_pins_of_layers_txt():
+    assert "dependencies" in PROJECT["dynamic"] and "dependencies" not in PROJECT
+    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["dependencies"]["file"] == ["src/ember/layers.txt"]
+    assert "layers.txt" in PYPROJECT["tool"]["setuptools"]["package-data"]["ember"]
+
+
 def test_pins_every_layer_exactly():
     # The meta-package is the set of layers that was tested together: exact pins only.
-    pins = dict(requirement.split("==") for requirement in PROJECT["dependencies"])
-    assert sorted(pins) == [f"ember-{layer}" for layer in LAYERS]
+    assert sorted(_pins()) == [f"ember-{layer}" for layer in LAYERS]
 
 
 def test_import_refuses_tensor_other_than_the_pinned_one():
-    pinned = dict(r.split("==") for r in PROJECT["dependencies"])["ember-tensor"]
+    pinned = _pins()["ember-tensor"]
     script = "import ember_tensor\nember_tensor.__version__ = '0.1.1'\nimport ember\n"
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode != 0, "ember imported beside a tensor layer it does not pin"
@@ -55,10 +66,10 @@ def test_import_refuses_tensor_other_than_the_pinned_one():
     assert "but ember-tensor 0.1.1 is installed" in result.stderr
 
 
-def test_runtime_pins_match_pyproject():
-    pins = dict(requirement.split("==") for requirement in PROJECT["dependencies"])
+def test_runtime_pins_are_the_pins_of_layers_txt():
     runtime = {distribution: minimum for distribution, minimum, _ in ember.PINNED_LAYERS.values()}
-    assert runtime == pins
+    assert runtime == _pins()
+    assert all(module == distribution.replace("-", "_") for module, (distribution, _, _) in ember.PINNED_LAYERS.items())
 
 
 def test_top_level_is_ember_tensor_public_surface_plus_grad_modes():

@@ -14,12 +14,12 @@ tensor([2., 4.])
 """
 
 import ember_tensor
-from ember_tensor.version import check_layer_version
+from ember_tensor.version import check_layers
 
 __version__ = "0.1.0"
 
 _NEEDED_BY = f"ember-autograd {__version__}"
-check_layer_version("ember-tensor", ember_tensor.__version__, "0.1", "0.2", _NEEDED_BY)
+check_layers(__file__, _NEEDED_BY)
 
 from ember_tensor.dispatch import install_autograd, register_wrapper  # noqa: E402
 

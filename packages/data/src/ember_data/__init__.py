@@ -9,13 +9,12 @@ live in ``ember_data.datasets``.
 
 import ember_autograd
 import ember_tensor
-from ember_tensor.version import check_layer_version
+from ember_tensor.version import check_layers
 
 __version__ = "0.1.0"
 
 _NEEDED_BY = f"ember-data {__version__}"
-check_layer_version("ember-tensor", ember_tensor.__version__, "0.1", "0.2", _NEEDED_BY)
-check_layer_version("ember-autograd", ember_autograd.__version__, "0.1", "0.2", _NEEDED_BY)
+check_layers(__file__, _NEEDED_BY)
 
 from ._collate import default_collate, default_convert  # noqa: E402 -- after the version checks
 from ._worker import WorkerInfo, get_worker_info  # noqa: E402

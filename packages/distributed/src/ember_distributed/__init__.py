@@ -13,13 +13,12 @@ Importing this package does not start MPI: ``init_process_group`` does.
 
 import ember_autograd
 import ember_tensor
-from ember_tensor.version import check_layer_version
+from ember_tensor.version import check_layers
 
 __version__ = "0.1.0"
 
 _NEEDED_BY = f"ember-distributed {__version__}"
-check_layer_version("ember-tensor", ember_tensor.__version__, "0.1", "0.2", _NEEDED_BY)
-check_layer_version("ember-autograd", ember_autograd.__version__, "0.1", "0.2", _NEEDED_BY)
+check_layers(__file__, _NEEDED_BY)
 
 from ._group import (  # noqa: E402
     Backend, GroupMember, ProcessGroup, default_pg_timeout, destroy_process_group, get_backend, get_global_rank,

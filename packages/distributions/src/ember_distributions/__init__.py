@@ -15,13 +15,12 @@ tensor(0.4431)
 
 import ember_autograd
 import ember_tensor
-from ember_tensor.version import check_layer_version
+from ember_tensor.version import check_layers
 
 __version__ = "0.1.0"
 
 _NEEDED_BY = f"ember-distributions {__version__}"
-check_layer_version("ember-tensor", ember_tensor.__version__, "0.1", "0.2", _NEEDED_BY)
-check_layer_version("ember-autograd", ember_autograd.__version__, "0.1", "0.2", _NEEDED_BY)
+check_layers(__file__, _NEEDED_BY)
 
 from . import constraints, transforms, utils  # noqa: E402 -- after the version checks
 from .bernoulli import Bernoulli  # noqa: E402

@@ -11,27 +11,21 @@ Below the star import, names such as ``any``, ``bool`` and ``range`` are ember_t
 not Python's builtins: keep logic out of this file.
 """
 
+from pathlib import Path as _Path
+
 import ember_tensor
 from ember_tensor import *  # noqa: F403 -- PyTorch's top level is ember_tensor's surface
-from ember_tensor.version import check_layer_version
+from ember_tensor.version import check_layer_version, read_layers
 
 from ember import _aliases
 
 __version__ = "0.1.0"
 
-# ember pins the exact set of layers it was tested with (pyproject.toml says the same; a
-# test keeps the two equal). A range check of [pin, next patch) accepts that release and
-# its dev/post builds, nothing else.
-PINNED_LAYERS = {
-    "ember_tensor": ("ember-tensor", "0.1.0", "0.1.1"),
-    "ember_autograd": ("ember-autograd", "0.1.0", "0.1.1"),
-    "ember_nn": ("ember-nn", "0.1.0", "0.1.1"),
-    "ember_optim": ("ember-optim", "0.1.0", "0.1.1"),
-    "ember_data": ("ember-data", "0.1.0", "0.1.1"),
-    "ember_distributed": ("ember-distributed", "0.1.0", "0.1.1"),
-    "ember_export": ("ember-export", "0.1.0", "0.1.1"),
-    "ember_distributions": ("ember-distributions", "0.1.0", "0.1.1"),
-}
+# ember pins the exact set of layers it was tested with, in layers.txt (which its
+# pyproject.toml reads too): module -> (distribution, pin, next patch). A range check of
+# [pin, next patch) accepts that release and its dev/post builds, nothing else.
+PINNED_LAYERS = {name.replace("-", "_"): (name, minimum, below)
+                 for name, minimum, below in read_layers(_Path(__file__).with_name("layers.txt"))}
 _NEEDED_BY = f"ember {__version__}"
 
 

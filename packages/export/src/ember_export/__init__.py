@@ -6,13 +6,12 @@ duck typing: it does not import ember-nn.
 
 import ember_autograd
 import ember_tensor
-from ember_tensor.version import check_layer_version
+from ember_tensor.version import check_layers
 
 __version__ = "0.1.0"
 
 _NEEDED_BY = f"ember-export {__version__}"
-check_layer_version("ember-tensor", ember_tensor.__version__, "0.1", "0.2", _NEEDED_BY)
-check_layer_version("ember-autograd", ember_autograd.__version__, "0.1", "0.2", _NEEDED_BY)
+check_layers(__file__, _NEEDED_BY)
 
 from . import jit, onnx  # noqa: E402
 from ._trace import TracedModule, TracerWarning, trace  # noqa: E402

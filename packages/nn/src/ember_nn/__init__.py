@@ -14,13 +14,12 @@ torch.Size([3, 2])
 
 import ember_autograd
 import ember_tensor
-from ember_tensor.version import check_layer_version
+from ember_tensor.version import check_layers
 
 __version__ = "0.1.0"
 
 _NEEDED_BY = f"ember-nn {__version__}"
-check_layer_version("ember-tensor", ember_tensor.__version__, "0.1", "0.2", _NEEDED_BY)
-check_layer_version("ember-autograd", ember_autograd.__version__, "0.1", "0.2", _NEEDED_BY)
+check_layers(__file__, _NEEDED_BY)
 
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: E402
 from .modules import *  # noqa: E402,F401,F403 - every layer class

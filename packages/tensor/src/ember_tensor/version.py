@@ -10,13 +10,20 @@ range at install time; ``check_layer_version`` enforces it again at import time,
 an environment can drift (a ``pip install --no-deps``, a source checkout on ``PYTHONPATH``)
 and a mismatch would otherwise surface as an obscure AttributeError deep inside a kernel.
 
+The ranges are written once per package, in the ``layers.txt`` beside its ``__init__.py``
+(pip's requirement syntax): its pyproject.toml reads its dependencies from that file, and
+``check_layers`` reads the same file at import. The meta-package's exact pins live the same
+way, in ``ember/layers.txt``.
+
 The check is pure Python on purpose: importing ``packaging`` would cost more than the
 check itself, and every ``import ember`` pays it.
 """
 
+import importlib
 import re
+from pathlib import Path
 
-__all__ = ["__version__", "cuda", "check_layer_version"]
+__all__ = ["__version__", "cuda", "check_layer_version", "read_layers", "check_layers"]
 
 __version__ = "0.1.0"
 cuda = None
@@ -79,3 +86,52 @@ def check_layer_version(
         f"{needed_by} needs {requirement} but {package} {version} is installed; "
         f"install a matching version: pip install '{requirement}'"
     )
+
+
+# One ember layer in a requirements file: a window ("ember-tensor>=0.1,<0.2") or a pin
+# ("ember-tensor==0.1.0"); other lines (comments, third-party requirements) are not layers.
+_LAYER_LINE = re.compile(r"(ember-[a-z]+)\s*(?:>=\s*([0-9.]+)\s*,\s*<\s*([0-9.]+)|==\s*([0-9.]+))\s*")
+
+
+def _next_patch(version: str) -> str:
+    """The first release after `version` ("0.1.0" -> "0.1.1"): the top of a pin's window."""
+    numbers = [int(part) for part in version.split(".")]
+    return ".".join(str(n) for n in numbers[:-1] + [numbers[-1] + 1])
+
+
+def read_layers(path) -> list[tuple[str, str, str]]:
+    r"""The ember layers a requirements file names, as (distribution, minimum, below).
+
+    A pin ``==X`` is the window [X, next patch): that release and its dev/post builds.
+
+    Raises:
+        ValueError: a line names an ember layer in another form (a bug in the file).
+
+    Example:
+        >>> import tempfile, os
+        >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        ...     _ = f.write("# below\nember-tensor>=0.1,<0.2\nnumpy>=1.24\nember-nn==0.1.0\n")
+        >>> read_layers(f.name)
+        [('ember-tensor', '0.1', '0.2'), ('ember-nn', '0.1.0', '0.1.1')]
+        >>> os.unlink(f.name)
+    """
+    layers = []
+    for line in Path(path).read_text().splitlines():
+        requirement = line.split("#", 1)[0].strip()
+        if not requirement.startswith("ember-"):
+            continue
+        match = _LAYER_LINE.fullmatch(requirement)
+        if match is None:
+            raise ValueError(f"{path}: expected 'ember-x>=A,<B' or 'ember-x==A', got {requirement!r}")
+        name, minimum, below, pin = match.groups()
+        layers.append((name, pin, _next_patch(pin)) if pin else (name, minimum, below))
+    return layers
+
+
+def check_layers(package_file: str, needed_by: str) -> None:
+    """Check every ember layer named in the ``layers.txt`` beside `package_file` (a
+    package's ``__init__.py``) against the version installed: the import-time half of the
+    ranges pip enforces at install time (see `check_layer_version`)."""
+    for name, minimum, below in read_layers(Path(package_file).with_name("layers.txt")):
+        layer = importlib.import_module(name.replace("-", "_"))
+        check_layer_version(name, layer.__version__, minimum, below, needed_by)
