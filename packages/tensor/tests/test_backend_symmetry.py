@@ -35,7 +35,9 @@ def _family(device, family):
 
 
 def _functions(module):
-    return {name for name in module.__all__ if inspect.isfunction(getattr(module, name))}
+    """The functions and classes (a random family's `Engine`) a backend module exports."""
+    return {name for name in module.__all__
+            if inspect.isfunction(getattr(module, name)) or inspect.isclass(getattr(module, name))}
 
 
 @pytest.mark.parametrize("family", FAMILIES)

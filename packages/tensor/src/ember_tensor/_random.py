@@ -2,10 +2,10 @@
 
 A generator's engine depends on its device, as in PyTorch:
 
-* CPU: NumPy's PCG64 bit generator driven through ``numpy.random.Generator`` (fast,
+* CPU (`_backends.cpu.random.Engine`): NumPy's PCG64 bit generator driven through ``numpy.random.Generator`` (fast,
   vectorised, float32 directly). Reproducible for a seed, but not PyTorch's numbers
   (PyTorch uses mt19937), only PyTorch's distributions.
-* CUDA: counter-based Philox4x32-10 whose whole state is (seed, offset), like PyTorch's
+* CUDA (`_backends.cuda.random.Engine`): counter-based Philox4x32-10 whose whole state is (seed, offset), like PyTorch's
   CUDA generator: device kernels (`_backends.cuda.kernels.random`) compute each element from
   (seed, offset, element index), and every op advances the offset by what it used, so
   the numbers are made on the GPU, reproducible for a seed and independent across calls.
@@ -28,6 +28,7 @@ import weakref
 
 import numpy as np
 
+from . import _backends
 from . import _dtype as D
 from ._device import CPU, device as _device, to_device
 
@@ -38,12 +39,6 @@ __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_see
 DEFAULT_SEED = 67280421310721
 _UINT64_MASK = (1 << 64) - 1
 _INT64_MIN = -(1 << 63)
-
-# CPU get_state() layout, little-endian: initial seed (8 bytes), PCG64 state (16), PCG64
-# increment (16), has_uint32 (1), the buffered uint32 (4).
-_STATE_SIZE = 45
-# CUDA get_state() layout, PyTorch's: seed (8 bytes), then the Philox offset (8 bytes).
-_PHILOX_STATE_SIZE = 16
 
 _live_generators = weakref.WeakSet()
 
@@ -60,90 +55,6 @@ def _check_seed(seed):
 
 def _nondeterministic_seed():
     return int.from_bytes(os.urandom(8), "little")
-
-
-class _PCG64Engine:
-    """The CPU engine: NumPy's PCG64."""
-
-    def __init__(self, seed):
-        self.reseed(seed)
-
-    def reseed(self, seed):
-        self.initial_seed = seed
-        self.numpy = np.random.Generator(np.random.PCG64(seed))
-
-    def state_bytes(self):
-        state = self.numpy.bit_generator.state
-        return b"".join((
-            self.initial_seed.to_bytes(8, "little"),
-            state["state"]["state"].to_bytes(16, "little"),
-            state["state"]["inc"].to_bytes(16, "little"),
-            int(state["has_uint32"]).to_bytes(1, "little"),
-            int(state["uinteger"]).to_bytes(4, "little"),
-        ))
-
-    def load(self, raw):
-        if len(raw) != _STATE_SIZE:
-            raise RuntimeError(
-                f"Expected a PCG64 generator state of size {_STATE_SIZE} but found the input RNG "
-                f"state size to be {len(raw)}")
-        self.initial_seed = int.from_bytes(raw[:8], "little")
-        self.numpy.bit_generator.state = {
-            "bit_generator": "PCG64",
-            "state": {"state": int.from_bytes(raw[8:24], "little"),
-                      "inc": int.from_bytes(raw[24:40], "little")},
-            "has_uint32": raw[40],
-            "uinteger": int.from_bytes(raw[41:45], "little"),
-        }
-
-    def host_stream(self):
-        return self.numpy
-
-    def backend_stream(self):
-        """What the CPU backend draws from: the NumPy Generator itself."""
-        return self.numpy
-
-
-class _PhiloxEngine:
-    """The CUDA engine: Philox4x32-10 state (seed, offset), as PyTorch's CUDA generator.
-
-    `offset` counts 32-bit words per subsequence and grows by a multiple of 4 per op.
-    """
-
-    def __init__(self, seed):
-        self.reseed(seed)
-
-    def reseed(self, seed):
-        self.initial_seed = seed
-        self.offset = 0
-
-    def state_bytes(self):
-        return self.initial_seed.to_bytes(8, "little") + self.offset.to_bytes(8, "little")
-
-    def load(self, raw):
-        # PyTorch also takes a seed alone (8 bytes) and then starts at offset 0.
-        if len(raw) not in (_PHILOX_STATE_SIZE, 8):
-            raise RuntimeError("RNG state is wrong size")
-        self.initial_seed = int.from_bytes(raw[:8], "little")
-        self.offset = int.from_bytes(raw[8:], "little")
-
-    def reserve(self, increment):
-        """(seed, offset) for an op that uses `increment` words per subsequence; advances."""
-        offset = self.offset
-        self.offset = (offset + increment) & _UINT64_MASK
-        return self.initial_seed, offset
-
-    def backend_stream(self):
-        """What the CUDA backend draws from: `reserve`, counters for its Philox kernels."""
-        return self.reserve
-
-    def host_stream(self):
-        # For host code handed a CUDA generator (every random op of a CUDA tensor has a
-        # device kernel now): a NumPy Philox stream keyed by the seed, at a counter no
-        # other call uses, so it too is reproducible and advances the offset.
-        _, offset = self.reserve(4)
-        counter = np.array([0, 0, offset, 0], np.uint64)
-        return np.random.Generator(np.random.Philox(key=self.initial_seed, counter=counter))
 
 
 class Generator:
@@ -168,8 +79,8 @@ class Generator:
     def __init__(self, device="cpu"):
         self._device = _with_index(to_device(device))
         self._lock = threading.Lock()
-        engine = _PhiloxEngine if self._device.type == "cuda" else _PCG64Engine
-        self._engine = engine(DEFAULT_SEED)
+        # The engine is the device's: its backend's random family says which and keeps its state.
+        self._engine = _backends.get(self._device).random.Engine(DEFAULT_SEED)
         _live_generators.add(self)
 
     @property
@@ -215,8 +126,8 @@ class Generator:
     def _draw(self, method, *args, **kwargs):
         """Call NumPy Generator `method` (``'random'``, ``'integers'`` ...) under the lock.
 
-        On a CUDA generator this draws on the host from a stream of its own (see
-        `_PhiloxEngine.host_stream`); random ops of CUDA tensors use device kernels.
+        On a CUDA generator this draws on the host from a stream of its own (see the CUDA
+        backend's `random.Engine.host_stream`); random ops of CUDA tensors use device kernels.
         """
         with self._lock:
             return getattr(self._engine.host_stream(), method)(*args, **kwargs)

@@ -11,7 +11,7 @@ which also says whether one is NaN or out of range: the op raises PyTorch's erro
 import ml_dtypes
 import numpy as np
 
-__all__ = ["uniform", "normal", "log_normal", "exponential", "cauchy", "integers", "geometric",
+__all__ = ["Engine", "uniform", "normal", "log_normal", "exponential", "cauchy", "integers", "geometric",
            "bernoulli_scalar", "bernoulli_tensor", "normal_tensors", "checked_float64", "poisson",
            "multinomial", "permutation"]
 
@@ -21,6 +21,56 @@ _NARROW_DIGITS = {np.dtype(np.float16): 11, np.dtype(ml_dtypes.bfloat16): 8}
 # NumPy's Poisson sampler refuses rates near 2**63; such counts equal their rate to
 # within float precision anyway.
 _POISSON_MAX_RATE = 1e18
+# The size of a CPU generator's state.
+_STATE_SIZE = 45
+
+
+class Engine:
+    """The CPU generators' engine: NumPy's PCG64. Its state, as `torch.Generator.get_state`
+    gives it: initial seed (8 bytes, little-endian), PCG64 state (16), increment (16),
+    has_uint32 (1), the buffered uint32 (4)."""
+
+    def __init__(self, seed):
+        self.reseed(seed)
+
+    def reseed(self, seed):
+        """Restart the stream from `seed`."""
+        self.initial_seed = seed
+        self.numpy = np.random.Generator(np.random.PCG64(seed))
+
+    def state_bytes(self):
+        """The state as bytes (the layout in the class docstring)."""
+        state = self.numpy.bit_generator.state
+        return b"".join((
+            self.initial_seed.to_bytes(8, "little"),
+            state["state"]["state"].to_bytes(16, "little"),
+            state["state"]["inc"].to_bytes(16, "little"),
+            int(state["has_uint32"]).to_bytes(1, "little"),
+            int(state["uinteger"]).to_bytes(4, "little"),
+        ))
+
+    def load(self, raw):
+        """Restore a state from `state_bytes`'s bytes; PyTorch's error for a wrong size."""
+        if len(raw) != _STATE_SIZE:
+            raise RuntimeError(
+                f"Expected a PCG64 generator state of size {_STATE_SIZE} but found the input RNG "
+                f"state size to be {len(raw)}")
+        self.initial_seed = int.from_bytes(raw[:8], "little")
+        self.numpy.bit_generator.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": int.from_bytes(raw[8:24], "little"),
+                      "inc": int.from_bytes(raw[24:40], "little")},
+            "has_uint32": raw[40],
+            "uinteger": int.from_bytes(raw[41:45], "little"),
+        }
+
+    def host_stream(self):
+        """A NumPy Generator to draw from on the host."""
+        return self.numpy
+
+    def backend_stream(self):
+        """What the CPU backend draws from: the NumPy Generator itself."""
+        return self.numpy
 
 
 def _compute_type(dtype):

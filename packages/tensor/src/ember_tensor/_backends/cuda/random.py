@@ -20,7 +20,7 @@ import numpy as np
 from . import arrays, elementwise, launch, reduction, scans, sorting, storage
 from .kernels import random as K
 
-__all__ = ["uniform", "normal", "log_normal", "exponential", "cauchy", "integers", "geometric",
+__all__ = ["Engine", "uniform", "normal", "log_normal", "exponential", "cauchy", "integers", "geometric",
            "bernoulli_scalar", "bernoulli_tensor", "normal_tensors", "checked_float64", "poisson",
            "multinomial", "permutation"]
 
@@ -31,6 +31,56 @@ _NARROW_DIGITS = {np.dtype(np.float16): 11, arrays.BF16: 8}
 # arrays cannot be typed by Numba and go through a uint8 buffer and a device cast.
 _DIRECT_BERNOULLI = {np.dtype(t) for t in (np.float16, np.float32, np.float64, np.int8, np.int16,
                                            np.int32, np.int64, np.uint8, np.bool_)}
+# The size of a CUDA generator's state (PyTorch's), and the offset's wrap-around.
+_PHILOX_STATE_SIZE = 16
+_UINT64_MASK = (1 << 64) - 1
+
+
+class Engine:
+    """The CUDA generators' engine: Philox4x32-10 state (seed, offset), as PyTorch's CUDA
+    generator; `get_state` gives seed (8 bytes, little-endian) then offset (8).
+
+    `offset` counts 32-bit words per subsequence and grows by a multiple of 4 per op.
+    """
+
+    def __init__(self, seed):
+        self.reseed(seed)
+
+    def reseed(self, seed):
+        """Restart the stream from `seed`."""
+        self.initial_seed = seed
+        self.offset = 0
+
+    def state_bytes(self):
+        """The state as bytes (the layout in the class docstring)."""
+        return self.initial_seed.to_bytes(8, "little") + self.offset.to_bytes(8, "little")
+
+    def load(self, raw):
+        """Restore a state from `state_bytes`'s bytes; PyTorch's error for a wrong size."""
+        # PyTorch also takes a seed alone (8 bytes) and then starts at offset 0.
+        if len(raw) not in (_PHILOX_STATE_SIZE, 8):
+            raise RuntimeError("RNG state is wrong size")
+        self.initial_seed = int.from_bytes(raw[:8], "little")
+        self.offset = int.from_bytes(raw[8:], "little")
+
+    def reserve(self, increment):
+        """(seed, offset) for an op that uses `increment` words per subsequence; advances."""
+        offset = self.offset
+        self.offset = (offset + increment) & _UINT64_MASK
+        return self.initial_seed, offset
+
+    def backend_stream(self):
+        """What the CUDA backend draws from: `reserve`, counters for its Philox kernels."""
+        return self.reserve
+
+    def host_stream(self):
+        """A NumPy Generator to draw from on the host."""
+        # For host code handed a CUDA generator (every random op of a CUDA tensor has a
+        # device kernel now): a NumPy Philox stream keyed by the seed, at a counter no
+        # other call uses, so it too is reproducible and advances the offset.
+        _, offset = self.reserve(4)
+        counter = np.array([0, 0, offset, 0], np.uint64)
+        return np.random.Generator(np.random.Philox(key=self.initial_seed, counter=counter))
 
 
 def _compute_type(dtype):
