@@ -7,7 +7,8 @@ Compiled loops are kept per user function (weakly: a redefined kernel drops its 
 
 A user kernel is a closure over the user's function, so Numba cannot cache it on disk:
 it compiles in memory (`_backends.codegen.compile_function`) once per process, per
-(arity, operand pattern, dtypes), on first use. The layouts are ember's (see
+(arity, operand pattern, dtypes), on first use, from the same loop generator as the
+built-in ops (`kernels.loops.loop_source`). The layouts are ember's (see
 ember_tensor._backends.cpu.elementwise): contiguous operands run one flat loop (array or
 scalar per operand), anything else runs one 4-d strided loop after merging dimensions;
 each has a parallel twin for large tensors.
@@ -21,6 +22,7 @@ from numba.core.errors import NumbaPerformanceWarning
 
 from .. import codegen
 from . import elementwise as _backend
+from .kernels.loops import loop_source
 
 __all__ = ["launch_elementwise", "launch_raw", "launch_reduce"]
 
@@ -28,30 +30,6 @@ __all__ = ["launch_elementwise", "launch_raw", "launch_reduce"]
 _elementwise = weakref.WeakKeyDictionary()
 _raw = weakref.WeakKeyDictionary()
 _reduce = weakref.WeakKeyDictionary()
-
-
-def _flat_source(pattern, parallel):
-    """Source of ``loop(x0, x1, ..., out)`` for operand kinds ``pattern`` ('a' array, 's' scalar)."""
-    args = ", ".join(f"x{i}" for i in range(len(pattern)))
-    call = ", ".join(f"x{i}[i]" if kind == "a" else f"x{i}" for i, kind in enumerate(pattern))
-    loop_range = "prange" if parallel else "range"
-    return (f"def loop({args}, out):\n"
-            f"    for i in {loop_range}(out.shape[0]):\n"
-            f"        out[i] = f({call})\n")
-
-
-def _strided_source(arity, parallel):
-    args = ", ".join(f"x{i}" for i in range(arity))
-    call = ", ".join(f"x{i}[i0, i1, i2, i3]" for i in range(arity))
-    outer = "prange" if parallel else "range"
-    return (f"def loop({args}, out):\n"
-            f"    n0, n1, n2, n3 = out.shape\n"
-            f"    for k in {outer}(n0 * n1):\n"
-            f"        i0 = k // n1\n"
-            f"        i1 = k % n1\n"
-            f"        for i2 in range(n2):\n"
-            f"            for i3 in range(n3):\n"
-            f"                out[i0, i1, i2, i3] = f({call})\n")
 
 
 class CpuLoops:
@@ -62,12 +40,14 @@ class CpuLoops:
         self._device_fn = njit(inline="always", error_model="numpy")(fn)
         self._loops = {}
 
-    def _loop(self, key, source):
-        loop = self._loops.get(key)
+    def _loop(self, kinds, parallel):
+        """The loop over operands of `kinds` (built-in ops' letters: c, v, s), compiled once."""
+        loop = self._loops.get((kinds, parallel))
         if loop is None:
+            source = loop_source("loop", kinds, parallel)  # the generator of the built-in ops' loops
             loop = codegen.compile_function(source, "loop", {"f": self._device_fn, "prange": prange},
                                             f"<ember kernel {self.fn.__name__}>")
-            loop = self._loops[key] = njit(nogil=True, error_model="numpy", parallel=key[-1])(loop)
+            loop = self._loops[kinds, parallel] = njit(nogil=True, error_model="numpy", parallel=parallel)(loop)
         return loop
 
     def run(self, operands, out):
@@ -77,12 +57,12 @@ class CpuLoops:
         parallel = out.size >= _backend.PARALLEL_THRESHOLD
         arrays = [x for x in operands if isinstance(x, np.ndarray) and x.ndim and any(x.strides)]
         if out.flags.c_contiguous and all(x.flags.c_contiguous and x.shape == out.shape for x in arrays):
-            pattern = "".join("a" if any(x is y for y in arrays) else "s" for x in operands)
-            args = [x.reshape(-1) if kind == "a" else _backend._as_scalar(x) for x, kind in zip(operands, pattern)]
-            self._loop(("flat", pattern, parallel), _flat_source(pattern, parallel))(*args, out.reshape(-1))
+            kinds = "".join("c" if any(x is y for y in arrays) else "v" for x in operands)
+            args = [x.reshape(-1) if kind == "c" else _backend._as_scalar(x) for x, kind in zip(operands, kinds)]
+            self._loop(kinds, parallel)(*args, out.reshape(-1))
             return out
         views, extra = _backend._merged_views(operands, out)
-        loop = self._loop(("strided", len(operands), parallel), _strided_source(len(operands), parallel))
+        loop = self._loop("s" * len(operands), parallel)
         _backend._run_strided(loop, views, extra)
         return out
 

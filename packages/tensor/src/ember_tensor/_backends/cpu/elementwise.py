@@ -73,10 +73,10 @@ def binary(name, a, b, out):
             (mod.cc_par if par else mod.cc)(a.reshape(-1), b.reshape(-1), flat)
             return out
         if a_c and _is_scalar_operand(b):
-            (mod.cs_par if par else mod.cs)(a.reshape(-1), _as_scalar(b), flat)
+            (mod.cv_par if par else mod.cv)(a.reshape(-1), _as_scalar(b), flat)
             return out
         if b_c and _is_scalar_operand(a):
-            (mod.sc_par if par else mod.sc)(_as_scalar(a), b.reshape(-1), flat)
+            (mod.vc_par if par else mod.vc)(_as_scalar(a), b.reshape(-1), flat)
             return out
     views, extra = _merged_views((a, b), out)
     _run_strided(mod.ss_par if par else mod.ss, views, extra)
@@ -101,9 +101,9 @@ def binary_scalar_fresh(name, a, scalar, tensor_first):
     mod = loops("binary", name)
     par = a.size >= PARALLEL_THRESHOLD
     if tensor_first:
-        (mod.cs_par if par else mod.cs)(a.reshape(-1), scalar, out.reshape(-1))
+        (mod.cv_par if par else mod.cv)(a.reshape(-1), scalar, out.reshape(-1))
     else:
-        (mod.sc_par if par else mod.sc)(scalar, a.reshape(-1), out.reshape(-1))
+        (mod.vc_par if par else mod.vc)(scalar, a.reshape(-1), out.reshape(-1))
     return out
 
 

@@ -4,13 +4,18 @@ A tensor's storage on the CPU is a 1-d NumPy buffer; its data is a strided view 
 """
 import numpy as np
 
-__all__ = ["empty", "as_strided", "offset_of", "is_contiguous", "data_ptr", "to_numpy", "from_numpy", "copy_",
+__all__ = ["empty", "zeros", "as_strided", "offset_of", "is_contiguous", "data_ptr", "to_numpy", "from_numpy", "copy_",
            "fill_", "astype", "broadcast_to", "flat", "contiguous", "adopt"]
 
 
 def empty(shape, np_dtype):
     """Uninitialised contiguous storage for `shape`."""
     return np.empty(shape, np_dtype)
+
+
+def zeros(shape, np_dtype):
+    """A new C-contiguous array of `shape` and `np_dtype` filled with zeros."""
+    return np.zeros(shape, np_dtype)
 
 
 def as_strided(buf, shape, strides, offset):

@@ -6,8 +6,8 @@ The same functions as `_backends.cpu.conv`, over device arrays in their compute 
 """
 import math
 
-from . import arrays, elementwise, matmul, storage
-from .windows import _contiguous, _col2im, _im2col_into, _view, window_counts
+from . import arrays, elementwise, layout, matmul, storage
+from .windows import col2im, im2col_into, window_counts
 
 __all__ = ["forward", "backward_input", "backward_weight", "add_channel_bias"]
 
@@ -32,11 +32,11 @@ def forward(x, w, stride, padding, dilation, groups):
     out = window_counts(x.shape[2:], kernel, stride, padding, dilation)
     length, per_group = math.prod(out), (c // groups) * math.prod(kernel)
     cols = storage.empty((n, c * math.prod(kernel), length), x.dtype)
-    _im2col_into(x, kernel, stride, padding, dilation, out, cols)
+    im2col_into(x, kernel, stride, padding, dilation, out, cols)
     # (G, O/G, CK/G) @ (N, G, CK/G, L) -> (N, G, O/G, L), which is (N, O, L).
-    wg = _view(_contiguous(w), (groups, o // groups, per_group))
-    y = matmul.matmul(wg, _view(cols, (n, groups, per_group, length)))
-    return _view(y, (n, o) + out)
+    wg = layout.view(storage.contiguous(w), (groups, o // groups, per_group))
+    y = matmul.matmul(wg, layout.view(cols, (n, groups, per_group, length)))
+    return layout.view(y, (n, o) + out)
 
 
 def backward_input(gy, w, input_size, stride, padding, dilation, groups):
@@ -46,9 +46,9 @@ def backward_input(gy, w, input_size, stride, padding, dilation, groups):
     kernel, out = tuple(w.shape[2:]), tuple(gy.shape[2:])
     length, per_group = math.prod(out), w.shape[1] * math.prod(kernel)
     # (G, CK/G, O/G) @ (N, G, O/G, L) -> (N, G, CK/G, L), which is (N, CK, L).
-    wg = _swap_last(_view(_contiguous(w), (groups, o // groups, per_group)))
-    gcols = matmul.matmul(wg, _view(_contiguous(gy), (n, groups, o // groups, length)))
-    return _col2im(_view(gcols, (n, c * math.prod(kernel), length)), n, c, input_size, kernel, stride,
+    wg = _swap_last(layout.view(storage.contiguous(w), (groups, o // groups, per_group)))
+    gcols = matmul.matmul(wg, layout.view(storage.contiguous(gy), (n, groups, o // groups, length)))
+    return col2im(layout.view(gcols, (n, c * math.prod(kernel), length)), n, c, input_size, kernel, stride,
                    padding, dilation, out)
 
 
@@ -61,15 +61,15 @@ def backward_weight(gy, x, weight_size, stride, padding, dilation, groups):
     # Columns laid out (CK, N, L) so that the batch and positions merge into one GEMM depth.
     buffer = storage.empty((ck, n, length), x.dtype)
     item = buffer.dtype.itemsize
-    _im2col_into(x, kernel, stride, padding, dilation, out,
+    im2col_into(x, kernel, stride, padding, dilation, out,
                  arrays.restride(buffer, (n, ck, length), (length * item, n * length * item, item)))
-    g3 = _view(_contiguous(gy), (n, o, length))
+    g3 = layout.view(storage.contiguous(gy), (n, o, length))
     rows = storage.astype(arrays.restride(g3, (o, n, length), (g3.strides[1], g3.strides[0], g3.strides[2])),
                         gy.dtype)
     # (G, O/G, N*L) @ (G, N*L, CK/G) -> (G, O/G, CK/G), which is (O, C/G, *K).
-    gw = matmul.matmul(_view(rows, (groups, o // groups, n * length)),
-                      _swap_last(_view(buffer, (groups, ck // groups, n * length))))
-    return _view(gw, tuple(weight_size))
+    gw = matmul.matmul(layout.view(rows, (groups, o // groups, n * length)),
+                      _swap_last(layout.view(buffer, (groups, ck // groups, n * length))))
+    return layout.view(gw, tuple(weight_size))
 
 
 def add_channel_bias(y, bias):

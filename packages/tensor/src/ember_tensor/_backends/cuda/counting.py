@@ -13,7 +13,7 @@ import numpy as np
 
 from . import arrays, launch, scans, storage
 from .reduction import reduce as _reduce
-from .sorting import _as_bits, _key_dtype, _launch_codes, lines, sorted_codes
+from .sorting import as_bits, sort_key_dtype, launch_codes, lines, sorted_codes
 from .kernels import counting as K
 from .kernels import sorting as KS
 
@@ -44,7 +44,7 @@ def searchsorted(seq, values, right, sorter, out_int32):
     shaped like `values`."""
     if not arrays.is_array(values):
         values = storage.from_numpy(np.asarray(values))
-    common = np.result_type(_key_dtype(seq.dtype), _key_dtype(values.dtype))
+    common = np.result_type(sort_key_dtype(seq.dtype), sort_key_dtype(values.dtype))
     keys, _, m = lines(seq, seq.ndim - 1, common)
     if sorter is not None:  # the sequence in sorter's order, row by row
         order, _, _ = lines(sorter, seq.ndim - 1, np.int64)
@@ -169,8 +169,8 @@ def unique(a, dim, consecutive):
     if dim is None:
         return _unique_flat(a, consecutive)
     # (the op layer answers empty inputs: here every slice has elements)
-    src, length, m, moved, order = _slices(_as_bits(a), dim)
-    keys = _flat(_slices(a, dim)[0], _key_dtype(a.dtype))  # unique_consecutive compares values
+    src, length, m, moved, order = _slices(as_bits(a), dim)
+    keys = _flat(_slices(a, dim)[0], sort_key_dtype(a.dtype))  # unique_consecutive compares values
     positions = storage.empty((length,), np.int64)
     launch.grid_stride(K.iota, length, positions)
     if not consecutive:  # sort the slices by their order codes, then compare codes
@@ -193,7 +193,7 @@ def _codes(keys):
     """uint64 order codes of a flat key array (no padding)."""
     n = keys.size
     codes = storage.empty((n,), np.uint64)
-    _launch_codes(keys, 1, n, n, False, codes, storage.empty((n,), np.int64))
+    launch_codes(keys, 1, n, n, False, codes, storage.empty((n,), np.int64))
     return codes
 
 
@@ -214,10 +214,10 @@ def _unique_flat(a, consecutive):
     if n == 0:
         empty = storage.empty((0,), np.int64)
         return _results(a, storage.empty((0,), a.dtype), empty, empty, shape)
-    src = _flat(_as_bits(a))
+    src = _flat(as_bits(a))
     flags = storage.empty((n,), np.int64)
     if consecutive:
-        keys = _flat(a, _key_dtype(a.dtype))
+        keys = _flat(a, sort_key_dtype(a.dtype))
         order = storage.empty((n,), np.int64)
         launch.grid_stride(K.iota, n, order)
         launch.grid_stride(K.run_starts, n, keys, n, flags)

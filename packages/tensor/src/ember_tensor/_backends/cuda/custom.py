@@ -6,7 +6,8 @@ per output element; `launch_reduce` runs a combine function with a thread per ro
 Compiled kernels are kept per user function (weakly: a redefined kernel drops them).
 
 The same scalar Python source the CPU loops inline becomes a CUDA device function; the
-kernels are grid-stride loops over contiguous operands or 4-d strided views, launched
+kernels are grid-stride loops over contiguous operands or 4-d strided views, written by
+the generator of the built-in ops' kernels (`kernels.loops.kernel_source`) and launched
 through ember's CUDA backend (its stream, its launch configuration).
 """
 import weakref
@@ -15,8 +16,8 @@ import numpy as np
 from numba import cuda
 
 from .. import codegen
-
 from . import arrays, elementwise, launch
+from .kernels.loops import kernel_source
 from .storage import from_numpy
 
 __all__ = ["launch_elementwise", "launch_raw", "launch_reduce"]
@@ -27,29 +28,6 @@ _raw = weakref.WeakKeyDictionary()
 _reduce = weakref.WeakKeyDictionary()
 
 
-def _flat_source(pattern):
-    args = ", ".join(f"x{i}" for i in range(len(pattern)))
-    call = ", ".join(f"x{i}[i]" if kind == "a" else f"x{i}[0]" for i, kind in enumerate(pattern))
-    return (f"def kernel({args}, out):\n"
-            f"    for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):\n"
-            f"        out[i] = f({call})\n")
-
-
-def _strided_source(arity):
-    args = ", ".join(f"x{i}" for i in range(arity))
-    call = ", ".join(f"x{i}[i0, i1, i2, i3]" for i in range(arity))
-    return (f"def kernel({args}, out):\n"
-            f"    n0, n1, n2, n3 = out.shape\n"
-            f"    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):\n"
-            f"        i3 = i % n3\n"
-            f"        r = i // n3\n"
-            f"        i2 = r % n2\n"
-            f"        r = r // n2\n"
-            f"        i1 = r % n1\n"
-            f"        i0 = r // n1\n"
-            f"        out[i0, i1, i2, i3] = f({call})\n")
-
-
 class CudaKernels:
     """The compiled CUDA kernels of one user function (each variant compiled on first launch)."""
 
@@ -58,27 +36,28 @@ class CudaKernels:
         self._device_fn = cuda.jit(device=True)(fn)
         self._kernels = {}
 
-    def _kernel(self, key, source):
-        kernel = self._kernels.get(key)
+    def _kernel(self, kinds):
+        """The kernel over operands of `kinds` (the built-in ops' letters), compiled once."""
+        kernel = self._kernels.get(kinds)
         if kernel is None:
+            source = kernel_source("kernel", kinds)  # the generator of the built-in ops' kernels
             kernel = codegen.compile_function(source, "kernel", {"f": self._device_fn, "cuda": cuda},
                                               f"<ember kernel {self.fn.__name__}>")
-            kernel = self._kernels[key] = cuda.jit(kernel)
+            kernel = self._kernels[kinds] = cuda.jit(kernel)
         return kernel
 
     def run(self, operands, out):
         """``out[...] = fn(*operands[...])``; operands are device arrays broadcast to out, or scalars."""
         if out.size == 0:
             return out
-        operands = [x if arrays.is_array(x) else elementwise._scalar_array(x) for x in operands]
-        if arrays.is_c(out) and all(elementwise._same_c(x, out) or x.size == 1 for x in operands):
-            pattern = "".join("a" if elementwise._same_c(x, out) else "s" for x in operands)
+        operands = [x if arrays.is_array(x) else elementwise.scalar_array(x) for x in operands]
+        if arrays.is_c(out) and all(elementwise.same_c(x, out) or x.size == 1 for x in operands):
+            # a one-element operand is read on the device (element 0), never copied back
+            kinds = "".join("c" if elementwise.same_c(x, out) else "e" for x in operands)
             args = [arrays.flat(x) for x in operands]
-            launch.grid_stride(self._kernel(("flat", pattern), _flat_source(pattern)), out.size, *args,
-                             arrays.flat(out))
+            launch.grid_stride(self._kernel(kinds), out.size, *args, arrays.flat(out))
             return out
-        launch.run_strided(self._kernel(("strided", len(operands)), _strided_source(len(operands))),
-                              operands, out)
+        launch.run_strided(self._kernel("s" * len(operands)), operands, out)
         return out
 
 

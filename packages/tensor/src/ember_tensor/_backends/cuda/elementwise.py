@@ -15,7 +15,7 @@ from .launch import grid_stride, run_strided
 __all__ = ["unary", "binary", "ternary", "unary_fresh", "binary_fresh", "binary_scalar_fresh"]
 
 
-def _same_c(x, out):
+def same_c(x, out):
     return is_array(x) and x.shape == out.shape and is_c(x)
 
 
@@ -24,7 +24,7 @@ def unary(name, a, out):
     if out.size == 0:
         return out
     mod = loops("unary", name)
-    if is_c(out) and _same_c(a, out):
+    if is_c(out) and same_c(a, out):
         grid_stride(mod.c, out.size, flat(a), flat(out))
     else:
         run_strided(mod.s, (a,), out)
@@ -38,9 +38,9 @@ def binary(name, a, b, out):
     mod = loops("binary", name)
     a_arr, b_arr = is_array(a), is_array(b)
     if not (a_arr or b_arr):
-        a, a_arr = _scalar_array(a), True
+        a, a_arr = scalar_array(a), True
     if is_c(out):
-        a_c, b_c = _same_c(a, out), _same_c(b, out)
+        a_c, b_c = same_c(a, out), same_c(b, out)
         if a_c and b_c:
             grid_stride(mod.cc, out.size, flat(a), flat(b), flat(out))
             return out
@@ -60,15 +60,15 @@ def ternary(name, a, b, c, out):
     if out.size == 0:
         return out
     mod = loops("ternary", name)
-    ops = tuple(x if is_array(x) else _scalar_array(x) for x in (a, b, c))
-    if is_c(out) and all(_same_c(x, out) for x in ops):
+    ops = tuple(x if is_array(x) else scalar_array(x) for x in (a, b, c))
+    if is_c(out) and all(same_c(x, out) for x in ops):
         grid_stride(mod.ccc, out.size, *(flat(x) for x in ops), flat(out))
     else:
         run_strided(mod.sss, ops, out)
     return out
 
 
-def _scalar_array(value):
+def scalar_array(value):
     """A 0-d device array holding `value` (in its NumPy dtype)."""
     return upload(np.array(value))
 

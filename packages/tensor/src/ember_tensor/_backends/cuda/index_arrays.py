@@ -1,13 +1,14 @@
 """Device index arrays and view offsets: the helpers `_backends.cuda.indexing` and `_backends.cuda.scatter` share.
 
 Index arrays are C-contiguous int64 device arrays. A view's element offsets come from
-kernels that take its shape and strides as MAX_DIMS-tuples (`_padded`), or, past that
+kernels that take its shape and strides as MAX_DIMS-tuples (`padded_layout`), or, past that
 many non-mergeable dims, from an outer sum of two halves (`view_offsets`). A bounds
 check reads back one value: the first bad position (a sentinel when all are good).
 """
 import numpy as np
 
 from . import arrays, elementwise, launch, storage
+from ..plan import merge_dims
 from .kernels import index as K
 
 __all__ = ["index_on_device", "as_mask", "to_index_array", "read_scalar",
@@ -16,40 +17,11 @@ __all__ = ["index_on_device", "as_mask", "to_index_array", "read_scalar",
 _NO_BAD = np.iinfo(np.int64).max
 
 
-def _launch(kernel, n, *args):
-    if n:
-        launch.grid_stride(kernel, n, *args)
-
-
-def _movement(arr):
-    """`arr` read as unsigned ints of its item size (kernels that only move elements)."""
-    return arrays.reinterpret(arr, arrays.UINT[arr.dtype.itemsize])
-
-
-def _elem_strides(arr):
-    return [s // arr.dtype.itemsize for s in arr.strides]
-
-
-def _flat_buffer(arr):
-    """(1-d view of arr's memory from its first element, element strides)."""
-    strides = _elem_strides(arr)
-    if arr.size == 0:
-        return storage.empty((0,), arr.dtype), strides
-    span = 1 + sum((n - 1) * s for n, s in zip(arr.shape, strides))
-    return arrays.restride(arr, (span,), (arr.dtype.itemsize,)), strides
-
-
-def _padded(shape, strides):
+def padded_layout(shape, strides):
     """(shape, strides) as MAX_DIMS-tuples: size-1 dims dropped, dims that walk memory
-    together merged (row-major order is kept), front padded with (1, 0); None when more
-    than MAX_DIMS dims remain (callers then use `view_offsets`)."""
-    dims = [(int(n), int(s)) for n, s in zip(shape, strides) if n != 1]
-    merged = []
-    for n, s in dims:
-        if merged and merged[-1][1] == s * n:
-            merged[-1] = (merged[-1][0] * n, s)
-        else:
-            merged.append((n, s))
+    together merged (row-major order is kept; `_backends.plan.merge_dims`), front padded
+    with (1, 0); None when more than MAX_DIMS dims remain (callers then use `view_offsets`)."""
+    merged = merge_dims([(int(n), int(s)) for n, s in zip(shape, strides)])
     if len(merged) > K.MAX_DIMS:
         return None
     pad = K.MAX_DIMS - len(merged)
@@ -62,7 +34,7 @@ def view_offsets(shape, strides, base=0):
     view of `shape` and element `strides`. Past MAX_DIMS dims it splits the dims in two
     and adds the halves' offsets as an outer sum (one broadcast add)."""
     count = int(np.prod(shape)) if len(shape) else 1
-    padded = _padded(shape, strides)
+    padded = padded_layout(shape, strides)
     if padded is None:
         half = len(shape) // 2
         lead = view_offsets(shape[:half], strides[:half], base)
@@ -72,7 +44,7 @@ def view_offsets(shape, strides, base=0):
                      out)
         return arrays.flat(out)
     offs = storage.empty((count,), np.int64)
-    _launch(K.strided_offsets, count, *padded, base, offs)
+    launch.grid_stride(K.strided_offsets, count, *padded, base, offs)
     return offs
 
 
@@ -80,44 +52,13 @@ def dim_offsets(shape, strides, dim_stride, idx):
     """offs[i] = offset of element i of a view of `shape` (strides 0 at the indexed dim)
     plus idx[i] * dim_stride: where gather reads and scatter writes element i."""
     offs = storage.empty((idx.size,), np.int64)
-    padded = _padded(shape, strides)
+    padded = padded_layout(shape, strides)
     if padded is not None:
-        _launch(K.dim_offsets, idx.size, *padded, dim_stride, idx, offs)
+        launch.grid_stride(K.dim_offsets, idx.size, *padded, dim_stride, idx, offs)
         return offs
     offs = view_offsets(shape, strides)
-    _launch(K.add_scaled, idx.size, offs, idx, dim_stride)
+    launch.grid_stride(K.add_scaled, idx.size, offs, idx, dim_stride)
     return offs
-
-
-def _contiguous_strides(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return strides[::-1]
-
-
-def _reshaped(arr, shape):
-    """The C-contiguous array `arr` viewed with `shape` (same size)."""
-    itemsize = arr.dtype.itemsize
-    return arrays.restride(arr, tuple(shape), [s * itemsize for s in _contiguous_strides(shape)])
-
-
-def _column(coords, d):
-    """Column d of an (n, ndim) int64 device array, as a contiguous 1-d copy."""
-    n = coords.shape[0]
-    return storage.astype(arrays.restride(coords, (n,), (coords.strides[0],), d * 8), np.int64)
-
-
-def _as_1d_if_0d(data):
-    """A 0-d array as a 1-element 1-d view (index ops treat 0-d as 1-d); others as they are."""
-    return data if data.ndim else arrays.restride(data, (1,), (data.dtype.itemsize,))
-
-
-def _zeros(n, dtype=np.int64):
-    arr = storage.empty((n,), dtype)
-    storage.fill_(arr, 0)
-    return arr
 
 
 def index_on_device(arr):
@@ -149,14 +90,14 @@ def read_scalar(arr, i=0):
     return storage.to_numpy(arrays.restride(arr, (1,), (arr.dtype.itemsize,), i * arr.dtype.itemsize))[0]
 
 
-def _bad_flag():
+def bad_flag():
     """A 1-element device array holding the no-bad-position sentinel (kernels atomic-min it)."""
     bad = storage.empty((1,), np.int64)
     storage.fill_(bad, _NO_BAD)
     return bad
 
 
-def _read_flag(bad):
+def read_flag(bad):
     """The smallest bad position a kernel recorded, or None (reads one value)."""
     first = int(read_scalar(bad))
     return None if first == _NO_BAD else first
@@ -165,7 +106,7 @@ def _read_flag(bad):
 def first_out_of_range(idx, lo, hi):
     """The first value (row-major) of index array `idx` outside [lo, hi), or None."""
     idx = to_index_array(idx)
-    bad = _bad_flag()
-    _launch(K.first_out_of_range, idx.size, idx, lo, hi, bad)
-    at = _read_flag(bad)
+    bad = bad_flag()
+    launch.grid_stride(K.first_out_of_range, idx.size, idx, lo, hi, bad)
+    at = read_flag(bad)
     return None if at is None else int(read_scalar(idx, at))

@@ -16,9 +16,10 @@ plain writes to repeated targets keep one of the values, as on PyTorch's GPU.
 """
 import numpy as np
 
-from . import arrays, storage
+from . import arrays, launch, layout, storage
 from .index_arrays import (
-    _bad_flag, _column, _flat_buffer, _launch, _movement, _padded, _read_flag, _zeros, as_mask, dim_offsets, first_out_of_range, index_on_device, read_scalar, to_index_array, view_offsets,
+    bad_flag, padded_layout, read_flag, as_mask, first_out_of_range, index_on_device,
+    read_scalar, to_index_array, view_offsets,
 )  # the public ones are re-exported (see __all__)
 from .kernels import index as K
 from .kernels.loops import SIMULATOR
@@ -65,10 +66,10 @@ def element_offsets(plan, strides):
         if tuple(arr.shape) != tuple(plan.index_shape):
             arr = storage.broadcast_to(arr, plan.index_shape)
         flats.append(to_index_array(arr))
-    bad = _bad_flag()
+    bad = bad_flag()
     for position, (d, flat) in enumerate(zip(plan.dims, flats)):
-        _launch(K.add_index_offsets, n, flat, shape[d], strides[d], offs, position, bad)
-    first = _read_flag(bad)
+        launch.grid_stride(K.add_index_offsets, n, flat, shape[d], strides[d], offs, position, bad)
+    first = read_flag(bad)
     if first is not None:
         position, i = divmod(first, n)
         raise plan.out_of_bounds(position, int(read_scalar(flats[position], i)))
@@ -83,17 +84,18 @@ def _plan_offsets(plan, strides):
         offs = element_offsets(plan, strides)
     else:  # nothing is read or written: PyTorch checks only for indices into empty dims
         plan.check_empty_dims()
-        offs = _zeros(int(np.prod(plan.index_shape)))
+        offs = storage.zeros((int(np.prod(plan.index_shape)),), np.int64)
     return parts[0], offs, parts[1], plan.result_shape()
 
 
 def read(data, plan):
     """data[advanced part of the plan's key]: a new device array of the plan's result shape."""
-    buf, strides = _flat_buffer(data)
+    buf, strides = layout.flat_buffer(data)
     before, offs, after, shape = _plan_offsets(plan, strides)
     out = storage.empty(tuple(shape), data.dtype)
     if out.size:
-        _launch(K.gather_3, out.size, _movement(buf), before, offs, after, _movement(arrays.flat(out)))
+        launch.grid_stride(K.gather_3, out.size, layout.movement(buf), before, offs, after,
+                           layout.movement(arrays.flat(out)))
     return out
 
 
@@ -103,7 +105,7 @@ def write(data, plan, values, accumulate):
     plan's result shape."""
     wide = _ATOMIC_WORK.get(data.dtype) if accumulate else None
     work = storage.astype(data, wide) if wide is not None else data
-    buf, strides = _flat_buffer(work)
+    buf, strides = layout.flat_buffer(work)
     before, offs, after, _ = _plan_offsets(plan, strides)
     n = before.size * offs.size * after.size
     if not n:
@@ -112,10 +114,10 @@ def write(data, plan, values, accumulate):
         # A private copy of the values: they may share memory with `data` (x[i] = x[j]), and the
         # kernel's threads read and write in any order.
         values = storage.astype(values, values.dtype)
-        _launch(K.put_3, n, _movement(buf), before, offs, after, _movement(arrays.flat(values)))
+        launch.grid_stride(K.put_3, n, layout.movement(buf), before, offs, after, layout.movement(arrays.flat(values)))
         return
     vals = storage.astype(values, wide) if wide is not None else values
-    _launch(K.put_3_add, n, buf, before, offs, after, arrays.flat(vals))
+    launch.grid_stride(K.put_3_add, n, buf, before, offs, after, arrays.flat(vals))
     if wide is not None:
         storage.copy_(data, work)
 
@@ -137,7 +139,7 @@ def write_leading(data, index, value):
         return False
     buf, offs = _mask_offsets(data, index)
     vals = _broadcast_to_count(value, data.dtype, offs.size)
-    _launch(K.put_flat, offs.size, _movement(buf), offs, _movement(vals))
+    launch.grid_stride(K.put_flat, offs.size, layout.movement(buf), offs, layout.movement(vals))
     return True
 
 
@@ -181,8 +183,8 @@ def _exclusive_chunk_starts(values):
     sums = storage.empty((nchunks,), np.int64)
     starts = storage.empty((nchunks,), np.int64)
     total = storage.empty((1,), np.int64)
-    _launch(K.chunk_sums, nchunks, values, chunk, sums)
-    _launch(K.scan_chunk_sums, 1, sums, starts, total)
+    launch.grid_stride(K.chunk_sums, nchunks, values, chunk, sums)
+    launch.grid_stride(K.scan_chunk_sums, 1, sums, starts, total)
     return starts, chunk, total
 
 
@@ -198,7 +200,7 @@ def nonzero_positions(data):
     count = int(read_scalar(total))
     positions = storage.empty((count,), np.int64)
     if count:
-        _launch(K.write_positions, starts.size, flags, chunk, starts, positions)
+        launch.grid_stride(K.write_positions, starts.size, flags, chunk, starts, positions)
     return positions, count
 
 
@@ -207,7 +209,7 @@ def _unravel(positions, shape):
     out = storage.empty((positions.size, ndim), np.int64)
     if positions.size and ndim:
         padded = tuple([1] * (K.MAX_DIMS - ndim) + list(shape))
-        _launch(K.unravel, positions.size, positions, padded, ndim, arrays.flat(out))
+        launch.grid_stride(K.unravel, positions.size, positions, padded, ndim, arrays.flat(out))
     return out
 
 
@@ -220,21 +222,21 @@ def nonzero(data, as_tuple):
     if not as_tuple:
         return coords
     if not data.ndim:
-        return (_zeros(count),)
-    return tuple(_column(coords, d) for d in range(data.ndim))
+        return (storage.zeros((count,), np.int64),)
+    return tuple(layout.column(coords, d) for d in range(data.ndim))
 
 
 def _mask_offsets(data, mask):
     """(flat buffer of data, element offsets of data's elements where same-shape bool
     `mask` is True, in row-major order)."""
     positions, count = nonzero_positions(mask)
-    buf, strides = _flat_buffer(data)
+    buf, strides = layout.flat_buffer(data)
     offs = storage.empty((count,), np.int64)
-    padded = _padded(data.shape, strides)
+    padded = padded_layout(data.shape, strides)
     if padded is not None:
-        _launch(K.positions_to_offsets, count, positions, *padded, offs)
+        launch.grid_stride(K.positions_to_offsets, count, positions, *padded, offs)
     else:  # many dims: every element's offset, then those at the positions
-        _launch(K.take_flat, count, view_offsets(data.shape, strides), positions, offs)
+        launch.grid_stride(K.take_flat, count, view_offsets(data.shape, strides), positions, offs)
     return buf, offs
 
 
@@ -242,7 +244,7 @@ def _masked_select(data, mask):
     """data[mask] for a bool mask of data's shape: a new 1-d device array."""
     buf, offs = _mask_offsets(data, mask)
     out = storage.empty((offs.size,), data.dtype)
-    _launch(K.take_flat, offs.size, _movement(buf), offs, _movement(out))
+    launch.grid_stride(K.take_flat, offs.size, layout.movement(buf), offs, layout.movement(out))
     return out
 
 
@@ -250,7 +252,7 @@ def mask_positions(mask):
     """One int64 device array per dim of a boolean mask: the coordinates of its True elements."""
     positions, _ = nonzero_positions(mask)
     coords = _unravel(positions, tuple(mask.shape))
-    return [_column(coords, d) for d in range(mask.ndim)]
+    return [layout.column(coords, d) for d in range(mask.ndim)]
 
 
 # --- shape ops that move elements -------------------------------------------------------------
@@ -260,17 +262,18 @@ def flip(data, axes):
     out = storage.empty(tuple(data.shape), data.dtype)
     if not out.size:
         return out
-    buf, strides = _flat_buffer(data)
+    buf, strides = layout.flat_buffer(data)
     base = 0
     for d in axes:
         base += (data.shape[d] - 1) * strides[d]
         strides[d] = -strides[d]
-    padded = _padded(data.shape, strides)
+    padded = padded_layout(data.shape, strides)
     if padded is not None:
-        _launch(K.gather_strided, out.size, _movement(buf), *padded, base, _movement(arrays.flat(out)))
+        launch.grid_stride(K.gather_strided, out.size, layout.movement(buf), *padded, base,
+                           layout.movement(arrays.flat(out)))
     else:
-        _launch(K.take_flat, out.size, _movement(buf), view_offsets(data.shape, strides, base),
-                _movement(arrays.flat(out)))
+        launch.grid_stride(K.take_flat, out.size, layout.movement(buf), view_offsets(data.shape, strides, base),
+                layout.movement(arrays.flat(out)))
     return out
 
 
@@ -284,7 +287,7 @@ def repeat_index(counts, output_size=None):
     starts, chunk, total = _exclusive_chunk_starts(data)
     size = int(read_scalar(total)) if output_size is None else int(output_size)
     prefix = storage.empty((n,), np.int64)
-    _launch(K.chunk_prefix, starts.size, data, chunk, starts, prefix)
+    launch.grid_stride(K.chunk_prefix, starts.size, data, chunk, starts, prefix)
     out = storage.empty((size,), np.int64)
-    _launch(K.fill_repeats, size, prefix, out)
+    launch.grid_stride(K.fill_repeats, size, prefix, out)
     return out

@@ -26,7 +26,9 @@ _max_blocks = None
 
 
 def grid_stride(kernel, n, *args):
-    """Run grid-stride `kernel` over n elements on the current stream."""
+    """Run grid-stride `kernel` over n elements on the current stream (nothing when n is 0)."""
+    if n == 0:
+        return
     if SIMULATOR:
         # The simulator runs a Python thread per CUDA thread: one small block is fastest,
         # and with fewer threads than elements the grid-stride loop is still exercised.

@@ -9,12 +9,9 @@ import math
 
 import numpy as np
 
-from . import storage
+from . import launch, layout, storage
 from .kernels import windows as K
-from .windows import (
-    _contiguous, _launch, _launch_rows, _lift, _three, _view, _zero, _zeros, count_outside, index_extreme,
-    read_count,
-)
+from .windows import launch_rows, pad_to_three, typed_zero, count_outside, index_extreme, read_count
 
 __all__ = ["max_pool", "max_pool_backward", "take_along_planes", "max_unpool", "invalid_index_max", "avg_pool",
            "avg_pool_backward", "adaptive_max_pool"]
@@ -33,27 +30,27 @@ def max_pool(x, kernel, stride, padding, dilation, out):
     """(values, int64 indices) of max pooling x (N, C, *S) to spatial `out`."""
     shape = tuple(x.shape[:2]) + tuple(out)
     values, indices = storage.empty(shape, x.dtype), storage.empty(shape, np.int64)
-    args = _three(kernel, 1) + _three(stride, 1) + _three(padding, 0) + _three(dilation, 1)
-    _launch_rows(K.max_pool, shape[0] * shape[1], math.prod(out), _lift(x), *args, _lowest(x.dtype),
-                 _lift(values), _lift(indices))
+    args = pad_to_three(kernel, 1) + pad_to_three(stride, 1) + pad_to_three(padding, 0) + pad_to_three(dilation, 1)
+    launch_rows(K.max_pool, shape[0] * shape[1], math.prod(out), layout.lift(x), *args, _lowest(x.dtype),
+                 layout.lift(values), layout.lift(indices))
     return values, indices
 
 
 def avg_pool(x, kernel, stride, padding, out, count_include_pad, divisor_override):
     """Average pooling of x (N, C, *S) to spatial `out` (PyTorch's divisor rules)."""
     result = storage.empty(tuple(x.shape[:2]) + tuple(out), x.dtype)
-    args = _three(kernel, 1) + _three(stride, 1) + _three(padding, 0)
-    _launch_rows(K.avg_pool, x.shape[0] * x.shape[1], math.prod(out), _lift(x), *args, bool(count_include_pad),
-                 int(divisor_override or 0), _zero(x), _lift(result))
+    args = pad_to_three(kernel, 1) + pad_to_three(stride, 1) + pad_to_three(padding, 0)
+    launch_rows(K.avg_pool, x.shape[0] * x.shape[1], math.prod(out), layout.lift(x), *args, bool(count_include_pad),
+                 int(divisor_override or 0), typed_zero(x), layout.lift(result))
     return result
 
 
 def avg_pool_backward(g, input_size, kernel, stride, padding, count_include_pad, divisor_override):
     """Gradient of `avg_pool` w.r.t. an input of shape `input_size` (a gather)."""
     result = storage.empty(tuple(input_size), g.dtype)
-    args = _three(kernel, 1) + _three(stride, 1) + _three(padding, 0)
-    _launch_rows(K.avg_pool_backward, g.shape[0] * g.shape[1], math.prod(input_size[2:]), _lift(g), *args,
-                 bool(count_include_pad), int(divisor_override or 0), _zero(g), _lift(result))
+    args = pad_to_three(kernel, 1) + pad_to_three(stride, 1) + pad_to_three(padding, 0)
+    launch_rows(K.avg_pool_backward, g.shape[0] * g.shape[1], math.prod(input_size[2:]), layout.lift(g), *args,
+                 bool(count_include_pad), int(divisor_override or 0), typed_zero(g), layout.lift(result))
     return result
 
 
@@ -61,30 +58,30 @@ def adaptive_max_pool(x, out):
     """(values, int64 indices) of adaptive max pooling x (N, C, *S) to spatial `out`."""
     shape = tuple(x.shape[:2]) + tuple(out)
     values, indices = storage.empty(shape, x.dtype), storage.empty(shape, np.int64)
-    _launch_rows(K.adaptive_max_pool, shape[0] * shape[1], math.prod(out), _lift(x), _lift(values),
-                 _lift(indices))
+    launch_rows(K.adaptive_max_pool, shape[0] * shape[1], math.prod(out), layout.lift(x), layout.lift(values),
+                 layout.lift(indices))
     return values, indices
 
 
 def _planes(arr):
     """(N, C, *S) as a contiguous (N*C, prod(S)) array."""
     rows = arr.shape[0] * arr.shape[1]
-    return _view(_contiguous(arr), (rows, arr.size // rows if rows else math.prod(arr.shape[2:])))
+    return layout.view(storage.contiguous(arr), (rows, arr.size // rows if rows else math.prod(arr.shape[2:])))
 
 
 def max_pool_backward(g, index, spatial):
     """(N, C, *spatial): g (N, C, *) summed into zero planes at `index` (atomic adds)."""
     n, c = g.shape[:2]
     plane = math.prod(spatial)
-    out = _zeros((n * c * plane,), g.dtype)
-    _launch(K.scatter_add_planes, index.size, _planes(g), _planes(index), plane, out)
-    return _view(out, (n, c) + tuple(spatial))
+    out = storage.zeros((n * c * plane,), g.dtype)
+    launch.grid_stride(K.scatter_add_planes, index.size, _planes(g), _planes(index), plane, out)
+    return layout.view(out, (n, c) + tuple(spatial))
 
 
 def take_along_planes(x, index):
     """out[n, c, j...] = x[n, c].flatten()[index[n, c, j...]] (the index's shape)."""
     out = storage.empty(tuple(index.shape), x.dtype)
-    _launch(K.gather_planes, out.size, _planes(x), _planes(index), _zero(x), _planes(out))
+    launch.grid_stride(K.gather_planes, out.size, _planes(x), _planes(index), typed_zero(x), _planes(out))
     return out
 
 
@@ -92,8 +89,8 @@ def max_unpool(x, index, spatial):
     """(N, C, *spatial) zeros with x (N, C, *) put at `index` (checked by the caller)."""
     n, c = x.shape[:2]
     plane = math.prod(spatial)
-    out = _zeros((n, c) + tuple(spatial), x.dtype)
-    _launch(K.put_planes, x.size, _planes(x), _planes(index), _view(out, (n * c, plane)))
+    out = storage.zeros((n, c) + tuple(spatial), x.dtype)
+    launch.grid_stride(K.put_planes, x.size, _planes(x), _planes(index), layout.view(out, (n * c, plane)))
     return out
 
 

@@ -12,13 +12,10 @@ import math
 
 import numpy as np
 
-from . import arrays, storage
-from .index_arrays import _movement, to_index_array
+from . import arrays, launch, layout, storage
+from .index_arrays import to_index_array
 from .kernels import sampling as K
-from .windows import (
-    _col2im, _contiguous, _im2col_into, _launch, _view, _zeros, count_outside, index_extreme, read_count,
-    window_counts,
-)
+from .windows import col2im, im2col_into, count_outside, index_extreme, read_count, window_counts
 
 __all__ = ["any_outside", "index_max", "index_min", "embedding", "embedding_backward", "one_hot",
            "constant_pad", "unfold", "fold"]
@@ -45,8 +42,8 @@ def embedding(weight, index):
     idx = to_index_array(index)
     width = weight.shape[1]
     out = storage.empty(tuple(index.shape) + (width,), weight.dtype)
-    _launch(K.take_rows, out.size, _movement(arrays.flat(_contiguous(weight))), idx, width,
-            _movement(arrays.flat(out)))
+    launch.grid_stride(K.take_rows, out.size, layout.movement(arrays.flat(storage.contiguous(weight))), idx, width,
+            layout.movement(arrays.flat(out)))
     return out
 
 
@@ -56,15 +53,15 @@ def embedding_backward(grad, index, num_weights, padding_idx, scale_grad_by_freq
     `scale_grad_by_freq`; the `padding_idx` row (when >= 0) stays zero."""
     idx = to_index_array(index)
     width = grad.shape[-1]
-    rows = arrays.flat(_contiguous(grad))
-    out = _zeros((num_weights, width), grad.dtype)
+    rows = arrays.flat(storage.contiguous(grad))
+    out = storage.zeros((num_weights, width), grad.dtype)
     flat_out = arrays.flat(out)
     if scale_grad_by_freq:
-        counts = _zeros((num_weights,), grad.dtype)
-        _launch(K.count_rows, idx.size, idx, grad.dtype.type(1), counts)
-        _launch(K.add_rows_scaled, rows.size, rows, idx, counts, width, flat_out)
+        counts = storage.zeros((num_weights,), grad.dtype)
+        launch.grid_stride(K.count_rows, idx.size, idx, grad.dtype.type(1), counts)
+        launch.grid_stride(K.add_rows_scaled, rows.size, rows, idx, counts, width, flat_out)
     else:
-        _launch(K.add_rows, rows.size, rows, idx, width, flat_out)
+        launch.grid_stride(K.add_rows, rows.size, rows, idx, width, flat_out)
     if padding_idx is not None and padding_idx >= 0:
         storage.fill_(arrays.restride(out, (width,), (out.strides[1],), padding_idx * out.strides[0]), 0)
     return out
@@ -73,8 +70,8 @@ def embedding_backward(grad, index, num_weights, padding_idx, scale_grad_by_freq
 def one_hot(index, num_classes):
     """int64 (*index.shape, num_classes): 1 where the class is the index."""
     out = storage.empty(tuple(index.shape) + (num_classes,), np.int64)
-    flat = _view(_contiguous(index), (index.size,))
-    _launch(K.one_hot, out.size, flat, _view(out, (index.size, num_classes)))
+    flat = layout.view(storage.contiguous(index), (index.size,))
+    launch.grid_stride(K.one_hot, out.size, flat, layout.view(out, (index.size, num_classes)))
     return out
 
 
@@ -101,7 +98,7 @@ def unfold(x, kernel, dilation, padding, stride):
     n, c = x.shape[:2]
     out = window_counts(x.shape[2:], kernel, stride, padding, dilation)
     cols = storage.empty((n, c * math.prod(kernel), math.prod(out)), x.dtype)
-    _im2col_into(x, kernel, stride, padding, dilation, out, cols)
+    im2col_into(x, kernel, stride, padding, dilation, out, cols)
     return cols
 
 
@@ -109,4 +106,4 @@ def fold(cols, size, kernel, dilation, padding, stride):
     """F.fold of cols (N, C*kh*kw, L) into (N, C, *size)."""
     out = window_counts(size, kernel, stride, padding, dilation)
     n = cols.shape[0]
-    return _col2im(cols, n, cols.shape[1] // math.prod(kernel), size, kernel, stride, padding, dilation, out)
+    return col2im(cols, n, cols.shape[1] // math.prod(kernel), size, kernel, stride, padding, dilation, out)

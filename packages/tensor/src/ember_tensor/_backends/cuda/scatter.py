@@ -13,11 +13,8 @@ first (one value is read back) and the first bad one returned, nothing written.
 """
 import numpy as np
 
-from . import arrays, elementwise, storage
-from .index_arrays import (
-    _as_1d_if_0d, _contiguous_strides, _flat_buffer, _launch, _movement, _padded, _reshaped, _zeros, dim_offsets,
-    first_out_of_range, to_index_array,
-)
+from . import arrays, elementwise, launch, layout, storage
+from .index_arrays import dim_offsets, first_out_of_range, padded_layout, to_index_array
 from .kernels import index as K
 
 __all__ = ["gather", "scatter"]
@@ -26,23 +23,24 @@ __all__ = ["gather", "scatter"]
 def gather(data, dim, index):
     """(out, bad): out[i][j] = data[index[i][j]][j] (dim 0) ... shaped like `index` (a 0-d
     array acts as 1-d); bad is the first index out of range, or None (then out is None)."""
-    src = _as_1d_if_0d(data)
+    src = layout.as_1d_if_0d(data)
     idx_shape = tuple(index.shape) or (1,)
     idx = to_index_array(index)
     bad = first_out_of_range(idx, 0, src.shape[dim])
     if bad is not None:
         return None, bad
-    buf, strides = _flat_buffer(src)
+    buf, strides = layout.flat_buffer(src)
     dim_stride = strides[dim]
     strides[dim] = 0
     out = storage.empty((idx.size,), src.dtype)
-    padded = _padded(idx_shape, strides)
+    padded = padded_layout(idx_shape, strides)
     if padded is not None:
-        _launch(K.gather_dim, idx.size, _movement(buf), *padded, dim_stride, idx, _movement(out))
+        launch.grid_stride(K.gather_dim, idx.size, layout.movement(buf), *padded, dim_stride, idx,
+                           layout.movement(out))
     else:
-        _launch(K.take_flat, idx.size, _movement(buf), dim_offsets(idx_shape, strides, dim_stride, idx),
-                _movement(out))
-    return _reshaped(out, index.shape), None
+        offsets = dim_offsets(idx_shape, strides, dim_stride, idx)
+        launch.grid_stride(K.take_flat, idx.size, layout.movement(buf), offsets, layout.movement(out))
+    return layout.view(out, index.shape), None
 
 
 _LINE_MODES = {"copy": K.COPY, "add": K.ADD, "sum": K.ADD, "mean": K.ADD, "multiply": K.MULTIPLY,
@@ -53,7 +51,7 @@ def scatter(target, dim, index, src, mode, include_self, identity, work_dtype):
     """Scatter `src` (a device array, or a number) into `target` at `index` along `dim`, in
     place, computing in NumPy dtype `work_dtype` (see `_backends.cpu.scatter.scatter`).
     Returns the first index out of range (nothing written), or None."""
-    data = _as_1d_if_0d(target)
+    data = layout.as_1d_if_0d(target)
     idx_shape = tuple(index.shape) or (1,)
     idx = to_index_array(index)
     bad = first_out_of_range(idx, 0, data.shape[dim])
@@ -64,12 +62,12 @@ def scatter(target, dim, index, src, mode, include_self, identity, work_dtype):
     work = data if in_place else storage.astype(data, work_dtype)
     flat = arrays.flat(work)
     n = idx.size
-    strides = _contiguous_strides(work.shape)
+    strides = layout.contiguous_strides(work.shape)
     dim_stride = strides[dim]
     strides[dim] = 0
     offs = dim_offsets(idx_shape, strides, dim_stride, idx)
     if arrays.is_array(src):
-        sdata = _as_1d_if_0d(src)
+        sdata = layout.as_1d_if_0d(src)
         vals = arrays.flat(storage.astype(arrays.restride(sdata, idx_shape, sdata.strides), work_dtype))
     else:
         vals = storage.empty((n,), work_dtype)
@@ -82,30 +80,30 @@ def scatter(target, dim, index, src, mode, include_self, identity, work_dtype):
         _reset_targets(flat, offs, counts, identity)
     atomic = flat.dtype.kind in "fi" and flat.dtype.itemsize >= 4
     if mode == "copy":
-        _launch(K.put_flat, n, _movement(flat), offs, _movement(vals))
+        launch.grid_stride(K.put_flat, n, layout.movement(flat), offs, layout.movement(vals))
     elif atomic and mode in ("add", "sum", "mean"):
-        _launch(K.put_flat_add, n, flat, offs, vals)
+        launch.grid_stride(K.put_flat_add, n, flat, offs, vals)
         if counts is not None:
-            _launch(K.count_flat, n, offs, counts)
+            launch.grid_stride(K.count_flat, n, offs, counts)
     elif atomic and flat.dtype.kind == "i" and mode in ("amax", "amin"):
-        _launch(K.put_flat_max if mode == "amax" else K.put_flat_min, n, flat, offs, vals)
+        launch.grid_stride(K.put_flat_max if mode == "amax" else K.put_flat_min, n, flat, offs, vals)
     else:
         line_len = idx_shape[dim]
         inner = int(np.prod(idx_shape[dim + 1:]))
         empty_counts = storage.empty((0,), np.int64)
-        _launch(K.scatter_lines, n // line_len, flat, offs, vals, line_len, inner, _LINE_MODES[mode],
+        launch.grid_stride(K.scatter_lines, n // line_len, flat, offs, vals, line_len, inner, _LINE_MODES[mode],
                 empty_counts if counts is None else counts)
     if mode == "mean":
         _divide_by_counts(flat, counts)
     if not in_place:
-        storage.copy_(target, _reshaped(work, target.shape))
+        storage.copy_(target, layout.view(work, target.shape))
     return None
 
 
 def _reset_targets(flat, offs, counts, identity):
     """Elements that receive values start from the reduction's identity (and count 0)."""
-    marks = _zeros(flat.size, np.uint8)
-    _launch(K.mark_flat, offs.size, offs, marks)
+    marks = storage.zeros((flat.size,), np.uint8)
+    launch.grid_stride(K.mark_flat, offs.size, offs, marks)
     hit = arrays.reinterpret(marks, np.bool_)
     elementwise.ternary("where", hit, flat.dtype.type(identity), flat, flat)
     if counts is not None:

@@ -26,7 +26,7 @@ _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _LOW = (np.dtype(np.float16), arrays.BF16)
 
 
-def _as_bits(a):
+def as_bits(a):
     return arrays.reinterpret(a, _UINT[a.dtype.itemsize])
 
 
@@ -95,7 +95,7 @@ def _bitonic(codes, idx, n_rows, width):
         k *= 2
 
 
-def _key_dtype(dtype):
+def sort_key_dtype(dtype):
     if dtype.kind == "f" or dtype in _LOW:
         return np.dtype(np.float64 if dtype == np.float64 else np.float32)
     return np.dtype(np.int64)
@@ -104,7 +104,7 @@ def _key_dtype(dtype):
 def sorted_codes(a, dim, descending):
     """(codes, idx, n_rows, n, width): the sorted (code, index) pairs of each line of
     device array `a` along `dim`; rows padded to `width` (a power of two)."""
-    key_dtype = _key_dtype(a.dtype)
+    key_dtype = sort_key_dtype(a.dtype)
     keys, n_rows, n = lines(a, dim, key_dtype)
     width = 1
     while width < n:
@@ -113,28 +113,28 @@ def sorted_codes(a, dim, descending):
     idx = storage.empty((n_rows * width,), np.int64)
     if n_rows * n == 0:
         return codes, idx, n_rows, n, width
-    _launch_codes(keys, n_rows, n, width, descending, codes, idx)
+    launch_codes(keys, n_rows, n, width, descending, codes, idx)
     _bitonic(codes, idx, n_rows, width)
     return codes, idx, n_rows, n, width
 
 
-def _launch_codes(keys, n_rows, n, width, descending, codes, idx):
+def launch_codes(keys, n_rows, n, width, descending, codes, idx):
     """codes/idx (rows padded to `width`) of the (n_rows, n) float32/float64/int64 keys."""
     total = n_rows * width
     flag = bool(descending)
     if keys.dtype == np.float32:
-        launch.grid_stride(K.float32_codes, total, keys, _as_bits(keys), n_rows, n, width, flag, codes, idx)
+        launch.grid_stride(K.float32_codes, total, keys, as_bits(keys), n_rows, n, width, flag, codes, idx)
     elif keys.dtype == np.float64:
-        launch.grid_stride(K.float64_codes, total, keys, _as_bits(keys), n_rows, n, width, flag, codes, idx)
+        launch.grid_stride(K.float64_codes, total, keys, as_bits(keys), n_rows, n, width, flag, codes, idx)
     else:
-        launch.grid_stride(K.int_codes, total, _as_bits(keys), n_rows, n, width, flag, codes, idx)
+        launch.grid_stride(K.int_codes, total, as_bits(keys), n_rows, n, width, flag, codes, idx)
 
 
 def _columns(a, dim, descending, start, m):
     """(values, indices) of columns [start, start + m) of the sorted lines of `a`."""
     shape = tuple(a.shape)
     _, idx, n_rows, n, width = sorted_codes(a, dim, descending)
-    src, _, _ = lines(_as_bits(a), dim)
+    src, _, _ = lines(as_bits(a), dim)
     values = storage.empty((n_rows * m,), src.dtype)
     indices = storage.empty((n_rows * m,), np.int64)
     if n_rows * m:
@@ -170,16 +170,16 @@ def topk(a, k, dim, largest):
 
 def _selected(a, dim, k, largest):
     """topk by `topk_select`: one block per row keeps only k candidates per thread."""
-    keys, n_rows, n = lines(a, dim, _key_dtype(a.dtype))
+    keys, n_rows, n = lines(a, dim, sort_key_dtype(a.dtype))
     codes = storage.empty((n_rows * n,), np.uint64)
     scratch = storage.empty((n_rows * n,), np.int64)
-    _launch_codes(keys, n_rows, n, n, largest, codes, scratch)
+    launch_codes(keys, n_rows, n, n, largest, codes, scratch)
     chosen = storage.empty((n_rows * k,), np.int64)
     if launch.SIMULATOR:
         launch.sim_launch_synced(K.topk_select, 1, K.SELECT_THREADS, codes, n, k, chosen)
     else:
         _launch_blocks_of(K.topk_select, n_rows, K.SELECT_THREADS, codes, n, k, chosen)
-    src, _, _ = lines(_as_bits(a), dim)
+    src, _, _ = lines(as_bits(a), dim)
     values = storage.empty((n_rows * k,), src.dtype)
     indices = storage.empty((n_rows * k,), np.int64)
     launch.grid_stride(K.take_sorted, n_rows * k, src, n, chosen, k, 0, k, values, indices)
@@ -191,7 +191,7 @@ def _position_rows(a, dim, mode, k):
     """Device arrays (values, indices), one per line along `dim` (lines as `lines` lays
     them out), at the column `take_position` picks in mode `mode`."""
     codes, idx, n_rows, n, width = sorted_codes(a, dim, False)
-    src, _, _ = lines(_as_bits(a), dim)
+    src, _, _ = lines(as_bits(a), dim)
     values = storage.empty((n_rows,), src.dtype)
     indices = storage.empty((n_rows,), np.int64)
     if n_rows and n:
@@ -215,7 +215,7 @@ def mode(a, dim):
     and the index of its last occurrence."""
     shape = tuple(a.shape)
     codes, idx, n_rows, n, width = sorted_codes(a, dim, False)
-    src, _, _ = lines(_as_bits(a), dim)
+    src, _, _ = lines(as_bits(a), dim)
     values = storage.empty((n_rows,), src.dtype)
     indices = storage.empty((n_rows,), np.int64)
     if n_rows and n:

@@ -16,12 +16,6 @@ from .kernels import sparse as K
 __all__ = ["coalesce", "spmm", "sampled_dot"]
 
 
-def _zeros(shape, np_dtype):
-    out = storage.empty(shape, np_dtype)
-    storage.fill_(out, 0)
-    return out
-
-
 def _sizes(sparse_shape):
     return storage.from_numpy(np.asarray(sparse_shape, np.int64).reshape(-1))
 
@@ -44,7 +38,7 @@ def coalesce(indices, values, sparse_shape):
     # Booleans sum as integers (a group is true when any entry is), as PyTorch's add.
     work = np.dtype(np.int64) if values.dtype == np.bool_ else values.dtype
     rows = (storage.contiguous(values) if work == values.dtype else storage.astype(values, work)).reshape((nnz, width))
-    out = _zeros((n, width), work)
+    out = storage.zeros((n, width), work)
     if n and width:
         expanded = arrays.broadcast_to(group.reshape((nnz, 1)), (nnz, width))
         scatter.scatter(out, 0, expanded, rows, "sum", True, None, work)
@@ -56,7 +50,7 @@ def coalesce(indices, values, sparse_shape):
 def spmm(indices, values, dense, n_rows, np_dtype, coalesced):
     """The dense (n_rows, m) product of the sparse matrix (`indices` (2, nnz), `values`
     (nnz,)) with `dense` (k, m), in `np_dtype` (atomic adds: `coalesced` is not needed)."""
-    out = _zeros((n_rows, dense.shape[1]), np_dtype)
+    out = storage.zeros((n_rows, dense.shape[1]), np_dtype)
     nnz, width = indices.shape[1], dense.shape[1]
     if nnz == 0 or width == 0:
         return out

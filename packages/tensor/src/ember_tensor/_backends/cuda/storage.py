@@ -23,7 +23,7 @@ from .elementwise import unary
 from .kernels.loops import SIMULATOR, loops
 from .launch import grid_stride, run_strided
 
-__all__ = ["empty", "as_strided", "broadcast_to", "offset_of", "is_contiguous", "data_ptr", "cuda_array_interface",
+__all__ = ["empty", "zeros", "as_strided", "broadcast_to", "offset_of", "is_contiguous", "data_ptr", "cuda_array_interface",
            "to_numpy", "from_numpy", "pinned_empty", "is_pinned", "fill_", "copy_", "astype", "flat", "contiguous", "adopt"]
 
 _F16, _F32, _BOOL = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.bool_)
@@ -115,6 +115,11 @@ def is_pinned(arr):
 
 
 # --- copies and conversions -----------------------------------------------------------------
+
+
+def zeros(shape, np_dtype):
+    """A new C-contiguous array of `shape` and `np_dtype` filled with zeros."""
+    return fill_(empty(shape, np_dtype), 0)
 
 
 def fill_(dst, value):

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from . import arrays, launch, reduction, storage
+from . import launch, layout, reduction, storage
 from .kernels import windows as K
 from .kernels.loops import SIMULATOR
 
@@ -23,42 +23,16 @@ __all__ = ["window_counts", "count_outside", "index_extreme", "read_count"]
 
 # --- layout helpers -----------------------------------------------------------------------
 
-def _contiguous(arr):
-    return arr if arrays.is_c(arr) else storage.astype(arr, arr.dtype)
-
-
-def _view(arr, shape):
-    """A C-contiguous array viewed with another shape."""
-    item = arr.dtype.itemsize
-    strides, step = [], item
-    for n in reversed(shape):
-        strides.append(step)
-        step *= n
-    return arrays.restride(arr, tuple(shape), tuple(reversed(strides)))
-
-
-def _lift(arr):
-    """(N, C, *S) with 1 to 3 spatial dims as a 5-d view (size-1 dims in front)."""
-    lead = 5 - arr.ndim
-    return arrays.restride(arr, arr.shape[:2] + (1,) * lead + arr.shape[2:],
-                           arr.strides[:2] + (0,) * lead + arr.strides[2:])
-
-
-def _three(values, fill):
+def pad_to_three(values, fill):
     return (fill,) * (3 - len(values)) + tuple(values)
 
 
-def _zero(arr):
+def typed_zero(arr):
     """A typed zero: the accumulator type of a kernel summing `arr`'s elements."""
     return arr.dtype.type(0)
 
 
-def _launch(kernel, n, *args):
-    if n:
-        launch.grid_stride(kernel, n, *args)
-
-
-def _launch_rows(kernel, rows, length, *args):
+def launch_rows(kernel, rows, length, *args):
     """Run a two-level kernel: blocks along x stride over `rows`, the threads of the
     blocks along y over `length` elements of each.
 
@@ -78,11 +52,6 @@ def _launch_rows(kernel, rows, length, *args):
     launch.launch_grid(kernel, (row_blocks, segments), block, *args)
 
 
-def _zeros(shape, np_dtype):
-    out = storage.empty(shape, np_dtype)
-    return storage.fill_(out, 0)
-
-
 def window_counts(size, kernel, stride, padding, dilation):
     """Output positions of a window along each dim (no ceil_mode: convolution, unfold)."""
     return tuple((s + 2 * p - d * (k - 1) - 1) // st + 1
@@ -90,28 +59,28 @@ def window_counts(size, kernel, stride, padding, dilation):
 
 
 def _geometry_args(kernel, stride, padding, dilation, out):
-    return (_three(kernel, 1) + _three(stride, 1) + _three(padding, 0) + _three(dilation, 1)
-            + _three(out, 1))
+    return (pad_to_three(kernel, 1) + pad_to_three(stride, 1) + pad_to_three(padding, 0) + pad_to_three(dilation, 1)
+            + pad_to_three(out, 1))
 
 
 # --- im2col / col2im -----------------------------------------------------------------------
 
-def _im2col_into(x, kernel, stride, padding, dilation, out, cols):
+def im2col_into(x, kernel, stride, padding, dilation, out, cols):
     """cols (N, C*K, L), any strides: the columns of x (N, C, *S)."""
-    _launch_rows(K.im2col, cols.shape[0] * cols.shape[1], cols.shape[2], _lift(x),
+    launch_rows(K.im2col, cols.shape[0] * cols.shape[1], cols.shape[2], layout.lift(x),
                  *_geometry_args(kernel, stride, padding, dilation, out), cols)
 
 
-def _col2im(cols, n, c, size, kernel, stride, padding, dilation, out):
+def col2im(cols, n, c, size, kernel, stride, padding, dilation, out):
     """(N, C, *size): the sum of columns (N, C*K, L) back into their positions."""
     result = storage.empty((n, c) + tuple(size), cols.dtype)
-    _launch_rows(K.col2im, n * c, math.prod(size), cols, *_geometry_args(kernel, stride, padding, dilation, out),
-                 _zero(cols), _lift(result))
+    launch_rows(K.col2im, n * c, math.prod(size), cols, *_geometry_args(kernel, stride, padding, dilation, out),
+                 typed_zero(cols), layout.lift(result))
     return result
 
 
 def _flat_int64(index):
-    flat = _view(_contiguous(index), (index.size,))
+    flat = layout.view(storage.contiguous(index), (index.size,))
     return flat if flat.dtype == np.int64 else storage.astype(flat, np.int64)
 
 
@@ -120,8 +89,8 @@ def count_outside(index, low, high):
     outside [low, high). Read it back with `read_count` (one element: the
     synchronisation PyTorch's checks make too)."""
     flat = _flat_int64(index)
-    outside = _zeros((1,), np.int64)
-    _launch(K.count_outside, flat.size, flat, int(low), int(high), outside)
+    outside = storage.zeros((1,), np.int64)
+    launch.grid_stride(K.count_outside, flat.size, flat, int(low), int(high), outside)
     return outside
 
 
