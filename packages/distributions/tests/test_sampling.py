@@ -70,6 +70,23 @@ def test_categorical_frequencies():
         _within_standard_errors((samples == k).astype(float), probs[:, k])
 
 
+@pytest.mark.parametrize("probs", [
+    np.array([0.0, 0.3, 0.0, 0.7, 0.0]),  # zero weights first, between and last: never drawn
+    np.array([0.05, 0.1, 0.15, 0.2, 0.5]),
+    np.full(40, 1 / 40),  # more categories than the counting search takes: multinomial
+], ids=["zero-weights", "five", "forty"])
+def test_categorical_one_row_frequencies(probs):
+    samples = _np(D.Categorical(et.tensor(probs)).sample((N,)))
+    assert set(np.unique(samples)) <= set(np.flatnonzero(probs))
+    for k in range(len(probs)):
+        _within_standard_errors((samples == k).astype(float), probs[k])
+
+
+def test_categorical_one_row_rejects_bad_weights_like_multinomial():
+    with pytest.raises(RuntimeError, match="invalid multinomial distribution"):
+        D.Categorical(et.tensor([0.5, -0.1, 0.6]), validate_args=False).sample((N,))
+
+
 def test_von_mises_circular_moments():
     loc, kappa = np.array([0.5, -2.5, 3.0]), np.array([0.3, 2.0, 20.0])
     dist = D.VonMises(et.tensor(loc, dtype=et.float64), et.tensor(kappa, dtype=et.float64))
