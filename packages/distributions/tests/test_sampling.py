@@ -48,7 +48,9 @@ def test_sample_mean_and_variance(case):
     (lambda: D.Pareto(et.tensor([1.0, 2.0]), et.tensor([0.5, 3.0])), [2.5, 3.0, 10.0]),
     (lambda: D.LogNormal(et.tensor([0.0, 1.0]), et.tensor([3.0, 0.5])), [0.5, 2.0, 6.0]),
     (lambda: D.StudentT(et.tensor([0.8, 5.0])), [-1.0, 0.2, 3.0]),
-], ids=["Cauchy", "HalfCauchy", "Pareto", "LogNormal", "StudentT"])
+    (lambda: D.Gamma(et.tensor([0.2, 30.0]), et.tensor([1.0, 2.0])), [0.01, 0.5, 15.0]),
+    (lambda: D.InverseGamma(et.tensor([0.7, 3.0]), et.tensor([1.0, 2.0])), [0.3, 1.0, 5.0]),
+], ids=["Cauchy", "HalfCauchy", "Pareto", "LogNormal", "StudentT", "Gamma", "InverseGamma"])
 def test_heavy_tails_by_empirical_cdf(build, probes):
     dist = build()
     samples = _np(dist.sample((N,)))
