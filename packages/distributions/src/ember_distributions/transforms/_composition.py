@@ -11,8 +11,8 @@ import weakref
 
 import ember_tensor as torch
 
-from . import constraints
-from .utils import _sum_rightmost, finfo, softplus, tril_matrix_to_vec, vec_to_tril_matrix
+from .. import constraints
+from ..utils import _sum_rightmost, finfo, softplus, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = [
     "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
