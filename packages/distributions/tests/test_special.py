@@ -129,7 +129,8 @@ def test_edges_match_pytorch():
 
 def test_gamma_cdf_gradients_match_pytorch():
     torch = pytest.importorskip("torch")
-    conc, rate, value = np.array([0.3, 2.0, 40.0]), np.array([1.5, 0.7, 2.0]), np.array([[0.2, 3.0, 18.0], [1.0, 0.5, 25.0]])
+    conc, rate = np.array([0.3, 2.0, 40.0]), np.array([1.5, 0.7, 2.0])
+    value = np.array([[0.2, 3.0, 18.0], [1.0, 0.5, 25.0]])
     grads = []
     for lib, dist_module in ((et, D), (torch, torch.distributions)):
         r = lib.tensor(rate, dtype=lib.float64, requires_grad=True)
