@@ -11,9 +11,10 @@ import math
 import ember_autograd
 import ember_tensor as torch
 
+from .utils import finfo
+
 __all__ = ["gammainc"]
 
-_EPS = 2.0 ** -53  # float64 unit roundoff: a series or fraction stops when its step is below it
 _TINY = 1e-300  # Lentz's guard against a zero denominator in the continued fraction
 _CHECK_EVERY = 8  # convergence is read back (a host sync on CUDA) once per this many steps
 # Near x = a the series needs about 8.6 sqrt(a) terms: past this many steps (a beyond
@@ -63,14 +64,17 @@ def _gammainc_values(a, x):
     dtype = torch.promote_types(a.dtype, x.dtype)
     if not dtype.is_floating_point:
         dtype = torch.get_default_dtype()
+    # Iterate until a step changes the result by less than the result dtype's precision
+    # (float32 results need about half the steps of float64 ones).
+    eps = finfo(dtype).eps / 2
     shape = a.shape
     a, x = a.double().reshape(-1), x.double().reshape(-1)
     result = torch.full_like(a, math.nan)
     interior = (a > 0) & (x > 0) & torch.isfinite(a) & torch.isfinite(x)
     by_series = interior & (x < a + 1)
     by_fraction = interior & (x >= a + 1)
-    result[by_series] = _lower_series(a[by_series], x[by_series])
-    result[by_fraction] = 1 - _upper_fraction(a[by_fraction], x[by_fraction])
+    result[by_series] = _lower_series(a[by_series], x[by_series], eps)
+    result[by_fraction] = 1 - _upper_fraction(a[by_fraction], x[by_fraction], eps)
     positive_a = a > 0
     result = torch.where((x == 0) & positive_a, 0.0, result)
     result = torch.where(torch.isinf(a) & (x < math.inf) & (x >= 0), 0.0, result)
@@ -79,7 +83,7 @@ def _gammainc_values(a, x):
     return result.reshape(shape).to(dtype)
 
 
-def _lower_series(a, x):
+def _lower_series(a, x, eps):
     """P(a, x) for 0 < x < a + 1: x^a e^-x / Gamma(a + 1) * sum_n x^n / ((a + 1)...(a + n))."""
     if a.numel() == 0:
         return a
@@ -90,13 +94,14 @@ def _lower_series(a, x):
         return x, term, total + term, denominator
 
     ones = torch.ones_like(a)
-    total = _iterate((x, ones, ones, a.clone()), step, lambda x, term, total, _: term <= _EPS * total,
+    # The terms fall monotonically (x < a + n): stop when one is below eps of the sum.
+    total = _iterate((x, ones, ones, a.clone()), step, lambda x, term, total, _: term <= eps * total,
                      lambda x, term, total, _: total)
     series = torch.exp(a * torch.log(x) - x - torch.lgamma(a + 1)) * total
     return torch.where(torch.isnan(total), _wilson_hilferty(a, x), series)
 
 
-def _upper_fraction(a, x):
+def _upper_fraction(a, x, eps):
     """Q(a, x) = 1 - P(a, x) for x >= a + 1 > 1: x^a e^-x / Gamma(a) times the continued
     fraction 1 / (x + 1 - a - 1 (1 - a) / (x + 3 - a - 2 (2 - a) / (x + 5 - a - ...))),
     by the modified Lentz method."""
@@ -104,12 +109,12 @@ def _upper_fraction(a, x):
         return a
 
     def step(n, a, b, c, d, h, delta):
-        an = -n * (n - a)
+        an = (a - n) * n
         b = b + 2
         d = an * d + b
-        d = torch.where(d.abs() < _TINY, _TINY, d)
+        d = torch.where(d == 0, _TINY, d)  # Lentz's guard: a zero denominator becomes tiny
         c = b + an / c
-        c = torch.where(c.abs() < _TINY, _TINY, c)
+        c = torch.where(c == 0, _TINY, c)
         d = d.reciprocal()
         delta = d * c
         return a, b, c, d, h * delta, delta
@@ -117,32 +122,42 @@ def _upper_fraction(a, x):
     b = x + 1 - a
     d = b.reciprocal()
     fraction = _iterate((a, b, torch.full_like(a, 1 / _TINY), d, d, torch.zeros_like(a)), step,
-                        lambda *state: (state[-1] - 1).abs() <= _EPS, lambda *state: state[4])
+                        lambda *state: (state[-1] - 1).abs() <= eps, lambda *state: state[4])
     upper = torch.exp(a * torch.log(x) - x - torch.lgamma(a)) * fraction
     return torch.where(torch.isnan(fraction), 1 - _wilson_hilferty(a, x), upper)
 
 
 def _iterate(state, step, converged, value):
-    """Run ``state = step(n, *state)`` for n = 1, 2, ... on the elements whose
-    ``converged(*state)`` is still False, and return ``value(*state)`` of every element
-    as it was when it converged: NaN for those still pending after _MAX_STEPS.
+    """Run ``state = step(n, *state)`` for n = 1, 2, ... until ``converged(*state)`` holds
+    for every element, and return ``value(*state)``: NaN for the elements that have not
+    converged after _MAX_STEPS.
 
     ``state`` is a tuple of 1-d tensors, one element per problem (inputs that ``step``
-    reads included), shrunk to the pending elements as they converge.
+    reads included). Converged elements take further steps (which only refine them) until
+    at most half the elements are pending; then the finished ones are written out and the
+    state shrinks to the pending ones, so that a few slow elements do not keep every
+    element iterating, and no step pays for a compaction that saves little.
     """
     out = torch.full_like(state[1], math.nan)
     index = torch.arange(out.numel(), device=out.device)
+    pending = None
     for n in range(1, _MAX_STEPS + 1):
         state = step(n, *state)
         if n % _CHECK_EVERY:
             continue
-        done = converged(*state)
-        out[index[done]] = value(*state)[done]
-        pending = ~done
-        if not bool(pending.any()):
+        pending = ~converged(*state)
+        remaining = int(pending.sum())
+        if remaining == 0:
+            pending = None
             break
-        index = index[pending]
-        state = tuple(s[pending] for s in state)
+        if remaining <= index.numel() // 2:
+            done = ~pending
+            out[index[done]] = value(*state)[done]
+            index, state, pending = index[pending], tuple(s[pending] for s in state), None
+    last = value(*state)
+    if pending is not None:  # out of steps: what has not converged is NaN
+        last = torch.where(pending, math.nan, last)
+    out[index] = last
     return out
 
 
