@@ -84,8 +84,20 @@ def test_value_gradient_is_the_density_and_differentiable_again():
 def test_concentration_gradient_raises_like_pytorch():
     concentration = _t([2.0]).requires_grad_()
     cdf = D.Gamma(concentration, _t([1.0])).cdf(_t([1.5]))
+    assert cdf.requires_grad
     with pytest.raises(NotImplementedError, match="the derivative for 'igamma: input' is not implemented"):
         cdf.sum().backward()
+
+
+def test_value_gradient_while_concentration_requires_grad():
+    # As in PyTorch, only a gradient asked of the concentration itself raises.
+    concentration, value = _t([2.0]).requires_grad_(), _t([1.5]).requires_grad_()
+    dist = D.Gamma(concentration, _t([1.0]))
+    cdf = dist.cdf(value)
+    (grad,) = ember_autograd.grad(cdf.sum(), [value], retain_graph=True)
+    np.testing.assert_allclose(_np(grad), _np(dist.log_prob(value).exp().detach()), rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="igamma: input"):
+        ember_autograd.grad(cdf.sum(), [concentration])
 
 
 def test_huge_concentration_near_the_mean_uses_the_normal_limit():

@@ -36,27 +36,42 @@ def gammainc(a, x):
     tensor([0.6321, 0.0000])
     """
     a, x = torch.broadcast_tensors(torch.as_tensor(a), torch.as_tensor(x))
-    if ember_autograd.is_grad_enabled() and (a.requires_grad or x.requires_grad):
-        return _Gammainc.apply(a, x)
-    return _gammainc_values(a, x)
+    if not ember_autograd.is_grad_enabled():
+        return _gammainc_values(a, x)
+    a_value = a.detach()  # never recorded: P has no derivative in a
+    result = _GammaincInX.apply(a_value, x) if x.requires_grad else _gammainc_values(a_value, x)
+    if a.requires_grad:
+        # A separate node for a, so that only a gradient asked of a itself raises, as in
+        # PyTorch (autograd.grad(P, [x]) works while a requires grad).
+        result = result + _NoDerivativeInA.apply(a)
+    return result
 
 
-class _Gammainc(ember_autograd.Function):
-    """P(a, x) with PyTorch's derivatives: the density in x, none in a."""
+class _GammaincInX(ember_autograd.Function):
+    """P(a, x) differentiable in x: dP/dx is the Gamma(a, 1) density (PyTorch's formula)."""
 
     @staticmethod
     def forward(ctx, a, x):
         ctx.save_for_backward(a, x)
-        return _gammainc_values(a.detach(), x.detach())
+        return _gammainc_values(a, x.detach())
 
     @staticmethod
     def backward(ctx, grad_output):
         a, x = ctx.saved_tensors
-        if ctx.needs_input_grad[0]:
-            # PyTorch's own error (igamma has no derivative in its first argument).
-            raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
         # Written with ember ops so that it can itself be differentiated in x.
         return None, grad_output * torch.exp((a - 1) * torch.log(x) - x - torch.lgamma(a))
+
+
+class _NoDerivativeInA(ember_autograd.Function):
+    """Zeros shaped like a, whose backward raises PyTorch's error for igamma's first argument."""
+
+    @staticmethod
+    def forward(ctx, a):
+        return torch.zeros_like(a)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
 
 
 def _gammainc_values(a, x):
