@@ -113,7 +113,7 @@ def _lower_series(a, x, eps):
     total = _iterate((x, ones, ones, a.clone()), step, lambda x, term, total, _: term <= eps * total,
                      lambda x, term, total, _: total)
     series = torch.exp(a * torch.log(x) - x - torch.lgamma(a + 1)) * total
-    return torch.where(torch.isnan(total), _wilson_hilferty(a, x), series)
+    return _where_unconverged(total, series, _wilson_hilferty, a, x)
 
 
 def _upper_fraction(a, x, eps):
@@ -139,7 +139,7 @@ def _upper_fraction(a, x, eps):
     fraction = _iterate((a, b, torch.full_like(a, 1 / _TINY), d, d, torch.zeros_like(a)), step,
                         lambda *state: (state[-1] - 1).abs() <= eps, lambda *state: state[4])
     upper = torch.exp(a * torch.log(x) - x - torch.lgamma(a)) * fraction
-    return torch.where(torch.isnan(fraction), 1 - _wilson_hilferty(a, x), upper)
+    return _where_unconverged(fraction, upper, lambda a, x: 1 - _wilson_hilferty(a, x), a, x)
 
 
 def _iterate(state, step, converged, value):
@@ -174,6 +174,16 @@ def _iterate(state, step, converged, value):
         last = torch.where(pending, math.nan, last)
     out[index] = last
     return out
+
+
+def _where_unconverged(iterated, result, approximate, a, x):
+    """``result``, with ``approximate(a, x)`` where the iteration did not converge (NaN),
+    computed for those elements only (there are rarely any)."""
+    unconverged = torch.isnan(iterated)
+    if bool(unconverged.any()):
+        result = result.clone()
+        result[unconverged] = approximate(a[unconverged], x[unconverged])
+    return result
 
 
 def _wilson_hilferty(a, x):
