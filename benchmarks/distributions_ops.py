@@ -1,5 +1,6 @@
-"""ember-distributions workloads on 1e6 float32 elements: Normal.log_prob, Normal.rsample,
-Categorical.sample, and a Gamma draw, each side by side with torch.distributions.
+"""ember-distributions workloads on 1e6 float32 elements: Normal.log_prob, Normal.rsample
+(and the standard-normal draw inside it, ``randn``), Categorical.sample, a Gamma draw and
+Gamma.cdf, each side by side with torch.distributions.
 
 ``python -m benchmarks.distributions_ops`` prints a table (ember/torch < 1: ember is faster).
 """
@@ -34,6 +35,12 @@ def _normal_rsample(lib):
     return lambda: d.rsample()
 
 
+def _randn(lib):
+    # What Normal.rsample spends its time in: the rest is one multiply-add.
+    t, _ = _libs(lib)
+    return lambda: t.randn(N)
+
+
 def _categorical_sample_batch(lib):
     t, dist = _libs(lib)
     d = dist.Categorical(logits=t.randn(N // 10, 10), validate_args=False)
@@ -52,13 +59,22 @@ def _gamma_sample(lib):
     return lambda: d.sample()
 
 
+def _gamma_cdf(lib):
+    t, dist = _libs(lib)
+    d = dist.Gamma(t.rand(N) * 4 + 0.1, t.ones(N), validate_args=False)
+    x = t.rand(N) * 8
+    return lambda: d.cdf(x)
+
+
 WORKLOADS = [
     Workload("Normal.log_prob 1e6 f32", _normal_log_prob, group="distributions", work=16 * N, unit="B", repeats=7),
     Workload("Normal.rsample 1e6 f32", _normal_rsample, group="distributions", work=12 * N, unit="B", repeats=7),
+    Workload("randn 1e6 f32 (inside Normal.rsample)", _randn, group="distributions", work=4 * N, unit="B", repeats=7),
     Workload("Categorical.sample, 1e5 x 10 logits (1e6 elements)", _categorical_sample_batch, group="distributions",
              repeats=7),
     Workload("Categorical(10).sample((1e6,))", _categorical_sample_draws, group="distributions", repeats=7),
     Workload("Gamma.sample 1e6 f32, concentration in [0.1, 4.1)", _gamma_sample, group="distributions", repeats=5),
+    Workload("Gamma.cdf 1e6 f32, concentration in [0.1, 4.1)", _gamma_cdf, group="distributions", repeats=5),
 ]
 
 

@@ -161,3 +161,20 @@ def test_generalized_pareto_closed_forms():
     uniform = D.GeneralizedPareto(t(loc), t(scale), t(-1.0))
     close(uniform.log_prob(t(1.0)), [-math.log(scale)])
     assert uniform.support.check(t(loc + scale + 0.1)).tolist() == [False]
+
+
+@pytest.mark.parametrize("dtype, rtol", [(et.float32, 2e-6), (et.float64, 1e-12)], ids=["float32", "float64"])
+def test_normal_log_prob_fused_and_composite_paths(dtype, rtol):
+    # Without a graph to record, log_prob is one fused kernel; with one, the composite.
+    # Both keep the dtype and broadcast value against the parameters, strided or 0-d.
+    loc = et.tensor([[0.5, -1.0, 2.0], [0.0, 3.0, -2.0]], dtype=dtype).T  # non-contiguous (3, 2)
+    scale = et.tensor(0.7, dtype=dtype)  # 0-d
+    value = et.tensor([[1.0, -1.2], [0.3, 2.0], [-4.0, 0.0]], dtype=dtype)
+    expected = [[normal_log_pdf(float(v), float(m), 0.7) for v, m in zip(row_v, row_m)]
+                for row_v, row_m in zip(value.tolist(), loc.tolist())]
+    fused = D.Normal(loc, scale).log_prob(value)
+    composite = D.Normal(loc.clone().requires_grad_(), scale).log_prob(value)
+    for result in (fused, composite):
+        assert result.dtype == dtype and tuple(result.shape) == (3, 2)
+        np.testing.assert_allclose(np.asarray(result.tolist()), expected, rtol=rtol, atol=0)
+    assert composite.requires_grad and not fused.requires_grad

@@ -100,3 +100,15 @@ def test_kl_on_cuda_equals_cpu():
         with device_only(allow_scalar_reads=True):
             got = D.kl_divergence(p_cuda, q_cuda)
         np.testing.assert_allclose(got.cpu().tolist(), D.kl_divergence(p_cpu, q_cpu).tolist(), rtol=1e-12)
+
+
+def test_categorical_counting_sampler_on_cuda():
+    # One row, many draws: the inverse CDF by counting runs on the device.
+    probs = np.array([0.0, 0.3, 0.0, 0.7])
+    n = 4096
+    samples = D.Categorical(et.tensor(probs, device="cuda")).sample((n,))
+    assert samples.device.type == "cuda" and samples.dtype == et.int64 and tuple(samples.shape) == (n,)
+    counts = np.bincount(np.asarray(samples.cpu().tolist()), minlength=4)
+    assert counts[0] == counts[2] == 0
+    # Within 6 standard errors of the expected frequency.
+    assert abs(counts[1] / n - 0.3) <= 6 * np.sqrt(0.3 * 0.7 / n)

@@ -8,7 +8,9 @@ import pytest
 
 import ember_distributions
 
-MODULES = [m.name for m in pkgutil.iter_modules(ember_distributions.__path__)]
+# Every module, those inside subpackages (transforms/) included.
+MODULES = [m.name.removeprefix("ember_distributions.")
+           for m in pkgutil.walk_packages(ember_distributions.__path__, prefix="ember_distributions.")]
 
 
 @pytest.mark.parametrize("name", MODULES)

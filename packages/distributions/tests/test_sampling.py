@@ -48,7 +48,9 @@ def test_sample_mean_and_variance(case):
     (lambda: D.Pareto(et.tensor([1.0, 2.0]), et.tensor([0.5, 3.0])), [2.5, 3.0, 10.0]),
     (lambda: D.LogNormal(et.tensor([0.0, 1.0]), et.tensor([3.0, 0.5])), [0.5, 2.0, 6.0]),
     (lambda: D.StudentT(et.tensor([0.8, 5.0])), [-1.0, 0.2, 3.0]),
-], ids=["Cauchy", "HalfCauchy", "Pareto", "LogNormal", "StudentT"])
+    (lambda: D.Gamma(et.tensor([0.2, 30.0]), et.tensor([1.0, 2.0])), [0.01, 0.5, 15.0]),
+    (lambda: D.InverseGamma(et.tensor([0.7, 3.0]), et.tensor([1.0, 2.0])), [0.3, 1.0, 5.0]),
+], ids=["Cauchy", "HalfCauchy", "Pareto", "LogNormal", "StudentT", "Gamma", "InverseGamma"])
 def test_heavy_tails_by_empirical_cdf(build, probes):
     dist = build()
     samples = _np(dist.sample((N,)))
@@ -68,6 +70,23 @@ def test_categorical_frequencies():
     samples = _np(D.Categorical(et.tensor(probs)).sample((N,)))
     for k in range(3):
         _within_standard_errors((samples == k).astype(float), probs[:, k])
+
+
+@pytest.mark.parametrize("probs", [
+    np.array([0.0, 0.3, 0.0, 0.7, 0.0]),  # zero weights first, between and last: never drawn
+    np.array([0.05, 0.1, 0.15, 0.2, 0.5]),
+    np.full(40, 1 / 40),  # more categories than the counting search takes: multinomial
+], ids=["zero-weights", "five", "forty"])
+def test_categorical_one_row_frequencies(probs):
+    samples = _np(D.Categorical(et.tensor(probs)).sample((N,)))
+    assert set(np.unique(samples)) <= set(np.flatnonzero(probs))
+    for k in range(len(probs)):
+        _within_standard_errors((samples == k).astype(float), probs[k])
+
+
+def test_categorical_one_row_rejects_bad_weights_like_multinomial():
+    with pytest.raises(RuntimeError, match="invalid multinomial distribution"):
+        D.Categorical(et.tensor([0.5, -0.1, 0.6]), validate_args=False).sample((N,))
 
 
 def test_von_mises_circular_moments():

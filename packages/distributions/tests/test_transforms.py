@@ -177,3 +177,16 @@ def test_abs_softmax_and_cdf_transforms():
     u = cdf(x)
     np.testing.assert_allclose(cdf.inv(u).tolist(), x.tolist(), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(cdf.log_abs_det_jacobian(x, u).tolist(), normal.log_prob(x).tolist(), rtol=1e-12)
+
+
+def test_every_pytorch_transform_name_is_importable_from_transforms():
+    # transforms/ is a package of private modules: the public path stays PyTorch's.
+    torch = pytest.importorskip("torch")
+    import importlib
+
+    module = importlib.import_module("ember_distributions.transforms")
+    missing = [name for name in torch.distributions.transforms.__all__ if not hasattr(module, name)]
+    assert not missing
+    assert set(T.__all__) >= set(torch.distributions.transforms.__all__)
+    for name in T.__all__:
+        assert getattr(D, name) is getattr(T, name)

@@ -9,6 +9,13 @@ from .utils import finfo, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Categorical"]
 
+# One row of weights and many draws: the inverse CDF by one compare-and-add pass over the
+# draws per category (~0.8 ms per 1e6 draws on the development machine) beats
+# multinomial's binary search (~25 ms per 1e6) up to a few dozen categories; below a
+# thousand draws the per-op overheads of K passes outweigh it.
+_INVERSE_CDF_MAX_CATEGORIES = 32
+_INVERSE_CDF_MIN_DRAWS = 1024
+
 
 class Categorical(Distribution):
     """A categorical distribution over {0, ..., K-1}, K the size of the last dim of ``probs``/``logits``.
@@ -88,7 +95,10 @@ class Categorical(Distribution):
         probs_2d = self.probs.detach().reshape(-1, self._num_events)
         n = sample_shape.numel()
         if probs_2d.shape[0] == 1:
-            samples_2d = torch.multinomial(probs_2d[0], n, True).reshape(n, 1)
+            if n >= _INVERSE_CDF_MIN_DRAWS and 2 <= self._num_events <= _INVERSE_CDF_MAX_CATEGORIES:
+                samples_2d = _inverse_cdf_draws(probs_2d[0], n).reshape(n, 1)
+            else:
+                samples_2d = torch.multinomial(probs_2d[0], n, True).reshape(n, 1)
         else:
             samples_2d = torch.multinomial(probs_2d, n, True).T
         return samples_2d.reshape(self._extended_shape(sample_shape))
@@ -114,3 +124,27 @@ class Categorical(Distribution):
         if expand:
             values = values.expand((-1,) + self._batch_shape)
         return values
+
+
+def _inverse_cdf_draws(probs, n):
+    """``n`` category indices drawn from the 1-d weights ``probs`` (at least 2 categories).
+
+    The index of a uniform draw u is the number of normalised cumulative weights at or
+    below it (a search by counting, which for few categories costs less than a binary
+    search per draw). Draws and cumulative weights are float64, as PyTorch's multinomial
+    draws, so categories of tiny weight keep their frequency.
+    """
+    cdf = probs.double().cumsum(0)
+    total = cdf[-1]
+    if not bool((probs.min() >= 0) & torch.isfinite(total) & (total > 0)):
+        return torch.multinomial(probs, n, True)  # raises PyTorch's error for these weights
+    # A zero-weight category repeats the threshold before it, so no draw lands on it; the
+    # thresholds of trailing zero-weight categories are exactly 1.0 (total / total), which
+    # a draw in [0, 1) never reaches.
+    thresholds = cdf[:-1] / total
+    u = torch.rand(n, dtype=torch.float64, device=probs.device)
+    # uint8 counts (at most 31) move an eighth of the bytes of int64 in each pass.
+    index = (u >= thresholds[0]).to(torch.uint8)
+    for k in range(1, thresholds.numel()):
+        index += u >= thresholds[k]
+    return index.long()

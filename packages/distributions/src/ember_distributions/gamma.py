@@ -5,6 +5,7 @@ import ember_tensor as torch
 
 from . import constraints
 from ._sampling import standard_gamma
+from ._special import gammainc
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all, finfo, xlogy
 
@@ -81,5 +82,6 @@ class Gamma(ExponentialFamily):
         return torch.lgamma(x + 1) + (x + 1) * torch.log(-y.reciprocal())
 
     def cdf(self, value):
-        raise NotImplementedError("Gamma.cdf needs the regularized incomplete gamma function (torch.special.gammainc), "
-                                  "which ember_tensor does not have yet")
+        if self._validate_args:
+            self._validate_sample(value)
+        return gammainc(self.concentration, self.rate * value)

