@@ -72,7 +72,9 @@ def test_forward(op, dtype, device):
 
 def _draw(op, sample, device, seed):
     et.manual_seed(seed)
-    args = [x.to(device) if isinstance(x, et.Tensor) else x for x in sample.ember()]
+    # A sampler from sizes alone has no input (None); the others draw for their operands.
+    operands = [] if sample.input is None else sample.ember()
+    args = [x.to(device) if isinstance(x, et.Tensor) else x for x in operands]
     guard = device_only(allow_scalar_reads=op.reads_scalars) if device != "cpu" else contextlib.nullcontext()
     with guard:
         return op.fn(*args, device=device, **sample.kwargs)
@@ -109,7 +111,8 @@ def test_samples_cover_non_contiguous_and_empty_or_0d(op):
     """Every entry's samples for every dtype hold a non-contiguous operand (when the op
     takes tensors) and an empty or 0-d one, unless the entry says why it has none."""
     for dtype in op.dtypes:
-        tensors = [[a for a in s.ember() if isinstance(a, et.Tensor)] for s in op.sample_inputs(dtype)]
+        samples = op.sample_inputs(dtype)
+        tensors = [[a for a in s.ember() if isinstance(a, et.Tensor)] for s in samples]
         if not any(tensors):  # a sampler from sizes alone (rand, randperm)
             continue
         assert any(not a.is_contiguous() for ts in tensors for a in ts), f"{op.name}: no non-contiguous operand"
@@ -122,4 +125,5 @@ def test_operands_are_numpy_backed():
     """Samples hold NumPy values, so references never see an ember tensor."""
     for op in FAMILY_DB:
         for s in op.sample_inputs(op.dtypes[0]):
-            assert all(isinstance(x, Operand) or x is None for x in s.operands()), op.name
+            assert all(isinstance(x, Operand) or x is None or not isinstance(x, et.Tensor) for x in s.operands()), \
+                op.name
