@@ -23,16 +23,36 @@ _RANDOM = [op for op in FAMILY_DB if op.is_random]
 
 
 def _device_params(ops):
-    """(op, dtype, device) params, with each device's expected failures marked strict."""
+    """(op, dtype, device, known_bug) params. known_bug is None (the entry's samples but
+    those of a sample-level expected failure) or an XFailOn, whose samples (or all, if it
+    names none) then run alone under xfail(strict=True) with its reason."""
     params = []
     for device in DEVICES:
         (name,), device_marks = device.values, list(device.marks)
         for op in ops:
             for dtype in op.dtypes:
-                reason = op.xfail(name, dtype)
-                marks = device_marks + ([pytest.mark.xfail(reason=reason, strict=True)] if reason else [])
-                params.append(pytest.param(op, dtype, name, marks=marks, id=f"{op.name}-{dtype.name}-{name}"))
+                bugs = op.xfails_on(name, dtype)
+                whole = [b for b in bugs if not b.samples]
+                ident = f"{op.name}-{dtype.name}-{name}"
+                for bug in bugs:
+                    marks = device_marks + [pytest.mark.xfail(reason=bug.reason, strict=True)]
+                    suffix = "-known-bug" if bug.samples else ""
+                    params.append(pytest.param(op, dtype, name, bug, marks=marks, id=ident + suffix))
+                if not whole:
+                    params.append(pytest.param(op, dtype, name, None, marks=device_marks, id=ident))
     return params
+
+
+def _samples(op, dtype, device, known_bug):
+    """The samples a parameter runs (see `_device_params`)."""
+    samples = op.sample_inputs(dtype)
+    names = {s.name for s in samples}
+    for bug in op.xfails_on(device, dtype):
+        assert set(bug.samples) <= names, f"{op.name}: an expected failure names unknown samples"
+    if known_bug is not None:
+        return [s for s in samples if not known_bug.samples or s.name in known_bug.samples]
+    buggy = {n for bug in op.xfails_on(device, dtype) for n in bug.samples}
+    return [s for s in samples if s.name not in buggy]
 
 
 def _what(op, sample, dtype):
@@ -52,10 +72,10 @@ def _assert_output(op, sample, dtype, got, want, want_dtype):
         np.testing.assert_array_equal(got.numpy(), want, err_msg=what)
 
 
-@pytest.mark.parametrize("op, dtype, device", _device_params(_DETERMINISTIC))
-def test_forward(op, dtype, device):
+@pytest.mark.parametrize("op, dtype, device, known_bug", _device_params(_DETERMINISTIC))
+def test_forward(op, dtype, device, known_bug):
     """Every sample's outputs match the reference (another device: the CPU's)."""
-    samples = op.sample_inputs(dtype)
+    samples = _samples(op, dtype, device, known_bug)
     assert samples, f"{op.name} has no samples for {dtype}"
     for sample in samples:
         if device != "cpu":
@@ -80,11 +100,11 @@ def _draw(op, sample, device, seed):
         return op.fn(*args, device=device, **sample.kwargs)
 
 
-@pytest.mark.parametrize("op, dtype, device", _device_params(_RANDOM))
-def test_random_properties(op, dtype, device):
+@pytest.mark.parametrize("op, dtype, device, known_bug", _device_params(_RANDOM))
+def test_random_properties(op, dtype, device, known_bug):
     """A draw on `device` has the right shape, dtype and device, repeats for a seed,
     changes with the seed, and passes the entry's property check."""
-    samples = op.sample_inputs(dtype)
+    samples = _samples(op, dtype, device, known_bug)
     assert samples, f"{op.name} has no samples for {dtype}"
     for sample in samples:
         what = _what(op, sample, dtype)

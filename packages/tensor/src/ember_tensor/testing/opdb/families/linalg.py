@@ -72,6 +72,9 @@ def _vector_norm_samples(op, dtype, rng):
             name="0-norm counts nonzeros")
     yield S(v(), name="0-d")
     yield S(v(0, 3), kwargs={"dim": 1}, name="empty")
+    inf = np.array([[np.inf, 1.0, -2.0], [0.5, -np.inf, 0.0]]).astype(floats((), dtype, rng).dtype)
+    for ord in (2, 1, np.inf, 0):
+        yield S(O(inf), kwargs={"ord": ord, "dim": 1}, name=f"inf, {ord}-norm")
 
 
 # Inverting, factoring and solving lose about cond(A) ulps: float32 needs more than a sum.

@@ -173,6 +173,8 @@ def _softmax_samples(op, dtype, rng):
     yield S(O(v(2, 3, 4), "stepped"), kwargs={"dim": 1}, name="stepped")
     yield S(O(v()), kwargs={"dim": 0}, name="0-d")
     yield S(O(v(0, 3)), kwargs={"dim": 1}, name="empty")
+    yield S(O(np.array([[-np.inf, 1, 2], [-np.inf, -np.inf, -np.inf], [np.inf, 0, 1]], v().dtype)),
+            kwargs={"dim": 1}, name="-inf, a row of -inf, +inf")
 
 
 def _layer_norm_samples(op, dtype, rng):
@@ -237,6 +239,9 @@ def _max_pool2d_samples(op, dtype, rng):
     yield S(O(v(1, 1, 6, 6), "stepped"), kwargs=_pool_kwargs(2, 1, dilation=(2, 2), ceil_mode=False),
             name="stepped, dilation")
     yield S(O(v(0, 2, 4, 4)), kwargs=_pool_kwargs(2, 2, dilation=(1, 1), ceil_mode=False), name="empty batch")
+    # NaN wins its window (PyTorch's max propagates it); a window of -inf keeps its first.
+    extremal = np.array([[[[1, np.nan, -np.inf, -np.inf], [3, 2, -np.inf, -np.inf]]]], v().dtype)
+    yield S(O(extremal), kwargs=_pool_kwargs(2, 2, dilation=(1, 1), ceil_mode=False), name="NaN, -inf")
 
 
 def _avg_pool2d_samples(op, dtype, rng):
