@@ -25,11 +25,13 @@ def _ref_gather(x, index, dim):
 def _scatter_positions(index, dim):
     """The positions scatter writes: each element of `index` names the coordinate along dim."""
     grid = list(np.indices(index.shape, sparse=True))
-    grid[dim] = index
+    grid[dim % index.ndim] = index
     return tuple(grid)
 
 
 def _ref_scatter_add(x, index, src, dim):
+    if not x.ndim:  # a 0-d tensor takes the one index 0
+        return x + src
     out = x.copy()
     np.add.at(out, _scatter_positions(index, dim), src[tuple(slice(0, n) for n in index.shape)])
     return out
@@ -110,6 +112,8 @@ def _gather_samples(op, dtype, rng):
             name="transposed, smaller index")
     yield S(O(floats((), dtype, rng)), (O(np.array(0)),), {"dim": 0}, name="0-d")
     yield S(O(floats((3, 4), dtype, rng)), (O(ints((0, 4), 3, rng)),), {"dim": 0}, name="empty index")
+    yield S(O(floats((2, 3, 4), dtype, rng), "stepped"), (O(ints((2, 3, 2), 4, rng)),), {"dim": -1},
+            name="3-d, stepped, negative dim")
 
 
 def _scatter_add_samples(op, dtype, rng):
@@ -119,6 +123,9 @@ def _scatter_add_samples(op, dtype, rng):
             {"dim": 1}, name="transposed")
     yield S(O(floats((3, 4), dtype, rng)), (O(ints((0, 4), 3, rng)), O(floats((0, 4), dtype, rng))), {"dim": 0},
             name="empty index")
+    yield S(O(floats((2, 3, 4), dtype, rng)), (O(ints((2, 3, 6), 4, rng), "stepped"), O(floats((2, 3, 6), dtype, rng))),
+            {"dim": -1}, name="3-d, stepped index, negative dim")
+    yield S(O(floats((), dtype, rng)), (O(np.array(0)), O(floats((), dtype, rng))), {"dim": 0}, name="0-d")
 
 
 def _index_add_samples(op, dtype, rng):
@@ -129,6 +136,8 @@ def _index_add_samples(op, dtype, rng):
             {"dim": 1}, name="transposed, stepped source")
     yield S(O(floats((3, 4), dtype, rng)), (O(ints((0,), 3, rng)), O(floats((0, 4), dtype, rng))), {"dim": 0},
             name="empty index")
+    yield S(O(floats((2, 3, 4), dtype, rng)), (O(np.array([3, 3, 0])), O(floats((2, 3, 3), dtype, rng))),
+            {"dim": -1, "alpha": -0.5}, name="3-d, negative dim, repeated, negative alpha")
 
 
 def _take_samples(op, dtype, rng):
@@ -136,6 +145,7 @@ def _take_samples(op, dtype, rng):
     yield S(O(floats((3, 4), dtype, rng), "transposed"), (O(ints((5,), 12, rng)),), name="transposed")
     yield S(O(floats((), dtype, rng)), (O(np.array(0)),), name="0-d")
     yield S(O(floats((3, 4), dtype, rng)), (O(ints((0,), 12, rng)),), name="empty index")
+    yield S(O(floats((3, 4), dtype, rng)), (O(np.array([-1, -12, 5])),), name="negative indices")
 
 
 def _masked_select_samples(op, dtype, rng):
@@ -143,6 +153,7 @@ def _masked_select_samples(op, dtype, rng):
     yield S(O(floats((4, 3), dtype, rng), "transposed"), (O(rng.random((1, 3)) < 0.5),), name="transposed, broadcast")
     yield S(O(floats((), dtype, rng)), (O(np.array(True)),), name="0-d")
     yield S(O(floats((0, 3), dtype, rng)), (O(np.ones(3, bool)),), name="empty")
+    yield S(O(floats((3,), dtype, rng), "stepped"), (O(rng.random((2, 3)) < 0.5),), name="input broadcast to the mask")
 
 
 def _getitem_samples(op, dtype, rng):
@@ -153,6 +164,7 @@ def _getitem_samples(op, dtype, rng):
     yield S(O(x), (O(np.array(4)), None), {"form": "ellipsis"}, name="ellipsis, 0-d index")
     yield S(O(x, "stepped"), (O(rng.random((3, 4)) < 0.5), None), {"form": "mask"}, name="bool mask, stepped")
     yield S(O(x), (O(ints((0,), 3, rng)), O(ints((0,), 4, rng))), {"form": "adjacent"}, name="empty index")
+    yield S(O(x), (O(np.array([-1, 0, -3])), O(np.array([-4]))), {"form": "split"}, name="negative indices")
 
 
 def _flip_samples(op, dtype, rng):
@@ -161,6 +173,7 @@ def _flip_samples(op, dtype, rng):
     yield S(O(floats((2, 5), dtype, rng), "stepped"), kwargs={"dims": (-1,)}, name="stepped")
     yield S(O(floats((), dtype, rng)), kwargs={"dims": ()}, name="0-d")
     yield S(O(floats((0, 3), dtype, rng)), kwargs={"dims": (1,)}, name="empty")
+    yield S(O(floats((2, 3, 2), dtype, rng), "stepped"), kwargs={"dims": (-1, 0, 1)}, name="every dim")
 
 
 _WITH_INT = (et.float32, et.float64, I64)

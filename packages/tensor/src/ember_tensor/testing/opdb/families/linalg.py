@@ -16,6 +16,8 @@ def _ref_vector_norm(x, ord=2, dim=None, keepdim=False):
     a = np.abs(x)
     if ord == np.inf:
         return np.max(a, axis=dim, keepdims=keepdim)
+    if ord == -np.inf:
+        return np.min(a, axis=dim, keepdims=keepdim)
     if ord == 0:
         return np.sum(a != 0, axis=dim, keepdims=keepdim).astype(x.dtype)
     return np.sum(a ** ord, axis=dim, keepdims=keepdim) ** (1 / ord)
@@ -35,6 +37,8 @@ def _matmul_samples(op, dtype, rng):
     yield S(v(3, 4), (v(4),), name="matrix by vector")
     yield S(v(4), (v(4),), name="vectors: 0-d result")
     yield S(v(3, 0), (v(0, 2),), name="empty inner dim")
+    yield S(v(4), (v(2, 4, 3),), name="vector by batched matrices")
+    yield S(v(2, 3, 4, layout="stepped"), (v(4),), name="batched matrices by a vector")
 
 
 def _bmm_samples(op, dtype, rng):
@@ -57,7 +61,15 @@ def _square_samples(spd=False, rhs=False):
         yield S(a(3, 3, layout="transposed"), b(3), name="transposed" + (", vector rhs" if rhs else ""))
         yield S(a(1, 1), b(1, 1), name="1x1")
         yield S(a(0, 0), b(0, 2), name="empty")
+        yield S(a(2, 2, 3, 3), b(3, 1), name="two batch dims" + (", broadcast rhs" if rhs else ""))
     return samples
+
+
+def _det_samples(op, dtype, rng):
+    yield from _square_samples()(op, dtype, rng)
+    singular = np.array([[1, 2, 3], [2, 4, 6], [0, 1, 5]], floats((), dtype, rng).dtype)
+    yield S(O(singular), name="singular: 0")
+    yield S(O(np.array([[0, 1], [1, 0]], singular.dtype)), name="a swap: -1")
 
 
 def _vector_norm_samples(op, dtype, rng):
@@ -73,7 +85,7 @@ def _vector_norm_samples(op, dtype, rng):
     yield S(v(), name="0-d")
     yield S(v(0, 3), kwargs={"dim": 1}, name="empty")
     inf = np.array([[np.inf, 1.0, -2.0], [0.5, -np.inf, 0.0]]).astype(floats((), dtype, rng).dtype)
-    for ord in (2, 1, np.inf, 0):
+    for ord in (2, 1, np.inf, -np.inf, 0):
         yield S(O(inf), kwargs={"ord": ord, "dim": 1}, name=f"inf, {ord}-norm")
 
 
@@ -86,7 +98,7 @@ LINALG_DB = [
     FamilyOpInfo("matmul", "linalg", et.matmul, np.matmul, sample_inputs_func=_matmul_samples),
     FamilyOpInfo("bmm", "linalg", et.bmm, np.matmul, sample_inputs_func=_bmm_samples),
     FamilyOpInfo("linalg.inv", "linalg", et.linalg.inv, np.linalg.inv, sample_inputs_func=_square_samples(), **_INFO),
-    FamilyOpInfo("linalg.det", "linalg", et.linalg.det, np.linalg.det, sample_inputs_func=_square_samples(),
+    FamilyOpInfo("linalg.det", "linalg", et.linalg.det, np.linalg.det, sample_inputs_func=_det_samples,
                  tol=_SOLVER_TOL),
     FamilyOpInfo("linalg.solve", "linalg", et.linalg.solve, np.linalg.solve,
                  sample_inputs_func=_square_samples(rhs=True), **_INFO),

@@ -86,17 +86,24 @@ def _ref_max_pool2d(x, kernel, stride, padding, dilation, ceil_mode):
     return np.max(win, axis=-1), rows * w + cols
 
 
-def _ref_avg_pool2d(x, kernel, stride, padding, count_include_pad=True, divisor_override=None):
+def _ref_avg_pool2d(x, kernel, stride, padding, ceil_mode=False, count_include_pad=True, divisor_override=None):
     h, w = x.shape[2:]
-    out = tuple(_pool_size(n, k, s, p, 1, False) for n, k, s, p in zip((h, w), kernel, stride, padding))
-    pads = [(0, 0), (0, 0)] + [(p, p) for p in padding]
-    sums = _windows(np.pad(x, pads), kernel, stride, (1, 1), out).sum(axis=(-2, -1))
+    out = tuple(_pool_size(n, k, s, p, 1, ceil_mode) for n, k, s, p in zip((h, w), kernel, stride, padding))
+    # Zeros past the right padding, for a ceil_mode window that runs over it.
+    pads = [(0, 0), (0, 0)] + [(p, p + s + k) for p, s, k in zip(padding, stride, kernel)]
+
+    def window_sums(a, value=0):
+        return _windows(np.pad(a, pads, constant_values=value), kernel, stride, (1, 1), out).sum(axis=(-2, -1))
+    sums = window_sums(x)
     if divisor_override:
         return sums / divisor_override
-    if count_include_pad:  # without ceil_mode every window lies inside the padded input
-        return sums / (kernel[0] * kernel[1])
-    real = _windows(np.pad(np.ones((1, 1, h, w)), pads), kernel, stride, (1, 1), out).sum(axis=(-2, -1))
-    return sums / real
+    # PyTorch divides by the window clipped to the padded input (count_include_pad) or
+    # to the input itself: counted here as window sums of ones.
+    ones = np.ones((1, 1, h, w))
+    if count_include_pad:
+        ones = np.pad(ones, [(0, 0), (0, 0)] + [(p, p) for p in padding], constant_values=1)
+        pads = [(0, 0), (0, 0)] + [(0, s + k) for s, k in zip(stride, kernel)]
+    return sums / window_sums(ones)
 
 
 def _ref_embedding(weight, indices):
@@ -142,8 +149,8 @@ def _max_pool2d(x, kernel, stride, padding, dilation, ceil_mode):
     return nn_ops.max_pool_with_indices(x, kernel, stride, padding, dilation, ceil_mode)
 
 
-def _avg_pool2d(x, kernel, stride, padding, count_include_pad=True, divisor_override=None):
-    return nn_ops.avg_pool(x, kernel, stride, padding, False, count_include_pad, divisor_override)
+def _avg_pool2d(x, kernel, stride, padding, ceil_mode=False, count_include_pad=True, divisor_override=None):
+    return nn_ops.avg_pool(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
 def _nll_loss(logp, target, weight=None, reduction="mean", ignore_index=-100):
@@ -186,6 +193,8 @@ def _layer_norm_samples(op, dtype, rng):
     yield S(O(v(4, 5), "transposed"), (None, None), {"normalized_shape": (5,), "eps": 1e-5},
             name="transposed, no affine")
     yield S(O(v(0, 4)), (O(v(4)), O(v(4))), {"normalized_shape": (4,), "eps": 1e-5}, name="empty")
+    yield S(O(v(2, 3, 4)), (O(v(2, 3, 4)), None), {"normalized_shape": (2, 3, 4), "eps": 1e-5},
+            name="every dim, weight only")
 
 
 def _linear_samples(op, dtype, rng):
@@ -211,6 +220,7 @@ def _conv1d_samples(op, dtype, rng):
     yield S(O(v(1, 3, 8), "transposed"), (O(v(2, 3, 2)), None), _conv_kwargs(1, dilation=2, padding=2),
             name="transposed, dilation")
     yield S(O(v(0, 3, 5)), (O(v(2, 3, 3)), O(v(2))), _conv_kwargs(1), name="empty batch")
+    yield S(O(v(1, 3, 6)), (O(v(3, 1, 2)), O(v(3))), _conv_kwargs(1, stride=3, groups=3), name="depthwise")
 
 
 def _conv2d_samples(op, dtype, rng):
@@ -223,6 +233,8 @@ def _conv2d_samples(op, dtype, rng):
     yield S(O(v(1, 2, 6, 5)), (O(v(3, 2, 2, 3)), O(v(3))), _conv_kwargs(2, padding=1, dilation=2),
             name="dilation, rectangular")
     yield S(O(v(0, 2, 4, 4)), (O(v(2, 2, 3, 3)), O(v(2))), _conv_kwargs(2), name="empty batch")
+    yield S(O(v(1, 2, 5, 6)), (O(v(2, 2, 2, 3)), None),
+            {"stride": (2, 1), "padding": (1, 0), "dilation": (1, 2), "groups": 1}, name="per-dim parameters")
 
 
 def _pool_kwargs(kernel, stride, padding=0, **kw):
@@ -239,6 +251,8 @@ def _max_pool2d_samples(op, dtype, rng):
     yield S(O(v(1, 1, 6, 6), "stepped"), kwargs=_pool_kwargs(2, 1, dilation=(2, 2), ceil_mode=False),
             name="stepped, dilation")
     yield S(O(v(0, 2, 4, 4)), kwargs=_pool_kwargs(2, 2, dilation=(1, 1), ceil_mode=False), name="empty batch")
+    yield S(O(v(1, 1, 7, 6)), kwargs=_pool_kwargs(3, 2, 1, dilation=(2, 1), ceil_mode=True),
+            name="padding, dilation, ceil_mode")
     # NaN wins its window (PyTorch's max propagates it); a window of -inf keeps its first.
     extremal = np.array([[[[1, np.nan, -np.inf, -np.inf], [3, 2, -np.inf, -np.inf]]]], v().dtype)
     yield S(O(extremal), kwargs=_pool_kwargs(2, 2, dilation=(1, 1), ceil_mode=False), name="NaN, -inf")
@@ -252,6 +266,9 @@ def _avg_pool2d_samples(op, dtype, rng):
             name="transposed, padding not counted")
     yield S(O(v(1, 1, 4, 6), "stepped"), kwargs=_pool_kwargs(2, 2, divisor_override=3), name="stepped, divisor")
     yield S(O(v(0, 2, 4, 4)), kwargs=_pool_kwargs(2, 2), name="empty batch")
+    yield S(O(v(1, 2, 5, 6)), kwargs=_pool_kwargs(3, 2, 1, ceil_mode=True), name="ceil_mode, padding counted")
+    yield S(O(v(1, 1, 5, 5)), kwargs=_pool_kwargs(2, 2, 1, ceil_mode=True, count_include_pad=False),
+            name="ceil_mode, padding not counted")
 
 
 def _embedding_samples(op, dtype, rng):
@@ -275,6 +292,10 @@ def _nll_samples(log):
         yield S(O(x(2, 3, 4), "stepped"), (O(ints((2, 4), 3, rng)),), {"reduction": "none"},
                 name="spatial, stepped, none")
         yield S(O(x(3)), (O(np.array(2, np.int64)),), name="unbatched, 0-d target")
+        yield S(O(x(3, 4)), (O(np.array([-100, 2, -100])), O(floats((4,), dtype, rng, 0.5, 2))),
+                {"reduction": "none"}, name="default ignore_index, none")
+        yield S(O(x(2, 4, 2, 2)), (O(ints((2, 2, 2), 4, rng)), O(floats((4,), dtype, rng, 0.5, 2))),
+                name="2-d spatial, weighted mean")
     return samples
 
 

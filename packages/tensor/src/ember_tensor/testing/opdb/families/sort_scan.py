@@ -139,6 +139,8 @@ def _sort_samples(op, dtype, rng):
     yield S(O(_with_ties((2, 7), dtype, rng), "stepped"), kwargs={"stable": True}, name="stepped, ties, stable")
     yield S(O(_distinct((), dtype, rng)), kwargs={"dim": 0}, name="0-d")
     yield S(O(_distinct((0, 3), dtype, rng)), name="empty")
+    yield S(O(_with_ties((3, 4, 2), dtype, rng)), kwargs={"dim": 0, "descending": True, "stable": True},
+            name="3-d, dim 0, ties, stable, descending")
     extremal = _extremal([[1, _NAN, 3, -_INF, 2, _INF, _NAN, 0, 3]] * 2, dtype)
     if extremal is not None:
         yield S(O(extremal), kwargs={"stable": True}, name="NaN, inf, ties, stable")
@@ -159,6 +161,7 @@ def _topk_samples(op, dtype, rng):
             name="transposed, smallest")
     yield S(O(_distinct((), dtype, rng)), kwargs={"k": 1, "dim": 0}, name="0-d")
     yield S(O(_distinct((4, 3), dtype, rng)), kwargs={"k": 0}, name="k = 0")
+    yield S(O(_distinct((2, 5, 3), dtype, rng), "stepped"), kwargs={"k": 5, "dim": 1}, name="3-d, k = size, stepped")
     extremal = _extremal([[1, _NAN, 3, -_INF, 2, _INF, 0]], dtype)
     yield S(O(extremal), kwargs={"k": 3}, name="NaN is the largest, then inf")
     yield S(O(extremal), kwargs={"k": 3, "largest": False}, name="smallest, -inf first")
@@ -182,8 +185,9 @@ def _scan_samples(low, high):
 # Rows where a scan meets NaN, ±inf and ties (cummax: a tie moves the index to the later one).
 _EXTREMAL_SCANS = {
     "cumsum": [[1, _INF, -_INF, 2], [_NAN, 1, 2, 3]],
+    "cumprod": [[2, 0, 3, 4], [_INF, 0, 1, 2]],
     "cummax": [[1, 3, 3, 2, 3, _NAN, 4, _NAN], [-_INF, -_INF, 0, _INF, 1, _INF, 2, 2]],
-    "logcumsumexp": [[-_INF, -_INF, 1, _INF, 2], [3, -_INF, 2, 2, _NAN]],
+    "logcumsumexp": [[-_INF, -_INF, 1, _INF, 2], [3, -_INF, 2, 2, _NAN], [1000, 1000, -1000, 999, 0]],
 }
 
 
@@ -197,6 +201,10 @@ def _searchsorted_samples(op, dtype, rng):
     yield S(O(seq(3, 4)), (O(floats((3, 5), dtype, rng), "transposed"),), name="rows, transposed values")
     yield S(O(seq(4)), (O(floats((), dtype, rng)),), name="0-d value")
     yield S(O(seq(4)), (O(floats((0,), dtype, rng)),), name="empty values")
+    repeated = np.array([1, 2, 2, 2, 3], boundaries.dtype)
+    for right in (False, True):
+        yield S(O(repeated), (O(np.array([0, 1, 2, 3, 4, 2.5], repeated.dtype)),), {"right": right},
+                name=f"repeated boundaries, out of range, right={right}")
 
 
 def _unique_samples(op, dtype, rng):
@@ -206,6 +214,8 @@ def _unique_samples(op, dtype, rng):
     yield S(O(_with_ties((2, 5), dtype, rng), "stepped"), kwargs={"return_counts": True}, name="stepped, counts")
     yield S(O(_with_ties((), dtype, rng)), kwargs={"return_inverse": True}, name="0-d")
     yield S(O(_with_ties((0,), dtype, rng)), kwargs={"return_counts": True}, name="empty")
+    yield S(O(_with_ties((2, 3, 4), dtype, rng)), kwargs={"return_inverse": True, "return_counts": True},
+            name="3-d, inverse and counts")
 
 
 _WITH_INT = (F32, F64, I64)

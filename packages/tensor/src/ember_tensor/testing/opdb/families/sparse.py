@@ -72,6 +72,7 @@ def _round_trip_samples(op, dtype, rng):
     yield S(O(_with_zeros((2, 3, 4), dtype, rng), "stepped"), name="3-d, stepped")
     yield S(O(np.array(2.5, _with_zeros((), dtype, rng).dtype)), name="0-d")
     yield S(O(_with_zeros((0, 3), dtype, rng)), name="empty")
+    yield S(O(np.zeros((2, 3), _with_zeros((), dtype, rng).dtype)), name="all zeros")
 
 
 def _coalesce_samples(op, dtype, rng):
@@ -80,6 +81,8 @@ def _coalesce_samples(op, dtype, rng):
     yield S(O(ints((2, 7), 3, rng), "transposed"), (O(floats((7,), dtype, rng), "stepped"),), {"size": (3, 3)},
             name="transposed indices, stepped values")
     yield S(O(np.zeros((2, 0), np.int64)), (O(floats((0,), dtype, rng)),), {"size": (2, 2)}, name="empty")
+    yield S(O(np.array([[1, 0, 1, 1], [0, 2, 0, 0], [3, 1, 3, 0]])), (O(floats((4,), dtype, rng)),),
+            {"size": (2, 3, 4)}, name="three sparse dims")
 
 
 def _mm_samples(op, dtype, rng):
@@ -87,6 +90,8 @@ def _mm_samples(op, dtype, rng):
     yield S(O(_with_zeros((4, 3), dtype, rng), "transposed"), (O(floats((3, 5), dtype, rng), "stepped"),),
             name="transposed sparse, stepped dense")
     yield S(O(_with_zeros((0, 4), dtype, rng)), (O(floats((4, 2), dtype, rng)),), name="empty")
+    yield S(O(np.zeros((3, 4), _with_zeros((), dtype, rng).dtype)), (O(floats((4, 2), dtype, rng)),),
+            name="no nonzeros")
 
 
 def _sum_samples(op, dtype, rng):
@@ -95,6 +100,7 @@ def _sum_samples(op, dtype, rng):
     yield S(O(_with_zeros((2, 3, 4), dtype, rng), "stepped"), kwargs={"dim": (0, 2)}, name="3-d, stepped, two dims")
     yield S(O(_with_zeros((2, 3), dtype, rng)), kwargs={"dim": (0, 1)}, name="every dim")
     yield S(O(_with_zeros((0, 3), dtype, rng)), kwargs={"dim": 0}, name="empty")
+    yield S(O(_with_zeros((2, 3, 4), dtype, rng)), kwargs={"dim": -2}, name="negative dim")
 
 
 SPARSE_DB = [
