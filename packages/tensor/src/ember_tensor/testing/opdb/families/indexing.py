@@ -154,6 +154,7 @@ def _masked_select_samples(op, dtype, rng):
     yield S(O(floats((), dtype, rng)), (O(np.array(True)),), name="0-d")
     yield S(O(floats((0, 3), dtype, rng)), (O(np.ones(3, bool)),), name="empty")
     yield S(O(floats((3,), dtype, rng), "stepped"), (O(rng.random((2, 3)) < 0.5),), name="input broadcast to the mask")
+    yield S(O(floats((2, 300), dtype, rng)), (O(rng.random((2, 300)) < 0.5),), name="beyond a CUDA block")
 
 
 def _getitem_samples(op, dtype, rng):

@@ -38,6 +38,7 @@ def _matmul_samples(op, dtype, rng):
     yield S(v(4), (v(4),), name="vectors: 0-d result")
     yield S(v(3, 0), (v(0, 2),), name="empty inner dim")
     yield S(v(4), (v(2, 4, 3),), name="vector by batched matrices")
+    yield S(v(33, 17), (v(17, 35, layout="transposed"),), name="past a 16/32 tile in every dim")
     yield S(v(2, 3, 4, layout="stepped"), (v(4),), name="batched matrices by a vector")
 
 

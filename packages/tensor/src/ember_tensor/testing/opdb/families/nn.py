@@ -180,6 +180,7 @@ def _softmax_samples(op, dtype, rng):
     yield S(O(v(2, 3, 4), "stepped"), kwargs={"dim": 1}, name="stepped")
     yield S(O(v()), kwargs={"dim": 0}, name="0-d")
     yield S(O(v(0, 3)), kwargs={"dim": 1}, name="empty")
+    yield S(O(v(2, 300)), kwargs={"dim": 1}, name="long rows, beyond a CUDA block")
     yield S(O(np.array([[-np.inf, 1, 2], [-np.inf, -np.inf, -np.inf], [np.inf, 0, 1]], v().dtype)),
             kwargs={"dim": 1}, name="-inf, a row of -inf, +inf")
 

@@ -32,6 +32,9 @@ def _extremal(rows, dtype):
 
 
 _NAN, _INF = np.nan, np.inf
+# Longer than a CUDA block (256 threads), so the kernels' multi-block paths run too (on
+# the simulator a sort of one such row costs a second: argsort's covers sort's kernel).
+_LONG = 260
 
 
 # --- references ---------------------------------------------------------------------------
@@ -153,6 +156,7 @@ def _argsort_samples(op, dtype, rng):
             name="transposed, ties, descending")
     yield S(O(_with_ties((), dtype, rng)), kwargs={"dim": 0}, name="0-d")
     yield S(O(_with_ties((2, 0), dtype, rng)), name="empty")
+    yield S(O(_with_ties((_LONG,), dtype, rng)), kwargs={"descending": True}, name="a long row, descending")
 
 
 def _topk_samples(op, dtype, rng):
@@ -162,6 +166,7 @@ def _topk_samples(op, dtype, rng):
     yield S(O(_distinct((), dtype, rng)), kwargs={"k": 1, "dim": 0}, name="0-d")
     yield S(O(_distinct((4, 3), dtype, rng)), kwargs={"k": 0}, name="k = 0")
     yield S(O(_distinct((2, 5, 3), dtype, rng), "stepped"), kwargs={"k": 5, "dim": 1}, name="3-d, k = size, stepped")
+    yield S(O(_distinct((2, _LONG), dtype, rng)), kwargs={"k": 7}, name="long rows")
     extremal = _extremal([[1, _NAN, 3, -_INF, 2, _INF, 0]], dtype)
     yield S(O(extremal), kwargs={"k": 3}, name="NaN is the largest, then inf")
     yield S(O(extremal), kwargs={"k": 3, "largest": False}, name="smallest, -inf first")
@@ -177,6 +182,7 @@ def _scan_samples(low, high):
         yield S(v(2, 3, 6, layout="stepped"), kwargs={"dim": -1}, name="stepped")
         yield S(v(), kwargs={"dim": 0}, name="0-d")
         yield S(v(0, 3), kwargs={"dim": 1}, name="empty")
+        yield S(v(2, _LONG), kwargs={"dim": 1}, name="long rows")
         if op.name in _EXTREMAL_SCANS:
             yield S(O(_extremal(_EXTREMAL_SCANS[op.name], dtype)), kwargs={"dim": 1}, name="extremal")
     return samples
@@ -216,6 +222,8 @@ def _unique_samples(op, dtype, rng):
     yield S(O(_with_ties((0,), dtype, rng)), kwargs={"return_counts": True}, name="empty")
     yield S(O(_with_ties((2, 3, 4), dtype, rng)), kwargs={"return_inverse": True, "return_counts": True},
             name="3-d, inverse and counts")
+    yield S(O(floats((_LONG,), dtype, rng, -40, 40).round()), kwargs={"return_inverse": True, "return_counts": True},
+            name="long, inverse and counts")
 
 
 _WITH_INT = (F32, F64, I64)
