@@ -10,13 +10,15 @@ and device, for being the same again after the same seed and different after ano
 and for its properties (range, loose moments).
 """
 import contextlib
+import doctest
 
 import numpy as np
 import pytest
 
 import ember_tensor as et
 from cuda_guard import DEVICES, device_only, matches_the_cpu
-from ember_tensor.testing.opdb import FAMILIES, FAMILY_DB, Operand
+from ember_tensor.testing.opdb import FAMILIES, FAMILY_DB
+from ember_tensor.testing.opdb.families import info as families_info
 
 _DETERMINISTIC = [op for op in FAMILY_DB if not op.is_random]
 _RANDOM = [op for op in FAMILY_DB if op.is_random]
@@ -142,8 +144,14 @@ def test_samples_cover_non_contiguous_and_empty_or_0d(op):
 
 
 def test_operands_are_numpy_backed():
-    """Samples hold NumPy values, so references never see an ember tensor."""
+    """Samples hold NumPy values (Operands), never ember tensors, so a reference never
+    sees one and each device builds its own."""
     for op in FAMILY_DB:
         for s in op.sample_inputs(op.dtypes[0]):
-            assert all(isinstance(x, Operand) or x is None or not isinstance(x, et.Tensor) for x in s.operands()), \
-                op.name
+            held = [*s.operands(), *s.kwargs.values()]
+            assert not any(isinstance(x, et.Tensor) for x in held), op.name
+
+
+def test_docstring_examples_run():
+    """The entry type's example runs."""
+    assert doctest.testmod(families_info).failed == 0

@@ -188,7 +188,8 @@ INDEXING_DB = [
                  reads_scalars=True),
     FamilyOpInfo("index_add", "indexing", _index_add, _ref_index_add, sample_inputs_func=_index_add_samples,
                  reads_scalars=True),
-    FamilyOpInfo("take", "indexing", et.take, _ref_take, _WITH_INT, sample_inputs_func=_take_samples, reads_scalars=True),
+    FamilyOpInfo("take", "indexing", et.take, _ref_take, _WITH_INT, sample_inputs_func=_take_samples,
+                 reads_scalars=True),
     # The output's size is a count of the mask's True elements: read back, as PyTorch does.
     FamilyOpInfo("masked_select", "indexing", et.masked_select, _ref_masked_select,
                  sample_inputs_func=_masked_select_samples, reads_scalars=True),

@@ -13,7 +13,7 @@ import numpy as np
 from ..core import B, F32, F64, I64, NP, Operand, SampleInput, _dtype_of_array, make_values, rng_for
 
 __all__ = ["FamilyOpInfo", "XFailOn", "FAMILIES", "FAMILY_TOLERANCE", "floats", "ints", "well_conditioned",
-           "as_tuple", "O", "S"]
+           "as_tuple"]
 
 # Every family the database covers; an entry names one of them.
 FAMILIES = ("nn", "indexing", "sort_scan", "linalg", "random", "sparse")
@@ -61,12 +61,23 @@ class FamilyOpInfo:
              a layout: at least one "transposed" or "stepped" operand) and kwargs; an empty
              or 0-d case unless `no_empty` says why the op has none.
     check:   random ops only: check(values, sample, dtype) asserts the properties of one
-             draw (range, moments) given as a NumPy array; shape and dtype are the test's.
+             draw given as a NumPy array (shape, range, loose moments); its dtype and
+             device, and its reproducibility for a seed, are the generic test's.
     result_dtype: random ops only: rule sample dtype -> result dtype (default: the same).
-    reads_scalars: on CUDA the op may read single elements back (a count that sizes its
-             output, as PyTorch's nonzero and masked_select synchronise); never more.
+    reads_scalars: on CUDA the op may read single elements back — a count that sizes its
+             output (as PyTorch's masked_select and unique synchronise) or a flag that
+             raises the CPU's error (an index out of range, a singular matrix) — never more.
     tol:     per-dtype (rtol, atol) overriding FAMILY_TOLERANCE.
     xfails:  XFailOn entries: ember bugs this entry exposes.
+
+    >>> import ember_tensor as et
+    >>> from ember_tensor.testing.opdb import FAMILY_OPS
+    >>> op = FAMILY_OPS["flip"]
+    >>> sample = op.sample_inputs(et.float32)[0]
+    >>> got = op.fn(*sample.ember(), **sample.kwargs)
+    >>> (want,) = op.reference(sample)
+    >>> bool((got.numpy() == want).all()), got.dtype is op.result_dtypes(et.float32, (want,))[0]
+    (True, True)
     """
     name: str
     family: str
@@ -88,6 +99,7 @@ class FamilyOpInfo:
 
     @property
     def is_random(self):
+        """Whether the entry is checked by its properties (no reference)."""
         return self.family == "random"
 
     def sample_inputs(self, dtype):

@@ -6,8 +6,8 @@ import numpy as np
 
 import ember_tensor as et
 
-from .info import FamilyOpInfo, O, S, floats, well_conditioned
 from ..core import F32
+from .info import FamilyOpInfo, O, S, floats, well_conditioned
 
 __all__ = ["LINALG_DB"]
 

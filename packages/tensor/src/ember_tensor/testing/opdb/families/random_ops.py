@@ -26,7 +26,8 @@ def _mean_near(values, mean, var, what):
 
 def _moments(values, mean, var, what):
     _mean_near(values, mean, var, what)
-    assert values.size < 100 or abs(values.astype(np.float64).var() / var - 1) < 0.25, f"{what}: variance {values.var():.4f}, not {var}"
+    spread = values.astype(np.float64).var()
+    assert values.size < 100 or abs(spread / var - 1) < 0.25, f"{what}: variance {spread:.4f}, not {var}"
 
 
 # --- property checks ----------------------------------------------------------------------
