@@ -23,6 +23,11 @@ def _ref_vector_norm(x, ord=2, dim=None, keepdim=False):
     return np.sum(a ** ord, axis=dim, keepdims=keepdim) ** (1 / ord)
 
 
+def _ref_cholesky(a, upper=False):
+    low = np.linalg.cholesky(a)
+    return np.swapaxes(low, -1, -2) if upper else low
+
+
 def _vector_norm(x, ord=2, dim=None, keepdim=False):
     return et.linalg.vector_norm(x, ord, dim=dim, keepdim=keepdim)
 
@@ -63,7 +68,10 @@ def _square_samples(spd=False, rhs=False):
         yield S(a(1, 1), b(1, 1), name="1x1")
         yield S(a(0, 0), b(0, 2), name="empty")
         yield S(a(2, 2, 3, 3), b(3, 1), name="two batch dims" + (", broadcast rhs" if rhs else ""))
+        if spd:
+            yield S(a(2, 3, 3, layout="transposed"), kwargs={"upper": True}, name="upper")
     return samples
+
 
 
 def _det_samples(op, dtype, rng):
@@ -103,7 +111,7 @@ LINALG_DB = [
                  tol=_SOLVER_TOL),
     FamilyOpInfo("linalg.solve", "linalg", et.linalg.solve, np.linalg.solve,
                  sample_inputs_func=_square_samples(rhs=True), **_INFO),
-    FamilyOpInfo("linalg.cholesky", "linalg", et.linalg.cholesky, np.linalg.cholesky,
+    FamilyOpInfo("linalg.cholesky", "linalg", et.linalg.cholesky, _ref_cholesky,
                  sample_inputs_func=_square_samples(spd=True), **_INFO),
     FamilyOpInfo("linalg.vector_norm", "linalg", _vector_norm, _ref_vector_norm,
                  sample_inputs_func=_vector_norm_samples),
