@@ -136,8 +136,8 @@ def _index_add_samples(op, dtype, rng):
             {"dim": 1}, name="transposed, stepped source")
     yield S(O(floats((3, 4), dtype, rng)), (O(ints((0,), 3, rng)), O(floats((0, 4), dtype, rng))), {"dim": 0},
             name="empty index")
-    yield S(O(floats((2, 3, 4), dtype, rng)), (O(np.array([3, 3, 0])), O(floats((2, 3, 3), dtype, rng))),
-            {"dim": -1, "alpha": -0.5}, name="3-d, negative dim, repeated, negative alpha")
+    yield S(O(floats((2, 3, 4), dtype, rng)), (O(np.array([3, 3, 0]), "stepped"), O(floats((2, 3, 3), dtype, rng))),
+            {"dim": -1, "alpha": -0.5}, name="3-d, negative dim, repeated and stepped index, negative alpha")
 
 
 def _take_samples(op, dtype, rng):

@@ -204,7 +204,7 @@ def _linear_samples(op, dtype, rng):
     yield S(O(v(3, 4)), (O(v(5, 4)), O(v(5))), name="matrix")
     yield S(O(v(2, 3, 4)), (O(v(5, 4), "transposed"), O(v(5))), name="batched, transposed weight")
     yield S(O(v(3, 4), "stepped"), (O(v(2, 4)), None), name="stepped, no bias")
-    yield S(O(v(4)), (O(v(2, 4)), O(v(2))), name="vector")
+    yield S(O(v(4)), (O(v(2, 4)), O(v(2), "stepped")), name="vector, stepped bias")
     yield S(O(v(0, 4)), (O(v(5, 4)), O(v(5))), name="empty")
 
 

@@ -157,6 +157,10 @@ def _argsort_samples(op, dtype, rng):
     yield S(O(_with_ties((), dtype, rng)), kwargs={"dim": 0}, name="0-d")
     yield S(O(_with_ties((2, 0), dtype, rng)), name="empty")
     yield S(O(_with_ties((_LONG,), dtype, rng)), kwargs={"descending": True}, name="a long row, descending")
+    zeros = _extremal([[0.0, -0.0, 1, -0.0, 0.0, -1, _NAN, -0.0]], dtype)
+    if zeros is not None:  # -0.0 equals 0.0: a stable order keeps them as they came
+        yield S(O(zeros), name="signed zeros, NaN")
+        yield S(O(zeros), kwargs={"descending": True}, name="signed zeros, NaN, descending")
 
 
 def _topk_samples(op, dtype, rng):
@@ -207,6 +211,7 @@ def _searchsorted_samples(op, dtype, rng):
     yield S(O(seq(3, 4)), (O(floats((3, 5), dtype, rng), "transposed"),), name="rows, transposed values")
     yield S(O(seq(4)), (O(floats((), dtype, rng)),), name="0-d value")
     yield S(O(seq(4)), (O(floats((0,), dtype, rng)),), name="empty values")
+    yield S(O(boundaries), (O(np.array([np.nan, -np.inf, np.inf], boundaries.dtype)),), name="NaN goes last, ±inf")
     repeated = np.array([1, 2, 2, 2, 3], boundaries.dtype)
     for right in (False, True):
         yield S(O(repeated), (O(np.array([0, 1, 2, 3, 4, 2.5], repeated.dtype)),), {"right": right},
