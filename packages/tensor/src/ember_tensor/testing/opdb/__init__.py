@@ -26,6 +26,9 @@ from .inputs import (
     _errors_zero_division, _isclose_samples, _lerp_samples, _pow_samples, _shift_samples, _where_samples,
 )
 from .reductions import REDUCTION_DB, REDUCTIONS, ReductionInfo  # noqa: E402,F401
+from .families import (  # noqa: F401 - the other families' database
+    FAMILIES, FAMILY_DB, FAMILY_OPS, FAMILY_TOLERANCE, FamilyOpInfo, XFailOn,
+)
 
 
 # --- the entries ------------------------------------------------------------------------
