@@ -243,18 +243,19 @@ def cumprod_rows(a, acc_one, out):
 def cumextreme_rows(a, take_max, values, indices):
     """Running max (take_max) or min of each row and the index where it was last reached.
 
-    Like PyTorch, an equal value moves the index forward and a NaN sticks once seen.
+    Like PyTorch, an equal value moves the index forward, and a NaN sticks once seen:
+    every later NaN (and only a NaN) moves the index to itself.
     """
     for r in range(a.shape[0]):
         best = a[r, 0]
         at = 0
         for i in range(a.shape[1]):
             x = a[r, i]
-            if best != best:
-                pass
-            elif x != x:
+            if x != x:
                 best = x
                 at = i
+            elif best != best:
+                pass
             elif (take_max and x >= best) or (not take_max and x <= best):
                 best = x
                 at = i

@@ -61,11 +61,12 @@ def acc_scan(rows, n, nchunks, size, is_prod, carries, out):
 
 @cuda.jit(device=True)
 def _replaces(take_max, best, x):
-    # The CPU's rule: a NaN sticks once seen; an equal value moves the index forward.
-    if best != best:
-        return False
+    # The CPU's rule: a NaN sticks once seen (each later NaN moves the index to itself);
+    # an equal value moves the index forward.
     if x != x:
         return True
+    if best != best:
+        return False
     return x >= best if take_max else x <= best
 
 

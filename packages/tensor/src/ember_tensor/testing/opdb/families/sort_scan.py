@@ -10,7 +10,7 @@ import numpy as np
 import ember_tensor as et
 
 from ..core import F32, F64, I64, NP
-from .info import FamilyOpInfo, O, S, XFailOn, floats
+from .info import FamilyOpInfo, O, S, floats
 
 __all__ = ["SORT_SCAN_DB"]
 
@@ -240,12 +240,7 @@ SORT_SCAN_DB = [
     FamilyOpInfo("cumsum", "sort_scan", et.cumsum, _ref_cumsum, sample_inputs_func=_scan_samples(-2, 2)),
     # Factors near 1 keep the running product of a row in range.
     FamilyOpInfo("cumprod", "sort_scan", et.cumprod, _ref_cumprod, sample_inputs_func=_scan_samples(0.5, 1.5)),
-    FamilyOpInfo("cummax", "sort_scan", _cummax, _ref_cummax, sample_inputs_func=_scan_samples(-2, 2),
-                 xfails=(XFailOn("cpu", "cummax's index sticks at the first NaN: PyTorch moves it to each later NaN "
-                                 "([1, nan, 2, nan] gives indices [0, 1, 1, 3], ember [0, 1, 1, 1]); the scan "
-                                 "kernel cumextreme_rows (_backends/cpu/kernels/index.py) skips every element once "
-                                 "its best is NaN. CUDA stages the same kernel, so its parameter, held to the CPU, "
-                                 "passes; cummin shares the bug", samples=("extremal",)),)),
+    FamilyOpInfo("cummax", "sort_scan", _cummax, _ref_cummax, sample_inputs_func=_scan_samples(-2, 2)),
     FamilyOpInfo("logcumsumexp", "sort_scan", et.logcumsumexp, _ref_logcumsumexp,
                  sample_inputs_func=_scan_samples(-4, 4)),
     FamilyOpInfo("searchsorted", "sort_scan", et.searchsorted, _ref_searchsorted,
