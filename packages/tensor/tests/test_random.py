@@ -720,3 +720,41 @@ def test_pytorch_still_raises_these_errors(code, error, message):
     with pytest.raises(error) as raised:
         eval(code, {"t": real_torch})
     assert str(raised.value).startswith(message)
+
+
+def test_float32_randn_is_normal_and_independent_of_the_thread_count():
+    # Box-Muller over blocks that each have a stream of their own: the numbers depend on
+    # the seed only, whether one thread or several fill the blocks.
+    import math
+    from concurrent.futures import ThreadPoolExecutor
+    from ember_tensor._backends.cpu import random as cpu_random
+
+    torch.manual_seed(11)
+    parallel = torch.randn(300_000).numpy()
+    previous = cpu_random._pool
+    cpu_random._pool = ThreadPoolExecutor(1)
+    try:
+        torch.manual_seed(11)
+        serial = torch.randn(300_000).numpy()
+    finally:
+        cpu_random._pool.shutdown()
+        cpu_random._pool = previous
+    np.testing.assert_array_equal(parallel, serial)
+    x = np.sort(parallel.astype(np.float64))
+    cdf = 0.5 * (1 + np.array([math.erf(v / math.sqrt(2)) for v in x]))
+    distance = np.abs(np.arange(1, x.size + 1) / x.size - cdf).max()
+    assert distance < 1.95 / math.sqrt(x.size)  # Kolmogorov-Smirnov at the 0.1% level
+
+
+def test_randn_in_a_forked_child_does_not_wait_for_the_parents_threads():
+    import multiprocessing
+
+    torch.randn(300_000)  # the parent's block threads exist now
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        shape = pool.apply_async(_randn_shape).get(timeout=60)
+    assert shape == (300_000,)
+
+
+def _randn_shape():
+    return tuple(torch.randn(300_000).shape)
