@@ -88,7 +88,7 @@ def test_net_trains_and_its_loss_falls():
         return loss
 
     before = eval_loss()
-    for _ in range(20):
+    for _ in range(40):  # 20 steps left the loss above 0.8x for half the seeds: luck, not a test
         model.zero_grad()
         loss = F.nll_loss(model(data), target)
         loss.backward()
