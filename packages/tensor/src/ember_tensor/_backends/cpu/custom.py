@@ -16,7 +16,6 @@ each has a parallel twin for large tensors.
 import warnings
 import weakref
 
-import numpy as np
 from numba import njit, prange
 from numba.core.errors import NumbaPerformanceWarning
 
@@ -33,14 +32,16 @@ _reduce = weakref.WeakKeyDictionary()
 
 
 class CpuLoops:
-    """The compiled CPU loops of one user function (each variant compiled on first use)."""
+    """The compiled CPU loops of one user function (each variant compiled on first use,
+    in memory): what `elementwise.builtin` is for a built-in op, so that
+    `elementwise.run` executes both."""
 
     def __init__(self, fn):
         self.fn = fn
         self._device_fn = njit(inline="always", error_model="numpy")(fn)
         self._loops = {}
 
-    def _loop(self, kinds, parallel):
+    def loop(self, kinds, parallel):
         """The loop over operands of `kinds` (built-in ops' letters: c, v, s), compiled once."""
         loop = self._loops.get((kinds, parallel))
         if loop is None:
@@ -50,21 +51,9 @@ class CpuLoops:
             loop = self._loops[kinds, parallel] = njit(nogil=True, error_model="numpy", parallel=parallel)(loop)
         return loop
 
-    def run(self, operands, out):
-        """``out[...] = fn(*operands[...])``; operands are arrays broadcast to out's shape, or NumPy scalars."""
-        if out.size == 0:
-            return out
-        parallel = out.size >= _backend.PARALLEL_THRESHOLD
-        arrays = [x for x in operands if isinstance(x, np.ndarray) and x.ndim and any(x.strides)]
-        if out.flags.c_contiguous and all(x.flags.c_contiguous and x.shape == out.shape for x in arrays):
-            kinds = "".join("c" if any(x is y for y in arrays) else "v" for x in operands)
-            args = [x.reshape(-1) if kind == "c" else _backend._as_scalar(x) for x, kind in zip(operands, kinds)]
-            self._loop(kinds, parallel)(*args, out.reshape(-1))
-            return out
-        views, extra = _backend._merged_views(operands, out)
-        loop = self._loop("s" * len(operands), parallel)
-        _backend._run_strided(loop, views, extra)
-        return out
+    def has(self, kinds):
+        """Every layout has its loop: a user function's compile on demand."""
+        return True
 
 
 def launch_elementwise(fn, operands, out):
@@ -73,7 +62,7 @@ def launch_elementwise(fn, operands, out):
     loops = _elementwise.get(fn)
     if loops is None:
         loops = _elementwise[fn] = CpuLoops(fn)
-    return loops.run(operands, out)
+    return _backend.run(loops, operands, out)  # the built-in ops' executor
 
 
 def launch_raw(cpu_loop, cuda_kernel, name, out, args):

@@ -1,18 +1,21 @@
 """CPU elementwise loops: unary, binary and ternary ops over NumPy arrays (Numba kernels).
 
-The runners work like PyTorch's TensorIterator: operands arrive already
-broadcast to the output's shape (stride 0 on broadcast dims) and cast to the compute
-dtype; same-shape contiguous operands run a flat 1-d loop, a broadcast scalar runs a
-scalar-operand loop, and anything else has its dimensions merged where memory allows
-and runs one 4-d strided loop. So an op compiles at most a few specializations per
-dtype, never one per rank or layout.
+One executor, `run`, serves the built-in ops and `ember.kernel`'s alike: it takes the
+loops of a scalar function — a built-in op's (`builtin`: loops generated into a module
+file and cached on disk) or a user function's (`_backends.cpu.custom`: the same
+generator, compiled in memory) — and picks the variant for the operands' layout. It works
+like PyTorch's TensorIterator: operands arrive already broadcast to the output's shape
+(stride 0 on broadcast dims) and cast to the compute dtype; same-shape contiguous
+operands and scalars run a flat 1-d loop, and anything else has its dimensions merged
+where memory allows and runs one 4-d strided loop. So an op compiles at most a few
+specializations per dtype, never one per rank or layout.
 """
 import numpy as np
 
 from ..plan import merged_layout
-from .kernels.loops import loops
+from .kernels.loops import VARIANTS, loops
 
-__all__ = ["unary", "binary", "ternary", "unary_fresh", "binary_fresh", "binary_scalar_fresh"]
+__all__ = ["run", "builtin", "unary", "binary", "ternary", "unary_fresh", "binary_fresh", "binary_scalar_fresh"]
 
 # Below this many elements a serial loop wins: starting threads costs ~2 us.
 PARALLEL_THRESHOLD = 1 << 15
@@ -49,38 +52,79 @@ def _run_strided(fn, views, extra_dims):
         fn(*(v[idx] for v in views))
 
 
+class BuiltinLoops:
+    """The loops of built-in op `name` of arity `kind` ("unary", "binary", "ternary"):
+    the variants of `kernels.loops.VARIANTS`, from the op's generated module."""
+
+    __slots__ = ("module", "variants", "_loops")
+
+    def __init__(self, kind, name):
+        self.module = loops(kind, name)
+        self.variants = frozenset(VARIANTS[kind])
+        self._loops = {}
+
+    def has(self, kinds):
+        """Whether a loop over operands of `kinds` exists (else `run` takes the strided one)."""
+        return kinds in self.variants
+
+    def loop(self, kinds, parallel):
+        """The compiled loop over operands of `kinds` (parallel: its prange twin)."""
+        loop = self._loops.get((kinds, parallel))
+        if loop is None:
+            loop = self._loops[kinds, parallel] = getattr(self.module, kinds + "_par" if parallel else kinds)
+        return loop
+
+
+_builtins = {}
+
+
+def builtin(kind, name):
+    """The loops of built-in op `name` (a function of `_backends.scalar`), made once."""
+    found = _builtins.get((kind, name))
+    if found is None:
+        found = _builtins[kind, name] = BuiltinLoops(kind, name)
+    return found
+
+
+def _flat_kinds(operands, out):
+    """The operands' kinds for a flat loop ('c' same-shape contiguous array, 'v' scalar),
+    or None when one needs the strided loop."""
+    kinds = ""
+    for x in operands:
+        if x.__class__ is np.ndarray and x.shape == out.shape and x.flags.c_contiguous:
+            kinds += "c"
+        elif _is_scalar_operand(x):
+            kinds += "v"
+        else:
+            return None
+    return kinds
+
+
+def run(f_loops, operands, out):
+    """out[...] = f(*operands[...]) with the loops of scalar function f (a `builtin`, or a
+    user function's): operands are arrays broadcast to out's shape, or scalars."""
+    if out.size == 0:
+        return out
+    parallel = out.size >= PARALLEL_THRESHOLD
+    if out.flags.c_contiguous:
+        kinds = _flat_kinds(operands, out)
+        if kinds is not None and f_loops.has(kinds):
+            args = [x.reshape(-1) if kind == "c" else _as_scalar(x) for x, kind in zip(operands, kinds)]
+            f_loops.loop(kinds, parallel)(*args, out.reshape(-1))
+            return out
+    views, extra = _merged_views(operands, out)
+    _run_strided(f_loops.loop("s" * len(operands), parallel), views, extra)
+    return out
+
+
 def unary(name, a, out):
     """out[...] = name(a[...]); `a` already broadcast to out's shape and compute dtype."""
-    mod = loops("unary", name)
-    par = out.size >= PARALLEL_THRESHOLD
-    if a.flags.c_contiguous and out.flags.c_contiguous and a.shape == out.shape:
-        (mod.c_par if par else mod.c).__call__(a.reshape(-1), out.reshape(-1))
-        return out
-    views, extra = _merged_views((a,), out)
-    _run_strided(mod.s_par if par else mod.s, views, extra)
-    return out
+    return run(builtin("unary", name), (a,), out)
 
 
 def binary(name, a, b, out):
     """out[...] = name(a[...], b[...]); a, b are arrays broadcastable to out, or scalars."""
-    mod = loops("binary", name)
-    par = out.size >= PARALLEL_THRESHOLD
-    if out.flags.c_contiguous:
-        flat = out.reshape(-1)
-        a_c = a.__class__ is np.ndarray and a.shape == out.shape and a.flags.c_contiguous
-        b_c = b.__class__ is np.ndarray and b.shape == out.shape and b.flags.c_contiguous
-        if a_c and b_c:
-            (mod.cc_par if par else mod.cc)(a.reshape(-1), b.reshape(-1), flat)
-            return out
-        if a_c and _is_scalar_operand(b):
-            (mod.cv_par if par else mod.cv)(a.reshape(-1), _as_scalar(b), flat)
-            return out
-        if b_c and _is_scalar_operand(a):
-            (mod.vc_par if par else mod.vc)(_as_scalar(a), b.reshape(-1), flat)
-            return out
-    views, extra = _merged_views((a, b), out)
-    _run_strided(mod.ss_par if par else mod.ss, views, extra)
-    return out
+    return run(builtin("binary", name), (a, b), out)
 
 
 def binary_fresh(name, a, b):
@@ -88,8 +132,7 @@ def binary_fresh(name, a, b):
     if a.shape != b.shape or not (a.flags.c_contiguous and b.flags.c_contiguous):
         return None
     out = np.empty(a.shape, a.dtype)
-    mod = loops("binary", name)
-    (mod.cc_par if a.size >= PARALLEL_THRESHOLD else mod.cc)(a.reshape(-1), b.reshape(-1), out.reshape(-1))
+    builtin("binary", name).loop("cc", a.size >= PARALLEL_THRESHOLD)(a.reshape(-1), b.reshape(-1), out.reshape(-1))
     return out
 
 
@@ -98,12 +141,11 @@ def binary_scalar_fresh(name, a, scalar, tensor_first):
     if not a.flags.c_contiguous:
         return None
     out = np.empty(a.shape, a.dtype)
-    mod = loops("binary", name)
-    par = a.size >= PARALLEL_THRESHOLD
+    parallel = a.size >= PARALLEL_THRESHOLD
     if tensor_first:
-        (mod.cv_par if par else mod.cv)(a.reshape(-1), scalar, out.reshape(-1))
+        builtin("binary", name).loop("cv", parallel)(a.reshape(-1), scalar, out.reshape(-1))
     else:
-        (mod.vc_par if par else mod.vc)(scalar, a.reshape(-1), out.reshape(-1))
+        builtin("binary", name).loop("vc", parallel)(scalar, a.reshape(-1), out.reshape(-1))
     return out
 
 
@@ -112,22 +154,10 @@ def unary_fresh(name, a):
     if not a.flags.c_contiguous:
         return None
     out = np.empty(a.shape, a.dtype)
-    mod = loops("unary", name)
-    (mod.c_par if a.size >= PARALLEL_THRESHOLD else mod.c)(a.reshape(-1), out.reshape(-1))
+    builtin("unary", name).loop("c", a.size >= PARALLEL_THRESHOLD)(a.reshape(-1), out.reshape(-1))
     return out
 
 
 def ternary(name, a, b, c, out):
     """out[...] = name(a[...], b[...], c[...]) for operands broadcastable to out."""
-    mod = loops("ternary", name)
-    par = out.size >= PARALLEL_THRESHOLD
-    ops = (a, b, c)
-    if out.flags.c_contiguous and all(
-            x.__class__ is np.ndarray and x.shape == out.shape and x.flags.c_contiguous for x in ops):
-        (mod.ccc_par if par else mod.ccc)(*(x.reshape(-1) for x in ops), out.reshape(-1))
-        return out
-    views, extra = _merged_views(ops, out)
-    _run_strided(mod.sss_par if par else mod.sss, views, extra)
-    return out
-
-
+    return run(builtin("ternary", name), (a, b, c), out)

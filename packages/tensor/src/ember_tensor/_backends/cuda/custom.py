@@ -16,7 +16,7 @@ import numpy as np
 from numba import cuda
 
 from .. import codegen
-from . import arrays, elementwise, launch
+from . import elementwise, launch
 from .kernels.loops import kernel_source
 from .storage import from_numpy
 
@@ -29,14 +29,16 @@ _reduce = weakref.WeakKeyDictionary()
 
 
 class CudaKernels:
-    """The compiled CUDA kernels of one user function (each variant compiled on first launch)."""
+    """The compiled CUDA kernels of one user function (each variant compiled on first
+    launch, in memory): what `elementwise.builtin` is for a built-in op, so that
+    `elementwise.run` executes both."""
 
     def __init__(self, fn):
         self.fn = fn
         self._device_fn = cuda.jit(device=True)(fn)
         self._kernels = {}
 
-    def _kernel(self, kinds):
+    def kernel(self, kinds):
         """The kernel over operands of `kinds` (the built-in ops' letters), compiled once."""
         kernel = self._kernels.get(kinds)
         if kernel is None:
@@ -46,19 +48,9 @@ class CudaKernels:
             kernel = self._kernels[kinds] = cuda.jit(kernel)
         return kernel
 
-    def run(self, operands, out):
-        """``out[...] = fn(*operands[...])``; operands are device arrays broadcast to out, or scalars."""
-        if out.size == 0:
-            return out
-        operands = [x if arrays.is_array(x) else elementwise.scalar_array(x) for x in operands]
-        if arrays.is_c(out) and all(elementwise.same_c(x, out) or x.size == 1 for x in operands):
-            # a one-element operand is read on the device (element 0), never copied back
-            kinds = "".join("c" if elementwise.same_c(x, out) else "e" for x in operands)
-            args = [arrays.flat(x) for x in operands]
-            launch.grid_stride(self._kernel(kinds), out.size, *args, arrays.flat(out))
-            return out
-        launch.run_strided(self._kernel("s" * len(operands)), operands, out)
-        return out
+    def has(self, kinds):
+        """Every layout has its kernel: a user function's compile on demand."""
+        return True
 
 
 def launch_elementwise(fn, operands, out):
@@ -67,7 +59,7 @@ def launch_elementwise(fn, operands, out):
     kernels = _elementwise.get(fn)
     if kernels is None:
         kernels = _elementwise[fn] = CudaKernels(fn)
-    return kernels.run(operands, out)
+    return elementwise.run(kernels, operands, out)  # the built-in ops' executor
 
 
 def launch_raw(cpu_loop, cuda_kernel, name, out, args):
