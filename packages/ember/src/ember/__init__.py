@@ -31,6 +31,7 @@ PINNED_LAYERS = {
     "ember_distributed": ("ember-distributed", "0.1.0", "0.1.1"),
     "ember_export": ("ember-export", "0.1.0", "0.1.1"),
     "ember_distributions": ("ember-distributions", "0.1.0", "0.1.1"),
+    "ember_vision": ("ember-vision", "0.1.0", "0.1.1"),
 }
 _NEEDED_BY = f"ember {__version__}"
 

@@ -41,6 +41,8 @@ TORCH_PACKAGES = [
     ("torch.utils.data", "ember_data"),
     ("torch.autograd", "ember_autograd"),
     ("torch.distributed", "ember_distributed"),
+    # torchvision is not under torch, but its models pickle under its own name.
+    ("torchvision", "ember_vision"),
 ]
 
 
