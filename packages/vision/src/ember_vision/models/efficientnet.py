@@ -1,0 +1,148 @@
+"""EfficientNet-B0 (Tan & Le 2019): MBConv blocks with squeeze-excitation, SiLU and
+stochastic depth, in torchvision's layout (``features``, ``avgpool``, ``classifier``)."""
+import copy
+import math
+from functools import partial
+
+import ember_nn as nn
+import ember_tensor as torch
+
+from ..ops.misc import Conv2dNormActivation, SqueezeExcitation
+from ..ops.stochastic_depth import StochasticDepth
+from ._api import WeightsEnum, imagenet_weights, register_model
+from ._utils import handle_legacy_interface, load_weights, make_divisible, overwrite_named_param
+
+__all__ = ["EfficientNet", "EfficientNet_B0_Weights", "efficientnet_b0"]
+
+
+class MBConvConfig:
+    """One stage's settings; channels scaled by ``width_mult``, repeats by ``depth_mult``."""
+
+    def __init__(self, expand_ratio, kernel, stride, input_channels, out_channels, num_layers, width_mult=1.0,
+                 depth_mult=1.0):
+        self.expand_ratio = expand_ratio
+        self.kernel = kernel
+        self.stride = stride
+        self.input_channels = self.adjust_channels(input_channels, width_mult)
+        self.out_channels = self.adjust_channels(out_channels, width_mult)
+        self.num_layers = int(math.ceil(num_layers * depth_mult))
+        self.block = MBConv
+
+    @staticmethod
+    def adjust_channels(channels, width_mult, min_value=None):
+        """``channels * width_mult`` rounded to a multiple of 8."""
+        return make_divisible(channels * width_mult, 8, min_value)
+
+
+class MBConv(nn.Module):
+    """Expansion, depthwise convolution, squeeze-excitation, projection; a shortcut through
+    stochastic depth when the shape is kept."""
+
+    def __init__(self, cnf, stochastic_depth_prob, norm_layer, se_layer=SqueezeExcitation):
+        super().__init__()
+        if not 1 <= cnf.stride <= 2:
+            raise ValueError("illegal stride value")
+        self.use_res_connect = cnf.stride == 1 and cnf.input_channels == cnf.out_channels
+        layers = []
+        expanded = cnf.adjust_channels(cnf.input_channels, cnf.expand_ratio)
+        if expanded != cnf.input_channels:
+            layers.append(Conv2dNormActivation(cnf.input_channels, expanded, kernel_size=1, norm_layer=norm_layer,
+                                               activation_layer=nn.SiLU))
+        layers.append(Conv2dNormActivation(expanded, expanded, kernel_size=cnf.kernel, stride=cnf.stride,
+                                           groups=expanded, norm_layer=norm_layer, activation_layer=nn.SiLU))
+        squeeze_channels = max(1, cnf.input_channels // 4)
+        layers.append(se_layer(expanded, squeeze_channels, activation=partial(nn.SiLU, inplace=True)))
+        layers.append(Conv2dNormActivation(expanded, cnf.out_channels, kernel_size=1, norm_layer=norm_layer,
+                                           activation_layer=None))
+        self.block = nn.Sequential(*layers)
+        self.stochastic_depth = StochasticDepth(stochastic_depth_prob, "row")
+        self.out_channels = cnf.out_channels
+
+    def forward(self, input):
+        result = self.block(input)
+        if self.use_res_connect:
+            result = self.stochastic_depth(result) + input
+        return result
+
+
+class EfficientNet(nn.Module):
+    """EfficientNet over a list of ``MBConvConfig`` stages.
+
+    Args:
+        inverted_residual_setting: the stages; dropout: before the classifier.
+        stochastic_depth_prob: the last block's drop probability (rising linearly from 0).
+        num_classes: outputs; norm_layer: default BatchNorm2d; last_channel: default 4x the last stage.
+    """
+
+    def __init__(self, inverted_residual_setting, dropout, stochastic_depth_prob=0.2, num_classes=1000,
+                 norm_layer=None, last_channel=None):
+        super().__init__()
+        if not inverted_residual_setting:
+            raise ValueError("The inverted_residual_setting should not be empty")
+        norm_layer = norm_layer or nn.BatchNorm2d
+        first = inverted_residual_setting[0].input_channels
+        layers = [Conv2dNormActivation(3, first, kernel_size=3, stride=2, norm_layer=norm_layer,
+                                       activation_layer=nn.SiLU)]
+        total_stage_blocks = sum(cnf.num_layers for cnf in inverted_residual_setting)
+        stage_block_id = 0
+        for cnf in inverted_residual_setting:
+            stage = []
+            for _ in range(cnf.num_layers):
+                block_cnf = copy.copy(cnf)
+                if stage:
+                    block_cnf.input_channels = block_cnf.out_channels
+                    block_cnf.stride = 1
+                sd_prob = stochastic_depth_prob * float(stage_block_id) / total_stage_blocks
+                stage.append(block_cnf.block(block_cnf, sd_prob, norm_layer))
+                stage_block_id += 1
+            layers.append(nn.Sequential(*stage))
+        lastconv_input = inverted_residual_setting[-1].out_channels
+        lastconv_output = last_channel if last_channel is not None else 4 * lastconv_input
+        layers.append(Conv2dNormActivation(lastconv_input, lastconv_output, kernel_size=1, norm_layer=norm_layer,
+                                           activation_layer=nn.SiLU))
+        self.features = nn.Sequential(*layers)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Sequential(nn.Dropout(p=dropout, inplace=True), nn.Linear(lastconv_output, num_classes))
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out")
+                if m.bias is not None:
+                    nn.init.zeros_(m.bias)
+            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
+                nn.init.ones_(m.weight)
+                nn.init.zeros_(m.bias)
+            elif isinstance(m, nn.Linear):
+                init_range = 1.0 / math.sqrt(m.out_features)
+                nn.init.uniform_(m.weight, -init_range, init_range)
+                nn.init.zeros_(m.bias)
+
+    def forward(self, x):
+        x = torch.flatten(self.avgpool(self.features(x)), 1)
+        return self.classifier(x)
+
+
+class EfficientNet_B0_Weights(WeightsEnum):
+    """ImageNet weights of efficientnet_b0 (ported from the paper's; bicubic resize to 256)."""
+    IMAGENET1K_V1 = imagenet_weights("EfficientNet_B0_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_B0_Weights.IMAGENET1K_V1))
+def efficientnet_b0(*, weights: EfficientNet_B0_Weights = None, progress=True, **kwargs):
+    """EfficientNet-B0.
+
+    Args:
+        weights: an ``EfficientNet_B0_Weights`` member to load, or None.
+        progress: show download progress.
+        **kwargs: passed to ``EfficientNet`` (``dropout`` defaults to 0.2).
+    """
+    weights = EfficientNet_B0_Weights.verify(weights)
+    bneck = partial(MBConvConfig, width_mult=1.0, depth_mult=1.0)
+    setting = [bneck(1, 3, 1, 32, 16, 1), bneck(6, 3, 2, 16, 24, 2), bneck(6, 5, 2, 24, 40, 2),
+               bneck(6, 3, 2, 40, 80, 3), bneck(6, 5, 1, 80, 112, 3), bneck(6, 5, 2, 112, 192, 4),
+               bneck(6, 3, 1, 192, 320, 1)]
+    if weights is not None:
+        overwrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
+    model = EfficientNet(setting, kwargs.pop("dropout", 0.2), **kwargs)
+    return load_weights(model, weights, progress)

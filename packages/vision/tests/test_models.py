@@ -1,0 +1,138 @@
+"""Models: torchvision's state_dict keys and shapes (committed lists), outputs, and the
+same logits as torchvision from the same weights (committed fixtures; live torchvision
+where it is installed)."""
+import json
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ember_autograd
+import ember_tensor as torch
+import ember_vision as torchvision
+from seeded_weights import seeded_input, seeded_state_dict
+from torchvision_oracle import import_torchvision, torchvision_available
+
+DATA = Path(__file__).parent / "data"
+SHAPES = json.loads((DATA / "state_dict_shapes.json").read_text())
+needs_torchvision = pytest.mark.skipif(not torchvision_available(), reason="torchvision (test-only oracle) not installed")
+
+
+def build(name, **kwargs):
+    # VGG's N(0, 0.01) init of 120M classifier weights dominates its build time (and
+    # GoogLeNet warns without the argument); the keys do not depend on it.
+    if name.startswith("vgg") or name == "googlenet":
+        kwargs.setdefault("init_weights", False)
+    return torchvision.models.get_model(name, **kwargs)
+
+
+def test_every_listed_model_is_provided():
+    assert sorted(SHAPES) == torchvision.models.list_models()
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_state_dict_keys_and_shapes_are_torchvisions(name):
+    model = build(name)
+    got = [[key, list(value.shape)] for key, value in model.state_dict().items()]
+    assert got == SHAPES[name]
+
+
+def _ember_state_dict(arrays):
+    return {key: torch.from_numpy(np.ascontiguousarray(value)) for key, value in arrays.items()}
+
+
+def test_resnet18_seeded_weights_give_torchvisions_logits():
+    # Expected logits were computed by torchvision 0.28 from the same NumPy-seeded weights.
+    model = torchvision.models.resnet18().eval()
+    model.load_state_dict(_ember_state_dict(seeded_state_dict(SHAPES["resnet18"])), strict=True)
+    with ember_autograd.no_grad():
+        logits = model(torch.from_numpy(seeded_input((2, 3, 64, 64)))).numpy()
+    expected = np.load(DATA / "resnet18_seeded_logits.npy")
+    np.testing.assert_allclose(logits, expected, rtol=1e-4, atol=1e-3)
+
+
+def test_checkpoint_written_by_torchvision_loads_strictly_and_matches():
+    # A ShuffleNetV2 built by torchvision with random weights, saved with torch.save.
+    state_dict = torch.load(DATA / "shufflenet_tiny_torchvision.pth")
+    model = torchvision.models.ShuffleNetV2([1, 1, 1], [8, 16, 32, 64, 128], num_classes=10).eval()
+    model.load_state_dict(state_dict, strict=True)
+    with ember_autograd.no_grad():
+        logits = model(torch.from_numpy(seeded_input((2, 3, 32, 32)))).numpy()
+    np.testing.assert_allclose(logits, np.load(DATA / "shufflenet_tiny_logits.npy"), rtol=1e-4, atol=1e-5)
+
+
+def test_strict_loading_reports_torchvision_key_mismatches():
+    state_dict = build("resnet18").state_dict()
+    state_dict["fc.extra"] = state_dict.pop("fc.bias")
+    with pytest.raises(RuntimeError, match="fc.bias"):
+        build("resnet18").load_state_dict(state_dict, strict=True)
+
+
+# name, builder kwargs, input shape: small inputs keep the suite fast.
+LIVE_CASES = [
+    ("resnet18", {}, (2, 3, 64, 64)),
+    ("mobilenet_v3_small", {}, (2, 3, 64, 64)),
+    ("mobilenet_v2", {}, (1, 3, 64, 64)),
+    ("efficientnet_b0", {}, (1, 3, 64, 64)),
+    ("shufflenet_v2_x1_0", {}, (1, 3, 64, 64)),
+    ("squeezenet1_1", {}, (1, 3, 64, 64)),
+    ("googlenet", {"init_weights": False}, (1, 3, 64, 64)),
+    ("densenet121", {}, (1, 3, 32, 32)),
+    ("vit_small", {}, (2, 3, 32, 32)),
+]
+
+
+def _vit_small(lib):
+    return lib.models.VisionTransformer(image_size=32, patch_size=16, num_layers=2, num_heads=2, hidden_dim=16,
+                                        mlp_dim=32, num_classes=10)
+
+
+@needs_torchvision
+@pytest.mark.parametrize("name, kwargs, shape", LIVE_CASES, ids=[c[0] for c in LIVE_CASES])
+def test_torchvision_state_dict_loads_strictly_and_gives_the_same_logits(name, kwargs, shape, tmp_path):
+    import torch as real_torch
+    tv = import_torchvision()
+    real_torch.manual_seed(0)
+    reference = (_vit_small(tv) if name == "vit_small" else tv.models.get_model(name, **kwargs)).eval()
+    if name == "vit_small":  # its head starts at zero: give it weights that show up in the logits
+        real_torch.nn.init.normal_(reference.heads.head.weight)
+    path = tmp_path / f"{name}.pth"
+    real_torch.save(reference.state_dict(), path)  # a file written by PyTorch, read by ember
+    model = (_vit_small(torchvision) if name == "vit_small" else build(name, **kwargs)).eval()
+    model.load_state_dict(torch.load(path), strict=True)
+    x = seeded_input(shape)
+    with real_torch.no_grad():
+        expected = reference(real_torch.from_numpy(x)).numpy()
+    with ember_autograd.no_grad():
+        got = model(torch.from_numpy(x)).numpy()
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-4 * max(1.0, np.abs(expected).max()))
+
+
+def test_googlenet_training_returns_auxiliary_outputs():
+    model = build("googlenet", init_weights=False, num_classes=7).train()
+    out = model(torch.randn(2, 3, 64, 64))
+    assert isinstance(out, torchvision.models.GoogLeNetOutputs)
+    assert [tuple(o.shape) for o in out] == [(2, 7)] * 3
+
+
+def test_resnet_zero_init_residual_makes_blocks_start_as_identity():
+    model = torchvision.models.resnet18(zero_init_residual=True)
+    assert float(model.layer1[0].bn2.weight.abs().sum()) == 0.0
+    assert float(model.layer1[0].bn1.weight.sum()) == 64.0
+
+
+def test_builders_reject_a_weights_enum_of_another_model():
+    with pytest.raises(TypeError, match="expected ResNet18_Weights"):
+        torchvision.models.resnet18(weights=torchvision.models.ResNet34_Weights.DEFAULT)
+
+
+def test_backward_through_resnet18_reaches_every_parameter():
+    model = torchvision.models.resnet18(num_classes=4)
+    loss = model(torch.randn(2, 3, 32, 32)).sum()
+    loss.backward()
+    assert all(p.grad is not None for p in model.parameters())
+    buffer = io.BytesIO()
+    torch.save(model.state_dict(), buffer)
+    assert buffer.tell() > 0

@@ -1,0 +1,88 @@
+"""Regenerate ember-vision's committed tables from a real torchvision (a maintainer's tool,
+never run by the package or its tests).
+
+    python packages/vision/tools/torchvision_tables.py              # the tables
+    python packages/vision/tools/torchvision_tables.py --fixtures   # the logits fixtures
+
+Writes:
+- ``src/ember_vision/models/_data/weights.json``: every weights entry of the models
+  ember-vision provides (url, the keyword arguments of its transforms preset, meta without the
+  categories), and ``_data/imagenet_categories.txt``;
+- ``tests/data/state_dict_shapes.json``: each model's state_dict keys and shapes, so the
+  key check runs without torchvision.
+
+torchvision wheels from PyPI are CUDA builds; on a CPU-only torch their ``_C`` fails to
+load and the import stops at two fake-op registrations, which ``import_torchvision``
+defines first.
+"""
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(HERE / "tests"))
+from torchvision_oracle import import_torchvision  # noqa: E402
+
+MODELS = ["resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d", "wide_resnet50_2",
+          "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn", "alexnet",
+          "squeezenet1_0", "squeezenet1_1", "densenet121", "mobilenet_v2", "mobilenet_v3_small",
+          "mobilenet_v3_large", "efficientnet_b0", "shufflenet_v2_x1_0", "googlenet", "vit_b_16"]
+
+
+def main():
+    torchvision = import_torchvision()
+    import torch
+    from torchvision.models import get_model, get_model_weights
+
+    weights, categories = {}, None
+    shapes = {}
+    for name in MODELS:
+        for w in get_model_weights(name):
+            t = w.transforms.keywords
+            meta = {k: v for k, v in w.meta.items() if k != "categories"}
+            categories = w.meta.get("categories", categories) if name != "vit_b_16" else categories
+            weights[f"{type(w).__name__}.{w.name}"] = {
+                "url": w.url,
+                "preset": {k: str(v).split(".")[-1] if k == "interpolation" else v for k, v in t.items()},
+                "meta": meta, "categories": "imagenet" if w.meta.get("categories") else None,
+                "default": w == type(w).DEFAULT}
+        with torch.device("meta"):
+            model = get_model(name, **({"init_weights": False} if name == "googlenet" else {}))
+        shapes[name] = [[k, list(v.shape)] for k, v in model.state_dict().items()]
+    data = HERE / "src/ember_vision/models/_data"
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "weights.json").write_text(json.dumps(weights, indent=1, sort_keys=True) + "\n")
+    (data / "imagenet_categories.txt").write_text("\n".join(categories) + "\n")
+    (HERE / "tests/data").mkdir(exist_ok=True)
+    (HERE / "tests/data/state_dict_shapes.json").write_text(json.dumps(shapes) + "\n")
+    print(torchvision.__version__, len(weights), "weights entries,", len(shapes), "models")
+
+
+if __name__ == "__main__" and "--fixtures" not in sys.argv:
+    main()
+
+
+def fixtures():
+    """tests/data fixtures: resnet18's logits under NumPy-seeded weights, and a tiny
+    torchvision ShuffleNetV2 written by ``torch.save`` with its logits."""
+    import numpy as np
+    import torch
+    from seeded_weights import seeded_input, seeded_state_dict
+
+    torchvision = import_torchvision()
+    shapes = json.loads((HERE / "tests/data/state_dict_shapes.json").read_text())
+    model = torchvision.models.resnet18().eval()
+    state = {k: torch.from_numpy(v) for k, v in seeded_state_dict(shapes["resnet18"]).items()}
+    model.load_state_dict(state, strict=True)
+    with torch.no_grad():
+        logits = model(torch.from_numpy(seeded_input((2, 3, 64, 64)))).numpy()
+    np.save(HERE / "tests/data/resnet18_seeded_logits.npy", logits)
+    torch.manual_seed(0)
+    tiny = torchvision.models.ShuffleNetV2([1, 1, 1], [8, 16, 32, 64, 128], num_classes=10).eval()
+    torch.save(tiny.state_dict(), HERE / "tests/data/shufflenet_tiny_torchvision.pth")
+    with torch.no_grad():
+        np.save(HERE / "tests/data/shufflenet_tiny_logits.npy", tiny(torch.from_numpy(seeded_input((2, 3, 32, 32)))).numpy())
+
+
+if __name__ == "__main__" and "--fixtures" in sys.argv:
+    fixtures()
