@@ -31,11 +31,29 @@ def test_every_listed_model_is_provided():
     assert sorted(SHAPES) == torchvision.models.list_models()
 
 
-@pytest.mark.parametrize("name", sorted(SHAPES))
+# VGG's classifier (120M weights) is the same module in all eight variants: two of them
+# are built whole, the other six have their ``features`` checked (the part that differs).
+VGG_FEATURES_ONLY = ["vgg11", "vgg13", "vgg13_bn", "vgg16_bn", "vgg19", "vgg19_bn"]
+
+
+@pytest.mark.parametrize("name", [n for n in sorted(SHAPES) if n not in VGG_FEATURES_ONLY])
 def test_state_dict_keys_and_shapes_are_torchvisions(name):
     model = build(name)
     got = [[key, list(value.shape)] for key, value in model.state_dict().items()]
     assert got == SHAPES[name]
+
+
+@pytest.mark.parametrize("name", VGG_FEATURES_ONLY)
+def test_vgg_features_keys_and_shapes_are_torchvisions(name):
+    from ember_vision.models.vgg import CONFIGS, make_layers
+    config = {"vgg11": "A", "vgg13": "B", "vgg16": "D", "vgg19": "E"}[name.removesuffix("_bn")]
+    features = make_layers(CONFIGS[config], batch_norm=name.endswith("_bn"))
+    got = [[f"features.{key}", list(value.shape)] for key, value in features.state_dict().items()]
+    expected = [entry for entry in SHAPES[name] if entry[0].startswith("features.")]
+    assert got == expected
+    # The rest is the classifier every VGG shares, checked whole on vgg11_bn and vgg16.
+    assert [e for e in SHAPES[name] if not e[0].startswith("features.")] == \
+        [e for e in SHAPES["vgg16"] if not e[0].startswith("features.")]
 
 
 def _ember_state_dict(arrays):

@@ -1,0 +1,162 @@
+"""ops: box formats, IoU, NMS (against a brute-force reference and torchvision's Python box
+ops), RoI Align (against torchvision's Python reference of its kernel) and its gradient."""
+import numpy as np
+import pytest
+
+import ember_tensor as torch
+import ember_vision.ops as ops
+from torchvision_oracle import import_torchvision, torchvision_available
+
+needs_torchvision = pytest.mark.skipif(not torchvision_available(), reason="torchvision (test-only oracle) not installed")
+RNG = np.random.default_rng(0)
+
+
+def random_boxes(n, scale=20.0):
+    xy = RNG.uniform(0, scale, (n, 2))
+    wh = RNG.uniform(1, scale / 2, (n, 2))
+    return np.concatenate([xy, xy + wh], axis=1).astype(np.float32)
+
+
+def reference_nms(boxes, scores, threshold):
+    """Textbook greedy NMS, one pair at a time."""
+    def iou(a, b):
+        w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+        h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+        inter = w * h
+        return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
+    keep = []
+    for i in sorted(range(len(boxes)), key=lambda k: -scores[k]):
+        if all(iou(boxes[i], boxes[j]) <= threshold for j in keep):
+            keep.append(i)
+    return keep
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.3, 0.7])
+def test_nms_matches_the_greedy_definition(threshold):
+    boxes, scores = random_boxes(60), RNG.permutation(60).astype(np.float32)
+    keep = ops.nms(torch.from_numpy(boxes), torch.from_numpy(scores), threshold)
+    assert keep.dtype == torch.int64
+    assert keep.tolist() == reference_nms(boxes, scores, threshold)
+
+
+def test_batched_nms_never_suppresses_across_categories():
+    boxes = torch.tensor([[0.0, 0.0, 10.0, 10.0], [0.0, 0.0, 10.0, 10.0], [1.0, 1.0, 10.0, 10.0]])
+    scores = torch.tensor([0.9, 0.8, 0.7])
+    assert ops.batched_nms(boxes, scores, torch.tensor([0, 1, 0]), 0.5).tolist() == [0, 1]
+    assert ops.nms(boxes, scores, 0.5).tolist() == [0]
+    assert ops.batched_nms(torch.zeros(0, 4), torch.zeros(0), torch.zeros(0, dtype=torch.int64), 0.5).tolist() == []
+
+
+@needs_torchvision
+def test_box_ops_match_torchvision():
+    import torch as real_torch
+    tv = import_torchvision()
+    a, b = random_boxes(7), random_boxes(5)
+    np.testing.assert_allclose(ops.box_iou(torch.from_numpy(a), torch.from_numpy(b)).numpy(),
+                               tv.ops.box_iou(real_torch.from_numpy(a), real_torch.from_numpy(b)).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(ops.box_area(torch.from_numpy(a)).numpy(),
+                               tv.ops.box_area(real_torch.from_numpy(a)).numpy(), rtol=1e-6)
+    for fmt_in in ("xyxy", "xywh", "cxcywh"):
+        for fmt_out in ("xyxy", "xywh", "cxcywh"):
+            np.testing.assert_allclose(
+                ops.box_convert(torch.from_numpy(a), fmt_in, fmt_out).numpy(),
+                tv.ops.box_convert(real_torch.from_numpy(a), fmt_in, fmt_out).numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(ops.clip_boxes_to_image(torch.from_numpy(a), (12, 9)).numpy(),
+                               tv.ops.clip_boxes_to_image(real_torch.from_numpy(a), (12, 9)).numpy())
+    assert ops.remove_small_boxes(torch.from_numpy(a), 4.0).tolist() == \
+        tv.ops.remove_small_boxes(real_torch.from_numpy(a), 4.0).tolist()
+
+
+FEATURES = RNG.normal(size=(2, 3, 10, 12)).astype(np.float32)
+ROIS = np.array([[0, 1.2, 2.3, 7.5, 8.1], [1, 0, 0, 11.9, 9.9], [0, -2, -1, 3, 4], [1, 5, 5, 5.2, 5.3]], np.float32)
+
+
+def reference_roi_align(x, rois, pooled_h, pooled_w, scale, sampling_ratio, aligned):
+    """torchvision's CPU kernel (roi_align_kernel.cpp), transcribed loop by loop."""
+    _, channels, height, width = x.shape
+    out = np.zeros((len(rois), channels, pooled_h, pooled_w))
+
+    def bilinear(img, y, xx):
+        if y < -1.0 or y > height or xx < -1.0 or xx > width:
+            return np.zeros(channels)
+        y, xx = max(y, 0.0), max(xx, 0.0)
+        y_low, x_low = int(y), int(xx)
+        if y_low >= height - 1:
+            y_high = y_low = height - 1
+            y = float(y_low)
+        else:
+            y_high = y_low + 1
+        if x_low >= width - 1:
+            x_high = x_low = width - 1
+            xx = float(x_low)
+        else:
+            x_high = x_low + 1
+        ly, lx = y - y_low, xx - x_low
+        hy, hx = 1 - ly, 1 - lx
+        return (hy * hx * img[:, y_low, x_low] + hy * lx * img[:, y_low, x_high] +
+                ly * hx * img[:, y_high, x_low] + ly * lx * img[:, y_high, x_high])
+
+    offset = 0.5 if aligned else 0.0
+    for k, (b, x1, y1, x2, y2) in enumerate(rois.astype(np.float64)):
+        sw, sh = x1 * scale - offset, y1 * scale - offset
+        rw, rh = x2 * scale - offset - sw, y2 * scale - offset - sh
+        if not aligned:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bh, bw = rh / pooled_h, rw / pooled_w
+        gh = sampling_ratio if sampling_ratio > 0 else int(np.ceil(rh / pooled_h))
+        gw = sampling_ratio if sampling_ratio > 0 else int(np.ceil(rw / pooled_w))
+        count = max(gh * gw, 1)
+        for ph in range(pooled_h):
+            for pw in range(pooled_w):
+                total = np.zeros(channels)
+                for iy in range(gh):
+                    for ix in range(gw):
+                        y = sh + ph * bh + (iy + 0.5) * bh / gh
+                        xx = sw + pw * bw + (ix + 0.5) * bw / gw
+                        total += bilinear(x[int(b)], y, xx)
+                out[k, :, ph, pw] = total / count
+    return out
+
+
+@pytest.mark.parametrize("sampling_ratio", [-1, 2])
+@pytest.mark.parametrize("aligned", [False, True])
+def test_roi_align_matches_torchvisions_kernel(sampling_ratio, aligned):
+    got = ops.roi_align(torch.from_numpy(FEATURES), torch.from_numpy(ROIS), (3, 4), 0.5, sampling_ratio, aligned)
+    expected = reference_roi_align(FEATURES, ROIS, 3, 4, 0.5, sampling_ratio, aligned)
+    np.testing.assert_allclose(got.numpy(), expected, atol=1e-5)
+
+
+def test_roi_align_takes_a_list_of_boxes_per_image():
+    per_image = [torch.from_numpy(ROIS[ROIS[:, 0] == i, 1:]) for i in range(2)]
+    order = np.argsort(ROIS[:, 0], kind="stable")
+    got = ops.roi_align(torch.from_numpy(FEATURES), per_image, 2, 0.5, 2)
+    expected = ops.roi_align(torch.from_numpy(FEATURES), torch.from_numpy(ROIS[order]), 2, 0.5, 2)
+    assert torch.equal(got, expected)
+
+
+def test_roi_align_of_a_constant_map_is_the_constant_and_outside_is_zero():
+    x = torch.full((1, 2, 8, 8), 3.0)
+    inside = ops.roi_align(x, [torch.tensor([[1.0, 1.0, 6.0, 6.0]])], 2, sampling_ratio=2)
+    assert tuple(inside.shape) == (1, 2, 2, 2) and torch.allclose(inside, torch.full((1, 2, 2, 2), 3.0))
+    outside = ops.roi_align(x, torch.tensor([[0.0, 20.0, 20.0, 30.0, 30.0]]), 2, sampling_ratio=2)
+    assert float(outside.abs().sum()) == 0.0
+
+
+def test_roi_align_is_differentiable_in_the_features():
+    x = torch.from_numpy(FEATURES.copy()).requires_grad_()
+    layer = ops.RoIAlign((2, 2), spatial_scale=0.5, sampling_ratio=2, aligned=True)
+    layer(x, torch.from_numpy(ROIS)).sum().backward()
+    # RoI Align is linear in the features, so the gradient of the summed output is the map
+    # of sample weights: <grad, v> must equal roi_align(v).sum() for any v.
+    v = RNG.normal(size=FEATURES.shape).astype(np.float32)
+    expected = float(layer(torch.from_numpy(v), torch.from_numpy(ROIS)).sum())
+    np.testing.assert_allclose(float((x.grad.numpy() * v).sum()), expected, rtol=1e-4)
+    assert "RoIAlign(output_size=(2, 2)" in repr(layer)
+
+
+def test_stochastic_depth_drops_whole_rows_in_training():
+    torch.manual_seed(0)
+    out = ops.stochastic_depth(torch.ones(64, 5), 0.5, "row")
+    rows = out.sum(dim=1)
+    assert set(rows.tolist()) <= {0.0, 10.0} and 0 < float((rows == 0).sum()) < 64
+    assert torch.equal(ops.StochasticDepth(0.5, "row").eval()(torch.ones(3, 2)), torch.ones(3, 2))

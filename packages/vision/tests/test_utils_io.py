@@ -1,0 +1,73 @@
+"""utils.make_grid / save_image against torchvision's; io's PNG/JPEG round trips."""
+import numpy as np
+import pytest
+from PIL import Image
+
+import ember_tensor as torch
+import ember_vision as torchvision
+from ember_vision.io import ImageReadMode
+from torchvision_oracle import import_torchvision, torchvision_available
+
+needs_torchvision = pytest.mark.skipif(not torchvision_available(), reason="torchvision (test-only oracle) not installed")
+BATCH = np.random.default_rng(0).uniform(-0.5, 1.5, (5, 3, 6, 7)).astype(np.float32)
+
+
+@needs_torchvision
+@pytest.mark.parametrize("kwargs", [{}, {"nrow": 2, "padding": 1, "pad_value": 0.5}, {"normalize": True},
+                                    {"normalize": True, "value_range": (0.0, 1.0), "scale_each": True}], ids=str)
+def test_make_grid_matches_torchvision(kwargs):
+    import torch as real_torch
+    tv = import_torchvision()
+    got = torchvision.utils.make_grid(torch.from_numpy(BATCH), **kwargs).numpy()
+    expected = tv.utils.make_grid(real_torch.from_numpy(BATCH), **kwargs).numpy()
+    np.testing.assert_allclose(got, expected, atol=1e-6)
+
+
+@needs_torchvision
+def test_save_image_writes_torchvisions_pixels(tmp_path):
+    import torch as real_torch
+    tv = import_torchvision()
+    torchvision.utils.save_image(torch.from_numpy(BATCH), tmp_path / "ours.png", nrow=3)
+    tv.utils.save_image(real_torch.from_numpy(BATCH), tmp_path / "theirs.png", nrow=3)
+    assert np.array_equal(np.asarray(Image.open(tmp_path / "ours.png")), np.asarray(Image.open(tmp_path / "theirs.png")))
+
+
+def test_make_grid_of_one_greyscale_image_is_rgb():
+    assert tuple(torchvision.utils.make_grid(torch.zeros(1, 4, 5)).shape) == (3, 4, 5)
+
+
+def test_png_round_trip_is_exact(tmp_path):
+    image = torch.from_numpy(np.random.default_rng(1).integers(0, 256, (3, 9, 11), dtype=np.uint8))
+    path = str(tmp_path / "x.png")
+    torchvision.io.write_png(image, path)
+    assert np.array_equal(np.asarray(Image.open(path)), image.numpy().transpose(1, 2, 0))
+    assert torch.equal(torchvision.io.read_image(path), image)
+    data = torchvision.io.read_file(path)
+    assert data.dtype == torch.uint8 and data.dim() == 1
+    assert torch.equal(torchvision.io.decode_image(data), image)
+    assert torch.equal(torchvision.io.decode_png(torchvision.io.encode_png(image)), image)
+    grey = torchvision.io.read_image(path, ImageReadMode.GRAY)
+    assert tuple(grey.shape) == (1, 9, 11)
+    expected = np.asarray(Image.open(path).convert("L"))
+    assert np.array_equal(grey.numpy()[0], expected)
+    assert tuple(torchvision.io.decode_image(data, ImageReadMode.RGB_ALPHA).shape) == (4, 9, 11)
+
+
+def test_read_image_of_a_pil_written_file(tmp_path):
+    array = np.random.default_rng(2).integers(0, 256, (5, 4), dtype=np.uint8)
+    Image.fromarray(array).save(tmp_path / "g.png")
+    assert np.array_equal(torchvision.io.read_image(str(tmp_path / "g.png")).numpy()[0], array)
+
+
+def test_jpeg_round_trip_is_close(tmp_path):
+    smooth = np.linspace(0, 255, 16 * 16 * 3).reshape(16, 16, 3).astype(np.uint8)
+    image = torch.from_numpy(np.ascontiguousarray(smooth.transpose(2, 0, 1)))
+    path = str(tmp_path / "x.jpg")
+    torchvision.io.write_jpeg(image, path, quality=95)
+    decoded = torchvision.io.read_image(path)
+    assert tuple(decoded.shape) == (3, 16, 16)
+    assert np.abs(decoded.numpy().astype(int) - image.numpy().astype(int)).mean() < 3
+    with pytest.raises(ValueError, match="between 1 and 100"):
+        torchvision.io.encode_jpeg(image, quality=0)
+    with pytest.raises(RuntimeError, match="dtype should be uint8"):
+        torchvision.io.encode_png(image.to(torch.float32))
