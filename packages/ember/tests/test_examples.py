@@ -17,6 +17,10 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
     ("mnist.py", ["--epochs", "2", "--min-accuracy", "0.85"], "Training on the 8x8 digits shipped with ember-data"),
     ("custom_function.py", [], "gradcheck(LinearFunction): True"),
     ("onnx_export.py", [], "ember.onnx.load vs ember, max abs difference"),
+    # ember-vision: the autograd notes' fine-tuning and the slides' resnet18 export.
+    ("vision_finetune.py", ["--steps", "4", "--batch-size", "8", "--demo-checkpoint"],
+     "frozen layers unchanged: True; trainable: ['fc.weight', 'fc.bias']"),
+    ("vision_resnet18_onnx.py", [], "onnxruntime vs ember, max abs difference"),
 ])
 def test_example_runs(script, arguments, expected):
     result = subprocess.run([sys.executable, str(EXAMPLES / script), *arguments], capture_output=True, text=True,

@@ -62,8 +62,12 @@ def test_legacy_pretrained_true_warns_and_loads_the_same_file(hub):
     source = torchvision.models.squeezenet1_1()
     hub.mkdir(parents=True)
     torch.save(source.state_dict(), hub / "squeezenet1_1-b8a52dc0.pth")
-    with pytest.warns(UserWarning, match="'pretrained' is deprecated"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         model = torchvision.models.squeezenet1_1(pretrained=True)
+    messages = [str(w.message) for w in caught]
+    assert any("The parameter 'pretrained' is deprecated" in m for m in messages)
+    assert any("equivalent to passing `weights=SqueezeNet1_1_Weights.IMAGENET1K_V1`" in m for m in messages)
     assert torch.equal(model.classifier[1].weight, source.classifier[1].weight)
 
 
