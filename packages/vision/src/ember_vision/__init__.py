@@ -10,7 +10,7 @@ folder layouts; ``io``, ``ops`` and ``utils``.
 >>> import ember_vision as torchvision
 >>> model = torchvision.models.squeezenet1_1(num_classes=10).eval()
 >>> model(torch.randn(1, 3, 64, 64)).shape
-ember.Size([1, 10])
+torch.Size([1, 10])
 """
 
 import ember_autograd
