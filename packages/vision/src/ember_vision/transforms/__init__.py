@@ -2,6 +2,7 @@
 and ember tensor images alike. Random draws use ember's generator (``ember.manual_seed``
 repeats them); RandomOrder and RandomChoice use Python's ``random``, as torchvision does."""
 from . import functional
+from .autoaugment import AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide
 from .color import (ColorJitter, GaussianBlur, Grayscale, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize,
                     RandomGrayscale, RandomInvert, RandomPosterize, RandomSolarize)
 from .containers import Compose, Lambda, RandomApply, RandomChoice, RandomOrder, RandomTransforms
@@ -16,4 +17,5 @@ __all__ = ["functional", "InterpolationMode", "Compose", "Lambda", "RandomApply"
            "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
            "RandomRotation", "RandomAffine", "FiveCrop", "TenCrop", "ColorJitter", "Grayscale", "RandomGrayscale",
            "GaussianBlur", "RandomInvert", "RandomPosterize", "RandomSolarize", "RandomAdjustSharpness",
-           "RandomAutocontrast", "RandomEqualize", "RandomErasing"]
+           "RandomAutocontrast", "RandomEqualize", "RandomErasing", "AutoAugment", "AutoAugmentPolicy",
+           "RandAugment", "TrivialAugmentWide"]
