@@ -207,3 +207,18 @@ def test_data_loader_batches_a_vision_dataset():
     ds = torchvision.datasets.FakeData(size=6, image_size=(3, 8, 8), transform=torchvision.transforms.ToTensor())
     batches = list(ember_data.DataLoader(ds, batch_size=4))
     assert tuple(batches[0][0].shape) == (4, 3, 8, 8) and tuple(batches[1][1].shape) == (2,)
+
+
+def test_vision_dataset_subclass_gets_transforms_and_repr():
+    class Squares(torchvision.datasets.VisionDataset):
+        def __getitem__(self, index):
+            return self.transforms(index, index * index)
+
+        def __len__(self):
+            return 3
+
+    ds = Squares("~/data", transform=lambda x: x + 100, target_transform=str)
+    assert ds[2] == (102, "4")
+    assert "Number of datapoints: 3" in repr(ds) and ds.root.endswith("data") and "~" not in ds.root
+    with pytest.raises(ValueError, match="Only transforms or transform/target_transform"):
+        Squares(transforms=lambda x, y: (x, y), transform=abs)

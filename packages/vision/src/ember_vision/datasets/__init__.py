@@ -8,6 +8,7 @@ from .fakedata import FakeData
 from .folder import IMG_EXTENSIONS, DatasetFolder, ImageFolder, default_loader, pil_loader
 from .mnist import EMNIST, MNIST, KMNIST, FashionMNIST
 from .svhn import SVHN
+from .vision import StandardTransform, VisionDataset
 
 __all__ = ["MNIST", "FashionMNIST", "KMNIST", "EMNIST", "CIFAR10", "CIFAR100", "SVHN", "ImageFolder",
-           "DatasetFolder", "FakeData", "IMG_EXTENSIONS", "default_loader", "pil_loader", "utils"]
+           "DatasetFolder", "FakeData", "VisionDataset", "StandardTransform", "IMG_EXTENSIONS", "default_loader", "pil_loader", "utils"]
