@@ -90,3 +90,8 @@ def test_offline_error_names_the_url_and_where_to_put_the_file(hub):
 def test_weights_fix_num_classes():
     with pytest.raises(ValueError, match="num_classes"):
         torchvision.models.resnet18(weights=ResNet18_Weights.DEFAULT, num_classes=10)
+
+
+def test_pretrained_true_without_legacy_weights_is_refused():
+    with pytest.raises(ValueError, match="No weights available for model vit_h_14"):
+        torchvision.models.vit_h_14(pretrained=True)

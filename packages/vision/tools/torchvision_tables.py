@@ -23,7 +23,11 @@ HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE / "tests"))
 from torchvision_oracle import import_torchvision  # noqa: E402
 
-MODELS = ["resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d", "wide_resnet50_2",
+MODELS = ["resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d", "resnext101_32x8d",
+          "resnext101_64x4d", "wide_resnet50_2", "wide_resnet101_2", "densenet161", "densenet169", "densenet201",
+          "efficientnet_b1", "efficientnet_b2", "efficientnet_b3", "efficientnet_b4", "efficientnet_b5",
+          "efficientnet_b6", "efficientnet_b7", "shufflenet_v2_x0_5", "shufflenet_v2_x1_5", "shufflenet_v2_x2_0",
+          "vit_b_32", "vit_l_16", "vit_l_32", "vit_h_14",
           "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn", "alexnet",
           "squeezenet1_0", "squeezenet1_1", "densenet121", "mobilenet_v2", "mobilenet_v3_small",
           "mobilenet_v3_large", "efficientnet_b0", "shufflenet_v2_x1_0", "googlenet", "vit_b_16"]

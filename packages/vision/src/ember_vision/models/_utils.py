@@ -28,6 +28,8 @@ def handle_legacy_interface(**weights):
                 del kwargs[pretrained_param]
                 if callable(default) and not inspect.isclass(default):
                     default = default(kwargs)
+                if value and default is None:
+                    raise ValueError(f"No weights available for model {builder.__name__}")
                 new_value = default if value else None
                 if value:
                     warnings.warn(f"The parameter '{pretrained_param}' is deprecated since 0.13 and may be removed "

@@ -1,4 +1,4 @@
-"""DenseNet-121 (Huang et al. 2016, Densely Connected Convolutional Networks), torchvision's
+"""DenseNet-121/161/169/201 (Huang et al. 2016, Densely Connected Convolutional Networks), torchvision's
 layout: ``features.denseblockN.denselayerM``, ``features.transitionN``, ``classifier``."""
 import re
 from collections import OrderedDict
@@ -10,7 +10,8 @@ import ember_tensor as torch
 from ._api import WeightsEnum, imagenet_weights, register_model
 from ._utils import handle_legacy_interface, overwrite_named_param
 
-__all__ = ["DenseNet", "DenseNet121_Weights", "densenet121"]
+__all__ = ["DenseNet", "DenseNet121_Weights", "DenseNet161_Weights", "DenseNet169_Weights", "DenseNet201_Weights",
+           "densenet121", "densenet161", "densenet169", "densenet201"]
 
 
 class DenseLayer(nn.Module):
@@ -122,9 +123,36 @@ def _load_state_dict(model, weights, progress):
     model.load_state_dict(state_dict)
 
 
+def _densenet(growth_rate, block_config, num_init_features, weights, progress, **kwargs):
+    if weights is not None:
+        overwrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
+    model = DenseNet(growth_rate, block_config, num_init_features, **kwargs)
+    if weights is not None:
+        _load_state_dict(model, weights, progress)
+    return model
+
+
 class DenseNet121_Weights(WeightsEnum):
     """ImageNet weights of densenet121."""
     IMAGENET1K_V1 = imagenet_weights("DenseNet121_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+class DenseNet161_Weights(WeightsEnum):
+    """ImageNet weights of densenet161."""
+    IMAGENET1K_V1 = imagenet_weights("DenseNet161_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+class DenseNet169_Weights(WeightsEnum):
+    """ImageNet weights of densenet169."""
+    IMAGENET1K_V1 = imagenet_weights("DenseNet169_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+class DenseNet201_Weights(WeightsEnum):
+    """ImageNet weights of densenet201."""
+    IMAGENET1K_V1 = imagenet_weights("DenseNet201_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
@@ -138,10 +166,25 @@ def densenet121(*, weights: DenseNet121_Weights = None, progress=True, **kwargs)
         progress: show download progress.
         **kwargs: passed to ``DenseNet``.
     """
-    weights = DenseNet121_Weights.verify(weights)
-    if weights is not None:
-        overwrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
-    model = DenseNet(32, (6, 12, 24, 16), 64, **kwargs)
-    if weights is not None:
-        _load_state_dict(model, weights, progress)
-    return model
+    return _densenet(32, (6, 12, 24, 16), 64, DenseNet121_Weights.verify(weights), progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", DenseNet161_Weights.IMAGENET1K_V1))
+def densenet161(*, weights: DenseNet161_Weights = None, progress=True, **kwargs):
+    """DenseNet-161 (growth rate 48); arguments as ``densenet121``."""
+    return _densenet(48, (6, 12, 36, 24), 96, DenseNet161_Weights.verify(weights), progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", DenseNet169_Weights.IMAGENET1K_V1))
+def densenet169(*, weights: DenseNet169_Weights = None, progress=True, **kwargs):
+    """DenseNet-169; arguments as ``densenet121``."""
+    return _densenet(32, (6, 12, 32, 32), 64, DenseNet169_Weights.verify(weights), progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", DenseNet201_Weights.IMAGENET1K_V1))
+def densenet201(*, weights: DenseNet201_Weights = None, progress=True, **kwargs):
+    """DenseNet-201; arguments as ``densenet121``."""
+    return _densenet(32, (6, 12, 48, 32), 64, DenseNet201_Weights.verify(weights), progress, **kwargs)

@@ -1,4 +1,4 @@
-"""EfficientNet-B0 (Tan & Le 2019): MBConv blocks with squeeze-excitation, SiLU and
+"""EfficientNet B0-B7 (Tan & Le 2019): MBConv blocks with squeeze-excitation, SiLU and
 stochastic depth, in torchvision's layout (``features``, ``avgpool``, ``classifier``)."""
 import copy
 import math
@@ -12,7 +12,7 @@ from ..ops.stochastic_depth import StochasticDepth
 from ._api import WeightsEnum, imagenet_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, make_divisible, overwrite_named_param
 
-__all__ = ["EfficientNet", "EfficientNet_B0_Weights", "efficientnet_b0"]
+__all__ = ["EfficientNet", *[f"EfficientNet_B{i}_Weights" for i in range(8)], *[f"efficientnet_b{i}" for i in range(8)]]
 
 
 class MBConvConfig:
@@ -121,9 +121,73 @@ class EfficientNet(nn.Module):
         return self.classifier(x)
 
 
+# width multiplier, depth multiplier, dropout, and whether BatchNorm uses the TensorFlow
+# reference's eps/momentum (the B5-B7 weights were ported with them).
+_SCALING = {0: (1.0, 1.0, 0.2, False), 1: (1.0, 1.1, 0.2, False), 2: (1.1, 1.2, 0.3, False),
+            3: (1.2, 1.4, 0.3, False), 4: (1.4, 1.8, 0.4, False), 5: (1.6, 2.2, 0.4, True),
+            6: (1.8, 2.6, 0.5, True), 7: (2.0, 3.1, 0.5, True)}
+
+
+def _efficientnet(index, weights, progress, **kwargs):
+    width_mult, depth_mult, dropout, tf_batchnorm = _SCALING[index]
+    bneck = partial(MBConvConfig, width_mult=width_mult, depth_mult=depth_mult)
+    setting = [bneck(1, 3, 1, 32, 16, 1), bneck(6, 3, 2, 16, 24, 2), bneck(6, 5, 2, 24, 40, 2),
+               bneck(6, 3, 2, 40, 80, 3), bneck(6, 5, 1, 80, 112, 3), bneck(6, 5, 2, 112, 192, 4),
+               bneck(6, 3, 1, 192, 320, 1)]
+    if weights is not None:
+        overwrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
+    if tf_batchnorm:
+        kwargs.setdefault("norm_layer", partial(nn.BatchNorm2d, eps=0.001, momentum=0.01))
+    model = EfficientNet(setting, kwargs.pop("dropout", dropout), **kwargs)
+    return load_weights(model, weights, progress)
+
+
 class EfficientNet_B0_Weights(WeightsEnum):
     """ImageNet weights of efficientnet_b0 (ported from the paper's; bicubic resize to 256)."""
     IMAGENET1K_V1 = imagenet_weights("EfficientNet_B0_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+class EfficientNet_B1_Weights(WeightsEnum):
+    """ImageNet weights of efficientnet_b1 (V2: torchvision's newer recipe)."""
+    IMAGENET1K_V1 = imagenet_weights("EfficientNet_B1_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = imagenet_weights("EfficientNet_B1_Weights.IMAGENET1K_V2")
+    DEFAULT = IMAGENET1K_V2
+
+
+class EfficientNet_B2_Weights(WeightsEnum):
+    """ImageNet weights of efficientnet_b2."""
+    IMAGENET1K_V1 = imagenet_weights("EfficientNet_B2_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+class EfficientNet_B3_Weights(WeightsEnum):
+    """ImageNet weights of efficientnet_b3."""
+    IMAGENET1K_V1 = imagenet_weights("EfficientNet_B3_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+class EfficientNet_B4_Weights(WeightsEnum):
+    """ImageNet weights of efficientnet_b4."""
+    IMAGENET1K_V1 = imagenet_weights("EfficientNet_B4_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+class EfficientNet_B5_Weights(WeightsEnum):
+    """ImageNet weights of efficientnet_b5."""
+    IMAGENET1K_V1 = imagenet_weights("EfficientNet_B5_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+class EfficientNet_B6_Weights(WeightsEnum):
+    """ImageNet weights of efficientnet_b6."""
+    IMAGENET1K_V1 = imagenet_weights("EfficientNet_B6_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+class EfficientNet_B7_Weights(WeightsEnum):
+    """ImageNet weights of efficientnet_b7."""
+    IMAGENET1K_V1 = imagenet_weights("EfficientNet_B7_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
@@ -135,14 +199,55 @@ def efficientnet_b0(*, weights: EfficientNet_B0_Weights = None, progress=True, *
     Args:
         weights: an ``EfficientNet_B0_Weights`` member to load, or None.
         progress: show download progress.
-        **kwargs: passed to ``EfficientNet`` (``dropout`` defaults to 0.2).
+        **kwargs: passed to ``EfficientNet`` (``dropout`` defaults to the variant's: 0.2 for B0).
     """
-    weights = EfficientNet_B0_Weights.verify(weights)
-    bneck = partial(MBConvConfig, width_mult=1.0, depth_mult=1.0)
-    setting = [bneck(1, 3, 1, 32, 16, 1), bneck(6, 3, 2, 16, 24, 2), bneck(6, 5, 2, 24, 40, 2),
-               bneck(6, 3, 2, 40, 80, 3), bneck(6, 5, 1, 80, 112, 3), bneck(6, 5, 2, 112, 192, 4),
-               bneck(6, 3, 1, 192, 320, 1)]
-    if weights is not None:
-        overwrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
-    model = EfficientNet(setting, kwargs.pop("dropout", 0.2), **kwargs)
-    return load_weights(model, weights, progress)
+    return _efficientnet(0, EfficientNet_B0_Weights.verify(weights), progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_B1_Weights.IMAGENET1K_V1))
+def efficientnet_b1(*, weights: EfficientNet_B1_Weights = None, progress=True, **kwargs):
+    """EfficientNet-B1; arguments as ``efficientnet_b0``."""
+    return _efficientnet(1, EfficientNet_B1_Weights.verify(weights), progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_B2_Weights.IMAGENET1K_V1))
+def efficientnet_b2(*, weights: EfficientNet_B2_Weights = None, progress=True, **kwargs):
+    """EfficientNet-B2; arguments as ``efficientnet_b0``."""
+    return _efficientnet(2, EfficientNet_B2_Weights.verify(weights), progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_B3_Weights.IMAGENET1K_V1))
+def efficientnet_b3(*, weights: EfficientNet_B3_Weights = None, progress=True, **kwargs):
+    """EfficientNet-B3; arguments as ``efficientnet_b0``."""
+    return _efficientnet(3, EfficientNet_B3_Weights.verify(weights), progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_B4_Weights.IMAGENET1K_V1))
+def efficientnet_b4(*, weights: EfficientNet_B4_Weights = None, progress=True, **kwargs):
+    """EfficientNet-B4; arguments as ``efficientnet_b0``."""
+    return _efficientnet(4, EfficientNet_B4_Weights.verify(weights), progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_B5_Weights.IMAGENET1K_V1))
+def efficientnet_b5(*, weights: EfficientNet_B5_Weights = None, progress=True, **kwargs):
+    """EfficientNet-B5; arguments as ``efficientnet_b0``."""
+    return _efficientnet(5, EfficientNet_B5_Weights.verify(weights), progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_B6_Weights.IMAGENET1K_V1))
+def efficientnet_b6(*, weights: EfficientNet_B6_Weights = None, progress=True, **kwargs):
+    """EfficientNet-B6; arguments as ``efficientnet_b0``."""
+    return _efficientnet(6, EfficientNet_B6_Weights.verify(weights), progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_B7_Weights.IMAGENET1K_V1))
+def efficientnet_b7(*, weights: EfficientNet_B7_Weights = None, progress=True, **kwargs):
+    """EfficientNet-B7; arguments as ``efficientnet_b0``."""
+    return _efficientnet(7, EfficientNet_B7_Weights.verify(weights), progress, **kwargs)

@@ -10,8 +10,10 @@ from ._api import WeightsEnum, imagenet_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, overwrite_named_param
 
 __all__ = ["ResNet", "ResNet18_Weights", "ResNet34_Weights", "ResNet50_Weights",
-           "ResNet101_Weights", "ResNet152_Weights", "ResNeXt50_32X4D_Weights", "Wide_ResNet50_2_Weights",
-           "resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d", "wide_resnet50_2"]
+           "ResNet101_Weights", "ResNet152_Weights", "ResNeXt50_32X4D_Weights", "ResNeXt101_32X8D_Weights",
+           "ResNeXt101_64X4D_Weights", "Wide_ResNet50_2_Weights", "Wide_ResNet101_2_Weights", "resnet18", "resnet34",
+           "resnet50", "resnet101", "resnet152", "resnext50_32x4d", "resnext101_32x8d", "resnext101_64x4d",
+           "wide_resnet50_2", "wide_resnet101_2"]
 
 
 def conv3x3(in_planes, out_planes, stride=1, groups=1, dilation=1):
@@ -207,6 +209,26 @@ class ResNeXt50_32X4D_Weights(WeightsEnum):
     DEFAULT = IMAGENET1K_V2
 
 
+class ResNeXt101_32X8D_Weights(WeightsEnum):
+    """ImageNet weights of resnext101_32x8d."""
+    IMAGENET1K_V1 = imagenet_weights("ResNeXt101_32X8D_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = imagenet_weights("ResNeXt101_32X8D_Weights.IMAGENET1K_V2")
+    DEFAULT = IMAGENET1K_V2
+
+
+class ResNeXt101_64X4D_Weights(WeightsEnum):
+    """ImageNet weights of resnext101_64x4d."""
+    IMAGENET1K_V1 = imagenet_weights("ResNeXt101_64X4D_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+class Wide_ResNet101_2_Weights(WeightsEnum):
+    """ImageNet weights of wide_resnet101_2."""
+    IMAGENET1K_V1 = imagenet_weights("Wide_ResNet101_2_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = imagenet_weights("Wide_ResNet101_2_Weights.IMAGENET1K_V2")
+    DEFAULT = IMAGENET1K_V2
+
+
 class Wide_ResNet50_2_Weights(WeightsEnum):
     """ImageNet weights of wide_resnet50_2."""
     IMAGENET1K_V1 = imagenet_weights("Wide_ResNet50_2_Weights.IMAGENET1K_V1")
@@ -272,3 +294,32 @@ def wide_resnet50_2(*, weights: Wide_ResNet50_2_Weights = None, progress=True, *
     weights = Wide_ResNet50_2_Weights.verify(weights)
     overwrite_named_param(kwargs, "width_per_group", 64 * 2)
     return _resnet(Bottleneck, [3, 4, 6, 3], weights, progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ResNeXt101_32X8D_Weights.IMAGENET1K_V1))
+def resnext101_32x8d(*, weights: ResNeXt101_32X8D_Weights = None, progress=True, **kwargs):
+    """ResNeXt-101 32x8d; arguments as ``resnet18``."""
+    weights = ResNeXt101_32X8D_Weights.verify(weights)
+    overwrite_named_param(kwargs, "groups", 32)
+    overwrite_named_param(kwargs, "width_per_group", 8)
+    return _resnet(Bottleneck, [3, 4, 23, 3], weights, progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ResNeXt101_64X4D_Weights.IMAGENET1K_V1))
+def resnext101_64x4d(*, weights: ResNeXt101_64X4D_Weights = None, progress=True, **kwargs):
+    """ResNeXt-101 64x4d; arguments as ``resnet18``."""
+    weights = ResNeXt101_64X4D_Weights.verify(weights)
+    overwrite_named_param(kwargs, "groups", 64)
+    overwrite_named_param(kwargs, "width_per_group", 4)
+    return _resnet(Bottleneck, [3, 4, 23, 3], weights, progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", Wide_ResNet101_2_Weights.IMAGENET1K_V1))
+def wide_resnet101_2(*, weights: Wide_ResNet101_2_Weights = None, progress=True, **kwargs):
+    """Wide ResNet-101-2; arguments as ``resnet18``."""
+    weights = Wide_ResNet101_2_Weights.verify(weights)
+    overwrite_named_param(kwargs, "width_per_group", 64 * 2)
+    return _resnet(Bottleneck, [3, 4, 23, 3], weights, progress, **kwargs)

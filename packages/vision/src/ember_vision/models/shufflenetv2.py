@@ -1,11 +1,13 @@
-"""ShuffleNet V2 x1.0 (Ma et al. 2018): channel split, two branches, channel shuffle."""
+"""ShuffleNet V2 x0.5, x1.0, x1.5, x2.0 (Ma et al. 2018): channel split, two branches, channel shuffle."""
 import ember_nn as nn
 import ember_tensor as torch
 
 from ._api import WeightsEnum, imagenet_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, overwrite_named_param
 
-__all__ = ["ShuffleNetV2", "ShuffleNet_V2_X1_0_Weights", "shufflenet_v2_x1_0"]
+__all__ = ["ShuffleNetV2", "ShuffleNet_V2_X0_5_Weights", "ShuffleNet_V2_X1_0_Weights", "ShuffleNet_V2_X1_5_Weights",
+           "ShuffleNet_V2_X2_0_Weights", "shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "shufflenet_v2_x1_5",
+           "shufflenet_v2_x2_0"]
 
 
 def channel_shuffle(x, groups):
@@ -93,10 +95,43 @@ class ShuffleNetV2(nn.Module):
         return self.fc(x.mean([2, 3]))  # global average pool
 
 
+def _shufflenetv2(weights, progress, *args, **kwargs):
+    if weights is not None:
+        overwrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
+    return load_weights(ShuffleNetV2(*args, **kwargs), weights, progress)
+
+
+class ShuffleNet_V2_X0_5_Weights(WeightsEnum):
+    """ImageNet weights of shufflenet_v2_x0_5."""
+    IMAGENET1K_V1 = imagenet_weights("ShuffleNet_V2_X0_5_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
 class ShuffleNet_V2_X1_0_Weights(WeightsEnum):
     """ImageNet weights of shufflenet_v2_x1_0."""
     IMAGENET1K_V1 = imagenet_weights("ShuffleNet_V2_X1_0_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
+
+
+class ShuffleNet_V2_X1_5_Weights(WeightsEnum):
+    """ImageNet weights of shufflenet_v2_x1_5."""
+    IMAGENET1K_V1 = imagenet_weights("ShuffleNet_V2_X1_5_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+class ShuffleNet_V2_X2_0_Weights(WeightsEnum):
+    """ImageNet weights of shufflenet_v2_x2_0."""
+    IMAGENET1K_V1 = imagenet_weights("ShuffleNet_V2_X2_0_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ShuffleNet_V2_X0_5_Weights.IMAGENET1K_V1))
+def shufflenet_v2_x0_5(*, weights: ShuffleNet_V2_X0_5_Weights = None, progress=True, **kwargs):
+    """ShuffleNet V2 with 0.5x output channels; arguments as ``shufflenet_v2_x1_0``."""
+    weights = ShuffleNet_V2_X0_5_Weights.verify(weights)
+    return _shufflenetv2(weights, progress, [4, 8, 4], [24, 48, 96, 192, 1024], **kwargs)
 
 
 @register_model()
@@ -110,6 +145,20 @@ def shufflenet_v2_x1_0(*, weights: ShuffleNet_V2_X1_0_Weights = None, progress=T
         **kwargs: passed to ``ShuffleNetV2``.
     """
     weights = ShuffleNet_V2_X1_0_Weights.verify(weights)
-    if weights is not None:
-        overwrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
-    return load_weights(ShuffleNetV2([4, 8, 4], [24, 116, 232, 464, 1024], **kwargs), weights, progress)
+    return _shufflenetv2(weights, progress, [4, 8, 4], [24, 116, 232, 464, 1024], **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ShuffleNet_V2_X1_5_Weights.IMAGENET1K_V1))
+def shufflenet_v2_x1_5(*, weights: ShuffleNet_V2_X1_5_Weights = None, progress=True, **kwargs):
+    """ShuffleNet V2 with 1.5x output channels; arguments as ``shufflenet_v2_x1_0``."""
+    weights = ShuffleNet_V2_X1_5_Weights.verify(weights)
+    return _shufflenetv2(weights, progress, [4, 8, 4], [24, 176, 352, 704, 1024], **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ShuffleNet_V2_X2_0_Weights.IMAGENET1K_V1))
+def shufflenet_v2_x2_0(*, weights: ShuffleNet_V2_X2_0_Weights = None, progress=True, **kwargs):
+    """ShuffleNet V2 with 2.0x output channels; arguments as ``shufflenet_v2_x1_0``."""
+    weights = ShuffleNet_V2_X2_0_Weights.verify(weights)
+    return _shufflenetv2(weights, progress, [4, 8, 4], [24, 244, 488, 976, 2048], **kwargs)

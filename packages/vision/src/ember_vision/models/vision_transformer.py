@@ -1,4 +1,4 @@
-"""Vision Transformer ViT-B/16 (Dosovitskiy et al. 2020), torchvision's layout: ``conv_proj``,
+"""Vision Transformers ViT-B/16, B/32, L/16, L/32, H/14 (Dosovitskiy et al. 2020), torchvision's layout: ``conv_proj``,
 ``class_token``, ``encoder.pos_embedding``, ``encoder.layers.encoder_layer_N``, ``heads.head``."""
 import math
 from collections import OrderedDict
@@ -11,7 +11,8 @@ from ..ops.misc import MLP
 from ._api import WeightsEnum, imagenet_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, overwrite_named_param
 
-__all__ = ["VisionTransformer", "ViT_B_16_Weights", "vit_b_16"]
+__all__ = ["VisionTransformer", "ViT_B_16_Weights", "ViT_B_32_Weights", "ViT_L_16_Weights", "ViT_L_32_Weights",
+           "ViT_H_14_Weights", "vit_b_16", "vit_b_32", "vit_l_16", "vit_l_32", "vit_h_14"]
 
 
 class MLPBlock(MLP):
@@ -141,12 +142,48 @@ class VisionTransformer(nn.Module):
         return self.heads(x[:, 0])
 
 
+def _vision_transformer(patch_size, num_layers, num_heads, hidden_dim, mlp_dim, weights, progress, **kwargs):
+    if weights is not None:
+        overwrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
+        overwrite_named_param(kwargs, "image_size", weights.meta["min_size"][0])
+    model = VisionTransformer(image_size=kwargs.pop("image_size", 224), patch_size=patch_size, num_layers=num_layers,
+                              num_heads=num_heads, hidden_dim=hidden_dim, mlp_dim=mlp_dim, **kwargs)
+    return load_weights(model, weights, progress)
+
+
 class ViT_B_16_Weights(WeightsEnum):
     """ImageNet weights of vit_b_16 (SWAG: weakly supervised pre-training, fine-tuned at 384 or linear probe)."""
     IMAGENET1K_V1 = imagenet_weights("ViT_B_16_Weights.IMAGENET1K_V1")
     IMAGENET1K_SWAG_E2E_V1 = imagenet_weights("ViT_B_16_Weights.IMAGENET1K_SWAG_E2E_V1")
     IMAGENET1K_SWAG_LINEAR_V1 = imagenet_weights("ViT_B_16_Weights.IMAGENET1K_SWAG_LINEAR_V1")
     DEFAULT = IMAGENET1K_V1
+
+
+class ViT_B_32_Weights(WeightsEnum):
+    """ImageNet weights of vit_b_32."""
+    IMAGENET1K_V1 = imagenet_weights("ViT_B_32_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+class ViT_L_16_Weights(WeightsEnum):
+    """ImageNet weights of vit_l_16 (SWAG variants as vit_b_16's)."""
+    IMAGENET1K_V1 = imagenet_weights("ViT_L_16_Weights.IMAGENET1K_V1")
+    IMAGENET1K_SWAG_E2E_V1 = imagenet_weights("ViT_L_16_Weights.IMAGENET1K_SWAG_E2E_V1")
+    IMAGENET1K_SWAG_LINEAR_V1 = imagenet_weights("ViT_L_16_Weights.IMAGENET1K_SWAG_LINEAR_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+class ViT_L_32_Weights(WeightsEnum):
+    """ImageNet weights of vit_l_32."""
+    IMAGENET1K_V1 = imagenet_weights("ViT_L_32_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+class ViT_H_14_Weights(WeightsEnum):
+    """ImageNet weights of vit_h_14 (SWAG only: fine-tuned at 518, or linear probe at 224)."""
+    IMAGENET1K_SWAG_E2E_V1 = imagenet_weights("ViT_H_14_Weights.IMAGENET1K_SWAG_E2E_V1")
+    IMAGENET1K_SWAG_LINEAR_V1 = imagenet_weights("ViT_H_14_Weights.IMAGENET1K_SWAG_LINEAR_V1")
+    DEFAULT = IMAGENET1K_SWAG_E2E_V1
 
 
 @register_model()
@@ -159,10 +196,32 @@ def vit_b_16(*, weights: ViT_B_16_Weights = None, progress=True, **kwargs):
         progress: show download progress.
         **kwargs: passed to ``VisionTransformer`` (``image_size`` defaults to 224).
     """
-    weights = ViT_B_16_Weights.verify(weights)
-    if weights is not None:
-        overwrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
-        overwrite_named_param(kwargs, "image_size", weights.meta["min_size"][0])
-    model = VisionTransformer(image_size=kwargs.pop("image_size", 224), patch_size=16, num_layers=12, num_heads=12,
-                              hidden_dim=768, mlp_dim=3072, **kwargs)
-    return load_weights(model, weights, progress)
+    return _vision_transformer(16, 12, 12, 768, 3072, ViT_B_16_Weights.verify(weights), progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ViT_B_32_Weights.IMAGENET1K_V1))
+def vit_b_32(*, weights: ViT_B_32_Weights = None, progress=True, **kwargs):
+    """ViT-B/32; arguments as ``vit_b_16``."""
+    return _vision_transformer(32, 12, 12, 768, 3072, ViT_B_32_Weights.verify(weights), progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ViT_L_16_Weights.IMAGENET1K_V1))
+def vit_l_16(*, weights: ViT_L_16_Weights = None, progress=True, **kwargs):
+    """ViT-L/16; arguments as ``vit_b_16``."""
+    return _vision_transformer(16, 24, 16, 1024, 4096, ViT_L_16_Weights.verify(weights), progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", ViT_L_32_Weights.IMAGENET1K_V1))
+def vit_l_32(*, weights: ViT_L_32_Weights = None, progress=True, **kwargs):
+    """ViT-L/32; arguments as ``vit_b_16``."""
+    return _vision_transformer(32, 24, 16, 1024, 4096, ViT_L_32_Weights.verify(weights), progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", None))
+def vit_h_14(*, weights: ViT_H_14_Weights = None, progress=True, **kwargs):
+    """ViT-H/14 (``pretrained=True`` has no legacy weights here, as in torchvision); arguments as ``vit_b_16``."""
+    return _vision_transformer(14, 32, 16, 1280, 5120, ViT_H_14_Weights.verify(weights), progress, **kwargs)
