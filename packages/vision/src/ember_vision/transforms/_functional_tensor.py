@@ -187,7 +187,8 @@ def _hsv2rgb(img):
     q = torch.clamp(v * (1.0 - s * f), 0.0, 1.0)
     t = torch.clamp(v * (1.0 - s * (1.0 - f)), 0.0, 1.0)
     # One of six sectors picks each channel from (v, q, p, t): a one-hot mask over the sectors.
-    mask = (i.unsqueeze(dim=-3) == torch.arange(6, dtype=torch.int32).view(-1, 1, 1)).to(img.dtype)
+    sectors = torch.arange(6, dtype=torch.int32, device=img.device).view(-1, 1, 1)
+    mask = (i.unsqueeze(dim=-3) == sectors).to(img.dtype)
     channels = [torch.stack(sector, dim=-3) for sector in ((v, q, p, p, t, v), (t, v, v, q, p, p), (p, p, t, v, v, q))]
     return torch.stack([(mask * a).sum(dim=-3) for a in channels], dim=-3)
 
@@ -226,7 +227,7 @@ def _pad_symmetric(img, padding):
         for i in idx:
             i %= period
             out.append(i if i < n else period - 1 - i)
-        return torch.tensor(out, dtype=torch.int64)
+        return torch.tensor(out, dtype=torch.int64, device=img.device)
 
     img = torch.index_select(img, -1, indices(w, left, right))
     return torch.index_select(img, -2, indices(h, top, bottom))
@@ -291,11 +292,12 @@ def _gen_affine_grid(theta, w, h, ow, oh):
     # Pixel centres of the output in coordinates centred on the image, mapped by theta and
     # rescaled to grid_sample's [-1, 1] (align_corners=False).
     d = 0.5
-    x_grid = torch.linspace(-ow * 0.5 + d, ow * 0.5 + d - 1, steps=ow, dtype=theta.dtype)
-    y_grid = torch.linspace(-oh * 0.5 + d, oh * 0.5 + d - 1, steps=oh, dtype=theta.dtype)
+    factory = {"dtype": theta.dtype, "device": theta.device}
+    x_grid = torch.linspace(-ow * 0.5 + d, ow * 0.5 + d - 1, steps=ow, **factory)
+    y_grid = torch.linspace(-oh * 0.5 + d, oh * 0.5 + d - 1, steps=oh, **factory)
     base_grid = torch.stack([x_grid.view(1, ow).expand(oh, ow), y_grid.view(oh, 1).expand(oh, ow),
-                             torch.ones(oh, ow, dtype=theta.dtype)], dim=-1)
-    rescaled_theta = theta.transpose(1, 2) / torch.tensor([0.5 * w, 0.5 * h], dtype=theta.dtype)
+                             torch.ones(oh, ow, **factory)], dim=-1)
+    rescaled_theta = theta.transpose(1, 2) / torch.tensor([0.5 * w, 0.5 * h], **factory)
     output_grid = base_grid.view(1, oh * ow, 3).bmm(rescaled_theta)
     return output_grid.view(1, oh, ow, 2)
 
@@ -306,14 +308,15 @@ def _apply_grid_transform(img, grid, mode, fill):
         grid = grid.expand(img.shape[0], grid.shape[1], grid.shape[2], grid.shape[3])
     if fill is not None:
         # A channel of ones marks where the sample came from inside the image.
-        mask = torch.ones((img.shape[0], 1, img.shape[2], img.shape[3]), dtype=img.dtype)
+        mask = torch.ones((img.shape[0], 1, img.shape[2], img.shape[3]), dtype=img.dtype, device=img.device)
         img = torch.cat((img, mask), dim=1)
     img = F.grid_sample(img, grid, mode=mode, padding_mode="zeros", align_corners=False)
     if fill is not None:
         mask = img[:, -1:, :, :].expand(img.shape[0], img.shape[1] - 1, img.shape[2], img.shape[3])
         img = img[:, :-1, :, :]
         fill_list = list(fill) if isinstance(fill, (tuple, list)) else [float(fill)]
-        fill_img = torch.tensor(fill_list, dtype=img.dtype).view(1, len(fill_list), 1, 1).expand(img.shape)
+        fill_img = torch.tensor(fill_list, dtype=img.dtype, device=img.device).view(1, len(fill_list), 1, 1)
+        fill_img = fill_img.expand(img.shape)
         if mode == "nearest":
             img = torch.where(mask < 0.5, fill_img, img)
         else:
@@ -324,7 +327,7 @@ def _apply_grid_transform(img, grid, mode, fill):
 def affine(img, matrix, interpolation="nearest", fill=None):
     """Sample the image at the inverse affine ``matrix`` (6 numbers, centred coordinates)."""
     dtype = img.dtype if img.is_floating_point() else torch.float32
-    theta = torch.tensor(matrix, dtype=dtype).reshape(1, 2, 3)
+    theta = torch.tensor(matrix, dtype=dtype, device=img.device).reshape(1, 2, 3)
     grid = _gen_affine_grid(theta, w=img.shape[-1], h=img.shape[-2], ow=img.shape[-1], oh=img.shape[-2])
     return _apply_grid_transform(img, grid, interpolation, fill=fill)
 
@@ -348,14 +351,14 @@ def rotate(img, matrix, interpolation="nearest", expand=False, fill=None):
     w, h = img.shape[-1], img.shape[-2]
     ow, oh = compute_affine_output_size(matrix, w, h) if expand else (w, h)
     dtype = img.dtype if img.is_floating_point() else torch.float32
-    theta = torch.tensor(matrix, dtype=dtype).reshape(1, 2, 3)
+    theta = torch.tensor(matrix, dtype=dtype, device=img.device).reshape(1, 2, 3)
     grid = _gen_affine_grid(theta, w=w, h=h, ow=ow, oh=oh)
     return _apply_grid_transform(img, grid, interpolation, fill=fill)
 
 
-def _gaussian_kernel1d(kernel_size, sigma, dtype):
+def _gaussian_kernel1d(kernel_size, sigma, dtype, device):
     ksize_half = (kernel_size - 1) * 0.5
-    x = torch.linspace(-ksize_half, ksize_half, steps=kernel_size, dtype=dtype)
+    x = torch.linspace(-ksize_half, ksize_half, steps=kernel_size, dtype=dtype, device=device)
     pdf = torch.exp(-0.5 * (x / sigma) ** 2)
     return pdf / pdf.sum()
 
@@ -363,8 +366,8 @@ def _gaussian_kernel1d(kernel_size, sigma, dtype):
 def gaussian_blur(img, kernel_size, sigma):
     """Separable Gaussian kernel as one depthwise convolution, reflect-padded."""
     dtype = img.dtype if img.is_floating_point() else torch.float32
-    kernel_x = _gaussian_kernel1d(kernel_size[0], sigma[0], dtype)
-    kernel_y = _gaussian_kernel1d(kernel_size[1], sigma[1], dtype)
+    kernel_x = _gaussian_kernel1d(kernel_size[0], sigma[0], dtype, img.device)
+    kernel_y = _gaussian_kernel1d(kernel_size[1], sigma[1], dtype, img.device)
     kernel = torch.mm(kernel_y[:, None], kernel_x[None, :])
     channels = img.shape[-3]
     kernel = kernel.expand(channels, 1, kernel.shape[0], kernel.shape[1]).contiguous()
@@ -410,9 +413,8 @@ def adjust_sharpness(img, sharpness_factor):
     if img.shape[-1] <= 2 or img.shape[-2] <= 2:
         return img
     dtype = img.dtype if img.is_floating_point() else torch.float32
-    kernel = torch.ones((3, 3), dtype=dtype)
-    kernel[1, 1] = 5.0
-    kernel = kernel / kernel.sum()
+    # PIL's SMOOTH filter: ones with 5 at the centre, normalised.
+    kernel = torch.tensor([[1.0, 1.0, 1.0], [1.0, 5.0, 1.0], [1.0, 1.0, 1.0]], dtype=dtype, device=img.device) / 13.0
     channels = img.shape[-3]
     kernel = kernel.expand(channels, 1, 3, 3).contiguous()
     result, need_cast, need_squeeze, out_dtype = _cast_squeeze_in(img, [kernel.dtype])
@@ -440,7 +442,7 @@ def equalize(img):
     """Histogram equalisation of uint8 images, channel by channel (PIL's rule)."""
     if img.dtype != torch.uint8:
         raise TypeError(f"Only torch.uint8 image tensors are supported, but found {img.dtype}")
-    array = img.numpy()
+    array = img.detach().cpu().numpy()
     flat = array.reshape(-1, array.shape[-2] * array.shape[-1])
     out = np.empty_like(flat)
     for k, channel in enumerate(flat):
@@ -453,4 +455,4 @@ def equalize(img):
         lut = (np.cumsum(hist) + step // 2) // step
         lut = np.concatenate([[0], lut[:-1]]).clip(0, 255).astype(np.uint8)
         out[k] = lut[channel]
-    return torch.from_numpy(out.reshape(array.shape))
+    return torch.from_numpy(out.reshape(array.shape)).to(img.device)

@@ -48,9 +48,9 @@ class RandomErasing(nn.Module):
             if not (h < img_h and w < img_w):
                 continue
             if value is None:
-                v = torch.empty([img_c, h, w], dtype=torch.float32).normal_()
+                v = torch.empty([img_c, h, w], dtype=torch.float32, device=img.device).normal_()
             else:
-                v = torch.tensor(value)[:, None, None]
+                v = torch.tensor(value, device=img.device)[:, None, None]
             return randint(0, img_h - h + 1), randint(0, img_w - w + 1), h, w, v
         return 0, 0, img_h, img_w, img
 

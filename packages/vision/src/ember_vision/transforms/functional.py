@@ -196,8 +196,8 @@ def normalize(tensor, mean, std, inplace=False):
     if tensor.ndim < 3:
         raise ValueError(f"Expected tensor to be a tensor image of size (..., C, H, W). Got tensor.size() = "
                          f"{tuple(tensor.shape)}")
-    mean = torch.as_tensor(mean, dtype=tensor.dtype)
-    std = torch.as_tensor(std, dtype=tensor.dtype)
+    mean = torch.as_tensor(mean, dtype=tensor.dtype, device=tensor.device)
+    std = torch.as_tensor(std, dtype=tensor.dtype, device=tensor.device)
     if bool((std == 0).any()):
         raise ValueError(f"std evaluated to zero after conversion to {tensor.dtype}, leading to division by zero.")
     if mean.ndim == 1:
