@@ -21,6 +21,7 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
     ("vision_finetune.py", ["--steps", "4", "--batch-size", "8", "--demo-checkpoint"],
      "frozen layers unchanged: True; trainable: ['fc.weight', 'fc.bias']"),
     ("vision_resnet18_onnx.py", [], "onnxruntime vs ember, max abs difference"),
+    ("vision_grad_penalty.py", ["--size", "32"], "second-order gradients in"),
 ])
 def test_example_runs(script, arguments, expected):
     result = subprocess.run([sys.executable, str(EXAMPLES / script), *arguments], capture_output=True, text=True,

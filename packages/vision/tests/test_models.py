@@ -146,3 +146,38 @@ def test_backward_through_resnet18_reaches_every_parameter():
     buffer = io.BytesIO()
     torch.save(model.state_dict(), buffer)
     assert buffer.tell() > 0
+
+
+@needs_torchvision
+def test_gradient_norm_penalty_through_resnet18_matches_pytorch():
+    # The 0.2 release notes' double backward: grad of the loss with create_graph=True, then
+    # backward through the norm of those gradients (eval mode: BatchNorm on running
+    # statistics keeps float32 well conditioned).
+    import torch as real_torch
+    tv = import_torchvision()
+    real_torch.manual_seed(0)
+    reference = tv.models.resnet18(num_classes=10).eval()
+    model = torchvision.models.resnet18(num_classes=10).eval()
+    model.load_state_dict(_ember_state_dict({k: v.numpy() for k, v in reference.state_dict().items()}))
+    x = seeded_input((2, 3, 32, 32))
+
+    def penalty(tensors, functional, autograd, net, inp):
+        loss = functional.nll_loss(net(inp), tensors.zeros(2).long())
+        grads = autograd.grad(loss, list(net.parameters()), create_graph=True)
+        norm = 0
+        for g in grads:
+            norm = norm + g.pow(2).sum()
+        norm = norm.sqrt()
+        norm.backward()
+        return float(norm)
+
+    expected_input = real_torch.from_numpy(x).requires_grad_()
+    got_input = torch.from_numpy(x.copy()).requires_grad_()
+    import ember_nn.functional
+    np.testing.assert_allclose(penalty(torch, ember_nn.functional, ember_autograd, model, got_input),
+                               penalty(real_torch, real_torch.nn.functional, real_torch.autograd, reference,
+                                       expected_input), rtol=1e-5)
+    np.testing.assert_allclose(got_input.grad.numpy(), expected_input.grad.numpy(), rtol=1e-4,
+                               atol=1e-5 * float(expected_input.grad.abs().max()))
+    np.testing.assert_allclose(model.conv1.weight.grad.numpy(), reference.conv1.weight.grad.numpy(), rtol=1e-4,
+                               atol=1e-5 * float(reference.conv1.weight.grad.abs().max()))
