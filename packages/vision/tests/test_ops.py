@@ -160,3 +160,82 @@ def test_stochastic_depth_drops_whole_rows_in_training():
     rows = out.sum(dim=1)
     assert set(rows.tolist()) <= {0.0, 10.0} and 0 < float((rows == 0).sum()) < 64
     assert torch.equal(ops.StochasticDepth(0.5, "row").eval()(torch.ones(3, 2)), torch.ones(3, 2))
+
+
+@needs_torchvision
+@pytest.mark.parametrize("name", ["generalized_box_iou", "distance_box_iou", "complete_box_iou"])
+def test_iou_variants_match_torchvision(name):
+    import torch as real_torch
+    tv = import_torchvision()
+    a, b = random_boxes(6), random_boxes(4)
+    got = getattr(ops, name)(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    expected = getattr(tv.ops, name)(real_torch.from_numpy(a), real_torch.from_numpy(b)).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+@needs_torchvision
+@pytest.mark.parametrize("name", ["generalized_box_iou_loss", "distance_box_iou_loss", "complete_box_iou_loss"])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_box_losses_and_their_gradients_match_torchvision(name, reduction):
+    import torch as real_torch
+    tv = import_torchvision()
+    a, b = random_boxes(5), random_boxes(5)
+    ours = torch.from_numpy(a).requires_grad_()
+    theirs = real_torch.from_numpy(a).requires_grad_()
+    got = getattr(ops, name)(ours, torch.from_numpy(b), reduction=reduction)
+    expected = getattr(tv.ops, name)(theirs, real_torch.from_numpy(b), reduction=reduction)
+    np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), rtol=1e-5, atol=1e-6)
+    got.sum().backward()
+    expected.sum().backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+@needs_torchvision
+def test_sigmoid_focal_loss_and_masks_to_boxes_match_torchvision():
+    import torch as real_torch
+    tv = import_torchvision()
+    logits = RNG.normal(size=(4, 6)).astype(np.float32)
+    targets = (RNG.uniform(size=(4, 6)) > 0.5).astype(np.float32)
+    for alpha, reduction in [(0.25, "none"), (-1, "mean")]:
+        np.testing.assert_allclose(
+            ops.sigmoid_focal_loss(torch.from_numpy(logits), torch.from_numpy(targets), alpha, 2, reduction).numpy(),
+            tv.ops.sigmoid_focal_loss(real_torch.from_numpy(logits), real_torch.from_numpy(targets), alpha, 2,
+                                      reduction).numpy(), rtol=1e-5)
+    masks = np.zeros((3, 7, 9), np.uint8)
+    masks[0, 1:4, 2:6] = 1
+    masks[2, 6, 0] = 1
+    np.testing.assert_array_equal(ops.masks_to_boxes(torch.from_numpy(masks)).numpy(),
+                                  tv.ops.masks_to_boxes(real_torch.from_numpy(masks)).numpy())
+
+
+def reference_roi_pool(x, rois, pooled_h, pooled_w, scale):
+    """torchvision's CPU kernel (roi_pool_kernel.cpp), loop by loop."""
+    _, channels, height, width = x.shape
+    out = np.zeros((len(rois), channels, pooled_h, pooled_w), x.dtype)
+
+    def c_round(v):
+        return float(np.sign(v) * np.floor(abs(v) + 0.5))
+    for k, (b, x1, y1, x2, y2) in enumerate(rois.astype(np.float64)):
+        sw, sh, ew, eh = (int(c_round(v * scale)) for v in (x1, y1, x2, y2))
+        rw, rh = max(ew - sw + 1, 1), max(eh - sh + 1, 1)
+        bh, bw = rh / pooled_h, rw / pooled_w
+        for ph in range(pooled_h):
+            for pw in range(pooled_w):
+                h0 = min(max(int(np.floor(ph * bh)) + sh, 0), height)
+                h1 = min(max(int(np.ceil((ph + 1) * bh)) + sh, 0), height)
+                w0 = min(max(int(np.floor(pw * bw)) + sw, 0), width)
+                w1 = min(max(int(np.ceil((pw + 1) * bw)) + sw, 0), width)
+                if h1 > h0 and w1 > w0:
+                    out[k, :, ph, pw] = x[int(b), :, h0:h1, w0:w1].max(axis=(1, 2))
+    return out
+
+
+def test_roi_pool_matches_torchvisions_kernel_and_is_differentiable():
+    rois = np.array([[0, 1.2, 2.5, 7.5, 8.1], [1, 0, 0, 11.9, 9.9], [0, 3, 3, 3.2, 3.3], [1, 30, 30, 40, 40]],
+                    np.float32)
+    got = ops.roi_pool(torch.from_numpy(FEATURES), torch.from_numpy(rois), (3, 2), 0.5)
+    np.testing.assert_allclose(got.numpy(), reference_roi_pool(FEATURES, rois, 3, 2, 0.5), rtol=1e-6)
+    x = torch.from_numpy(FEATURES.copy()).requires_grad_()
+    ops.RoIPool((3, 2), 0.5)(x, torch.from_numpy(rois[:2])).sum().backward()
+    # Each output element's gradient lands on its bin's maximum.
+    assert float(x.grad.sum()) == pytest.approx(2 * 3 * 3 * 2)

@@ -1,9 +1,12 @@
 """Box operations on (N, 4) tensors: formats, areas, IoU, non-maximum suppression."""
+import math
+
 import numpy as np
 
 import ember_tensor as torch
 
-__all__ = ["box_area", "box_iou", "box_convert", "clip_boxes_to_image", "remove_small_boxes", "nms", "batched_nms"]
+__all__ = ["box_area", "box_iou", "generalized_box_iou", "distance_box_iou", "complete_box_iou", "box_convert",
+           "clip_boxes_to_image", "remove_small_boxes", "masks_to_boxes", "nms", "batched_nms"]
 
 
 def box_area(boxes):
@@ -34,6 +37,60 @@ def box_iou(boxes1, boxes2):
     """
     inter, union = _box_inter_union(boxes1, boxes2)
     return inter / union
+
+
+def _enclosing_wh(boxes1, boxes2):
+    lti = torch.minimum(boxes1[:, None, :2], boxes2[None, :, :2])
+    rbi = torch.maximum(boxes1[:, None, 2:], boxes2[None, :, 2:])
+    return (rbi - lti).clamp(min=0)
+
+
+def generalized_box_iou(boxes1, boxes2):
+    """Generalised IoU (Rezatofighi et al. 2019): IoU minus the share of the smallest
+    enclosing box that the union leaves empty; in [-1, 1]."""
+    inter, union = _box_inter_union(boxes1, boxes2)
+    whi = _enclosing_wh(boxes1, boxes2)
+    area_enclosing = whi[:, :, 0] * whi[:, :, 1]
+    return inter / union - (area_enclosing - union) / area_enclosing
+
+
+def _box_diou_iou(boxes1, boxes2, eps):
+    iou = box_iou(boxes1, boxes2)
+    whi = _enclosing_wh(boxes1, boxes2)
+    diagonal_distance_squared = whi[:, :, 0] ** 2 + whi[:, :, 1] ** 2 + eps
+    x_p, y_p = (boxes1[:, 0] + boxes1[:, 2]) / 2, (boxes1[:, 1] + boxes1[:, 3]) / 2
+    x_g, y_g = (boxes2[:, 0] + boxes2[:, 2]) / 2, (boxes2[:, 1] + boxes2[:, 3]) / 2
+    centers_distance_squared = (x_p[:, None] - x_g[None, :]) ** 2 + (y_p[:, None] - y_g[None, :]) ** 2
+    return iou - centers_distance_squared / diagonal_distance_squared, iou
+
+
+def distance_box_iou(boxes1, boxes2, eps=1e-7):
+    """Distance IoU (Zheng et al. 2019): IoU minus the squared distance of the centres over
+    the squared diagonal of the enclosing box."""
+    return _box_diou_iou(boxes1, boxes2, eps)[0]
+
+
+def complete_box_iou(boxes1, boxes2, eps=1e-7):
+    """Complete IoU: distance IoU minus an aspect-ratio consistency term."""
+    diou, iou = _box_diou_iou(boxes1, boxes2, eps)
+    w_pred, h_pred = boxes1[:, None, 2] - boxes1[:, None, 0], boxes1[:, None, 3] - boxes1[:, None, 1]
+    w_gt, h_gt = boxes2[None, :, 2] - boxes2[None, :, 0], boxes2[None, :, 3] - boxes2[None, :, 1]
+    v = (4 / (math.pi ** 2)) * (torch.atan(w_pred / h_pred) - torch.atan(w_gt / h_gt)) ** 2
+    alpha = (v / (1 - iou + v + eps)).detach()  # a weight, not a path for gradients
+    return diou - alpha * v
+
+
+def masks_to_boxes(masks):
+    """The ``xyxy`` box around each of (N, H, W) masks (pixel indices, inclusive); 0 for empty masks."""
+    if masks.numel() == 0:
+        return torch.zeros((0, 4), dtype=torch.float32, device=masks.device)
+    array = masks.detach().cpu().numpy().astype(bool)
+    boxes = np.zeros((len(array), 4), dtype=np.float32)
+    for k, mask in enumerate(array):
+        ys, xs = np.nonzero(mask)
+        if len(ys):
+            boxes[k] = (xs.min(), ys.min(), xs.max(), ys.max())
+    return torch.from_numpy(boxes).to(masks.device)
 
 
 def box_convert(boxes, in_fmt, out_fmt):
