@@ -71,3 +71,37 @@ def test_jpeg_round_trip_is_close(tmp_path):
         torchvision.io.encode_jpeg(image, quality=0)
     with pytest.raises(RuntimeError, match="dtype should be uint8"):
         torchvision.io.encode_png(image.to(torch.float32))
+
+
+@needs_torchvision
+@pytest.mark.parametrize("kwargs", [{}, {"colors": "red", "width": 2}, {"fill": True, "labels": ["a", "bb", "c"]},
+                                    {"labels": ["x", "y", "z"], "fill_labels": True, "colors": ["blue", (0, 255, 0), "#ff00ff"]}],
+                         ids=str)
+@pytest.mark.parametrize("dtype", ["uint8", "float32"])
+def test_draw_bounding_boxes_matches_torchvision(kwargs, dtype):
+    import torch as real_torch
+    tv = import_torchvision()
+    image = np.random.default_rng(4).integers(0, 256, (3, 30, 40), dtype=np.uint8)
+    if dtype == "float32":
+        image = (image / 255).astype(np.float32)
+    boxes = np.array([[2, 3, 20, 15], [10, 10, 38, 28], [0, 0, 5, 5]], np.float32)
+    got = torchvision.utils.draw_bounding_boxes(torch.from_numpy(image), torch.from_numpy(boxes), **kwargs)
+    expected = tv.utils.draw_bounding_boxes(real_torch.from_numpy(image), real_torch.from_numpy(boxes), **kwargs)
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=1e-6)
+
+
+@needs_torchvision
+@pytest.mark.parametrize("dtype", ["uint8", "float32"])
+def test_draw_segmentation_masks_matches_torchvision(dtype):
+    import torch as real_torch
+    tv = import_torchvision()
+    rng = np.random.default_rng(5)
+    image = rng.integers(0, 256, (3, 12, 14), dtype=np.uint8)
+    if dtype == "float32":
+        image = (image / 255).astype(np.float32)
+    masks = rng.uniform(size=(3, 12, 14)) > 0.6
+    for colors in (None, ["red", "green", (10, 20, 30)]):
+        got = torchvision.utils.draw_segmentation_masks(torch.from_numpy(image), torch.from_numpy(masks), 0.6, colors)
+        expected = tv.utils.draw_segmentation_masks(real_torch.from_numpy(image), real_torch.from_numpy(masks), 0.6,
+                                                    colors)
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=1e-5)

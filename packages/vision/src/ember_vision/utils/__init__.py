@@ -1,4 +1,5 @@
-"""torchvision.utils: ``make_grid`` and ``save_image``."""
+"""torchvision.utils: ``make_grid``, ``save_image``, ``draw_bounding_boxes``, ``draw_segmentation_masks``."""
+from .draw import draw_bounding_boxes, draw_segmentation_masks
 from .grid import make_grid, save_image
 
-__all__ = ["make_grid", "save_image"]
+__all__ = ["make_grid", "save_image", "draw_bounding_boxes", "draw_segmentation_masks"]
