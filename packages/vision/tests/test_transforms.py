@@ -30,7 +30,7 @@ def test_imagenet_eval_pipeline_matches_torchvision():
     (T.RandomCrop(20), (20, 20)), (T.RandomCrop((10, 60), pad_if_needed=True), (10, 60)),
     (T.RandomCrop(44, padding=4), (44, 44)), (T.RandomResizedCrop(24), (24, 24)),
     (T.RandomResizedCrop((16, 30), scale=(0.5, 1.0)), (16, 30)), (T.Resize((13, 17)), (13, 17)),
-    (T.Pad((1, 2)), (44, 54)), (T.RandomRotation(30, expand=True), None), (T.RandomAffine(10, (0.1, 0.1)), (40, 52)),
+    (T.Pad((1, 2)), (44, 54)), (T.RandomPerspective(p=1.0), (40, 52)), (T.RandomRotation(30, expand=True), None), (T.RandomAffine(10, (0.1, 0.1)), (40, 52)),
 ], ids=lambda v: type(v).__name__ if not isinstance(v, tuple) else str(v))
 @pytest.mark.parametrize("image", [IMAGE, TENSOR], ids=["pil", "tensor"])
 def test_random_geometry_gives_the_requested_size(transform, size, image):
@@ -151,3 +151,18 @@ def test_augmentation_policies_keep_the_image_and_repeat_under_a_seed(augment):
         assert F.get_dimensions(first) == F.get_dimensions(image)
         assert np.array_equal(np.asarray(first if isinstance(first, Image.Image) else first.numpy()),
                               np.asarray(again if isinstance(again, Image.Image) else again.numpy()))
+
+
+@pytest.mark.skipif(not torchvision_available(), reason="torchvision (test-only oracle) not installed")
+def test_linear_transformation_matches_torchvision():
+    import torch as real_torch
+    tv = import_torchvision()
+    rng = np.random.default_rng(6)
+    matrix, mean = rng.normal(size=(12, 12)).astype(np.float32), rng.normal(size=12).astype(np.float32)
+    x = rng.normal(size=(2, 3, 2, 2)).astype(np.float32)
+    got = T.LinearTransformation(torch.from_numpy(matrix), torch.from_numpy(mean))(torch.from_numpy(x))
+    expected = tv.transforms.LinearTransformation(real_torch.from_numpy(matrix), real_torch.from_numpy(mean))(
+        real_torch.from_numpy(x))
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="incompatible shape"):
+        T.LinearTransformation(torch.from_numpy(matrix), torch.from_numpy(mean))(torch.zeros(3, 3, 3))

@@ -6,11 +6,11 @@ from .autoaugment import AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAug
 from .color import (ColorJitter, GaussianBlur, Grayscale, RandomAdjustSharpness, RandomAutocontrast, RandomEqualize,
                     RandomGrayscale, RandomInvert, RandomPosterize, RandomSolarize)
 from .containers import Compose, Lambda, RandomApply, RandomChoice, RandomOrder, RandomTransforms
-from .conversion import ConvertImageDtype, Normalize, PILToTensor, ToPILImage, ToTensor
+from .conversion import ConvertImageDtype, LinearTransformation, Normalize, PILToTensor, ToPILImage, ToTensor
 from .erasing import RandomErasing
 from .functional import InterpolationMode
-from .geometry import (CenterCrop, FiveCrop, Pad, RandomAffine, RandomCrop, RandomHorizontalFlip, RandomResizedCrop,
-                       RandomRotation, RandomVerticalFlip, Resize, TenCrop)
+from .geometry import (CenterCrop, FiveCrop, Pad, RandomAffine, RandomCrop, RandomHorizontalFlip, RandomPerspective,
+                       RandomResizedCrop, RandomRotation, RandomVerticalFlip, Resize, TenCrop)
 
 __all__ = ["functional", "InterpolationMode", "Compose", "Lambda", "RandomApply", "RandomChoice", "RandomOrder",
            "RandomTransforms", "ToTensor", "PILToTensor", "ToPILImage", "ConvertImageDtype", "Normalize", "Resize",
@@ -18,4 +18,4 @@ __all__ = ["functional", "InterpolationMode", "Compose", "Lambda", "RandomApply"
            "RandomRotation", "RandomAffine", "FiveCrop", "TenCrop", "ColorJitter", "Grayscale", "RandomGrayscale",
            "GaussianBlur", "RandomInvert", "RandomPosterize", "RandomSolarize", "RandomAdjustSharpness",
            "RandomAutocontrast", "RandomEqualize", "RandomErasing", "AutoAugment", "AutoAugmentPolicy",
-           "RandAugment", "TrivialAugmentWide"]
+           "RandAugment", "TrivialAugmentWide", "RandomPerspective", "LinearTransformation"]

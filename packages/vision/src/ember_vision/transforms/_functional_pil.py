@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 from PIL import Image, ImageEnhance, ImageOps
 
-__all__ = ["is_pil_image", "get_dimensions", "hflip", "vflip", "crop", "resize", "pad", "rotate", "affine",
+__all__ = ["is_pil_image", "get_dimensions", "hflip", "vflip", "crop", "resize", "pad", "rotate", "affine", "perspective",
            "adjust_brightness", "adjust_contrast", "adjust_saturation", "adjust_hue", "adjust_gamma",
            "adjust_sharpness", "to_grayscale", "invert", "posterize", "solarize", "autocontrast", "equalize"]
 
@@ -100,6 +100,11 @@ def affine(img, matrix, interpolation=Image.NEAREST, fill=None):
     """Apply the inverse affine ``matrix`` (6 numbers, output -> input) with PIL."""
     output_size = img.size
     return img.transform(output_size, Image.AFFINE, matrix, interpolation, **_parse_fill(fill, img))
+
+
+def perspective(img, perspective_coeffs, interpolation=Image.BICUBIC, fill=None):
+    """Apply the perspective map of 8 coefficients (output -> input) with PIL."""
+    return img.transform(img.size, Image.PERSPECTIVE, perspective_coeffs, interpolation, **_parse_fill(fill, img))
 
 
 def adjust_brightness(img, brightness_factor):

@@ -9,7 +9,7 @@ import ember_tensor as torch
 
 __all__ = ["get_dimensions", "hflip", "vflip", "crop", "rgb_to_grayscale", "adjust_brightness", "adjust_contrast",
            "adjust_saturation", "adjust_hue", "adjust_gamma", "pad", "resize", "affine", "rotate",
-           "compute_affine_output_size", "gaussian_blur", "erase", "convert_image_dtype", "max_value", "invert",
+           "compute_affine_output_size", "perspective", "gaussian_blur", "erase", "convert_image_dtype", "max_value", "invert",
            "posterize", "solarize", "adjust_sharpness", "autocontrast", "equalize"]
 
 _INT_TYPES = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
@@ -353,6 +353,29 @@ def rotate(img, matrix, interpolation="nearest", expand=False, fill=None):
     dtype = img.dtype if img.is_floating_point() else torch.float32
     theta = torch.tensor(matrix, dtype=dtype, device=img.device).reshape(1, 2, 3)
     grid = _gen_affine_grid(theta, w=w, h=h, ow=ow, oh=oh)
+    return _apply_grid_transform(img, grid, interpolation, fill=fill)
+
+
+def _perspective_grid(coeffs, ow, oh, dtype, device):
+    # PIL's rule (Geometry.c): x_in = (c0 x + c1 y + c2) / (c6 x + c7 y + 1), and so for y,
+    # at output pixel centres, then rescaled to grid_sample's [-1, 1].
+    factory = {"dtype": dtype, "device": device}
+    theta1 = torch.tensor([[[coeffs[0], coeffs[1], coeffs[2]], [coeffs[3], coeffs[4], coeffs[5]]]], **factory)
+    theta2 = torch.tensor([[[coeffs[6], coeffs[7], 1.0], [coeffs[6], coeffs[7], 1.0]]], **factory)
+    d = 0.5
+    x_grid = torch.linspace(d, ow * 1.0 + d - 1.0, steps=ow, **factory)
+    y_grid = torch.linspace(d, oh * 1.0 + d - 1.0, steps=oh, **factory)
+    base_grid = torch.stack([x_grid.view(1, ow).expand(oh, ow), y_grid.view(oh, 1).expand(oh, ow),
+                             torch.ones(oh, ow, **factory)], dim=-1).view(1, oh * ow, 3)
+    rescaled_theta1 = theta1.transpose(1, 2) / torch.tensor([0.5 * ow, 0.5 * oh], **factory)
+    output_grid = base_grid.bmm(rescaled_theta1) / base_grid.bmm(theta2.transpose(1, 2)) - 1.0
+    return output_grid.view(1, oh, ow, 2)
+
+
+def perspective(img, perspective_coeffs, interpolation="bilinear", fill=None):
+    """Sample the image through the perspective map of 8 coefficients (output -> input)."""
+    dtype = img.dtype if img.is_floating_point() else torch.float32
+    grid = _perspective_grid(perspective_coeffs, ow=img.shape[-1], oh=img.shape[-2], dtype=dtype, device=img.device)
     return _apply_grid_transform(img, grid, interpolation, fill=fill)
 
 

@@ -3,7 +3,7 @@ import ember_nn as nn
 
 from . import functional as F
 
-__all__ = ["ToTensor", "PILToTensor", "ToPILImage", "ConvertImageDtype", "Normalize"]
+__all__ = ["ToTensor", "PILToTensor", "ToPILImage", "ConvertImageDtype", "Normalize", "LinearTransformation"]
 
 
 class ToTensor:
@@ -66,3 +66,31 @@ class Normalize(nn.Module):
         return f"{self.__class__.__name__}(mean={self.mean}, std={self.std})"
 
 
+
+
+class LinearTransformation(nn.Module):
+    """Flatten each image (C*H*W), subtract ``mean_vector`` and multiply by the square
+    ``transformation_matrix`` (e.g. ZCA whitening); the shape is kept."""
+
+    def __init__(self, transformation_matrix, mean_vector):
+        super().__init__()
+        if transformation_matrix.shape[0] != transformation_matrix.shape[1]:
+            raise ValueError("transformation_matrix should be square. Got "
+                             f"{tuple(transformation_matrix.shape)} rectangular matrix.")
+        if mean_vector.shape[0] != transformation_matrix.shape[0]:
+            raise ValueError(f"mean_vector should have the same length {mean_vector.shape[0]} as any one of the "
+                             f"dimensions of the transformation_matrix [{tuple(transformation_matrix.shape)}]")
+        if transformation_matrix.device != mean_vector.device:
+            raise ValueError(f"Input tensors should be on the same device. Got {transformation_matrix.device} and "
+                             f"{mean_vector.device}")
+        self.transformation_matrix = transformation_matrix
+        self.mean_vector = mean_vector
+
+    def forward(self, tensor):
+        shape = tensor.shape
+        n = shape[-3] * shape[-2] * shape[-1]
+        if n != self.transformation_matrix.shape[0]:
+            raise ValueError("Input tensor and transformation matrix have incompatible shape."
+                             f"[{shape[-3]} x {shape[-2]} x {shape[-1]}] != {self.transformation_matrix.shape[0]}")
+        flat = tensor.reshape(-1, n) - self.mean_vector
+        return (flat @ self.transformation_matrix.to(flat.dtype)).reshape(shape)

@@ -18,7 +18,7 @@ from . import _functional_tensor as F_t
 __all__ = ["InterpolationMode", "get_dimensions", "get_image_size", "get_image_num_channels", "to_tensor",
            "pil_to_tensor", "to_pil_image", "convert_image_dtype", "normalize", "resize", "pad", "crop",
            "center_crop", "resized_crop", "hflip", "vflip", "five_crop", "ten_crop", "adjust_brightness",
-           "adjust_contrast", "adjust_saturation", "adjust_hue", "adjust_gamma", "rotate", "affine",
+           "adjust_contrast", "adjust_saturation", "adjust_hue", "adjust_gamma", "rotate", "affine", "perspective",
            "to_grayscale", "rgb_to_grayscale", "erase", "gaussian_blur", "invert", "posterize", "solarize",
            "adjust_sharpness", "autocontrast", "equalize"]
 
@@ -450,6 +450,30 @@ def affine(img, angle, translate, scale, shear, interpolation=InterpolationMode.
         center_f = [1.0 * (c - s * 0.5) for c, s in zip(center, [width, height])]
     matrix = _get_inverse_affine_matrix(center_f, angle, [1.0 * t for t in translate], scale, shear)
     return F_t.affine(img, matrix=matrix, interpolation=interpolation.value, fill=fill)
+
+
+def _get_perspective_coeffs(startpoints, endpoints):
+    # The 8 coefficients mapping each end point to its start point: an 8x8 linear system,
+    # solved in float64 and rounded to float32 as torchvision does.
+    if len(startpoints) != 4 or len(endpoints) != 4:
+        raise ValueError(f"Please provide exactly four corners, got {len(startpoints)} startpoints and "
+                         f"{len(endpoints)} endpoints.")
+    a_matrix = np.zeros((8, 8), dtype=np.float64)
+    for i, (p1, p2) in enumerate(zip(endpoints, startpoints)):
+        a_matrix[2 * i] = [p1[0], p1[1], 1, 0, 0, 0, -p2[0] * p1[0], -p2[0] * p1[1]]
+        a_matrix[2 * i + 1] = [0, 0, 0, p1[0], p1[1], 1, -p2[1] * p1[0], -p2[1] * p1[1]]
+    b_matrix = np.array(startpoints, dtype=np.float64).reshape(8)
+    return np.linalg.lstsq(a_matrix, b_matrix, rcond=None)[0].astype(np.float32).tolist()
+
+
+def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR, fill=None):
+    """Map the four ``startpoints`` (top-left, top-right, bottom-right, bottom-left corners
+    ``[x, y]``) of the image to ``endpoints``."""
+    coeffs = _get_perspective_coeffs(startpoints, endpoints)
+    interpolation = _interpolation(interpolation)
+    if not _is_tensor(img):
+        return F_pil.perspective(img, coeffs, interpolation=PIL_MODES[interpolation], fill=fill)
+    return F_t.perspective(img, coeffs, interpolation=interpolation.value, fill=fill)
 
 
 def to_grayscale(img, num_output_channels=1):

@@ -11,7 +11,7 @@ from ._utils import check_sequence_input, coin, randint, setup_angle, setup_size
 from .functional import InterpolationMode, _interpolation
 
 __all__ = ["Resize", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip",
-           "RandomVerticalFlip", "RandomRotation", "RandomAffine", "FiveCrop", "TenCrop"]
+           "RandomVerticalFlip", "RandomRotation", "RandomAffine", "RandomPerspective", "FiveCrop", "TenCrop"]
 
 
 class Resize(nn.Module):
@@ -269,6 +269,40 @@ class RandomAffine(nn.Module):
         ret = self.get_params(self.degrees, self.translate, self.scale, self.shear, [width, height])
         return F.affine(img, *ret, interpolation=self.interpolation, fill=_tensor_fill(img, self.fill),
                         center=self.center)
+
+
+class RandomPerspective(nn.Module):
+    """With probability ``p``, move each corner inwards by up to ``distortion_scale`` of half
+    the image and warp the image to match."""
+
+    def __init__(self, distortion_scale=0.5, p=0.5, interpolation=InterpolationMode.BILINEAR, fill=0):
+        super().__init__()
+        self.p = p
+        self.interpolation = _interpolation(interpolation)
+        self.distortion_scale = distortion_scale
+        self.fill = 0 if fill is None else fill
+
+    @staticmethod
+    def get_params(width, height, distortion_scale):
+        """``(startpoints, endpoints)``: the image's corners and where they go."""
+        half_height, half_width = height // 2, width // 2
+        dw, dh = int(distortion_scale * half_width), int(distortion_scale * half_height)
+        topleft = [randint(0, dw + 1), randint(0, dh + 1)]
+        topright = [randint(width - dw - 1, width), randint(0, dh + 1)]
+        botright = [randint(width - dw - 1, width), randint(height - dh - 1, height)]
+        botleft = [randint(0, dw + 1), randint(height - dh - 1, height)]
+        startpoints = [[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]]
+        return startpoints, [topleft, topright, botright, botleft]
+
+    def forward(self, img):
+        _, height, width = F.get_dimensions(img)
+        if coin(self.p):
+            startpoints, endpoints = self.get_params(width, height, self.distortion_scale)
+            return F.perspective(img, startpoints, endpoints, self.interpolation, _tensor_fill(img, self.fill))
+        return img
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}(p={self.p})"
 
 
 class FiveCrop(nn.Module):
