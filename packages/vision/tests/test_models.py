@@ -21,7 +21,7 @@ needs_torchvision = pytest.mark.skipif(not torchvision_available(), reason="torc
 
 def build(name, **kwargs):
     # GoogLeNet warns without the argument (VGG's is only its initialisation).
-    if name.startswith("vgg") or name == "googlenet":
+    if name.startswith("vgg") or name in ("googlenet", "inception_v3"):
         kwargs.setdefault("init_weights", False)
     return torchvision.models.get_model(name, **kwargs)
 
@@ -89,6 +89,9 @@ LIVE_CASES = [
     ("squeezenet1_1", {}, (1, 3, 64, 64)),
     ("googlenet", {"init_weights": False}, (1, 3, 64, 64)),
     ("densenet121", {}, (1, 3, 32, 32)),
+    ("convnext_tiny", {}, (1, 3, 64, 64)),
+    ("efficientnet_v2_s", {}, (1, 3, 64, 64)),
+    ("inception_v3", {"init_weights": False, "aux_logits": False}, (1, 3, 96, 96)),
     ("vit_small", {}, (2, 3, 32, 32)),
 ]
 

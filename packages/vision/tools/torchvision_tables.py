@@ -27,7 +27,8 @@ MODELS = ["resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext
           "resnext101_64x4d", "wide_resnet50_2", "wide_resnet101_2", "densenet161", "densenet169", "densenet201",
           "efficientnet_b1", "efficientnet_b2", "efficientnet_b3", "efficientnet_b4", "efficientnet_b5",
           "efficientnet_b6", "efficientnet_b7", "shufflenet_v2_x0_5", "shufflenet_v2_x1_5", "shufflenet_v2_x2_0",
-          "vit_b_32", "vit_l_16", "vit_l_32", "vit_h_14",
+          "vit_b_32", "vit_l_16", "vit_l_32", "vit_h_14", "inception_v3", "convnext_tiny", "convnext_small",
+          "convnext_base", "convnext_large", "efficientnet_v2_s", "efficientnet_v2_m", "efficientnet_v2_l",
           "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn", "alexnet",
           "squeezenet1_0", "squeezenet1_1", "densenet121", "mobilenet_v2", "mobilenet_v3_small",
           "mobilenet_v3_large", "efficientnet_b0", "shufflenet_v2_x1_0", "googlenet", "vit_b_16"]
@@ -51,7 +52,7 @@ def main():
                 "meta": meta, "categories": "imagenet" if w.meta.get("categories") else None,
                 "default": w == type(w).DEFAULT}
         with torch.device("meta"):
-            model = get_model(name, **({"init_weights": False} if name == "googlenet" else {}))
+            model = get_model(name, **({"init_weights": False} if name in ("googlenet", "inception_v3") else {}))
         shapes[name] = [[k, list(v.shape)] for k, v in model.state_dict().items()]
     data = HERE / "src/ember_vision/models/_data"
     data.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""EfficientNet B0-B7 (Tan & Le 2019): MBConv blocks with squeeze-excitation, SiLU and
+"""EfficientNet B0-B7 (Tan & Le 2019) and V2 S/M/L (Tan & Le 2021): (Fused)MBConv blocks with squeeze-excitation, SiLU and
 stochastic depth, in torchvision's layout (``features``, ``avgpool``, ``classifier``)."""
 import copy
 import math
@@ -12,7 +12,9 @@ from ..ops.stochastic_depth import StochasticDepth
 from ._api import WeightsEnum, imagenet_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, make_divisible, overwrite_named_param
 
-__all__ = ["EfficientNet", *[f"EfficientNet_B{i}_Weights" for i in range(8)], *[f"efficientnet_b{i}" for i in range(8)]]
+__all__ = ["EfficientNet", *[f"EfficientNet_B{i}_Weights" for i in range(8)], "EfficientNet_V2_S_Weights",
+           "EfficientNet_V2_M_Weights", "EfficientNet_V2_L_Weights", *[f"efficientnet_b{i}" for i in range(8)],
+           "efficientnet_v2_s", "efficientnet_v2_m", "efficientnet_v2_l"]
 
 
 class MBConvConfig:
@@ -54,6 +56,43 @@ class MBConv(nn.Module):
         layers.append(se_layer(expanded, squeeze_channels, activation=partial(nn.SiLU, inplace=True)))
         layers.append(Conv2dNormActivation(expanded, cnf.out_channels, kernel_size=1, norm_layer=norm_layer,
                                            activation_layer=None))
+        self.block = nn.Sequential(*layers)
+        self.stochastic_depth = StochasticDepth(stochastic_depth_prob, "row")
+        self.out_channels = cnf.out_channels
+
+    def forward(self, input):
+        result = self.block(input)
+        if self.use_res_connect:
+            result = self.stochastic_depth(result) + input
+        return result
+
+
+class FusedMBConvConfig(MBConvConfig):
+    """A fused stage (EfficientNetV2): its channels are used as given."""
+
+    def __init__(self, expand_ratio, kernel, stride, input_channels, out_channels, num_layers):
+        super().__init__(expand_ratio, kernel, stride, input_channels, out_channels, num_layers)
+        self.block = FusedMBConv
+
+
+class FusedMBConv(nn.Module):
+    """One full convolution doing MBConv's expansion and depthwise step at once, then a
+    projection; a shortcut through stochastic depth when the shape is kept."""
+
+    def __init__(self, cnf, stochastic_depth_prob, norm_layer):
+        super().__init__()
+        if not 1 <= cnf.stride <= 2:
+            raise ValueError("illegal stride value")
+        self.use_res_connect = cnf.stride == 1 and cnf.input_channels == cnf.out_channels
+        expanded = cnf.adjust_channels(cnf.input_channels, cnf.expand_ratio)
+        if expanded != cnf.input_channels:
+            layers = [Conv2dNormActivation(cnf.input_channels, expanded, kernel_size=cnf.kernel, stride=cnf.stride,
+                                           norm_layer=norm_layer, activation_layer=nn.SiLU),
+                      Conv2dNormActivation(expanded, cnf.out_channels, kernel_size=1, norm_layer=norm_layer,
+                                           activation_layer=None)]
+        else:
+            layers = [Conv2dNormActivation(cnf.input_channels, cnf.out_channels, kernel_size=cnf.kernel,
+                                           stride=cnf.stride, norm_layer=norm_layer, activation_layer=nn.SiLU)]
         self.block = nn.Sequential(*layers)
         self.stochastic_depth = StochasticDepth(stochastic_depth_prob, "row")
         self.out_channels = cnf.out_channels
@@ -251,3 +290,63 @@ def efficientnet_b6(*, weights: EfficientNet_B6_Weights = None, progress=True, *
 def efficientnet_b7(*, weights: EfficientNet_B7_Weights = None, progress=True, **kwargs):
     """EfficientNet-B7; arguments as ``efficientnet_b0``."""
     return _efficientnet(7, EfficientNet_B7_Weights.verify(weights), progress, **kwargs)
+
+
+# (expand, kernel, stride, in, out, layers) per stage; the first three are fused.
+_V2_SETTINGS = {
+    "s": ([(1, 3, 1, 24, 24, 2), (4, 3, 2, 24, 48, 4), (4, 3, 2, 48, 64, 4)],
+          [(4, 3, 2, 64, 128, 6), (6, 3, 1, 128, 160, 9), (6, 3, 2, 160, 256, 15)], 0.2),
+    "m": ([(1, 3, 1, 24, 24, 3), (4, 3, 2, 24, 48, 5), (4, 3, 2, 48, 80, 5)],
+          [(4, 3, 2, 80, 160, 7), (6, 3, 1, 160, 176, 14), (6, 3, 2, 176, 304, 18), (6, 3, 1, 304, 512, 5)], 0.3),
+    "l": ([(1, 3, 1, 32, 32, 4), (4, 3, 2, 32, 64, 7), (4, 3, 2, 64, 96, 7)],
+          [(4, 3, 2, 96, 192, 10), (6, 3, 1, 192, 224, 19), (6, 3, 2, 224, 384, 25), (6, 3, 1, 384, 640, 7)], 0.4),
+}
+
+
+def _efficientnet_v2(size, weights, progress, **kwargs):
+    fused, plain, dropout = _V2_SETTINGS[size]
+    setting = [FusedMBConvConfig(*row) for row in fused] + [MBConvConfig(*row) for row in plain]
+    if weights is not None:
+        overwrite_named_param(kwargs, "num_classes", len(weights.meta["categories"]))
+    kwargs.setdefault("norm_layer", partial(nn.BatchNorm2d, eps=1e-03))
+    model = EfficientNet(setting, kwargs.pop("dropout", dropout), last_channel=1280, **kwargs)
+    return load_weights(model, weights, progress)
+
+
+class EfficientNet_V2_S_Weights(WeightsEnum):
+    """ImageNet weights of efficientnet_v2_s."""
+    IMAGENET1K_V1 = imagenet_weights("EfficientNet_V2_S_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+class EfficientNet_V2_M_Weights(WeightsEnum):
+    """ImageNet weights of efficientnet_v2_m."""
+    IMAGENET1K_V1 = imagenet_weights("EfficientNet_V2_M_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+class EfficientNet_V2_L_Weights(WeightsEnum):
+    """ImageNet weights of efficientnet_v2_l."""
+    IMAGENET1K_V1 = imagenet_weights("EfficientNet_V2_L_Weights.IMAGENET1K_V1")
+    DEFAULT = IMAGENET1K_V1
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_V2_S_Weights.IMAGENET1K_V1))
+def efficientnet_v2_s(*, weights: EfficientNet_V2_S_Weights = None, progress=True, **kwargs):
+    """EfficientNetV2-S; arguments as ``efficientnet_b0`` (``dropout`` defaults to 0.2)."""
+    return _efficientnet_v2("s", EfficientNet_V2_S_Weights.verify(weights), progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_V2_M_Weights.IMAGENET1K_V1))
+def efficientnet_v2_m(*, weights: EfficientNet_V2_M_Weights = None, progress=True, **kwargs):
+    """EfficientNetV2-M; arguments as ``efficientnet_b0`` (``dropout`` defaults to 0.3)."""
+    return _efficientnet_v2("m", EfficientNet_V2_M_Weights.verify(weights), progress, **kwargs)
+
+
+@register_model()
+@handle_legacy_interface(weights=("pretrained", EfficientNet_V2_L_Weights.IMAGENET1K_V1))
+def efficientnet_v2_l(*, weights: EfficientNet_V2_L_Weights = None, progress=True, **kwargs):
+    """EfficientNetV2-L; arguments as ``efficientnet_b0`` (``dropout`` defaults to 0.4)."""
+    return _efficientnet_v2("l", EfficientNet_V2_L_Weights.verify(weights), progress, **kwargs)
