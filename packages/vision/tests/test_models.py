@@ -90,6 +90,7 @@ LIVE_CASES = [
     ("googlenet", {"init_weights": False}, (1, 3, 64, 64)),
     ("densenet121", {}, (1, 3, 32, 32)),
     ("convnext_tiny", {}, (1, 3, 64, 64)),
+    ("regnet_y_400mf", {}, (1, 3, 64, 64)),
     ("efficientnet_v2_s", {}, (1, 3, 64, 64)),
     ("inception_v3", {"init_weights": False, "aux_logits": False}, (1, 3, 96, 96)),
     ("vit_small", {}, (2, 3, 32, 32)),

@@ -15,6 +15,7 @@ torchvision wheels from PyPI are CUDA builds; on a CPU-only torch their ``_C`` f
 load and the import stops at two fake-op registrations, which ``import_torchvision``
 defines first.
 """
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -29,9 +30,25 @@ MODELS = ["resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext
           "efficientnet_b6", "efficientnet_b7", "shufflenet_v2_x0_5", "shufflenet_v2_x1_5", "shufflenet_v2_x2_0",
           "vit_b_32", "vit_l_16", "vit_l_32", "vit_h_14", "inception_v3", "convnext_tiny", "convnext_small",
           "convnext_base", "convnext_large", "efficientnet_v2_s", "efficientnet_v2_m", "efficientnet_v2_l",
+          *[f"regnet_{kind}_{size}" for kind, sizes in (("x", ["400mf", "800mf", "1_6gf", "3_2gf", "8gf", "16gf", "32gf"]),
+                                                       ("y", ["400mf", "800mf", "1_6gf", "3_2gf", "8gf", "16gf", "32gf",
+                                                              "128gf"]))
+            for size in sizes],
           "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn", "alexnet",
           "squeezenet1_0", "squeezenet1_1", "densenet121", "mobilenet_v2", "mobilenet_v3_small",
           "mobilenet_v3_large", "efficientnet_b0", "shufflenet_v2_x1_0", "googlenet", "vit_b_16"]
+
+
+@contextlib.contextmanager
+def _no_random_init(torch):
+    saved = {n: getattr(torch.nn.init, n) for n in dir(torch.nn.init) if n.endswith("_") and not n.startswith("_")}
+    for name in saved:
+        setattr(torch.nn.init, name, lambda tensor, *args, **kwargs: tensor)
+    try:
+        yield
+    finally:
+        for name, fn in saved.items():
+            setattr(torch.nn.init, name, fn)
 
 
 def main():
@@ -51,8 +68,13 @@ def main():
                 "preset": {k: str(v).split(".")[-1] if k == "interpolation" else v for k, v in t.items()},
                 "meta": meta, "categories": "imagenet" if w.meta.get("categories") else None,
                 "default": w == type(w).DEFAULT}
-        with torch.device("meta"):
-            model = get_model(name, **({"init_weights": False} if name in ("googlenet", "inception_v3") else {}))
+        kwargs = {"init_weights": False} if name in ("googlenet", "inception_v3") else {}
+        if name.startswith("regnet"):  # computes its widths with tensors: no meta device, no random init
+            with _no_random_init(torch):
+                model = get_model(name, **kwargs)
+        else:
+            with torch.device("meta"):
+                model = get_model(name, **kwargs)
         shapes[name] = [[k, list(v.shape)] for k, v in model.state_dict().items()]
     data = HERE / "src/ember_vision/models/_data"
     data.mkdir(parents=True, exist_ok=True)
