@@ -91,6 +91,7 @@ LIVE_CASES = [
     ("densenet121", {}, (1, 3, 32, 32)),
     ("convnext_tiny", {}, (1, 3, 64, 64)),
     ("regnet_y_400mf", {}, (1, 3, 64, 64)),
+    ("mnasnet0_5", {}, (1, 3, 64, 64)),
     ("efficientnet_v2_s", {}, (1, 3, 64, 64)),
     ("inception_v3", {"init_weights": False, "aux_logits": False}, (1, 3, 96, 96)),
     ("vit_small", {}, (2, 3, 32, 32)),
@@ -185,3 +186,18 @@ def test_gradient_norm_penalty_through_resnet18_matches_pytorch():
                                atol=1e-5 * float(expected_input.grad.abs().max()))
     np.testing.assert_allclose(model.conv1.weight.grad.numpy(), reference.conv1.weight.grad.numpy(), rtol=1e-4,
                                atol=1e-5 * float(reference.conv1.weight.grad.abs().max()))
+
+
+def test_mnasnet_takes_a_version_1_checkpoint_with_the_old_stem():
+    # torchvision's first MNASNet kept a 32/16-channel stem for every width multiplier.
+    from ember_vision.models import mnasnet
+    old = torchvision.models.mnasnet0_5(num_classes=4)
+    for index, layer in enumerate(torchvision.models.mnasnet1_0().layers[:8]):  # the 32/16-channel stem
+        old.layers[index] = layer
+    old.layers[8] = mnasnet._stack(16, 16, 3, 2, 3, 3, mnasnet._BN_MOMENTUM)  # fed by 16 channels, 0.5x's 16 out
+    state_dict = old.state_dict()
+    model = torchvision.models.mnasnet0_5(num_classes=4)
+    with pytest.warns(UserWarning, match="previous version"):
+        model.use_v1_stem_if_needed(state_dict)
+    model.load_state_dict(state_dict, strict=True)
+    assert model.layers[0].out_channels == 32
