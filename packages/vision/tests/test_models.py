@@ -92,6 +92,8 @@ LIVE_CASES = [
     ("convnext_tiny", {}, (1, 3, 64, 64)),
     ("regnet_y_400mf", {}, (1, 3, 64, 64)),
     ("mnasnet0_5", {}, (1, 3, 64, 64)),
+    ("swin_t", {}, (1, 3, 64, 64)),
+    ("swin_v2_t", {}, (1, 3, 64, 64)),
     ("efficientnet_v2_s", {}, (1, 3, 64, 64)),
     ("inception_v3", {"init_weights": False, "aux_logits": False}, (1, 3, 96, 96)),
     ("vit_small", {}, (2, 3, 32, 32)),

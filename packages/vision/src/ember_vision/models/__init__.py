@@ -8,7 +8,7 @@ from . import alexnet as _alexnet, convnext as _convnext, densenet as _densenet,
 from . import googlenet as _googlenet, inception as _inception
 from . import mnasnet as _mnasnet, mobilenetv2 as _mobilenetv2, mobilenetv3 as _mobilenetv3, resnet as _resnet
 from . import regnet as _regnet, shufflenetv2 as _shufflenetv2, squeezenet as _squeezenet, vgg as _vgg
-from . import vision_transformer as _vision_transformer
+from . import swin_transformer as _swin_transformer, vision_transformer as _vision_transformer
 from ._api import Weights, WeightsEnum, get_model, get_model_builder, get_model_weights, get_weight, list_models
 from .alexnet import *  # noqa: F403
 from .convnext import *  # noqa: F403
@@ -23,11 +23,12 @@ from .regnet import *  # noqa: F403
 from .resnet import *  # noqa: F403
 from .shufflenetv2 import *  # noqa: F403
 from .squeezenet import *  # noqa: F403
+from .swin_transformer import *  # noqa: F403
 from .vgg import *  # noqa: F403
 from .vision_transformer import *  # noqa: F403
 
 _FAMILIES = [_alexnet, _convnext, _densenet, _efficientnet, _googlenet, _inception, _mnasnet, _mobilenetv2, _mobilenetv3,
-             _regnet, _resnet, _shufflenetv2, _squeezenet, _vgg, _vision_transformer]
+             _regnet, _resnet, _shufflenetv2, _squeezenet, _swin_transformer, _vgg, _vision_transformer]
 
 __all__ = ["Weights", "WeightsEnum", "get_model", "get_model_builder", "get_model_weights", "get_weight",
            "list_models", *[name for family in _FAMILIES for name in family.__all__]]
