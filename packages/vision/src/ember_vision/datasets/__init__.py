@@ -11,4 +11,5 @@ from .svhn import SVHN
 from .vision import StandardTransform, VisionDataset
 
 __all__ = ["MNIST", "FashionMNIST", "KMNIST", "EMNIST", "CIFAR10", "CIFAR100", "SVHN", "ImageFolder",
-           "DatasetFolder", "FakeData", "VisionDataset", "StandardTransform", "IMG_EXTENSIONS", "default_loader", "pil_loader", "utils"]
+           "DatasetFolder", "FakeData", "VisionDataset", "StandardTransform", "IMG_EXTENSIONS", "default_loader",
+           "pil_loader", "utils"]

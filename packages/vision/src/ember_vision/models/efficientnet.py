@@ -1,5 +1,6 @@
-"""EfficientNet B0-B7 (Tan & Le 2019) and V2 S/M/L (Tan & Le 2021): (Fused)MBConv blocks with squeeze-excitation, SiLU and
-stochastic depth, in torchvision's layout (``features``, ``avgpool``, ``classifier``)."""
+"""EfficientNet B0-B7 (Tan & Le 2019) and V2 S/M/L (Tan & Le 2021): (Fused)MBConv blocks with
+squeeze-excitation, SiLU and stochastic depth, in torchvision's layout (``features``,
+``avgpool``, ``classifier``)."""
 import copy
 import math
 from functools import partial

@@ -14,7 +14,14 @@ from ..ops.misc import Conv2dNormActivation, SqueezeExcitation
 from ._api import WeightsEnum, imagenet_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, make_divisible, overwrite_named_param
 
-__all__ = ["RegNet", "BlockParams", *['RegNet_Y_400MF_Weights', 'regnet_y_400mf', 'RegNet_Y_800MF_Weights', 'regnet_y_800mf', 'RegNet_Y_1_6GF_Weights', 'regnet_y_1_6gf', 'RegNet_Y_3_2GF_Weights', 'regnet_y_3_2gf', 'RegNet_Y_8GF_Weights', 'regnet_y_8gf', 'RegNet_Y_16GF_Weights', 'regnet_y_16gf', 'RegNet_Y_32GF_Weights', 'regnet_y_32gf', 'RegNet_Y_128GF_Weights', 'regnet_y_128gf', 'RegNet_X_400MF_Weights', 'regnet_x_400mf', 'RegNet_X_800MF_Weights', 'regnet_x_800mf', 'RegNet_X_1_6GF_Weights', 'regnet_x_1_6gf', 'RegNet_X_3_2GF_Weights', 'regnet_x_3_2gf', 'RegNet_X_8GF_Weights', 'regnet_x_8gf', 'RegNet_X_16GF_Weights', 'regnet_x_16gf', 'RegNet_X_32GF_Weights', 'regnet_x_32gf']]
+__all__ = ["RegNet", "BlockParams",
+           "RegNet_Y_400MF_Weights", "RegNet_Y_800MF_Weights", "RegNet_Y_1_6GF_Weights", "RegNet_Y_3_2GF_Weights",
+           "RegNet_Y_8GF_Weights", "RegNet_Y_16GF_Weights", "RegNet_Y_32GF_Weights", "RegNet_Y_128GF_Weights",
+           "RegNet_X_400MF_Weights", "RegNet_X_800MF_Weights", "RegNet_X_1_6GF_Weights", "RegNet_X_3_2GF_Weights",
+           "RegNet_X_8GF_Weights", "RegNet_X_16GF_Weights", "RegNet_X_32GF_Weights", "regnet_y_400mf",
+           "regnet_y_800mf", "regnet_y_1_6gf", "regnet_y_3_2gf", "regnet_y_8gf", "regnet_y_16gf", "regnet_y_32gf",
+           "regnet_y_128gf", "regnet_x_400mf", "regnet_x_800mf", "regnet_x_1_6gf", "regnet_x_3_2gf", "regnet_x_8gf",
+           "regnet_x_16gf", "regnet_x_32gf"]
 
 
 class SimpleStemIN(Conv2dNormActivation):

@@ -8,7 +8,7 @@ import ember_tensor as torch
 
 from . import functional as F
 from ._utils import check_sequence_input, coin, randint, setup_angle, setup_size, uniform
-from .functional import InterpolationMode, _interpolation
+from .functional._modes import InterpolationMode, as_interpolation_mode
 
 __all__ = ["Resize", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip",
            "RandomVerticalFlip", "RandomRotation", "RandomAffine", "RandomPerspective", "FiveCrop", "TenCrop"]
@@ -25,7 +25,7 @@ class Resize(nn.Module):
             raise ValueError("If size is a sequence, it should have 1 or 2 values")
         self.size = size
         self.max_size = max_size
-        self.interpolation = _interpolation(interpolation)
+        self.interpolation = as_interpolation_mode(interpolation)
         self.antialias = antialias
 
     def forward(self, img):
@@ -119,7 +119,7 @@ class RandomResizedCrop(nn.Module):
             raise TypeError("Scale should be a sequence")
         if not isinstance(ratio, Sequence):
             raise TypeError("Ratio should be a sequence")
-        self.interpolation = _interpolation(interpolation)
+        self.interpolation = as_interpolation_mode(interpolation)
         self.antialias = antialias
         self.scale = scale
         self.ratio = ratio
@@ -199,7 +199,7 @@ class RandomRotation(nn.Module):
 
     def __init__(self, degrees, interpolation=InterpolationMode.NEAREST, expand=False, center=None, fill=0):
         super().__init__()
-        self.interpolation = _interpolation(interpolation)
+        self.interpolation = as_interpolation_mode(interpolation)
         self.degrees = setup_angle(degrees, name="degrees", req_sizes=(2,))
         if center is not None:
             check_sequence_input(center, "center", req_sizes=(2,))
@@ -226,7 +226,7 @@ class RandomAffine(nn.Module):
     def __init__(self, degrees, translate=None, scale=None, shear=None, interpolation=InterpolationMode.NEAREST,
                  fill=0, center=None):
         super().__init__()
-        self.interpolation = _interpolation(interpolation)
+        self.interpolation = as_interpolation_mode(interpolation)
         self.degrees = setup_angle(degrees, name="degrees", req_sizes=(2,))
         if translate is not None:
             check_sequence_input(translate, "translate", req_sizes=(2,))
@@ -278,7 +278,7 @@ class RandomPerspective(nn.Module):
     def __init__(self, distortion_scale=0.5, p=0.5, interpolation=InterpolationMode.BILINEAR, fill=0):
         super().__init__()
         self.p = p
-        self.interpolation = _interpolation(interpolation)
+        self.interpolation = as_interpolation_mode(interpolation)
         self.distortion_scale = distortion_scale
         self.fill = 0 if fill is None else fill
 

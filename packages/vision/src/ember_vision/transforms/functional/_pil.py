@@ -1,5 +1,5 @@
-"""The PIL-image half of ``transforms.functional``: each function is the Pillow call that
-torchvision makes, so results are Pillow's, pixel for pixel."""
+"""PIL images: each function is the Pillow call that torchvision makes, so results are
+Pillow's, pixel for pixel."""
 import numbers
 
 import numpy as np
