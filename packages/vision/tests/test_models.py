@@ -97,12 +97,17 @@ LIVE_CASES = [
     ("efficientnet_v2_s", {}, (1, 3, 64, 64)),
     ("inception_v3", {"init_weights": False, "aux_logits": False}, (1, 3, 96, 96)),
     ("vit_small", {}, (2, 3, 32, 32)),
+    ("maxvit_small", {}, (1, 3, 32, 32)),
 ]
 
 
-def _vit_small(lib):
-    return lib.models.VisionTransformer(image_size=32, patch_size=16, num_layers=2, num_heads=2, hidden_dim=16,
-                                        mlp_dim=32, num_classes=10)
+SMALL_MODELS = {  # full-size ViT and MaxViT need 224px inputs: the same classes, made small
+    "vit_small": lambda lib: lib.models.VisionTransformer(image_size=32, patch_size=16, num_layers=2, num_heads=2,
+                                                          hidden_dim=16, mlp_dim=32, num_classes=10),
+    "maxvit_small": lambda lib: lib.models.MaxVit(input_size=(32, 32), stem_channels=8, partition_size=2,
+                                                  block_channels=[8, 16, 32], block_layers=[1, 1, 1], head_dim=4,
+                                                  stochastic_depth_prob=0.0, num_classes=10),
+}
 
 
 @needs_torchvision
@@ -111,12 +116,12 @@ def test_torchvision_state_dict_loads_strictly_and_gives_the_same_logits(name, k
     import torch as real_torch
     tv = import_torchvision()
     real_torch.manual_seed(0)
-    reference = (_vit_small(tv) if name == "vit_small" else tv.models.get_model(name, **kwargs)).eval()
+    reference = (SMALL_MODELS[name](tv) if name in SMALL_MODELS else tv.models.get_model(name, **kwargs)).eval()
     if name == "vit_small":  # its head starts at zero: give it weights that show up in the logits
         real_torch.nn.init.normal_(reference.heads.head.weight)
     path = tmp_path / f"{name}.pth"
     real_torch.save(reference.state_dict(), path)  # a file written by PyTorch, read by ember
-    model = (_vit_small(torchvision) if name == "vit_small" else build(name, **kwargs)).eval()
+    model = (SMALL_MODELS[name](torchvision) if name in SMALL_MODELS else build(name, **kwargs)).eval()
     model.load_state_dict(torch.load(path), strict=True)
     x = seeded_input(shape)
     with real_torch.no_grad():

@@ -30,7 +30,7 @@ MODELS = ["resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext
           "efficientnet_b6", "efficientnet_b7", "shufflenet_v2_x0_5", "shufflenet_v2_x1_5", "shufflenet_v2_x2_0",
           "vit_b_32", "vit_l_16", "vit_l_32", "vit_h_14", "inception_v3", "convnext_tiny", "convnext_small",
           "convnext_base", "convnext_large", "swin_t", "swin_s", "swin_b", "swin_v2_t", "swin_v2_s", "swin_v2_b",
-          "mnasnet0_5", "mnasnet0_75", "mnasnet1_0", "mnasnet1_3", "efficientnet_v2_s", "efficientnet_v2_m", "efficientnet_v2_l",
+          "maxvit_t", "mnasnet0_5", "mnasnet0_75", "mnasnet1_0", "mnasnet1_3", "efficientnet_v2_s", "efficientnet_v2_m", "efficientnet_v2_l",
           *[f"regnet_{kind}_{size}" for kind, sizes in (("x", ["400mf", "800mf", "1_6gf", "3_2gf", "8gf", "16gf", "32gf"]),
                                                        ("y", ["400mf", "800mf", "1_6gf", "3_2gf", "8gf", "16gf", "32gf",
                                                               "128gf"]))
