@@ -1,8 +1,9 @@
 """Models: torchvision's state_dict keys and shapes (committed lists), outputs, and the
 same logits as torchvision from the same weights (committed fixtures; live torchvision
 where it is installed)."""
-import json
+import gzip
 import io
+import json
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,8 @@ from seeded_weights import seeded_input, seeded_state_dict
 from torchvision_oracle import import_torchvision, torchvision_available
 
 DATA = Path(__file__).parent / "data"
-SHAPES = json.loads((DATA / "state_dict_shapes.json").read_text())
+with gzip.open(DATA / "state_dict_shapes.json.gz", "rt") as _f:
+    SHAPES = json.loads(_f.read())
 needs_torchvision = pytest.mark.skipif(not torchvision_available(), reason="torchvision (test-only oracle) not installed")
 
 
@@ -181,7 +183,7 @@ def test_gradient_norm_penalty_through_resnet18_matches_pytorch():
             norm = norm + g.pow(2).sum()
         norm = norm.sqrt()
         norm.backward()
-        return float(norm)
+        return float(norm.detach())
 
     expected_input = real_torch.from_numpy(x).requires_grad_()
     got_input = torch.from_numpy(x.copy()).requires_grad_()

@@ -2,13 +2,13 @@
 never run by the package or its tests).
 
     python packages/vision/tools/torchvision_tables.py              # the tables
-    python packages/vision/tools/torchvision_tables.py --fixtures   # the logits fixtures
+    python packages/vision/tools/torchvision_tables.py --fixtures   # the logits and transforms fixtures
 
 Writes:
 - ``src/ember_vision/models/_data/weights.json``: every weights entry of the models
   ember-vision provides (url, the keyword arguments of its transforms preset, meta without the
   categories), and ``_data/imagenet_categories.txt``;
-- ``tests/data/state_dict_shapes.json``: each model's state_dict keys and shapes, so the
+- ``tests/data/state_dict_shapes.json.gz``: each model's state_dict keys and shapes, so the
   key check runs without torchvision.
 
 torchvision wheels from PyPI are CUDA builds; on a CPU-only torch their ``_C`` fails to
@@ -16,6 +16,7 @@ load and the import stops at two fake-op registrations, which ``import_torchvisi
 defines first.
 """
 import contextlib
+import gzip
 import json
 import sys
 from pathlib import Path
@@ -82,7 +83,8 @@ def main():
     (data / "weights.json").write_text(json.dumps(weights, indent=1, sort_keys=True) + "\n")
     (data / "imagenet_categories.txt").write_text("\n".join(categories) + "\n")
     (HERE / "tests/data").mkdir(exist_ok=True)
-    (HERE / "tests/data/state_dict_shapes.json").write_text(json.dumps(shapes) + "\n")
+    with gzip.open(HERE / "tests/data/state_dict_shapes.json.gz", "wt") as f:
+        f.write(json.dumps(shapes) + "\n")
     print(torchvision.__version__, len(weights), "weights entries,", len(shapes), "models")
 
 
@@ -98,7 +100,8 @@ def fixtures():
     from seeded_weights import seeded_input, seeded_state_dict
 
     torchvision = import_torchvision()
-    shapes = json.loads((HERE / "tests/data/state_dict_shapes.json").read_text())
+    with gzip.open(HERE / "tests/data/state_dict_shapes.json.gz", "rt") as f:
+        shapes = json.loads(f.read())
     model = torchvision.models.resnet18().eval()
     state = {k: torch.from_numpy(v) for k, v in seeded_state_dict(shapes["resnet18"]).items()}
     model.load_state_dict(state, strict=True)
@@ -112,5 +115,24 @@ def fixtures():
         np.save(HERE / "tests/data/shufflenet_tiny_logits.npy", tiny(torch.from_numpy(seeded_input((2, 3, 32, 32)))).numpy())
 
 
+def functional_fixtures():
+    """tests/data/functional_expected.npz: torchvision's output of every transforms.functional
+    case on a small image, as a PIL image, a uint8 tensor and a float tensor."""
+    import numpy as np
+    import torch
+    from functional_cases import CASES, UINT8_ONLY, as_numpy, make_images
+
+    tf = import_torchvision().transforms.functional
+    pil, uint8, floats = make_images(18, 22)
+    expected = {}
+    for name, fn in CASES + UINT8_ONLY:
+        expected[f"pil/{name}"] = as_numpy(fn(tf, pil))
+        expected[f"uint8/{name}"] = as_numpy(fn(tf, torch.from_numpy(uint8.copy())))
+        if (name, fn) in CASES:
+            expected[f"float/{name}"] = as_numpy(fn(tf, torch.from_numpy(floats.copy())))
+    np.savez_compressed(HERE / "tests/data/functional_expected.npz", **expected)
+
+
 if __name__ == "__main__" and "--fixtures" in sys.argv:
     fixtures()
+    functional_fixtures()
