@@ -239,3 +239,27 @@ def test_roi_pool_matches_torchvisions_kernel_and_is_differentiable():
     ops.RoIPool((3, 2), 0.5)(x, torch.from_numpy(rois[:2])).sum().backward()
     # Each output element's gradient lands on its bin's maximum.
     assert float(x.grad.sum()) == pytest.approx(2 * 3 * 3 * 2)
+
+
+def test_drop_block_drops_blocks_and_keeps_the_expected_sum():
+    x = torch.ones(4, 3, 20, 20)
+    out = ops.drop_block2d(x, p=0.3, block_size=5)
+    values = set(np.unique(out.numpy()).round(5).tolist())
+    assert len(values) == 2 and 0.0 in values  # dropped, or kept and rescaled
+    assert abs(float(out.mean()) - 1.0) < 1e-4  # the rescaling restores the mean exactly
+    assert 0.1 < float((out == 0).to(torch.float32).mean()) < 0.5
+    assert torch.equal(ops.DropBlock2d(0.3, 5).eval()(x), x)
+    assert tuple(ops.DropBlock3d(0.2, 3)(torch.ones(1, 2, 6, 6, 6)).shape) == (1, 2, 6, 6, 6)
+    with pytest.raises(ValueError, match="block size should be odd"):
+        ops.drop_block2d(x, 0.3, 4)
+
+
+@needs_torchvision
+def test_conv3d_norm_activation_has_torchvisions_layout():
+    tv = import_torchvision()
+    ours = ops.Conv3dNormActivation(3, 8, kernel_size=(3, 1, 5), stride=2)
+    theirs = tv.ops.Conv3dNormActivation(3, 8, kernel_size=(3, 1, 5), stride=2)
+    assert [(k, tuple(v.shape)) for k, v in ours.state_dict().items()] == \
+        [(k, tuple(v.shape)) for k, v in theirs.state_dict().items()]
+    assert ours[0].padding == theirs[0].padding == (1, 0, 2)
+    assert tuple(ours(torch.zeros(1, 3, 4, 4, 4)).shape) == (1, 8, 2, 2, 2)

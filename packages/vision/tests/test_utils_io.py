@@ -105,3 +105,31 @@ def test_draw_segmentation_masks_matches_torchvision(dtype):
         expected = tv.utils.draw_segmentation_masks(real_torch.from_numpy(image), real_torch.from_numpy(masks), 0.6,
                                                     colors)
         np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=1e-5)
+
+
+@needs_torchvision
+def test_flow_to_image_matches_torchvision():
+    import torch as real_torch
+    tv = import_torchvision()
+    flow = np.random.default_rng(7).normal(size=(2, 9, 11)).astype(np.float32)
+    got = torchvision.utils.flow_to_image(torch.from_numpy(flow)).numpy().astype(int)
+    expected = tv.utils.flow_to_image(real_torch.from_numpy(flow)).numpy().astype(int)
+    assert got.shape == expected.shape == (3, 9, 11)
+    assert np.abs(got - expected).max() <= 1 and (got != expected).mean() < 0.02
+    batched = torchvision.utils.flow_to_image(torch.from_numpy(np.stack([flow, flow])))
+    assert tuple(batched.shape) == (2, 3, 9, 11)
+
+
+def test_decode_gif_and_webp(tmp_path):
+    rng = np.random.default_rng(8)
+    frames = [Image.fromarray(rng.integers(0, 256, (6, 5, 3), dtype=np.uint8)).convert("P") for _ in range(3)]
+    frames[0].save(tmp_path / "a.gif", save_all=True, append_images=frames[1:])
+    frames[0].save(tmp_path / "one.gif")
+    animation = torchvision.io.decode_gif(torchvision.io.read_file(str(tmp_path / "a.gif")))
+    assert tuple(animation.shape) == (3, 3, 6, 5)
+    assert np.array_equal(animation.numpy()[1], np.asarray(frames[1].convert("RGB")).transpose(2, 0, 1))
+    assert tuple(torchvision.io.decode_gif(torchvision.io.read_file(str(tmp_path / "one.gif"))).shape) == (3, 6, 5)
+    rgba = rng.integers(0, 256, (4, 7, 4), dtype=np.uint8)
+    Image.fromarray(rgba).save(tmp_path / "x.webp", lossless=True)
+    decoded = torchvision.io.decode_webp(torchvision.io.read_file(str(tmp_path / "x.webp")))
+    assert np.array_equal(decoded.numpy(), rgba.transpose(2, 0, 1))

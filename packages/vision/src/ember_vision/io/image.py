@@ -10,8 +10,8 @@ from PIL import Image, ImageOps
 
 import ember_tensor as torch
 
-__all__ = ["ImageReadMode", "read_file", "write_file", "decode_image", "decode_png", "decode_jpeg", "read_image",
-           "encode_png", "write_png", "encode_jpeg", "write_jpeg"]
+__all__ = ["ImageReadMode", "read_file", "write_file", "decode_image", "decode_png", "decode_jpeg", "decode_gif",
+           "decode_webp", "read_image", "encode_png", "write_png", "encode_jpeg", "write_jpeg"]
 
 
 class ImageReadMode(Enum):
@@ -84,6 +84,22 @@ def decode_jpeg(input, mode=ImageReadMode.UNCHANGED, device="cpu", apply_exif_or
     if isinstance(input, (list, tuple)):
         return [decode_image(i, mode, apply_exif_orientation).to(device) for i in input]
     return decode_image(input, mode, apply_exif_orientation).to(device)
+
+
+def decode_gif(input):
+    """Decode GIF bytes to uint8 RGB: (3, H, W) for one frame, (N, 3, H, W) for an animation."""
+    image = Image.open(_bytes_io.BytesIO(_as_bytes(input)))
+    frames = []
+    for index in range(getattr(image, "n_frames", 1)):
+        image.seek(index)
+        frames.append(np.asarray(image.convert("RGB")).transpose(2, 0, 1))
+    array = frames[0] if len(frames) == 1 else np.stack(frames)
+    return torch.from_numpy(np.ascontiguousarray(array))
+
+
+def decode_webp(input, mode=ImageReadMode.UNCHANGED):
+    """``decode_image`` for WEBP bytes."""
+    return decode_image(input, mode)
 
 
 def read_image(path, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False):

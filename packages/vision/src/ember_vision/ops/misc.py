@@ -1,38 +1,66 @@
-"""Building blocks torchvision's models share: ``Conv2dNormActivation``,
+"""Building blocks torchvision's models share: ``Conv2dNormActivation`` (and 3d),
 ``SqueezeExcitation``, ``MLP``, ``Permute``, ``FrozenBatchNorm2d``. Each is the
 ``nn.Sequential``/``nn.Module`` torchvision has, so state_dict keys match."""
 import ember_nn as nn
 import ember_tensor as torch
 
-__all__ = ["Conv2dNormActivation", "SqueezeExcitation", "MLP", "Permute", "FrozenBatchNorm2d"]
+__all__ = ["ConvNormActivation", "Conv2dNormActivation", "Conv3dNormActivation", "SqueezeExcitation", "MLP", "Permute",
+           "FrozenBatchNorm2d"]
 
 
-class Conv2dNormActivation(nn.Sequential):
-    """Conv2d, then a normalisation layer, then an activation: keys ``0.``, ``1.`` (and ``2``).
+class ConvNormActivation(nn.Sequential):
+    """A convolution (``conv_layer``), then a normalisation layer, then an activation: keys
+    ``0.``, ``1.`` (and ``2``).
 
     Args:
-        in_channels, out_channels, kernel_size, stride, groups, dilation: of the convolution.
+        in_channels, out_channels, kernel_size, stride, groups, dilation: of the convolution
+            (ints, or one number per spatial dimension).
         padding: default ``(kernel_size - 1) // 2 * dilation`` ("same" for odd kernels).
-        norm_layer: default ``BatchNorm2d``; None for none.
+        norm_layer: default the conv's BatchNorm; None for none.
         activation_layer: default ``ReLU``; None for none.
         inplace: passed to the activation when not None.
         bias: default: a bias only when there is no normalisation.
     """
 
     def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None, groups=1,
-                 norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU, dilation=1, inplace=True, bias=None):
+                 norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU, dilation=1, inplace=True, bias=None,
+                 conv_layer=nn.Conv2d):
         if padding is None:
-            padding = (kernel_size - 1) // 2 * dilation
+            if isinstance(kernel_size, int) and isinstance(dilation, int):
+                padding = (kernel_size - 1) // 2 * dilation
+            else:
+                dims = len(kernel_size) if not isinstance(kernel_size, int) else len(dilation)
+                kernel_size = (kernel_size,) * dims if isinstance(kernel_size, int) else tuple(kernel_size)
+                dilation = (dilation,) * dims if isinstance(dilation, int) else tuple(dilation)
+                padding = tuple((k - 1) // 2 * d for k, d in zip(kernel_size, dilation))
         if bias is None:
             bias = norm_layer is None
-        layers = [nn.Conv2d(in_channels, out_channels, kernel_size, stride, padding, dilation=dilation,
-                            groups=groups, bias=bias)]
+        layers = [conv_layer(in_channels, out_channels, kernel_size, stride, padding, dilation=dilation,
+                             groups=groups, bias=bias)]
         if norm_layer is not None:
             layers.append(norm_layer(out_channels))
         if activation_layer is not None:
             layers.append(activation_layer(**({} if inplace is None else {"inplace": inplace})))
         super().__init__(*layers)
         self.out_channels = out_channels
+
+
+class Conv2dNormActivation(ConvNormActivation):
+    """Conv2d, normalisation (default BatchNorm2d), activation; arguments as ``ConvNormActivation``."""
+
+    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None, groups=1,
+                 norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU, dilation=1, inplace=True, bias=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, groups, norm_layer,
+                         activation_layer, dilation, inplace, bias, nn.Conv2d)
+
+
+class Conv3dNormActivation(ConvNormActivation):
+    """Conv3d, normalisation (default BatchNorm3d), activation; arguments as ``ConvNormActivation``."""
+
+    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None, groups=1,
+                 norm_layer=nn.BatchNorm3d, activation_layer=nn.ReLU, dilation=1, inplace=True, bias=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, groups, norm_layer,
+                         activation_layer, dilation, inplace, bias, nn.Conv3d)
 
 
 class SqueezeExcitation(nn.Module):

@@ -1,5 +1,7 @@
-"""torchvision.utils: ``make_grid``, ``save_image``, ``draw_bounding_boxes``, ``draw_segmentation_masks``."""
+"""torchvision.utils: ``make_grid``, ``save_image``, ``draw_bounding_boxes``,
+``draw_segmentation_masks``, ``flow_to_image``."""
 from .draw import draw_bounding_boxes, draw_segmentation_masks
+from .flow import flow_to_image
 from .grid import make_grid, save_image
 
-__all__ = ["make_grid", "save_image", "draw_bounding_boxes", "draw_segmentation_masks"]
+__all__ = ["make_grid", "save_image", "draw_bounding_boxes", "draw_segmentation_masks", "flow_to_image"]
