@@ -166,3 +166,15 @@ def test_linear_transformation_matches_torchvision():
     np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="incompatible shape"):
         T.LinearTransformation(torch.from_numpy(matrix), torch.from_numpy(mean))(torch.zeros(3, 3, 3))
+
+
+def test_elastic_transform_keeps_the_image_shape_and_repeats_under_a_seed():
+    warp = T.ElasticTransform(alpha=20.0, sigma=3.0)
+    torch.manual_seed(5)
+    first = warp(TENSOR.to(torch.float32))
+    torch.manual_seed(5)
+    assert torch.equal(warp(TENSOR.to(torch.float32)), first) and tuple(first.shape) == (3, 40, 52)
+    assert warp(IMAGE).size == IMAGE.size
+    assert torch.equal(T.ElasticTransform(alpha=0.0, sigma=0.0)(TENSOR), TENSOR)
+    with pytest.raises(TypeError, match="alpha should be float"):
+        T.ElasticTransform(alpha=5)

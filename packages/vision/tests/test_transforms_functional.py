@@ -143,3 +143,17 @@ def test_matches_torchvisions_recorded_outputs(name, fn):
     if f"float/{name}" in EXPECTED:
         np.testing.assert_allclose(np.asarray(as_numpy(fn(F, _ember(SMALL_FLOAT)))), EXPECTED[f"float/{name}"],
                                    atol=2e-5)
+
+
+@needs_torchvision
+@pytest.mark.parametrize("kind", ["pil", "uint8", "float"])
+def test_elastic_transform_matches_torchvision(TF, kind):
+    import torch as real_torch
+    displacement = np.random.default_rng(9).uniform(-0.1, 0.1, (1, 37, 45, 2)).astype(np.float32)
+    image = {"pil": PIL_RGB, "uint8": UINT8_CHW, "float": FLOAT_CHW}[kind]
+    ours = image if kind == "pil" else _ember(image)
+    theirs = image if kind == "pil" else _torch(image)
+    got = as_numpy(F.elastic_transform(ours, torch.from_numpy(displacement), fill=[5.0, 6.0, 7.0]))
+    expected = as_numpy(TF.elastic_transform(theirs, real_torch.from_numpy(displacement), fill=[5.0, 6.0, 7.0]))
+    diff = np.abs(np.asarray(got, dtype=np.float64) - np.asarray(expected, dtype=np.float64))
+    assert diff.max() <= (2e-5 if kind == "float" else 1)

@@ -9,8 +9,8 @@ from .containers import Compose, Lambda, RandomApply, RandomChoice, RandomOrder,
 from .conversion import ConvertImageDtype, LinearTransformation, Normalize, PILToTensor, ToPILImage, ToTensor
 from .erasing import RandomErasing
 from .functional import InterpolationMode
-from .geometry import (CenterCrop, FiveCrop, Pad, RandomAffine, RandomCrop, RandomHorizontalFlip, RandomPerspective,
-                       RandomResizedCrop, RandomRotation, RandomVerticalFlip, Resize, TenCrop)
+from .geometry import (CenterCrop, ElasticTransform, FiveCrop, Pad, RandomAffine, RandomCrop, RandomHorizontalFlip,
+                       RandomPerspective, RandomResizedCrop, RandomRotation, RandomVerticalFlip, Resize, TenCrop)
 
 __all__ = ["functional", "InterpolationMode", "Compose", "Lambda", "RandomApply", "RandomChoice", "RandomOrder",
            "RandomTransforms", "ToTensor", "PILToTensor", "ToPILImage", "ConvertImageDtype", "Normalize", "Resize",
@@ -18,4 +18,4 @@ __all__ = ["functional", "InterpolationMode", "Compose", "Lambda", "RandomApply"
            "RandomRotation", "RandomAffine", "FiveCrop", "TenCrop", "ColorJitter", "Grayscale", "RandomGrayscale",
            "GaussianBlur", "RandomInvert", "RandomPosterize", "RandomSolarize", "RandomAdjustSharpness",
            "RandomAutocontrast", "RandomEqualize", "RandomErasing", "AutoAugment", "AutoAugmentPolicy",
-           "RandAugment", "TrivialAugmentWide", "RandomPerspective", "LinearTransformation"]
+           "RandAugment", "TrivialAugmentWide", "RandomPerspective", "LinearTransformation", "ElasticTransform"]

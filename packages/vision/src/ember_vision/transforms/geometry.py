@@ -11,7 +11,8 @@ from ._utils import check_sequence_input, coin, randint, setup_angle, setup_size
 from .functional._modes import InterpolationMode, as_interpolation_mode
 
 __all__ = ["Resize", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip",
-           "RandomVerticalFlip", "RandomRotation", "RandomAffine", "RandomPerspective", "FiveCrop", "TenCrop"]
+           "RandomVerticalFlip", "RandomRotation", "RandomAffine", "RandomPerspective", "ElasticTransform", "FiveCrop",
+           "TenCrop"]
 
 
 class Resize(nn.Module):
@@ -303,6 +304,58 @@ class RandomPerspective(nn.Module):
 
     def __repr__(self):
         return f"{self.__class__.__name__}(p={self.p})"
+
+
+class ElasticTransform(nn.Module):
+    """Warp the image by a random displacement field: uniform noise in [-1, 1] smoothed by a
+    Gaussian of ``sigma`` pixels and scaled by ``alpha`` pixels (per axis, or one for both)."""
+
+    def __init__(self, alpha=50.0, sigma=5.0, interpolation=InterpolationMode.BILINEAR, fill=0):
+        super().__init__()
+        self.alpha = self._pair(alpha, "alpha")
+        self.sigma = self._pair(sigma, "sigma")
+        self.interpolation = as_interpolation_mode(interpolation)
+        if isinstance(fill, (int, float)):
+            fill = [float(fill)]
+        elif isinstance(fill, (list, tuple)):
+            fill = [float(f) for f in fill]
+        else:
+            raise TypeError(f"fill should be int or float or a list or tuple of them. Got {type(fill)}")
+        self.fill = fill
+
+    @staticmethod
+    def _pair(value, name):
+        if not isinstance(value, (float, Sequence)):
+            raise TypeError(f"{name} should be float or a sequence of floats. Got {type(value)}")
+        if isinstance(value, Sequence):
+            if len(value) not in (1, 2):
+                raise ValueError(f"If {name} is a sequence its length should be 2. Got {len(value)}")
+            if not all(isinstance(v, float) for v in value):
+                raise TypeError(f"{name} should be a sequence of floats. Got {value}")
+            return [float(value[0]), float(value[-1])]
+        return [float(value), float(value)]
+
+    @staticmethod
+    def get_params(alpha, sigma, size):
+        """A (1, H, W, 2) displacement for an image of ``size = [H, W]``."""
+        fields = []
+        for axis in (0, 1):
+            d = torch.rand([1, 1] + list(size)) * 2 - 1
+            if sigma[axis] > 0.0:
+                k = int(8 * sigma[axis] + 1)
+                k += 1 - k % 2  # odd
+                d = F.gaussian_blur(d, [k, k], sigma)
+            fields.append(d * alpha[axis] / size[1 - axis])
+        return torch.cat(fields, 1).permute([0, 2, 3, 1])
+
+    def forward(self, tensor):
+        _, height, width = F.get_dimensions(tensor)
+        displacement = self.get_params(self.alpha, self.sigma, [height, width])
+        return F.elastic_transform(tensor, displacement, self.interpolation, self.fill)
+
+    def __repr__(self):
+        return (f"{self.__class__.__name__}(alpha={self.alpha}, sigma={self.sigma}, "
+                f"interpolation={self.interpolation}, fill={self.fill})")
 
 
 class FiveCrop(nn.Module):

@@ -16,12 +16,12 @@ from .color import (adjust_brightness, adjust_contrast, adjust_gamma, adjust_hue
                     autocontrast, equalize, gaussian_blur, invert, posterize, rgb_to_grayscale, solarize, to_grayscale)
 from .conversion import (convert_image_dtype, erase, get_dimensions, get_image_num_channels, get_image_size,
                          normalize, pil_to_tensor, to_pil_image, to_tensor)
-from .geometry import (affine, center_crop, crop, five_crop, hflip, pad, perspective, resize, resized_crop, rotate,
-                       ten_crop, vflip)
+from .geometry import (affine, center_crop, crop, elastic_transform, five_crop, hflip, pad, perspective, resize,
+                       resized_crop, rotate, ten_crop, vflip)
 
 __all__ = ["InterpolationMode", "get_dimensions", "get_image_size", "get_image_num_channels", "to_tensor",
            "pil_to_tensor", "to_pil_image", "convert_image_dtype", "normalize", "resize", "pad", "crop",
            "center_crop", "resized_crop", "hflip", "vflip", "five_crop", "ten_crop", "adjust_brightness",
            "adjust_contrast", "adjust_saturation", "adjust_hue", "adjust_gamma", "rotate", "affine", "perspective",
            "to_grayscale", "rgb_to_grayscale", "erase", "gaussian_blur", "invert", "posterize", "solarize",
-           "adjust_sharpness", "autocontrast", "equalize"]
+           "adjust_sharpness", "autocontrast", "equalize", "elastic_transform"]

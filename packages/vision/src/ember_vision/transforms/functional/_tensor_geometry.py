@@ -7,7 +7,8 @@ import ember_tensor as torch
 
 from ._tensor_common import cast_squeeze_in as _cast_squeeze_in, cast_squeeze_out as _cast_squeeze_out, get_dimensions
 
-__all__ = ["hflip", "vflip", "crop", "pad", "resize", "affine", "compute_affine_output_size", "rotate", "perspective"]
+__all__ = ["hflip", "vflip", "crop", "pad", "resize", "affine", "compute_affine_output_size", "rotate", "perspective",
+           "elastic_transform"]
 
 
 def hflip(img):
@@ -194,3 +195,13 @@ def perspective(img, perspective_coeffs, interpolation="bilinear", fill=None):
     dtype = img.dtype if img.is_floating_point() else torch.float32
     grid = _perspective_grid(perspective_coeffs, ow=img.shape[-1], oh=img.shape[-2], dtype=dtype, device=img.device)
     return _apply_grid_transform(img, grid, interpolation, fill=fill)
+
+
+def elastic_transform(img, displacement, interpolation="bilinear", fill=None):
+    """Sample the image at the identity grid plus ``displacement`` (1, H, W, 2), in
+    grid_sample's normalised coordinates."""
+    h, w = img.shape[-2], img.shape[-1]
+    ys = torch.linspace((-h + 1) / h, (h - 1) / h, steps=h, device=img.device)
+    xs = torch.linspace((-w + 1) / w, (w - 1) / w, steps=w, device=img.device)
+    identity = torch.stack([xs.view(1, w).expand(h, w), ys.view(h, 1).expand(h, w)], dim=-1).unsqueeze(0)
+    return _apply_grid_transform(img, identity + displacement.to(img.device), interpolation, fill)

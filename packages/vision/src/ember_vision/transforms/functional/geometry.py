@@ -7,10 +7,10 @@ import numpy as np
 
 from . import _pil, _tensor_geometry as F_t
 from ._modes import PIL_MODES, InterpolationMode, as_interpolation_mode, check_image, is_tensor
-from .conversion import get_dimensions
+from .conversion import get_dimensions, pil_to_tensor, to_pil_image
 
 __all__ = ["resize", "pad", "crop", "center_crop", "resized_crop", "hflip", "vflip", "five_crop", "ten_crop", "rotate",
-           "affine", "perspective"]
+           "affine", "perspective", "elastic_transform"]
 
 
 def _compute_resized_output_size(image_size, size, max_size=None, allow_size_none=False):
@@ -245,3 +245,15 @@ def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BIL
     if not is_tensor(img):
         return _pil.perspective(img, coeffs, interpolation=PIL_MODES[interpolation], fill=fill)
     return F_t.perspective(img, coeffs, interpolation=interpolation.value, fill=fill)
+
+
+def elastic_transform(img, displacement, interpolation=InterpolationMode.BILINEAR, fill=None):
+    """Move each pixel by ``displacement`` (1, H, W, 2), given in grid_sample's normalised
+    coordinates (see ``ElasticTransform``); PIL images are warped as tensors, as torchvision does."""
+    interpolation = as_interpolation_mode(interpolation)
+    t_img = img if is_tensor(img) else pil_to_tensor(img)
+    shape = (1,) + tuple(t_img.shape[-2:]) + (2,)
+    if tuple(displacement.shape) != shape:
+        raise ValueError(f"Argument displacement shape should be {shape}, but given {tuple(displacement.shape)}")
+    output = F_t.elastic_transform(t_img, displacement, interpolation=interpolation.value, fill=fill)
+    return output if is_tensor(img) else to_pil_image(output, mode=img.mode)
