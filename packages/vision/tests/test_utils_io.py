@@ -133,3 +133,21 @@ def test_decode_gif_and_webp(tmp_path):
     Image.fromarray(rgba).save(tmp_path / "x.webp", lossless=True)
     decoded = torchvision.io.decode_webp(torchvision.io.read_file(str(tmp_path / "x.webp")))
     assert np.array_equal(decoded.numpy(), rgba.transpose(2, 0, 1))
+
+
+@needs_torchvision
+@pytest.mark.parametrize("dtype", ["uint8", "float32"])
+def test_draw_keypoints_matches_torchvision(dtype):
+    import torch as real_torch
+    tv = import_torchvision()
+    image = np.random.default_rng(10).integers(0, 256, (3, 30, 40), dtype=np.uint8)
+    if dtype == "float32":
+        image = (image / 255).astype(np.float32)
+    keypoints = np.array([[[5, 5], [20, 10], [35, 25]], [[10, 20], [15, 25], [30, 5]]], np.float32)
+    visibility = np.array([[True, True, False], [True, True, True]])
+    kwargs = {"connectivity": [(0, 1), (1, 2)], "colors": "blue", "radius": 3, "width": 2}
+    got = torchvision.utils.draw_keypoints(torch.from_numpy(image), torch.from_numpy(keypoints),
+                                           visibility=torch.from_numpy(visibility), **kwargs)
+    expected = tv.utils.draw_keypoints(real_torch.from_numpy(image), real_torch.from_numpy(keypoints),
+                                       visibility=real_torch.from_numpy(visibility), **kwargs)
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=1e-6)

@@ -1,4 +1,4 @@
-"""Drawing on uint8/float image tensors: bounding boxes (with labels) and segmentation masks."""
+"""Drawing on uint8/float image tensors: bounding boxes (with labels), segmentation masks, keypoints."""
 import warnings
 
 import numpy as np
@@ -8,7 +8,7 @@ import ember_tensor as torch
 
 from ..transforms.functional import convert_image_dtype
 
-__all__ = ["draw_bounding_boxes", "draw_segmentation_masks"]
+__all__ = ["draw_bounding_boxes", "draw_segmentation_masks", "draw_keypoints"]
 
 
 def _generate_color_palette(num_objects):
@@ -144,3 +144,50 @@ def draw_segmentation_masks(image, masks, alpha=0.8, colors=None):
     img_to_draw = torch.where(overlapping, torch.zeros_like(img_to_draw), img_to_draw)
     out = image * (1 - alpha) + img_to_draw * alpha
     return out.to(original_dtype)
+
+
+def draw_keypoints(image, keypoints, connectivity=None, colors=None, radius=2, width=3, visibility=None):
+    """Draw keypoints (discs of ``radius``) and the ``connectivity`` lines between them on an
+    RGB (3, H, W) uint8 or float image, with Pillow as torchvision; returns a new image.
+
+    Args:
+        keypoints: Tensor[num_instances, K, 2] of (x, y).
+        connectivity: pairs of keypoint indices to join with lines of ``width``.
+        colors: a PIL colour for the keypoints (default white).
+        visibility: bool Tensor[num_instances, K]: which keypoints to draw (default all).
+    """
+    if not isinstance(image, torch.Tensor):
+        raise TypeError(f"The image must be a tensor, got {type(image)}")
+    if not (image.dtype == torch.uint8 or image.is_floating_point()):
+        raise ValueError(f"The image dtype must be uint8 or float, got {image.dtype}")
+    if image.dim() != 3:
+        raise ValueError("Pass individual images, not batches")
+    if image.shape[0] != 3:
+        raise ValueError("Pass an RGB image. Other Image formats are not supported")
+    if keypoints.ndim != 3:
+        raise ValueError("keypoints must be of shape (num_instances, K, 2)")
+    if visibility is None:
+        visibility = torch.ones(tuple(keypoints.shape[:-1]), dtype=torch.bool)
+    if visibility.ndim == 3:
+        visibility = visibility.squeeze(-1)
+    if visibility.ndim != 2:
+        raise ValueError(f"visibility must be of shape (num_instances, K). Got ndim={visibility.ndim}")
+    if tuple(visibility.shape) != tuple(keypoints.shape[:-1]):
+        raise ValueError("keypoints and visibility must have the same dimensionality for num_instances and K. "
+                         f"Got visibility.shape={tuple(visibility.shape)} and keypoints.shape={tuple(keypoints.shape)}")
+    original_dtype = image.dtype
+    if original_dtype.is_floating_point:
+        image = convert_image_dtype(image, torch.uint8)
+    img_to_draw = Image.fromarray(np.ascontiguousarray(image.detach().cpu().numpy().transpose(1, 2, 0)))
+    draw = ImageDraw.Draw(img_to_draw)
+    for kpt_inst, vis_inst in zip(keypoints.to(torch.int64).tolist(), visibility.to(torch.bool).tolist()):
+        for (x, y), visible in zip(kpt_inst, vis_inst):
+            if visible:
+                draw.ellipse([x - radius, y - radius, x + radius, y + radius], fill=colors, outline=None, width=0)
+        for start, end in connectivity or ():
+            if vis_inst[start] and vis_inst[end]:
+                draw.line((tuple(kpt_inst[start]), tuple(kpt_inst[end])), width=width)
+    out = torch.from_numpy(np.array(img_to_draw).transpose(2, 0, 1).copy()).to(image.device)
+    if original_dtype.is_floating_point:
+        out = convert_image_dtype(out, original_dtype)
+    return out
