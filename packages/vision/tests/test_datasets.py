@@ -222,3 +222,51 @@ def test_vision_dataset_subclass_gets_transforms_and_repr():
     assert "Number of datapoints: 3" in repr(ds) and ds.root.endswith("data") and "~" not in ds.root
     with pytest.raises(ValueError, match="Only transforms or transform/target_transform"):
         Squares(transforms=lambda x, y: (x, y), transform=abs)
+
+
+def test_stl10_reads_the_binary_files_and_folds(tmp_path):
+    folder = tmp_path / "stl10_binary"
+    folder.mkdir()
+    images = RNG.integers(0, 256, (4, 3, 96, 96), dtype=np.uint8)
+    # The files store each channel column-major (transposed), labels 1-based.
+    np.transpose(images, (0, 1, 3, 2)).tofile(folder / "train_X.bin")
+    np.array([1, 3, 10, 2], np.uint8).tofile(folder / "train_y.bin")
+    images[:2].transpose(0, 1, 3, 2).copy().tofile(folder / "unlabeled_X.bin")
+    (folder / "fold_indices.txt").write_text("0 2\n1 3\n")
+    (folder / "class_names.txt").write_text("\n".join(f"c{i}" for i in range(10)))
+    ds = torchvision.datasets.STL10(str(tmp_path), split="train")
+    img, target = ds[1]
+    assert img.size == (96, 96) and target == 2 and ds.classes[9] == "c9"
+    assert np.array_equal(np.asarray(img), images[1].transpose(1, 2, 0))
+    assert [ds[i][1] for i in range(4)] == [0, 2, 9, 1]
+    assert [t for _, t in torchvision.datasets.STL10(str(tmp_path), split="train", folds=1)] == [2, 1]
+    both = torchvision.datasets.STL10(str(tmp_path), split="train+unlabeled")
+    assert len(both) == 6 and both[5][1] == -1
+    with pytest.raises(RuntimeError, match="test_X.bin"):
+        torchvision.datasets.STL10(str(tmp_path), split="test")
+
+
+def test_usps_reads_libsvm_bz2(tmp_path):
+    import bz2
+    pixels = RNG.uniform(-1, 1, (3, 256)).astype(np.float32)
+    lines = [f"{label} " + " ".join(f"{i + 1}:{v:.6f}" for i, v in enumerate(row))
+             for label, row in zip([3, 10, 1], pixels)]
+    (tmp_path / "usps.t.bz2").write_bytes(bz2.compress(("\n".join(lines) + "\n").encode()))
+    ds = torchvision.datasets.USPS(str(tmp_path), train=False)
+    img, target = ds[1]
+    assert len(ds) == 3 and target == 9 and img.mode == "L" and img.size == (16, 16)
+    expected = ((np.round(pixels[1], 6) + 1) / 2 * 255).astype(np.uint8).reshape(16, 16)
+    assert np.abs(np.asarray(img).astype(int) - expected.astype(int)).max() <= 1
+    with pytest.raises(RuntimeError, match="usps.bz2"):
+        torchvision.datasets.USPS(str(tmp_path), train=True)
+
+
+@pytest.mark.skipif(not torchvision_available(), reason="torchvision (test-only oracle) not installed")
+def test_usps_matches_torchvision_on_the_same_file(tmp_path):
+    import bz2
+    pixels = RNG.uniform(-1, 1, (2, 256)).astype(np.float32)
+    lines = [f"{label} " + " ".join(f"{i + 1}:{v:.6f}" for i, v in enumerate(row)) for label, row in zip([5, 2], pixels)]
+    (tmp_path / "usps.bz2").write_bytes(bz2.compress(("\n".join(lines) + "\n").encode()))
+    ours, theirs = torchvision.datasets.USPS(str(tmp_path)), import_torchvision().datasets.USPS(str(tmp_path))
+    for i in range(2):
+        assert np.array_equal(np.asarray(ours[i][0]), np.asarray(theirs[i][0])) and ours[i][1] == theirs[i][1]
