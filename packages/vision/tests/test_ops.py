@@ -263,3 +263,27 @@ def test_conv3d_norm_activation_has_torchvisions_layout():
         [(k, tuple(v.shape)) for k, v in theirs.state_dict().items()]
     assert ours[0].padding == theirs[0].padding == (1, 0, 2)
     assert tuple(ours(torch.zeros(1, 3, 4, 4, 4)).shape) == (1, 8, 2, 2, 2)
+
+
+@needs_torchvision
+@pytest.mark.parametrize("extra", [None, "pool", "p6p7"])
+def test_feature_pyramid_network_matches_torchvision(extra):
+    import torch as real_torch
+    from collections import OrderedDict
+    tv = import_torchvision()
+
+    def make(lib):
+        blocks = {None: None, "pool": lambda: lib.ops.feature_pyramid_network.LastLevelMaxPool(),
+                  "p6p7": lambda: lib.ops.feature_pyramid_network.LastLevelP6P7(8, 8)}[extra]
+        return lib.ops.FeaturePyramidNetwork([4, 6, 8], 8, extra_blocks=blocks() if blocks else None)
+
+    theirs = make(tv)
+    ours = make(__import__("ember_vision"))
+    ours.load_state_dict({k: torch.from_numpy(v.numpy().copy()) for k, v in theirs.state_dict().items()}, strict=True)
+    maps = [RNG.normal(size=(1, c, s, s + 1)).astype(np.float32) for c, s in ((4, 16), (6, 8), (8, 4))]
+    got = ours(OrderedDict((f"f{i}", torch.from_numpy(m)) for i, m in enumerate(maps)))
+    with real_torch.no_grad():
+        expected = theirs(OrderedDict((f"f{i}", real_torch.from_numpy(m)) for i, m in enumerate(maps)))
+    assert list(got) == list(expected)
+    for name in expected:
+        np.testing.assert_allclose(got[name].detach().numpy(), expected[name].numpy(), rtol=1e-4, atol=1e-5)
