@@ -287,3 +287,23 @@ def test_feature_pyramid_network_matches_torchvision(extra):
     assert list(got) == list(expected)
     for name in expected:
         np.testing.assert_allclose(got[name].detach().numpy(), expected[name].numpy(), rtol=1e-4, atol=1e-5)
+
+
+@needs_torchvision
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torchvision's poolers use torch.jit decorators
+def test_multi_scale_roi_align_matches_torchvision():
+    import torch as real_torch
+    from collections import OrderedDict
+    tv = import_torchvision()
+    maps = {"p2": RNG.normal(size=(2, 3, 32, 32)), "p3": RNG.normal(size=(2, 3, 16, 16)),
+            "p4": RNG.normal(size=(2, 3, 8, 8)), "p5": RNG.normal(size=(2, 3, 4, 4))}
+    maps = {k: v.astype(np.float32) for k, v in maps.items()}
+    boxes = [np.array([[2, 2, 20, 30], [10, 10, 120, 100]], np.float32),
+             np.array([[0, 0, 127, 127], [40, 50, 60, 58], [5, 5, 9, 9]], np.float32)]
+    ours = ops.MultiScaleRoIAlign(["p2", "p3", "p5"], 3, 2)(
+        OrderedDict((k, torch.from_numpy(v)) for k, v in maps.items()), [torch.from_numpy(b) for b in boxes],
+        [(128, 128), (120, 128)])
+    theirs = tv.ops.MultiScaleRoIAlign(["p2", "p3", "p5"], 3, 2)(
+        OrderedDict((k, real_torch.from_numpy(v)) for k, v in maps.items()), [real_torch.from_numpy(b) for b in boxes],
+        [(128, 128), (120, 128)])
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-5)
