@@ -270,3 +270,19 @@ def test_usps_matches_torchvision_on_the_same_file(tmp_path):
     ours, theirs = torchvision.datasets.USPS(str(tmp_path)), import_torchvision().datasets.USPS(str(tmp_path))
     for i in range(2):
         assert np.array_equal(np.asarray(ours[i][0]), np.asarray(theirs[i][0])) and ours[i][1] == theirs[i][1]
+
+
+def test_mnist_download_fetches_and_decompresses_from_a_mirror(tmp_path, monkeypatch):
+    # A local folder as the mirror (file:// URLs): the real download and extraction path.
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    images = RNG.integers(0, 256, (2, 28, 28), dtype=np.uint8)
+    for name, array in [("train-images-idx3-ubyte.gz", images), ("train-labels-idx1-ubyte.gz", np.array([7, 2], np.uint8)),
+                        ("t10k-images-idx3-ubyte.gz", images[:1]), ("t10k-labels-idx1-ubyte.gz", np.array([1], np.uint8))]:
+        write_idx(mirror / name, array, compress=True)
+    monkeypatch.setattr(torchvision.datasets.MNIST, "mirrors", [mirror.as_uri() + "/"])
+    monkeypatch.setattr(torchvision.datasets.MNIST, "resources",
+                        [(name, None) for name, _ in torchvision.datasets.MNIST.resources])
+    ds = torchvision.datasets.MNIST(str(tmp_path / "data"), download=True)
+    assert len(ds) == 2 and ds[0][1] == 7
+    assert (tmp_path / "data" / "MNIST" / "raw" / "train-images-idx3-ubyte").exists()

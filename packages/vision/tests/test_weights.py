@@ -95,3 +95,24 @@ def test_weights_fix_num_classes():
 def test_pretrained_true_without_legacy_weights_is_refused():
     with pytest.raises(ValueError, match="No weights available for model vit_h_14"):
         torchvision.models.vit_h_14(pretrained=True)
+
+
+def test_missing_checkpoint_is_downloaded_with_its_hash_checked(tmp_path, monkeypatch):
+    # A file:// URL stands in for the network: the real download path, hash check included.
+    import hashlib
+    from ember_vision import _hub
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "home"))
+    source = torchvision.models.squeezenet1_1(num_classes=3)
+    payload = tmp_path / "payload.pth"
+    torch.save(source.state_dict(), payload)
+    digest = hashlib.sha256(payload.read_bytes()).hexdigest()
+    good = tmp_path / f"squeezenet-{digest[:8]}.pth"
+    good.write_bytes(payload.read_bytes())
+    state = _hub.load_state_dict_from_url(good.as_uri(), check_hash=True, progress=False)
+    assert torch.equal(state["classifier.1.weight"], source.classifier[1].weight)
+    assert (tmp_path / "home" / "hub" / "checkpoints" / good.name).exists()
+    bad = tmp_path / "squeezenet-deadbeef.pth"
+    bad.write_bytes(payload.read_bytes())
+    with pytest.raises(RuntimeError, match="invalid hash value"):
+        _hub.load_state_dict_from_url(bad.as_uri(), check_hash=True, progress=False)
+    assert not (tmp_path / "home" / "hub" / "checkpoints" / bad.name).exists()
