@@ -19,11 +19,11 @@ RNG = np.random.default_rng(0)
 
 
 def write_idx(path, array, compress=False):
-    codes = {np.uint8: 0x08}
+    codes = {np.uint8: 0x08, np.int32: 0x0C}
     header = bytes([0, 0, codes[array.dtype.type], array.ndim]) + struct.pack(f">{array.ndim}I", *array.shape)
     opener = gzip.open if compress else open
     with opener(path, "wb") as f:
-        f.write(header + array.tobytes())
+        f.write(header + array.astype(array.dtype.newbyteorder(">")).tobytes())
 
 
 @pytest.fixture
@@ -286,3 +286,22 @@ def test_mnist_download_fetches_and_decompresses_from_a_mirror(tmp_path, monkeyp
     ds = torchvision.datasets.MNIST(str(tmp_path / "data"), download=True)
     assert len(ds) == 2 and ds[0][1] == 7
     assert (tmp_path / "data" / "MNIST" / "raw" / "train-images-idx3-ubyte").exists()
+
+
+def test_qmnist_reads_extended_labels(tmp_path):
+    raw = tmp_path / "QMNIST" / "raw"
+    raw.mkdir(parents=True)
+    images = RNG.integers(0, 256, (3, 28, 28), dtype=np.uint8)
+    labels = RNG.integers(0, 1000, (3, 8)).astype(np.int32)
+    labels[:, 0] = [4, 0, 9]
+    write_idx(raw / "qmnist-test-images-idx3-ubyte", images)
+    write_idx(raw / "qmnist-test-labels-idx2-int", labels)
+    ds = torchvision.datasets.QMNIST(str(tmp_path), train=False)
+    assert len(ds) == 3 and [ds[i][1] for i in range(3)] == [4, 0, 9]
+    assert np.array_equal(np.asarray(ds[2][0]), images[2])
+    full = torchvision.datasets.QMNIST(str(tmp_path), what="test", compat=False)
+    assert full[1][1].tolist() == labels[1].tolist()
+    if torchvision_available():
+        theirs = import_torchvision().datasets.QMNIST(str(tmp_path), what="test", compat=False)
+        assert full[1][1].tolist() == theirs[1][1].tolist()
+        assert np.array_equal(np.asarray(full[0][0]), np.asarray(theirs[0][0]))

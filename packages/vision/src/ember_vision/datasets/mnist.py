@@ -1,4 +1,4 @@
-"""MNIST, FashionMNIST, KMNIST and EMNIST in torchvision's layout (``root/<Name>/raw``),
+"""MNIST, FashionMNIST, KMNIST, EMNIST and QMNIST in torchvision's layout (``root/<Name>/raw``),
 read by ember-data's IDX reader; samples are PIL images (mode L), as torchvision's."""
 import os
 import string
@@ -9,7 +9,7 @@ import ember_data.datasets as data_datasets
 
 from .utils import download_and_extract_archive, extract_archive, verify_str_arg
 
-__all__ = ["MNIST", "FashionMNIST", "KMNIST", "EMNIST"]
+__all__ = ["MNIST", "FashionMNIST", "KMNIST", "EMNIST", "QMNIST"]
 
 
 class MNIST(data_datasets.MNIST):
@@ -153,3 +153,68 @@ class EMNIST(MNIST):
         for name in os.listdir(gzip_folder):
             if name.endswith(".gz"):
                 extract_archive(os.path.join(gzip_folder, name), self.raw_folder)
+
+
+class QMNIST(MNIST):
+    """QMNIST (Yadav & Bottou 2019): MNIST's test set reconstructed to 60,000 digits, with
+    extended labels (class, NIST writer and more: 8 columns).
+
+    Args:
+        root: the folder holding ``QMNIST/raw``.
+        what: "train", "test", "test10k" (MNIST's test digits), "test50k" (the rest) or "nist".
+        compat: targets are the class alone (True) or the 8-column label rows.
+        train: picks "train" or "test" when ``what`` is None.
+        **kwargs: as ``MNIST`` (``transform``, ``target_transform``, ``download``).
+    """
+
+    subsets = {"train": "train", "test": "test", "test10k": "test", "test50k": "test", "nist": "nist"}
+    _base = "https://raw.githubusercontent.com/facebookresearch/qmnist/master/"
+    resources = {
+        "train": [(_base + "qmnist-train-images-idx3-ubyte.gz", "ed72d4157d28c017586c42bc6afe6370"),
+                  (_base + "qmnist-train-labels-idx2-int.gz", "0058f8dd561b90ffdd0f734c6a30e5e4")],
+        "test": [(_base + "qmnist-test-images-idx3-ubyte.gz", "1394631089c404de565df7b7aeaf9412"),
+                 (_base + "qmnist-test-labels-idx2-int.gz", "5b5b05890a5e13444e108efe57b788aa")],
+        "nist": [(_base + "xnist-images-idx3-ubyte.xz", "7f124b3b8ab81486c9d8c2749c17f834"),
+                 (_base + "xnist-labels-idx2-int.xz", "5ed0e788978e45d4a8bd4b7caec3d79d")],
+    }
+
+    def __init__(self, root, what=None, compat=True, train=True, **kwargs):
+        if what is None:
+            what = "train" if train else "test"
+        self.what = verify_str_arg(what, "what", tuple(self.subsets))
+        self.compat = compat
+        names = tuple(os.path.splitext(os.path.basename(url))[0] for url, _ in self.resources[self.subsets[what]])
+        self._files = {True: names, False: names}
+        super().__init__(root, train=train, **kwargs)
+        if what == "test10k":
+            self.data, self.targets = self.data[:10000], self.targets[:10000]
+        elif what == "test50k":
+            self.data, self.targets = self.data[10000:], self.targets[10000:]
+
+    def _check_exists(self):
+        return all(os.path.isfile(os.path.join(self.raw_folder, name)) for name in self._files[True])
+
+    def download(self):
+        """Fetch and decompress the files of ``what`` into ``raw_folder`` unless they are there."""
+        if self._check_exists():
+            return
+        os.makedirs(self.raw_folder, exist_ok=True)
+        for url, md5 in self.resources[self.subsets[self.what]]:
+            try:
+                download_and_extract_archive(url, self.raw_folder, md5=md5)
+            except RuntimeError as error:
+                raise RuntimeError(f"{error}\nWithout a network, put {', '.join(self._files[True])} in "
+                                   f"{self.raw_folder}") from None
+
+    def __getitem__(self, index):
+        img, target = Image.fromarray(self.data[index].numpy()), self.targets[index]
+        if self.transform is not None:
+            img = self.transform(img)
+        target = int(target[0]) if self.compat else target
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+    def extra_repr(self):
+        """torchvision's ``Split: ...`` line."""
+        return f"Split: {self.what}"
