@@ -1,7 +1,7 @@
 """Export torchvision's ResNet-18 to ONNX, as in PyTorch's slides, then check the file with
 onnx.checker and run it with onnxruntime against ember's own output.
 
-Run: python examples/vision_resnet18_onnx.py [--out resnet18.onnx]
+Run: python examples/vision_resnet18_onnx.py [--out resnet18.onnx]   (onnxruntime: optional)
 """
 import argparse
 import importlib.util
@@ -30,7 +30,7 @@ def main():
 
     proto = onnx.load(args.out)  # Load the ONNX model
     onnx.checker.check_model(proto)  # Check that the IR is well formed
-    print(f"graph {proto.graph.name}: {len(proto.graph.node)} nodes, input {proto.graph.input[0].name}")
+    print(f"onnx.checker: ok; graph {proto.graph.name}: {len(proto.graph.node)} nodes, input {proto.graph.input[0].name}")
     with torch.no_grad():
         expected = model.eval()(example_input).numpy()
     if importlib.util.find_spec("onnxruntime"):
