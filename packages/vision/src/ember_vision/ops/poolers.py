@@ -66,6 +66,12 @@ class MultiScaleRoIAlign(nn.Module):
                 pooled.append(roi_align(feature, torch.index_select(rois, 0, index), self.output_size, scale,
                                         self.sampling_ratio))
                 order.append(members)
+        # A level past the maps given pools nothing: zeros, as torchvision leaves them.
+        missing = np.setdiff1d(np.arange(len(levels)), np.concatenate(order) if order else [])
+        if len(missing):
+            pooled.append(torch.zeros((len(missing), maps[0].shape[1], *self.output_size), dtype=maps[0].dtype,
+                                      device=maps[0].device))
+            order.append(missing)
         # Back to the boxes' order: a gather keeps the result differentiable in every map.
         inverse = np.argsort(np.concatenate(order), kind="stable")
         return torch.index_select(torch.cat(pooled), 0, torch.from_numpy(inverse).to(rois.device))
