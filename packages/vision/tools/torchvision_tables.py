@@ -52,25 +52,32 @@ def _no_random_init(torch):
         for name, fn in saved.items():
             setattr(torch.nn.init, name, fn)
 
+SEGMENTATION_MODELS = ["fcn_resnet50", "fcn_resnet101", "deeplabv3_resnet50", "deeplabv3_resnet101",
+                       "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large"]
+
 
 def main():
     torchvision = import_torchvision()
     import torch
     from torchvision.models import get_model, get_model_weights
 
-    weights, categories = {}, None
+    weights, category_lists = {}, {}
     shapes = {}
-    for name in MODELS:
+    for name in MODELS + SEGMENTATION_MODELS:
         for w in get_model_weights(name):
             t = w.transforms.keywords
             meta = {k: v for k, v in w.meta.items() if k != "categories"}
-            categories = w.meta.get("categories", categories) if name != "vit_b_16" else categories
+            categories = w.meta.get("categories")
+            kind = None if categories is None else ("imagenet" if len(categories) == 1000 else "voc")
+            if kind:
+                category_lists[kind] = categories
             weights[f"{type(w).__name__}.{w.name}"] = {
-                "url": w.url,
+                "url": w.url, "preset_class": w.transforms.func.__name__,
                 "preset": {k: str(v).split(".")[-1] if k == "interpolation" else v for k, v in t.items()},
-                "meta": meta, "categories": "imagenet" if w.meta.get("categories") else None,
-                "default": w == type(w).DEFAULT}
+                "meta": meta, "categories": kind, "default": w == type(w).DEFAULT}
         kwargs = {"init_weights": False} if name in ("googlenet", "inception_v3") else {}
+        if name in SEGMENTATION_MODELS:
+            kwargs["weights_backbone"] = None
         if name.startswith("regnet"):  # computes its widths with tensors: no meta device, no random init
             with _no_random_init(torch):
                 model = get_model(name, **kwargs)
@@ -81,7 +88,8 @@ def main():
     data = HERE / "src/ember_vision/models/_data"
     data.mkdir(parents=True, exist_ok=True)
     (data / "weights.json").write_text(json.dumps(weights, indent=1, sort_keys=True) + "\n")
-    (data / "imagenet_categories.txt").write_text("\n".join(categories) + "\n")
+    for kind, categories in category_lists.items():
+        (data / f"{kind}_categories.txt").write_text("\n".join(categories) + "\n")
     (HERE / "tests/data").mkdir(exist_ok=True)
     with gzip.open(HERE / "tests/data/state_dict_shapes.json.gz", "wt") as f:
         f.write(json.dumps(shapes) + "\n")

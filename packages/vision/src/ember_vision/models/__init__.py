@@ -9,6 +9,7 @@ from . import googlenet as _googlenet, inception as _inception, maxvit as _maxvi
 from . import mnasnet as _mnasnet, mobilenetv2 as _mobilenetv2, mobilenetv3 as _mobilenetv3, resnet as _resnet
 from . import regnet as _regnet, shufflenetv2 as _shufflenetv2, squeezenet as _squeezenet, vgg as _vgg
 from . import swin_transformer as _swin_transformer, vision_transformer as _vision_transformer
+from . import segmentation
 from ._api import Weights, WeightsEnum, get_model, get_model_builder, get_model_weights, get_weight, list_models
 from .alexnet import *  # noqa: F403
 from .convnext import *  # noqa: F403

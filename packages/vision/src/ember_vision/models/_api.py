@@ -1,7 +1,7 @@
 """torchvision's model registry and weights API: ``Weights``, ``WeightsEnum``, ``get_model``,
 ``get_model_weights``, ``get_weight``, ``list_models``.
 
-Each weights entry (URL, preprocessing sizes, metadata) is torchvision's, read from the
+Each weights entry (URL, preprocessing preset, metadata) is torchvision's, read from the
 committed table ``_data/weights.json`` so the enums stay data rather than code.
 """
 import fnmatch
@@ -14,11 +14,11 @@ from importlib import resources
 from typing import Any, Callable
 
 from .. import _hub
-from ..transforms._presets import ImageClassification
+from ..transforms._presets import ImageClassification, SemanticSegmentation
 from ..transforms.functional import InterpolationMode
 
 __all__ = ["Weights", "WeightsEnum", "register_model", "get_model", "get_model_builder", "get_model_weights",
-           "get_weight", "list_models", "imagenet_weights"]
+           "get_weight", "list_models", "table_weights"]
 
 
 @dataclass
@@ -85,20 +85,24 @@ def _table():
 
 
 @functools.cache
-def _imagenet_categories():
-    text = resources.files(__package__).joinpath("_data/imagenet_categories.txt").read_text()
-    return text.splitlines()
+def _categories(kind):
+    return resources.files(__package__).joinpath(f"_data/{kind}_categories.txt").read_text().splitlines()
 
 
-def imagenet_weights(key):
-    """The ``Weights`` of torchvision's entry ``key`` (``"ResNet18_Weights.IMAGENET1K_V1"``)."""
+_PRESETS = {"ImageClassification": ImageClassification, "SemanticSegmentation": SemanticSegmentation}
+
+
+def table_weights(key):
+    """The ``Weights`` of torchvision's entry ``key`` (``"ResNet18_Weights.IMAGENET1K_V1"``):
+    URL, inference preset (classification or segmentation) and metadata with the categories."""
     entry = _table()[key]
     preset = dict(entry["preset"])
     if "interpolation" in preset:
         preset["interpolation"] = InterpolationMode[preset["interpolation"]]
     meta = dict(entry["meta"])
-    meta["categories"] = _imagenet_categories() if entry["categories"] == "imagenet" else None
-    return Weights(url=entry["url"], transforms=functools.partial(ImageClassification, **preset), meta=meta)
+    meta["categories"] = _categories(entry["categories"]) if entry["categories"] else None
+    transforms = functools.partial(_PRESETS[entry["preset_class"]], **preset)
+    return Weights(url=entry["url"], transforms=transforms, meta=meta)
 
 
 BUILTIN_MODELS = {}

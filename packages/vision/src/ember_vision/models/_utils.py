@@ -1,10 +1,15 @@
 """Helpers the model builders share: the legacy ``pretrained=True`` argument, overriding a
-builder argument from the weights, channel rounding, and loading weights into a model."""
+builder argument from the weights, channel rounding, loading weights into a model, and
+``IntermediateLayerGetter`` (a backbone returning some of its layers' outputs)."""
 import functools
 import inspect
 import warnings
+from collections import OrderedDict
 
-__all__ = ["handle_legacy_interface", "overwrite_named_param", "make_divisible", "load_weights"]
+import ember_nn as nn
+
+__all__ = ["handle_legacy_interface", "overwrite_named_param", "overwrite_value_param", "make_divisible", "load_weights",
+           "IntermediateLayerGetter"]
 
 
 def handle_legacy_interface(**weights):
@@ -70,3 +75,43 @@ def load_weights(model, weights, progress):
     if weights is not None:
         model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
     return model
+
+
+def overwrite_value_param(param, actual, expected):
+    """``expected`` (what the weights need) unless the user gave a different ``actual``."""
+    if actual is not None and actual != expected:
+        raise ValueError(f"The parameter '{param}' expected value {expected} but got {actual} instead.")
+    return expected
+
+
+class IntermediateLayerGetter(nn.ModuleDict):
+    """The children of ``model`` up to the last one named in ``return_layers``, run in order;
+    returns ``{new_name: output}`` for the named ones (the segmentation backbones).
+
+    Args:
+        model: a module whose children are used in registration order.
+        return_layers: ``{child_name: output_name}``.
+    """
+
+    def __init__(self, model, return_layers):
+        if not set(return_layers).issubset(name for name, _ in model.named_children()):
+            raise ValueError("return_layers are not present in model")
+        orig_return_layers = return_layers
+        return_layers = {str(k): str(v) for k, v in return_layers.items()}
+        layers = OrderedDict()
+        for name, module in model.named_children():
+            layers[name] = module
+            if name in return_layers:
+                del return_layers[name]
+            if not return_layers:
+                break
+        super().__init__(layers)
+        self.return_layers = orig_return_layers
+
+    def forward(self, x):
+        out = OrderedDict()
+        for name, module in self.items():
+            x = module(x)
+            if name in self.return_layers:
+                out[self.return_layers[name]] = x
+        return out

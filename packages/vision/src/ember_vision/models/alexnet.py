@@ -2,7 +2,7 @@
 import ember_nn as nn
 import ember_tensor as torch
 
-from ._api import WeightsEnum, imagenet_weights, register_model
+from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, overwrite_named_param
 
 __all__ = ["AlexNet", "AlexNet_Weights", "alexnet"]
@@ -39,7 +39,7 @@ class AlexNet(nn.Module):
 
 class AlexNet_Weights(WeightsEnum):
     """ImageNet weights of alexnet."""
-    IMAGENET1K_V1 = imagenet_weights("AlexNet_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("AlexNet_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 

@@ -8,7 +8,7 @@ import ember_tensor as torch
 
 from ..ops.misc import Conv2dNormActivation, Permute
 from ..ops.stochastic_depth import StochasticDepth
-from ._api import WeightsEnum, imagenet_weights, register_model
+from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, overwrite_named_param
 
 __all__ = ["ConvNeXt", "ConvNeXt_Tiny_Weights", "ConvNeXt_Small_Weights", "ConvNeXt_Base_Weights",
@@ -119,25 +119,25 @@ def _convnext(size, weights, progress, **kwargs):
 
 class ConvNeXt_Tiny_Weights(WeightsEnum):
     """ImageNet weights of convnext_tiny."""
-    IMAGENET1K_V1 = imagenet_weights("ConvNeXt_Tiny_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("ConvNeXt_Tiny_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class ConvNeXt_Small_Weights(WeightsEnum):
     """ImageNet weights of convnext_small."""
-    IMAGENET1K_V1 = imagenet_weights("ConvNeXt_Small_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("ConvNeXt_Small_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class ConvNeXt_Base_Weights(WeightsEnum):
     """ImageNet weights of convnext_base."""
-    IMAGENET1K_V1 = imagenet_weights("ConvNeXt_Base_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("ConvNeXt_Base_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class ConvNeXt_Large_Weights(WeightsEnum):
     """ImageNet weights of convnext_large."""
-    IMAGENET1K_V1 = imagenet_weights("ConvNeXt_Large_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("ConvNeXt_Large_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 

@@ -7,7 +7,7 @@ import ember_nn as nn
 import ember_nn.functional as F
 import ember_tensor as torch
 
-from ._api import WeightsEnum, imagenet_weights, register_model
+from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, overwrite_named_param
 
 __all__ = ["DenseNet", "DenseNet121_Weights", "DenseNet161_Weights", "DenseNet169_Weights", "DenseNet201_Weights",
@@ -134,25 +134,25 @@ def _densenet(growth_rate, block_config, num_init_features, weights, progress, *
 
 class DenseNet121_Weights(WeightsEnum):
     """ImageNet weights of densenet121."""
-    IMAGENET1K_V1 = imagenet_weights("DenseNet121_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("DenseNet121_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class DenseNet161_Weights(WeightsEnum):
     """ImageNet weights of densenet161."""
-    IMAGENET1K_V1 = imagenet_weights("DenseNet161_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("DenseNet161_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class DenseNet169_Weights(WeightsEnum):
     """ImageNet weights of densenet169."""
-    IMAGENET1K_V1 = imagenet_weights("DenseNet169_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("DenseNet169_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class DenseNet201_Weights(WeightsEnum):
     """ImageNet weights of densenet201."""
-    IMAGENET1K_V1 = imagenet_weights("DenseNet201_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("DenseNet201_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 

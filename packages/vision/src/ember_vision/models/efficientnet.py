@@ -10,7 +10,7 @@ import ember_tensor as torch
 
 from ..ops.misc import Conv2dNormActivation, SqueezeExcitation
 from ..ops.stochastic_depth import StochasticDepth
-from ._api import WeightsEnum, imagenet_weights, register_model
+from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, make_divisible, overwrite_named_param
 
 __all__ = ["EfficientNet", *[f"EfficientNet_B{i}_Weights" for i in range(8)], "EfficientNet_V2_S_Weights",
@@ -184,50 +184,50 @@ def _efficientnet(index, weights, progress, **kwargs):
 
 class EfficientNet_B0_Weights(WeightsEnum):
     """ImageNet weights of efficientnet_b0 (ported from the paper's; bicubic resize to 256)."""
-    IMAGENET1K_V1 = imagenet_weights("EfficientNet_B0_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("EfficientNet_B0_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class EfficientNet_B1_Weights(WeightsEnum):
     """ImageNet weights of efficientnet_b1 (V2: torchvision's newer recipe)."""
-    IMAGENET1K_V1 = imagenet_weights("EfficientNet_B1_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("EfficientNet_B1_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("EfficientNet_B1_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("EfficientNet_B1_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class EfficientNet_B2_Weights(WeightsEnum):
     """ImageNet weights of efficientnet_b2."""
-    IMAGENET1K_V1 = imagenet_weights("EfficientNet_B2_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("EfficientNet_B2_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class EfficientNet_B3_Weights(WeightsEnum):
     """ImageNet weights of efficientnet_b3."""
-    IMAGENET1K_V1 = imagenet_weights("EfficientNet_B3_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("EfficientNet_B3_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class EfficientNet_B4_Weights(WeightsEnum):
     """ImageNet weights of efficientnet_b4."""
-    IMAGENET1K_V1 = imagenet_weights("EfficientNet_B4_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("EfficientNet_B4_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class EfficientNet_B5_Weights(WeightsEnum):
     """ImageNet weights of efficientnet_b5."""
-    IMAGENET1K_V1 = imagenet_weights("EfficientNet_B5_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("EfficientNet_B5_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class EfficientNet_B6_Weights(WeightsEnum):
     """ImageNet weights of efficientnet_b6."""
-    IMAGENET1K_V1 = imagenet_weights("EfficientNet_B6_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("EfficientNet_B6_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class EfficientNet_B7_Weights(WeightsEnum):
     """ImageNet weights of efficientnet_b7."""
-    IMAGENET1K_V1 = imagenet_weights("EfficientNet_B7_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("EfficientNet_B7_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
@@ -316,19 +316,19 @@ def _efficientnet_v2(size, weights, progress, **kwargs):
 
 class EfficientNet_V2_S_Weights(WeightsEnum):
     """ImageNet weights of efficientnet_v2_s."""
-    IMAGENET1K_V1 = imagenet_weights("EfficientNet_V2_S_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("EfficientNet_V2_S_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class EfficientNet_V2_M_Weights(WeightsEnum):
     """ImageNet weights of efficientnet_v2_m."""
-    IMAGENET1K_V1 = imagenet_weights("EfficientNet_V2_M_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("EfficientNet_V2_M_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class EfficientNet_V2_L_Weights(WeightsEnum):
     """ImageNet weights of efficientnet_v2_l."""
-    IMAGENET1K_V1 = imagenet_weights("EfficientNet_V2_L_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("EfficientNet_V2_L_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 

@@ -7,7 +7,7 @@ import ember_nn as nn
 import ember_nn.functional as F
 import ember_tensor as torch
 
-from ._api import WeightsEnum, imagenet_weights, register_model
+from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, overwrite_named_param
 
 __all__ = ["GoogLeNet", "GoogLeNetOutputs", "GoogLeNet_Weights",
@@ -161,7 +161,7 @@ class GoogLeNet(nn.Module):
 
 class GoogLeNet_Weights(WeightsEnum):
     """ImageNet weights of googlenet (ported from TensorFlow; they expect ``transform_input=True``)."""
-    IMAGENET1K_V1 = imagenet_weights("GoogLeNet_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("GoogLeNet_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 

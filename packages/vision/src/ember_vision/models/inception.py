@@ -7,7 +7,7 @@ import ember_nn as nn
 import ember_nn.functional as F
 import ember_tensor as torch
 
-from ._api import WeightsEnum, imagenet_weights, register_model
+from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, overwrite_named_param
 from .googlenet import BasicConv2d
 
@@ -227,7 +227,7 @@ class Inception3(nn.Module):
 
 class Inception_V3_Weights(WeightsEnum):
     """ImageNet weights of inception_v3 (ported from TensorFlow; 299px, ``transform_input=True``)."""
-    IMAGENET1K_V1 = imagenet_weights("Inception_V3_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("Inception_V3_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 

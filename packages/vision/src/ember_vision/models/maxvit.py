@@ -13,7 +13,7 @@ import ember_tensor as torch
 
 from ..ops.misc import Conv2dNormActivation, SqueezeExcitation
 from ..ops.stochastic_depth import StochasticDepth
-from ._api import WeightsEnum, imagenet_weights, register_model
+from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, overwrite_named_param
 
 __all__ = ["MaxVit", "MaxVit_T_Weights", "maxvit_t"]
@@ -289,7 +289,7 @@ class MaxVit(nn.Module):
 
 class MaxVit_T_Weights(WeightsEnum):
     """ImageNet weights of maxvit_t."""
-    IMAGENET1K_V1 = imagenet_weights("MaxVit_T_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("MaxVit_T_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 

@@ -4,7 +4,7 @@ import warnings
 
 import ember_nn as nn
 
-from ._api import WeightsEnum, imagenet_weights, register_model
+from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, overwrite_named_param
 
 __all__ = ["MNASNet", "MNASNet0_5_Weights", "MNASNet0_75_Weights", "MNASNet1_0_Weights", "MNASNet1_3_Weights",
@@ -131,25 +131,25 @@ def _mnasnet(alpha, weights, progress, **kwargs):
 
 class MNASNet0_5_Weights(WeightsEnum):
     """ImageNet weights of mnasnet0_5."""
-    IMAGENET1K_V1 = imagenet_weights("MNASNet0_5_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("MNASNet0_5_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class MNASNet0_75_Weights(WeightsEnum):
     """ImageNet weights of mnasnet0_75."""
-    IMAGENET1K_V1 = imagenet_weights("MNASNet0_75_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("MNASNet0_75_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class MNASNet1_0_Weights(WeightsEnum):
     """ImageNet weights of mnasnet1_0."""
-    IMAGENET1K_V1 = imagenet_weights("MNASNet1_0_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("MNASNet1_0_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class MNASNet1_3_Weights(WeightsEnum):
     """ImageNet weights of mnasnet1_3."""
-    IMAGENET1K_V1 = imagenet_weights("MNASNet1_3_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("MNASNet1_3_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 

@@ -5,7 +5,7 @@ import ember_tensor as torch
 import ember_nn.functional as F
 
 from ..ops.misc import Conv2dNormActivation
-from ._api import WeightsEnum, imagenet_weights, register_model
+from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, make_divisible, overwrite_named_param
 
 __all__ = ["MobileNetV2", "MobileNet_V2_Weights", "mobilenet_v2"]
@@ -96,8 +96,8 @@ class MobileNetV2(nn.Module):
 
 class MobileNet_V2_Weights(WeightsEnum):
     """ImageNet weights of mobilenet_v2 (V2: torchvision's newer recipe)."""
-    IMAGENET1K_V1 = imagenet_weights("MobileNet_V2_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("MobileNet_V2_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("MobileNet_V2_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("MobileNet_V2_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 

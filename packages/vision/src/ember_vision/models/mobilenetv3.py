@@ -6,7 +6,7 @@ import ember_nn as nn
 import ember_tensor as torch
 
 from ..ops.misc import Conv2dNormActivation, SqueezeExcitation
-from ._api import WeightsEnum, imagenet_weights, register_model
+from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, make_divisible, overwrite_named_param
 
 __all__ = ["MobileNetV3", "MobileNet_V3_Large_Weights",
@@ -150,14 +150,14 @@ def _mobilenet_v3(arch, weights, progress, **kwargs):
 
 class MobileNet_V3_Large_Weights(WeightsEnum):
     """ImageNet weights of mobilenet_v3_large."""
-    IMAGENET1K_V1 = imagenet_weights("MobileNet_V3_Large_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("MobileNet_V3_Large_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("MobileNet_V3_Large_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("MobileNet_V3_Large_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class MobileNet_V3_Small_Weights(WeightsEnum):
     """ImageNet weights of mobilenet_v3_small."""
-    IMAGENET1K_V1 = imagenet_weights("MobileNet_V3_Small_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("MobileNet_V3_Small_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 

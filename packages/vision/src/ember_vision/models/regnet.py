@@ -11,7 +11,7 @@ import ember_nn as nn
 import ember_tensor as torch
 
 from ..ops.misc import Conv2dNormActivation, SqueezeExcitation
-from ._api import WeightsEnum, imagenet_weights, register_model
+from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, make_divisible, overwrite_named_param
 
 __all__ = ["RegNet", "BlockParams",
@@ -184,110 +184,110 @@ def _regnet(block_params, weights, progress, **kwargs):
 
 class RegNet_Y_400MF_Weights(WeightsEnum):
     """ImageNet weights of regnet_y_400mf."""
-    IMAGENET1K_V1 = imagenet_weights("RegNet_Y_400MF_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("RegNet_Y_400MF_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("RegNet_Y_400MF_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("RegNet_Y_400MF_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class RegNet_Y_800MF_Weights(WeightsEnum):
     """ImageNet weights of regnet_y_800mf."""
-    IMAGENET1K_V1 = imagenet_weights("RegNet_Y_800MF_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("RegNet_Y_800MF_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("RegNet_Y_800MF_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("RegNet_Y_800MF_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class RegNet_Y_1_6GF_Weights(WeightsEnum):
     """ImageNet weights of regnet_y_1_6gf."""
-    IMAGENET1K_V1 = imagenet_weights("RegNet_Y_1_6GF_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("RegNet_Y_1_6GF_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("RegNet_Y_1_6GF_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("RegNet_Y_1_6GF_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class RegNet_Y_3_2GF_Weights(WeightsEnum):
     """ImageNet weights of regnet_y_3_2gf."""
-    IMAGENET1K_V1 = imagenet_weights("RegNet_Y_3_2GF_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("RegNet_Y_3_2GF_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("RegNet_Y_3_2GF_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("RegNet_Y_3_2GF_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class RegNet_Y_8GF_Weights(WeightsEnum):
     """ImageNet weights of regnet_y_8gf."""
-    IMAGENET1K_V1 = imagenet_weights("RegNet_Y_8GF_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("RegNet_Y_8GF_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("RegNet_Y_8GF_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("RegNet_Y_8GF_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class RegNet_Y_16GF_Weights(WeightsEnum):
     """ImageNet weights of regnet_y_16gf."""
-    IMAGENET1K_SWAG_E2E_V1 = imagenet_weights("RegNet_Y_16GF_Weights.IMAGENET1K_SWAG_E2E_V1")
-    IMAGENET1K_SWAG_LINEAR_V1 = imagenet_weights("RegNet_Y_16GF_Weights.IMAGENET1K_SWAG_LINEAR_V1")
-    IMAGENET1K_V1 = imagenet_weights("RegNet_Y_16GF_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("RegNet_Y_16GF_Weights.IMAGENET1K_V2")
+    IMAGENET1K_SWAG_E2E_V1 = table_weights("RegNet_Y_16GF_Weights.IMAGENET1K_SWAG_E2E_V1")
+    IMAGENET1K_SWAG_LINEAR_V1 = table_weights("RegNet_Y_16GF_Weights.IMAGENET1K_SWAG_LINEAR_V1")
+    IMAGENET1K_V1 = table_weights("RegNet_Y_16GF_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("RegNet_Y_16GF_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class RegNet_Y_32GF_Weights(WeightsEnum):
     """ImageNet weights of regnet_y_32gf."""
-    IMAGENET1K_SWAG_E2E_V1 = imagenet_weights("RegNet_Y_32GF_Weights.IMAGENET1K_SWAG_E2E_V1")
-    IMAGENET1K_SWAG_LINEAR_V1 = imagenet_weights("RegNet_Y_32GF_Weights.IMAGENET1K_SWAG_LINEAR_V1")
-    IMAGENET1K_V1 = imagenet_weights("RegNet_Y_32GF_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("RegNet_Y_32GF_Weights.IMAGENET1K_V2")
+    IMAGENET1K_SWAG_E2E_V1 = table_weights("RegNet_Y_32GF_Weights.IMAGENET1K_SWAG_E2E_V1")
+    IMAGENET1K_SWAG_LINEAR_V1 = table_weights("RegNet_Y_32GF_Weights.IMAGENET1K_SWAG_LINEAR_V1")
+    IMAGENET1K_V1 = table_weights("RegNet_Y_32GF_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("RegNet_Y_32GF_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class RegNet_Y_128GF_Weights(WeightsEnum):
     """ImageNet weights of regnet_y_128gf."""
-    IMAGENET1K_SWAG_E2E_V1 = imagenet_weights("RegNet_Y_128GF_Weights.IMAGENET1K_SWAG_E2E_V1")
-    IMAGENET1K_SWAG_LINEAR_V1 = imagenet_weights("RegNet_Y_128GF_Weights.IMAGENET1K_SWAG_LINEAR_V1")
+    IMAGENET1K_SWAG_E2E_V1 = table_weights("RegNet_Y_128GF_Weights.IMAGENET1K_SWAG_E2E_V1")
+    IMAGENET1K_SWAG_LINEAR_V1 = table_weights("RegNet_Y_128GF_Weights.IMAGENET1K_SWAG_LINEAR_V1")
     DEFAULT = IMAGENET1K_SWAG_E2E_V1
 
 
 class RegNet_X_400MF_Weights(WeightsEnum):
     """ImageNet weights of regnet_x_400mf."""
-    IMAGENET1K_V1 = imagenet_weights("RegNet_X_400MF_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("RegNet_X_400MF_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("RegNet_X_400MF_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("RegNet_X_400MF_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class RegNet_X_800MF_Weights(WeightsEnum):
     """ImageNet weights of regnet_x_800mf."""
-    IMAGENET1K_V1 = imagenet_weights("RegNet_X_800MF_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("RegNet_X_800MF_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("RegNet_X_800MF_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("RegNet_X_800MF_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class RegNet_X_1_6GF_Weights(WeightsEnum):
     """ImageNet weights of regnet_x_1_6gf."""
-    IMAGENET1K_V1 = imagenet_weights("RegNet_X_1_6GF_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("RegNet_X_1_6GF_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("RegNet_X_1_6GF_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("RegNet_X_1_6GF_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class RegNet_X_3_2GF_Weights(WeightsEnum):
     """ImageNet weights of regnet_x_3_2gf."""
-    IMAGENET1K_V1 = imagenet_weights("RegNet_X_3_2GF_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("RegNet_X_3_2GF_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("RegNet_X_3_2GF_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("RegNet_X_3_2GF_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class RegNet_X_8GF_Weights(WeightsEnum):
     """ImageNet weights of regnet_x_8gf."""
-    IMAGENET1K_V1 = imagenet_weights("RegNet_X_8GF_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("RegNet_X_8GF_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("RegNet_X_8GF_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("RegNet_X_8GF_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class RegNet_X_16GF_Weights(WeightsEnum):
     """ImageNet weights of regnet_x_16gf."""
-    IMAGENET1K_V1 = imagenet_weights("RegNet_X_16GF_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("RegNet_X_16GF_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("RegNet_X_16GF_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("RegNet_X_16GF_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class RegNet_X_32GF_Weights(WeightsEnum):
     """ImageNet weights of regnet_x_32gf."""
-    IMAGENET1K_V1 = imagenet_weights("RegNet_X_32GF_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("RegNet_X_32GF_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("RegNet_X_32GF_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("RegNet_X_32GF_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 

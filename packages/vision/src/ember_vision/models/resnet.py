@@ -6,7 +6,7 @@ The stride of a Bottleneck sits on its 3x3 convolution (ResNet V1.5), as in torc
 import ember_nn as nn
 import ember_tensor as torch
 
-from ._api import WeightsEnum, imagenet_weights, register_model
+from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, overwrite_named_param
 
 __all__ = ["ResNet", "ResNet18_Weights", "ResNet34_Weights", "ResNet50_Weights",
@@ -171,68 +171,68 @@ def _resnet(block, layers, weights, progress, **kwargs):
 
 class ResNet18_Weights(WeightsEnum):
     """ImageNet weights of resnet18."""
-    IMAGENET1K_V1 = imagenet_weights("ResNet18_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("ResNet18_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class ResNet34_Weights(WeightsEnum):
     """ImageNet weights of resnet34."""
-    IMAGENET1K_V1 = imagenet_weights("ResNet34_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("ResNet34_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class ResNet50_Weights(WeightsEnum):
     """ImageNet weights of resnet50 (V2: torchvision's newer training recipe)."""
-    IMAGENET1K_V1 = imagenet_weights("ResNet50_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("ResNet50_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("ResNet50_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("ResNet50_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class ResNet101_Weights(WeightsEnum):
     """ImageNet weights of resnet101."""
-    IMAGENET1K_V1 = imagenet_weights("ResNet101_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("ResNet101_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("ResNet101_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("ResNet101_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class ResNet152_Weights(WeightsEnum):
     """ImageNet weights of resnet152."""
-    IMAGENET1K_V1 = imagenet_weights("ResNet152_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("ResNet152_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("ResNet152_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("ResNet152_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class ResNeXt50_32X4D_Weights(WeightsEnum):
     """ImageNet weights of resnext50_32x4d."""
-    IMAGENET1K_V1 = imagenet_weights("ResNeXt50_32X4D_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("ResNeXt50_32X4D_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("ResNeXt50_32X4D_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("ResNeXt50_32X4D_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class ResNeXt101_32X8D_Weights(WeightsEnum):
     """ImageNet weights of resnext101_32x8d."""
-    IMAGENET1K_V1 = imagenet_weights("ResNeXt101_32X8D_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("ResNeXt101_32X8D_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("ResNeXt101_32X8D_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("ResNeXt101_32X8D_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class ResNeXt101_64X4D_Weights(WeightsEnum):
     """ImageNet weights of resnext101_64x4d."""
-    IMAGENET1K_V1 = imagenet_weights("ResNeXt101_64X4D_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("ResNeXt101_64X4D_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class Wide_ResNet101_2_Weights(WeightsEnum):
     """ImageNet weights of wide_resnet101_2."""
-    IMAGENET1K_V1 = imagenet_weights("Wide_ResNet101_2_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("Wide_ResNet101_2_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("Wide_ResNet101_2_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("Wide_ResNet101_2_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 
 class Wide_ResNet50_2_Weights(WeightsEnum):
     """ImageNet weights of wide_resnet50_2."""
-    IMAGENET1K_V1 = imagenet_weights("Wide_ResNet50_2_Weights.IMAGENET1K_V1")
-    IMAGENET1K_V2 = imagenet_weights("Wide_ResNet50_2_Weights.IMAGENET1K_V2")
+    IMAGENET1K_V1 = table_weights("Wide_ResNet50_2_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V2 = table_weights("Wide_ResNet50_2_Weights.IMAGENET1K_V2")
     DEFAULT = IMAGENET1K_V2
 
 

@@ -2,7 +2,7 @@
 import ember_nn as nn
 import ember_tensor as torch
 
-from ._api import WeightsEnum, imagenet_weights, register_model
+from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, overwrite_named_param
 
 __all__ = ["ShuffleNetV2", "ShuffleNet_V2_X0_5_Weights", "ShuffleNet_V2_X1_0_Weights", "ShuffleNet_V2_X1_5_Weights",
@@ -103,25 +103,25 @@ def _shufflenetv2(weights, progress, *args, **kwargs):
 
 class ShuffleNet_V2_X0_5_Weights(WeightsEnum):
     """ImageNet weights of shufflenet_v2_x0_5."""
-    IMAGENET1K_V1 = imagenet_weights("ShuffleNet_V2_X0_5_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("ShuffleNet_V2_X0_5_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class ShuffleNet_V2_X1_0_Weights(WeightsEnum):
     """ImageNet weights of shufflenet_v2_x1_0."""
-    IMAGENET1K_V1 = imagenet_weights("ShuffleNet_V2_X1_0_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("ShuffleNet_V2_X1_0_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class ShuffleNet_V2_X1_5_Weights(WeightsEnum):
     """ImageNet weights of shufflenet_v2_x1_5."""
-    IMAGENET1K_V1 = imagenet_weights("ShuffleNet_V2_X1_5_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("ShuffleNet_V2_X1_5_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class ShuffleNet_V2_X2_0_Weights(WeightsEnum):
     """ImageNet weights of shufflenet_v2_x2_0."""
-    IMAGENET1K_V1 = imagenet_weights("ShuffleNet_V2_X2_0_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("ShuffleNet_V2_X2_0_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 

@@ -2,7 +2,7 @@
 import ember_nn as nn
 import ember_tensor as torch
 
-from ._api import WeightsEnum, imagenet_weights, register_model
+from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, overwrite_named_param
 
 __all__ = ["SqueezeNet", "SqueezeNet1_0_Weights", "SqueezeNet1_1_Weights", "squeezenet1_0", "squeezenet1_1"]
@@ -82,13 +82,13 @@ def _squeezenet(version, weights, progress, **kwargs):
 
 class SqueezeNet1_0_Weights(WeightsEnum):
     """ImageNet weights of squeezenet1_0."""
-    IMAGENET1K_V1 = imagenet_weights("SqueezeNet1_0_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("SqueezeNet1_0_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class SqueezeNet1_1_Weights(WeightsEnum):
     """ImageNet weights of squeezenet1_1."""
-    IMAGENET1K_V1 = imagenet_weights("SqueezeNet1_1_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("SqueezeNet1_1_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 

@@ -13,7 +13,7 @@ import ember_tensor as torch
 
 from ..ops.misc import MLP, Permute
 from ..ops.stochastic_depth import StochasticDepth
-from ._api import WeightsEnum, imagenet_weights, register_model
+from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, overwrite_named_param
 
 __all__ = ["SwinTransformer", "Swin_T_Weights", "Swin_S_Weights", "Swin_B_Weights", "Swin_V2_T_Weights",
@@ -317,37 +317,37 @@ def _swin(size, v2, weights, progress, **kwargs):
 
 class Swin_T_Weights(WeightsEnum):
     """ImageNet weights of swin_t."""
-    IMAGENET1K_V1 = imagenet_weights("Swin_T_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("Swin_T_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class Swin_S_Weights(WeightsEnum):
     """ImageNet weights of swin_s."""
-    IMAGENET1K_V1 = imagenet_weights("Swin_S_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("Swin_S_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class Swin_B_Weights(WeightsEnum):
     """ImageNet weights of swin_b."""
-    IMAGENET1K_V1 = imagenet_weights("Swin_B_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("Swin_B_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class Swin_V2_T_Weights(WeightsEnum):
     """ImageNet weights of swin_v2_t."""
-    IMAGENET1K_V1 = imagenet_weights("Swin_V2_T_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("Swin_V2_T_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class Swin_V2_S_Weights(WeightsEnum):
     """ImageNet weights of swin_v2_s."""
-    IMAGENET1K_V1 = imagenet_weights("Swin_V2_S_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("Swin_V2_S_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class Swin_V2_B_Weights(WeightsEnum):
     """ImageNet weights of swin_v2_b."""
-    IMAGENET1K_V1 = imagenet_weights("Swin_V2_B_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("Swin_V2_B_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 

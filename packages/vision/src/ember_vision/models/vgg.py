@@ -3,7 +3,7 @@
 import ember_nn as nn
 import ember_tensor as torch
 
-from ._api import WeightsEnum, imagenet_weights, register_model
+from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, overwrite_named_param
 
 __all__ = ["VGG", "VGG11_Weights", "VGG11_BN_Weights", "VGG13_Weights", "VGG13_BN_Weights",
@@ -84,50 +84,50 @@ def _vgg(cfg, batch_norm, weights, progress, **kwargs):
 
 class VGG11_Weights(WeightsEnum):
     """ImageNet weights of vgg11."""
-    IMAGENET1K_V1 = imagenet_weights("VGG11_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("VGG11_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class VGG11_BN_Weights(WeightsEnum):
     """ImageNet weights of vgg11_bn."""
-    IMAGENET1K_V1 = imagenet_weights("VGG11_BN_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("VGG11_BN_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class VGG13_Weights(WeightsEnum):
     """ImageNet weights of vgg13."""
-    IMAGENET1K_V1 = imagenet_weights("VGG13_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("VGG13_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class VGG13_BN_Weights(WeightsEnum):
     """ImageNet weights of vgg13_bn."""
-    IMAGENET1K_V1 = imagenet_weights("VGG13_BN_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("VGG13_BN_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class VGG16_Weights(WeightsEnum):
     """ImageNet weights of vgg16; IMAGENET1K_FEATURES: features only (no classifier, categories None)."""
-    IMAGENET1K_V1 = imagenet_weights("VGG16_Weights.IMAGENET1K_V1")
-    IMAGENET1K_FEATURES = imagenet_weights("VGG16_Weights.IMAGENET1K_FEATURES")
+    IMAGENET1K_V1 = table_weights("VGG16_Weights.IMAGENET1K_V1")
+    IMAGENET1K_FEATURES = table_weights("VGG16_Weights.IMAGENET1K_FEATURES")
     DEFAULT = IMAGENET1K_V1
 
 
 class VGG16_BN_Weights(WeightsEnum):
     """ImageNet weights of vgg16_bn."""
-    IMAGENET1K_V1 = imagenet_weights("VGG16_BN_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("VGG16_BN_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class VGG19_Weights(WeightsEnum):
     """ImageNet weights of vgg19."""
-    IMAGENET1K_V1 = imagenet_weights("VGG19_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("VGG19_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class VGG19_BN_Weights(WeightsEnum):
     """ImageNet weights of vgg19_bn."""
-    IMAGENET1K_V1 = imagenet_weights("VGG19_BN_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("VGG19_BN_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 

@@ -8,7 +8,7 @@ import ember_nn as nn
 import ember_tensor as torch
 
 from ..ops.misc import MLP
-from ._api import WeightsEnum, imagenet_weights, register_model
+from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, load_weights, overwrite_named_param
 
 __all__ = ["VisionTransformer", "ViT_B_16_Weights", "ViT_B_32_Weights", "ViT_L_16_Weights", "ViT_L_32_Weights",
@@ -153,36 +153,36 @@ def _vision_transformer(patch_size, num_layers, num_heads, hidden_dim, mlp_dim, 
 
 class ViT_B_16_Weights(WeightsEnum):
     """ImageNet weights of vit_b_16 (SWAG: weakly supervised pre-training, fine-tuned at 384 or linear probe)."""
-    IMAGENET1K_V1 = imagenet_weights("ViT_B_16_Weights.IMAGENET1K_V1")
-    IMAGENET1K_SWAG_E2E_V1 = imagenet_weights("ViT_B_16_Weights.IMAGENET1K_SWAG_E2E_V1")
-    IMAGENET1K_SWAG_LINEAR_V1 = imagenet_weights("ViT_B_16_Weights.IMAGENET1K_SWAG_LINEAR_V1")
+    IMAGENET1K_V1 = table_weights("ViT_B_16_Weights.IMAGENET1K_V1")
+    IMAGENET1K_SWAG_E2E_V1 = table_weights("ViT_B_16_Weights.IMAGENET1K_SWAG_E2E_V1")
+    IMAGENET1K_SWAG_LINEAR_V1 = table_weights("ViT_B_16_Weights.IMAGENET1K_SWAG_LINEAR_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class ViT_B_32_Weights(WeightsEnum):
     """ImageNet weights of vit_b_32."""
-    IMAGENET1K_V1 = imagenet_weights("ViT_B_32_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("ViT_B_32_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class ViT_L_16_Weights(WeightsEnum):
     """ImageNet weights of vit_l_16 (SWAG variants as vit_b_16's)."""
-    IMAGENET1K_V1 = imagenet_weights("ViT_L_16_Weights.IMAGENET1K_V1")
-    IMAGENET1K_SWAG_E2E_V1 = imagenet_weights("ViT_L_16_Weights.IMAGENET1K_SWAG_E2E_V1")
-    IMAGENET1K_SWAG_LINEAR_V1 = imagenet_weights("ViT_L_16_Weights.IMAGENET1K_SWAG_LINEAR_V1")
+    IMAGENET1K_V1 = table_weights("ViT_L_16_Weights.IMAGENET1K_V1")
+    IMAGENET1K_SWAG_E2E_V1 = table_weights("ViT_L_16_Weights.IMAGENET1K_SWAG_E2E_V1")
+    IMAGENET1K_SWAG_LINEAR_V1 = table_weights("ViT_L_16_Weights.IMAGENET1K_SWAG_LINEAR_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class ViT_L_32_Weights(WeightsEnum):
     """ImageNet weights of vit_l_32."""
-    IMAGENET1K_V1 = imagenet_weights("ViT_L_32_Weights.IMAGENET1K_V1")
+    IMAGENET1K_V1 = table_weights("ViT_L_32_Weights.IMAGENET1K_V1")
     DEFAULT = IMAGENET1K_V1
 
 
 class ViT_H_14_Weights(WeightsEnum):
     """ImageNet weights of vit_h_14 (SWAG only: fine-tuned at 518, or linear probe at 224)."""
-    IMAGENET1K_SWAG_E2E_V1 = imagenet_weights("ViT_H_14_Weights.IMAGENET1K_SWAG_E2E_V1")
-    IMAGENET1K_SWAG_LINEAR_V1 = imagenet_weights("ViT_H_14_Weights.IMAGENET1K_SWAG_LINEAR_V1")
+    IMAGENET1K_SWAG_E2E_V1 = table_weights("ViT_H_14_Weights.IMAGENET1K_SWAG_E2E_V1")
+    IMAGENET1K_SWAG_LINEAR_V1 = table_weights("ViT_H_14_Weights.IMAGENET1K_SWAG_LINEAR_V1")
     DEFAULT = IMAGENET1K_SWAG_E2E_V1
 
 
