@@ -35,7 +35,8 @@ STACK = {
     "distributed": ["tensor", "autograd"],
     "export": ["tensor", "autograd"],
     "distributions": ["tensor", "autograd"],
-    "ember": ["tensor", "autograd", "nn", "optim", "data", "distributed", "export", "distributions"],
+    "vision": ["tensor", "autograd", "nn", "data"],
+    "ember": ["tensor", "autograd", "nn", "optim", "data", "distributed", "export", "distributions", "vision"],
 }
 
 # The tensor layer always comes with numba-cuda, so CUDA code can run on the simulator.

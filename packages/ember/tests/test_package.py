@@ -21,7 +21,7 @@ import ember_tensor
 PYPROJECT = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
 PROJECT = PYPROJECT["project"]
 
-LAYERS = ["autograd", "data", "distributed", "distributions", "export", "nn", "optim", "tensor"]
+LAYERS = ["autograd", "data", "distributed", "distributions", "export", "nn", "optim", "tensor", "vision"]
 
 HAS_CUDA_MODULE = importlib.util.find_spec("ember_tensor.cuda") is not None
 

@@ -223,6 +223,12 @@ def test_interpolate_modes():
         F.interpolate(et.tensor(x), scale_factor=2, align_corners=True)
 
 
+def test_interpolate_nearest_computes_source_indices_in_float32_as_pytorch():
+    # 18 -> 20: output 10 reads floorf(10 * 0.9f) = floorf(9.0f) = row 9 (float64 would give 8).
+    out = F.interpolate(et.arange(18, dtype=et.float32).reshape(1, 1, 18), size=20, mode="nearest")
+    assert out.flatten().tolist() == [0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 10, 11, 12, 13, 14, 15, 16, 17]
+
+
 def test_affine_grid_and_grid_sample_identity():
     x = rng.standard_normal((2, 3, 4, 5))
     theta = et.tensor(np.tile(np.array([[1.0, 0, 0], [0, 1.0, 0]]), (2, 1, 1)))

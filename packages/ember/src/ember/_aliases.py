@@ -41,6 +41,8 @@ TORCH_PACKAGES = [
     ("torch.utils.data", "ember_data"),
     ("torch.autograd", "ember_autograd"),
     ("torch.distributed", "ember_distributed"),
+    # torchvision is not under torch: ember-vision's models are written under its names.
+    ("torchvision", "ember_vision"),
 ]
 
 

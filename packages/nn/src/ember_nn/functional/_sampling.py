@@ -103,9 +103,11 @@ def _scale(in_size, out_size, scale, align_corners):
 
 
 def _nearest_index(in_size, out_size, scale, exact):
-    s = _scale(in_size, out_size, scale, False)
-    dst = np.arange(out_size, dtype=np.float64)
-    src = np.floor((dst + 0.5) * s) if exact else np.floor(dst * np.float32(s))
+    # PyTorch computes the source index in float32 (floorf(i * scale)): 10 * 0.9f rounds to
+    # 9.0f, where float64 arithmetic would floor 8.99999976 to 8.
+    s = np.float32(_scale(in_size, out_size, scale, False))
+    dst = np.arange(out_size, dtype=np.float32)
+    src = np.floor((dst + np.float32(0.5)) * s) if exact else np.floor(dst * s)
     return np.minimum(src.astype(np.int64), in_size - 1)
 
 
