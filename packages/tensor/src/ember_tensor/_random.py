@@ -77,7 +77,7 @@ class Generator:
     """
 
     def __init__(self, device="cpu"):
-        self._device = _with_index(to_device(device))
+        self._device = _backends.resolve(to_device(device))  # 'cuda' is the current GPU, as in PyTorch
         self._lock = threading.Lock()
         # The engine is the device's: its backend's random family says which and keeps its state.
         self._engine = _backends.get(self._device).random.Engine(DEFAULT_SEED)
@@ -150,14 +150,6 @@ class Generator:
     def __reduce__(self):
         state = self.get_state().numpy().tobytes()
         return (_rebuild_generator, (str(self._device), state))
-
-
-def _with_index(dev):
-    """'cuda' without an index means the current GPU, as in PyTorch (when one is there)."""
-    if dev.type != "cuda" or dev.index is not None:
-        return dev
-    from . import cuda
-    return _device("cuda", cuda.current_device()) if cuda.is_available() else dev
 
 
 def _state_bytes(new_state):

@@ -153,7 +153,7 @@ def _standard_normal(stream, shape, dtype):
     seeds = stream.integers(0, 1 << 63, len(starts), dtype=np.int64)  # advances the generator
     jobs = [(int(seed), flat[start:start + _NORMAL_BLOCK]) for seed, start in zip(seeds, starts)]
     if len(jobs) > 2:
-        for done in _threads().map(lambda job: _box_muller_block(*job), jobs):
+        for _ in _threads().map(lambda job: _box_muller_block(*job), jobs):  # waits for every block
             pass
     else:
         for job in jobs:
