@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import ember_tensor as E
+from cuda_guard import DEVICES, cpu_result, matches_the_cpu
 
 RNG = np.random.default_rng(0)
 
@@ -292,6 +293,73 @@ ERRORS = [
 def test_errors_match_pytorch(call, exc, message):
     with pytest.raises(exc, match=message):
         call()
+
+
+SINGULAR_BATCH = np.array([[[2., 0.], [0., 1.]], [[1., 2.], [2., 4.]]])
+NOT_PD = np.array([[[2., 0.], [0., 1.]], [[1., 0.], [0., 1.]], [[1., 2.], [2., 1.]]])
+# (call, float64 operands): the factorisations' errors (a flag read back on CUDA) and the checks before them.
+DEVICE_ERRORS = {
+    "inv singular": (E.linalg.inv, [SINGULAR_BATCH]),
+    "inv singular one matrix": (E.linalg.inv, [SINGULAR_BATCH[1]]),
+    "inv zero first pivot": (E.linalg.inv, [np.zeros((3, 3))]),
+    "solve singular": (E.linalg.solve, [SINGULAR_BATCH, np.ones((2, 2))]),
+    "cholesky not pd": (E.linalg.cholesky, [NOT_PD]),
+    "cholesky upper not pd": (lambda a: E.linalg.cholesky(a, upper=True), [-np.eye(3)]),
+    "cholesky_inverse singular": (E.cholesky_inverse, [np.zeros((2, 2))]),
+    "not square": (E.linalg.inv, [np.ones((2, 3))]),
+    "det 1-d": (E.linalg.det, [np.ones(3)]),
+    "int dtype": (lambda a: E.linalg.det(a.long()), [np.ones((2, 2))]),
+    "half dtype": (lambda a: E.linalg.cholesky(a.half()), [np.eye(2)]),
+    "solve dtypes": (lambda a, b: E.linalg.solve(a, b.float()), [np.eye(2), np.ones(2)]),
+    "solve shapes": (E.linalg.solve, [np.eye(3), np.ones((2, 2))]),
+    "solve batches": (E.linalg.solve, [np.ones((2, 2, 2)), np.ones((3, 2, 1))]),
+    "solve vector right": (lambda a, b: E.linalg.solve(a, b, left=False), [np.eye(2), np.ones(2)]),
+    "triangular A not square": (lambda a, b: E.linalg.solve_triangular(a, b, upper=True), [np.ones((3, 2))] * 2),
+    "triangular 1-d B": (lambda a, b: E.linalg.solve_triangular(a, b, upper=True), [np.eye(2), np.ones(2)]),
+    "triangular shapes": (lambda a, b: E.linalg.solve_triangular(a, b, upper=True, left=True),
+                          [np.eye(2), np.ones((3, 1))]),
+    "triangular right shapes": (lambda a, b: E.linalg.solve_triangular(a, b, upper=False, left=False),
+                                [np.eye(2), np.ones((1, 3))]),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(DEVICE_ERRORS))
+def test_errors_are_the_same_on_every_device(name, device):
+    """Each call raises a RuntimeError (LinAlgError for a failed factorisation); on CUDA the
+    CPU's, word for word, having read back at most the failing batch element's flag."""
+    call, operands = DEVICE_ERRORS[name]
+    tensors = [E.tensor(a) for a in operands]
+    if device != "cpu":
+        matches_the_cpu(call, tensors, name, reads_a_flag=True)
+    with pytest.raises(RuntimeError):
+        call(*tensors)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_out_argument_takes_the_result(device):
+    """linalg.inv(a, out=out) writes into `out` on `device` and returns it."""
+    a = SPD.copy()
+    out = E.empty((2, 3, 3), dtype=E.float64, device=device)
+    result = cpu_result(device, lambda x, o: E.linalg.inv(x, out=o), E.tensor(a), out.cpu())
+    assert E.linalg.inv(E.tensor(a).to(device), out=out) is out
+    _close(result, np.linalg.inv(a))
+    _close(out.cpu(), np.linalg.inv(a))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_ex_variants_return_the_result_and_a_zero_info(device):
+    """inv_ex, cholesky_ex and solve_ex give the plain op's result and an int info of zeros per batch element."""
+    spd32 = E.tensor(SPD, dtype=E.float32)
+    rhs = E.tensor(B[..., 0], dtype=E.float32)
+    inverse, info_inv = cpu_result(device, E.linalg.inv_ex, spd32)
+    factor, info_chol = cpu_result(device, E.linalg.cholesky_ex, spd32)
+    solved, info_solve = cpu_result(device, E.linalg.solve_ex, spd32, rhs)
+    np.testing.assert_allclose(inverse.numpy(), np.linalg.inv(SPD), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(factor.numpy(), np.linalg.cholesky(SPD), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(solved.numpy(), np.linalg.solve(SPD, B[..., :1])[..., 0], rtol=1e-4, atol=1e-5)
+    for info in (info_inv, info_chol, info_solve):
+        assert info.tolist() == [0, 0]
 
 
 def test_linalg_error_is_a_runtime_error():
