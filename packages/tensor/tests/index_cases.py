@@ -4,7 +4,8 @@ inputs of every dtype in two layouts (`typed`, `layouts`), and `check_on(device,
 test-only oracle) and on CUDA to the CPU, computed on the device (`cuda_guard`).
 
 A call is written once for both libraries: it takes every tensor as an argument (an index
-made inside it would sit on the CPU) and uses the names the two share.
+made inside it would sit on the CPU) and uses the names the two share, a function through
+`lib_of(t)` (ember_tensor or torch, whichever `t` belongs to).
 """
 import warnings
 
@@ -14,7 +15,7 @@ import pytest
 import ember_tensor as et
 from cuda_guard import matches_the_cpu
 
-__all__ = ["ALL_DTYPES", "ADD_DTYPES", "SIGNED", "typed", "layouts", "check_on"]
+__all__ = ["ALL_DTYPES", "ADD_DTYPES", "SIGNED", "typed", "layouts", "check_on", "lib_of"]
 
 ALL_DTYPES = [et.float32, et.float64, et.float16, et.bfloat16, et.int64, et.int32, et.int16, et.int8,
               et.uint8, et.bool]
@@ -39,6 +40,11 @@ def layouts(arr, dtype=et.float32):
     contiguous = typed(arr, dtype)
     strided = typed(np.ascontiguousarray(np.asarray(arr).T), dtype).t()
     return [contiguous, strided]
+
+
+def lib_of(t):
+    """The library whose tensor `t` is: ember_tensor or torch (the oracle)."""
+    return et if isinstance(t, et.Tensor) else __import__("torch")
 
 
 def _as_torch(x, torch):
@@ -69,9 +75,11 @@ def _same_as_torch(got, want, what):
         np.testing.assert_array_equal(_host(got), _host(want), err_msg=what)
 
 
-def check_on(device, call, *args, what="", tol=None):
+def check_on(device, call, *args, what="", tol=None, oracle=None):
     """call(*args) on `device`: on the CPU PyTorch's result (dtype, shape, values) or error
     type where PyTorch is installed; on CUDA the CPU's, word for word for an error.
+    `oracle` is the call PyTorch runs where ember's differs on purpose (x[i] = v casts a
+    value of another dtype, as PyTorch did before 2.x; PyTorch now raises).
 
     >>> check_on("cpu", lambda x, i: x[i], et.arange(4), et.tensor([3, 0]))
     """
@@ -83,7 +91,7 @@ def check_on(device, call, *args, what="", tol=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            want = call(*_as_torch(args, torch))
+            want = (oracle or call)(*_as_torch(args, torch))
         except Exception as error:  # PyTorch raises: so must ember, an exception of the same kind
             with pytest.raises((type(error), RuntimeError, IndexError, ValueError)):
                 call(*args)

@@ -4,12 +4,14 @@ inputs, with PyTorch's errors; exact PyTorch outputs where NumPy has no counterp
 The tests taking `device` hold the CPU to the reference (or to PyTorch, `index_cases`)
 and CUDA (Numba's simulator in CI) to the CPU, computed on the device (`cuda_guard`).
 """
+import contextlib
+
 import numpy as np
 import pytest
 
 import ember_tensor as torch
-from cuda_guard import DEVICES, cpu_result
-from index_cases import ADD_DTYPES, ALL_DTYPES, SIGNED, check_on, layouts, typed
+from cuda_guard import DEVICES, cpu_result, device_only, same_as_cpu
+from index_cases import ADD_DTYPES, ALL_DTYPES, SIGNED, check_on, layouts, lib_of, typed
 
 X = np.arange(12.).reshape(3, 4)
 
@@ -405,6 +407,93 @@ def test_index_bound_errors(fn, device):
     for index in ([1, 5, -7], [0, -9, 1]):
         with pytest.raises((RuntimeError, IndexError)):
             cpu_result(device, fn, torch.tensor(SIGNED), torch.tensor(index))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_nonzero_argwhere_where_of_every_dtype(dtype, device):
+    """nonzero (both forms), argwhere and where(cond) of both layouts, 0-d, empty, all-zero and NaN/-0 inputs."""
+    for x in layouts(np.array([[0, 1, 0, 2], [3, 0, 0, 0], [0, 0, 4, 5]]), dtype):
+        check_on(device, lambda t: t.nonzero(), x)
+        check_on(device, lambda t: t.nonzero(as_tuple=True), x)
+        check_on(device, lambda t: lib_of(t).argwhere(t), x)
+        check_on(device, lambda t: lib_of(t).where(t != 0), x)
+    check_on(device, lambda t: t.nonzero(), typed(3, dtype))
+    check_on(device, lambda t: t.nonzero(as_tuple=True), typed(0, dtype))
+    check_on(device, lambda t: t.nonzero(), torch.zeros(0, 2, dtype=dtype))
+    check_on(device, lambda t: t.nonzero(), torch.zeros(2, 3, dtype=dtype))
+    check_on(device, lambda t: lib_of(t).nonzero(t), torch.tensor([float("nan"), 0., -0.]).to(dtype)
+             if dtype.is_floating_point else typed([1, 0, 1], dtype))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nonzero_over_uneven_chunks(device):
+    """98 flags: 9 scan chunks, the last one short, in both layouts."""
+    flags = torch.tensor(np.random.default_rng(0).random((7, 14)) < 0.3)
+    check_on(device, lambda t: t.nonzero(), flags)
+    check_on(device, lambda t: t.t().nonzero(as_tuple=True), flags)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int8, torch.bool],
+                         ids=str)
+def test_masked_ops_of_every_dtype(dtype, device):
+    """masked_select (a broadcast mask too), masked_fill and masked_scatter of both layouts; 0-d; their errors."""
+    mask = torch.tensor(SIGNED > 0)
+    source = typed(np.arange(20), dtype)
+    for x in layouts(SIGNED, dtype):
+        check_on(device, lambda t, m: t.masked_select(m), x, mask)
+        check_on(device, lambda t, m: t.masked_select(m), x, mask[0])
+        check_on(device, lambda t, m: t.masked_fill(m, 1), x, mask)
+        check_on(device, lambda t, m, s: t.masked_scatter(m, s), x, mask, source)
+        check_on(device, lambda t, m, s: t.masked_scatter(m, s), x, mask[:, :1], source)
+    check_on(device, lambda t, m: t.masked_select(m), torch.tensor(2.), torch.tensor(True))
+    with pytest.raises(RuntimeError):
+        cpu_result(device, lambda t, m, s: t.masked_scatter(m, s), torch.tensor(SIGNED), mask, torch.ones(2))
+    with pytest.raises(RuntimeError):
+        cpu_result(device, lambda t, m: t.masked_select(m), torch.tensor(SIGNED), mask.int())
+
+
+# (name, call on x and an index, the index, whether the gradient is computed on the device:
+# x[index]'s goes through ember_autograd's _rules/_scatter._IndexAddFlat, which still adds on
+# the host, outside this package; only its values are compared).
+GRAD_CASES = [
+    ("gather", lambda x, i: x.gather(1, i), [[0, 0], [3, 1], [2, 2]], True),
+    ("index_select", lambda x, i: x.index_select(1, i), [3, 3, 0], True),
+    ("take", lambda x, i: x.take(i), [0, 0, 11], True),
+    ("masked_select", lambda x, m: x.masked_select(m), SIGNED > 0, True),
+    ("flip", lambda x, i: x.flip(1), [0], True),
+    ("scatter_add", lambda x, i: x.scatter_add(0, i, x[:1] * 2), [[0, 1, 0, 2]], True),
+    ("index_put", lambda x, i: x.index_put((i,), x[0] * 3, accumulate=True), [1, 1], True),
+    ("getitem", lambda x, i: x[i], [2, 0, 2], False),
+    ("getitem mask", lambda x, i: x[x > 0], [0], False),
+]
+
+
+def _gradient(lib, call, index, device="cpu"):
+    """x.grad of sum(call(x, index) * weights) for x = SIGNED in float64 (float32 weights), made by `lib` on `device`."""
+    x = lib.tensor(SIGNED, device=device, requires_grad=True)
+    out = call(x, lib.tensor(index, device=device))
+    weights = lib.arange(out.numel(), dtype=lib.float32, device=device).reshape(out.shape) % 5
+    (out * weights).sum().backward()
+    return x.grad
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name,call,index,on_device", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
+def test_gradients_through_index_ops(name, call, index, on_device, device):
+    """The input's gradient through each index op: PyTorch's on the CPU (where installed),
+    the CPU's on CUDA, computed there (repeats add up)."""
+    pytest.importorskip("ember_autograd")
+    got = _gradient(torch, call, index)
+    if device == "cpu":
+        reference = pytest.importorskip("torch")
+        want = _gradient(reference, call, index).numpy()
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+        return
+    with device_only(allow_scalar_reads=True) if on_device else contextlib.nullcontext():
+        on_cuda = _gradient(torch, call, index, device)
+    same_as_cpu(got, on_cuda)
 
 
 CUDA_CASES = [

@@ -1,11 +1,17 @@
 """x[key] and x[key] = value: the seed's Advanced Indexing examples, tables of keys against
 NumPy (whose advanced-indexing rules PyTorch follows), PyTorch's own departures from NumPy,
-views vs copies, errors, and hypothesis over random shapes and index arrays."""
+views vs copies, errors, and hypothesis over random shapes and index arrays.
+
+The tests taking `device` hold the CPU to the reference (or to PyTorch, `index_cases`)
+and CUDA (Numba's simulator in CI) to the CPU, computed on the device (`cuda_guard`).
+"""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import ember_tensor as torch
+from cuda_guard import DEVICES, cpu_result, matches_the_cpu
+from index_cases import ADD_DTYPES, ALL_DTYPES, SIGNED, check_on, layouts, typed
 
 
 def _x555():
@@ -74,8 +80,21 @@ NUMPY_KEYS = [
     (Ellipsis, [0, 4]), ([1], Ellipsis, [2]), (None, [1, 0], None, [2, 2]),
     (slice(None), MASK), (A[:, :, 0, 0] > 5,), (A > 60,), (slice(None), A[0, :, :, 0] % 2 == 0),
     ([0, 1], [True, False, True], [1, 2]),
-    ([-1, -2],), (slice(None), [], ), ([],),
+    ([-1, -2],), (slice(None), [], ), ([],), (A < 0,),
 ]
+
+
+def _getitem_on(device, x, key):
+    """x[key] on the CPU, for the test's asserts; on CUDA first matched there, the key's
+    tensors moved along (a list or array key is uploaded by the op)."""
+    parts = list(key) if isinstance(key, (tuple, list)) else [key]
+    tensors = [k for k in parts if isinstance(k, torch.Tensor)]
+
+    def getitem(t, *moved):
+        given = iter(moved)
+        rebuilt = [next(given) if isinstance(k, torch.Tensor) else k for k in parts]
+        return t[type(key)(rebuilt) if isinstance(key, (tuple, list)) else rebuilt[0]]
+    return cpu_result(device, getitem, x, *tensors)
 
 
 def _np_index(k):
@@ -85,26 +104,30 @@ def _np_index(k):
     return k
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("key", NUMPY_KEYS, ids=[str(i) for i in range(len(NUMPY_KEYS))])
-def test_getitem_matches_numpy(key):
+def test_getitem_matches_numpy(key, device):
+    """Each key, with lists and with tensors as indices, selects what NumPy selects."""
     x = torch.tensor(A)
     np_key = tuple(_np_index(k) for k in key)
     torch_key = tuple(torch.tensor(k) if isinstance(k, np.ndarray) else k for k in key)
     expected = A[np_key]
     for k in (key, torch_key):
-        got = x[k]
+        got = _getitem_on(device, x, k)
         assert got.shape == expected.shape
         np.testing.assert_array_equal(got.numpy(), expected)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("key", NUMPY_KEYS[:20], ids=[str(i) for i in range(20)])
-def test_getitem_non_contiguous_input(key):
+def test_getitem_non_contiguous_input(key, device):
+    """A permuted input (no unit stride) selects what NumPy selects."""
     base = np.arange(5 * 4 * 3 * 2).reshape(5, 4, 3, 2)
     ref = base.transpose(3, 2, 1, 0)                       # shape (2, 3, 4, 5), no unit strides
     x = torch.tensor(base).permute(3, 2, 1, 0)
     assert not x.is_contiguous()
     np_key = tuple(_np_index(k) for k in key)
-    np.testing.assert_array_equal(x[key].numpy(), ref[np_key])
+    np.testing.assert_array_equal(_getitem_on(device, x, key).numpy(), ref[np_key])
 
 
 # PyTorch selects with an int *before* advanced indexing, unlike NumPy (where an int next to
@@ -122,10 +145,12 @@ TORCH_ONLY = [
 ]
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("key,shape", TORCH_ONLY, ids=[str(i) for i in range(len(TORCH_ONLY))])
-def test_getitem_pytorch_shapes(key, shape):
+def test_getitem_pytorch_shapes(key, shape, device):
+    """Keys where PyTorch departs from NumPy give PyTorch's shapes."""
     x = torch.arange(24).reshape(2, 3, 4)
-    assert tuple(x[key].shape) == shape
+    assert tuple(_getitem_on(device, x, key).shape) == shape
 
 
 def test_0d_inputs():
@@ -322,9 +347,47 @@ def _build_key(key, lib):
     return tuple(built)
 
 
-@settings(max_examples=300, deadline=None)
-@given(_torch_key())
-def test_hypothesis_matches_pytorch(case):
+def _set(x, key, value):
+    x = x.clone()
+    x[key] = value
+    return x
+
+
+def _cuda_matches_the_cpu(case):
+    """x[key] and x[key] = -1 for a drawn key: CUDA's result or error is the CPU's."""
+    shape, key = case
+    x = torch.tensor(np.arange(int(np.prod(shape))).reshape(shape))
+    key_tensors = [v for kind, v in key if kind in ("tensor", "mask", "int0d")]
+    built = [torch.tensor(v) for v in key_tensors]
+
+    def rebuild(moved):
+        given = iter(moved)
+        return tuple(next(given) if kind in ("tensor", "mask", "int0d") else b
+                     for (kind, _), b in zip(key, _build_key(key, torch)))
+    matches_the_cpu(lambda t, *m: t[rebuild(m)], [x, *built], f"x[{key}]", reads_a_flag=True)
+    try:
+        x[_build_key(key, torch)]
+    except (IndexError, ValueError, RuntimeError):
+        return
+    matches_the_cpu(lambda t, *m: _set(t, rebuild(m), -1), [x, *built], f"x[{key}] = -1", reads_a_flag=True)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_hypothesis_matches_pytorch(device):
+    """Random shapes and keys: x[key] and x[key] = values as PyTorch's (errors word for word);
+    on CUDA (40 examples: the simulator is slow) the CPU's, one value written where keys repeat."""
+    @settings(max_examples=300 if device == "cpu" else 40, deadline=None)
+    @given(_torch_key())
+    def check(case):
+        if device == "cpu":
+            _cpu_matches_pytorch(case)
+        else:
+            _cuda_matches_the_cpu(case)
+    check()
+
+
+def _cpu_matches_pytorch(case):
+    """x[key] and x[key] = values for a drawn key as PyTorch gives them."""
     ref = pytest.importorskip("torch")
     shape, key = case
     values = np.arange(int(np.prod(shape))).reshape(shape)
@@ -343,3 +406,110 @@ def test_hypothesis_matches_pytorch(case):
     expected[_build_key(key, ref)] = ref.tensor(new)
     x[_build_key(key, torch)] = torch.tensor(new)
     np.testing.assert_array_equal(x.numpy(), expected.numpy())
+
+
+# --- every dtype, layout and path, on every device ------------------------------------------
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_getitem_of_every_dtype(dtype, device):
+    """Negative, mask, broadcast and empty indices into both layouts of every dtype."""
+    for x in layouts(SIGNED, dtype):
+        check_on(device, lambda t, i: t[i], x, torch.tensor([2, 0, -1]))
+        check_on(device, lambda t, m: t[m], x, torch.tensor(SIGNED > 0))
+        check_on(device, lambda t, i, j: t[i, j], x, torch.tensor([[0], [2]]), torch.tensor([3, 1]))
+        check_on(device, lambda t, i: t[:, i], x, torch.tensor([], dtype=torch.int64))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_getitem_of_0d_and_empty_inputs(device):
+    """A 0-d input under a mask and None; empty inputs under indices and masks."""
+    check_on(device, lambda t, m: t[m], torch.tensor(5.), torch.tensor(True))
+    check_on(device, lambda t: t[None][[0, 0]], torch.tensor(5.))
+    check_on(device, lambda t, i: t[i], torch.zeros(0, 3), torch.tensor([], dtype=torch.int64))
+    check_on(device, lambda t, m: t[m], torch.zeros(0, 3), torch.zeros(0, 3, dtype=torch.bool))
+    check_on(device, lambda t, i: t[i], torch.zeros(3, 0), torch.tensor([2, 0]))
+
+
+TENSOR_INDEX_ERRORS = [
+    lambda x, i: x[i],
+    lambda x, i: x[[1], i],
+    lambda x, i: x[:, i],
+    lambda x, i: x[i.float()],
+    lambda x, i: x[[0, 1], i],
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("fn", TENSOR_INDEX_ERRORS, ids=[str(i) for i in range(len(TENSOR_INDEX_ERRORS))])
+def test_index_tensor_errors(fn, device):
+    """Out-of-range and float index tensors, and a mask of the wrong shape, raise (on CUDA the CPU's error)."""
+    x = torch.arange(12).reshape(3, 4)
+    for index in (torch.tensor([0, 7, 5]), torch.tensor([-9])):
+        with pytest.raises(IndexError):
+            cpu_result(device, fn, x, index)
+    with pytest.raises(IndexError):
+        cpu_result(device, lambda t, m: t[m], x, torch.tensor([True, False]))
+
+
+LAYOUT_SET_CASES = [
+    ((1,), 7), ((slice(None), [0, 2]), 7), ((slice(None), [0, 2]), np.array([[1, 2]] * 3)),
+    (([0, 2], [1, 3]), np.array([10, 20])), (([[0], [2]], [1, 3]), np.array([1, 2])),
+    ((np.arange(12).reshape(3, 4) % 3 == 0,), -1), ((MASK,), np.array([9, 8, 7, 6])),
+    ((slice(1, None), [3, 0]), np.array([[5], [6]])), ((np.array([0, 2]),), np.array([[[1, 2, 3, 4]]])),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("key,value", LAYOUT_SET_CASES, ids=[str(i) for i in range(len(LAYOUT_SET_CASES))])
+def test_setitem_into_both_layouts(key, value, device):
+    """x[key] = value into a contiguous and a transposed target (a value with leading 1s too)."""
+    value = torch.tensor(value) if isinstance(value, np.ndarray) else value
+    key = tuple(torch.tensor(k) if isinstance(k, np.ndarray) else k for k in key)
+    tensors = [k for k in key if isinstance(k, torch.Tensor)]
+    values = [value] if isinstance(value, torch.Tensor) else []
+
+    def setitem(t, *moved, cast=False):
+        given = iter(moved)
+        rebuilt = tuple(next(given) if isinstance(k, torch.Tensor) else k for k in key)
+        v = next(given) if values else value
+        return _set(t, rebuilt, v.to(t.dtype) if cast and values else v)
+    for x in layouts(np.arange(12).reshape(3, 4)):
+        # the int64 value is cast to the float32 target (PyTorch now asks for the same dtype)
+        check_on(device, setitem, x, *tensors, *values, oracle=lambda *a: setitem(*a, cast=True))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_setitem_of_every_dtype_and_value_casts(dtype, device):
+    """Index, mask and slice assignment into every dtype: values cast to it, broadcast, one per True."""
+    for x in layouts(SIGNED, dtype):
+        check_on(device, lambda t, i, v: _set(t, (i,), v), x, torch.tensor([2, 0]), torch.tensor([1.5, -2.5, 3.0, 0.0]),
+                 oracle=lambda t, i, v: _set(t, (i,), v.to(t.dtype)))
+        check_on(device, lambda t, m: _set(t, (m,), 1), x, torch.tensor(SIGNED > 0))
+        check_on(device, lambda t: _set(t, (slice(None), [1, 3]), 0), x)
+        check_on(device, lambda t, m: _set(t, m, 7), x, torch.tensor(SIGNED > 0))
+        check_on(device, lambda t, m, v: _set(t, m, v), x, torch.tensor(SIGNED > 0), typed(np.arange(6), dtype))
+        check_on(device, lambda t, m, v: _set(t, m, v), x, torch.tensor(SIGNED < 0), typed([3], dtype))
+        with pytest.raises(RuntimeError):
+            cpu_result(device, lambda t, m, v: _set(t, m, v), x, torch.tensor(SIGNED > 0), torch.ones(2))
+    with pytest.raises(RuntimeError):
+        cpu_result(device, lambda t, i, v: _set(t, (i,), v), typed(SIGNED, dtype), torch.tensor([0, 1]), torch.ones(3))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ADD_DTYPES + [torch.bool], ids=str)
+def test_index_put_accumulate_adds_repeats_of_every_dtype(dtype, device):
+    """index_put_(accumulate=True) adds repeated positions (pairs, rows, None-prefixed keys) into both layouts."""
+    for x in layouts(SIGNED, dtype):
+        check_on(device, lambda t, i, j, v: t.clone().index_put_((i, j), v, accumulate=True), x,
+                 torch.tensor([0, 0, 2, 0, 1]), torch.tensor([1, 1, 3, 1, 0]), typed([1, 2, 3, 4, 5], dtype))
+        check_on(device, lambda t, i, v: t.clone().index_put_((i,), v, accumulate=True), x, torch.tensor([1, 1]),
+                 typed([[1, 2, 3, 4]], dtype))
+        # a None in the indices stands for the whole dim (PyTorch's index_put_ takes tensors only)
+        check_on(device, lambda t, i, v: t.clone().index_put_((None, i), v, accumulate=True), x,
+                 torch.tensor([3, 3]), typed([7], dtype),
+                 oracle=lambda t, i, v: t.clone().T.index_put_((i,), v, accumulate=True).T)
+    check_on(device, lambda t, i, v: t.clone().index_put_((i,), v), torch.zeros(5), torch.tensor([4, 1]),
+             torch.tensor([1., 2.]))
