@@ -15,7 +15,7 @@ import pytest
 import ember_tensor as et
 from cuda_guard import matches_the_cpu
 
-__all__ = ["ALL_DTYPES", "ADD_DTYPES", "SIGNED", "typed", "layouts", "check_on", "lib_of"]
+__all__ = ["ALL_DTYPES", "ADD_DTYPES", "SIGNED", "typed", "layouts", "assigned", "check_on", "lib_of"]
 
 ALL_DTYPES = [et.float32, et.float64, et.float16, et.bfloat16, et.int64, et.int32, et.int16, et.int8,
               et.uint8, et.bool]
@@ -40,6 +40,13 @@ def layouts(arr, dtype=et.float32):
     contiguous = typed(arr, dtype)
     strided = typed(np.ascontiguousarray(np.asarray(arr).T), dtype).t()
     return [contiguous, strided]
+
+
+def assigned(x, key, value):
+    """A copy of `x` with x[key] = value: setitem as a call that returns its result."""
+    x = x.clone()
+    x[key] = value
+    return x
 
 
 def lib_of(t):

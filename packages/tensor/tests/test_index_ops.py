@@ -3,15 +3,14 @@ inputs, with PyTorch's errors; exact PyTorch outputs where NumPy has no counterp
 
 The tests taking `device` hold the CPU to the reference (or to PyTorch, `index_cases`)
 and CUDA (Numba's simulator in CI) to the CPU, computed on the device (`cuda_guard`).
+Masks and nonzero are test_masked_ops.py's, gradients test_index_gradients.py's.
 """
-import contextlib
-
 import numpy as np
 import pytest
 
 import ember_tensor as torch
-from cuda_guard import DEVICES, cpu_result, device_only, same_as_cpu
-from index_cases import ADD_DTYPES, ALL_DTYPES, SIGNED, check_on, layouts, lib_of, typed
+from cuda_guard import DEVICES, cpu_result
+from index_cases import ADD_DTYPES, ALL_DTYPES, SIGNED, assigned, check_on, layouts, typed
 
 X = np.arange(12.).reshape(3, 4)
 
@@ -131,41 +130,6 @@ def test_index_add_copy_fill():
     y.index_add_(0, torch.tensor([1, 1, 3]), torch.tensor([1., 2., 3.]))
     assert y.tolist() == [0, 3, 0, 3]
     assert torch.tensor(1.).index_fill(0, torch.tensor(0), 7.).item() == 7.
-
-
-def test_masks_and_put():
-    mask = X % 3 == 0
-    for x in _inputs(X):
-        np.testing.assert_array_equal(x.masked_fill(torch.tensor(mask), 0.).numpy(), np.where(mask, 0, X))
-        np.testing.assert_array_equal(x.masked_select(torch.tensor(mask)).numpy(), X[mask])
-        ref = X.copy()
-        ref[mask] = np.arange(100., 100. + mask.sum())
-        got = x.masked_scatter(torch.tensor(mask), torch.arange(100., 120., dtype=torch.float64))
-        np.testing.assert_array_equal(got.numpy(), ref)
-        ref = X.copy().reshape(-1)
-        np.add.at(ref, [1, 1, 11], [1., 2., 3.])
-        got = x.clone().put_(torch.tensor([1, 1, 11]), torch.tensor([1., 2., 3.]), accumulate=True)
-        np.testing.assert_array_equal(got.numpy(), ref.reshape(3, 4))
-    # a broadcast mask, a 0-d value tensor, and in place on a view
-    row = torch.tensor([True, False, False, True])
-    np.testing.assert_array_equal(torch.tensor(X).masked_fill(row, torch.tensor(-1.)).numpy(),
-                                  np.where([True, False, False, True], -1, X))
-    x = torch.tensor(X)
-    x[1:].masked_fill_(row, 5.)
-    assert x[0].tolist() == X[0].tolist() and x[2, 0].item() == 5.
-
-
-def test_nonzero_argwhere_where():
-    a = np.array([[0, 1, 0], [2, 0, 3]])
-    for x in _inputs(a):
-        np.testing.assert_array_equal(x.nonzero().numpy(), np.argwhere(a))
-        np.testing.assert_array_equal(torch.argwhere(x).numpy(), np.argwhere(a))
-        for got, ref in zip(x.nonzero(as_tuple=True), np.nonzero(a)):
-            np.testing.assert_array_equal(got.numpy(), ref)
-        for got, ref in zip(torch.where(x > 0), np.nonzero(a > 0)):
-            np.testing.assert_array_equal(got.numpy(), ref)
-    assert torch.tensor(3).nonzero().shape == (1, 0) and torch.tensor(0).nonzero().shape == (0, 0)
-    assert [t.tolist() for t in torch.tensor(3).nonzero(as_tuple=True)] == [[0]]
 
 
 def test_take_along_dim():
@@ -353,12 +317,6 @@ def test_non_contiguous_and_0d_indices(device):
         check_on(device, lambda t, i: t.index_add(0, i, t[:1]), x, torch.tensor([1]))
 
 
-def _set(x, key, value):
-    x = x.clone()
-    x[key] = value
-    return x
-
-
 @pytest.mark.parametrize("device", DEVICES)
 def test_views_of_more_dims_than_a_kernel_tuple(device):
     """Past 8 non-mergeable dims the offsets come from an outer sum of two halves."""
@@ -370,7 +328,7 @@ def test_views_of_more_dims_than_a_kernel_tuple(device):
     check_on(device, lambda t, i: t.gather(9, i), x, idx)
     check_on(device, lambda t, i: t.scatter_add(9, i, t), x, idx)
     check_on(device, lambda t: t[t > 500], x)
-    check_on(device, lambda t: _set(t, t > 500, 0), x)
+    check_on(device, lambda t: assigned(t, t > 500, 0), x)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -407,93 +365,6 @@ def test_index_bound_errors(fn, device):
     for index in ([1, 5, -7], [0, -9, 1]):
         with pytest.raises((RuntimeError, IndexError)):
             cpu_result(device, fn, torch.tensor(SIGNED), torch.tensor(index))
-
-
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
-def test_nonzero_argwhere_where_of_every_dtype(dtype, device):
-    """nonzero (both forms), argwhere and where(cond) of both layouts, 0-d, empty, all-zero and NaN/-0 inputs."""
-    for x in layouts(np.array([[0, 1, 0, 2], [3, 0, 0, 0], [0, 0, 4, 5]]), dtype):
-        check_on(device, lambda t: t.nonzero(), x)
-        check_on(device, lambda t: t.nonzero(as_tuple=True), x)
-        check_on(device, lambda t: lib_of(t).argwhere(t), x)
-        check_on(device, lambda t: lib_of(t).where(t != 0), x)
-    check_on(device, lambda t: t.nonzero(), typed(3, dtype))
-    check_on(device, lambda t: t.nonzero(as_tuple=True), typed(0, dtype))
-    check_on(device, lambda t: t.nonzero(), torch.zeros(0, 2, dtype=dtype))
-    check_on(device, lambda t: t.nonzero(), torch.zeros(2, 3, dtype=dtype))
-    check_on(device, lambda t: lib_of(t).nonzero(t), torch.tensor([float("nan"), 0., -0.]).to(dtype)
-             if dtype.is_floating_point else typed([1, 0, 1], dtype))
-
-
-@pytest.mark.parametrize("device", DEVICES)
-def test_nonzero_over_uneven_chunks(device):
-    """98 flags: 9 scan chunks, the last one short, in both layouts."""
-    flags = torch.tensor(np.random.default_rng(0).random((7, 14)) < 0.3)
-    check_on(device, lambda t: t.nonzero(), flags)
-    check_on(device, lambda t: t.t().nonzero(as_tuple=True), flags)
-
-
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int8, torch.bool],
-                         ids=str)
-def test_masked_ops_of_every_dtype(dtype, device):
-    """masked_select (a broadcast mask too), masked_fill and masked_scatter of both layouts; 0-d; their errors."""
-    mask = torch.tensor(SIGNED > 0)
-    source = typed(np.arange(20), dtype)
-    for x in layouts(SIGNED, dtype):
-        check_on(device, lambda t, m: t.masked_select(m), x, mask)
-        check_on(device, lambda t, m: t.masked_select(m), x, mask[0])
-        check_on(device, lambda t, m: t.masked_fill(m, 1), x, mask)
-        check_on(device, lambda t, m, s: t.masked_scatter(m, s), x, mask, source)
-        check_on(device, lambda t, m, s: t.masked_scatter(m, s), x, mask[:, :1], source)
-    check_on(device, lambda t, m: t.masked_select(m), torch.tensor(2.), torch.tensor(True))
-    with pytest.raises(RuntimeError):
-        cpu_result(device, lambda t, m, s: t.masked_scatter(m, s), torch.tensor(SIGNED), mask, torch.ones(2))
-    with pytest.raises(RuntimeError):
-        cpu_result(device, lambda t, m: t.masked_select(m), torch.tensor(SIGNED), mask.int())
-
-
-# (name, call on x and an index, the index, whether the gradient is computed on the device:
-# x[index]'s goes through ember_autograd's _rules/_scatter._IndexAddFlat, which still adds on
-# the host, outside this package; only its values are compared).
-GRAD_CASES = [
-    ("gather", lambda x, i: x.gather(1, i), [[0, 0], [3, 1], [2, 2]], True),
-    ("index_select", lambda x, i: x.index_select(1, i), [3, 3, 0], True),
-    ("take", lambda x, i: x.take(i), [0, 0, 11], True),
-    ("masked_select", lambda x, m: x.masked_select(m), SIGNED > 0, True),
-    ("flip", lambda x, i: x.flip(1), [0], True),
-    ("scatter_add", lambda x, i: x.scatter_add(0, i, x[:1] * 2), [[0, 1, 0, 2]], True),
-    ("index_put", lambda x, i: x.index_put((i,), x[0] * 3, accumulate=True), [1, 1], True),
-    ("getitem", lambda x, i: x[i], [2, 0, 2], False),
-    ("getitem mask", lambda x, i: x[x > 0], [0], False),
-]
-
-
-def _gradient(lib, call, index, device="cpu"):
-    """x.grad of sum(call(x, index) * weights) for x = SIGNED in float64 (float32 weights), made by `lib` on `device`."""
-    x = lib.tensor(SIGNED, device=device, requires_grad=True)
-    out = call(x, lib.tensor(index, device=device))
-    weights = lib.arange(out.numel(), dtype=lib.float32, device=device).reshape(out.shape) % 5
-    (out * weights).sum().backward()
-    return x.grad
-
-
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("name,call,index,on_device", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
-def test_gradients_through_index_ops(name, call, index, on_device, device):
-    """The input's gradient through each index op: PyTorch's on the CPU (where installed),
-    the CPU's on CUDA, computed there (repeats add up)."""
-    pytest.importorskip("ember_autograd")
-    got = _gradient(torch, call, index)
-    if device == "cpu":
-        reference = pytest.importorskip("torch")
-        want = _gradient(reference, call, index).numpy()
-        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
-        return
-    with device_only(allow_scalar_reads=True) if on_device else contextlib.nullcontext():
-        on_cuda = _gradient(torch, call, index, device)
-    same_as_cpu(got, on_cuda)
 
 
 CUDA_CASES = [

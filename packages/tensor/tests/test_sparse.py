@@ -2,16 +2,16 @@
 
 The tests taking `device` check the CPU against NumPy and CUDA (Numba's simulator in CI)
 against the CPU, computed on the device (`cuda_guard`): one value may be read back there,
-an output's size or an error flag. The ops' samples on every device are also the op
-database's (sparse family, tests/test_op_families.py).
+an output's size or an error flag. Every op of the sparse API on every device is
+test_sparse_api.py's, gradients test_sparse_gradients.py's; the ops' samples are also
+the op database's (sparse family, tests/test_op_families.py).
 """
-import contextlib
-
 import numpy as np
 import pytest
 
 import ember_tensor as torch
-from cuda_guard import DEVICES, cpu_result, device_only, matches_the_cpu
+from cuda_guard import DEVICES, cpu_result, matches_the_cpu
+from sparse_cases import CASE_RNG, comparable, masked_softmax, sparse_case
 
 RNG = np.random.default_rng(0)
 
@@ -206,7 +206,7 @@ def test_index_select(shape, sparse_dim, dim, index, device):
     # The CPU draws from RNG as before this test took a device: the tests after it see the same numbers.
     a = random_dense(shape, sparse_dim=sparse_dim, rng=RNG if device == "cpu" else CASE_RNG)
     s = torch.tensor(a).to_sparse(sparse_dim)
-    got = cpu_result(device, lambda t, i: _comparable(t.index_select(dim, i)), s, torch.tensor(index))[0]
+    got = cpu_result(device, lambda t, i: comparable(t.index_select(dim, i)), s, torch.tensor(index))[0]
     np.testing.assert_allclose(got.numpy(), np.take(a, index, axis=dim))
     with pytest.raises(IndexError, match="index out of range in self"):
         cpu_result(device, lambda t, i: t.index_select(dim, i), s, torch.tensor([shape[dim]]))
@@ -217,7 +217,7 @@ def test_index_select_of_an_uncoalesced_sparse_dim_with_repeated_picks(device):
     """Repeated, negative and no picks of rows that hold duplicates: the picked entries, in the CPU's order."""
     s, a, _ = sparse_case((4, 3), 2, 2)
     for index in ([2, 0, 2, 1, 2], [], [3, 3], [-1, 0, -4]):
-        got = cpu_result(device, lambda t, i: (*_comparable(t.index_select(0, i)), t.index_select(0, i)._indices()),
+        got = cpu_result(device, lambda t, i: (*comparable(t.index_select(0, i)), t.index_select(0, i)._indices()),
                          s, torch.tensor(index, dtype=torch.int64))
         np.testing.assert_allclose(got[0].numpy(), np.take(a, index, axis=0))
 
@@ -260,19 +260,6 @@ def test_sparse_sum(shape, sparse_dim, dim):
     np.testing.assert_allclose(got.numpy(), a.sum(axis=dim), atol=1e-12)
 
 
-def _masked_softmax(a, dim, log, present=None):
-    """softmax over the specified entries (`present`; by default the nonzeros), 0 elsewhere."""
-    present = a != 0 if present is None else present
-    shifted = np.where(present, a, -np.inf)
-    peak = np.max(shifted, axis=dim, keepdims=True)
-    peak = np.where(np.isfinite(peak), peak, 0)
-    e = np.where(present, np.exp(a - peak), 0)
-    soft = e / np.maximum(e.sum(axis=dim, keepdims=True), 1e-300)
-    if log:
-        return np.where(present, np.log(np.where(present, soft, 1)), 0)
-    return soft
-
-
 @pytest.mark.parametrize("shape,dim", [((3, 4), 1), ((3, 4), 0), ((2, 3, 4), 1), ((2, 3, 4), -1)])
 @pytest.mark.parametrize("log", [False, True])
 def test_sparse_softmax_over_specified_entries(shape, dim, log):
@@ -280,7 +267,7 @@ def test_sparse_softmax_over_specified_entries(shape, dim, log):
     fn = torch.sparse.log_softmax if log else torch.sparse.softmax
     got = fn(uncoalesced(a), dim)
     assert got.is_sparse
-    np.testing.assert_allclose(got.to_dense().numpy(), _masked_softmax(a, dim, log), atol=1e-12)
+    np.testing.assert_allclose(got.to_dense().numpy(), masked_softmax(a, dim, log), atol=1e-12)
 
 
 def test_sparse_softmax_over_dense_dim():
@@ -314,217 +301,6 @@ def test_dense_only_methods_raise_instead_of_reading_the_placeholder(call):
 def test_numpy_conversion_is_refused():
     with pytest.raises(TypeError, match="can't convert Sparse layout tensor to numpy. Use Tensor.to_dense\\(\\) first."):
         torch.ones(2).to_sparse().numpy()
-
-
-# -- every op of the sparse API on every device -------------------------------------------
-
-CASE_RNG = np.random.default_rng(7)
-
-
-def sparse_case(shape, sparse_dim=None, repeats=2, dtype=torch.float64, density=0.5):
-    """An uncoalesced CPU sparse tensor (its entries split into shuffled duplicates; none when
-    `repeats` is 0), the dense array it stands for and the mask of its specified elements."""
-    sparse_dim = len(shape) if sparse_dim is None else sparse_dim
-    mask = CASE_RNG.random(shape[:sparse_dim]) < density
-    block = mask.reshape(mask.shape + (1,) * (len(shape) - sparse_dim))
-    dense = CASE_RNG.integers(-4, 5, shape).astype(np.float64) * block
-    idx = np.zeros((0, int(mask)), np.int64) if sparse_dim == 0 else np.array(np.nonzero(mask)).reshape(sparse_dim, -1)
-    picked = dense.reshape((1,) + shape)[:idx.shape[1]] if sparse_dim == 0 else dense[tuple(idx)]
-    vals = picked / max(repeats, 1)
-    idx = np.concatenate([idx] * repeats, axis=1) if repeats else idx[:, :0]
-    vals = np.concatenate([vals] * repeats) if repeats else vals[:0]
-    present = np.broadcast_to(block, shape) & (repeats > 0)
-    order = CASE_RNG.permutation(len(vals))
-    s = torch.sparse_coo_tensor(torch.tensor(idx[:, order]), torch.tensor(vals[order], dtype=dtype), shape)
-    return s, dense if repeats else dense * 0, present
-
-
-def _comparable(result):
-    """A result as dense tensors that compare across devices: a sparse one as its dense
-    tensor and its (sparse, coalesced) flags, on its device."""
-    if not result.is_sparse:
-        return (result,)
-    return result.to_dense(), torch.tensor([True, result.is_coalesced()], device=result.device)
-
-
-# name: (call on a sparse s and a dense d of its shape, NumPy reference on s's dense a, d
-# and the mask p of s's specified elements, given s's sparse_dim).
-OPS = {
-    "add_sparse": (lambda s, d: s + s * 2, lambda a, d, p, k: 3 * a),
-    "sub_sparse": (lambda s, d: s - s.double(), lambda a, d, p, k: 0 * a),
-    "add_alpha": (lambda s, d: s.add(s, alpha=3), lambda a, d, p, k: 4 * a),
-    "dense_add": (lambda s, d: d + s, lambda a, d, p, k: d + a),
-    "dense_sub": (lambda s, d: d - s, lambda a, d, p, k: d - a),
-    "float_dense_add": (lambda s, d: d.float() + s, lambda a, d, p, k: d.astype(np.float32) + a),
-    "mul_scalar": (lambda s, d: s * 2.5, lambda a, d, p, k: 2.5 * a),
-    "mul_0d": (lambda s, d: s * torch.tensor(3.0, device=s.device), lambda a, d, p, k: 3 * a),
-    "mul_dense": (lambda s, d: s * d, lambda a, d, p, k: a * d),
-    "mul_sparse": (lambda s, d: s * s, lambda a, d, p, k: a * a),
-    "div": (lambda s, d: s / 4, lambda a, d, p, k: a / 4),
-    "neg": (lambda s, d: -s, lambda a, d, p, k: -a),
-    "transpose": (lambda s, d: s.transpose(0, 1) if s.sparse_dim() >= 2 else s,
-                  lambda a, d, p, k: np.swapaxes(a, 0, 1) if k >= 2 else a),
-    "narrow_sparse": (lambda s, d: s.narrow_copy(0, 1, 1), lambda a, d, p, k: a[1:2]),
-    "narrow_dense": (lambda s, d: s.narrow_copy(s.dim() - 1, 1, 1), lambda a, d, p, k: a[..., 1:2]),
-    "index_select_sparse": (lambda s, d: s.index_select(0, torch.tensor([1, 0, 1, -1], device=s.device)),
-                            lambda a, d, p, k: a[[1, 0, 1, -1]]),
-    "index_select_dense": (lambda s, d: s.index_select(s.dim() - 1, torch.tensor([1, 0], device=s.device)),
-                           lambda a, d, p, k: a[..., [1, 0]]),
-    "sum_all": (lambda s, d: torch.sparse.sum(s), lambda a, d, p, k: a.sum()),
-    "sum_first": (lambda s, d: torch.sparse.sum(s, 0), lambda a, d, p, k: a.sum(0)),
-    "sum_last": (lambda s, d: torch.sparse.sum(s, s.dim() - 1), lambda a, d, p, k: a.sum(-1)),
-    "sum_dims": (lambda s, d: torch.sparse.sum(s, (0, 1)), lambda a, d, p, k: a.sum((0, 1))),
-    "softmax_0": (lambda s, d: torch.sparse.softmax(s, 0), lambda a, d, p, k: _masked_softmax(a, 0, False, p)),
-    "log_softmax_last": (lambda s, d: torch.sparse.log_softmax(s, s.dim() - 1),
-                         lambda a, d, p, k: _masked_softmax(a, -1, True, p)),
-    "sparse_mask": (lambda s, d: d.sparse_mask(s.coalesce()), lambda a, d, p, k: np.where(p, d, 0)),
-    "clone": (lambda s, d: s.clone(), lambda a, d, p, k: a),
-    "to_float": (lambda s, d: s.to(torch.float32), lambda a, d, p, k: a.astype(np.float32)),
-    "mul_": (lambda s, d: s.clone().mul_(2.0), lambda a, d, p, k: 2 * a),
-    "add_": (lambda s, d: s.clone().add_(s), lambda a, d, p, k: 2 * a),
-    "zero_": (lambda s, d: s.clone().zero_(), lambda a, d, p, k: 0 * a),
-}
-# (shape, sparse_dim): hybrid ones, and (2, 3) with no entries at all.
-OP_SHAPES = [((3, 2), 2), ((3, 2), 1), ((3, 2, 2), 2), ((2, 3), 2)]
-
-
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("name", sorted(OPS))
-def test_sparse_ops_match_their_dense_reference(name, device):
-    """Each op of uncoalesced, hybrid and empty sparse tensors with a strided dense operand
-    gives the dense reference (on CUDA the CPU's result, layout and coalesced flag)."""
-    call, ref = OPS[name]
-    for shape, sparse_dim in OP_SHAPES:
-        s, a, present = sparse_case(shape, sparse_dim, 0 if shape == (2, 3) else 2)
-        d = CASE_RNG.standard_normal(shape)
-        strided = torch.tensor(np.ascontiguousarray(d.T)).permute(*range(len(shape) - 1, -1, -1))
-        got = cpu_result(device, lambda t, u: _comparable(call(t, u)), s, strided)[0]
-        np.testing.assert_allclose(got.numpy(), ref(a, d, present, sparse_dim), atol=1e-12, err_msg=str(shape))
-
-
-# Half, integer and bool values: ops on (2, 3) holding 1, 2, 3 at (0, 2), (1, 0), (0, 2).
-HALF_AND_INTEGER_OPS = {
-    "coalesce": (lambda s: s.coalesce(), lambda a: a),
-    "to_dense": (lambda s: s.to_dense(), lambda a: a),
-    "to_dense_float64": (lambda s: s.to_dense(torch.float64), lambda a: a),
-    "mul": (lambda s: s * 2, lambda a: a * 2),
-    "sum": (lambda s: torch.sparse.sum(s, 1), lambda a: a.sum(1)),
-    "to_sparse": (lambda s: s.to_dense().to_sparse(), lambda a: a),
-    "dense_add": (lambda s: torch.ones(2, 3, dtype=s.dtype, device=s.device) + s, lambda a: 1 + a),
-}
-
-
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.bool],
-                         ids=str)
-def test_half_integer_and_bool_values(dtype, device):
-    """Sparse ops keep (or promote as dense ops do) half, integer and bool values."""
-    s = torch.sparse_coo_tensor([[0, 1, 0], [2, 0, 2]], torch.tensor([1, 2, 3]).to(dtype), (2, 3))
-    a = np.array([[0, 0, 4], [2, 0, 0]]) if dtype is not torch.bool else np.array([[0, 0, 1], [1, 0, 0]])
-    for name, (call, ref) in HALF_AND_INTEGER_OPS.items():
-        got = cpu_result(device, lambda t: _comparable(call(t)), s)[0]
-        if dtype is torch.bool and name in ("mul", "sum"):
-            continue  # ember keeps bool where PyTorch's sparse bool * 2 is int64: the devices agree, PyTorch not
-        want = np.ones((2, 3)) if dtype is torch.bool and name == "dense_add" else ref(a)  # bool + is or
-        np.testing.assert_array_equal(got.float().numpy(), want, err_msg=name)
-
-
-@pytest.mark.parametrize("device", DEVICES)
-def test_dense_plus_sparse_into_a_non_contiguous_dense_in_place(device):
-    """dense += alpha * sparse (SGD's update) writes through a transposed dense view."""
-    from ember_tensor.sparse._ops import add_sparse_into_dense_
-    s, a, _ = sparse_case((3, 4), 2, 3)
-    base = CASE_RNG.standard_normal((4, 3))
-    got = cpu_result(device, lambda b, t: add_sparse_into_dense_(b.clone().t(), t, alpha=-2), torch.tensor(base), s)
-    np.testing.assert_allclose(got.numpy(), base.T - 2 * a)
-
-
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("padding_idx,scale", [(None, False), (1, False), (None, True), (2, True)])
-def test_embedding_sparse_backward(padding_idx, scale, device):
-    """The sparse weight gradient of an embedding: the output gradient's rows added at their
-    indices, padding rows dropped, divided by each index's count when scaling by frequency."""
-    from ember_tensor.sparse._nn import embedding_sparse_backward
-    idx = np.array([[1, 2], [1, 0], [2, 2]])
-    grad = CASE_RNG.standard_normal((3, 2, 4))
-    got = cpu_result(device, lambda g, i: _comparable(embedding_sparse_backward(g, i, 5, padding_idx, scale)),
-                     torch.tensor(grad), torch.tensor(idx))[0]
-    counts = np.bincount(idx.ravel(), minlength=5)
-    want = np.zeros((5, 4))
-    np.add.at(want, idx.ravel(), grad.reshape(-1, 4) / (counts[idx.ravel(), None] if scale else 1))
-    if padding_idx is not None:
-        want[padding_idx] = 0
-    np.testing.assert_allclose(got.numpy(), want, atol=1e-12)
-
-
-def _gradients(device, call, *leaves, guarded=True):
-    """The gradients of call(*leaves) (a scalar) w.r.t. copies of the leaves made on
-    `device` (inside device_only on CUDA when `guarded`: one value may be read back)."""
-    pytest.importorskip("ember_autograd")  # the tensor tox env installs no autograd
-    leaves = [x.detach().clone().to(device).requires_grad_() for x in leaves]
-    with device_only(allow_scalar_reads=True) if device != "cpu" and guarded else contextlib.nullcontext():
-        call(*leaves).backward()
-    return [x.grad for x in leaves]
-
-
-@pytest.mark.parametrize("device", DEVICES)
-def test_sparse_mm_backward(device):
-    """sum((S @ D)^2)'s gradients: 2 (S D) D^T at each of S's entries (two per element
-    here: S is uncoalesced), and 2 S^T (S D)."""
-    s, a, present = sparse_case((3, 4), 2, 2)
-    b = CASE_RNG.standard_normal((4, 2))
-
-    def loss(x, y):
-        return (torch.sparse.mm(x, y) ** 2).sum()
-    grads = _gradients(device, loss, s, torch.tensor(b))
-    if device != "cpu":
-        for got, want in zip(grads, _gradients("cpu", loss, s, torch.tensor(b))):
-            assert got.is_sparse == want.is_sparse
-            same = (lambda t: t.to_dense()) if want.is_sparse else (lambda t: t)
-            np.testing.assert_allclose(same(got).cpu().numpy(), same(want).numpy(), atol=1e-12)
-    product = a @ b
-    np.testing.assert_allclose(grads[0].to_dense().cpu().numpy(), 2 * np.where(present, 2 * product @ b.T, 0), atol=1e-10)
-    np.testing.assert_allclose(grads[1].cpu().numpy(), 2 * a.T @ product, atol=1e-10)
-
-
-@pytest.mark.parametrize("device", DEVICES)
-def test_gradients_reach_the_values_through_coalesce_and_to_dense(device):
-    """sum((dense(S) * W)^2)'s gradient w.r.t. S's values: 2 dense(S) W^2 at each value's place."""
-    s, a, _ = sparse_case((3, 4), 2, 2)
-    weights = CASE_RNG.standard_normal((3, 4))
-    indices = s._indices().numpy()
-
-    def loss(values):
-        t = torch.sparse_coo_tensor(torch.tensor(indices, device=values.device), values, (3, 4))
-        return ((t.coalesce().to_dense() * torch.tensor(weights, device=values.device)) ** 2).sum()
-    # Not guarded: the gradient through coalesce reads the indices back (a known host step).
-    (got,) = _gradients(device, loss, s._values(), guarded=False)
-    if device != "cpu":
-        np.testing.assert_allclose(got.cpu().numpy(), _gradients("cpu", loss, s._values())[0].numpy(), atol=1e-12)
-    want = (2 * a * weights ** 2)[tuple(indices)]
-    np.testing.assert_allclose(got.cpu().numpy(), want, atol=1e-10)
-
-
-@pytest.mark.parametrize("device", DEVICES)
-def test_sparse_embedding_and_an_sgd_step(device):
-    """An Embedding(sparse=True) gives a sparse gradient on its device; SGD's step subtracts
-    lr times it (the padding row untouched), the same on every device."""
-    nn = pytest.importorskip("ember_nn")  # the tensor tox env installs neither nn nor optim
-    optim = pytest.importorskip("ember_optim")
-    torch.manual_seed(0)
-    emb = nn.Embedding(5, 3, sparse=True, padding_idx=0)
-    before = emb.weight.detach().numpy().copy()
-    emb = emb.to(device)
-    opt = optim.SGD(emb.parameters(), lr=0.1)
-    idx = np.array([[1, 2, 0], [2, 2, 4]])
-    with device_only(allow_scalar_reads=True) if device != "cpu" else contextlib.nullcontext():
-        (emb(torch.tensor(idx, device=device)) ** 2).sum().backward()
-        opt.step()
-    assert emb.weight.grad.is_sparse and emb.weight.grad._indices().device.type == device
-    grad = np.zeros_like(before)
-    np.add.at(grad, idx.ravel(), 2 * before[idx.ravel()])
-    grad[0] = 0
-    np.testing.assert_allclose(emb.weight.detach().cpu().numpy(), before - 0.1 * grad, rtol=1e-6, atol=1e-6)
 
 
 # -- CUDA (Numba's simulator in CI; conftest sets NUMBA_ENABLE_CUDASIM=1) ----------------
