@@ -44,7 +44,8 @@ OPS = {
     "softmax_0": (lambda s, d: torch.sparse.softmax(s, 0), lambda a, d, p, k: masked_softmax(a, 0, False, p)),
     "log_softmax_last": (lambda s, d: torch.sparse.log_softmax(s, s.dim() - 1),
                          lambda a, d, p, k: masked_softmax(a, -1, True, p)),
-    "sparse_mask": (lambda s, d: d.sparse_mask(s.coalesce()), lambda a, d, p, k: np.where(p, d, 0)),
+    # s holds each element twice: so does the masked result, whose dense form adds them
+    "sparse_mask": (lambda s, d: d.sparse_mask(s), lambda a, d, p, k: 2 * np.where(p, d, 0)),
     "clone": (lambda s, d: s.clone(), lambda a, d, p, k: a),
     "to_float": (lambda s, d: s.to(torch.float32), lambda a, d, p, k: a.astype(np.float32)),
     "mul_": (lambda s, d: s.clone().mul_(2.0), lambda a, d, p, k: 2 * a),
