@@ -64,7 +64,7 @@ from ember_autograd import (  # noqa: E402,F401 -- re-exported at the top level,
 _aliases.install(on_layer_load=_check_pinned)
 __getattr__ = _aliases.module_getattr
 
-from ember import utils  # noqa: E402,F401 -- ``ember.utils.data`` without an import, as in PyTorch
+from ember import utils, version  # noqa: E402,F401 -- ``ember.utils.data``, ``ember.version.cuda``, as in PyTorch
 
 _GRAD_MODES = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
                "is_inference_mode_enabled"]

@@ -18,6 +18,9 @@ import sys
 SUBMODULE_ALIASES = {
     "ember.cuda": "ember_tensor.cuda",
     "ember.linalg": "ember_tensor.linalg",
+    "ember.accelerator": "ember_tensor.accelerator",
+    "ember.backends": "ember_tensor.backend_flags",
+    "ember.types": "ember_tensor.types",
     "ember.testing": "ember_tensor.testing",
     "ember.autograd": "ember_autograd",
     "ember.nn": "ember_nn",
