@@ -21,6 +21,7 @@ SUBMODULE_ALIASES = {
     "ember.accelerator": "ember_tensor.accelerator",
     "ember.backends": "ember_tensor.backend_flags",
     "ember.types": "ember_tensor.types",
+    "ember.multiprocessing": "ember_tensor.multiprocessing",
     "ember.testing": "ember_tensor.testing",
     "ember.autograd": "ember_autograd",
     "ember.nn": "ember_nn",
