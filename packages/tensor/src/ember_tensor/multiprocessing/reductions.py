@@ -6,6 +6,7 @@ from multiprocessing.reduction import DupFd, ForkingPickler
 
 from .._backends.cpu import shared_memory, storage as cpu_storage
 from .._device import CPU
+from .._dtype import _dtype_by_name
 from .._tensor import Storage, Tensor
 
 __all__ = ["init_reductions", "reduce_tensor", "rebuild_tensor"]
@@ -30,9 +31,7 @@ def reduce_tensor(tensor):
 
 def rebuild_tensor(dup_fd, nbytes, size, dtype_name, layout, requires_grad):
     """The tensor `reduce_tensor` described, over the same shared pages."""
-    from .. import _dtype
-
-    dtype = _dtype._dtype_by_name(dtype_name)
+    dtype = _dtype_by_name(dtype_name)
     buf = shared_memory.attach(dup_fd.detach(), nbytes, size, dtype.np)
     shape, strides, offset = layout
     tensor = Tensor._wrap(cpu_storage.as_strided(buf, shape, strides, offset), dtype, CPU, Storage(buf), offset)
