@@ -27,6 +27,7 @@ SUBMODULE_ALIASES = {
     "ember.nn": "ember_nn",
     "ember.optim": "ember_optim",
     "ember.utils.data": "ember_data",
+    "ember.utils.checkpoint": "ember_autograd.checkpoint",
     "ember.distributed": "ember_distributed",
     "ember.onnx": "ember_export.onnx",
     "ember.jit": "ember_export.jit",
