@@ -22,6 +22,7 @@ SUBMODULE_ALIASES = {
     "ember.backends": "ember_tensor.backend_flags",
     "ember.types": "ember_tensor.types",
     "ember.multiprocessing": "ember_tensor.multiprocessing",
+    "ember.hub": "ember_tensor.hub",
     "ember.testing": "ember_tensor.testing",
     "ember.autograd": "ember_autograd",
     "ember.nn": "ember_nn",

@@ -110,7 +110,7 @@ def is_nonzero(input):
 
 def __getattr__(name):
     # Submodules that cost import time load on first use: ember_tensor.cuda, .testing, ...
-    if name in ("cuda", "testing", "accelerator", "backend_flags", "types", "multiprocessing"):
+    if name in ("cuda", "testing", "accelerator", "backend_flags", "types", "multiprocessing", "hub"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'ember_tensor' has no attribute '{name}'")
