@@ -133,6 +133,13 @@ def test_runtime_surface_under_pytorchs_paths():
     from ember.types import Device, Number  # noqa: F401 - importable, as from torch.types
 
 
+def test_the_tensor_class_prints_its_public_path():
+    import pickle
+
+    assert str(type(ember.ones(1))) == "<class 'ember.Tensor'>"
+    assert pickle.loads(pickle.dumps(ember.Tensor)) is ember.Tensor
+
+
 def test_path_of_a_module_not_written_yet_is_absent():
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("ember.utils.not_a_module")

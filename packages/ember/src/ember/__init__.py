@@ -52,6 +52,10 @@ def _wire_nn_parallel(ember_nn):
 
 _check_pinned(ember_tensor)
 
+# ``str(type(x))`` names the public path, as PyTorch prints <class 'torch.Tensor'>; the
+# class is reachable there (``ember.Tensor``), so pickling the class itself still works.
+ember_tensor.Tensor.__module__ = "ember"
+
 # PyTorch fills autograd in at ``import torch``: importing ember_autograd installs it into
 # ember_tensor's autograd slot and dispatcher, so ``backward()`` works from here on.
 import ember_autograd  # noqa: E402
