@@ -29,6 +29,7 @@ SUBMODULE_ALIASES = {
     "ember.optim": "ember_optim",
     "ember.utils.data": "ember_data",
     "ember.utils.checkpoint": "ember_autograd.checkpoint",
+    "ember.utils.backcompat": "ember_tensor.backcompat",
     "ember.profiler": "ember_autograd.scheduled_profiler",
     "ember.distributed": "ember_distributed",
     "ember.onnx": "ember_export.onnx",

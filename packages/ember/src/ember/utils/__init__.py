@@ -7,7 +7,7 @@ attributes without an import, as ``torch.utils.data`` is.
 
 import importlib
 
-__all__ = ["data", "checkpoint"]
+__all__ = ["data", "checkpoint", "backcompat"]
 
 
 def __getattr__(name):
