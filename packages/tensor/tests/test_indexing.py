@@ -343,3 +343,25 @@ def test_hypothesis_matches_pytorch(case):
     expected[_build_key(key, ref)] = ref.tensor(new)
     x[_build_key(key, torch)] = torch.tensor(new)
     np.testing.assert_array_equal(x.numpy(), expected.numpy())
+
+
+def test_a_range_indexes_like_a_list():
+    x = torch.arange(12.0).reshape(3, 4)
+    assert x[range(3), torch.tensor([0, 2, 3])].tolist() == [0.0, 6.0, 11.0]
+    assert x[range(1, 3)].tolist() == x[[1, 2]].tolist()
+
+
+def test_setitem_drops_the_values_extra_leading_ones():
+    # PyTorch: t[0] = v with v of shape (1, 1, 4) writes the row; other extra dims still fail.
+    t = torch.zeros(3, 4)
+    t[0] = torch.ones(1, 1, 4)
+    t[1:2] = torch.full((1, 1, 1, 4), 2.0)
+    assert t.tolist() == [[1.0] * 4, [2.0] * 4, [0.0] * 4]
+    with pytest.raises(RuntimeError):
+        t[0] = torch.ones(2, 1, 4)
+
+
+def test_to_another_tensor_takes_its_dtype_and_device():
+    x = torch.ones(2)
+    assert x.to(torch.zeros(1, dtype=torch.float64)).dtype is torch.float64
+    assert x.to(torch.zeros(1, dtype=torch.int32), copy=True).dtype is torch.int32
