@@ -392,3 +392,9 @@ def test_index_tensor_errors(fn, device):
             cpu_result(device, fn, x, index)
     with pytest.raises(IndexError):
         cpu_result(device, lambda t, m: t[m], x, torch.tensor([True, False]))
+
+
+def test_a_range_indexes_like_a_list():
+    x = torch.arange(12.0).reshape(3, 4)
+    assert x[range(3), torch.tensor([0, 2, 3])].tolist() == [0.0, 6.0, 11.0]
+    assert x[range(1, 3)].tolist() == x[[1, 2]].tolist()

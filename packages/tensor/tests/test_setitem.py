@@ -133,3 +133,13 @@ def test_index_put_accumulate_adds_repeats_of_every_dtype(dtype, device):
                  oracle=lambda t, i, v: t.clone().T.index_put_((i,), v, accumulate=True).T)
     check_on(device, lambda t, i, v: t.clone().index_put_((i,), v), torch.zeros(5), torch.tensor([4, 1]),
              torch.tensor([1., 2.]))
+
+
+def test_setitem_drops_the_values_extra_leading_ones():
+    # PyTorch: t[0] = v with v of shape (1, 1, 4) writes the row; other extra dims still fail.
+    t = torch.zeros(3, 4)
+    t[0] = torch.ones(1, 1, 4)
+    t[1:2] = torch.full((1, 1, 1, 4), 2.0)
+    assert t.tolist() == [[1.0] * 4, [2.0] * 4, [0.0] * 4]
+    with pytest.raises(RuntimeError):
+        t[0] = torch.ones(2, 1, 4)

@@ -52,6 +52,10 @@ def _wire_nn_parallel(ember_nn):
 
 _check_pinned(ember_tensor)
 
+# ``str(type(x))`` names the public path, as PyTorch prints <class 'torch.Tensor'>; the
+# class is reachable there (``ember.Tensor``), so pickling the class itself still works.
+ember_tensor.Tensor.__module__ = "ember"
+
 # PyTorch fills autograd in at ``import torch``: importing ember_autograd installs it into
 # ember_tensor's autograd slot and dispatcher, so ``backward()`` works from here on.
 import ember_autograd  # noqa: E402
@@ -64,7 +68,7 @@ from ember_autograd import (  # noqa: E402,F401 -- re-exported at the top level,
 _aliases.install(on_layer_load=_check_pinned)
 __getattr__ = _aliases.module_getattr
 
-from ember import utils  # noqa: E402,F401 -- ``ember.utils.data`` without an import, as in PyTorch
+from ember import utils, version  # noqa: E402,F401 -- ``ember.utils.data``, ``ember.version.cuda``, as in PyTorch
 
 _GRAD_MODES = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
                "is_inference_mode_enabled"]
