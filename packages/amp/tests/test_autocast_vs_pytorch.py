@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ember_amp
-import ember_nn.functional as EF
+import _functional as EF
 import ember_tensor as et
 from _oplist_cases import CASES
 
