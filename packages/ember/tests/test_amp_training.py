@@ -1,0 +1,104 @@
+"""Mixed precision with the whole stack, written as scripts write it (``import ember as
+torch``): an MLP and the MNIST example's network trained on the digits shipped with
+ember-data under ``torch.autocast`` + ``GradScaler`` reach the accuracy of float32
+training; nanoGPT's spellings run unchanged."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ember as torch
+from ember_data.datasets import load_digits_arrays
+
+nn, F = torch.nn, torch.nn.functional
+
+
+def _digits():
+    images, labels = load_digits_arrays()
+    order = np.random.RandomState(0).permutation(len(images))
+    x = ((images / 16.0 - 0.3) / 0.4).astype(np.float32)[:, None]
+    return torch.from_numpy(x[order]), torch.from_numpy(labels[order].astype(np.int64))
+
+
+class Net(nn.Module):
+    """The MNIST example's network (conv, conv, pool, dropout, fc, fc, log_softmax) at 8x8."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 8, 3, 1)
+        self.conv2 = nn.Conv2d(8, 16, 3, 1)
+        self.dropout = nn.Dropout(0.1)
+        self.fc1 = nn.Linear(16 * 2 * 2, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = F.relu(self.conv1(x))
+        x = F.relu(self.conv2(x))
+        x = F.max_pool2d(x, 2)
+        x = self.dropout(torch.flatten(x, 1))
+        x = F.relu(self.fc1(x))
+        return F.log_softmax(self.fc2(x), dim=1)
+
+
+def mlp():
+    return nn.Sequential(nn.Flatten(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10), nn.LogSoftmax(dim=1))
+
+
+def _fit(make_model, dtype, epochs=3, batch=64):
+    """Train on 1400 digits, return the accuracy on the other ~400 (dtype None: float32)."""
+    x, y = _digits()
+    train_x, train_y, test_x, test_y = x[:1400], y[:1400], x[1400:], y[1400:]
+    torch.manual_seed(0)
+    model = make_model()
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    device_type = "cpu"
+    ptdtype = dtype or torch.float32
+    scaler = torch.amp.GradScaler(device_type, enabled=(dtype == torch.float16))
+    for _ in range(epochs):
+        model.train()
+        for start in range(0, len(train_x), batch):
+            data, target = train_x[start:start + batch], train_y[start:start + batch]
+            optimizer.zero_grad(set_to_none=True)
+            with torch.autocast(device_type=device_type, dtype=ptdtype, enabled=dtype is not None):
+                output = model(data)
+                loss = F.nll_loss(output, target)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+    model.eval()
+    with torch.no_grad(), torch.autocast(device_type=device_type, dtype=ptdtype, enabled=dtype is not None):
+        accuracy = (model(test_x).argmax(1) == test_y).float().mean().item()
+    assert all(p.dtype == torch.float32 for p in model.parameters())
+    return accuracy
+
+
+@pytest.mark.parametrize("make_model", [mlp, Net], ids=["mlp", "mnist_net"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_autocast_training_reaches_float32_accuracy(make_model, dtype):
+    reference = _fit(make_model, None)
+    accuracy = _fit(make_model, dtype)
+    assert reference > 0.85
+    assert accuracy >= reference - 0.03, (accuracy, reference)
+
+
+def test_nanogpt_spellings_run_unchanged():
+    dtype = "bfloat16"
+    device_type = "cpu"
+    ptdtype = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
+    ctx = torch.amp.autocast(device_type=device_type, dtype=ptdtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # torch.cuda.amp.GradScaler is deprecated, as in PyTorch
+        scaler = torch.cuda.amp.GradScaler(enabled=(dtype == "float16"))
+    model = nn.Linear(4, 2)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    with ctx:
+        logits = model(torch.randn(3, 4))
+        loss = F.cross_entropy(logits, torch.tensor([0, 1, 0]))
+    assert logits.dtype == torch.bfloat16 and loss.dtype == torch.float32
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad(set_to_none=True)
+    assert torch.is_autocast_enabled("cpu") is False and torch.get_autocast_dtype("cpu") == torch.bfloat16
