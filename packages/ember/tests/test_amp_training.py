@@ -102,3 +102,48 @@ def test_nanogpt_spellings_run_unchanged():
     scaler.update()
     optimizer.zero_grad(set_to_none=True)
     assert torch.is_autocast_enabled("cpu") is False and torch.get_autocast_dtype("cpu") == torch.bfloat16
+
+
+@pytest.mark.parametrize("make_optimizer", [
+    lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, fused=True),
+    lambda p: torch.optim.Adam(p, lr=1e-2, fused=True),
+    lambda p: torch.optim.AdamW(p, lr=1e-2, fused=True),
+    lambda p: torch.optim.Adagrad(p, lr=1e-2, fused=True),
+], ids=["sgd", "adam", "adamw", "adagrad"])
+def test_fused_optimizers_unscale_and_skip_in_their_kernel(make_optimizer):
+    """A fused optimizer takes GradScaler's grad_scale/found_inf: the same steps as unscaling
+    first with the plain optimizer, and an injected inf skips the step (and its count)."""
+    def run(fused, inject_at=None, steps=3):
+        torch.manual_seed(0)
+        model = nn.Linear(4, 3)
+        optimizer = make_optimizer(model.parameters())
+        if not fused:
+            optimizer._step_supports_amp_scaling = False
+            for group in optimizer.param_groups:
+                group["fused"] = None
+        scaler = torch.amp.GradScaler("cpu", init_scale=64.0)
+        x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))
+        for step in range(steps):
+            optimizer.zero_grad()
+            with torch.autocast("cpu"):
+                loss = F.cross_entropy(model(x), y)
+            scaler.scale(loss).backward()
+            if step == inject_at:
+                model.weight.grad[0, 0] = float("inf")
+            scaler.step(optimizer)
+            scaler.update()
+        return model, optimizer, scaler
+
+    fused_model, fused_opt, scaler = run(True)
+    assert fused_opt._step_supports_amp_scaling and not hasattr(fused_opt, "grad_scale")
+    plain_model, _, _ = run(False)
+    for a, b in zip(fused_model.parameters(), plain_model.parameters()):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+    skipped_model, skipped_opt, skipped_scaler = run(True, inject_at=2)
+    assert skipped_scaler.get_scale() == 32.0
+    two_steps_model, _, _ = run(True, steps=2)
+    for a, b in zip(skipped_model.parameters(), two_steps_model.parameters()):
+        assert np.array_equal(a.detach().numpy(), b.detach().numpy())
+    state = skipped_opt.state[skipped_model.weight]
+    if "step" in state:
+        assert float(state["step"]) == 2.0  # the skipped step does not count
