@@ -13,7 +13,6 @@ Works with any optimizer by duck typing (``param_groups``, ``step``); an optimiz
 tensor([12., 12.])
 """
 import inspect
-import math
 import warnings
 from collections import abc, defaultdict
 from enum import Enum
@@ -48,39 +47,6 @@ class OptState(Enum):
 
 def _refresh_per_optimizer_state():
     return {"stage": OptState.READY, "found_inf_per_device": {}}
-
-
-def _non_finite_check_and_unscale_(grads, found_inf, inv_scale):
-    """Multiply every gradient in `grads` by `inv_scale` in place; set `found_inf` to 1.0 if any
-    element of any of them is inf or nan (PyTorch's ``_amp_foreach_non_finite_check_and_unscale_``).
-
-    The check reads all gradients and writes `found_inf` once: each gradient gives a 0-d
-    "all finite" flag, the flags are combined on the device, and nothing is read on the host.
-    """
-    if not grads:
-        return
-    flags = [ember_tensor.isfinite(g).all() for g in grads]
-    all_finite = ember_tensor.stack(flags).all() if len(flags) > 1 else flags[0]
-    found_inf.copy_(ember_tensor.maximum(found_inf, ember_tensor.logical_not(all_finite).to(found_inf.dtype)))
-    for g in grads:
-        g.mul_(inv_scale)
-
-
-def _update_scale_(scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval):
-    """PyTorch's ``_amp_update_scale_``: back off on inf/nan, grow after `growth_interval`
-    clean steps in a row."""
-    if found_inf.item():
-        scale.mul_(backoff_factor)
-        growth_tracker.fill_(0)
-        return
-    successful = int(growth_tracker.item()) + 1
-    if successful == growth_interval:
-        new_scale = scale.item() * growth_factor
-        if math.isfinite(new_scale):
-            scale.fill_(new_scale)
-        growth_tracker.fill_(0)
-    else:
-        growth_tracker.fill_(successful)
 
 
 class GradScaler:
@@ -179,8 +145,10 @@ class GradScaler:
                     per_device_and_dtype_grads[grad.device][grad.dtype].append(grad)
             for device, per_dtype_grads in per_device_and_dtype_grads.items():
                 for grads in per_dtype_grads.values():
-                    _non_finite_check_and_unscale_(grads, per_device_found_inf.get(device),
-                                                   per_device_inv_scale.get(device))
+                    # One call per device and dtype, one pass over each gradient (multiply and
+                    # look for inf/nan together); found_inf stays on the device.
+                    ember_tensor._amp_foreach_non_finite_check_and_unscale_(
+                        grads, per_device_found_inf.get(device), per_device_inv_scale.get(device))
         return per_device_found_inf._per_device_tensors
 
     def unscale_(self, optimizer):
@@ -281,8 +249,8 @@ class GradScaler:
             found_inf_combined = found_infs[0]
             for other in found_infs[1:]:
                 found_inf_combined = found_inf_combined + other
-            _update_scale_(_scale, _growth_tracker, found_inf_combined, self._growth_factor,
-                           self._backoff_factor, self._growth_interval)
+            ember_tensor._amp_update_scale_(_scale, _growth_tracker, found_inf_combined, self._growth_factor,
+                                            self._backoff_factor, self._growth_interval)
         self._per_optimizer_states = defaultdict(_refresh_per_optimizer_state)
 
     def _get_scale_async(self):
