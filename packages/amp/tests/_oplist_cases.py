@@ -23,9 +23,12 @@ CASES = [
     ("prod", [(3, 4)], lambda T, F, a: T.prod(a)),
     ("trace", [(3, 3)], lambda T, F, a: T.trace(a)),
     ("linalg_inv", [(3, 3)], lambda T, F, a: T.linalg.inv(a + 3 * T.eye(3, dtype=a.dtype))),
+    ("linalg_solve", [(3, 3), (3, 2)], lambda T, F, a, b: T.linalg.solve(a + 3 * T.eye(3, dtype=a.dtype), b)),
+    ("conv1d_no_bias", [(2, 3, 6), (4, 3, 2)], lambda T, F, x, w: F.conv1d(x, w)),
     # promote list (CPU)
     ("cat", [(2, 3), (2, 3)], lambda T, F, a, b: T.cat([a, b])),
     ("stack", [(2, 3), (2, 3)], lambda T, F, a, b: T.stack([a, b])),
+    ("index_copy", [(4, 3), (2, 3)], lambda T, F, a, b: a.index_copy(0, T.tensor([0, 2]), b)),
     # on no CPU list: run in the input's dtype
     ("softmax", [(3, 4)], lambda T, F, a: F.softmax(a, dim=-1)),
     ("log_softmax", [(3, 4)], lambda T, F, a: F.log_softmax(a, dim=-1)),
@@ -34,6 +37,18 @@ CASES = [
     ("relu", [(3, 4)], lambda T, F, a: F.relu(a)),
     ("layer_norm", [(3, 4), (4,), (4,)], lambda T, F, x, w, b: F.layer_norm(x, (4,), w, b)),
     ("add", [(3, 4), (3, 4)], lambda T, F, a, b: a + b),
+    ("mean", [(3, 4)], lambda T, F, a: a.mean(1)),
+    ("tanh", [(3, 4)], lambda T, F, a: T.tanh(a)),
+    ("pow", [(3, 4)], lambda T, F, a: a ** 2),
+    ("mv", [(3, 4), (4,)], lambda T, F, a, b: T.mv(a, b)),
+    ("dot", [(4,), (4,)], lambda T, F, a, b: T.dot(a, b)),
+    ("outer", [(3,)], lambda T, F, a: T.outer(a, a)),  # (ember's outer does not promote mixed dtypes yet)
+    ("addmv", [(3,), (3, 4), (4,)], lambda T, F, c, a, b: T.addmv(c, a, b)),
+    # PyTorch decomposes these into bmm/mm, which autocast lists
+    ("einsum", [(3, 4), (4, 5)], lambda T, F, a, b: T.einsum("ij,jk->ik", a, b)),
+    ("tensordot", [(3, 4), (4, 5)], lambda T, F, a, b: T.tensordot(a, b, 1)),
+    ("inner", [(3, 4), (2, 4)], lambda T, F, a, b: T.inner(a, b)),
+    ("matrix_power", [(3, 3)], lambda T, F, a: T.matrix_power(a, 2)),
 ]
 
 # Ops whose ember result differs from PyTorch's under autocast, and why. PyTorch lists

@@ -84,6 +84,16 @@ def test_nesting_and_disabled_subregion():
     assert et.mm(a, a).dtype == et.float32
 
 
+def test_out_variants_run_as_called():
+    a, b, out = et.ones(2, 2), et.ones(2, 2), et.empty(2, 2)
+    ta, tb, tout = torch.ones(2, 2), torch.ones(2, 2), torch.empty(2, 2)
+    with ember_amp.autocast("cpu"), torch.autocast("cpu"):
+        et.mm(a, b, out=out)
+        torch.mm(ta, tb, out=tout)
+    assert _dtype_name(out.dtype) == _dtype_name(tout.dtype) == "float32"
+    assert out.tolist() == tout.tolist()
+
+
 def test_decorator():
     @ember_amp.autocast("cpu")
     def forward(x):

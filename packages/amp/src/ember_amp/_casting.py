@@ -6,8 +6,11 @@ bfloat16 for a matmul gets its gradient back in float32, and the matmul saves it
 in bfloat16 (half the memory of saved activations). It is registered only while some
 thread has autocast enabled, so code that never enters a region pays nothing.
 
-While an op that the policy lists runs, autocast is suspended for the ops it calls inside
-(PyTorch's ``ExcludeDispatchKeyGuard``): a float32 op is not split into bfloat16 parts.
+While an op runs, autocast is suspended for the ops it calls inside (PyTorch's
+``ExcludeDispatchKeyGuard`` around a listed op, and no autocast kernel inside a PyTorch
+kernel): a float32 op is not split into bfloat16 parts, and mv, which ember computes with
+matmul, stays in its input dtype as PyTorch's mv kernel does. The exceptions are the ops
+PyTorch decomposes into listed ones (``_policy.DECOMPOSED``: einsum, tensordot, ...).
 """
 import threading
 import weakref
@@ -16,7 +19,7 @@ import ember_tensor
 from ember_tensor import Tensor
 from ember_tensor.dispatch import register_wrapper, unregister_wrapper
 
-from ._policy import BANNED, FP32, FP32_APPEND_DTYPE, FP32_SET_OPT_DTYPE, LOWER, POLICIES, PROMOTE
+from ._policy import BANNED, DECOMPOSED, FP32, FP32_APPEND_DTYPE, FP32_SET_OPT_DTYPE, LOWER, POLICIES, PROMOTE
 
 __all__ = ["DEVICE_TYPES", "DEFAULT_DTYPES", "state", "set_enabled", "clear_cache", "autocast_wrapper"]
 
@@ -94,12 +97,16 @@ def autocast_wrapper(op, args, kwargs, redispatch):
         return redispatch(op, args, kwargs)
     name = op.name
     policy = POLICIES[device_type].get(name)
+    if policy is not None and kwargs.get("out") is not None:
+        policy = None  # PyTorch's out= overloads have no autocast kernel: the op runs as called
     if policy is None:
         banned = BANNED[device_type].get(name)
         if banned is not None:
             raise RuntimeError(banned)
-        return redispatch(op, args, kwargs)
-    args, kwargs = _apply(policy, name, device_type, st.dtype[device_type], first, args, kwargs)
+        if name in DECOMPOSED:
+            return redispatch(op, args, kwargs)
+    else:
+        args, kwargs = _apply(policy, name, device_type, st.dtype[device_type], first, args, kwargs)
     st.suspended = True
     try:
         return redispatch(op, args, kwargs)
@@ -158,7 +165,7 @@ def _tensors(args, kwargs):
 
 def _cast_all(values, to, device_type, lower):
     if isinstance(values, dict):
-        return {k: (v if k == "out" else _cast_all_one(v, to, device_type, lower)) for k, v in values.items()}
+        return {k: _cast_all_one(v, to, device_type, lower) for k, v in values.items()}
     return tuple(_cast_all_one(v, to, device_type, lower) for v in values)
 
 

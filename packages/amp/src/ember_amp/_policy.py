@@ -21,7 +21,8 @@ An input is eligible when it is a floating tensor on the region's device type an
 float64.
 """
 
-__all__ = ["LOWER", "FP32", "FP32_SET_OPT_DTYPE", "FP32_APPEND_DTYPE", "PROMOTE", "POLICIES", "BANNED"]
+__all__ = ["LOWER", "FP32", "FP32_SET_OPT_DTYPE", "FP32_APPEND_DTYPE", "PROMOTE", "POLICIES", "BANNED",
+           "DECOMPOSED"]
 
 LOWER = "lower_precision_fp"
 FP32 = "fp32"
@@ -112,3 +113,9 @@ BANNED = {
     },
     "cpu": {},
 }
+
+# Ops whose insides autocast sees, as it sees PyTorch's CompositeImplicitAutograd ops
+# (einsum, tensordot, inner and matrix_power decompose into bmm/mm there, which the lists
+# name). Every other ember op runs as one kernel does in PyTorch: the ops an ember op calls
+# inside (mv and dot call matmul, say) are its implementation, not autocast's business.
+DECOMPOSED = frozenset({"einsum", "tensordot", "inner", "matrix_power"})
