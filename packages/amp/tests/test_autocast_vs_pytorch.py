@@ -71,6 +71,28 @@ def test_default_dtypes_and_state():
     assert ember_amp.get_autocast_dtype("cpu") == et.bfloat16
 
 
+@pytest.mark.parametrize("name, args", [
+    ("is_autocast_cpu_enabled", ()), ("set_autocast_cpu_enabled", (False,)), ("get_autocast_cpu_dtype", ()),
+    ("set_autocast_cpu_dtype", ("bfloat16",)), ("get_autocast_gpu_dtype", ()), ("set_autocast_gpu_dtype", ("float16",)),
+])
+def test_deprecated_per_device_functions_warn_as_pytorch(name, args):
+    with pytest.warns(DeprecationWarning) as ours:
+        ours_result = getattr(ember_amp, name)(*(getattr(et, a) if isinstance(a, str) else a for a in args))
+    with pytest.warns(DeprecationWarning) as theirs:
+        their_result = getattr(torch, name)(*(getattr(torch, a) if isinstance(a, str) else a for a in args))
+    assert str(ours[0].message) == str(theirs[0].message).split(" (Triggered internally")[0]
+    assert str(ours_result) == str(their_result)
+
+
+def test_set_autocast_enabled_with_one_argument_means_cuda():
+    ember_amp.set_autocast_enabled(True)
+    try:
+        assert ember_amp.is_autocast_enabled("cuda") and not ember_amp.is_autocast_enabled("cpu")
+    finally:
+        ember_amp.set_autocast_enabled(False)
+    assert not ember_amp.is_autocast_enabled()
+
+
 def test_nesting_and_disabled_subregion():
     a = et.ones(2, 2)
     with ember_amp.autocast("cpu"):

@@ -24,8 +24,10 @@ check_layers(__file__, _NEEDED_BY)
 from . import autocast_mode, grad_scaler  # noqa: E402 -- after the version checks
 from .autocast_mode import (  # noqa: E402
     autocast, autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache, custom_bwd,
-    custom_fwd, get_autocast_dtype, is_autocast_available, is_autocast_cache_enabled, is_autocast_enabled,
-    set_autocast_cache_enabled, set_autocast_dtype, set_autocast_enabled,
+    custom_fwd, get_autocast_cpu_dtype, get_autocast_dtype, get_autocast_gpu_dtype, is_autocast_available,
+    is_autocast_cache_enabled, is_autocast_cpu_enabled, is_autocast_enabled, set_autocast_cache_enabled,
+    set_autocast_cpu_dtype, set_autocast_cpu_enabled, set_autocast_dtype, set_autocast_enabled,
+    set_autocast_gpu_dtype,
 )
 from .grad_scaler import GradScaler, OptState  # noqa: E402
 from . import cpu_amp, cuda_amp  # noqa: E402,F401
@@ -35,5 +37,8 @@ __all__ = [
     # PyTorch keeps these at its top level (torch.is_autocast_enabled, ...); ember re-exports them there.
     "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
     "is_autocast_cache_enabled", "set_autocast_cache_enabled", "clear_autocast_cache",
-    "autocast_increment_nesting", "autocast_decrement_nesting", "OptState", "autocast_mode", "grad_scaler",
+    "autocast_increment_nesting", "autocast_decrement_nesting", "is_autocast_cpu_enabled",
+    "set_autocast_cpu_enabled", "get_autocast_cpu_dtype", "set_autocast_cpu_dtype", "get_autocast_gpu_dtype",
+    "set_autocast_gpu_dtype", "OptState", "autocast_mode", "grad_scaler",
+    "cpu_amp", "cuda_amp",
 ]

@@ -26,6 +26,9 @@ __all__ = [
     "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
     "is_autocast_cache_enabled", "set_autocast_cache_enabled", "clear_autocast_cache",
     "autocast_increment_nesting", "autocast_decrement_nesting",
+    # PyTorch's deprecated per-device spellings (each warns with PyTorch's DeprecationWarning)
+    "is_autocast_cpu_enabled", "set_autocast_cpu_enabled", "get_autocast_cpu_dtype", "set_autocast_cpu_dtype",
+    "get_autocast_gpu_dtype", "set_autocast_gpu_dtype",
 ]
 
 
@@ -51,8 +54,11 @@ def is_autocast_enabled(device_type=None):
     return state.enabled[_known("cuda" if device_type is None else device_type)]
 
 
-def set_autocast_enabled(device_type, enabled):
-    """Turn autocast on or off for `device_type` in this thread (what the context manager calls)."""
+def set_autocast_enabled(device_type, enabled=None):
+    """Turn autocast on or off for `device_type` in this thread (what the context manager
+    calls); ``set_autocast_enabled(enabled)`` alone means 'cuda', as in PyTorch."""
+    if enabled is None:
+        device_type, enabled = "cuda", device_type
     _casting.set_enabled(_known(device_type), enabled)
 
 
@@ -91,6 +97,46 @@ def autocast_decrement_nesting():
     """Leave an autocast region; returns the depth (the cache is cleared at 0)."""
     state.nesting -= 1
     return state.nesting
+
+
+def _deprecated(old, new):
+    warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.", DeprecationWarning, stacklevel=3)
+
+
+def is_autocast_cpu_enabled():
+    """Deprecated: ``is_autocast_enabled('cpu')``."""
+    _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
+    return is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled):
+    """Deprecated: ``set_autocast_enabled('cpu', enabled)``."""
+    _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
+    set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_cpu_dtype():
+    """Deprecated: ``get_autocast_dtype('cpu')``."""
+    _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
+    return get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype):
+    """Deprecated: ``set_autocast_dtype('cpu', dtype)``."""
+    _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
+    set_autocast_dtype("cpu", dtype)
+
+
+def get_autocast_gpu_dtype():
+    """Deprecated: ``get_autocast_dtype('cuda')``."""
+    _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
+    return get_autocast_dtype("cuda")
+
+
+def set_autocast_gpu_dtype(dtype):
+    """Deprecated: ``set_autocast_dtype('cuda', dtype)``."""
+    _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
+    set_autocast_dtype("cuda", dtype)
 
 
 def autocast_decorator(autocast_instance, func):

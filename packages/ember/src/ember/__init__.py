@@ -71,9 +71,10 @@ import ember_amp  # noqa: E402
 
 _check_pinned(ember_amp)
 from ember_amp import (  # noqa: E402,F401 -- re-exported at the top level, as torch.autocast
-    autocast, autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache, get_autocast_dtype,
-    is_autocast_cache_enabled, is_autocast_enabled, set_autocast_cache_enabled, set_autocast_dtype,
-    set_autocast_enabled,
+    autocast, autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache, get_autocast_cpu_dtype,
+    get_autocast_dtype, get_autocast_gpu_dtype, is_autocast_cache_enabled, is_autocast_cpu_enabled,
+    is_autocast_enabled, set_autocast_cache_enabled, set_autocast_cpu_dtype, set_autocast_cpu_enabled,
+    set_autocast_dtype, set_autocast_enabled, set_autocast_gpu_dtype,
 )
 
 
@@ -94,5 +95,7 @@ _GRAD_MODES = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", 
                "is_inference_mode_enabled"]
 _AUTOCAST = ["autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
              "is_autocast_cache_enabled", "set_autocast_cache_enabled", "clear_autocast_cache",
-             "autocast_increment_nesting", "autocast_decrement_nesting"]
+             "autocast_increment_nesting", "autocast_decrement_nesting", "is_autocast_cpu_enabled",
+             "set_autocast_cpu_enabled", "get_autocast_cpu_dtype", "set_autocast_cpu_dtype", "get_autocast_gpu_dtype",
+             "set_autocast_gpu_dtype"]
 __all__ = [*ember_tensor.__all__, *_GRAD_MODES, *_AUTOCAST]
