@@ -140,6 +140,10 @@ def test_weight_cast_cache_within_a_region():
         second = et.mm(x, w)
         # one cast of the leaf, reused: both products share the same cast node
         assert first.grad_fn.next_functions[1][0] is second.grad_fn.next_functions[1][0]
+    with ember_amp.autocast("cpu"):
+        assert et.mm(x, w).dtype == et.bfloat16
+        with ember_amp.autocast("cpu", dtype=et.float16):
+            assert et.mm(x, w).dtype == et.float16  # its own cached copy, not the bfloat16 one
     with ember_amp.autocast("cpu", cache_enabled=False):
         third = et.mm(x, w)
         fourth = et.mm(x, w)

@@ -44,8 +44,9 @@ class _State(threading.local):
 
 
 state = _State()
-# The weight-cast cache: id(fp32 leaf) -> (weakref to it, its lower-precision copy). Keyed
-# by id with the weakref checked, since a dead tensor's id can be reused.
+# The weight-cast cache: (id(fp32 leaf), dtype) -> (weakref to it, its lower-precision copy).
+# Keyed by id with the weakref checked, since a dead tensor's id can be reused; and by dtype,
+# so that a float16 region nested in a bfloat16 one does not get the bfloat16 copy.
 _cache = {}
 _lock = threading.Lock()
 _enabled_count = 0  # (thread, device type) pairs enabled: the wrapper is registered while > 0
@@ -185,7 +186,7 @@ def _cached_cast(t, to, device_type, lower):
         return t
     if (to is lower and t._dtype is _FLOAT32 and t._requires_grad and t._grad_fn is None
             and t._view_base is None and state.cache_enabled):
-        key = id(t)
+        key = (id(t), to)
         hit = _cache.get(key)
         if hit is not None and hit[0]() is t:
             return hit[1]
