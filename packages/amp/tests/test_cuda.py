@@ -50,6 +50,8 @@ CASES = [
     # fp32_set_opt_dtype / fp32_append_dtype
     ("softmax", lambda d: F.softmax(_t(3, 4, dtype=d), 1), H, FP32),
     ("log_softmax", lambda d: F.log_softmax(_t(3, 4, dtype=d), 1), H, FP32),
+    ("softmax_positional_none", lambda d: et.softmax(_t(3, 4, dtype=d), 1, None), H, FP32),
+    ("softmax_positional_dtype", lambda d: et.softmax(_t(3, 4, dtype=d), 1, H), H, H),
     ("sum", lambda d: _t(3, 4, dtype=d).sum(), H, FP32),
     ("sum_dim", lambda d: _t(3, 4, dtype=d).sum(1), H, FP32),
     ("sum_explicit_dtype", lambda d: _t(3, 4, dtype=d).sum(dtype=H), H, H),

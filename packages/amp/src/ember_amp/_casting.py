@@ -140,6 +140,8 @@ def _apply(policy, name, device_type, lower, first, args, kwargs):
         out_type = _FLOAT32 if _eligible(first, device_type) else first._dtype
     else:
         out_type = _FLOAT32
+    if position is not None and len(args) > position:  # dtype=None given positionally
+        return (*args[:position], out_type, *args[position + 1:]), kwargs
     return args, {**kwargs, "dtype": out_type}
 
 
