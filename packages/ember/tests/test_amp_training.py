@@ -2,6 +2,10 @@
 torch``): an MLP and the MNIST example's network trained on the digits shipped with
 ember-data under ``torch.autocast`` + ``GradScaler`` reach the accuracy of float32
 training; nanoGPT's spellings run unchanged."""
+import os
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import numpy as np
@@ -147,3 +151,61 @@ def test_fused_optimizers_unscale_and_skip_in_their_kernel(make_optimizer):
     state = skipped_opt.state[skipped_model.weight]
     if "step" in state:
         assert float(state["step"]) == 2.0  # the skipped step does not count
+
+
+CUDA_SCRIPT = textwrap.dedent("""
+    import warnings
+    import ember as torch
+    nn, F = torch.nn, torch.nn.functional
+
+    class Block(nn.Module):  # a transformer-ish block: linear, attention, layer norm, GELU
+        def __init__(self):
+            super().__init__()
+            self.inp = nn.Linear(8, 16)
+            self.norm = nn.LayerNorm(16)
+            self.out = nn.Linear(16, 4)
+
+        def forward(self, x):
+            h = self.inp(x)
+            h = h + F.scaled_dot_product_attention(h, h, h)
+            return self.out(F.gelu(self.norm(h))).mean(1)
+
+    torch.manual_seed(0)
+    device_type, ptdtype = "cuda", torch.float16
+    model = Block().to(device_type)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, fused=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        scaler = torch.cuda.amp.GradScaler(enabled=(ptdtype == torch.float16))
+    x = torch.randn(3, 5, 8, device=device_type)
+    y = torch.tensor([0, 1, 3], device=device_type)
+    before = [p.detach().clone() for p in model.parameters()]
+    for step in range(2):
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast(device_type=device_type, dtype=ptdtype):
+            logits = model(x)
+            loss = F.cross_entropy(logits, y)
+        assert logits.dtype == torch.float16 and loss.dtype == torch.float32, (logits.dtype, loss.dtype)
+        scaler.scale(loss).backward()
+        assert all(p.grad.dtype == torch.float32 and p.grad.device.type == "cuda" for p in model.parameters())
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(optimizer)
+        scaler.update()
+    assert scaler.get_scale() == 65536.0
+    assert all(not torch.equal(a, b.detach()) for a, b in zip(before, model.parameters()))
+    print("ok")
+""")
+
+
+def test_cuda_training_step_under_autocast_and_grad_scaler():
+    """The CUDA pattern, on Numba's simulator (or a GPU with NUMBA_ENABLE_CUDASIM=0), in a
+    fresh interpreter since the simulator is chosen when numba.cuda first loads."""
+    env = dict(os.environ)
+    env.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+    result = subprocess.run([sys.executable, "-c", CUDA_SCRIPT], capture_output=True, text=True, env=env,
+                            timeout=600)
+    if "no usable CUDA GPU" in result.stderr:
+        pytest.skip("numba-cuda is not installed in this environment")
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.strip() == "ok"
