@@ -40,7 +40,7 @@ class _State(threading.local):
         self.cache_enabled = True
         self.nesting = 0
         self.active = ()        # the enabled device types: the wrapper's one fast check
-        self.suspended = False  # inside an op the policy handled
+        self.suspended = False  # inside an op: the ops it calls are its implementation
 
 
 state = _State()
