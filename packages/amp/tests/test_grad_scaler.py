@@ -223,3 +223,17 @@ def test_cuda_scaler_without_cuda_warns_and_disables(monkeypatch):
     with pytest.warns(UserWarning, match="torch.cuda.amp.GradScaler is enabled, but CUDA is not available"):
         scaler = ember_amp.GradScaler("cuda")
     assert not scaler.is_enabled()
+
+
+def test_state_dict_moves_between_ember_and_pytorch(tmp_path):
+    torch = pytest.importorskip("torch")
+    scaler = ember_amp.GradScaler("cpu", init_scale=512.0, growth_interval=7)
+    path = tmp_path / "scaler.pt"
+    et.save({"scaler": scaler.state_dict()}, path)
+    theirs = torch.amp.GradScaler("cpu")
+    theirs.load_state_dict(torch.load(path)["scaler"])
+    assert theirs.state_dict() == scaler.state_dict()
+    torch.save({"scaler": theirs.state_dict()}, path)
+    ours = ember_amp.GradScaler("cpu")
+    ours.load_state_dict(et.load(path)["scaler"])
+    assert ours.state_dict() == theirs.state_dict()
