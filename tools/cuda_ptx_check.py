@@ -21,9 +21,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# The CUDA test files, and the generic op-database tests, which take the device as a parameter.
+# The CUDA test files, and the generic tests, which take the device as a parameter.
 DEFAULT_TARGETS = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("packages/*/tests/test_*cuda*.py")) + [
-    "packages/tensor/tests/test_ops.py", "packages/tensor/tests/test_reductions.py"]
+    f"packages/tensor/tests/{name}.py" for name in (
+        "test_ops", "test_reductions", "test_op_families", "test_indexing", "test_setitem", "test_index_ops",
+        "test_masked_ops", "test_index_gradients", "test_shape_ops", "test_linalg", "test_sparse", "test_sparse_api",
+        "test_sparse_gradients")]
 TARGET_CC = (9, 0)
 
 

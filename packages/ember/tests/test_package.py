@@ -100,6 +100,11 @@ def test_import_ember_installs_autograd():
     ("ember.distributions.transforms", "ember_distributions.transforms"), ("ember.distributions.kl", "ember_distributions.kl"),
     ("ember.distributions.utils", "ember_distributions.utils"),
     ("ember.amp", "ember_amp"), ("ember.cuda.amp", "ember_amp.cuda_amp"), ("ember.cpu.amp", "ember_amp.cpu_amp"),
+    ("ember.accelerator", "ember_tensor.accelerator"), ("ember.backends", "ember_tensor.backend_flags"),
+    ("ember.backends.cudnn", "ember_tensor.backend_flags.cudnn"), ("ember.types", "ember_tensor.types"),
+    ("ember.multiprocessing", "ember_tensor.multiprocessing"), ("ember.utils.checkpoint", "ember_autograd.checkpoint"),
+    ("ember.profiler", "ember_autograd.scheduled_profiler"), ("ember.hub", "ember_tensor.hub"),
+    ("ember.utils.backcompat", "ember_tensor.backcompat"),
 ])
 def test_pytorch_paths_are_the_layers(path, real):
     assert importlib.import_module(path) is importlib.import_module(real)
@@ -116,6 +121,28 @@ def test_alias_of_a_layer_checks_its_pin():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode != 0
     assert "ember 0.1.0 needs ember-nn>=0.1.0,<0.1.1 but ember-nn 0.1.1 is installed" in result.stderr
+
+
+def test_runtime_surface_under_pytorchs_paths():
+    # What recent pytorch/examples touch first: the device choice, the flags, the versions.
+    import ember.backends.cudnn as cudnn
+
+    device = ember.accelerator.current_accelerator() or ember.device("cpu")
+    assert ember.zeros(1, device=device).device.type == device.type
+    cudnn.benchmark = True
+    assert ember.backends.cudnn.benchmark and not ember.backends.mps.is_available()
+    cudnn.benchmark = False
+    assert ember.version.__version__ == ember.__version__ and ember.version.hip is None
+    assert ember.version.cuda is None or ember.version.cuda[0].isdigit()
+    assert ember.get_num_threads() >= 1 and ember.finfo(ember.float32).eps == 2 ** -23
+    from ember.types import Device, Number  # noqa: F401 - importable, as from torch.types
+
+
+def test_the_tensor_class_prints_its_public_path():
+    import pickle
+
+    assert str(type(ember.ones(1))) == "<class 'ember.Tensor'>"
+    assert pickle.loads(pickle.dumps(ember.Tensor)) is ember.Tensor
 
 
 def test_path_of_a_module_not_written_yet_is_absent():

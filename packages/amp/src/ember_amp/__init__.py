@@ -30,6 +30,9 @@ from .autocast_mode import (  # noqa: E402
     set_autocast_gpu_dtype,
 )
 from .grad_scaler import GradScaler, OptState  # noqa: E402
+from ember_autograd.checkpoint import register_recompute_state  # noqa: E402
+
+register_recompute_state(autocast_mode.recompute_state)  # a checkpoint recomputes under the forward's autocast
 from . import cpu_amp, cuda_amp  # noqa: E402,F401
 
 __all__ = [

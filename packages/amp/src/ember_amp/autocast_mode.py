@@ -10,6 +10,7 @@
 torch.float32
 """
 import collections.abc
+import contextlib
 import functools
 import warnings
 
@@ -281,3 +282,19 @@ def custom_bwd(bwd=None, *, device_type):
             return bwd(*args, **kwargs)
 
     return decorate_bwd
+
+
+@contextlib.contextmanager
+def _regions(settings):
+    with contextlib.ExitStack() as stack:
+        for device_type, dtype in settings:
+            stack.enter_context(autocast(device_type, dtype=dtype))
+        yield
+
+
+def recompute_state():
+    """The autocast regions in force now, as a context manager that re-enters them:
+    torch.utils.checkpoint recomputes a region in backward, outside the forward's
+    ``with autocast(...)``, and must cast as the forward did (registered with
+    ember-autograd's checkpoint at import)."""
+    return _regions([(d, get_autocast_dtype(d)) for d in ("cpu", "cuda") if is_autocast_enabled(d)])

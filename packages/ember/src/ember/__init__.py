@@ -52,6 +52,10 @@ def _wire_nn_parallel(ember_nn):
 
 _check_pinned(ember_tensor)
 
+# ``str(type(x))`` names the public path, as PyTorch prints <class 'torch.Tensor'>; the
+# class is reachable there (``ember.Tensor``), so pickling the class itself still works.
+ember_tensor.Tensor.__module__ = "ember"
+
 # PyTorch fills autograd in at ``import torch``: importing ember_autograd installs it into
 # ember_tensor's autograd slot and dispatcher, so ``backward()`` works from here on.
 import ember_autograd  # noqa: E402
@@ -89,7 +93,7 @@ def _wire_cuda_amp():
 
 _wire_cuda_amp()
 
-from ember import cpu, utils  # noqa: E402,F401 -- ``ember.utils.data``, ``ember.cpu.amp`` without an import
+from ember import cpu, utils, version  # noqa: E402,F401 -- ``ember.utils.data``, ``ember.cpu.amp``, ``ember.version.cuda``
 
 _GRAD_MODES = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
                "is_inference_mode_enabled"]
