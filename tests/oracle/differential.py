@@ -78,7 +78,9 @@ def _host(t):
     if getattr(t, "is_sparse", False):
         t = t.to_dense()
     t = t.cpu()
-    return (t.float() if dtype_name(t) == "bfloat16" else t).numpy()
+    t = t.float() if dtype_name(t) == "bfloat16" else t
+    # PyTorch's gradients may be ZeroTensors, which convert only when forced.
+    return t.numpy(force=True) if isinstance(t, torch.Tensor) else t.numpy()
 
 
 # --- comparing ---------------------------------------------------------------------------
