@@ -41,10 +41,12 @@ from ._ops.elementwise import *  # noqa: F401,F403 - the elementwise op namespac
 from ._ops.elementwise import allclose, equal, isclose, where, clamp, clip
 from ._ops._iter import broadcast_shapes_public as broadcast_shapes
 from ._ops.views import (
-    as_strided, chunk, diagonal, expand, flatten, movedim, moveaxis, narrow, permute, reshape, select,
-    split, squeeze, swapaxes, swapdims, t, tensor_split, transpose, unbind, unflatten, unsqueeze, view,
+    as_strided, chunk, diagonal, dsplit, expand, flatten, hsplit, movedim, moveaxis, narrow, permute, ravel,
+    reshape, select, split, squeeze, swapaxes, swapdims, t, tensor_split, transpose, unbind, unflatten, unsqueeze,
+    view, vsplit,
 )
 from ._ops.convert import clone, contiguous, detach
+from ._ops.views_inplace import as_strided_
 from ._ops.shape_ops import (
     atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, broadcast_to, flip, fliplr, flipud,
     meshgrid, repeat_interleave, roll, rot90, tile, tril, triu,

@@ -5,12 +5,12 @@ from . import convert, creation, elementwise, indexing, linalg, pinned, random, 
 from . import shared
 from . import linalg_legacy, shape_ops
 from . import index_ops, scans, sorting
-from . import quantiles
+from . import quantiles, views_inplace
 
 # Functions of these modules that take the tensor first become methods of the same name.
 _METHOD_MODULES = (elementwise, *elementwise._MODULES, views, convert, linalg, random, reduction, reduction_stats,
                   pinned, shared, shape_ops,
-                  index_ops, sorting, scans, linalg_legacy, quantiles)
+                  index_ops, sorting, scans, linalg_legacy, quantiles, views_inplace)
 _NOT_METHODS = {"binary", "unary", "copy_to_out", "make_view", "view_strides", "contiguous_strides",
                 "broadcast_shapes", "broadcast_tensors", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d",
                 "block_diag", "where", "isclose", "allclose", "equal", "clip", "clip_",
