@@ -54,6 +54,9 @@ from ._ops.shape_ops import (
 from ._ops.reduction import *  # noqa: F401,F403 - sum, mean, amax, max, ...
 from ._ops.reduction_stats import *  # noqa: F401,F403 - var, std, norm, logsumexp, median
 from ._ops.quantiles import nanquantile, quantile
+from ._ops.combinatorics import (
+    cartesian_prod, combinations, isin, tril_indices, triu_indices, unravel_index, vander,
+)
 from ._ops.indexing import cat, concat, concatenate, hstack, stack, vstack
 from ._ops.indexing import index_put, index_put_
 from ._ops.index_ops import (
