@@ -54,6 +54,7 @@ from ._ops.shape_ops import (
 from ._ops.reduction import *  # noqa: F401,F403 - sum, mean, amax, max, ...
 from ._ops.reduction_stats import *  # noqa: F401,F403 - var, std, norm, logsumexp, median
 from ._ops.quantiles import nanquantile, quantile
+from ._ops.statistics import cdist, corrcoef, cov, histogram, histogramdd
 from ._ops.combinatorics import (
     cartesian_prod, combinations, isin, tril_indices, triu_indices, unravel_index, vander,
 )

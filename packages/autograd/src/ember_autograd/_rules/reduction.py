@@ -303,3 +303,5 @@ def diag_embed(ctx, grad, offset, dim1, dim2):
 not_differentiable("all", "any", "argmax", "argmin", "count_nonzero")
 # Compositions of where/sum/amin/amax/sort/gather/lerp: differentiated through their parts.
 composite("nansum", "nanmean", "aminmax", "quantile", "nanquantile")
+composite("cov", "corrcoef", "cdist")
+not_differentiable("histogram", "histogramdd")
