@@ -93,6 +93,7 @@ _methods.install()
 from .sparse._coo import SparseTensor as _SparseTensor, sparse_coo_tensor  # noqa: E402
 from .sparse import _nn as _sparse_nn, _ops as _sparse_ops  # noqa: E402,F401 -- register the sparse COO ops
 from . import sparse  # noqa: E402,F401 -- torch.sparse
+from .sparse import spmm  # noqa: E402
 globals().update(_LEGACY_TYPES)
 
 
