@@ -38,6 +38,13 @@ def _float_operands(name, input, other):
     return _operands(input, other, result)
 
 
+def _to_out(result, out):
+    """`copy_to_out` after PyTorch's check that out= is not of a lower kind than the result."""
+    if out is not None:
+        _iter.check_out_cast(result._dtype, out._dtype)
+    return copy_to_out(result, out)
+
+
 def _log_add(a, b, log1p_of_exp_neg):
     # max(a, b) + log1p(exp(-|a - b|)) never overflows; where both are the same infinity
     # a - b is NaN, and the answer is that infinity.
@@ -55,7 +62,7 @@ def logaddexp(input, other, *, out=None):
     [0.6931471805599453, 1000.6931471805599]
     """
     a, b = _float_operands("logaddexp_cpu", input, other)
-    return copy_to_out(_log_add(a, b, lambda d: log1p(exp(-d))), out)
+    return _to_out(_log_add(a, b, lambda d: log1p(exp(-d))), out)
 
 
 @op()
@@ -67,7 +74,7 @@ def logaddexp2(input, other, *, out=None):
     [2.0]
     """
     a, b = _float_operands("logaddexp2_cpu", input, other)
-    return copy_to_out(_log_add(a, b, lambda d: mul(log1p(exp2(-d)), 1 / math.log(2))), out)
+    return _to_out(_log_add(a, b, lambda d: mul(log1p(exp2(-d)), 1 / math.log(2))), out)
 
 
 def _xlogy(input, other):
@@ -90,7 +97,7 @@ def xlogy(input, other, *, out=None):
     >>> torch.xlogy(torch.tensor([0., 2.]), torch.tensor([0., 1.])).tolist()
     [0.0, 0.0]
     """
-    return copy_to_out(_xlogy(input, other), out)
+    return _to_out(_xlogy(input, other), out)
 
 
 @op("xlogy_", inplace=True)
@@ -121,7 +128,7 @@ def float_power(input, exponent, *, out=None):
     if not isinstance(input, Tensor):
         input = creation.tensor(float(input), dtype=D.float64, device=exponent.device)
     base, exp_ = _float_power_operands(input, exponent)
-    return copy_to_out(pow(base, exp_), out)
+    return _to_out(pow(base, exp_), out)
 
 
 @op("float_power_", inplace=True)
@@ -142,7 +149,7 @@ def signbit(input, *, out=None):
     [True, True, False, False]
     """
     if input._dtype.category != D._FLOAT:
-        return copy_to_out(lt(input, 0), out)
+        return _to_out(lt(input, 0), out)
     # copysign(1, x) carries x's sign bit, so -0.0 and -NaN count as negative.
     ones = creation.ones((), dtype=input._dtype)
-    return copy_to_out(lt(copysign(ones, input), 0), out)
+    return _to_out(lt(copysign(ones, input), 0), out)
