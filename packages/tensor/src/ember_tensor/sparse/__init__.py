@@ -57,10 +57,12 @@ def sampled_dense_product(pattern, a, b):
 
 
 def mm(mat1, mat2):
-    """Matrix product of a sparse `mat1` with a dense (or sparse) `mat2`.
+    """Matrix product of a sparse `mat1` with a dense (or sparse) `mat2`, or of a dense
+    `mat1` with a sparse `mat2`.
 
     Sparse @ dense is dense; sparse @ sparse is sparse. Differentiable in both
-    arguments; the gradient of the sparse one is sparse on its pattern.
+    arguments; with a sparse first argument its gradient is sparse on its pattern (with a
+    dense first argument the product is `mm`'s, whose gradients are dense).
     """
     if not isinstance(mat1, SparseTensor):
         if not isinstance(mat2, SparseTensor):
