@@ -87,7 +87,8 @@ def test_quantile_of_0d_and_float32():
      "aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity."),
     (lambda: torch.aminmax(torch.ones(2, 0), dim=1), IndexError,
      "aminmax: Expected reduction dim 1 to have non-zero size."),
-    (lambda: torch.aminmax(torch.ones(2, 3), dim=(0, 1)), TypeError, "aminmax(): argument 'dim' must be int, not tuple"),
+    (lambda: torch.aminmax(torch.ones(2, 3), dim=(0, 1)), TypeError,
+     "aminmax(): argument 'dim' must be int, not tuple"),
 ])
 def test_reduction_errors(call, error, message):
     with pytest.raises(error) as info:
@@ -222,7 +223,8 @@ def test_cov_corrcoef(device):
      "cov(): expected input to have two or fewer dimensions but got an input with 3 dimensions"),
     (lambda: torch.cov(torch.ones(2, 5), fweights=torch.ones(5)),
      "cov(): expected fweights to have integral dtype but got fweights with Float dtype"),
-    (lambda: torch.cov(torch.ones(2, 5), fweights=torch.tensor([1, -2, 1, 1, 1])), "cov(): fweights cannot be negative"),
+    (lambda: torch.cov(torch.ones(2, 5), fweights=torch.tensor([1, -2, 1, 1, 1])),
+     "cov(): fweights cannot be negative"),
     (lambda: torch.cdist(torch.ones(2, 3), torch.ones(4, 2)),
      "X1 and X2 must have the same number of columns. X1: 3 X2: 2"),
     (lambda: torch.cdist(torch.ones(3), torch.ones(4, 3)), "cdist only supports at least 2D tensors, X1 got: 1D"),
@@ -352,7 +354,8 @@ def test_inplace_shape_ops_change_the_tensor_not_its_storage(device):
         x.unsqueeze_(-1).squeeze_(-1)
         x.t_()
     assert x.cpu().numpy().tolist() == a.T.tolist() and x.stride() == (1, 3)
-    assert x.transpose_(0, 1).shape == (2, 3) and x.swapdims_(0, 1).shape == (3, 2) and x.swapaxes_(1, 0).shape == (2, 3)
+    assert x.transpose_(0, 1).shape == (2, 3) and x.swapdims_(0, 1).shape == (3, 2)
+    assert x.swapaxes_(1, 0).shape == (2, 3)
     x.as_strided_((3, 2), (1, 3))
     assert x.cpu().numpy().tolist() == a.T.tolist()
     x.mul_(2)  # still the same storage
@@ -417,3 +420,27 @@ def test_sparse_product_errors_are_pytorchs():
         torch.mm(s, torch.ones(4, 2))
     with pytest.raises(RuntimeError, match=r"addmm: Argument #3 \(dense\): Expected dim 0 size 2, got 3"):
         torch.ones(4, 3) @ s
+
+
+# --- the docstrings' examples -----------------------------------------------------------------------
+
+def test_docstring_examples_run():
+    import doctest
+
+    from ember_tensor._ops import combinatorics, quantiles, statistics, views, views_inplace
+    from ember_tensor._ops.elementwise import logs_powers
+    import ember_tensor.sparse as sparse_module
+
+    functions = [getattr(m, name) for m in (logs_powers, quantiles, statistics, combinatorics, views_inplace)
+                 for name in m.__all__]
+    functions += [views.ravel, views.hsplit, torch.nansum, torch.nanmean, torch.aminmax,
+                  sparse_module.matmul_with_sparse, sparse_module.spmm]
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    parser = doctest.DocTestParser()
+    # `float` and `int` must stay Python's: vars(torch) would shadow them with dtypes.
+    namespace = {"torch": torch, "tensor": torch.tensor, "nansum": torch.nansum, "nanmean": torch.nanmean,
+                 "aminmax": torch.aminmax}
+    for fn in functions:
+        test = parser.get_doctest(fn.__doc__ or "", dict(namespace), fn.__name__, None, 0)
+        runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0

@@ -58,8 +58,8 @@ def logaddexp(input, other, *, out=None):
     """``log(exp(input) + exp(other))``, computed without overflow.
 
     >>> import ember_tensor as torch
-    >>> torch.logaddexp(torch.tensor([0., 1000.]), torch.tensor([0., 1000.])).tolist()
-    [0.6931471805599453, 1000.6931471805599]
+    >>> torch.logaddexp(torch.tensor([0., 1000.], dtype=torch.float64), torch.tensor([0., 1000.], dtype=torch.float64))
+    tensor([6.9315e-01, 1.0007e+03], dtype=torch.float64)
     """
     a, b = _float_operands("logaddexp_cpu", input, other)
     return _to_out(_log_add(a, b, lambda d: log1p(exp(-d))), out)
