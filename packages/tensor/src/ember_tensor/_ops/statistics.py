@@ -14,6 +14,7 @@ from .._dispatch import op
 from .._tensor import Tensor
 from . import _iter, creation, counting, indexing, linalg, views
 from . import elementwise as E
+from .reduction import return_types
 
 __all__ = ["cov", "corrcoef", "cdist", "histogram", "histogramdd"]
 
@@ -183,6 +184,7 @@ def _named_pair(type_name, first, second):
 
 _Histogram = _named_pair("histogram", "hist", "bin_edges")
 _HistogramDD = _named_pair("histogramdd", "hist", "bin_edges")
+return_types.histogram, return_types.histogramdd = _Histogram, _HistogramDD
 
 
 def _edges(name, column, bins, bounds, dtype, device):
