@@ -26,7 +26,8 @@ import pytest
 
 import ember_tensor as et
 
-__all__ = ["DEVICES", "device_only", "as_on_cuda", "run_on_simulated_devices", "same_as_cpu", "matches_the_cpu"]
+__all__ = ["DEVICES", "device_only", "as_on_cuda", "run_on_simulated_devices", "same_as_cpu", "matches_the_cpu",
+           "on_cuda"]
 
 # The device parameter of the generic tests: CUDA runs on Numba's simulator where no GPU is.
 DEVICES = [pytest.param("cpu"),
@@ -95,8 +96,18 @@ def same_as_cpu(cpu_result, cuda_result, tol=1e-6):
             np.testing.assert_array_equal(_host(g), _host(c))
 
 
+def on_cuda(t):
+    """`t` copied to cuda:0 with its strides: a transposed or stepped view stays one, so
+    that the CUDA kernels' strided paths run (`.cuda()` returns a contiguous copy)."""
+    if t.is_contiguous() or 0 in t.stride():  # an expanded view: overlapping memory, copied dense
+        return t.cuda()
+    moved = et.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="cuda")
+    moved.copy_(t)
+    return moved
+
+
 def _on_cuda(values):
-    return [v.cuda() if isinstance(v, et.Tensor) else v for v in values]
+    return [on_cuda(v) if isinstance(v, et.Tensor) else v for v in values]
 
 
 def _quietly(fn, *args, **kwargs):

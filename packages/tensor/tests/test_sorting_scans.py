@@ -1,9 +1,17 @@
 """Sorting, counting and scans against NumPy references (tables), on contiguous,
-non-contiguous and 0-d inputs, with PyTorch's exact outputs for ties and NaN."""
+non-contiguous and 0-d inputs, with PyTorch's exact outputs for ties and NaN.
+
+The tests taking `device` run on the CPU and on CUDA (Numba's simulator where no GPU
+is), where each call must give the CPU's result, or its error word for word, computed on
+the device (`cuda_guard.matches_the_cpu`).
+"""
+import contextlib
+
 import numpy as np
 import pytest
 
 import ember_tensor as torch
+from cuda_guard import DEVICES, device_only, matches_the_cpu
 
 NAN = float("nan")
 A = np.array([[3., 1., 2., 1.], [0., 5., 5., -2.], [4., 4., 4., 4.]])
@@ -246,3 +254,128 @@ def test_counting_edge_cases_as_pytorch():
     # bfloat16 NaN sorts as the largest value in searchsorted too
     seq = torch.tensor([1., 2., 3.], dtype=torch.bfloat16)
     assert torch.searchsorted(seq, torch.tensor([NAN, 2.], dtype=torch.bfloat16)).tolist() == [3, 1]
+
+
+# --- on every device: every dtype and layout ------------------------------------------------
+
+SCAN_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int8,
+               torch.uint8, torch.bool]
+WIDE_TOL = {torch.float16: 2e-3, torch.bfloat16: 2e-2, torch.float32: 1e-6}
+
+
+def _scan_inputs(dtype):
+    """2-d, one long row (which the CUDA scan cuts into chunks) holding NaN and inf, 0-d,
+    empty and transposed tensors of `dtype`."""
+    rng = np.random.default_rng(0)
+    inputs = []
+    for name, shape in [("2d", (3, 5)), ("long", (1, 41)), ("0d", ()), ("empty", (2, 0))]:
+        if dtype is torch.bool:
+            arr = rng.integers(0, 2, shape).astype(bool)
+        elif dtype.is_floating_point:
+            arr = rng.uniform(-1.5, 1.5, shape)
+        else:
+            arr = rng.integers(0 if dtype is torch.uint8 else -3, 4, shape)
+        if dtype.is_floating_point and name == "long":
+            arr[0, [7, 30]] = [NAN, float("inf")]
+        inputs.append(torch.tensor(arr, dtype=dtype))
+    arr = np.ascontiguousarray(rng.integers(0, 3, (6, 4)).T)
+    inputs.append(torch.tensor(arr, dtype=dtype).t())
+    return inputs
+
+
+def _wide(x):
+    """`x` in the widest type of its kind: float64 for a floating dtype, int64 for another."""
+    return x.double() if x.dtype.is_floating_point else x.long()
+
+
+def _same_on(device, call, x, tol=1e-6):
+    """call(x) on `device`. On the CPU: what call gives for `x` widened (float64, int64),
+    cast back to the result's dtype (half types within their precision). On CUDA: the
+    CPU's result, computed on the device (`matches_the_cpu`)."""
+    if device != "cpu":
+        matches_the_cpu(call, [x], f"{x.dtype}, shape {tuple(x.shape)}", tol=tol)
+        return
+    got = call(x)
+    got, wide = (got, call(_wide(x))) if isinstance(got, tuple) else ((got,), (call(_wide(x)),))
+    for g, w in zip(got, wide):
+        w = w.to(g.dtype)
+        assert g.shape == w.shape
+        tol = WIDE_TOL.get(g.dtype, 0 if g.dtype is not torch.float64 else 1e-12)
+        np.testing.assert_allclose(_wide(g).numpy(), _wide(w).numpy(), rtol=tol, atol=tol, equal_nan=True)
+
+
+def _tol(dtype, result_dtype=None):
+    """CPU vs CUDA tolerance of a float64 (1e-12) or another floating result (1e-6)."""
+    return 1e-12 if torch.float64 in (dtype, result_dtype) else 1e-6
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", SCAN_DTYPES, ids=str)
+def test_cumsum_cumprod_over_dtypes(dtype, device):
+    """cumsum and cumprod (also into float64 and int32) of every dtype and layout."""
+    for x in _scan_inputs(dtype):
+        for dim in (0, -1):
+            _same_on(device, lambda t: t.cumsum(dim), x, _tol(dtype))
+            _same_on(device, lambda t: torch.cumprod(t, dim), x, _tol(dtype))
+            _same_on(device, lambda t: t.cumsum(dim, dtype=torch.float64), x, _tol(dtype, torch.float64))
+            _same_on(device, lambda t: t.cumsum(dim, dtype=torch.int32), x, _tol(dtype))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", SCAN_DTYPES, ids=str)
+def test_cummax_cummin_over_dtypes(dtype, device):
+    """cummax and cummin of every dtype and layout: values and indices exactly."""
+    for x in _scan_inputs(dtype):
+        for dim in (0, -1):
+            _same_on(device, lambda t: tuple(t.cummax(dim)), x, tol=0)
+            _same_on(device, lambda t: tuple(torch.cummin(t, dim)), x, tol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", SCAN_DTYPES[:4], ids=str)
+def test_logcumsumexp_over_dtypes(dtype, device):
+    """logcumsumexp of every floating dtype and layout, and at -inf, inf and NaN."""
+    for x in _scan_inputs(dtype):
+        for dim in (0, -1):
+            _same_on(device, lambda t: torch.logcumsumexp(t, dim), x, _tol(dtype))
+    edge = torch.tensor([[-float("inf"), -float("inf"), 0., float("inf"), 1.], [NAN, 0., -float("inf"), 2., 3.]],
+                        dtype=dtype)
+    _same_on(device, lambda t: torch.logcumsumexp(t, 1), edge, _tol(dtype))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_scan_out_and_inplace_forms(device):
+    """cumsum(out=), cumprod_ and cummax(out=) fill their outputs on `device` itself."""
+    x = torch.tensor([[1., 2.], [3., 4.]], device=device)
+    out, values, indices = (torch.empty(0, dtype=d, device=device) for d in (torch.float32, torch.float32, torch.int64))
+    with device_only() if device != "cpu" else contextlib.nullcontext():
+        torch.cumsum(x, 1, out=out)
+        inplace = x.clone().cumprod_(0)
+        torch.cummax(x, 0, out=(values, indices))
+    assert out.cpu().tolist() == [[1., 3.], [3., 7.]]
+    assert inplace.cpu().tolist() == [[1., 2.], [3., 8.]]
+    assert values.cpu().tolist() == [[1., 2.], [3., 4.]] and indices.cpu().tolist() == [[0, 0], [1, 1]]
+
+
+def _raises_on(device, call, x, exc, message):
+    """call(x on `device`) raises `exc` with exactly `message`, whose "{dev}" is the
+    device type (PyTorch names its cpu or cuda kernel in a dtype error), without copying
+    a CUDA operand to the host."""
+    x = x.to(device)
+    with device_only() if device != "cpu" else contextlib.nullcontext(), pytest.raises(exc) as raised:
+        call(x)
+    assert str(raised.value) == message.format(dev=device)
+
+
+SCAN_ERRORS = [
+    (lambda x: x.cumsum(2), IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    (lambda x: x.long().logcumsumexp(0), NotImplementedError, "\"logcumsumexp_out_{dev}\" not implemented for 'Long'"),
+    (lambda x: x.cummax(-3), IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got -3)"),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("call, exc, message", SCAN_ERRORS)
+def test_scan_errors(call, exc, message, device):
+    """A dim out of range and an integer logcumsumexp raise PyTorch's errors."""
+    _raises_on(device, call, torch.tensor([[1., 2.], [3., 4.]]), exc, message)

@@ -1,4 +1,4 @@
-"""Sorting and scans: sort, argsort (stable), topk, cumsum, cumprod, cummax,
+"""Sorting and scans: sort, argsort (stable), topk, cumsum, cumprod, cummax, cummin,
 logcumsumexp, searchsorted and unique.
 
 Values are drawn without ties where an op's indices would be free to differ on them
@@ -84,11 +84,19 @@ def _ref_logcumsumexp(x, dim):
 
 
 def _ref_cummax(x, dim):
-    values = _scan(np.maximum.accumulate, x, dim)
+    return _running_extreme(np.maximum, x, dim)
+
+
+def _ref_cummin(x, dim):
+    return _running_extreme(np.minimum, x, dim)
+
+
+def _running_extreme(extreme, x, dim):
+    values = _scan(extreme.accumulate, x, dim)
     if not x.ndim:
         return values, np.zeros((), np.int64)
-    # The index of the running maximum: the last position where the value equals it (a
-    # NaN equals a NaN maximum here).
+    # The index of the running extreme: the last position where the value equals it (a
+    # NaN equals a NaN extreme here).
     positions = np.arange(x.shape[dim]).reshape([-1 if a == dim % x.ndim else 1 for a in range(x.ndim)])
     hits = np.where((x == values) | (np.isnan(x) & np.isnan(values)), positions, -1)
     return values, np.maximum.accumulate(hits, axis=dim).astype(np.int64)
@@ -126,6 +134,10 @@ def _topk(x, k, dim=-1, largest=True):
 
 def _cummax(x, dim):
     return tuple(et.cummax(x, dim))
+
+
+def _cummin(x, dim):
+    return tuple(et.cummin(x, dim))
 
 
 def _unique(x, return_inverse=False, return_counts=False):
@@ -189,6 +201,10 @@ def _scan_samples(low, high):
         yield S(v(2, _LONG), kwargs={"dim": 1}, name="long rows")
         if op.name in _EXTREMAL_SCANS:
             yield S(O(_extremal(_EXTREMAL_SCANS[op.name], dtype)), kwargs={"dim": 1}, name="extremal")
+        ties = _extremal(_TIES_ACROSS_CHUNKS, dtype)
+        if op.name in ("cummax", "cummin") and ties is not None:
+            yield S(O(ties), kwargs={"dim": 0}, name="ties and NaN across chunks")
+            yield S(O(ties[:10]), kwargs={"dim": 0}, name="ties across chunks")
     return samples
 
 
@@ -197,8 +213,14 @@ _EXTREMAL_SCANS = {
     "cumsum": [[1, _INF, -_INF, 2], [_NAN, 1, 2, 3]],
     "cumprod": [[2, 0, 3, 4], [_INF, 0, 1, 2]],
     "cummax": [[1, 3, 3, 2, 3, _NAN, 4, _NAN], [-_INF, -_INF, 0, _INF, 1, _INF, 2, 2]],
+    "cummin": [[1, 0, 0, 2, 0, _NAN, -1, _NAN], [_INF, _INF, 0, -_INF, 1, -_INF, 2, 2]],
     "logcumsumexp": [[-_INF, -_INF, 1, _INF, 2], [3, -_INF, 2, 2, _NAN], [1000, 1000, -1000, 999, 0]],
 }
+
+
+# A row that the CUDA scan cuts into chunks, with runs of equal values (each moves the
+# index on) and a NaN (it sticks) on both sides of the chunk borders.
+_TIES_ACROSS_CHUNKS = [1, 3, 3, 2, 3, 0, 3, 3, 1, 1, _NAN, 5, 1, 2, 9, 0] * 2
 
 
 def _searchsorted_samples(op, dtype, rng):
@@ -241,6 +263,7 @@ SORT_SCAN_DB = [
     # Factors near 1 keep the running product of a row in range.
     FamilyOpInfo("cumprod", "sort_scan", et.cumprod, _ref_cumprod, sample_inputs_func=_scan_samples(0.5, 1.5)),
     FamilyOpInfo("cummax", "sort_scan", _cummax, _ref_cummax, sample_inputs_func=_scan_samples(-2, 2)),
+    FamilyOpInfo("cummin", "sort_scan", _cummin, _ref_cummin, sample_inputs_func=_scan_samples(-2, 2)),
     FamilyOpInfo("logcumsumexp", "sort_scan", et.logcumsumexp, _ref_logcumsumexp,
                  sample_inputs_func=_scan_samples(-4, 4)),
     FamilyOpInfo("searchsorted", "sort_scan", et.searchsorted, _ref_searchsorted,
