@@ -6,12 +6,13 @@ is), where each call must give the CPU's result, or its error word for word, com
 the device (`cuda_guard.matches_the_cpu`).
 """
 import contextlib
+import re
 
 import numpy as np
 import pytest
 
 import ember_tensor as torch
-from cuda_guard import DEVICES, device_only, matches_the_cpu
+from cuda_guard import DEVICES, device_only, matches_the_cpu, on_cuda
 
 NAN = float("nan")
 A = np.array([[3., 1., 2., 1.], [0., 5., 5., -2.], [4., 4., 4., 4.]])
@@ -288,10 +289,19 @@ def _wide(x):
     return x.double() if x.dtype.is_floating_point else x.long()
 
 
-def _same_on(device, call, x, tol=1e-6):
+def _same_on(device, call, x, tol=1e-6, raises=None):
     """call(x) on `device`. On the CPU: what call gives for `x` widened (float64, int64),
-    cast back to the result's dtype (half types within their precision). On CUDA: the
-    CPU's result, computed on the device (`matches_the_cpu`)."""
+    cast back to the result's dtype (half types within their precision), or the error
+    `raises`. On CUDA: the CPU's result computed on the device (`matches_the_cpu`), or its
+    error word for word, the kernel a dtype error names being CUDA's."""
+    if raises is not None:
+        with pytest.raises(raises) as on_the_cpu:
+            call(x)
+        if device != "cpu":
+            with device_only(), pytest.raises(raises) as on_cuda_too:
+                call(on_cuda(x))
+            assert str(on_cuda_too.value) == re.sub(r'"(\w+)_cpu"', r'"\1_cuda"', str(on_the_cpu.value))
+        return
     if device != "cpu":
         matches_the_cpu(call, [x], f"{x.dtype}, shape {tuple(x.shape)}", tol=tol)
         return
@@ -379,3 +389,151 @@ SCAN_ERRORS = [
 def test_scan_errors(call, exc, message, device):
     """A dim out of range and an integer logcumsumexp raise PyTorch's errors."""
     _raises_on(device, call, torch.tensor([[1., 2.], [3., 4.]]), exc, message)
+
+
+SORT_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
+               torch.int8, torch.uint8, torch.bool]
+# CUDA's sort keys have kernels of their own for these dtypes; the others reuse them after
+# a cast, so one layout of theirs is enough (the simulator runs a Python thread per CUDA
+# thread). "long" rows are longer than the shared-memory chunk of CUDA's bitonic sort
+# (`_backends.cuda.kernels.sorting.CHUNK`, 16 under the simulator): its global stages run.
+FULL = (torch.float32, torch.float64, torch.int64)
+SORT_SHAPES = [("2d", (3, 7)), ("long", (2, 37)), ("0d", ()), ("empty", (0, 3)), ("one", (4, 1))]
+
+
+def _values(dtype, shape, seed=0):
+    """Small values with many ties (and NaN, -0.0, inf for floats) of `shape`."""
+    rng = np.random.default_rng(seed)
+    if dtype is torch.bool:
+        return rng.integers(0, 2, shape).astype(bool)
+    arr = rng.integers(0 if dtype is torch.uint8 else -4, 5, shape).astype(np.float64)
+    if dtype.is_floating_point and arr.size >= 4:
+        flat = arr.reshape(-1)
+        flat[[1, -1]] = NAN
+        flat[2] = -0.0
+        flat[3] = np.inf
+    return arr
+
+
+def _sort_inputs(dtype):
+    """Tensors of `dtype`: every shape of SORT_SHAPES for FULL dtypes (2-d for the
+    others), and a transposed one."""
+    inputs = [torch.tensor(_values(dtype, shape), dtype=dtype) for _, shape in SORT_SHAPES[:None if dtype in FULL else 1]]
+    arr = _values(dtype, (7, 5), seed=1)
+    return inputs + [torch.tensor(np.ascontiguousarray(arr.T), dtype=dtype).t()]
+
+
+def _dims(x):
+    return [0, -1] if x.dim() else [0]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", SORT_DTYPES, ids=str)
+def test_sort_argsort_msort_over_dtypes(dtype, device):
+    """sort, argsort (both directions) and msort of every dtype and layout, exactly."""
+    for x in _sort_inputs(dtype):
+        for dim in _dims(x):
+            for descending in (False, True):
+                _same_on(device, lambda t: tuple(t.sort(dim, descending=descending)), x, tol=0)
+                _same_on(device, lambda t: t.argsort(dim, descending=descending), x, tol=0)
+        _same_on(device, torch.msort, x, tol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", SORT_DTYPES[:-1], ids=str)  # PyTorch's topk does not take bool
+def test_topk_over_dtypes(dtype, device):
+    """topk of every dtype and layout, for k from 1 to the size (0 and size + 1, an
+    error, on the 2-d input), largest and smallest."""
+    for i, x in enumerate(_sort_inputs(dtype)):
+        for dim in _dims(x):
+            size = x.shape[dim] if x.dim() else 1
+            for k in sorted({1, size // 2, size} | ({0, size + 1} if i == 0 else set())):
+                if k == 0 and not x.dim():  # a known bug: the topk entry of the op database
+                    continue
+                for largest in (True, False):
+                    _same_on(device, lambda t: tuple(t.topk(k, dim, largest=largest)), x, tol=0,
+                             raises=RuntimeError if k > size else None)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", SORT_DTYPES, ids=str)
+def test_kthvalue_median_nanmedian_mode_over_dtypes(dtype, device):
+    """kthvalue, median, nanmedian and mode of every dtype and layout, along a dim (with
+    and without keepdim) and over all elements."""
+    bool_error = NotImplementedError if dtype is torch.bool else None
+    for x in _sort_inputs(dtype):
+        for dim in _dims(x):
+            size = x.shape[dim] if x.dim() else 1
+            empty = IndexError if size == 0 else None
+            for k in sorted({1, size}):
+                if dtype is not torch.bool:
+                    _same_on(device, lambda t: tuple(t.kthvalue(k, dim)), x, tol=0, raises=empty)
+            for keepdim in (False, True):
+                _same_on(device, lambda t: tuple(t.median(dim, keepdim=keepdim)), x, tol=0, raises=bool_error or empty)
+                if dtype is not torch.bool:
+                    _same_on(device, lambda t: tuple(t.nanmedian(dim, keepdim=keepdim)), x, tol=0, raises=empty)
+                _same_on(device, lambda t: tuple(t.mode(dim, keepdim=keepdim)), x, tol=0, raises=empty)
+        _same_on(device, lambda t: t.median(), x, tol=0, raises=bool_error)
+        if dtype is not torch.bool and (x.numel() or dtype.is_floating_point):  # (empty int: a known bug, in
+            _same_on(device, lambda t: t.nanmedian(), x, tol=0)                   # the op database's nanmedian)
+
+
+def _on_an_empty_row(call):
+    return lambda x: call(x.new_empty(2, 0))
+
+
+SELECTION_ERRORS = [
+    (lambda x: x.topk(3), RuntimeError, "selected index k out of range"),
+    (lambda x: x.kthvalue(0), RuntimeError, "kthvalue(): selected number k out of range for dimension 1"),
+    (lambda x: x.kthvalue(3, 0), RuntimeError, "kthvalue(): selected number k out of range for dimension 0"),
+    (_on_an_empty_row(lambda x: x.mode(1)), IndexError, "mode(): Expected reduction dim 1 to have non-zero size."),
+    (_on_an_empty_row(lambda x: x.kthvalue(1, 1)), IndexError,
+     "kthvalue(): Expected reduction dim 1 to have non-zero size."),
+    (_on_an_empty_row(lambda x: x.nanmedian(1)), IndexError,
+     "median(): Expected reduction dim 1 to have non-zero size."),
+    (_on_an_empty_row(lambda x: x.median(1)), IndexError, "median(): Expected reduction dim 1 to have non-zero size."),
+    (lambda x: x.sort(2), IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    (lambda x: x.bool().median(), NotImplementedError, "\"median_{dev}\" not implemented for 'Bool'"),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("call, exc, message", SELECTION_ERRORS)
+def test_selection_errors(call, exc, message, device):
+    """k out of range, an empty reduced dim, a bad dim and a bool median raise PyTorch's errors."""
+    _raises_on(device, call, torch.tensor([[1., 2.], [3., 4.]]), exc, message)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_long_rows_sort_in_chunks_and_merge(device):
+    """150 elements with ties and NaN: on CUDA padded to 256, sorted in chunks of 16 under
+    the simulator and merged by global stages; ties keep their index order."""
+    arr = np.random.default_rng(3).integers(0, 9, 150).astype(np.float32)
+    arr[::37] = NAN
+    x = torch.tensor(arr)
+    _same_on(device, lambda t: tuple(t.sort(descending=True)), x, tol=0)
+    _same_on(device, lambda t: tuple(t.median(0)), x, tol=0)
+    _same_on(device, lambda t: t.median(), x, tol=0)
+    _same_on(device, lambda t: tuple(t.nanmedian(0)), x, tol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sort_out_and_stable_keyword(device):
+    """sort(stable=True, out=(values, indices)) fills both outputs on `device`."""
+    values, indices = (torch.empty(0, dtype=torch.int64, device=device) for _ in range(2))
+    x = torch.tensor([[2, 1, 2], [0, 0, 1]], device=device)
+    with device_only() if device != "cpu" else contextlib.nullcontext():
+        torch.sort(x, stable=True, out=(values, indices))
+    assert values.cpu().tolist() == [[1, 2, 2], [0, 0, 1]] and indices.cpu().tolist() == [[1, 0, 2], [0, 1, 2]]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int8, torch.uint8, torch.float64], ids=str)
+def test_topk_of_few_of_long_rows(dtype, device):
+    """k <= 32 of rows longer than CUDA's shared chunk: its `topk_select` (per-thread
+    candidate lists merged by thread 0) gives the stable sort's first k, ties by index."""
+    x = torch.tensor(_values(dtype, (3, 50), seed=5), dtype=dtype)
+    for k in (1, 7, 32):
+        for largest in (True, False):
+            _same_on(device, lambda t: tuple(t.topk(k, 1, largest=largest)), x, tol=0)
+            _same_on(device, lambda t: tuple(t.t().topk(k, 0, largest=largest)), x, tol=0)
