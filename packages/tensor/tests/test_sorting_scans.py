@@ -1,18 +1,19 @@
-"""Sorting, counting and scans against NumPy references (tables), on contiguous,
-non-contiguous and 0-d inputs, with PyTorch's exact outputs for ties and NaN.
+"""Sorting and scans against NumPy references (tables), on contiguous, non-contiguous
+and 0-d inputs, with PyTorch's exact outputs for ties and NaN (searching and counting:
+test_counting.py).
 
 The tests taking `device` run on the CPU and on CUDA (Numba's simulator where no GPU
 is), where each call must give the CPU's result, or its error word for word, computed on
 the device (`cuda_guard.matches_the_cpu`).
 """
 import contextlib
-import re
 
 import numpy as np
 import pytest
 
 import ember_tensor as torch
-from cuda_guard import DEVICES, device_only, matches_the_cpu, on_cuda
+from cuda_guard import DEVICES, device_only
+from device_checks import raises_on, same_on
 
 NAN = float("nan")
 A = np.array([[3., 1., 2., 1.], [0., 5., 5., -2.], [4., 4., 4., 4.]])
@@ -72,63 +73,6 @@ def test_nanmedian_and_mode():
     assert (m.values.item(), m.indices.item()) == (1, 5)     # smallest of the most frequent, last index
     m = torch.tensor([[1, 2, 2], [3, 3, 1]]).t().mode(0)
     assert m.values.tolist() == [2, 3] and m.indices.tolist() == [2, 1]
-
-
-UNIQUE = [np.array([3, 1, 2, 1, 3]), np.array([[2., 1.], [2., 0.]]), np.array(7), np.array([], dtype=np.int64)]
-
-
-@pytest.mark.parametrize("arr", UNIQUE, ids=["1d", "2d", "0d", "empty"])
-def test_unique(arr):
-    values, inverse, counts = np.unique(arr, return_inverse=True, return_counts=True)
-    got, got_inverse, got_counts = torch.unique(torch.tensor(arr), return_inverse=True, return_counts=True)
-    np.testing.assert_array_equal(got.numpy(), values)
-    np.testing.assert_array_equal(got_inverse.numpy(), inverse.reshape(arr.shape))
-    np.testing.assert_array_equal(got_counts.numpy(), counts)
-
-
-def test_unique_dim_and_consecutive():
-    rows = np.array([[1, 2], [1, 2], [0, 1]])
-    values, inverse = torch.unique(torch.tensor(rows), dim=0, return_inverse=True)
-    assert values.tolist() == [[0, 1], [1, 2]] and inverse.tolist() == [1, 1, 0]
-    values, inverse, counts = torch.unique_consecutive(torch.tensor([1, 1, 2, 2, 3, 1, 1, 2]), return_inverse=True,
-                                                       return_counts=True)
-    assert values.tolist() == [1, 2, 3, 1, 2]
-    assert inverse.tolist() == [0, 0, 1, 1, 2, 3, 3, 4] and counts.tolist() == [2, 2, 1, 2, 1]
-    assert torch.unique_consecutive(torch.tensor(rows), dim=0).tolist() == [[1, 2], [0, 1]]
-
-
-def test_searchsorted_and_bucketize():
-    seq = np.array([1, 3, 5, 7])
-    vals = np.array([[3, 6, 9], [0, 1, 7]])
-    for right in (False, True):
-        side = "right" if right else "left"
-        got = torch.searchsorted(torch.tensor(seq), torch.tensor(vals), right=right)
-        np.testing.assert_array_equal(got.numpy(), np.searchsorted(seq, vals, side=side))
-        got = torch.bucketize(torch.tensor(vals), torch.tensor(seq), right=right)
-        np.testing.assert_array_equal(got.numpy(), np.searchsorted(seq, vals, side=side))
-    batched = torch.searchsorted(torch.tensor([[1, 3], [2, 4]]), torch.tensor([[3], [3]]), side="right")
-    assert batched.tolist() == [[2], [1]]
-    assert torch.searchsorted(torch.tensor(seq), 5).tolist() == 2
-    assert torch.searchsorted(torch.tensor(seq), torch.tensor([3]), out_int32=True).dtype == torch.int32
-    with pytest.raises(RuntimeError, match="boundaries tensor should be 1 dimension"):
-        torch.searchsorted(torch.tensor([[1, 3]]), torch.tensor([[1], [2]]))
-
-
-def test_histc_and_bincount():
-    x = torch.tensor([1., 2., 1., 4.])
-    assert torch.histc(x, bins=4, min=0, max=3).tolist() == [0., 2., 1., 0.]
-    assert torch.histc(x, bins=4).tolist() == [2., 1., 0., 1.]
-    assert torch.histc(torch.tensor([2., 2.]), bins=3).tolist() == [0., 2., 0.]
-    values = np.array([0, 1, 1, 3])
-    np.testing.assert_array_equal(torch.bincount(torch.tensor(values)).numpy(), np.bincount(values))
-    weights = np.array([.5, 1., 1., 2.])
-    got = torch.bincount(torch.tensor(values), weights=torch.tensor(weights, dtype=torch.float32), minlength=6)
-    assert got.dtype == torch.float32
-    np.testing.assert_array_equal(got.numpy(), np.bincount(values, weights, minlength=6))
-    with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative integral inputs"):
-        torch.bincount(torch.tensor([-1]))
-    with pytest.raises(NotImplementedError, match="histogram_cpu"):
-        torch.tensor([1, 2]).histc()
 
 
 SCANS = [("cumsum", np.cumsum), ("cumprod", np.cumprod)]
@@ -237,33 +181,12 @@ def test_empty_reduction_dim_errors(fn, message):
         fn(torch.zeros(0, 3))
 
 
-def test_counting_edge_cases_as_pytorch():
-    # histc refuses a non-finite range (it would otherwise index outside its bins)
-    for x, kwargs in [(torch.tensor([1., NAN]), {}), (torch.tensor([1., float("inf")]), {}),
-                      (torch.tensor([1., 2.]), {"min": 0, "max": float("inf")})]:
-        with pytest.raises(RuntimeError, match=r"torch.histc: range of \[.*\] is not finite"):
-            torch.histc(x, bins=4, **kwargs)
-    with pytest.raises(RuntimeError, match="^torch.histc: max must be larger than min$"):
-        torch.histc(torch.tensor([1., 2.]), bins=4, min=3, max=1)
-    # unique along the empty dim gives empty results; along another, PyTorch's error
-    empty = torch.zeros((0, 2), dtype=torch.int64)
-    for fn in (torch.unique, torch.unique_consecutive):
-        values, inverse, counts = fn(empty, dim=0, return_inverse=True, return_counts=True)
-        assert values.shape == (0, 2) and inverse.shape == (0,) and counts.shape == (0,)
-        with pytest.raises(RuntimeError, match="There are 0 sized dimensions, and they aren't selected"):
-            fn(empty, dim=1)
-    # bfloat16 NaN sorts as the largest value in searchsorted too
-    seq = torch.tensor([1., 2., 3.], dtype=torch.bfloat16)
-    assert torch.searchsorted(seq, torch.tensor([NAN, 2.], dtype=torch.bfloat16)).tolist() == [3, 1]
 
 
 # --- on every device: every dtype and layout ------------------------------------------------
 
 SCAN_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int8,
                torch.uint8, torch.bool]
-WIDE_TOL = {torch.float16: 2e-3, torch.bfloat16: 2e-2, torch.float32: 1e-6}
-
-
 def _scan_inputs(dtype):
     """2-d, one long row (which the CUDA scan cuts into chunks) holding NaN and inf, 0-d,
     empty and transposed tensors of `dtype`."""
@@ -284,36 +207,6 @@ def _scan_inputs(dtype):
     return inputs
 
 
-def _wide(x):
-    """`x` in the widest type of its kind: float64 for a floating dtype, int64 for another."""
-    return x.double() if x.dtype.is_floating_point else x.long()
-
-
-def _same_on(device, call, x, tol=1e-6, raises=None):
-    """call(x) on `device`. On the CPU: what call gives for `x` widened (float64, int64),
-    cast back to the result's dtype (half types within their precision), or the error
-    `raises`. On CUDA: the CPU's result computed on the device (`matches_the_cpu`), or its
-    error word for word, the kernel a dtype error names being CUDA's."""
-    if raises is not None:
-        with pytest.raises(raises) as on_the_cpu:
-            call(x)
-        if device != "cpu":
-            with device_only(), pytest.raises(raises) as on_cuda_too:
-                call(on_cuda(x))
-            assert str(on_cuda_too.value) == re.sub(r'"(\w+)_cpu"', r'"\1_cuda"', str(on_the_cpu.value))
-        return
-    if device != "cpu":
-        matches_the_cpu(call, [x], f"{x.dtype}, shape {tuple(x.shape)}", tol=tol)
-        return
-    got = call(x)
-    got, wide = (got, call(_wide(x))) if isinstance(got, tuple) else ((got,), (call(_wide(x)),))
-    for g, w in zip(got, wide):
-        w = w.to(g.dtype)
-        assert g.shape == w.shape
-        tol = WIDE_TOL.get(g.dtype, 0 if g.dtype is not torch.float64 else 1e-12)
-        np.testing.assert_allclose(_wide(g).numpy(), _wide(w).numpy(), rtol=tol, atol=tol, equal_nan=True)
-
-
 def _tol(dtype, result_dtype=None):
     """CPU vs CUDA tolerance of a float64 (1e-12) or another floating result (1e-6)."""
     return 1e-12 if torch.float64 in (dtype, result_dtype) else 1e-6
@@ -325,10 +218,10 @@ def test_cumsum_cumprod_over_dtypes(dtype, device):
     """cumsum and cumprod (also into float64 and int32) of every dtype and layout."""
     for x in _scan_inputs(dtype):
         for dim in (0, -1):
-            _same_on(device, lambda t: t.cumsum(dim), x, _tol(dtype))
-            _same_on(device, lambda t: torch.cumprod(t, dim), x, _tol(dtype))
-            _same_on(device, lambda t: t.cumsum(dim, dtype=torch.float64), x, _tol(dtype, torch.float64))
-            _same_on(device, lambda t: t.cumsum(dim, dtype=torch.int32), x, _tol(dtype))
+            same_on(device, lambda t: t.cumsum(dim), x, _tol(dtype))
+            same_on(device, lambda t: torch.cumprod(t, dim), x, _tol(dtype))
+            same_on(device, lambda t: t.cumsum(dim, dtype=torch.float64), x, _tol(dtype, torch.float64))
+            same_on(device, lambda t: t.cumsum(dim, dtype=torch.int32), x, _tol(dtype))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -337,8 +230,8 @@ def test_cummax_cummin_over_dtypes(dtype, device):
     """cummax and cummin of every dtype and layout: values and indices exactly."""
     for x in _scan_inputs(dtype):
         for dim in (0, -1):
-            _same_on(device, lambda t: tuple(t.cummax(dim)), x, tol=0)
-            _same_on(device, lambda t: tuple(torch.cummin(t, dim)), x, tol=0)
+            same_on(device, lambda t: tuple(t.cummax(dim)), x, tol=0)
+            same_on(device, lambda t: tuple(torch.cummin(t, dim)), x, tol=0)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -347,10 +240,10 @@ def test_logcumsumexp_over_dtypes(dtype, device):
     """logcumsumexp of every floating dtype and layout, and at -inf, inf and NaN."""
     for x in _scan_inputs(dtype):
         for dim in (0, -1):
-            _same_on(device, lambda t: torch.logcumsumexp(t, dim), x, _tol(dtype))
+            same_on(device, lambda t: torch.logcumsumexp(t, dim), x, _tol(dtype))
     edge = torch.tensor([[-float("inf"), -float("inf"), 0., float("inf"), 1.], [NAN, 0., -float("inf"), 2., 3.]],
                         dtype=dtype)
-    _same_on(device, lambda t: torch.logcumsumexp(t, 1), edge, _tol(dtype))
+    same_on(device, lambda t: torch.logcumsumexp(t, 1), edge, _tol(dtype))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -367,16 +260,6 @@ def test_scan_out_and_inplace_forms(device):
     assert values.cpu().tolist() == [[1., 2.], [3., 4.]] and indices.cpu().tolist() == [[0, 0], [1, 1]]
 
 
-def _raises_on(device, call, x, exc, message):
-    """call(x on `device`) raises `exc` with exactly `message`, whose "{dev}" is the
-    device type (PyTorch names its cpu or cuda kernel in a dtype error), without copying
-    a CUDA operand to the host."""
-    x = x.to(device)
-    with device_only() if device != "cpu" else contextlib.nullcontext(), pytest.raises(exc) as raised:
-        call(x)
-    assert str(raised.value) == message.format(dev=device)
-
-
 SCAN_ERRORS = [
     (lambda x: x.cumsum(2), IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
     (lambda x: x.long().logcumsumexp(0), NotImplementedError, "\"logcumsumexp_out_{dev}\" not implemented for 'Long'"),
@@ -388,7 +271,7 @@ SCAN_ERRORS = [
 @pytest.mark.parametrize("call, exc, message", SCAN_ERRORS)
 def test_scan_errors(call, exc, message, device):
     """A dim out of range and an integer logcumsumexp raise PyTorch's errors."""
-    _raises_on(device, call, torch.tensor([[1., 2.], [3., 4.]]), exc, message)
+    raises_on(device, call, torch.tensor([[1., 2.], [3., 4.]]), exc, message)
 
 
 SORT_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
@@ -434,9 +317,9 @@ def test_sort_argsort_msort_over_dtypes(dtype, device):
     for x in _sort_inputs(dtype):
         for dim in _dims(x):
             for descending in (False, True):
-                _same_on(device, lambda t: tuple(t.sort(dim, descending=descending)), x, tol=0)
-                _same_on(device, lambda t: t.argsort(dim, descending=descending), x, tol=0)
-        _same_on(device, torch.msort, x, tol=0)
+                same_on(device, lambda t: tuple(t.sort(dim, descending=descending)), x, tol=0)
+                same_on(device, lambda t: t.argsort(dim, descending=descending), x, tol=0)
+        same_on(device, torch.msort, x, tol=0)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -451,7 +334,7 @@ def test_topk_over_dtypes(dtype, device):
                 if k == 0 and not x.dim():  # a known bug: the topk entry of the op database
                     continue
                 for largest in (True, False):
-                    _same_on(device, lambda t: tuple(t.topk(k, dim, largest=largest)), x, tol=0,
+                    same_on(device, lambda t: tuple(t.topk(k, dim, largest=largest)), x, tol=0,
                              raises=RuntimeError if k > size else None)
 
 
@@ -467,15 +350,15 @@ def test_kthvalue_median_nanmedian_mode_over_dtypes(dtype, device):
             empty = IndexError if size == 0 else None
             for k in sorted({1, size}):
                 if dtype is not torch.bool:
-                    _same_on(device, lambda t: tuple(t.kthvalue(k, dim)), x, tol=0, raises=empty)
+                    same_on(device, lambda t: tuple(t.kthvalue(k, dim)), x, tol=0, raises=empty)
             for keepdim in (False, True):
-                _same_on(device, lambda t: tuple(t.median(dim, keepdim=keepdim)), x, tol=0, raises=bool_error or empty)
+                same_on(device, lambda t: tuple(t.median(dim, keepdim=keepdim)), x, tol=0, raises=bool_error or empty)
                 if dtype is not torch.bool:
-                    _same_on(device, lambda t: tuple(t.nanmedian(dim, keepdim=keepdim)), x, tol=0, raises=empty)
-                _same_on(device, lambda t: tuple(t.mode(dim, keepdim=keepdim)), x, tol=0, raises=empty)
-        _same_on(device, lambda t: t.median(), x, tol=0, raises=bool_error)
+                    same_on(device, lambda t: tuple(t.nanmedian(dim, keepdim=keepdim)), x, tol=0, raises=empty)
+                same_on(device, lambda t: tuple(t.mode(dim, keepdim=keepdim)), x, tol=0, raises=empty)
+        same_on(device, lambda t: t.median(), x, tol=0, raises=bool_error)
         if dtype is not torch.bool and (x.numel() or dtype.is_floating_point):  # (empty int: a known bug, in
-            _same_on(device, lambda t: t.nanmedian(), x, tol=0)                   # the op database's nanmedian)
+            same_on(device, lambda t: t.nanmedian(), x, tol=0)                   # the op database's nanmedian)
 
 
 def _on_an_empty_row(call):
@@ -501,7 +384,7 @@ SELECTION_ERRORS = [
 @pytest.mark.parametrize("call, exc, message", SELECTION_ERRORS)
 def test_selection_errors(call, exc, message, device):
     """k out of range, an empty reduced dim, a bad dim and a bool median raise PyTorch's errors."""
-    _raises_on(device, call, torch.tensor([[1., 2.], [3., 4.]]), exc, message)
+    raises_on(device, call, torch.tensor([[1., 2.], [3., 4.]]), exc, message)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -511,10 +394,10 @@ def test_long_rows_sort_in_chunks_and_merge(device):
     arr = np.random.default_rng(3).integers(0, 9, 150).astype(np.float32)
     arr[::37] = NAN
     x = torch.tensor(arr)
-    _same_on(device, lambda t: tuple(t.sort(descending=True)), x, tol=0)
-    _same_on(device, lambda t: tuple(t.median(0)), x, tol=0)
-    _same_on(device, lambda t: t.median(), x, tol=0)
-    _same_on(device, lambda t: tuple(t.nanmedian(0)), x, tol=0)
+    same_on(device, lambda t: tuple(t.sort(descending=True)), x, tol=0)
+    same_on(device, lambda t: tuple(t.median(0)), x, tol=0)
+    same_on(device, lambda t: t.median(), x, tol=0)
+    same_on(device, lambda t: tuple(t.nanmedian(0)), x, tol=0)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -535,5 +418,5 @@ def test_topk_of_few_of_long_rows(dtype, device):
     x = torch.tensor(_values(dtype, (3, 50), seed=5), dtype=dtype)
     for k in (1, 7, 32):
         for largest in (True, False):
-            _same_on(device, lambda t: tuple(t.topk(k, 1, largest=largest)), x, tol=0)
-            _same_on(device, lambda t: tuple(t.t().topk(k, 0, largest=largest)), x, tol=0)
+            same_on(device, lambda t: tuple(t.topk(k, 1, largest=largest)), x, tol=0)
+            same_on(device, lambda t: tuple(t.t().topk(k, 0, largest=largest)), x, tol=0)
