@@ -188,10 +188,11 @@ def test_window_ops_over_dtypes_with_nan_and_inf(dtype, device):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("xs, out", [((2, 3, 5, 7), (3, 4)), ((1, 2, 9), (4,)), ((1, 1, 3, 4, 5), (2, 3, 2)),
                                      ((2, 2, 4, 4), (4, 4)), ((0, 2, 3, 3), (2, 2))])
-def test_adaptive_max_pool(xs, out, device):
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_adaptive_max_pool(xs, out, contiguous, device):
     """Adaptive max pooling to smaller, equal and 1-3-d sizes (an empty batch too) and
     its backward."""
-    x = _tensor(xs, contiguous=False)
+    x = _tensor(xs, contiguous=contiguous)
     _check(device, lambda x: N.adaptive_max_pool(x, out), x)
     values, indices = N.adaptive_max_pool(x, out)
     _check(device, lambda g, i: N.max_pool_backward(g, i, xs), _tensor(tuple(values.shape)), indices)

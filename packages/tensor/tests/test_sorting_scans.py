@@ -218,10 +218,10 @@ def test_cumsum_cumprod_over_dtypes(dtype, device):
     """cumsum and cumprod (also into float64 and int32) of every dtype and layout."""
     for x in _scan_inputs(dtype):
         for dim in (0, -1):
-            same_on(device, lambda t: t.cumsum(dim), x, _tol(dtype))
-            same_on(device, lambda t: torch.cumprod(t, dim), x, _tol(dtype))
-            same_on(device, lambda t: t.cumsum(dim, dtype=torch.float64), x, _tol(dtype, torch.float64))
-            same_on(device, lambda t: t.cumsum(dim, dtype=torch.int32), x, _tol(dtype))
+            same_on(device, lambda t: t.cumsum(dim), x, tol=_tol(dtype))
+            same_on(device, lambda t: torch.cumprod(t, dim), x, tol=_tol(dtype))
+            same_on(device, lambda t: t.cumsum(dim, dtype=torch.float64), x, tol=_tol(dtype, torch.float64))
+            same_on(device, lambda t: t.cumsum(dim, dtype=torch.int32), x, tol=_tol(dtype))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -240,10 +240,10 @@ def test_logcumsumexp_over_dtypes(dtype, device):
     """logcumsumexp of every floating dtype and layout, and at -inf, inf and NaN."""
     for x in _scan_inputs(dtype):
         for dim in (0, -1):
-            same_on(device, lambda t: torch.logcumsumexp(t, dim), x, _tol(dtype))
+            same_on(device, lambda t: torch.logcumsumexp(t, dim), x, tol=_tol(dtype))
     edge = torch.tensor([[-float("inf"), -float("inf"), 0., float("inf"), 1.], [NAN, 0., -float("inf"), 2., 3.]],
                         dtype=dtype)
-    same_on(device, lambda t: torch.logcumsumexp(t, 1), edge, _tol(dtype))
+    same_on(device, lambda t: torch.logcumsumexp(t, 1), edge, tol=_tol(dtype))
 
 
 @pytest.mark.parametrize("device", DEVICES)
