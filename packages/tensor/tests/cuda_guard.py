@@ -7,7 +7,8 @@ masked_select: PyTorch synchronises there too) goes through `allow_scalar_reads`
 
 `as_on_cuda(message)` is a CPU error message as PyTorch's CUDA build words it (a dtype
 error names the CUDA kernel). `matches_the_cpu(call, args, what)` runs a call on the CPU
-and on CUDA inside `device_only()`: the same result, or the same error word for word; it
+and on CUDA inside `device_only()`, its operands moved there with their strides
+(`on_cuda`): the same result, or the same error word for word; it
 is what a generic test taking the device as a parameter asserts for "cuda", the CPU
 result being checked against the reference by the "cpu" parameter. `DEVICES` is that
 parameter. `run_on_simulated_devices(script, devices)` runs a script in a fresh interpreter on that

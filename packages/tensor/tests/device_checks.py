@@ -31,11 +31,13 @@ def widened(x):
 
 
 def _guarded(device, scalar_reads):
+    """device_only() on CUDA (single elements readable when `scalar_reads`); nothing on the CPU."""
     return device_only(allow_scalar_reads=scalar_reads) if device != "cpu" else contextlib.nullcontext()
 
 
 def _as_on_cuda(message):
-    # PyTorch's dtype errors name the kernel of the device: "median_cpu", "median_cuda".
+    """A CPU error as CUDA words it: PyTorch's dtype errors name the device's kernel
+    ("median_cpu", "median_cuda")."""
     return re.sub(r'"(\w+)_cpu"', r'"\1_cuda"', message)
 
 

@@ -24,6 +24,7 @@ UNIQUE = [np.array([3, 1, 2, 1, 3]), np.array([[2., 1.], [2., 0.]]), np.array(7)
 
 @pytest.mark.parametrize("arr", UNIQUE, ids=["1d", "2d", "0d", "empty"])
 def test_unique(arr):
+    """unique's values, inverse and counts are NumPy's (1-d, 2-d, 0-d, empty)."""
     values, inverse, counts = np.unique(arr, return_inverse=True, return_counts=True)
     got, got_inverse, got_counts = torch.unique(torch.tensor(arr), return_inverse=True, return_counts=True)
     np.testing.assert_array_equal(got.numpy(), values)
@@ -32,6 +33,7 @@ def test_unique(arr):
 
 
 def test_unique_dim_and_consecutive():
+    """Unique rows, and unique_consecutive's runs (with inverse and counts)."""
     rows = np.array([[1, 2], [1, 2], [0, 1]])
     values, inverse = torch.unique(torch.tensor(rows), dim=0, return_inverse=True)
     assert values.tolist() == [[0, 1], [1, 2]] and inverse.tolist() == [1, 1, 0]
@@ -43,6 +45,7 @@ def test_unique_dim_and_consecutive():
 
 
 def test_searchsorted_and_bucketize():
+    """searchsorted and bucketize are NumPy's searchsorted (left, right, batched, a number, int32 out)."""
     seq = np.array([1, 3, 5, 7])
     vals = np.array([[3, 6, 9], [0, 1, 7]])
     for right in (False, True):
@@ -60,6 +63,7 @@ def test_searchsorted_and_bucketize():
 
 
 def test_histc_and_bincount():
+    """histc over a given and the data's range, and bincount (minlength, float32 weights) as NumPy's."""
     x = torch.tensor([1., 2., 1., 4.])
     assert torch.histc(x, bins=4, min=0, max=3).tolist() == [0., 2., 1., 0.]
     assert torch.histc(x, bins=4).tolist() == [2., 1., 0., 1.]
@@ -77,6 +81,7 @@ def test_histc_and_bincount():
 
 
 def test_counting_edge_cases_as_pytorch():
+    """Non-finite histc ranges, unique of an empty dim, and bfloat16 NaN in searchsorted, as PyTorch."""
     # histc refuses a non-finite range (it would otherwise index outside its bins)
     for x, kwargs in [(torch.tensor([1., NAN]), {}), (torch.tensor([1., float("inf")]), {}),
                       (torch.tensor([1., 2.]), {"min": 0, "max": float("inf")})]:
@@ -134,6 +139,7 @@ def test_searchsorted_and_bucketize_over_dtypes(dtype, device):
 
 
 def _search(side="left"):
+    """searchsorted(boundaries, values[, sorter]) with `side`."""
     return lambda s, x, *order: torch.searchsorted(s, x, side=side, sorter=order[0] if order else None)
 
 

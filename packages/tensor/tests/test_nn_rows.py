@@ -191,6 +191,7 @@ def _batch_norm_and_stats(training):
     (unbiased variance), in training only (asserted through the version counter). It
     updates copies: each device starts from the same statistics."""
     def call(x, w, b, running_mean, running_var):
+        """native_batch_norm on copies of the running statistics, which it returns too."""
         running_mean, running_var = running_mean.clone(), running_var.clone()
         version = running_mean._version
         out = N.native_batch_norm(x, w, b, running_mean, running_var, training, 0.1, 1e-5)

@@ -348,6 +348,7 @@ def test_double_backward_through_conv_and_pooling(device):
         return
 
     def second(x, w):
+        """The chain's input gradient, and the weight gradient of its square."""
         gx, = autograd.grad(_conv_pool(x, w), [x], create_graph=True)
         gw, = autograd.grad((gx * gx).sum(), [w])
         return gx.detach(), gw

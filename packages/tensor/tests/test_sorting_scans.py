@@ -301,12 +301,14 @@ def _values(dtype, shape, seed=0):
 def _sort_inputs(dtype):
     """Tensors of `dtype`: every shape of SORT_SHAPES for FULL dtypes (2-d for the
     others), and a transposed one."""
-    inputs = [torch.tensor(_values(dtype, shape), dtype=dtype) for _, shape in SORT_SHAPES[:None if dtype in FULL else 1]]
+    shapes = SORT_SHAPES if dtype in FULL else SORT_SHAPES[:1]
+    inputs = [torch.tensor(_values(dtype, shape), dtype=dtype) for _, shape in shapes]
     arr = _values(dtype, (7, 5), seed=1)
     return inputs + [torch.tensor(np.ascontiguousarray(arr.T), dtype=dtype).t()]
 
 
 def _dims(x):
+    """The dims to sort along: first and last (a 0-d tensor's dim 0)."""
     return [0, -1] if x.dim() else [0]
 
 
@@ -362,6 +364,7 @@ def test_kthvalue_median_nanmedian_mode_over_dtypes(dtype, device):
 
 
 def _on_an_empty_row(call):
+    """`call` on an empty (2, 0) tensor of the operand's dtype and device."""
     return lambda x: call(x.new_empty(2, 0))
 
 

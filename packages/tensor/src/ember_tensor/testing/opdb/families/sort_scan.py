@@ -84,14 +84,18 @@ def _ref_logcumsumexp(x, dim):
 
 
 def _ref_cummax(x, dim):
+    """The running maximum and its index (as `_running_extreme`)."""
     return _running_extreme(np.maximum, x, dim)
 
 
 def _ref_cummin(x, dim):
+    """The running minimum and its index (as `_running_extreme`)."""
     return _running_extreme(np.minimum, x, dim)
 
 
 def _running_extreme(extreme, x, dim):
+    """The running `extreme` (np.maximum or np.minimum) along `dim`, and its index: an
+    equal value moves the index on, a NaN sticks."""
     values = _scan(extreme.accumulate, x, dim)
     if not x.ndim:
         return values, np.zeros((), np.int64)
@@ -103,8 +107,8 @@ def _running_extreme(extreme, x, dim):
 
 
 def _ref_nanmedian(x):
-    # PyTorch's median is the lower middle value; nanmedian skips NaN (all NaN: NaN), and
-    # an empty tensor gives NaN, or the smallest integer of an integer dtype.
+    """PyTorch's nanmedian of all elements: the lower middle value of those not NaN (all
+    NaN: NaN); of an empty tensor NaN, or the smallest integer of an integer dtype."""
     values = np.sort(x[~np.isnan(x)] if x.dtype.kind == "f" else x.reshape(-1))
     if values.size:
         return values[(values.size - 1) // 2]
@@ -146,6 +150,7 @@ def _cummax(x, dim):
 
 
 def _cummin(x, dim):
+    """cummin's (values, indices) as a tuple."""
     return tuple(et.cummin(x, dim))
 
 
@@ -251,6 +256,7 @@ def _searchsorted_samples(op, dtype, rng):
 
 
 def _nanmedian_samples(op, dtype, rng):
+    """Ties, an even count (transposed), 0-d, empty, NaN among ±inf, all NaN."""
     yield S(O(_with_ties((3, 5), dtype, rng)), name="ties")
     yield S(O(_distinct((4, 2), dtype, rng), "transposed"), name="transposed, even count")
     yield S(O(_with_ties((), dtype, rng)), name="0-d")
@@ -290,7 +296,8 @@ SORT_SCAN_DB = [
     FamilyOpInfo("cummin", "sort_scan", _cummin, _ref_cummin, sample_inputs_func=_scan_samples(-2, 2)),
     FamilyOpInfo("logcumsumexp", "sort_scan", et.logcumsumexp, _ref_logcumsumexp,
                  sample_inputs_func=_scan_samples(-4, 4)),
-    FamilyOpInfo("nanmedian", "sort_scan", et.nanmedian, _ref_nanmedian, _WITH_INT, sample_inputs_func=_nanmedian_samples,
+    FamilyOpInfo("nanmedian", "sort_scan", et.nanmedian, _ref_nanmedian, _WITH_INT,
+                 sample_inputs_func=_nanmedian_samples,
                  xfails=(XFailOn("cpu", "nanmedian() of an empty integer tensor raises 'cannot convert float NaN to "
                                  "integer' (CUDA the same); PyTorch returns the smallest integer, as median() does",
                                  dtypes=(I64,), samples=("empty",)),)),
