@@ -99,12 +99,15 @@ def same_as_cpu(cpu_result, cuda_result, tol=1e-6):
 
 def on_cuda(t):
     """`t` copied to cuda:0 with its strides: a transposed or stepped view stays one, so
-    that the CUDA kernels' strided paths run (`.cuda()` returns a contiguous copy)."""
-    if t.is_contiguous() or 0 in t.stride():  # an expanded view: overlapping memory, copied dense
+    that the CUDA kernels' strided paths run (`.cuda()` returns a contiguous copy).
+
+    The span of storage the view reads is uploaded as it is and viewed alike on the
+    device: no copy kernel runs (the simulator runs each as Python, thread by thread)."""
+    if t.is_contiguous() or t.numel() == 0 or 0 in t.stride():  # (stride 0: expanded, copied dense)
         return t.cuda()
-    moved = et.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="cuda")
-    moved.copy_(t)
-    return moved
+    span = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+    storage = et.as_strided(t, (span,), (1,), t.storage_offset()).cuda()
+    return et.as_strided(storage, t.shape, t.stride(), 0)
 
 
 def _on_cuda(values):
