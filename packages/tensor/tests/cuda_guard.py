@@ -84,14 +84,15 @@ def _host(t):
 
 def same_as_cpu(cpu_result, cuda_result, tol=1e-6):
     """`cuda_result` (a tensor or tuple of them) is on cuda:0 with `cpu_result`'s dtype,
-    shape and values (NaN == NaN; half types within their precision)."""
+    shape and values (NaN == NaN; half types within their precision unless `tol` is 0:
+    exact, as a selection or a copy is)."""
     pairs = zip(cpu_result, cuda_result) if isinstance(cpu_result, tuple) else [(cpu_result, cuda_result)]
     for c, g in pairs:
         assert g.device == et.device("cuda", 0)
         assert g.dtype == c.dtype
         assert g.shape == c.shape
         if c.dtype.is_floating_point:
-            rtol = {et.float16: 1e-3, et.bfloat16: 1e-2}.get(c.dtype, tol)
+            rtol = {et.float16: 1e-3, et.bfloat16: 1e-2}.get(c.dtype, tol) if tol else 0
             np.testing.assert_allclose(_host(g), _host(c), rtol=rtol, atol=rtol, equal_nan=True)
         else:
             np.testing.assert_array_equal(_host(g), _host(c))
