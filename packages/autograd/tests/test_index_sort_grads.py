@@ -146,3 +146,11 @@ def test_cumprod_zeros_positions(values):
     rows = E.tensor([values, [1., 2., 0.5, 3.]], dtype=E.float64).requires_grad_()
     assert gradcheck(lambda x: x.cumprod(1), (rows,))
     assert gradcheck(lambda x: x.t().cumprod(0), (rows,))
+
+
+def test_setitem_gradient_keeps_the_values_extra_leading_ones():
+    value = E.ones(1, 1, 4, requires_grad=True)
+    target = E.zeros(3, 4)
+    target[0] = value * 3
+    target.sum().backward()
+    assert value.grad.shape == (1, 1, 4) and value.grad.tolist() == [[[3.0] * 4]]

@@ -218,6 +218,8 @@ def test_parallel_kernels_are_usable_in_forked_workers():
             return 2
 
         def __getitem__(self, i):
+            # One thread in a worker, as PyTorch sets: every kernel takes its serial path.
+            assert et.get_num_threads() == 1, et.get_num_threads()
             return (et.ones(1 << 20) * 2).sum()
 
     assert [b.tolist() for b in DataLoader(Heavy(), batch_size=2, num_workers=1, timeout=60)] == [[2.0 * (1 << 20)] * 2]

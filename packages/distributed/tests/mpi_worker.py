@@ -55,6 +55,7 @@ def collectives():
     dist.init_process_group("mpi")
     rank, size = dist.get_rank(), dist.get_world_size()
     assert dist.is_initialized() and dist.get_backend() == "mpi"
+    assert dist.get_backend(dist.new_group(backend="nccl")) == "nccl"
     for dtype in DTYPES:
         everyone = [values(dtype, r)[1] for r in range(size)]
         ops = ["sum", "product", "min", "max"] + (["band", "bor", "bxor"] if not dtype.is_floating_point else
@@ -228,6 +229,8 @@ def rendezvous(init_method, rank, world_size):
 def launched():
     """Under the launcher: PyTorch's environment variables are set and agree with MPI."""
     dist.init_process_group("gloo")  # PyTorch code names gloo; it runs on MPI
+    assert dist.get_backend() == "gloo"  # and sees the name it asked for
+    assert dist.get_backend(dist.new_group()) == "gloo"  # a new group inherits it
     rank = dist.get_rank()
     assert int(os.environ["RANK"]) == rank and int(os.environ["LOCAL_RANK"]) == rank
     assert int(os.environ["WORLD_SIZE"]) == dist.get_world_size()

@@ -64,6 +64,10 @@ CASES = {
     "squeeze-unsqueeze-stack": (lambda x: et.stack([x.unsqueeze(1).squeeze(1), x.clone()], 1).sum(1), [(3,)], []),
     "slicing": (lambda x: x[:, 1:, ::2] + x[..., -1:, 0:3:2] * 2, [(3, 4)], []),
     "index-int-none": (lambda x: x[:, 1, None] * x[:, 0, None], [(3, 4)], []),
+    # several integer index tensors (GatherND): broadcast together, after a slice, negative
+    "index-tensors": (lambda x: x[:, et.tensor([0, 2, -1]), et.tensor([[3], [0]])].sum(1)
+                      + x[:, :, et.tensor([2, 0])].sum(2)
+                      + x[:, et.tensor([[1], [2], [0]]), et.tensor([1]), :].squeeze(2), [(3, 4, 2)], []),
     "split-chunk": (lambda x: sum(p.sum(1) for p in x.split(2, dim=1)) + x.chunk(3, dim=1)[2].sum(1), [(6,)], []),
     "reductions": (lambda x: x.sum(1) + x.mean((1, 2)).unsqueeze(1) + x.amax(2) + x.amin(1) + x.prod(1)
                    + x.max(1).values + x.min(2)[0] + x.logsumexp(1) + x.argmax(1).float(), [(3, 3)], []),

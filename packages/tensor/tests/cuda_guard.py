@@ -11,7 +11,8 @@ and on CUDA inside `device_only()`, its operands moved there with their strides
 (`on_cuda`): the same result, or the same error word for word; it
 is what a generic test taking the device as a parameter asserts for "cuda", the CPU
 result being checked against the reference by the "cpu" parameter. `DEVICES` is that
-parameter. `run_on_simulated_devices(script, devices)` runs a script in a fresh interpreter on that
+parameter; `cpu_result(device, call, *args)` is a CPU test's call made generic: the CPU's
+result for the test's own asserts, checked first against CUDA when `device` is "cuda". `run_on_simulated_devices(script, devices)` runs a script in a fresh interpreter on that
 many simulated GPUs (the device count is fixed when CUDA first initialises).
 """
 import contextlib
@@ -28,7 +29,7 @@ import pytest
 import ember_tensor as et
 
 __all__ = ["DEVICES", "device_only", "as_on_cuda", "run_on_simulated_devices", "same_as_cpu", "matches_the_cpu",
-           "on_cuda"]
+           "on_cuda", "cpu_result"]
 
 # The device parameter of the generic tests: CUDA runs on Numba's simulator where no GPU is.
 DEVICES = [pytest.param("cpu"),
@@ -144,3 +145,16 @@ def matches_the_cpu(call, args, what, reads_a_flag=False, tol=1e-5):
         same_as_cpu(expected, got, tol=tol)
     except AssertionError as failure:
         raise AssertionError(f"{what}: {failure}") from None
+
+
+def cpu_result(device, call, *args, reads_a_flag=True, tol=1e-5):
+    """call(*args) on the CPU tensors `args`, returned (or raised) for the test's own asserts
+    against a reference; where `device` is "cuda", first `matches_the_cpu` (the same result
+    or error on the device). A call that writes in place must clone: it runs on both.
+
+    >>> cpu_result("cpu", lambda x: x + 1, et.tensor([1, 2])).tolist()
+    [2, 3]
+    """
+    if device != "cpu":
+        matches_the_cpu(call, args, getattr(call, "__name__", "call"), reads_a_flag=reads_a_flag, tol=tol)
+    return call(*args)

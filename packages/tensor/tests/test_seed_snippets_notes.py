@@ -158,10 +158,17 @@ def test_backcompat_add_broadcasts_to_4x4():
 
 # seed (In [29]): torch.utils.backcompat.broadcast_warning.enabled=True
 #                 torch.add(torch.ones(4,1), torch.ones(4))
-# (the warning switch lives in torch.utils, not in the tensor package; the result is
-#  asserted without it)
+# (torch.utils.backcompat is ember_tensor.backcompat)
 def test_backcompat_add_ones():
-    assert repr(torch.add(torch.ones(4, 1), torch.ones(4))) == (
+    from ember_tensor import backcompat
+
+    backcompat.broadcast_warning.enabled = True
+    try:
+        with pytest.warns(UserWarning, match="self and other do not have the same shape, but are broadcastable"):
+            result = torch.add(torch.ones(4, 1), torch.ones(4))
+    finally:
+        backcompat.broadcast_warning.enabled = False
+    assert repr(result) == (
         "tensor([[2., 2., 2., 2.],\n"
         "        [2., 2., 2., 2.],\n"
         "        [2., 2., 2., 2.],\n"

@@ -100,7 +100,7 @@ def test_pretrained_true_without_legacy_weights_is_refused():
 def test_missing_checkpoint_is_downloaded_with_its_hash_checked(tmp_path, monkeypatch):
     # A file:// URL stands in for the network: the real download path, hash check included.
     import hashlib
-    from ember_vision import _hub
+    from ember_tensor import hub as _hub
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "home"))
     source = torchvision.models.squeezenet1_1(num_classes=3)
     payload = tmp_path / "payload.pth"

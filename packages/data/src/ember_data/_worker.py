@@ -81,18 +81,14 @@ class IterableDatasetStopIteration:
 
 
 def _use_serial_kernels():
-    """Make every ember kernel take its serial path in this worker.
+    """One thread for ember's kernels and the BLAS in this worker, as PyTorch's workers set.
 
-    A forked worker inherits the parent's OpenMP runtime in a state it cannot use (GNU
-    OpenMP terminates the process at the first parallel region), and parallel kernels in
-    several workers would only fight over the same cores: PyTorch sets one intra-op
-    thread in its workers for the same reason. ember's layers choose a parallel kernel
-    above a module-level ``PARALLEL_THRESHOLD``; raising every such threshold keeps them
-    serial without importing any of them here.
+    Parallel kernels in several workers would only fight over the same cores, and a forked
+    worker inherits the parent's OpenMP runtime in a state it cannot use (GNU OpenMP
+    terminates the process at the first parallel region): with a budget of one thread every
+    kernel takes its serial path and Numba's pool is never entered.
     """
-    for name, module in list(sys.modules.items()):
-        if name.startswith("ember") and isinstance(getattr(module, "PARALLEL_THRESHOLD", None), int):
-            module.PARALLEL_THRESHOLD = sys.maxsize
+    ember_tensor.set_num_threads(1)
 
 
 def _seed_everything(seed):

@@ -24,7 +24,8 @@ default_pg_timeout = datetime.timedelta(minutes=30)
 
 class Backend(str):
     """Backend names. Every backend name runs on MPI: ``'gloo'`` and ``'nccl'`` are accepted
-    so that PyTorch code runs unchanged, and ``get_backend()`` says ``'mpi'``."""
+    so that PyTorch code runs unchanged, and ``get_backend()`` answers the name the program
+    asked for (a program that asked for "gloo" checks for "gloo")."""
 
     MPI = "mpi"
     GLOO = "gloo"
@@ -47,10 +48,11 @@ class ProcessGroup:
         timeout: seconds an operation may wait for the others before raising.
     """
 
-    def __init__(self, comm, ranks, timeout):
+    def __init__(self, comm, ranks, timeout, backend=Backend.UNDEFINED):
         self.comm = comm
         self.ranks = list(ranks)
         self.timeout = timeout
+        self.backend = backend  # the name asked for; every group runs on MPI
 
     def rank(self):
         """This process's rank within the group."""
@@ -122,8 +124,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     global _world
     if _world is not None:
         raise RuntimeError("trying to initialize the default process group twice!")
-    if backend is not None:
-        Backend(backend)
+    backend = Backend.UNDEFINED if backend is None else Backend(backend)  # PyTorch's answer when none is named
     if store is not None:
         raise ValueError("ember_distributed does not take a store: use init_method (env://, tcp://, file://)")
     seconds = _seconds(timeout)
@@ -149,7 +150,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
             if my_rank is None:
                 raise ValueError("rank must be given (or RANK set) when world_size > 1")
             comm = join(init_method or "env://", my_rank, size, seconds)
-    _world = ProcessGroup(comm, range(comm.Get_size()), seconds)
+    _world = ProcessGroup(comm, range(comm.Get_size()), seconds, backend)
 
 
 def _check_matches(what, given, actual):
@@ -221,7 +222,8 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     comm = world.comm.Split(color, members.index(me) if me in members else 0)
     if me not in members:
         return GroupMember.NON_GROUP_MEMBER
-    return ProcessGroup(comm, members, world.timeout if timeout is None else _seconds(timeout))
+    return ProcessGroup(comm, members, world.timeout if timeout is None else _seconds(timeout),
+                        world.backend if backend is None else Backend(backend))
 
 
 def get_rank(group=None):
@@ -239,9 +241,9 @@ def get_world_size(group=None):
 
 
 def get_backend(group=None):
-    """``'mpi'``: the backend every group runs on."""
-    resolve(group)
-    return Backend.MPI
+    """The backend name the group was made with ('gloo', 'nccl', 'mpi'; 'undefined' when
+    none was named, as PyTorch answers); every group runs on MPI whatever its name."""
+    return resolve(group).backend
 
 
 def get_process_group_ranks(group):

@@ -4,6 +4,8 @@
 >>> torch.tensor([[1., 2.], [3., 4.]]) @ torch.ones(2)
 tensor([3., 7.])
 """
+import math as _math
+
 from ._backends.cpu.startup import quiet_openmp_spinning as _quiet_openmp_spinning, tune_openblas as _tune_openblas
 
 _tune_openblas()  # must run before NumPy is first imported
@@ -16,7 +18,14 @@ from ._dtype import (
     half, int, int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short,
     uint8,
 )
-from ._device import device
+from ._device import device, get_default_device, set_default_device
+from ._dtype_limits import finfo, iinfo
+from ._runtime.threads import get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads
+from ._runtime.determinism import (
+    are_deterministic_algorithms_enabled, get_deterministic_debug_mode, is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode, use_deterministic_algorithms,
+)
+from ._runtime.matmul_precision import get_float32_matmul_precision, set_float32_matmul_precision
 from ._size import Size
 from ._layout import layout, sparse_coo, strided
 from ._tensor import Tensor, is_tensor
@@ -54,6 +63,7 @@ from ._ops.sorting import (
 )
 from ._ops.scans import cummax, cummin, cumprod, cumsum, diff, logcumsumexp
 from ._ops.fused_optim import _fused_adagrad_, _fused_adam_, _fused_adamw_, _fused_sgd_  # optimizer steps
+from ._ops.amp import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  # GradScaler's
 from ._random import (
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
 )
@@ -80,6 +90,10 @@ from . import sparse  # noqa: E402,F401 -- torch.sparse
 globals().update(_LEGACY_TYPES)
 
 
+# PyTorch's constants at the top level (torch.pi, torch.inf, x[:, torch.newaxis]).
+pi, e, inf, nan, newaxis = _math.pi, _math.e, _math.inf, _math.nan, None
+
+
 def numel(input):
     """Number of elements of `input`."""
     return input.numel()
@@ -96,8 +110,8 @@ def is_nonzero(input):
 
 
 def __getattr__(name):
-    # Submodules that cost import time load on first use: ember_tensor.cuda, .testing.
-    if name in ("cuda", "testing"):
+    # Submodules that cost import time load on first use: ember_tensor.cuda, .testing, ...
+    if name in ("cuda", "testing", "accelerator", "backend_flags", "types", "multiprocessing", "hub"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'ember_tensor' has no attribute '{name}'")

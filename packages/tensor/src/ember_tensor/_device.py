@@ -58,17 +58,45 @@ class device:
     def __reduce__(self):
         return (device, (self.type, self.index))
 
+    def __enter__(self):
+        """``with torch.device('cuda'):`` makes this the default device of the factories
+        inside the block (``set_default_device``), as in PyTorch."""
+        _ENTERED.append(_default[0])
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc):
+        _default[0] = _ENTERED.pop()
+
 
 CPU = device("cpu")
 
+# The device factory functions use when they are given none: one slot, so that reading
+# it costs a list index on every factory call. `with device(...)` stacks the ones it replaced.
+_default = [CPU]
+_ENTERED = []
+
+
+def set_default_device(device):
+    """Make `device` the one tensors are created on when a factory (tensor, zeros, rand,
+    arange, ...) is given none; ``None`` restores the CPU. Like ``torch.set_default_device``,
+    it applies to every thread, and ``'cuda'`` means the GPU current when it is set."""
+    _default[0] = CPU if device is None else to_device(device)
+
+
+def get_default_device():
+    """The device factories use when given none (``torch.get_default_device``)."""
+    return _default[0]
+
 
 def to_device(obj):
-    """Accept a device, a string like 'cuda:0', or an int (a CUDA index)."""
+    """Accept a device, a string like 'cuda:0', or an int (a CUDA index); None is the default
+    device (`set_default_device`), the CPU unless one was set."""
     if obj.__class__ is device:
         if obj.index is not None or obj.type == "cpu":
             return obj
     elif obj is None:
-        return CPU
+        return _default[0]
     else:
         obj = device(obj)
     if obj.type == "cuda" and obj.index is None:

@@ -48,9 +48,13 @@ def _setitem_name(self, key, value):
     return "CopySlices" if _is_basic(key) else "IndexPutBackward0"
 
 
+def _value_shape(value):
+    return tuple(value.shape) if isinstance(value, Tensor) else None
+
+
 @derivative("setitem_", inputs=("self", "value"), name=_setitem_name,
-            save=lambda self, key, value: (key,))
-def setitem_(ctx, grad, key):
+            save=lambda self, key, value: (key, _value_shape(value)))
+def setitem_(ctx, grad, key, value_shape):
     needs = ctx.needs_input_grad
     grad_self = grad_value = None
     if needs[0]:
@@ -58,6 +62,9 @@ def setitem_(ctx, grad, key):
         grad_self[key] = 0
     if needs[1]:
         grad_value = grad[key]
+        extra = len(value_shape) - grad_value.dim()
+        if extra > 0:  # the value's leading size-1 dims that setitem dropped
+            grad_value = grad_value.reshape((1,) * extra + tuple(grad_value.shape))
     return grad_self, grad_value
 
 

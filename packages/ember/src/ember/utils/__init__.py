@@ -1,16 +1,16 @@
 """``ember.utils``: the home of PyTorch's ``torch.utils`` paths.
 
-``ember.utils.data`` is ember_data, served by the alias finder of ``ember._aliases``; this
-module only makes ``ember.utils.data`` reachable as an attribute without an import, as
-``torch.utils.data`` is.
+``ember.utils.data`` is ember_data and ``ember.utils.checkpoint`` ember_autograd.checkpoint,
+served by the alias finder of ``ember._aliases``; this module only makes them reachable as
+attributes without an import, as ``torch.utils.data`` is.
 """
 
 import importlib
 
-__all__ = ["data"]
+__all__ = ["data", "checkpoint", "backcompat"]
 
 
 def __getattr__(name):
-    if name == "data":
-        return importlib.import_module("ember.utils.data")
+    if name in __all__:
+        return importlib.import_module(f"ember.utils.{name}")
     raise AttributeError(f"module 'ember.utils' has no attribute {name!r}")

@@ -127,6 +127,7 @@ _HANDLERS = {
     "Unsqueeze": lambda a, x, axes: _unsqueeze(x, _ints(axes)),
     "Squeeze": lambda a, x, axes=None: x.squeeze() if axes is None else x.squeeze(tuple(_ints(axes))),
     "Slice": _slice, "Gather": lambda a, x, i: _gather(x, i, a.get("axis", 0)), "Split": _split,
+    "GatherND": lambda a, x, i: _gather_nd(x, i, a.get("batch_dims", 0)),
     "ReduceSum": _reduce("sum"), "ReduceMean": _reduce("mean"), "ReduceMax": _reduce("amax"),
     "ReduceMin": _reduce("amin"), "ReduceProd": _reduce("prod"), "ReduceLogSumExp": _reduce("logsumexp"),
     "ArgMax": lambda a, x: et.argmax(x, dim=a.get("axis", 0), keepdim=bool(a.get("keepdims", 1))),
@@ -164,6 +165,14 @@ def _gather(x, index, axis):
     flat = index.reshape(-1)
     picked = x.index_select(axis, flat) if hasattr(x, "index_select") else x[(slice(None),) * axis + (flat,)]
     return picked.reshape(*x.shape[:axis], *index.shape, *x.shape[axis + 1:])
+
+
+def _gather_nd(x, indices, batch_dims):
+    """ONNX GatherND (batch_dims 0): the last dim of `indices` holds coordinates into x's
+    first dims; indexing with one index tensor per coordinate is the same."""
+    if batch_dims:
+        raise NotImplementedError("ONNX import: GatherND with batch_dims > 0 is not supported")
+    return x[tuple(indices[..., k] for k in range(indices.shape[-1]))]
 
 
 def _gemm(attrs, a, b, c):

@@ -140,10 +140,33 @@ def _getitem(g, node, args):
 
 
 def _gather_index(g, node, x, key):
-    if len(key) != 1 or not isinstance(key[0], Value) or key[0].dtype is D.bool:
-        raise SymbolicError(f"ONNX export: only one integer index tensor on the first dimension is supported "
-                            f"(at {node.source})")
-    return g.op("Gather", g.name_of(x), g.name_of(key[0]), axis=0)
+    """Indexing with integer index tensors on consecutive dims and full slices (``:``)
+    elsewhere: one index is a Gather on its dim; several (``x[rows, cols]``) are a GatherND
+    over their broadcast coordinates, its dims moved to the front and back around it."""
+    positions = [i for i, k in enumerate(key) if isinstance(k, Value)]
+    first_pos, count = positions[0], len(positions)
+    plain = all(k == slice(None) for i, k in enumerate(key) if i not in positions)
+    if (not plain or positions != list(range(first_pos, first_pos + count))
+            or any(key[i].dtype is D.bool or key[i].dtype.is_floating_point for i in positions)):
+        raise SymbolicError(f"ONNX export: index tensors must be integer tensors on consecutive dims, with full "
+                            f"slices (:) on the others (at {node.source})")
+    if count == 1:
+        return g.op("Gather", g.name_of(x), g.name_of(key[first_pos]), axis=first_pos)
+    ndim, out_shape = len(x.shape), output_of(node).shape
+    index_shape = out_shape[first_pos:first_pos + len(out_shape) - (ndim - count)]
+    coordinates = [g.op("Unsqueeze", g.op("Expand", g.operand(key[i], D.int64), g.ints(index_shape)),
+                        g.ints([len(index_shape)])) for i in positions]
+    indices = g.op("Concat", *coordinates, axis=len(index_shape))
+    data = g.name_of(x)
+    if first_pos:  # the indexed dims first, as GatherND takes them
+        order = [*range(first_pos, first_pos + count), *range(first_pos), *range(first_pos + count, ndim)]
+        data = g.op("Transpose", data, perm=order)
+    gathered = g.op("GatherND", data, indices)
+    if not first_pos:
+        return gathered
+    lead, rest = len(index_shape), ndim - count - first_pos  # back to x's dims before, index dims, after
+    return g.op("Transpose", gathered, perm=[*range(lead, lead + first_pos), *range(lead),
+                                             *range(lead + first_pos, lead + first_pos + rest)])
 
 
 @symbolic("split", "chunk", "unbind", "tensor_split")

@@ -1,5 +1,5 @@
 """Device and dtype conversion of Module: ``to``, ``cuda``, ``cpu``, ``float``, ``double``,
-``half``, ``bfloat16``, ``type``, ``to_empty``, all through ``_apply``."""
+``half``, ``bfloat16``, ``type``, ``to_empty``, ``share_memory``, all through ``_apply``."""
 import ember_autograd
 import ember_tensor
 from ember_tensor import Tensor
@@ -53,6 +53,12 @@ class ConversionMixin:
     def to_empty(self, *, device, recurse=True):
         """Move parameters and buffers to `device` without copying their values."""
         return self._apply(lambda t: ember_tensor.empty_like(t, device=device), recurse=recurse)
+
+    def share_memory(self):
+        """Move every parameter and buffer to shared memory (``Tensor.share_memory_``):
+        processes that receive this module through torch.multiprocessing, or are forked
+        after this call, update the same values (Hogwild training)."""
+        return self._apply(lambda t: t.share_memory_())
 
     def cuda(self, device=None):
         """Move every parameter and buffer to a CUDA device."""

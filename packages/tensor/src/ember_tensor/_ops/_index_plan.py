@@ -147,6 +147,8 @@ def _classify(k, device):
         return "int", int(k)
     if isinstance(k, Tensor) and k._data.ndim == 0 and k._dtype.category == D._INT and k._dtype is not D.uint8:
         return "int", k.item()  # a 0-d integer tensor selects like an int
+    if isinstance(k, range):  # x[range(n), y]: a list of those integers, as in PyTorch
+        k = list(k)
     if isinstance(k, (Tensor, np.ndarray, list, tuple, bool, np.bool_)):
         return "array", _as_index_array(k, device)
     raise IndexError(

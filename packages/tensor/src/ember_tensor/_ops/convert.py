@@ -94,7 +94,7 @@ def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False, mem
     for a in args:
         if isinstance(a, D.dtype):
             dtype = a
-        elif isinstance(a, (str, _device_cls, int)):
+        elif isinstance(a, (str, _device_cls, builtins.int)):  # int, float, bool are casters below
             device = a
         elif isinstance(a, Tensor):
             dtype, device = a._dtype, a._device

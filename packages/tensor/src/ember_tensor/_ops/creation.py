@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _backends
 from .. import _dtype as D
-from .._device import CPU, to_device
+from .._device import CPU, get_default_device, to_device
 from .._dispatch import op
 from .._size import Size
 from .._tensor import Tensor, _contiguous_buffer, set_requires_grad
@@ -141,8 +141,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             "or sourceTensor.clone().detach().requires_grad_(True), rather than "
             "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
     dtype = _infer_dtype(data) if dtype is None else D.to_dtype(dtype)
-    if device is None and isinstance(data, Tensor):
-        device = data._device
+    if device is None and isinstance(data, Tensor) and get_default_device() == CPU:
+        device = data._device  # a tensor's copy stays on its device, unless a default device was set
     arr = _to_host_array(data, dtype)
     return from_host(arr, dtype, to_device(device), requires_grad)
 
@@ -151,7 +151,7 @@ def as_tensor(data, dtype=None, device=None):
     """Like `tensor` but shares memory with `data` when dtype and device allow."""
     if isinstance(data, Tensor):
         return data.to(dtype=dtype, device=device) if (dtype or device) else data
-    if isinstance(data, np.ndarray) and (device is None or to_device(device) == CPU):
+    if isinstance(data, np.ndarray) and to_device(device) == CPU:
         t = from_numpy(data)
         return t if dtype is None else t.to(D.to_dtype(dtype))
     return tensor(data, dtype=dtype, device=device)

@@ -133,13 +133,22 @@ def setitem_(self, key, value):
     view, plan = plan_index(self, key)
     if plan is None:
         if isinstance(value, Tensor):
-            view.copy_(value)
+            view.copy_(_without_extra_leading_ones(value, view._data.ndim))
         else:
             view.fill_(value)
     else:
         _advanced_write(plan, value, accumulate=False)
     self._bump_version()
     return self
+
+
+def _without_extra_leading_ones(value, ndim):
+    """`value` without the leading size-1 dims it has beyond `ndim` (PyTorch drops them:
+    ``t[0] = v`` with v of shape (1, 1, 4) for a row of 4)."""
+    extra = value._data.ndim - ndim
+    if extra > 0 and all(n == 1 for n in value._data.shape[:extra]):
+        return value.reshape(value._data.shape[extra:])
+    return value
 
 
 def _shortcut_value(self, value):

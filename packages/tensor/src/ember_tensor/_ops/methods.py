@@ -2,12 +2,13 @@
 from .._dispatch import Operator
 from .._tensor import Tensor
 from . import convert, creation, elementwise, indexing, linalg, pinned, random, reduction, reduction_stats, views
+from . import shared
 from . import linalg_legacy, shape_ops
 from . import index_ops, scans, sorting
 
 # Functions of these modules that take the tensor first become methods of the same name.
 _METHOD_MODULES = (elementwise, *elementwise._MODULES, views, convert, linalg, random, reduction, reduction_stats,
-                  pinned, shape_ops,
+                  pinned, shared, shape_ops,
                   index_ops, sorting, scans, linalg_legacy)
 _NOT_METHODS = {"binary", "unary", "copy_to_out", "make_view", "view_strides", "contiguous_strides",
                 "broadcast_shapes", "broadcast_tensors", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d",

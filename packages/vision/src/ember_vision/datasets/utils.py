@@ -9,7 +9,7 @@ import os
 import tarfile
 import zipfile
 
-from .. import _hub
+from ember_tensor import hub as _hub
 
 __all__ = ["calculate_md5", "check_md5", "check_integrity", "download_url", "extract_archive",
            "download_and_extract_archive", "verify_str_arg"]

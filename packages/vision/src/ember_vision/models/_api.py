@@ -13,7 +13,7 @@ from enum import Enum
 from importlib import resources
 from typing import Any, Callable
 
-from .. import _hub
+from ember_tensor import hub as _hub
 from ..transforms._presets import ImageClassification, SemanticSegmentation
 from ..transforms.functional import InterpolationMode
 
@@ -58,6 +58,7 @@ class WeightsEnum(Enum):
     def get_state_dict(self, *args, **kwargs):
         """The weights' state_dict, from ``$TORCH_HOME/hub/checkpoints`` (downloaded if
         missing and a network answers; otherwise an error says where to put the file)."""
+        kwargs.setdefault("weights_only", True)  # ember's safe loader for downloaded weights
         return _hub.load_state_dict_from_url(self.url, *args, **kwargs)
 
     def __repr__(self):

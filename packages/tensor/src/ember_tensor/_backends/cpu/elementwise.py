@@ -14,6 +14,7 @@ import numpy as np
 
 from ..plan import merged_layout
 from .kernels.loops import VARIANTS, loops
+from . import threads
 
 __all__ = ["run", "builtin", "unary", "binary", "ternary", "unary_fresh", "binary_fresh", "binary_scalar_fresh"]
 
@@ -105,7 +106,7 @@ def run(f_loops, operands, out):
     user function's): operands are arrays broadcast to out's shape, or scalars."""
     if out.size == 0:
         return out
-    parallel = out.size >= PARALLEL_THRESHOLD
+    parallel = threads.parallel(out.size, PARALLEL_THRESHOLD)
     if out.flags.c_contiguous:
         kinds = _flat_kinds(operands, out)
         if kinds is not None and f_loops.has(kinds):
@@ -132,7 +133,7 @@ def binary_fresh(name, a, b):
     if a.shape != b.shape or not (a.flags.c_contiguous and b.flags.c_contiguous):
         return None
     out = np.empty(a.shape, a.dtype)
-    builtin("binary", name).loop("cc", a.size >= PARALLEL_THRESHOLD)(a.reshape(-1), b.reshape(-1), out.reshape(-1))
+    builtin("binary", name).loop("cc", threads.parallel(a.size, PARALLEL_THRESHOLD))(a.reshape(-1), b.reshape(-1), out.reshape(-1))
     return out
 
 
@@ -141,7 +142,7 @@ def binary_scalar_fresh(name, a, scalar, tensor_first):
     if not a.flags.c_contiguous:
         return None
     out = np.empty(a.shape, a.dtype)
-    parallel = a.size >= PARALLEL_THRESHOLD
+    parallel = threads.parallel(a.size, PARALLEL_THRESHOLD)
     if tensor_first:
         builtin("binary", name).loop("cv", parallel)(a.reshape(-1), scalar, out.reshape(-1))
     else:
@@ -154,7 +155,7 @@ def unary_fresh(name, a):
     if not a.flags.c_contiguous:
         return None
     out = np.empty(a.shape, a.dtype)
-    builtin("unary", name).loop("c", a.size >= PARALLEL_THRESHOLD)(a.reshape(-1), out.reshape(-1))
+    builtin("unary", name).loop("c", threads.parallel(a.size, PARALLEL_THRESHOLD))(a.reshape(-1), out.reshape(-1))
     return out
 
 

@@ -14,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 import ml_dtypes
 import numpy as np
 
+from . import threads
+
 __all__ = ["Engine", "uniform", "normal", "log_normal", "exponential", "cauchy", "integers", "geometric",
            "bernoulli_scalar", "bernoulli_tensor", "normal_tensors", "checked_float64", "poisson",
            "multinomial", "permutation"]
@@ -152,7 +154,7 @@ def _standard_normal(stream, shape, dtype):
     starts = range(0, flat.size, _NORMAL_BLOCK)
     seeds = stream.integers(0, 1 << 63, len(starts), dtype=np.int64)  # advances the generator
     jobs = [(int(seed), flat[start:start + _NORMAL_BLOCK]) for seed, start in zip(seeds, starts)]
-    if len(jobs) > 2:
+    if len(jobs) > 2 and threads.budget() > 1:
         for _ in _threads().map(lambda job: _box_muller_block(*job), jobs):  # waits for every block
             pass
     else:

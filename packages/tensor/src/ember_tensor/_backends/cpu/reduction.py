@@ -33,6 +33,7 @@ or tasks, and a few long rows (a full reduction) are cut into chunks that are me
 import numpy as np
 
 from .kernels.reduction import kernels
+from . import threads
 
 __all__ = ["reduce", "arg_reduce", "var_mean", "median"]
 
@@ -112,17 +113,17 @@ def _launch(mod, plan, args):
     else:
         n_o, _, n_r, _, n_i, _ = geom
         work = n_o * n_r * n_i
-    if work < PARALLEL_THRESHOLD:
+    if not threads.parallel(work, PARALLEL_THRESHOLD):
         getattr(mod, layout)(buf, 0, *geom, *args)
         return
-    threads = _num_threads()
+    workers = _num_threads()
     if layout == "rows":
         # Enough rows to share out, or else cut each row into chunks merged afterwards.
-        nchunks = 1 if n_o >= 2 * threads else max(
-            1, min(-(-4 * threads // n_o), n_r // _MIN_CHUNK))
+        nchunks = 1 if n_o >= 2 * workers else max(
+            1, min(-(-4 * workers // n_o), n_r // _MIN_CHUNK))
     else:
         tasks = n_o * -(-n_i // 1024)
-        nchunks = min(tasks, 4 * threads)
+        nchunks = min(tasks, 4 * workers)
     getattr(mod, layout + "_par")(buf, 0, *geom, *args, nchunks)
 
 
@@ -191,7 +192,7 @@ def median(a, dim):
         plan = _plan(a, dims, allow_cols=False)
         layout, buf, (n_o, s_o, n_r, s_r) = plan
         args = (values.reshape(-1), indices.reshape(-1))
-        if n_o * n_r < PARALLEL_THRESHOLD or n_o == 1:
+        if not threads.parallel(n_o * n_r, PARALLEL_THRESHOLD) or n_o == 1:
             mod.rows(buf, 0, n_o, s_o, n_r, s_r, *args)
         else:
             mod.rows_par(buf, 0, n_o, s_o, n_r, s_r, *args, min(n_o, 4 * _num_threads()))

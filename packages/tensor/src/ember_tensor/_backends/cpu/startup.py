@@ -17,7 +17,8 @@ import sys
 _NEEDED_FLAGS = {"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512cd"}
 
 
-def _cpu_flags():
+def cpu_flags():
+    """The CPU's feature flags (/proc/cpuinfo; empty where there is none)."""
     try:
         with open("/proc/cpuinfo") as fh:
             for line in fh:
@@ -33,7 +34,7 @@ def tune_openblas():
     if ("numpy" in sys.modules or "OPENBLAS_CORETYPE" in os.environ
             or os.environ.get("EMBER_NO_BLAS_TUNING") or not sys.platform.startswith("linux")):
         return
-    if _NEEDED_FLAGS <= _cpu_flags():
+    if _NEEDED_FLAGS <= cpu_flags():
         os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
 
 

@@ -23,8 +23,9 @@ import numba
 from numba import prange
 
 from ... import optim_steps
+from .. import threads
 
-__all__ = ["sgd_update", "adam_update", "adagrad_update", "PARALLEL_THRESHOLD"]
+__all__ = ["sgd_update", "adam_update", "adagrad_update", "check_and_unscale", "PARALLEL_THRESHOLD"]
 
 PARALLEL_THRESHOLD = 1 << 20
 
@@ -108,7 +109,7 @@ def sgd_update(p, grad, buf, *, lr, weight_decay, momentum, dampening, nesterov,
     """One fused SGD step on 1-d array ``p`` (and ``buf``, the momentum buffer, or None)."""
     if buf is None:
         buf = p  # never read or written: momentum is 0
-    kernel = _kernel(_sgd_body, p.shape[0] >= PARALLEL_THRESHOLD)
+    kernel = _kernel(_sgd_body, threads.parallel(p.shape[0], PARALLEL_THRESHOLD))
     scalar = p.dtype.type  # compute in the parameter's precision, as PyTorch does
     kernel(p, grad, buf, scalar(lr), scalar(weight_decay), scalar(momentum),
            scalar(1 - dampening), bool(nesterov), bool(maximize), bool(first_step))
@@ -122,7 +123,7 @@ def adam_update(p, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, *, step, lr, beta1
     vmax = max_exp_avg_sq if amsgrad else p
     coupled = weight_decay != 0 and not decoupled_weight_decay
     weight1 = 1 - beta1
-    kernel = _adam_kernel(bool(amsgrad), coupled, weight1 < 0.5, p.shape[0] >= PARALLEL_THRESHOLD)
+    kernel = _adam_kernel(bool(amsgrad), coupled, weight1 < 0.5, threads.parallel(p.shape[0], PARALLEL_THRESHOLD))
     scalar = p.dtype.type
     kernel(p, grad, exp_avg, exp_avg_sq, vmax, scalar(-1 if maximize else 1),
            scalar(weight_decay), scalar(1 - lr * weight_decay if decoupled_weight_decay else 1),
@@ -132,7 +133,25 @@ def adam_update(p, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, *, step, lr, beta1
 
 def adagrad_update(p, grad, state_sum, *, step, lr, lr_decay, weight_decay, eps, maximize):
     """One fused Adagrad step on 1-d arrays (``step`` already counts this one), in place."""
-    kernel = _kernel(_adagrad_body, p.shape[0] >= PARALLEL_THRESHOLD)
+    kernel = _kernel(_adagrad_body, threads.parallel(p.shape[0], PARALLEL_THRESHOLD))
     scalar = p.dtype.type
     kernel(p, grad, state_sum, scalar(-1 if maximize else 1), scalar(weight_decay),
            scalar(lr / (1 + (step - 1) * lr_decay)), scalar(eps))
+
+
+def _check_and_unscale_body(grad, inv_scale):
+    # v - v is 0 for a finite v and nan for inf or nan: the sum is nan iff any element is
+    # non-finite, with no branch in the loop (a branch would stop it vectorizing).
+    nonfinite = grad.dtype.type(0)
+    for i in prange(grad.shape[0]):
+        v = grad[i]
+        nonfinite += v - v
+        grad[i] = v * inv_scale
+    return nonfinite != nonfinite
+
+
+def check_and_unscale(grad, inv_scale):
+    """AMP's gradient pass on 1-d array ``grad``: multiply it by ``inv_scale`` in place, in the
+    same pass telling whether any element was inf or nan (returned)."""
+    kernel = _kernel(_check_and_unscale_body, grad.shape[0] >= PARALLEL_THRESHOLD)
+    return bool(kernel(grad, grad.dtype.type(inv_scale)))

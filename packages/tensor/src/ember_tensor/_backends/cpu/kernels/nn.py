@@ -15,6 +15,8 @@ import threading
 import numpy as np
 from numba import njit, prange
 
+from .. import threads
+
 __all__ = ["im2col_2d", "col2im_2d", "max_pool_2d", "batch_norm_stats", "batch_norm_apply",
            "batch_norm_backward", "PARALLEL_THRESHOLD"]
 
@@ -173,7 +175,7 @@ _bn_backward_parallel = njit(parallel=True, **_OPTIONS)(_bn_backward_body)
 
 
 def _pick(serial, parallel, size):
-    return parallel if size >= PARALLEL_THRESHOLD else serial
+    return parallel if threads.parallel(size, PARALLEL_THRESHOLD) else serial
 
 
 _workspace = threading.local()
@@ -198,7 +200,7 @@ def im2col_2d(xp, kernel, stride, dilation, out, scratch=False):
     n, c = xp.shape[:2]
     shape = (c * kernel[0] * kernel[1], n * out[0] * out[1])
     cols = _scratch(shape, xp.dtype) if scratch else np.empty(shape, xp.dtype)
-    fn = _im2col_parallel if cols.size >= PARALLEL_THRESHOLD else _im2col_serial
+    fn = _im2col_parallel if threads.parallel(cols.size, PARALLEL_THRESHOLD) else _im2col_serial
     fn(np.ascontiguousarray(xp), kernel[0], kernel[1], stride[0], stride[1], dilation[0], dilation[1],
        out[0], out[1], cols)
     return cols
@@ -208,7 +210,7 @@ def col2im_2d(cols, padded_shape, kernel, stride, dilation, out):
     """Adjoint of `im2col_2d`, from per-sample columns (N, C*K, L): sum them back into a
     zero array of `padded_shape`."""
     result = np.zeros(padded_shape, cols.dtype)
-    fn = _col2im_parallel if cols.size >= PARALLEL_THRESHOLD else _col2im_serial
+    fn = _col2im_parallel if threads.parallel(cols.size, PARALLEL_THRESHOLD) else _col2im_serial
     # A contiguous copy first: the loop over a strided view measured 10x slower than the copy.
     fn(np.ascontiguousarray(cols), kernel[0], kernel[1], stride[0], stride[1], dilation[0], dilation[1],
        out[0], out[1], result)
@@ -220,7 +222,7 @@ def max_pool_2d(x, kernel, stride, padding, dilation, out):
     n, c = x.shape[:2]
     values = np.empty((n, c) + tuple(out), x.dtype)
     indices = np.empty((n, c) + tuple(out), np.int64)
-    fn = _max_pool_parallel if x.size * math.prod(kernel) >= PARALLEL_THRESHOLD else _max_pool_serial
+    fn = _max_pool_parallel if threads.parallel(x.size * math.prod(kernel), PARALLEL_THRESHOLD) else _max_pool_serial
     fn(np.ascontiguousarray(x), kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1],
        dilation[0], dilation[1], out[0], out[1], values, indices)
     return values, indices

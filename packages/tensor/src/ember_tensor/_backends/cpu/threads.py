@@ -1,0 +1,96 @@
+"""The CPU's thread budget: how many threads ember's parallel kernels and the BLAS may use.
+
+One number drives both pools a training step alternates between: Numba's (the parallel
+kernels: elementwise, reductions, im2col, pooling, the fused optimizer steps) and
+NumPy's OpenBLAS (matmul, conv's GEMM). `torch.set_num_threads` sets it; a DataLoader
+worker sets it to 1, as PyTorch's workers do.
+
+With a budget of 1 every kernel takes its serial path (`parallel` is False) and Numba's
+thread pool is never touched. That matters in a forked process (a DataLoader worker):
+GNU OpenMP, under Numba's parallel kernels, terminates a forked child at its first
+parallel region when the parent had started it.
+
+Numba cannot run more threads than it started with (NUMBA_NUM_THREADS, by default the
+number of cores): a larger budget is kept, and reported, as PyTorch reports what it was
+given, and Numba runs at its maximum.
+"""
+import ctypes
+import glob
+import os
+import sys
+
+__all__ = ["budget", "set_budget", "parallel"]
+
+# The budget: None until set (Numba's default then holds). `parallel` reads it on every
+# kernel launch, so it is a plain module global.
+_budget = None
+
+# OpenBLAS's thread setter, by the symbol names NumPy's builds export (scipy-openblas
+# with 64-bit integers, then the plain builds), found once.
+_BLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+                 "openblas_set_num_threads64_", "openblas_set_num_threads")
+_blas_setter = None
+
+
+def budget():
+    """The thread budget: what `set_budget` was given, else Numba's thread count."""
+    if _budget is not None:
+        return _budget
+    import numba  # here: `import ember_tensor` does not load Numba (its kernels load on first use)
+
+    return numba.config.NUMBA_NUM_THREADS
+
+
+def set_budget(threads):
+    """Let ember's parallel kernels and the BLAS use `threads` threads (a positive int)."""
+    import numba  # here, as in `budget`
+
+    global _budget
+    _budget = threads
+    if threads > 1:
+        # Numba's setting holds for the calling thread, the one that launches kernels.
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    setter = _find_blas_setter()
+    if setter is not None:
+        setter(threads)
+
+
+def parallel(work, threshold):
+    """Whether a kernel over `work` elements should take its parallel path: the work is
+    worth starting threads for (`threshold`, the kernel's own) and the budget allows them."""
+    return work >= threshold and (_budget is None or _budget > 1)
+
+
+def _find_blas_setter():
+    """OpenBLAS's `set_num_threads` from the library NumPy loaded, or None (another BLAS,
+    or none found: the BLAS then keeps its own thread count)."""
+    global _blas_setter
+    if _blas_setter is None:
+        _blas_setter = False
+        for path in _loaded_openblas():
+            library = ctypes.CDLL(path)
+            for symbol in _BLAS_SETTERS:
+                setter = getattr(library, symbol, None)
+                if setter is not None:
+                    setter.argtypes, setter.restype = [ctypes.c_int], None
+                    _blas_setter = setter
+                    return setter
+    return _blas_setter or None
+
+
+def _loaded_openblas():
+    """Paths of the OpenBLAS libraries in this process (NumPy's wheels bundle one)."""
+    import numpy
+
+    try:
+        with open("/proc/self/maps") as maps:
+            found = {line.split()[-1] for line in maps if "openblas" in line.rsplit("/", 1)[-1]}
+        if found:
+            return sorted(found)
+    except OSError:  # no /proc: look where NumPy's wheels keep their libraries
+        pass
+    numpy_dir = os.path.dirname(numpy.__file__)
+    suffix = ".dll" if sys.platform == "win32" else ".dylib" if sys.platform == "darwin" else ".so"
+    patterns = [os.path.join(numpy_dir, "..", "numpy.libs", "*openblas*"),
+                os.path.join(numpy_dir, ".dylibs", "*openblas*")]
+    return sorted(p for pattern in patterns for p in glob.glob(pattern) if suffix in p)

@@ -1,0 +1,55 @@
+"""``torch.use_deterministic_algorithms`` and its queries.
+
+ember's CPU kernels give the same bits on every run for a given thread budget (parallel
+reductions split their work by a fixed plan), so the switch changes no CPU result. On
+CUDA the scatter-style kernels that accumulate with atomics (index_add, scatter_add,
+index_put with accumulate, bincount, histc, the backward of gather/embedding) are not
+bit-reproducible; PyTorch raises for those when the switch is on, ember does not yet
+(see the package README).
+"""
+__all__ = ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+           "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
+           "get_deterministic_debug_mode"]
+
+_state = {"enabled": False, "warn_only": False}
+_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """Ask for deterministic algorithms (``mode``), warning rather than raising where an
+    op has none when ``warn_only``."""
+    if not isinstance(mode, bool):
+        raise TypeError(f"_set_deterministic_algorithms(): argument 'mode' (position 1) must be bool, "
+                        f"not {type(mode).__name__}")
+    _state.update(enabled=mode, warn_only=bool(warn_only))
+
+
+def are_deterministic_algorithms_enabled():
+    """Whether `use_deterministic_algorithms(True)` is in effect."""
+    return _state["enabled"]
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    """Whether deterministic mode only warns (``warn_only=True``)."""
+    return _state["warn_only"]
+
+
+def set_deterministic_debug_mode(debug_mode):
+    """The same switch by level: 0 or "default" (off), 1 or "warn", 2 or "error"."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, `error`, "
+                               f"but got {debug_mode}")
+        debug_mode = _DEBUG_MODES[debug_mode]
+    elif isinstance(debug_mode, bool) or not isinstance(debug_mode, int):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    use_deterministic_algorithms(debug_mode > 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode():
+    """The level `set_deterministic_debug_mode` takes: 0, 1 (warn only) or 2."""
+    if not _state["enabled"]:
+        return 0
+    return 1 if _state["warn_only"] else 2

@@ -1,0 +1,82 @@
+"""The thread budget (`torch.get_num_threads`/`set_num_threads`, and the inter-op count):
+PyTorch's values and errors, and one budget for ember's parallel kernels and the BLAS."""
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import ember_tensor as et
+from ember_tensor._backends.cpu import threads as cpu_threads
+
+
+@pytest.fixture
+def restore_budget():
+    before = et.get_num_threads()
+    yield
+    et.set_num_threads(before)
+
+
+def test_default_is_numbas_thread_count():
+    import numba
+
+    assert et.get_num_threads() == numba.config.NUMBA_NUM_THREADS or cpu_threads._budget is not None
+
+
+def test_set_and_get(restore_budget):
+    et.set_num_threads(1)
+    assert et.get_num_threads() == 1
+    et.set_num_threads(64)  # more than Numba started: kept and reported, as PyTorch reports it
+    assert et.get_num_threads() == 64
+
+
+def test_one_thread_makes_every_kernel_serial(restore_budget):
+    et.set_num_threads(1)
+    assert not cpu_threads.parallel(1 << 30, 1)
+    x = et.arange(1 << 17, dtype=et.float32)  # above every parallel threshold
+    assert float((x * 2).sum()) == float(np.arange(1 << 17, dtype=np.float64).sum() * 2)
+    et.set_num_threads(2)
+    assert cpu_threads.parallel(1 << 30, 1)
+    assert not cpu_threads.parallel(10, 1 << 15)  # a kernel's own threshold still holds
+
+
+def test_the_blas_follows_the_budget(restore_budget):
+    import ctypes
+
+    np.ones((64, 64)) @ np.ones((64, 64))  # NumPy's BLAS is loaded
+    getters = [getattr(ctypes.CDLL(path), name, None) for path in cpu_threads._loaded_openblas()
+               for name in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_",
+                            "openblas_get_num_threads")]
+    getters = [g for g in getters if g is not None]
+    if not getters:
+        pytest.skip("NumPy's BLAS here is not an OpenBLAS ember can find")
+    getters[0].restype = ctypes.c_int
+    et.set_num_threads(1)
+    assert getters[0]() == 1
+
+
+@pytest.mark.parametrize("fn", ["set_num_threads", "set_num_interop_threads"])
+def test_errors_as_pytorch(fn):
+    with pytest.raises(RuntimeError, match=f"^{fn} expects a positive integer$"):
+        getattr(et, fn)(0)
+    with pytest.raises(RuntimeError, match=f"^{fn} expects an int, but got str$"):
+        getattr(et, fn)("2")
+
+
+def test_interop_threads_are_set_once():
+    # In a fresh interpreter: the count can be set once per process.
+    script = textwrap.dedent("""
+        import ember_tensor as et
+        assert et.get_num_interop_threads() >= 1
+        et.set_num_interop_threads(3)
+        assert et.get_num_interop_threads() == 3
+        try:
+            et.set_num_interop_threads(2)
+        except RuntimeError as error:
+            assert str(error) == ("Error: cannot set number of interop threads after parallel work has started "
+                                  "or set_num_interop_threads called"), error
+            print("ok")
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip() == "ok", result.stderr
