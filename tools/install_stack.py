@@ -35,8 +35,9 @@ STACK = {
     "distributed": ["tensor", "autograd"],
     "export": ["tensor", "autograd"],
     "distributions": ["tensor", "autograd"],
+    "amp": ["tensor", "autograd"],
     "vision": ["tensor", "autograd", "nn", "data"],
-    "ember": ["tensor", "autograd", "nn", "optim", "data", "distributed", "export", "distributions", "vision"],
+    "ember": ["tensor", "autograd", "nn", "optim", "data", "distributed", "export", "distributions", "amp", "vision"],
 }
 
 # The tensor layer always comes with numba-cuda, so CUDA code can run on the simulator.

@@ -21,7 +21,7 @@ import ember_tensor
 PYPROJECT = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
 PROJECT = PYPROJECT["project"]
 
-LAYERS = ["autograd", "data", "distributed", "distributions", "export", "nn", "optim", "tensor", "vision"]
+LAYERS = ["amp", "autograd", "data", "distributed", "distributions", "export", "nn", "optim", "tensor", "vision"]
 
 HAS_CUDA_MODULE = importlib.util.find_spec("ember_tensor.cuda") is not None
 
@@ -72,7 +72,8 @@ def test_runtime_pins_are_the_pins_of_layers_txt():
     assert all(module == distribution.replace("-", "_") for module, (distribution, _, _) in ember.PINNED_LAYERS.items())
 
 
-def test_top_level_is_ember_tensor_public_surface_plus_grad_modes():
+def test_top_level_is_ember_tensor_public_surface_plus_grad_modes_and_autocast():
+    import ember_amp
     import ember_autograd
 
     tensor_names = list(ember_tensor.__all__)
@@ -80,7 +81,9 @@ def test_top_level_is_ember_tensor_public_surface_plus_grad_modes():
     different = [name for name in tensor_names if getattr(ember, name) is not getattr(ember_tensor, name)]
     assert not different
     for name in ember.__all__[len(tensor_names):]:
-        assert getattr(ember, name) is getattr(ember_autograd, name), name
+        layer = ember_autograd if hasattr(ember_autograd, name) else ember_amp
+        assert getattr(ember, name) is getattr(layer, name), name
+    assert "autocast" in ember.__all__ and "get_autocast_dtype" in ember.__all__
 
 
 def test_import_ember_installs_autograd():
@@ -96,6 +99,7 @@ def test_import_ember_installs_autograd():
     ("ember.distributions", "ember_distributions"), ("ember.distributions.constraints", "ember_distributions.constraints"),
     ("ember.distributions.transforms", "ember_distributions.transforms"), ("ember.distributions.kl", "ember_distributions.kl"),
     ("ember.distributions.utils", "ember_distributions.utils"),
+    ("ember.amp", "ember_amp"), ("ember.cuda.amp", "ember_amp.cuda_amp"), ("ember.cpu.amp", "ember_amp.cpu_amp"),
     ("ember.accelerator", "ember_tensor.accelerator"), ("ember.backends", "ember_tensor.backend_flags"),
     ("ember.backends.cudnn", "ember_tensor.backend_flags.cudnn"), ("ember.types", "ember_tensor.types"),
     ("ember.multiprocessing", "ember_tensor.multiprocessing"), ("ember.utils.checkpoint", "ember_autograd.checkpoint"),
@@ -173,4 +177,15 @@ def test_nn_parallel_has_distributed_data_parallel_as_in_pytorch():
     script = ("import ember.nn as nn, ember_distributed\n"
               "assert nn.parallel.DistributedDataParallel is ember_distributed.DistributedDataParallel\n"
               "from ember.nn.parallel import DistributedDataParallel\n")
+    subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_amp_paths_after_import_ember_alone():
+    # nanoGPT's spellings: torch.amp.GradScaler, torch.cuda.amp.GradScaler, torch.autocast,
+    # torch.cpu.amp.autocast, reachable with no import but ``import torch``.
+    script = ("import ember as torch, ember_amp\n"
+              "assert torch.amp.GradScaler is ember_amp.GradScaler and torch.amp.autocast is torch.autocast\n"
+              "assert torch.cuda.amp is ember_amp.cuda_amp and torch.cpu.amp is ember_amp.cpu_amp\n"
+              "from ember.cuda.amp import GradScaler\n"
+              "assert GradScaler is ember_amp.cuda_amp.GradScaler\n")
     subprocess.run([sys.executable, "-c", script], check=True)

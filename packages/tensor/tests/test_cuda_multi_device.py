@@ -87,3 +87,62 @@ SCRIPT = """
 
 def test_notes_multi_gpu_snippet_on_three_simulated_devices():
     run_on_simulated_devices(SCRIPT, devices=3)
+
+
+SECOND_DEVICE_SCRIPT = """
+    import numpy as np
+    import ember_tensor as torch
+
+    x = torch.arange(12.).reshape(3, 4)
+    idx, mask = torch.tensor([2, 0, 2]), x > 4
+    x1, idx1, mask1 = x.to("cuda:1"), idx.to("cuda:1"), mask.to("cuda:1")
+    a = np.array([[4., 1.], [1., 3.]])
+    a1 = torch.tensor(a, device="cuda:1")
+    before = torch.cuda.memory_allocated(0)
+    results = [x1[idx1], x1[:, idx1], x1[mask1], x1.gather(1, idx1.reshape(3, 1)), x1.flip(0),
+               x1.scatter_add(0, idx1.reshape(3, 1).expand(3, 4), x1), x1.nonzero(),
+               x1.index_put((idx1,), x1[0], accumulate=True), x1.masked_select(mask1),
+               torch.repeat_interleave(idx1)]
+    expected = [x[idx], x[:, idx], x[mask], x.gather(1, idx.reshape(3, 1)), x.flip(0),
+                x.scatter_add(0, idx.reshape(3, 1).expand(3, 4), x), x.nonzero(),
+                x.index_put((idx,), x[0], accumulate=True), x.masked_select(mask),
+                torch.repeat_interleave(idx)]
+    factors = [torch.linalg.inv(a1), torch.linalg.det(a1), torch.linalg.cholesky(a1),
+               torch.linalg.solve(a1, a1), torch.linalg.solve_triangular(a1, a1, upper=True)]
+    assert all(r.device == torch.device("cuda:1") for r in results + factors)
+    assert torch.cuda.current_device() == 0 and torch.cuda.memory_allocated(0) == before
+    for r, e in zip(results, expected):
+        np.testing.assert_array_equal(r.cpu().numpy(), e.numpy())
+    assert np.allclose(factors[0].cpu().numpy(), np.linalg.inv(a))
+    assert np.allclose(factors[2].cpu().numpy(), np.linalg.cholesky(a))
+    print("ok")
+"""
+
+
+SECOND_DEVICE_NN_SCRIPT = """
+    import ember_tensor as torch
+    from ember_tensor._ops import nn as N
+
+    x, w = torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3)
+    x1, w1 = x.to("cuda:1"), w.to("cuda:1")
+    before = torch.cuda.memory_allocated(0)
+    y = N.convolution(x1, w1, None, 1, 1, 1, False, 0, 1)
+    v, i = N.max_pool_with_indices(y, (2, 2), (2, 2), 0)
+    p = N.constant_pad_nd(v, (1, 1), 0.0)
+    g = N.convolution_backward_weight(y, x1, (3, 2, 3, 3), 1, 1, 1, 1)
+    assert all(t.device == torch.device("cuda:1") for t in (y, v, i, p, g))
+    assert torch.cuda.current_device() == 0 and torch.cuda.memory_allocated(0) == before
+    assert (y.cpu() - N.convolution(x, w, None, 1, 1, 1, False, 0, 1)).abs().max().item() < 1e-5
+    print("ok")
+"""
+
+
+def test_index_and_linalg_ops_run_and_allocate_on_their_inputs_device():
+    """Index ops and factorisations of tensors on cuda:1 compute there and allocate nothing
+    on the current device (cuda:0)."""
+    run_on_simulated_devices(SECOND_DEVICE_SCRIPT, devices=2)
+
+
+def test_nn_window_ops_on_a_second_device_allocate_and_run_there():
+    """Convolution, pooling and padding on cuda:1 allocate there, not on the current device."""
+    run_on_simulated_devices(SECOND_DEVICE_NN_SCRIPT, devices=2)

@@ -1,9 +1,16 @@
 """Index ops against NumPy references (tables), on contiguous, non-contiguous and 0-d
-inputs, with PyTorch's errors; exact PyTorch outputs where NumPy has no counterpart."""
+inputs, with PyTorch's errors; exact PyTorch outputs where NumPy has no counterpart.
+
+The tests taking `device` hold the CPU to the reference (or to PyTorch, `index_cases`)
+and CUDA (Numba's simulator in CI) to the CPU, computed on the device (`cuda_guard`).
+Masks and nonzero are test_masked_ops.py's, gradients test_index_gradients.py's.
+"""
 import numpy as np
 import pytest
 
 import ember_tensor as torch
+from cuda_guard import DEVICES, cpu_result
+from index_cases import ADD_DTYPES, ALL_DTYPES, SIGNED, assigned, check_on, layouts, typed
 
 X = np.arange(12.).reshape(3, 4)
 
@@ -22,17 +29,23 @@ def _np_gather(a, dim, idx):
 
 
 GATHER = [(0, np.array([[0, 2, 1, 0]])), (1, np.array([[3, 0], [1, 1], [2, 0]])), (1, np.array([[3], [0], [2]])),
-          (0, np.array([[2], [1], [0], [0]]))]
+          (0, np.array([[2], [1], [0], [0]])), (-1, np.array([[0, 0, 0, 3]])), (0, np.array([[2, 1, 0, 0], [0, 0, 1, 2]]))]
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dim,idx", GATHER)
-def test_gather(dim, idx):
+def test_gather(dim, idx, device):
+    """gather and take_along_dim of both layouts, a 0-d input and an empty index."""
     if dim == 0 and idx.shape[0] > 3:
         idx = idx[:3]
     for x in _inputs(X):
-        got = torch.gather(x, dim, torch.tensor(idx))
+        got = cpu_result(device, lambda t, i: torch.gather(t, dim, i), x, torch.tensor(idx))
         np.testing.assert_array_equal(got.numpy(), _np_gather(X, dim, idx))
-    assert torch.gather(torch.tensor(5.), 0, torch.tensor(0)).item() == 5.
+        got = cpu_result(device, lambda t, i: torch.take_along_dim(t, i, dim), x, torch.tensor(idx))
+        np.testing.assert_array_equal(got.numpy(), np.take_along_axis(X, idx, dim))
+    assert cpu_result(device, lambda t, i: torch.gather(t, 0, i), torch.tensor(5.), torch.tensor(0)).item() == 5.
+    empty = cpu_result(device, lambda t, i: t.gather(1, i), torch.tensor(X), torch.zeros(3, 0, dtype=torch.int64))
+    assert tuple(empty.shape) == (3, 0)
 
 
 def test_index_select_and_take():
@@ -119,41 +132,6 @@ def test_index_add_copy_fill():
     assert torch.tensor(1.).index_fill(0, torch.tensor(0), 7.).item() == 7.
 
 
-def test_masks_and_put():
-    mask = X % 3 == 0
-    for x in _inputs(X):
-        np.testing.assert_array_equal(x.masked_fill(torch.tensor(mask), 0.).numpy(), np.where(mask, 0, X))
-        np.testing.assert_array_equal(x.masked_select(torch.tensor(mask)).numpy(), X[mask])
-        ref = X.copy()
-        ref[mask] = np.arange(100., 100. + mask.sum())
-        got = x.masked_scatter(torch.tensor(mask), torch.arange(100., 120., dtype=torch.float64))
-        np.testing.assert_array_equal(got.numpy(), ref)
-        ref = X.copy().reshape(-1)
-        np.add.at(ref, [1, 1, 11], [1., 2., 3.])
-        got = x.clone().put_(torch.tensor([1, 1, 11]), torch.tensor([1., 2., 3.]), accumulate=True)
-        np.testing.assert_array_equal(got.numpy(), ref.reshape(3, 4))
-    # a broadcast mask, a 0-d value tensor, and in place on a view
-    row = torch.tensor([True, False, False, True])
-    np.testing.assert_array_equal(torch.tensor(X).masked_fill(row, torch.tensor(-1.)).numpy(),
-                                  np.where([True, False, False, True], -1, X))
-    x = torch.tensor(X)
-    x[1:].masked_fill_(row, 5.)
-    assert x[0].tolist() == X[0].tolist() and x[2, 0].item() == 5.
-
-
-def test_nonzero_argwhere_where():
-    a = np.array([[0, 1, 0], [2, 0, 3]])
-    for x in _inputs(a):
-        np.testing.assert_array_equal(x.nonzero().numpy(), np.argwhere(a))
-        np.testing.assert_array_equal(torch.argwhere(x).numpy(), np.argwhere(a))
-        for got, ref in zip(x.nonzero(as_tuple=True), np.nonzero(a)):
-            np.testing.assert_array_equal(got.numpy(), ref)
-        for got, ref in zip(torch.where(x > 0), np.nonzero(a > 0)):
-            np.testing.assert_array_equal(got.numpy(), ref)
-    assert torch.tensor(3).nonzero().shape == (1, 0) and torch.tensor(0).nonzero().shape == (0, 0)
-    assert [t.tolist() for t in torch.tensor(3).nonzero(as_tuple=True)] == [[0]]
-
-
 def test_take_along_dim():
     idx = np.array([[0], [3], [1]])
     for x in _inputs(X):
@@ -237,6 +215,156 @@ def test_matches_pytorch_on_random_cases():
                 np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
         np.testing.assert_array_equal(torch.tensor(a).gather(dim, torch.tensor(i)).numpy(),
                                       ref.tensor(a).gather(dim, ref.tensor(i)).numpy())
+
+
+# --- every dtype, layout and path, on every device ------------------------------------------
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_gather_and_scatter_move_every_dtype(dtype, device):
+    """gather, scatter of a tensor and of a number, and a flat take_along_dim keep every dtype's values."""
+    idx, row = torch.tensor([[0, 1, 2, 0], [2, 2, 0, 1]]), torch.tensor([[0, 1, 2, 0]])
+    for x in layouts(SIGNED, dtype):
+        check_on(device, lambda t, i: t.gather(0, i), x, idx)
+        check_on(device, lambda t, i, s: t.scatter(0, i, s), x, row, typed(SIGNED * 2, dtype))
+        check_on(device, lambda t, i: t.scatter(1, i, 1), x, torch.tensor([[3], [0], [1]]))
+    check_on(device, lambda t, i: t.take_along_dim(i), typed(SIGNED, dtype), torch.tensor([11, 0, 3]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.int64, torch.int32, torch.int8],
+                         ids=str)
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_every_reduction(include_self, dtype, device):
+    """scatter_reduce with each reduction along both dims of both layouts (repeated targets)."""
+    idx = torch.tensor([[0, 1, 0, 2], [0, 0, 2, 2], [1, 1, 1, 1]])
+    src = typed(np.arange(1, 13).reshape(3, 4) % 5 + 1, dtype)
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):
+        for x in layouts(SIGNED, dtype):
+            for dim in (0, 1):
+                check_on(device, lambda t, i, s: t.scatter_reduce(dim, i, s, reduce, include_self=include_self),
+                         x, idx, src, what=f"{reduce}, dim {dim}")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_scatter_reduce_of_nan_and_1d_strided(device):
+    """NaN propagates through every reduction; 1-d inputs, strided ones too."""
+    nan = float("nan")
+    x, src = torch.tensor([1., nan, 3., 4., -2.]), torch.tensor([nan, 5., 2., -1., 7., 0.5])
+    idx = torch.tensor([0, 2, 2, 3, 3, 4])
+    for reduce in ("amax", "amin", "sum", "mean", "prod"):
+        for include_self in (True, False):
+            def call(t, i, s):
+                return t.scatter_reduce(0, i, s, reduce, include_self=include_self)
+            check_on(device, call, x, idx, src, what=reduce)
+            check_on(device, call, x[::2], idx[:3] % 3, src[1::2], what=f"{reduce}, strided")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("reduce", [None, "add", "multiply"])
+def test_scatter_add_and_the_reduce_argument_for_every_dtype(reduce, device):
+    """scatter_add_ (reduce None) and scatter(reduce=) into repeated targets, every accumulating dtype; 0-d and empty."""
+    idx = torch.tensor([[0, 0, 0, 0], [2, 2, 2, 2]])
+    for dtype in ADD_DTYPES:
+        for x in layouts(SIGNED, dtype):
+            if reduce is None:
+                check_on(device, lambda t, i, s: t.clone().scatter_add_(0, i, s), x, idx, typed(np.ones((2, 4)), dtype))
+            else:
+                check_on(device, lambda t, i: t.scatter(0, i, 3, reduce=reduce), x, idx)
+    check_on(device, lambda t, i, s: t.scatter_add(0, i, s), torch.tensor(2.), torch.tensor(0), torch.tensor(5.))
+    check_on(device, lambda t, i, s: t.scatter_add(0, i, s), torch.zeros(3), torch.tensor([], dtype=torch.int64),
+             torch.zeros(0))
+
+
+INDEX_DIM_OPS = {  # (x, a repeated index, a permutation)
+    "index_select": lambda x, i, r: x.index_select(0, i),
+    "index_select int32": lambda x, i, r: x.index_select(1, i.int()),
+    "index_add alpha": lambda x, i, r: x.index_add(1, i, x[:, :3], alpha=2),
+    "index_add int32": lambda x, i, r: x.index_add(1, i.int(), x[:, :3]),
+    # no repeated index: which copy lands is undefined then (on PyTorch's GPU too)
+    "index_copy": lambda x, i, r: x.index_copy(1, r, x[:, :3].flip(1)),
+    "index_fill": lambda x, i, r: x.index_fill(1, i, -1),
+    "index_fill 0-d tensor": lambda x, i, r: x.index_fill(0, i[:2], r[2]),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int8, torch.bool],
+                         ids=str)
+def test_index_dim_ops_for_every_dtype(dtype, device):
+    """index_select/add/copy/fill with repeated int64 and int32 indices, both layouts; 0-d inputs."""
+    for name, fn in INDEX_DIM_OPS.items():
+        if dtype is torch.bool and name == "index_add alpha":
+            continue  # alpha on bool is refused on both devices
+        for x in layouts(SIGNED, dtype):
+            check_on(device, fn, x, torch.tensor([2, 0, 2]), torch.tensor([2, 0, 1]), what=name)
+    check_on(device, lambda x, i: x.index_select(0, i), torch.tensor(3.), torch.tensor([0]))
+    check_on(device, lambda x, i: x.index_fill(0, i, 2.), torch.tensor(3.), torch.tensor([0]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_non_contiguous_and_0d_indices(device):
+    """Strided and 0-d index tensors in gather, scatter_add, x[i], index_select, take and index_add."""
+    idx = torch.tensor([[0, 2, 1], [3, 0, 0], [1, 1, 2], [2, 3, 0]])       # .t() is (3, 4), strided
+    for x in layouts(SIGNED):
+        check_on(device, lambda t, i: t.gather(0, i.t()[:, :4] % 3), x, idx)
+        check_on(device, lambda t, i: t.scatter_add(1, i.t(), t), x, idx)
+        check_on(device, lambda t, i: t[i[::2, 0]], x, idx)
+        check_on(device, lambda t, i: t[:, i[:, 1]], x, idx)
+        check_on(device, lambda t, i: t.index_select(1, i), x, torch.tensor(2))
+        check_on(device, lambda t, i: t.take(i), x, torch.tensor(7))
+        check_on(device, lambda t, i: t.index_add(0, i, t[:1]), x, torch.tensor([1]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_views_of_more_dims_than_a_kernel_tuple(device):
+    """Past 8 non-mergeable dims the offsets come from an outer sum of two halves."""
+    x = torch.tensor(np.arange(2 ** 10).reshape((2,) * 10)).permute(9, 7, 5, 3, 1, 8, 6, 4, 2, 0)  # no two dims merge
+    idx = torch.tensor(np.ones((2,) * 10, dtype=np.int64))[..., :1]
+    check_on(device, lambda t: t.flip(0, 3, 9), x)
+    check_on(device, lambda t, i: t[i[0, 0, 0, 0, 0, 0, 0, 0, 0]], x, idx)
+    check_on(device, lambda t, i: t[:, :, :, :, :, :, :, :, :, i[0, 0, 0, 0, 0, 0, 0, 0, 0]], x, idx)
+    check_on(device, lambda t, i: t.gather(9, i), x, idx)
+    check_on(device, lambda t, i: t.scatter_add(9, i, t), x, idx)
+    check_on(device, lambda t: t[t > 500], x)
+    check_on(device, lambda t: assigned(t, t > 500, 0), x)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_take_and_put(device):
+    """take with a 2-d and negative index, put_ and put(accumulate=True) with repeats; 0-d and empty."""
+    for x in layouts(SIGNED):
+        check_on(device, lambda t, i: t.take(i), x, torch.tensor([[11, 0], [-1, 5]]))
+        check_on(device, lambda t, i, s: t.clone().put_(i, s), x, torch.tensor([1, -2, 4]), torch.tensor([9., 8., 7.]))
+        check_on(device, lambda t, i, s: t.put(i, s, accumulate=True), x, torch.tensor([1, 1, 4]),
+                 torch.tensor([9., 8., 7.]))
+    check_on(device, lambda t, i: t.take(i), torch.tensor(5.), torch.tensor(0))
+    check_on(device, lambda t, i: t.take(i), torch.tensor(SIGNED), torch.zeros(0, dtype=torch.int64))
+
+
+DIM_ERRORS = [
+    lambda x, i: x.gather(1, i.reshape(1, -1)),
+    lambda x, i: x.scatter(1, i.reshape(1, -1), 1.),
+    lambda x, i: x.scatter_add(1, i.reshape(1, -1), x),
+    lambda x, i: x.scatter_reduce(1, i.reshape(1, -1), x, "amax"),
+    lambda x, i: x.index_select(1, i),
+    lambda x, i: x.index_add(1, i, x[:, :3]),
+    lambda x, i: x.index_copy(1, i, x[:, :3]),
+    lambda x, i: x.index_fill(1, i, 0.),
+    lambda x, i: x.take(i * 3),
+    lambda x, i: x.clone().put_(i * 3, x[0, :3]),
+    lambda x, i: x.index_put_((i,), x[0, 0], accumulate=True),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("fn", DIM_ERRORS, ids=[str(i) for i in range(len(DIM_ERRORS))])
+def test_index_bound_errors(fn, device):
+    """An index past either end raises (on CUDA the CPU's error, word for word, from one flag read back)."""
+    for index in ([1, 5, -7], [0, -9, 1]):
+        with pytest.raises((RuntimeError, IndexError)):
+            cpu_result(device, fn, torch.tensor(SIGNED), torch.tensor(index))
 
 
 CUDA_CASES = [

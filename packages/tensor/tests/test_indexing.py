@@ -1,11 +1,18 @@
 """x[key] and x[key] = value: the seed's Advanced Indexing examples, tables of keys against
 NumPy (whose advanced-indexing rules PyTorch follows), PyTorch's own departures from NumPy,
-views vs copies, errors, and hypothesis over random shapes and index arrays."""
+views vs copies, errors, and hypothesis over random shapes and index arrays (x[key] = v
+with them: the rest of x[key] = v is test_setitem.py's).
+
+The tests taking `device` hold the CPU to the reference (or to PyTorch, `index_cases`)
+and CUDA (Numba's simulator in CI) to the CPU, computed on the device (`cuda_guard`).
+"""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import ember_tensor as torch
+from cuda_guard import DEVICES, cpu_result, matches_the_cpu
+from index_cases import ALL_DTYPES, SIGNED, assigned, check_on, layouts
 
 
 def _x555():
@@ -74,8 +81,21 @@ NUMPY_KEYS = [
     (Ellipsis, [0, 4]), ([1], Ellipsis, [2]), (None, [1, 0], None, [2, 2]),
     (slice(None), MASK), (A[:, :, 0, 0] > 5,), (A > 60,), (slice(None), A[0, :, :, 0] % 2 == 0),
     ([0, 1], [True, False, True], [1, 2]),
-    ([-1, -2],), (slice(None), [], ), ([],),
+    ([-1, -2],), (slice(None), [], ), ([],), (A < 0,),
 ]
+
+
+def _getitem_on(device, x, key):
+    """x[key] on the CPU, for the test's asserts; on CUDA first matched there, the key's
+    tensors moved along (a list or array key is uploaded by the op)."""
+    parts = list(key) if isinstance(key, (tuple, list)) else [key]
+    tensors = [k for k in parts if isinstance(k, torch.Tensor)]
+
+    def getitem(t, *moved):
+        given = iter(moved)
+        rebuilt = [next(given) if isinstance(k, torch.Tensor) else k for k in parts]
+        return t[type(key)(rebuilt) if isinstance(key, (tuple, list)) else rebuilt[0]]
+    return cpu_result(device, getitem, x, *tensors)
 
 
 def _np_index(k):
@@ -85,26 +105,30 @@ def _np_index(k):
     return k
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("key", NUMPY_KEYS, ids=[str(i) for i in range(len(NUMPY_KEYS))])
-def test_getitem_matches_numpy(key):
+def test_getitem_matches_numpy(key, device):
+    """Each key, with lists and with tensors as indices, selects what NumPy selects."""
     x = torch.tensor(A)
     np_key = tuple(_np_index(k) for k in key)
     torch_key = tuple(torch.tensor(k) if isinstance(k, np.ndarray) else k for k in key)
     expected = A[np_key]
     for k in (key, torch_key):
-        got = x[k]
+        got = _getitem_on(device, x, k)
         assert got.shape == expected.shape
         np.testing.assert_array_equal(got.numpy(), expected)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("key", NUMPY_KEYS[:20], ids=[str(i) for i in range(20)])
-def test_getitem_non_contiguous_input(key):
+def test_getitem_non_contiguous_input(key, device):
+    """A permuted input (no unit stride) selects what NumPy selects."""
     base = np.arange(5 * 4 * 3 * 2).reshape(5, 4, 3, 2)
     ref = base.transpose(3, 2, 1, 0)                       # shape (2, 3, 4, 5), no unit strides
     x = torch.tensor(base).permute(3, 2, 1, 0)
     assert not x.is_contiguous()
     np_key = tuple(_np_index(k) for k in key)
-    np.testing.assert_array_equal(x[key].numpy(), ref[np_key])
+    np.testing.assert_array_equal(_getitem_on(device, x, key).numpy(), ref[np_key])
 
 
 # PyTorch selects with an int *before* advanced indexing, unlike NumPy (where an int next to
@@ -122,10 +146,12 @@ TORCH_ONLY = [
 ]
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("key,shape", TORCH_ONLY, ids=[str(i) for i in range(len(TORCH_ONLY))])
-def test_getitem_pytorch_shapes(key, shape):
+def test_getitem_pytorch_shapes(key, shape, device):
+    """Keys where PyTorch departs from NumPy give PyTorch's shapes."""
     x = torch.arange(24).reshape(2, 3, 4)
-    assert tuple(x[key].shape) == shape
+    assert tuple(_getitem_on(device, x, key).shape) == shape
 
 
 def test_0d_inputs():
@@ -170,60 +196,6 @@ ERRORS = [
 def test_getitem_errors(fn, error, message):
     with pytest.raises(error, match=message):
         fn(torch.arange(12).reshape(3, 4))
-
-
-# --- setitem ----------------------------------------------------------------------------
-
-SET_CASES = [
-    ((1,), 7), ((slice(None), [0, 2]), 7), ((slice(None), [0, 2]), np.array([[1, 2]] * 3)),
-    (([0, 2], [1, 3]), np.array([10, 20])), (([[0], [2]], [1, 3]), np.array([1, 2])),
-    ((np.arange(12).reshape(3, 4) % 3 == 0,), -1), ((MASK,), np.array([9, 8, 7, 6])),
-    ((slice(1, None), [3, 0]), np.array([[5], [6]])), (([1, 1], [2, 2]), 42),
-]
-
-
-@pytest.mark.parametrize("key,value", SET_CASES, ids=[str(i) for i in range(len(SET_CASES))])
-def test_setitem_matches_numpy(key, value):
-    ref = np.arange(12).reshape(3, 4)
-    x = torch.tensor(ref.copy())
-    np_key = tuple(np.array(k) if isinstance(k, list) else k for k in key)
-    ref[np_key] = value
-    x[key] = torch.tensor(value) if isinstance(value, np.ndarray) else value
-    np.testing.assert_array_equal(x.numpy(), ref)
-
-
-def test_setitem_non_contiguous_target_and_value_cast():
-    base = torch.zeros(4, 3)
-    x = base.t()                                            # (3, 4), not contiguous
-    x[[0, 2], 1:3] = torch.tensor([1.5, 2.5])
-    ref = np.zeros((4, 3)).T.copy()
-    ref[[0, 2], 1:3] = [1.5, 2.5]
-    np.testing.assert_array_equal(x.numpy(), ref)
-    assert base[1, 0].item() == 1.5                         # written through to the storage
-    y = torch.zeros(3, dtype=torch.int64)
-    y[[0, 1]] = torch.tensor([1.7, 2.2])                    # cast to the target's dtype
-    assert y.tolist() == [1, 2, 0]
-
-
-def test_setitem_value_shape_error_and_version():
-    x = torch.zeros(2, 3, 4)
-    with pytest.raises(RuntimeError, match=r"shape mismatch: value tensor of shape \[2\] cannot be broadcast"):
-        x[[0, 1], [1, 2]] = torch.tensor([1., 2.])
-    v = x._version
-    x[[0], [1]] = 1.
-    assert x._version > v
-
-
-def test_index_put_accumulate_adds_repeats():
-    x = torch.zeros(3)
-    x.index_put_((torch.tensor([0, 0, 2]),), torch.tensor(1.), accumulate=True)
-    assert x.tolist() == [2., 0., 1.]
-    m = torch.zeros(2, 3)
-    out = torch.index_put(m, (torch.tensor([1, 1]), torch.tensor([2, 2])), torch.tensor([1., 3.]), accumulate=True)
-    assert out.tolist() == [[0, 0, 0], [0, 0, 4.]] and m.sum().item() == 0
-    h = torch.zeros(4, dtype=torch.float16)
-    h.index_put_((torch.tensor([1, 1]),), torch.tensor([0.5, 0.25], dtype=torch.float16), accumulate=True)
-    assert h.tolist() == [0, 0.75, 0, 0]
 
 
 def test_bfloat16_and_bool_move_by_bits():
@@ -322,9 +294,41 @@ def _build_key(key, lib):
     return tuple(built)
 
 
-@settings(max_examples=300, deadline=None)
-@given(_torch_key())
-def test_hypothesis_matches_pytorch(case):
+def _cuda_matches_the_cpu(case):
+    """x[key] and x[key] = -1 for a drawn key: CUDA's result or error is the CPU's."""
+    shape, key = case
+    x = torch.tensor(np.arange(int(np.prod(shape))).reshape(shape))
+    key_tensors = [v for kind, v in key if kind in ("tensor", "mask", "int0d")]
+    built = [torch.tensor(v) for v in key_tensors]
+
+    def rebuild(moved):
+        given = iter(moved)
+        return tuple(next(given) if kind in ("tensor", "mask", "int0d") else b
+                     for (kind, _), b in zip(key, _build_key(key, torch)))
+    matches_the_cpu(lambda t, *m: t[rebuild(m)], [x, *built], f"x[{key}]", reads_a_flag=True)
+    try:
+        x[_build_key(key, torch)]
+    except (IndexError, ValueError, RuntimeError):
+        return
+    matches_the_cpu(lambda t, *m: assigned(t, rebuild(m), -1), [x, *built], f"x[{key}] = -1", reads_a_flag=True)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_hypothesis_matches_pytorch(device):
+    """Random shapes and keys: x[key] and x[key] = values as PyTorch's (errors word for word);
+    on CUDA (40 examples: the simulator is slow) the CPU's, one value written where keys repeat."""
+    @settings(max_examples=300 if device == "cpu" else 40, deadline=None)
+    @given(_torch_key())
+    def check(case):
+        if device == "cpu":
+            _cpu_matches_pytorch(case)
+        else:
+            _cuda_matches_the_cpu(case)
+    check()
+
+
+def _cpu_matches_pytorch(case):
+    """x[key] and x[key] = values for a drawn key as PyTorch gives them."""
     ref = pytest.importorskip("torch")
     shape, key = case
     values = np.arange(int(np.prod(shape))).reshape(shape)
@@ -345,23 +349,52 @@ def test_hypothesis_matches_pytorch(case):
     np.testing.assert_array_equal(x.numpy(), expected.numpy())
 
 
+# --- every dtype, layout and path, on every device ------------------------------------------
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_getitem_of_every_dtype(dtype, device):
+    """Negative, mask, broadcast and empty indices into both layouts of every dtype."""
+    for x in layouts(SIGNED, dtype):
+        check_on(device, lambda t, i: t[i], x, torch.tensor([2, 0, -1]))
+        check_on(device, lambda t, m: t[m], x, torch.tensor(SIGNED > 0))
+        check_on(device, lambda t, i, j: t[i, j], x, torch.tensor([[0], [2]]), torch.tensor([3, 1]))
+        check_on(device, lambda t, i: t[:, i], x, torch.tensor([], dtype=torch.int64))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_getitem_of_0d_and_empty_inputs(device):
+    """A 0-d input under a mask and None; empty inputs under indices and masks."""
+    check_on(device, lambda t, m: t[m], torch.tensor(5.), torch.tensor(True))
+    check_on(device, lambda t: t[None][[0, 0]], torch.tensor(5.))
+    check_on(device, lambda t, i: t[i], torch.zeros(0, 3), torch.tensor([], dtype=torch.int64))
+    check_on(device, lambda t, m: t[m], torch.zeros(0, 3), torch.zeros(0, 3, dtype=torch.bool))
+    check_on(device, lambda t, i: t[i], torch.zeros(3, 0), torch.tensor([2, 0]))
+
+
+TENSOR_INDEX_ERRORS = [
+    lambda x, i: x[i],
+    lambda x, i: x[[1], i],
+    lambda x, i: x[:, i],
+    lambda x, i: x[i.float()],
+    lambda x, i: x[[0, 1], i],
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("fn", TENSOR_INDEX_ERRORS, ids=[str(i) for i in range(len(TENSOR_INDEX_ERRORS))])
+def test_index_tensor_errors(fn, device):
+    """Out-of-range and float index tensors, and a mask of the wrong shape, raise (on CUDA the CPU's error)."""
+    x = torch.arange(12).reshape(3, 4)
+    for index in (torch.tensor([0, 7, 5]), torch.tensor([-9])):
+        with pytest.raises(IndexError):
+            cpu_result(device, fn, x, index)
+    with pytest.raises(IndexError):
+        cpu_result(device, lambda t, m: t[m], x, torch.tensor([True, False]))
+
+
 def test_a_range_indexes_like_a_list():
     x = torch.arange(12.0).reshape(3, 4)
     assert x[range(3), torch.tensor([0, 2, 3])].tolist() == [0.0, 6.0, 11.0]
     assert x[range(1, 3)].tolist() == x[[1, 2]].tolist()
-
-
-def test_setitem_drops_the_values_extra_leading_ones():
-    # PyTorch: t[0] = v with v of shape (1, 1, 4) writes the row; other extra dims still fail.
-    t = torch.zeros(3, 4)
-    t[0] = torch.ones(1, 1, 4)
-    t[1:2] = torch.full((1, 1, 1, 4), 2.0)
-    assert t.tolist() == [[1.0] * 4, [2.0] * 4, [0.0] * 4]
-    with pytest.raises(RuntimeError):
-        t[0] = torch.ones(2, 1, 4)
-
-
-def test_to_another_tensor_takes_its_dtype_and_device():
-    x = torch.ones(2)
-    assert x.to(torch.zeros(1, dtype=torch.float64)).dtype is torch.float64
-    assert x.to(torch.zeros(1, dtype=torch.int32), copy=True).dtype is torch.int32

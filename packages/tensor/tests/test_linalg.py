@@ -1,10 +1,11 @@
-"""Linear algebra against NumPy: products in every matmul rank case, einsum, tensordot,
+"""Linear algebra against NumPy: products in every matmul rank case, tensordot,
 kron, cross, factorizations, solvers, norms; contiguous, transposed, batched and 0-d
 inputs; PyTorch's errors for singular, non-square and wrongly typed inputs."""
 import numpy as np
 import pytest
 
 import ember_tensor as E
+from cuda_guard import DEVICES, cpu_result, matches_the_cpu
 
 RNG = np.random.default_rng(0)
 
@@ -164,37 +165,6 @@ def test_linalg_matches_numpy(name, call, ref, transposed):
     _close(call(*tensors), ref(*arrays))
 
 
-EINSUM_CASES = [
-    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
-    ("ij,jk", [(3, 4), (4, 2)]),
-    ("ii->i", [(3, 3)]),
-    ("ii", [(3, 3)]),
-    ("bii->b", [(2, 3, 3)]),
-    ("iji->j", [(3, 2, 3)]),
-    ("...ij,...jk", [(2, 3, 4), (4, 5)]),
-    ("b...,b...->...", [(2, 3, 4), (2, 3, 4)]),
-    ("bij,bkj->", [(2, 3, 4), (2, 5, 4)]),
-    ("i,j->ij", [(3,), (4,)]),
-    ("i,i", [(3,), (3,)]),
-    ("bij->jib", [(2, 3, 4)]),
-    ("bij,bjk,bkl->bil", [(2, 3, 4), (2, 4, 5), (2, 5, 2)]),
-    ("ijk,jkl->il", [(2, 3, 4), (3, 4, 5)]),
-    ("ij,kj->ik", [(3, 1), (2, 4)]),  # size-1 subscript broadcasts
-    ("i,->i", [(3,), ()]),
-    ("ab, bc -> ca", [(2, 3), (3, 4)]),
-]
-
-
-@pytest.mark.parametrize("equation,shapes", EINSUM_CASES, ids=[c[0] for c in EINSUM_CASES])
-@pytest.mark.parametrize("transposed", [False, True], ids=["contiguous", "transposed"])
-def test_einsum_matches_numpy(equation, shapes, transposed):
-    arrays = [RNG.standard_normal(s) for s in shapes]
-    expected = np.einsum(equation.replace(" ", ""), *[np.broadcast_to(a, s) for a, s in zip(arrays, shapes)]) \
-        if equation != "ij,kj->ik" else np.einsum("ij,kj->ik", np.broadcast_to(arrays[0], (3, 4)), arrays[1])
-    _close(E.einsum(equation, *[_t(a, transposed) for a in arrays]), expected)
-    _close(E.einsum(equation, [_t(a) for a in arrays]), expected)
-
-
 def test_results_are_float32_for_float32_inputs():
     a32 = E.tensor(SPD[0], dtype=E.float32)
     for result in (E.linalg.inv(a32), E.linalg.det(a32), E.linalg.cholesky(a32), E.linalg.eigh(a32)[1],
@@ -294,6 +264,73 @@ def test_errors_match_pytorch(call, exc, message):
         call()
 
 
+SINGULAR_BATCH = np.array([[[2., 0.], [0., 1.]], [[1., 2.], [2., 4.]]])
+NOT_PD = np.array([[[2., 0.], [0., 1.]], [[1., 0.], [0., 1.]], [[1., 2.], [2., 1.]]])
+# (call, float64 operands): the factorisations' errors (a flag read back on CUDA) and the checks before them.
+DEVICE_ERRORS = {
+    "inv singular": (E.linalg.inv, [SINGULAR_BATCH]),
+    "inv singular one matrix": (E.linalg.inv, [SINGULAR_BATCH[1]]),
+    "inv zero first pivot": (E.linalg.inv, [np.zeros((3, 3))]),
+    "solve singular": (E.linalg.solve, [SINGULAR_BATCH, np.ones((2, 2))]),
+    "cholesky not pd": (E.linalg.cholesky, [NOT_PD]),
+    "cholesky upper not pd": (lambda a: E.linalg.cholesky(a, upper=True), [-np.eye(3)]),
+    "cholesky_inverse singular": (E.cholesky_inverse, [np.zeros((2, 2))]),
+    "not square": (E.linalg.inv, [np.ones((2, 3))]),
+    "det 1-d": (E.linalg.det, [np.ones(3)]),
+    "int dtype": (lambda a: E.linalg.det(a.long()), [np.ones((2, 2))]),
+    "half dtype": (lambda a: E.linalg.cholesky(a.half()), [np.eye(2)]),
+    "solve dtypes": (lambda a, b: E.linalg.solve(a, b.float()), [np.eye(2), np.ones(2)]),
+    "solve shapes": (E.linalg.solve, [np.eye(3), np.ones((2, 2))]),
+    "solve batches": (E.linalg.solve, [np.ones((2, 2, 2)), np.ones((3, 2, 1))]),
+    "solve vector right": (lambda a, b: E.linalg.solve(a, b, left=False), [np.eye(2), np.ones(2)]),
+    "triangular A not square": (lambda a, b: E.linalg.solve_triangular(a, b, upper=True), [np.ones((3, 2))] * 2),
+    "triangular 1-d B": (lambda a, b: E.linalg.solve_triangular(a, b, upper=True), [np.eye(2), np.ones(2)]),
+    "triangular shapes": (lambda a, b: E.linalg.solve_triangular(a, b, upper=True, left=True),
+                          [np.eye(2), np.ones((3, 1))]),
+    "triangular right shapes": (lambda a, b: E.linalg.solve_triangular(a, b, upper=False, left=False),
+                                [np.eye(2), np.ones((1, 3))]),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(DEVICE_ERRORS))
+def test_errors_are_the_same_on_every_device(name, device):
+    """Each call raises a RuntimeError (LinAlgError for a failed factorisation); on CUDA the
+    CPU's, word for word, having read back at most the failing batch element's flag."""
+    call, operands = DEVICE_ERRORS[name]
+    tensors = [E.tensor(a) for a in operands]
+    if device != "cpu":
+        matches_the_cpu(call, tensors, name, reads_a_flag=True)
+    with pytest.raises(RuntimeError):
+        call(*tensors)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_out_argument_takes_the_result(device):
+    """linalg.inv(a, out=out) writes into `out` on `device` and returns it."""
+    a = SPD.copy()
+    out = E.empty((2, 3, 3), dtype=E.float64, device=device)
+    result = cpu_result(device, lambda x, o: E.linalg.inv(x, out=o), E.tensor(a), out.cpu())
+    assert E.linalg.inv(E.tensor(a).to(device), out=out) is out
+    _close(result, np.linalg.inv(a))
+    _close(out.cpu(), np.linalg.inv(a))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_ex_variants_return_the_result_and_a_zero_info(device):
+    """inv_ex, cholesky_ex and solve_ex give the plain op's result and an int info of zeros per batch element."""
+    spd32 = E.tensor(SPD, dtype=E.float32)
+    rhs = E.tensor(B[..., 0], dtype=E.float32)
+    inverse, info_inv = cpu_result(device, E.linalg.inv_ex, spd32)
+    factor, info_chol = cpu_result(device, E.linalg.cholesky_ex, spd32)
+    solved, info_solve = cpu_result(device, E.linalg.solve_ex, spd32, rhs)
+    np.testing.assert_allclose(inverse.numpy(), np.linalg.inv(SPD), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(factor.numpy(), np.linalg.cholesky(SPD), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(solved.numpy(), np.linalg.solve(SPD, B[..., :1])[..., 0], rtol=1e-4, atol=1e-5)
+    for info in (info_inv, info_chol, info_solve):
+        assert info.tolist() == [0, 0]
+
+
 def test_linalg_error_is_a_runtime_error():
     assert issubclass(E.linalg.LinAlgError, RuntimeError)
 
@@ -361,27 +398,6 @@ def test_matmul_batch_broadcasting_matches_numpy_hypothesis():
         b_shape = (k,) if vector == 2 else right_batch + (k, m)
         a, b = RNG.standard_normal(a_shape), RNG.standard_normal(b_shape)
         _close(E.tensor(a) @ E.tensor(b), np.matmul(a, b))
-
-    check()
-
-
-def test_einsum_matches_numpy_hypothesis():
-    """Random two-operand equations over a small label set, with an explicit output."""
-    hypothesis = pytest.importorskip("hypothesis")
-    from hypothesis import strategies as st
-    labels = "abcd"
-    sizes = {"a": 2, "b": 3, "c": 1, "d": 2}
-    term = st.lists(st.sampled_from(labels), min_size=0, max_size=3)
-
-    @hypothesis.settings(max_examples=40, deadline=None, derandomize=True)
-    @hypothesis.given(term, term, st.data())
-    def check(left, right, data):
-        used = sorted(set(left) | set(right))
-        output = data.draw(st.permutations(used)).copy()[:data.draw(st.integers(0, len(used)))]
-        equation = f"{''.join(left)},{''.join(right)}->{''.join(output)}"
-        a = RNG.standard_normal([sizes[c] for c in left])
-        b = RNG.standard_normal([sizes[c] for c in right])
-        _close(E.einsum(equation, E.tensor(a), E.tensor(b)), np.einsum(equation, a, b))
 
     check()
 

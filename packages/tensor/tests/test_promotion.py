@@ -245,3 +245,9 @@ def test_reference_result_type_matches_torch(specs):
     theirs = [torch.tensor(x.tolist(), dtype=_torch_dtype(torch, x.dtype)) if isinstance(x, et.Tensor) else x
               for x in ours]
     assert torch.result_type(*theirs) == _torch_dtype(torch, reference_result_type(ours))
+
+
+def test_to_another_tensor_takes_its_dtype_and_device():
+    x = et.ones(2)
+    assert x.to(et.zeros(1, dtype=et.float64)).dtype is et.float64
+    assert x.to(et.zeros(1, dtype=et.int32), copy=True).dtype is et.int32

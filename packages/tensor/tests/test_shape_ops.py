@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 
 import ember_tensor as E
+from cuda_guard import DEVICES, cpu_result
+from index_cases import SIGNED, check_on, layouts, lib_of, typed
 
 BASE = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 7.5
 
@@ -255,3 +257,58 @@ def test_block_diag_matches_pytorch_layout():
     assert tuple(E.block_diag(E.ones(0, 2), E.ones(1, 0)).shape) == (1, 2)
     with pytest.raises(RuntimeError, match="Input tensors must have 2 or fewer dimensions. Input 0 has 3 dimensions"):
         E.block_diag(E.ones(2, 2, 2))
+
+
+# --- every dtype and layout, on every device -------------------------------------------------
+# On the CPU against PyTorch where installed, on CUDA (the simulator in CI) against the CPU,
+# computed on the device (index_cases.check_on).
+
+FOUR_D = np.arange(2 * 3 * 4 * 5).reshape(2, 3, 4, 5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [E.float32, E.float16, E.bfloat16, E.int64, E.int8, E.bool], ids=str)
+def test_element_moves_of_every_dtype(dtype, device):
+    """flip, roll, rot90, tril/triu, diag, diag_embed, cat and stack move every dtype's
+    values exactly, from both layouts, a permuted 4-d view, 0-d and empty inputs."""
+    moves = [lambda t: t.flip(0), lambda t: t.flip(0, 1), lambda t: t.flip(-1), lambda t: lib_of(t).fliplr(t),
+             lambda t: lib_of(t).rot90(t, 1), lambda t: t.roll(1, 0), lambda t: t.roll((2, -1), (1, 0)), lambda t: t.roll(5),
+             lambda t: t.tril(), lambda t: t.triu(1)]
+    for x in layouts(SIGNED, dtype):
+        for move in moves:
+            check_on(device, move, x)
+    check_on(device, lambda t: t.flip(0, 2), typed(FOUR_D[:, :, :2, :3], dtype).permute(2, 0, 3, 1))
+    check_on(device, lambda t: t.flip(()), typed(7, dtype))
+    check_on(device, lambda t: t.flip(0), E.zeros(0, 2, dtype=dtype))
+    with pytest.raises(RuntimeError):
+        cpu_result(device, lambda t: t.flip(0, 0), typed(SIGNED, dtype))
+    x = typed(SIGNED, dtype)
+    check_on(device, lambda t: lib_of(t).diag(t, 1), x)
+    check_on(device, lambda t: lib_of(t).diag(t[0], -1), x)
+    check_on(device, lambda t: lib_of(t).diag_embed(t), x)
+    check_on(device, lambda t: lib_of(t).cat([t, t.flip(0)], 1), x)
+    check_on(device, lambda t: lib_of(t).stack([t[0], t[2]]), x)
+    check_on(device, lambda t: lib_of(t).rot90(t, 1).float(), x)  # a cast of a moved, column-major view
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_repeat_interleave_on_every_device(device):
+    """repeat_interleave of counts (with output_size, empty, many chunks, one long run) and of
+    both layouts by int64/int32 tensors and numbers; errors for negative, mismatched and float counts."""
+    counts = E.tensor([2, 0, 3])
+    check_on(device, lambda c: lib_of(c).repeat_interleave(c), counts)
+    check_on(device, lambda c: lib_of(c).repeat_interleave(c, output_size=5), counts)
+    check_on(device, lambda c: lib_of(c).repeat_interleave(c), E.tensor([], dtype=E.int64))
+    # 61 counts: a scan over uneven chunks, the last one short; then one run of 40
+    check_on(device, lambda c: lib_of(c).repeat_interleave(c), E.tensor(np.random.default_rng(0).integers(0, 4, 61)))
+    check_on(device, lambda c: lib_of(c).repeat_interleave(c), E.tensor([0, 0, 40, 0]))
+    for x in layouts(SIGNED[:, :3]):
+        check_on(device, lambda t, c: t.repeat_interleave(c, dim=0), x, counts)
+        check_on(device, lambda t, c: t.repeat_interleave(c, dim=1), x, counts.int())
+        check_on(device, lambda t: t.repeat_interleave(2, dim=1), x)
+        check_on(device, lambda t: t.repeat_interleave(2), x)
+    for call, args in ((lambda c: lib_of(c).repeat_interleave(c), [E.tensor([1, -1])]),
+                       (lambda t, c: t.repeat_interleave(c, dim=0), [E.tensor(SIGNED), counts[:2]]),
+                       (lambda c: lib_of(c).repeat_interleave(c), [E.tensor([1., 2.])])):
+        with pytest.raises(RuntimeError):
+            cpu_result(device, call, *args)

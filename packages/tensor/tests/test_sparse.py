@@ -1,17 +1,26 @@
-"""Sparse COO tensors against their dense NumPy equivalents (and PyTorch's printing/errors)."""
+"""Sparse COO tensors against their dense NumPy equivalents (and PyTorch's printing/errors).
+
+The tests taking `device` check the CPU against NumPy and CUDA (Numba's simulator in CI)
+against the CPU, computed on the device (`cuda_guard`): one value may be read back there,
+an output's size or an error flag. Every op of the sparse API on every device is
+test_sparse_api.py's, gradients test_sparse_gradients.py's; the ops' samples are also
+the op database's (sparse family, tests/test_op_families.py).
+"""
 import numpy as np
 import pytest
 
 import ember_tensor as torch
+from cuda_guard import DEVICES, cpu_result, matches_the_cpu
+from sparse_cases import CASE_RNG, comparable, masked_softmax, sparse_case
 
 RNG = np.random.default_rng(0)
 
 
-def random_dense(shape, density=0.4, sparse_dim=None):
+def random_dense(shape, density=0.4, sparse_dim=None, rng=RNG):
     """A float64 array whose zeros fall on whole trailing blocks when sparse_dim < ndim."""
     sparse_dim = len(shape) if sparse_dim is None else sparse_dim
-    mask = RNG.random(shape[:sparse_dim]) < density
-    values = RNG.standard_normal(shape)
+    mask = rng.random(shape[:sparse_dim]) < density
+    values = rng.standard_normal(shape)
     return values * mask.reshape(mask.shape + (1,) * (len(shape) - sparse_dim))
 
 
@@ -88,8 +97,14 @@ def test_construction_infers_size_and_hybrid_shape():
     ([[0, 1], [0, 1]], [1., 2.], (3,), r"'len\(size\) == sparse_dim \+ dense_dim' is not satisfied: len\(size\) = 1, sparse_dim = 2, dense_dim = 0"),
     ([[0, 3]], [1., 2.], (3,), "size is inconsistent with indices: for dim 0, size is 3 but found index 3"),
     ([[0, -1]], [1., 2.], (3,), "found negative index -1 for dim 0"),
+    ([[0, 1], [2, 5]], [1., 2.], (2, 3), "for dim 1, size is 3 but found index 5"),
 ])
-def test_construction_errors(indices, values, size, message):
+@pytest.mark.parametrize("device", DEVICES)
+def test_construction_errors(indices, values, size, message, device):
+    """PyTorch's errors for indices and values that do not fit (on CUDA the CPU's, from one flag read back)."""
+    if device != "cpu":
+        matches_the_cpu(lambda i, v: torch.sparse_coo_tensor(i, v, size), [torch.tensor(indices), torch.tensor(values)],
+                        message, reads_a_flag=True)
     with pytest.raises(RuntimeError, match=message):
         torch.sparse_coo_tensor(indices, values, size)
 
@@ -185,13 +200,26 @@ def test_narrow_copy(shape, sparse_dim, dim, start, length):
 @pytest.mark.parametrize("shape,sparse_dim,dim,index", [
     ((4, 3), 2, 0, [3, 0, 3]), ((4, 3), 2, 1, [2]), ((4, 3), 1, 1, [2, 0]), ((2, 3, 4), 2, 1, [1, -1]),
 ])
-def test_index_select(shape, sparse_dim, dim, index):
-    a = random_dense(shape, sparse_dim=sparse_dim)
+@pytest.mark.parametrize("device", DEVICES)
+def test_index_select(shape, sparse_dim, dim, index, device):
+    """index_select of a sparse or a dense dim, and its IndexError (the same on every device)."""
+    # The CPU draws from RNG as before this test took a device: the tests after it see the same numbers.
+    a = random_dense(shape, sparse_dim=sparse_dim, rng=RNG if device == "cpu" else CASE_RNG)
     s = torch.tensor(a).to_sparse(sparse_dim)
-    got = s.index_select(dim, torch.tensor(index))
-    np.testing.assert_allclose(got.to_dense().numpy(), np.take(a, index, axis=dim))
+    got = cpu_result(device, lambda t, i: comparable(t.index_select(dim, i)), s, torch.tensor(index))[0]
+    np.testing.assert_allclose(got.numpy(), np.take(a, index, axis=dim))
     with pytest.raises(IndexError, match="index out of range in self"):
-        s.index_select(dim, torch.tensor([shape[dim]]))
+        cpu_result(device, lambda t, i: t.index_select(dim, i), s, torch.tensor([shape[dim]]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_index_select_of_an_uncoalesced_sparse_dim_with_repeated_picks(device):
+    """Repeated, negative and no picks of rows that hold duplicates: the picked entries, in the CPU's order."""
+    s, a, _ = sparse_case((4, 3), 2, 2)
+    for index in ([2, 0, 2, 1, 2], [], [3, 3], [-1, 0, -4]):
+        got = cpu_result(device, lambda t, i: (*comparable(t.index_select(0, i)), t.index_select(0, i)._indices()),
+                         s, torch.tensor(index, dtype=torch.int64))
+        np.testing.assert_allclose(got[0].numpy(), np.take(a, index, axis=0))
 
 
 @pytest.mark.parametrize("n,k,m", [(4, 5, 3), (1, 1, 1), (0, 3, 2), (6, 4, 0)])
@@ -213,9 +241,11 @@ def test_sparse_mm_parallel_path_matches_dense():
     np.testing.assert_allclose(got.numpy(), a @ b, atol=1e-10)
 
 
-def test_sparse_mm_shape_error():
+@pytest.mark.parametrize("device", DEVICES)
+def test_sparse_mm_shape_error(device):
+    """PyTorch's error for operands whose inner sizes differ."""
     with pytest.raises(RuntimeError, match="Expected dim 0 size 3, got 2"):
-        torch.sparse.mm(torch.ones(2, 3).to_sparse(), torch.ones(2, 3))
+        cpu_result(device, torch.sparse.mm, torch.ones(2, 3).to_sparse(), torch.ones(2, 3))
 
 
 @pytest.mark.parametrize("shape,sparse_dim,dim", [
@@ -230,18 +260,6 @@ def test_sparse_sum(shape, sparse_dim, dim):
     np.testing.assert_allclose(got.numpy(), a.sum(axis=dim), atol=1e-12)
 
 
-def _masked_softmax(a, dim, log):
-    present = a != 0
-    shifted = np.where(present, a, -np.inf)
-    peak = np.max(shifted, axis=dim, keepdims=True)
-    peak = np.where(np.isfinite(peak), peak, 0)
-    e = np.where(present, np.exp(a - peak), 0)
-    soft = e / np.maximum(e.sum(axis=dim, keepdims=True), 1e-300)
-    if log:
-        return np.where(present, np.log(np.where(present, soft, 1)), 0)
-    return soft
-
-
 @pytest.mark.parametrize("shape,dim", [((3, 4), 1), ((3, 4), 0), ((2, 3, 4), 1), ((2, 3, 4), -1)])
 @pytest.mark.parametrize("log", [False, True])
 def test_sparse_softmax_over_specified_entries(shape, dim, log):
@@ -249,7 +267,7 @@ def test_sparse_softmax_over_specified_entries(shape, dim, log):
     fn = torch.sparse.log_softmax if log else torch.sparse.softmax
     got = fn(uncoalesced(a), dim)
     assert got.is_sparse
-    np.testing.assert_allclose(got.to_dense().numpy(), _masked_softmax(a, dim, log), atol=1e-12)
+    np.testing.assert_allclose(got.to_dense().numpy(), masked_softmax(a, dim, log), atol=1e-12)
 
 
 def test_sparse_softmax_over_dense_dim():
@@ -324,6 +342,20 @@ def test_cuda_sparse_tensor_construction_and_printing():
     s = torch.sparse_coo_tensor([[0, 1]], [1., 2.], (3,), device="cuda")
     assert s.device.type == "cuda" and s.cpu().device.type == "cpu"
     assert "nnz=2, device='cuda:0', layout=torch.sparse_coo" in repr(s)
+
+
+@needs_cuda
+def test_operands_on_two_devices_are_refused():
+    """Indices and values, or a product's operands, on the CPU and on CUDA raise PyTorch's
+    errors; indices given as a list go to the values' device."""
+    with pytest.raises(RuntimeError, match=r"backend of indices \(CPU\) must match backend of values \(CUDA\)"):
+        torch.sparse_coo_tensor(torch.tensor([[0]]), torch.tensor([1.]).cuda(), (2,))
+    s = torch.sparse_coo_tensor([[0, 1]], [1., 2.], (3,), device="cuda")
+    assert s._indices().device.type == "cuda" and s.device.type == "cuda"
+    sparse = torch.ones(3, 4).to_sparse()
+    for a, b in ((sparse, torch.ones(4, 2).cuda()), (sparse.cuda(), torch.ones(4, 2))):
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            torch.sparse.mm(a, b)
 
 
 @pytest.mark.parametrize("call", [lambda s: torch.exp(s), lambda s: torch.cat([s, s]),

@@ -68,8 +68,38 @@ from ember_autograd import (  # noqa: E402,F401 -- re-exported at the top level,
 _aliases.install(on_layer_load=_check_pinned)
 __getattr__ = _aliases.module_getattr
 
-from ember import utils, version  # noqa: E402,F401 -- ``ember.utils.data``, ``ember.version.cuda``, as in PyTorch
+# PyTorch keeps autocast at its top level (torch.autocast, torch.is_autocast_enabled, ...) and
+# ``torch.cuda.amp`` reachable after ``import torch``: ember-amp is light (no kernels, and
+# its dispatcher wrapper is registered only inside an autocast region), so it loads here.
+import ember_amp  # noqa: E402
+
+_check_pinned(ember_amp)
+from ember_amp import (  # noqa: E402,F401 -- re-exported at the top level, as torch.autocast
+    autocast, autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache, get_autocast_cpu_dtype,
+    get_autocast_dtype, get_autocast_gpu_dtype, is_autocast_cache_enabled, is_autocast_cpu_enabled,
+    is_autocast_enabled, set_autocast_cache_enabled, set_autocast_cpu_dtype, set_autocast_cpu_enabled,
+    set_autocast_dtype, set_autocast_enabled, set_autocast_gpu_dtype,
+)
+
+
+def _wire_cuda_amp():
+    """``ember.cuda.amp``: PyTorch's deprecated CUDA spellings of autocast and GradScaler live
+    under torch.cuda, which is ember-tensor's module; ember-tensor knows nothing of amp, so
+    the meta-package (which stands on both) puts ember-amp's module there."""
+    import ember_tensor.cuda
+
+    ember_tensor.cuda.amp = ember_amp.cuda_amp
+
+
+_wire_cuda_amp()
+
+from ember import cpu, utils, version  # noqa: E402,F401 -- ``ember.utils.data``, ``ember.cpu.amp``, ``ember.version.cuda``
 
 _GRAD_MODES = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
                "is_inference_mode_enabled"]
-__all__ = [*ember_tensor.__all__, *_GRAD_MODES]
+_AUTOCAST = ["autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
+             "is_autocast_cache_enabled", "set_autocast_cache_enabled", "clear_autocast_cache",
+             "autocast_increment_nesting", "autocast_decrement_nesting", "is_autocast_cpu_enabled",
+             "set_autocast_cpu_enabled", "get_autocast_cpu_dtype", "set_autocast_cpu_dtype", "get_autocast_gpu_dtype",
+             "set_autocast_gpu_dtype"]
+__all__ = [*ember_tensor.__all__, *_GRAD_MODES, *_AUTOCAST]

@@ -17,6 +17,9 @@ import sys
 # raises ModuleNotFoundError until ember_export grows an ``onnx`` module.
 SUBMODULE_ALIASES = {
     "ember.cuda": "ember_tensor.cuda",
+    "ember.cuda.amp": "ember_amp.cuda_amp",
+    "ember.cpu.amp": "ember_amp.cpu_amp",
+    "ember.amp": "ember_amp",
     "ember.linalg": "ember_tensor.linalg",
     "ember.accelerator": "ember_tensor.accelerator",
     "ember.backends": "ember_tensor.backend_flags",
@@ -55,10 +58,13 @@ TORCH_PACKAGES = [
 
 
 def aliased_name(fullname):
-    """The real module name behind ``fullname`` (``ember.cuda.x`` -> ``ember_tensor.cuda.x``)."""
-    for alias, target in SUBMODULE_ALIASES.items():
+    """The real module name behind ``fullname`` (``ember.cuda.x`` -> ``ember_tensor.cuda.x``).
+
+    The longest alias wins: ``ember.cuda.amp`` is ember-amp's, not a module of ember_tensor.cuda.
+    """
+    for alias in sorted(SUBMODULE_ALIASES, key=len, reverse=True):
         if fullname == alias or fullname.startswith(alias + "."):
-            return target + fullname[len(alias):]
+            return SUBMODULE_ALIASES[alias] + fullname[len(alias):]
     return None
 
 

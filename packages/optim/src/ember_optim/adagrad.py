@@ -29,6 +29,8 @@ class Adagrad(GroupwiseOptimizer):
             for p in group["params"]:
                 self.state[p].update(self._init_state(p, group))
         check_fused_options(fused, foreach, differentiable)
+        if fused:  # GradScaler's grad_scale/found_inf go to the fused op (see Adam)
+            self._step_supports_amp_scaling = True
 
     def _init_state(self, param, group):
         init = group["initial_accumulator_value"]
@@ -40,7 +42,8 @@ class Adagrad(GroupwiseOptimizer):
     def _update(self, group, params, grads, states):
         adagrad(params, grads, *states, lr=group["lr"], weight_decay=group["weight_decay"],
                 lr_decay=group["lr_decay"], eps=group["eps"], maximize=group["maximize"],
-                fused=group["fused"])
+                fused=group["fused"], grad_scale=getattr(self, "grad_scale", None),
+                found_inf=getattr(self, "found_inf", None))
 
 
 def adagrad(params, grads, state_sums, state_steps, *, lr, weight_decay, lr_decay, eps, maximize=False,

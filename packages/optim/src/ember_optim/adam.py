@@ -28,6 +28,10 @@ class Adam(GroupwiseOptimizer):
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
         check_fused_options(fused, foreach, differentiable)
+        if fused:
+            # GradScaler hands a fused optimizer `grad_scale` and `found_inf` (as attributes)
+            # instead of unscaling: the fused op unscales and skips the step itself.
+            self._step_supports_amp_scaling = True
 
     _state_keys = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq", "step")
 
@@ -46,7 +50,8 @@ class Adam(GroupwiseOptimizer):
         adam(params, grads, *states, amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2,
              lr=group["lr"], weight_decay=group["weight_decay"], eps=group["eps"],
              maximize=group["maximize"], fused=group["fused"],
-             decoupled_weight_decay=group["decoupled_weight_decay"])
+             decoupled_weight_decay=group["decoupled_weight_decay"],
+             grad_scale=getattr(self, "grad_scale", None), found_inf=getattr(self, "found_inf", None))
 
 
 class AdamW(Adam):

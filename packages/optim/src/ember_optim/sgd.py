@@ -36,6 +36,8 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
         check_fused_options(fused, foreach, differentiable)
+        if fused:  # GradScaler's grad_scale/found_inf go to the fused op (see Adam)
+            self._step_supports_amp_scaling = True
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
@@ -49,7 +51,8 @@ class SGD(Optimizer):
             buffers = [self.state[p].get("momentum_buffer") for p in params]
             sgd(params, grads, buffers, weight_decay=group["weight_decay"],
                 momentum=group["momentum"], lr=group["lr"], dampening=group["dampening"],
-                nesterov=group["nesterov"], maximize=group["maximize"], fused=group["fused"])
+                nesterov=group["nesterov"], maximize=group["maximize"], fused=group["fused"],
+                grad_scale=getattr(self, "grad_scale", None), found_inf=getattr(self, "found_inf", None))
             if group["momentum"] != 0:
                 for p, buf in zip(params, buffers):
                     self.state[p]["momentum_buffer"] = buf

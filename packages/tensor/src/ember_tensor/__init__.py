@@ -70,6 +70,7 @@ from ._ops.sorting import (
 )
 from ._ops.scans import cummax, cummin, cumprod, cumsum, diff, logcumsumexp
 from ._ops.fused_optim import _fused_adagrad_, _fused_adam_, _fused_adamw_, _fused_sgd_  # optimizer steps
+from ._ops.amp import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  # GradScaler's
 from ._random import (
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
 )

@@ -13,7 +13,7 @@ from ..flat_operands import FlatOperands
 from ..lazy import lazy
 from . import storage
 
-__all__ = ["sgd", "adam", "adagrad"]
+__all__ = ["sgd", "adam", "adagrad", "non_finite_check_and_unscale", "update_scale"]
 
 K = lazy("cpu.kernels.fused_optim")  # Numba loads on first use
 
@@ -96,3 +96,41 @@ def adagrad(param, grad, state_sum, step, grad_scale, found_inf, *, lr, lr_decay
     if operands is not None:
         operands.write_back()
     return True
+
+
+def non_finite_check_and_unscale(grads, found_inf, inv_scale):
+    """AMP's unscale: every array of `grads` multiplied by `inv_scale` in place, one pass each,
+    and `found_inf` (a one-element array) set to 1.0 if any element of any was inf or nan."""
+    scale = _value(inv_scale)
+    found = False
+    for grad in grads:
+        if grad.size == 0:
+            continue
+        views = _views(_compute(grad.dtype), (grad,))
+        if views is not None:
+            found |= K.check_and_unscale(views[0], scale)
+            continue
+        operands = FlatOperands(storage, _compute(grad.dtype))  # half types, strided arrays
+        found |= K.check_and_unscale(operands(grad), scale)
+        operands.write_back()
+    if found:
+        found_inf.reshape(-1)[0] = 1.0
+
+
+def update_scale(scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval):
+    """AMP's scale update, in place on one-element arrays: back off on inf/nan, grow after
+    `growth_interval` clean steps in a row (unless the grown scale would be inf)."""
+    scale, tracker = scale.reshape(-1), growth_tracker.reshape(-1)
+    if _value(found_inf):
+        scale[0] *= backoff_factor
+        tracker[0] = 0
+        return
+    successful = int(tracker[0]) + 1
+    if successful == growth_interval:
+        with np.errstate(over="ignore"):  # an overflowing scale is refused below, not warned about
+            grown = scale.dtype.type(scale[0] * growth_factor)
+        if np.isfinite(grown):
+            scale[0] = grown
+        tracker[0] = 0
+    else:
+        tracker[0] = successful

@@ -2,7 +2,12 @@
 
 A tensor's storage on the CPU is a 1-d NumPy buffer; its data is a strided view of it.
 """
+import ml_dtypes
 import numpy as np
+
+from ..lazy import lazy
+
+half_kernels = lazy("cpu.kernels.half")  # Numba loads on first use
 
 __all__ = ["empty", "zeros", "as_strided", "offset_of", "is_contiguous", "data_ptr", "to_numpy", "from_numpy", "copy_",
            "fill_", "astype", "broadcast_to", "flat", "contiguous", "adopt"]
@@ -55,7 +60,8 @@ def from_numpy(arr, device=None, non_blocking=False):
 
 def copy_(dst, src):
     """Copy `src` (array broadcastable to dst, any dtype, or a host scalar) into `dst`."""
-    np.copyto(dst, src, casting="unsafe")
+    if not _rounded_to_bfloat16(dst, src):
+        np.copyto(dst, src, casting="unsafe")
     return dst
 
 
@@ -67,7 +73,28 @@ def fill_(dst, value):
 
 def astype(data, np_dtype):
     """A copy of `data` converted to `np_dtype`."""
+    if np.dtype(np_dtype) == _BFLOAT16 and data.dtype == _FLOAT32 and data.size >= _BFLOAT16_LOOP_MIN:
+        out = np.empty(data.shape, _BFLOAT16)
+        if _rounded_to_bfloat16(out, data):
+            return out
     return data.astype(np_dtype)
+
+
+# float32 -> bfloat16 through ember's loop (kernels/half.py) rather than ml_dtypes' cast,
+# ~2.5x faster, bit for bit the same; below this size the call costs more than it saves.
+_FLOAT32, _BFLOAT16 = np.dtype(np.float32), np.dtype(ml_dtypes.bfloat16)
+_BFLOAT16_LOOP_MIN = 16384
+
+
+def _rounded_to_bfloat16(dst, src):
+    """Round float32 `src` into bfloat16 `dst` with ember's loop when both are C-contiguous
+    arrays of one shape and large enough; False (nothing done) otherwise."""
+    if (dst.dtype != _BFLOAT16 or not isinstance(src, np.ndarray) or src.dtype != _FLOAT32
+            or src.size < _BFLOAT16_LOOP_MIN or src.shape != dst.shape
+            or not (src.flags.c_contiguous and dst.flags.c_contiguous)):
+        return False
+    half_kernels.float32_to_bfloat16(src.reshape(-1).view(np.uint32), dst.reshape(-1).view(np.uint16))
+    return True
 
 
 def broadcast_to(data, shape):

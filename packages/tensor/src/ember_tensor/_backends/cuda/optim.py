@@ -12,7 +12,7 @@ from . import arrays, launch, runtime, storage
 from ..flat_operands import FlatOperands
 from .kernels import fused_optim as K
 
-__all__ = ["sgd", "adam"]
+__all__ = ["sgd", "adam", "non_finite_check_and_unscale", "update_scale"]
 
 _FLOAT32 = np.dtype(np.float32)
 _placeholders = {}
@@ -102,3 +102,32 @@ def adam(param, grad, exp_avg, exp_avg_sq, max_sq, step, grad_scale, found_inf, 
         np.float64(lr), np.float64(beta1), np.float64(beta2), np.int64(flags))
     operands.write_back()
     return True
+
+
+def _device_scalar(value):
+    """A one-element float32 device array: `value`'s own when it is one, else uploaded."""
+    if arrays.is_array(value):
+        return arrays.flat(value)
+    return storage.from_numpy(np.asarray(value, np.float32).reshape(1))
+
+
+def non_finite_check_and_unscale(grads, found_inf, inv_scale):
+    """AMP's unscale: every array of `grads` multiplied by `inv_scale` in place, one
+    grid-stride kernel each, with `found_inf` set to 1.0 on the device if any element of
+    any was inf or nan (nothing is read back to the host)."""
+    found = arrays.flat(found_inf)
+    scale = _device_scalar(inv_scale)
+    for grad in grads:
+        if grad.size == 0:
+            continue
+        operands = FlatOperands(storage, _compute(grad.dtype))
+        g = operands(grad)
+        launch.grid_stride(K.check_and_unscale_kernel(g.dtype), g.shape[0], g, found, scale)
+        operands.write_back()
+
+
+def update_scale(scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval):
+    """AMP's scale update, in place on one-element device arrays, by one device thread."""
+    launch.grid_stride(K.update_scale, 1, arrays.flat(scale), arrays.flat(growth_tracker),
+                       _device_scalar(found_inf), np.float64(growth_factor), np.float64(backoff_factor),
+                       np.int64(growth_interval))

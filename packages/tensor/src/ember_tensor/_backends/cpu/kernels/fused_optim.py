@@ -25,7 +25,7 @@ from numba import prange
 from ... import optim_steps
 from .. import threads
 
-__all__ = ["sgd_update", "adam_update", "adagrad_update", "PARALLEL_THRESHOLD"]
+__all__ = ["sgd_update", "adam_update", "adagrad_update", "check_and_unscale", "PARALLEL_THRESHOLD"]
 
 PARALLEL_THRESHOLD = 1 << 20
 
@@ -137,3 +137,21 @@ def adagrad_update(p, grad, state_sum, *, step, lr, lr_decay, weight_decay, eps,
     scalar = p.dtype.type
     kernel(p, grad, state_sum, scalar(-1 if maximize else 1), scalar(weight_decay),
            scalar(lr / (1 + (step - 1) * lr_decay)), scalar(eps))
+
+
+def _check_and_unscale_body(grad, inv_scale):
+    # v - v is 0 for a finite v and nan for inf or nan: the sum is nan iff any element is
+    # non-finite, with no branch in the loop (a branch would stop it vectorizing).
+    nonfinite = grad.dtype.type(0)
+    for i in prange(grad.shape[0]):
+        v = grad[i]
+        nonfinite += v - v
+        grad[i] = v * inv_scale
+    return nonfinite != nonfinite
+
+
+def check_and_unscale(grad, inv_scale):
+    """AMP's gradient pass on 1-d array ``grad``: multiply it by ``inv_scale`` in place, in the
+    same pass telling whether any element was inf or nan (returned)."""
+    kernel = _kernel(_check_and_unscale_body, grad.shape[0] >= PARALLEL_THRESHOLD)
+    return bool(kernel(grad, grad.dtype.type(inv_scale)))

@@ -32,7 +32,8 @@ from ... import optim_steps
 __all__ = ["sgd_kernel", "adam_kernel", "sgd_float32", "sgd_float64", "adam_float32",
            "adam_float64", "SGD_NESTEROV", "SGD_MAXIMIZE", "SGD_FIRST_STEP",
            "HAS_GRAD_SCALE", "HAS_FOUND_INF", "ADAM_AMSGRAD", "ADAM_COUPLED_DECAY",
-           "ADAM_LERP_LOW", "ADAM_DEVICE_STEP"]
+           "ADAM_LERP_LOW", "ADAM_DEVICE_STEP", "check_and_unscale_kernel", "check_and_unscale_float32",
+           "check_and_unscale_float64", "update_scale"]
 
 # Flag bits shared by both kernels.
 HAS_GRAD_SCALE = 1
@@ -138,3 +139,47 @@ def sgd_kernel(np_dtype):
 def adam_kernel(np_dtype):
     """The Adam/AdamW kernel for float32 or float64 parameters."""
     return _ADAM[np.dtype(np_dtype)]
+
+
+def _make_check_and_unscale_kernel(scalar):
+    def check_and_unscale(grad, found_inf, inv_scale):
+        """AMP's gradient pass: grad *= inv_scale[0]; found_inf[0] = 1 if any element is inf/nan."""
+        scale = inv_scale[0]
+        start, stride = cuda.grid(1), cuda.gridsize(1)
+        for i in range(start, grad.shape[0], stride):
+            v = grad[i]
+            if not math.isfinite(v):
+                found_inf[0] = 1.0  # every writer writes the same value: no atomic needed
+            grad[i] = scalar(v * scale)
+
+    return _named_kernel(check_and_unscale, scalar)
+
+
+check_and_unscale_float32 = _make_check_and_unscale_kernel(numba.float32)
+check_and_unscale_float64 = _make_check_and_unscale_kernel(numba.float64)
+_CHECK = {np.dtype(np.float32): check_and_unscale_float32, np.dtype(np.float64): check_and_unscale_float64}
+
+
+def check_and_unscale_kernel(np_dtype):
+    """AMP's check-and-unscale kernel for float32 or float64 gradients."""
+    return _CHECK[np.dtype(np_dtype)]
+
+
+@cuda.jit
+def update_scale(scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval):
+    """AMP's scale update on the device (one thread): back off on inf/nan, grow after
+    `growth_interval` clean steps in a row unless the grown scale is inf."""
+    if cuda.grid(1) != 0:
+        return
+    if found_inf[0] != 0.0:
+        scale[0] = scale[0] * backoff_factor
+        growth_tracker[0] = 0
+        return
+    successful = growth_tracker[0] + 1
+    if successful == growth_interval:
+        grown = numba.float32(scale[0] * growth_factor)  # the scale is float32: inf if it overflows
+        if math.isfinite(grown):
+            scale[0] = grown
+        growth_tracker[0] = 0
+    else:
+        growth_tracker[0] = successful

@@ -1,12 +1,15 @@
-"""Linear algebra: matmul, bmm, linalg.inv, det, solve, cholesky and vector_norm.
+"""Linear algebra: matmul, bmm, linalg.inv, det, slogdet, logdet, solve, solve_triangular,
+cholesky, cholesky_solve, cholesky_inverse and vector_norm.
 
 Square operands are well conditioned (`well_conditioned`), so float32 results stay
-within a tolerance a few ulps times the condition number allows."""
+within a tolerance a few ulps times the condition number allows. The square samples take
+each kernel's other paths too: empty batches and 0x0 matrices, a 12x12 matrix (more rows
+than a CUDA block's threads), two batch dims, strided and transposed layouts."""
 import numpy as np
 
 import ember_tensor as et
 
-from ..core import F32
+from ..core import F32, F64, NP
 from .info import FamilyOpInfo, O, S, floats, well_conditioned
 
 __all__ = ["LINALG_DB"]
@@ -26,6 +29,68 @@ def _ref_vector_norm(x, ord=2, dim=None, keepdim=False):
 def _ref_cholesky(a, upper=False):
     low = np.linalg.cholesky(a)
     return np.swapaxes(low, -1, -2) if upper else low
+
+
+def _ref_slogdet(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return sign, logabsdet
+
+
+def _ref_logdet(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return np.where(sign < 0, np.nan, logabsdet)  # a negative determinant has no real log
+
+
+def _is_vector_rhs(a, b):
+    """PyTorch's rule: B is a (batch of) vector(s) when 1-d or A's shape without its last dim."""
+    return b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+
+
+def _ref_solve(a, b, left=True):
+    if not left:  # X A = B is A^T X^T = B^T
+        return np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+    if _is_vector_rhs(a, b):
+        return np.linalg.solve(a, b[..., None])[..., 0]
+    return np.linalg.solve(a, b)
+
+
+def _substitute(t, b, lower):
+    """Solve t x = b for triangular matrices t by substitution (batches broadcast), so a zero
+    on the diagonal gives LAPACK's inf and nan instead of an error."""
+    batch = np.broadcast_shapes(t.shape[:-2], b.shape[:-2])
+    t = np.broadcast_to(t, batch + t.shape[-2:])
+    x = np.array(np.broadcast_to(b, batch + b.shape[-2:]), np.float64)
+    n = t.shape[-1]
+    for i in (range(n) if lower else reversed(range(n))):
+        done = slice(0, i) if lower else slice(i + 1, n)
+        x[..., i, :] = (x[..., i, :] - np.einsum("...j,...jk->...k", t[..., i, done], x[..., done, :])) / t[..., i, i:i + 1]
+    return x
+
+
+def _ref_solve_triangular(a, b, upper, left=True, unitriangular=False):
+    t = np.triu(a) if upper else np.tril(a)
+    if unitriangular:
+        t = t - t * np.eye(a.shape[-1]) + np.eye(a.shape[-1])
+    if left:
+        return _substitute(t, b, lower=not upper)
+    return np.swapaxes(_substitute(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2), lower=upper), -1, -2)
+
+
+def _spd_of_factor(factor, upper):
+    low = np.swapaxes(factor, -1, -2) if upper else factor
+    return low @ np.swapaxes(low, -1, -2)
+
+
+def _ref_cholesky_solve(b, factor, upper=False):
+    return np.linalg.solve(_spd_of_factor(factor, upper), b)
+
+
+def _ref_cholesky_inverse(factor, upper=False):
+    return np.linalg.inv(_spd_of_factor(factor, upper))
+
+
+def _solve_triangular(a, b, upper, left=True, unitriangular=False):
+    return et.linalg.solve_triangular(a, b, upper=upper, left=left, unitriangular=unitriangular)
 
 
 def _vector_norm(x, ord=2, dim=None, keepdim=False):
@@ -58,27 +123,115 @@ def _bmm_samples(op, dtype, rng):
 def _square_samples(spd=False, rhs=False):
     def samples(op, dtype, rng):
         def a(*shape, layout="contiguous"):
-            return O(well_conditioned(shape, dtype, rng, spd), layout)
+            values = well_conditioned(shape, dtype, rng, spd)
+            if spd:  # cholesky reads the lower triangle only: what lies above must not count
+                values = values + np.triu(floats(shape, dtype, rng), 1).astype(values.dtype)
+            return O(values, layout)
 
-        def b(*shape):
-            return (O(floats(shape, dtype, rng)),) if rhs else ()
+        def b(*shape, layout="contiguous"):
+            return (O(floats(shape, dtype, rng), layout),) if rhs else ()
         yield S(a(3, 3), b(3, 2), name="matrix")
         yield S(a(2, 4, 4), b(2, 4, 1), name="batched")
         yield S(a(3, 3, layout="transposed"), b(3), name="transposed" + (", vector rhs" if rhs else ""))
         yield S(a(1, 1), b(1, 1), name="1x1")
         yield S(a(0, 0), b(0, 2), name="empty")
         yield S(a(2, 2, 3, 3), b(3, 1), name="two batch dims" + (", broadcast rhs" if rhs else ""))
+        yield S(a(2, 3, 3, layout="stepped"), b(2, 3, 2, layout="stepped"), name="stepped")
+        yield S(a(0, 3, 3), b(0, 3, 2), name="empty batch")
+        yield S(a(2, 0, 0), b(2, 0, 1), name="a batch of 0x0")
+        yield S(a(3, 1, 2, 2), b(3, 1, 2, 2), name="batch (3, 1) of 2x2")
+        yield S(a(12, 12, layout="transposed"), b(12, 2), name="12x12: more rows than a block's threads")
         if spd:
             yield S(a(2, 3, 3, layout="transposed"), kwargs={"upper": True}, name="upper")
+            yield S(a(12, 12, layout="stepped"), kwargs={"upper": True}, name="12x12, stepped, upper")
     return samples
 
 
+def _solve_samples(op, dtype, rng):
+    yield from _square_samples(rhs=True)(op, dtype, rng)
 
-def _det_samples(op, dtype, rng):
-    yield from _square_samples()(op, dtype, rng)
-    singular = np.array([[1, 2, 3], [2, 4, 6], [0, 1, 5]], floats((), dtype, rng).dtype)
-    yield S(O(singular), name="singular: 0")
-    yield S(O(np.array([[0, 1], [1, 0]], singular.dtype)), name="a swap: -1")
+    def a(*shape, layout="contiguous"):
+        return O(well_conditioned(shape, dtype, rng), layout)
+
+    def b(*shape, layout="contiguous"):
+        return O(floats(shape, dtype, rng), layout)
+    yield S(a(2, 4, 4), (b(2, 4),), name="a batch of vectors")
+    yield S(a(2, 3, 3, layout="stepped"), (b(3, 5, layout="transposed"),), name="B broadcast over A's batch")
+    yield S(a(1, 3, 3), (b(4, 3, 2),), name="A broadcast over B's batch")
+    yield S(a(2, 1, 2, 2, layout="transposed"), (b(3, 2, 1),), name="batch dims broadcast both ways")
+    yield S(a(3, 3), (b(2, 3),), {"left": False}, name="X A = B")
+    yield S(a(2, 3, 3, layout="transposed"), (b(2, 4, 3, layout="stepped"),), {"left": False}, name="X A = B, batched")
+    yield S(a(3, 3), (b(3, 0),), name="no right-hand sides")
+    yield S(O(np.zeros((1, 2, 2), NP[dtype])), (b(0, 2, 3),), name="a singular A over an empty batch of B")
+
+
+# (A shape, B shape, left): square, rectangular B, vectors, batches broadcast, empty.
+_TRIANGULAR = [((1, 1), (1, 1), True), ((4, 4), (4, 3), True), ((4, 4), (2, 4), False), ((2, 3, 3), (3, 2), True),
+               ((2, 3, 3), (3, 3), False), ((3, 3), (2, 3, 1), True), ((0, 2, 2), (0, 2, 2), True),
+               ((0, 0), (0, 3), True), ((2, 1, 3, 3), (4, 3, 2), True)]
+_LAYOUTS = ("contiguous", "transposed", "stepped")
+
+
+def _solve_triangular_samples(op, dtype, rng):
+    # Each case takes another (upper, unitriangular) pair and layout, so that all four pairs
+    # and all three layouts meet every kernel path; A is full: the other triangle must not count.
+    for k, (a_shape, b_shape, left) in enumerate(_TRIANGULAR):
+        kwargs = {"upper": k % 2 == 0, "left": left, "unitriangular": k % 4 >= 2}
+        yield S(O(well_conditioned(a_shape, dtype, rng), _LAYOUTS[k % 3]),
+                (O(floats(b_shape, dtype, rng), _LAYOUTS[(k + 1) % 3]),), kwargs, name=f"{a_shape} by {b_shape}, {kwargs}")
+    zero_diagonal = np.array([[2., 0., 0.], [1., 0., 0.], [1., 1., 3.]]).astype(NP[dtype])
+    yield S(O(zero_diagonal), (O(np.array([[1., 0.], [2., 0.], [3., -1.]]).astype(NP[dtype])),), {"upper": False},
+            name="a zero on the diagonal: inf and nan")
+    if dtype is F32:  # B's float64 does not widen A's float32: the result is A's dtype
+        yield S(O(well_conditioned((3, 3), dtype, rng)), (O(floats((3, 2), F64, rng)),), {"upper": True},
+                name="float64 B")
+
+
+def _factor_samples(rhs):
+    """cholesky_solve's (B, factor) or cholesky_inverse's (factor,): the Cholesky factor of
+    an spd matrix, lower or upper, over single, batched and empty shapes."""
+    def samples(op, dtype, rng):
+        # (batch, n, upper, layout): 12x12 and batches take other product paths with each
+        # triangle and layout of the factor.
+        cases = [((), 3, False, 0), ((2,), 4, True, 1), ((), 1, False, 2), ((0,), 3, True, 0), ((2,), 0, False, 1),
+                 ((3, 1), 2, True, 2), ((), 12, False, 0), ((), 12, True, 1), ((), 12, True, 2), ((), 12, False, 2),
+                 ((2,), 4, True, 0), ((2,), 4, False, 2)]
+        for k, (batch, n, upper, layout) in enumerate(cases):
+            low = np.linalg.cholesky(well_conditioned(batch + (n, n), F64, rng, spd=True))
+            factor = O((np.swapaxes(low, -1, -2) if upper else low).astype(NP[dtype]), _LAYOUTS[layout])
+            name = f"{batch} of {n}x{n}, upper={upper}, {_LAYOUTS[layout]}"
+            if rhs:
+                yield S(O(floats(batch + (n, 2), dtype, rng), _LAYOUTS[(layout + k) % 3]), (factor,), {"upper": upper},
+                        name=name)
+            else:
+                yield S(factor, kwargs={"upper": upper}, name=name)
+    return samples
+
+
+def _lu_samples(big):
+    """The square samples, a dominant diagonal of mixed signs (a negative determinant) and,
+    when `big`, a batch of 40x40 matrices (float64 only: slow on the simulator)."""
+    def samples(op, dtype, rng):
+        yield from _square_samples()(op, dtype, rng)
+        signs = np.where(rng.random(4) < 0.5, -1, 1) * np.eye(4)
+        yield S(O((rng.uniform(-1, 1, (2, 4, 4)) + 4 * signs).astype(NP[dtype]), "stepped"),
+                name="a dominant diagonal of mixed signs")
+        if big and dtype is F64:
+            yield S(O(well_conditioned((2, 40, 40), dtype, rng)), name="40x40, batched")
+    return samples
+
+
+def _det_samples(big):
+    def samples(op, dtype, rng):
+        yield from _lu_samples(big)(op, dtype, rng)
+        singular = np.array([[1, 2, 3], [2, 4, 6], [0, 1, 5]], NP[dtype])
+        yield S(O(singular), name="singular: 0")
+        yield S(O(np.array([[0, 1], [1, 0]], singular.dtype)), name="a swap: -1")
+        # Ties in |value| pick the first row (LAPACK's choice); zeros force swaps; singular
+        # gives 0 (sign 0, log -inf); a negative determinant has no real log.
+        pivots = [[[0, 1], [1, 0]], [[2, 1], [-2, 3]], [[1, 2], [2, 4]], [[0, 0], [0, 0]], [[-3, 0], [0, 1]]]
+        yield S(O(np.array(pivots, singular.dtype)), name="pivots: ties, swaps, singular, negative")
+    return samples
 
 
 def _vector_norm_samples(op, dtype, rng):
@@ -106,13 +259,23 @@ _INFO = {"tol": _SOLVER_TOL, "reads_scalars": True}
 LINALG_DB = [
     FamilyOpInfo("matmul", "linalg", et.matmul, np.matmul, sample_inputs_func=_matmul_samples),
     FamilyOpInfo("bmm", "linalg", et.bmm, np.matmul, sample_inputs_func=_bmm_samples),
-    FamilyOpInfo("linalg.inv", "linalg", et.linalg.inv, np.linalg.inv, sample_inputs_func=_square_samples(), **_INFO),
-    FamilyOpInfo("linalg.det", "linalg", et.linalg.det, np.linalg.det, sample_inputs_func=_det_samples,
+    FamilyOpInfo("linalg.inv", "linalg", et.linalg.inv, np.linalg.inv, sample_inputs_func=_lu_samples(big=True),
+                 **_INFO),
+    FamilyOpInfo("linalg.det", "linalg", et.linalg.det, np.linalg.det, sample_inputs_func=_det_samples(big=True),
                  tol=_SOLVER_TOL),
-    FamilyOpInfo("linalg.solve", "linalg", et.linalg.solve, np.linalg.solve,
-                 sample_inputs_func=_square_samples(rhs=True), **_INFO),
+    FamilyOpInfo("linalg.slogdet", "linalg", et.linalg.slogdet, _ref_slogdet, sample_inputs_func=_det_samples(big=False),
+                 tol=_SOLVER_TOL),
+    FamilyOpInfo("logdet", "linalg", et.logdet, _ref_logdet, sample_inputs_func=_det_samples(big=False), tol=_SOLVER_TOL),
+    FamilyOpInfo("linalg.solve", "linalg", et.linalg.solve, _ref_solve, sample_inputs_func=_solve_samples, **_INFO),
+    # Substitution needs no flag: a zero on the diagonal gives inf and nan, as LAPACK's does.
+    FamilyOpInfo("linalg.solve_triangular", "linalg", _solve_triangular, _ref_solve_triangular,
+                 sample_inputs_func=_solve_triangular_samples, tol=_SOLVER_TOL),
     FamilyOpInfo("linalg.cholesky", "linalg", et.linalg.cholesky, _ref_cholesky,
                  sample_inputs_func=_square_samples(spd=True), **_INFO),
+    FamilyOpInfo("cholesky_solve", "linalg", et.cholesky_solve, _ref_cholesky_solve,
+                 sample_inputs_func=_factor_samples(rhs=True), **_INFO),
+    FamilyOpInfo("cholesky_inverse", "linalg", et.cholesky_inverse, _ref_cholesky_inverse,
+                 sample_inputs_func=_factor_samples(rhs=False), **_INFO),
     FamilyOpInfo("linalg.vector_norm", "linalg", _vector_norm, _ref_vector_norm,
                  sample_inputs_func=_vector_norm_samples),
 ]

@@ -1,4 +1,4 @@
-"""Sparse COO tensors: to_sparse / to_dense, coalesce, sparse.mm and sparse.sum.
+"""Sparse COO tensors: to_sparse / to_dense, coalesce, sparse.mm, sparse.addmm and sparse.sum.
 
 Results are compared as dense tensors or as a coalesced tensor's (indices, values), so
 the generic tests need no sparse comparison; dense operands are drawn with about half
@@ -7,6 +7,7 @@ import numpy as np
 
 import ember_tensor as et
 
+from ..core import F32, F64, I64
 from .info import FamilyOpInfo, O, S, floats, ints
 
 __all__ = ["SPARSE_DB"]
@@ -27,12 +28,24 @@ def _dense_of(indices, values, size):
     return out
 
 
-def _ref_round_trip(x):
-    # A coalesced tensor lists its nonzeros in row-major order, as np.nonzero does.
-    if not x.ndim:
-        return np.zeros((0, int(x != 0)), np.int64), x.reshape(-1)[x.reshape(-1) != 0], x
-    where = np.nonzero(x)
-    return np.array(where, np.int64).reshape(x.ndim, -1), x[where], x
+def _ref_round_trip(x, sparse_dim=None):
+    # A coalesced tensor lists its nonzeros in row-major order, as np.nonzero does; a hybrid
+    # one (sparse_dim < ndim) each slice over its sparse dims that holds a nonzero.
+    sparse_dim = x.ndim if sparse_dim is None else sparse_dim
+    present = (x != 0).any(axis=tuple(range(sparse_dim, x.ndim)))
+    if not sparse_dim:
+        nnz = int(present)
+        return np.zeros((0, nnz), np.int64), x[None][:nnz], x
+    where = np.nonzero(present)
+    return np.array(where, np.int64).reshape(sparse_dim, -1), x[where], x
+
+
+def _ref_to_dense(indices, values, size=None):
+    if size is None:  # inferred: one past the largest index of each sparse dim, then the dense dims
+        size = tuple(indices.max(axis=1) + 1) + values.shape[1:]
+    if not indices.shape[0]:  # no sparse dims: every entry is the whole tensor, and they add up
+        return values.sum(axis=0)
+    return _dense_of(indices, values, size[:indices.shape[0]])
 
 
 def _ref_coalesce(indices, values, size):
@@ -49,17 +62,26 @@ def _ref_sparse_sum(*operands, dim=None, size=None):
     return np.sum(x, axis=dim)
 
 
-def _ref_sparse_mm(*operands, size=None):
+def _ref_sparse_mm(*operands, size=None, by_its_transpose=False):
     a = operands[0] if size is None else _dense_of(operands[0], operands[1], size)
-    return a @ operands[-1]
+    return a @ a.T if by_its_transpose else a @ operands[-1]
+
+
+def _ref_sparse_addmm(bias, *operands, size=None, beta=1, alpha=1):
+    return beta * bias + alpha * _ref_sparse_mm(*operands, size=size)
 
 
 # --- the ops ------------------------------------------------------------------------------
 
 
-def _round_trip(x):
-    s = x.to_sparse()
+def _round_trip(x, sparse_dim=None):
+    s = x.to_sparse() if sparse_dim is None else x.to_sparse(sparse_dim)
     return s.indices(), s.values(), s.to_dense()
+
+
+def _to_dense(indices, values, size=None):
+    s = et.sparse_coo_tensor(indices, values) if size is None else et.sparse_coo_tensor(indices, values, size)
+    return s.to_dense()
 
 
 def _coalesce(indices, values, size):
@@ -75,8 +97,16 @@ def _sparse_operand(operands, size):
     return et.sparse_coo_tensor(operands[0], operands[1], size)
 
 
-def _sparse_mm(*operands, size=None):
-    return et.sparse.mm(_sparse_operand(operands, size), operands[-1])
+def _sparse_mm(*operands, size=None, by_its_transpose=False):
+    s = _sparse_operand(operands, size)
+    if by_its_transpose:  # a sparse product of two sparse operands
+        product = et.sparse.mm(s, s.t())
+        return product.to_dense() if product.is_sparse else product
+    return et.sparse.mm(s, operands[-1])
+
+
+def _sparse_addmm(bias, *operands, size=None, beta=1, alpha=1):
+    return et.sparse.addmm(bias, _sparse_operand(operands, size), operands[-1], beta=beta, alpha=alpha)
 
 
 def _sparse_sum(*operands, dim=None, size=None):
@@ -95,6 +125,12 @@ def _round_trip_samples(op, dtype, rng):
     yield S(O(np.array(2.5, _with_zeros((), dtype, rng).dtype)), name="0-d")
     yield S(O(_with_zeros((0, 3), dtype, rng)), name="empty")
     yield S(O(np.zeros((2, 3), _with_zeros((), dtype, rng).dtype)), name="all zeros")
+    yield S(O(_with_zeros((3, 4), dtype, rng), "transposed"), kwargs={"sparse_dim": 1}, name="hybrid, transposed")
+    yield S(O(_with_zeros((2, 3, 2), dtype, rng)), kwargs={"sparse_dim": 2}, name="hybrid 3-d")
+    yield S(O(_with_zeros((4,), dtype, rng)), kwargs={"sparse_dim": 0}, name="no sparse dims")
+    yield S(O(np.zeros((2, 2), _with_zeros((), dtype, rng).dtype)), kwargs={"sparse_dim": 0},
+            name="no sparse dims, all zeros")
+    yield S(O(np.zeros((), _with_zeros((), dtype, rng).dtype)), name="0-d zero")
 
 
 # Six entries at three places of a (3, 4) matrix, unsorted.
@@ -110,6 +146,31 @@ def _coalesce_samples(op, dtype, rng):
             {"size": (2, 3, 4)}, name="three sparse dims")
     yield S(O(_DUPLICATES), (O(floats((6, 2), dtype, rng), "transposed"),), {"size": (3, 4, 2)},
             name="hybrid: values with a dense dim")
+    # Past one CUDA block of keys: the sort merges across blocks.
+    yield S(O(ints((3, 40), 3, rng)), (O(floats((40,), dtype, rng)),), {"size": (3, 3, 3)}, name="40 entries")
+
+
+def _to_dense_samples(op, dtype, rng):
+    yield S(O(_DUPLICATES), (O(floats((6,), dtype, rng), "stepped"),), {"size": (3, 4)}, name="duplicates")
+    yield S(O(_DUPLICATES, "transposed"), (O(floats((6, 2), dtype, rng)),), {"size": (3, 4, 2)},
+            name="hybrid, transposed indices")
+    yield S(O(np.array([[2, 0, 1]])), (O(floats((3, 2), dtype, rng)),), name="size inferred, hybrid")
+    yield S(O(ints((2, 40), 5, rng)), (O(floats((40,), dtype, rng)),), name="size inferred from 40 entries")
+    yield S(O(np.zeros((0, 2), np.int64)), (O(floats((2, 2, 3), dtype, rng)),), {"size": (2, 3)},
+            name="no sparse dims: duplicates add up")
+    yield S(O(np.zeros((0, 2), np.int64)), (O(floats((2,), dtype, rng)),), {"size": ()}, name="0-d")
+    yield S(O(np.zeros((2, 0), np.int64)), (O(floats((0,), dtype, rng)),), {"size": (0, 3)}, name="empty")
+
+
+def _addmm_samples(op, dtype, rng):
+    yield S(O(floats((3, 2), dtype, rng)), (O(_with_zeros((3, 4), dtype, rng)), O(floats((4, 2), dtype, rng),
+                                                                                   "transposed")),
+            {"beta": 0.5, "alpha": 2.0}, name="beta and alpha, transposed dense")
+    yield S(O(floats((3, 2), dtype, rng), "stepped"), (O(_DUPLICATES), O(floats((6,), dtype, rng)),
+                                                       O(floats((4, 2), dtype, rng))),
+            {"size": (3, 4)}, name="uncoalesced, stepped bias")
+    yield S(O(floats((0, 2), dtype, rng)), (O(_with_zeros((0, 4), dtype, rng)), O(floats((4, 2), dtype, rng))),
+            name="empty")
 
 
 def _mm_samples(op, dtype, rng):
@@ -121,6 +182,10 @@ def _mm_samples(op, dtype, rng):
             name="no nonzeros")
     yield S(O(_DUPLICATES), (O(floats((6,), dtype, rng)), O(floats((4, 2), dtype, rng))), {"size": (3, 4)},
             name="uncoalesced: duplicates add up")
+    yield S(O(_DUPLICATES), (O(floats((6,), dtype, rng)), O(floats((4, 2), dtype, rng))),
+            {"size": (3, 4), "by_its_transpose": True}, name="by its own transpose, uncoalesced")
+    yield S(O(np.zeros((2, 0), np.int64)), (O(floats((0,), dtype, rng)), O(floats((4, 2), dtype, rng), "stepped")),
+            {"size": (3, 4)}, name="no entries, stepped dense")
 
 
 def _sum_samples(op, dtype, rng):
@@ -135,11 +200,15 @@ def _sum_samples(op, dtype, rng):
 
 
 SPARSE_DB = [
-    FamilyOpInfo("to_sparse", "sparse", _round_trip, _ref_round_trip, sample_inputs_func=_round_trip_samples,
+    FamilyOpInfo("to_sparse", "sparse", _round_trip, _ref_round_trip, (F32, F64, I64),
+                 sample_inputs_func=_round_trip_samples, reads_scalars=True),
+    FamilyOpInfo("to_dense", "sparse", _to_dense, _ref_to_dense, sample_inputs_func=_to_dense_samples,
                  reads_scalars=True),
     FamilyOpInfo("coalesce", "sparse", _coalesce, _ref_coalesce, sample_inputs_func=_coalesce_samples,
                  reads_scalars=True),
     FamilyOpInfo("sparse.mm", "sparse", _sparse_mm, _ref_sparse_mm, sample_inputs_func=_mm_samples, reads_scalars=True),
+    FamilyOpInfo("sparse.addmm", "sparse", _sparse_addmm, _ref_sparse_addmm, sample_inputs_func=_addmm_samples,
+                 reads_scalars=True),
     FamilyOpInfo("sparse.sum", "sparse", _sparse_sum, _ref_sparse_sum, sample_inputs_func=_sum_samples,
                  reads_scalars=True),
 ]

@@ -1,0 +1,68 @@
+"""The few ``torch.nn.functional`` calls the tests need, on ember-tensor's nn ops.
+
+ember-amp stands on ember-tensor and ember-autograd only, and its tests run with just
+those installed (the tox env): they call the dispatcher ops that ember-nn's functional
+API calls, so autocast sees the same ops. Training with ember-nn and ember-optim is
+tested in packages/ember/tests/test_amp_training.py.
+"""
+import ember_autograd
+import ember_tensor as et
+from ember_tensor import nn_ops as K
+
+
+def linear(x, w, b=None):
+    return K.linear(x, w, b)
+
+
+def conv1d(x, w, b=None):
+    return K.convolution(x, w, b)
+
+
+def conv2d(x, w, b=None, padding=0):
+    return K.convolution(x, w, b, 1, padding)
+
+
+def conv_transpose2d(x, w):
+    return K.convolution(x, w, None, 1, 0, 1, True)
+
+
+def softmax(x, dim):
+    return K.softmax(x, dim)
+
+
+def log_softmax(x, dim):
+    return K.log_softmax(x, dim)
+
+
+def relu(x):
+    return et.relu(x)
+
+
+def nll_loss(x, y):
+    return K.nll_loss(x, y)
+
+
+def cross_entropy(x, y):
+    return K.nll_loss(K.log_softmax(x, 1), y)
+
+
+def layer_norm(x, shape, w=None, b=None, eps=1e-5):
+    return K.native_layer_norm(x, tuple(shape), w, b, eps)[0]
+
+
+class SGD:
+    """Plain SGD by duck typing: what GradScaler needs of an optimizer (param_groups, step)."""
+
+    def __init__(self, params, lr):
+        self.param_groups = [{"params": list(params), "lr": lr}]
+
+    def zero_grad(self):
+        for p in self.param_groups[0]["params"]:
+            p.grad = None
+
+    def step(self):
+        with ember_autograd.no_grad():
+            for p in self.param_groups[0]["params"]:
+                if p.grad is not None:
+                    p.sub_(p.grad * self.param_groups[0]["lr"])
+
