@@ -7,7 +7,8 @@ masked_select: PyTorch synchronises there too) goes through `allow_scalar_reads`
 
 `as_on_cuda(message)` is a CPU error message as PyTorch's CUDA build words it (a dtype
 error names the CUDA kernel). `matches_the_cpu(call, args, what)` runs a call on the CPU
-and on CUDA inside `device_only()`: the same result, or the same error word for word; it
+and on CUDA inside `device_only()`, its operands moved there with their strides
+(`on_cuda`): the same result, or the same error word for word; it
 is what a generic test taking the device as a parameter asserts for "cuda", the CPU
 result being checked against the reference by the "cpu" parameter. `DEVICES` is that
 parameter; `cpu_result(device, call, *args)` is a CPU test's call made generic: the CPU's
@@ -28,7 +29,7 @@ import pytest
 import ember_tensor as et
 
 __all__ = ["DEVICES", "device_only", "as_on_cuda", "run_on_simulated_devices", "same_as_cpu", "matches_the_cpu",
-           "cpu_result"]
+           "on_cuda", "cpu_result"]
 
 # The device parameter of the generic tests: CUDA runs on Numba's simulator where no GPU is.
 DEVICES = [pytest.param("cpu"),
@@ -84,21 +85,35 @@ def _host(t):
 
 def same_as_cpu(cpu_result, cuda_result, tol=1e-6):
     """`cuda_result` (a tensor or tuple of them) is on cuda:0 with `cpu_result`'s dtype,
-    shape and values (NaN == NaN; half types within their precision)."""
+    shape and values (NaN == NaN; half types within their precision unless `tol` is 0:
+    exact, as a selection or a copy is)."""
     pairs = zip(cpu_result, cuda_result) if isinstance(cpu_result, tuple) else [(cpu_result, cuda_result)]
     for c, g in pairs:
         assert g.device == et.device("cuda", 0)
         assert g.dtype == c.dtype
         assert g.shape == c.shape
         if c.dtype.is_floating_point:
-            rtol = {et.float16: 1e-3, et.bfloat16: 1e-2}.get(c.dtype, tol)
+            rtol = {et.float16: 1e-3, et.bfloat16: 1e-2}.get(c.dtype, tol) if tol else 0
             np.testing.assert_allclose(_host(g), _host(c), rtol=rtol, atol=rtol, equal_nan=True)
         else:
             np.testing.assert_array_equal(_host(g), _host(c))
 
 
+def on_cuda(t):
+    """`t` copied to cuda:0 with its strides: a transposed or stepped view stays one, so
+    that the CUDA kernels' strided paths run (`.cuda()` returns a contiguous copy).
+
+    The span of storage the view reads is uploaded as it is and viewed alike on the
+    device: no copy kernel runs (the simulator runs each as Python, thread by thread)."""
+    if t.is_contiguous() or t.numel() == 0 or 0 in t.stride():  # (stride 0: expanded, copied dense)
+        return t.cuda()
+    span = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+    storage = et.as_strided(t, (span,), (1,), t.storage_offset()).cuda()
+    return et.as_strided(storage, t.shape, t.stride(), 0)
+
+
 def _on_cuda(values):
-    return [v.cuda() if isinstance(v, et.Tensor) else v for v in values]
+    return [on_cuda(v) if isinstance(v, et.Tensor) else v for v in values]
 
 
 def _quietly(fn, *args, **kwargs):

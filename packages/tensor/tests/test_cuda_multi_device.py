@@ -119,7 +119,30 @@ SECOND_DEVICE_SCRIPT = """
 """
 
 
+SECOND_DEVICE_NN_SCRIPT = """
+    import ember_tensor as torch
+    from ember_tensor._ops import nn as N
+
+    x, w = torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3)
+    x1, w1 = x.to("cuda:1"), w.to("cuda:1")
+    before = torch.cuda.memory_allocated(0)
+    y = N.convolution(x1, w1, None, 1, 1, 1, False, 0, 1)
+    v, i = N.max_pool_with_indices(y, (2, 2), (2, 2), 0)
+    p = N.constant_pad_nd(v, (1, 1), 0.0)
+    g = N.convolution_backward_weight(y, x1, (3, 2, 3, 3), 1, 1, 1, 1)
+    assert all(t.device == torch.device("cuda:1") for t in (y, v, i, p, g))
+    assert torch.cuda.current_device() == 0 and torch.cuda.memory_allocated(0) == before
+    assert (y.cpu() - N.convolution(x, w, None, 1, 1, 1, False, 0, 1)).abs().max().item() < 1e-5
+    print("ok")
+"""
+
+
 def test_index_and_linalg_ops_run_and_allocate_on_their_inputs_device():
     """Index ops and factorisations of tensors on cuda:1 compute there and allocate nothing
     on the current device (cuda:0)."""
     run_on_simulated_devices(SECOND_DEVICE_SCRIPT, devices=2)
+
+
+def test_nn_window_ops_on_a_second_device_allocate_and_run_there():
+    """Convolution, pooling and padding on cuda:1 allocate there, not on the current device."""
+    run_on_simulated_devices(SECOND_DEVICE_NN_SCRIPT, devices=2)

@@ -1,9 +1,19 @@
-"""Sorting, counting and scans against NumPy references (tables), on contiguous,
-non-contiguous and 0-d inputs, with PyTorch's exact outputs for ties and NaN."""
+"""Sorting and scans against NumPy references (tables), on contiguous, non-contiguous
+and 0-d inputs, with PyTorch's exact outputs for ties and NaN (searching and counting:
+test_counting.py).
+
+The tests taking `device` run on the CPU and on CUDA (Numba's simulator where no GPU
+is), where each call must give the CPU's result, or its error word for word, computed on
+the device (`cuda_guard.matches_the_cpu`).
+"""
+import contextlib
+
 import numpy as np
 import pytest
 
 import ember_tensor as torch
+from cuda_guard import DEVICES, device_only
+from device_checks import raises_on, same_on
 
 NAN = float("nan")
 A = np.array([[3., 1., 2., 1.], [0., 5., 5., -2.], [4., 4., 4., 4.]])
@@ -63,63 +73,6 @@ def test_nanmedian_and_mode():
     assert (m.values.item(), m.indices.item()) == (1, 5)     # smallest of the most frequent, last index
     m = torch.tensor([[1, 2, 2], [3, 3, 1]]).t().mode(0)
     assert m.values.tolist() == [2, 3] and m.indices.tolist() == [2, 1]
-
-
-UNIQUE = [np.array([3, 1, 2, 1, 3]), np.array([[2., 1.], [2., 0.]]), np.array(7), np.array([], dtype=np.int64)]
-
-
-@pytest.mark.parametrize("arr", UNIQUE, ids=["1d", "2d", "0d", "empty"])
-def test_unique(arr):
-    values, inverse, counts = np.unique(arr, return_inverse=True, return_counts=True)
-    got, got_inverse, got_counts = torch.unique(torch.tensor(arr), return_inverse=True, return_counts=True)
-    np.testing.assert_array_equal(got.numpy(), values)
-    np.testing.assert_array_equal(got_inverse.numpy(), inverse.reshape(arr.shape))
-    np.testing.assert_array_equal(got_counts.numpy(), counts)
-
-
-def test_unique_dim_and_consecutive():
-    rows = np.array([[1, 2], [1, 2], [0, 1]])
-    values, inverse = torch.unique(torch.tensor(rows), dim=0, return_inverse=True)
-    assert values.tolist() == [[0, 1], [1, 2]] and inverse.tolist() == [1, 1, 0]
-    values, inverse, counts = torch.unique_consecutive(torch.tensor([1, 1, 2, 2, 3, 1, 1, 2]), return_inverse=True,
-                                                       return_counts=True)
-    assert values.tolist() == [1, 2, 3, 1, 2]
-    assert inverse.tolist() == [0, 0, 1, 1, 2, 3, 3, 4] and counts.tolist() == [2, 2, 1, 2, 1]
-    assert torch.unique_consecutive(torch.tensor(rows), dim=0).tolist() == [[1, 2], [0, 1]]
-
-
-def test_searchsorted_and_bucketize():
-    seq = np.array([1, 3, 5, 7])
-    vals = np.array([[3, 6, 9], [0, 1, 7]])
-    for right in (False, True):
-        side = "right" if right else "left"
-        got = torch.searchsorted(torch.tensor(seq), torch.tensor(vals), right=right)
-        np.testing.assert_array_equal(got.numpy(), np.searchsorted(seq, vals, side=side))
-        got = torch.bucketize(torch.tensor(vals), torch.tensor(seq), right=right)
-        np.testing.assert_array_equal(got.numpy(), np.searchsorted(seq, vals, side=side))
-    batched = torch.searchsorted(torch.tensor([[1, 3], [2, 4]]), torch.tensor([[3], [3]]), side="right")
-    assert batched.tolist() == [[2], [1]]
-    assert torch.searchsorted(torch.tensor(seq), 5).tolist() == 2
-    assert torch.searchsorted(torch.tensor(seq), torch.tensor([3]), out_int32=True).dtype == torch.int32
-    with pytest.raises(RuntimeError, match="boundaries tensor should be 1 dimension"):
-        torch.searchsorted(torch.tensor([[1, 3]]), torch.tensor([[1], [2]]))
-
-
-def test_histc_and_bincount():
-    x = torch.tensor([1., 2., 1., 4.])
-    assert torch.histc(x, bins=4, min=0, max=3).tolist() == [0., 2., 1., 0.]
-    assert torch.histc(x, bins=4).tolist() == [2., 1., 0., 1.]
-    assert torch.histc(torch.tensor([2., 2.]), bins=3).tolist() == [0., 2., 0.]
-    values = np.array([0, 1, 1, 3])
-    np.testing.assert_array_equal(torch.bincount(torch.tensor(values)).numpy(), np.bincount(values))
-    weights = np.array([.5, 1., 1., 2.])
-    got = torch.bincount(torch.tensor(values), weights=torch.tensor(weights, dtype=torch.float32), minlength=6)
-    assert got.dtype == torch.float32
-    np.testing.assert_array_equal(got.numpy(), np.bincount(values, weights, minlength=6))
-    with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative integral inputs"):
-        torch.bincount(torch.tensor([-1]))
-    with pytest.raises(NotImplementedError, match="histogram_cpu"):
-        torch.tensor([1, 2]).histc()
 
 
 SCANS = [("cumsum", np.cumsum), ("cumprod", np.cumprod)]
@@ -228,21 +181,245 @@ def test_empty_reduction_dim_errors(fn, message):
         fn(torch.zeros(0, 3))
 
 
-def test_counting_edge_cases_as_pytorch():
-    # histc refuses a non-finite range (it would otherwise index outside its bins)
-    for x, kwargs in [(torch.tensor([1., NAN]), {}), (torch.tensor([1., float("inf")]), {}),
-                      (torch.tensor([1., 2.]), {"min": 0, "max": float("inf")})]:
-        with pytest.raises(RuntimeError, match=r"torch.histc: range of \[.*\] is not finite"):
-            torch.histc(x, bins=4, **kwargs)
-    with pytest.raises(RuntimeError, match="^torch.histc: max must be larger than min$"):
-        torch.histc(torch.tensor([1., 2.]), bins=4, min=3, max=1)
-    # unique along the empty dim gives empty results; along another, PyTorch's error
-    empty = torch.zeros((0, 2), dtype=torch.int64)
-    for fn in (torch.unique, torch.unique_consecutive):
-        values, inverse, counts = fn(empty, dim=0, return_inverse=True, return_counts=True)
-        assert values.shape == (0, 2) and inverse.shape == (0,) and counts.shape == (0,)
-        with pytest.raises(RuntimeError, match="There are 0 sized dimensions, and they aren't selected"):
-            fn(empty, dim=1)
-    # bfloat16 NaN sorts as the largest value in searchsorted too
-    seq = torch.tensor([1., 2., 3.], dtype=torch.bfloat16)
-    assert torch.searchsorted(seq, torch.tensor([NAN, 2.], dtype=torch.bfloat16)).tolist() == [3, 1]
+
+
+# --- on every device: every dtype and layout ------------------------------------------------
+
+SCAN_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int8,
+               torch.uint8, torch.bool]
+def _scan_inputs(dtype):
+    """2-d, one long row (which the CUDA scan cuts into chunks) holding NaN and inf, 0-d,
+    empty and transposed tensors of `dtype`."""
+    rng = np.random.default_rng(0)
+    inputs = []
+    for name, shape in [("2d", (3, 5)), ("long", (1, 41)), ("0d", ()), ("empty", (2, 0))]:
+        if dtype is torch.bool:
+            arr = rng.integers(0, 2, shape).astype(bool)
+        elif dtype.is_floating_point:
+            arr = rng.uniform(-1.5, 1.5, shape)
+        else:
+            arr = rng.integers(0 if dtype is torch.uint8 else -3, 4, shape)
+        if dtype.is_floating_point and name == "long":
+            arr[0, [7, 30]] = [NAN, float("inf")]
+        inputs.append(torch.tensor(arr, dtype=dtype))
+    arr = np.ascontiguousarray(rng.integers(0, 3, (6, 4)).T)
+    inputs.append(torch.tensor(arr, dtype=dtype).t())
+    return inputs
+
+
+def _tol(dtype, result_dtype=None):
+    """CPU vs CUDA tolerance of a float64 (1e-12) or another floating result (1e-6)."""
+    return 1e-12 if torch.float64 in (dtype, result_dtype) else 1e-6
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", SCAN_DTYPES, ids=str)
+def test_cumsum_cumprod_over_dtypes(dtype, device):
+    """cumsum and cumprod (also into float64 and int32) of every dtype and layout."""
+    for x in _scan_inputs(dtype):
+        for dim in (0, -1):
+            same_on(device, lambda t: t.cumsum(dim), x, tol=_tol(dtype))
+            same_on(device, lambda t: torch.cumprod(t, dim), x, tol=_tol(dtype))
+            same_on(device, lambda t: t.cumsum(dim, dtype=torch.float64), x, tol=_tol(dtype, torch.float64))
+            same_on(device, lambda t: t.cumsum(dim, dtype=torch.int32), x, tol=_tol(dtype))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", SCAN_DTYPES, ids=str)
+def test_cummax_cummin_over_dtypes(dtype, device):
+    """cummax and cummin of every dtype and layout: values and indices exactly."""
+    for x in _scan_inputs(dtype):
+        for dim in (0, -1):
+            same_on(device, lambda t: tuple(t.cummax(dim)), x, tol=0)
+            same_on(device, lambda t: tuple(torch.cummin(t, dim)), x, tol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", SCAN_DTYPES[:4], ids=str)
+def test_logcumsumexp_over_dtypes(dtype, device):
+    """logcumsumexp of every floating dtype and layout, and at -inf, inf and NaN."""
+    for x in _scan_inputs(dtype):
+        for dim in (0, -1):
+            same_on(device, lambda t: torch.logcumsumexp(t, dim), x, tol=_tol(dtype))
+    edge = torch.tensor([[-float("inf"), -float("inf"), 0., float("inf"), 1.], [NAN, 0., -float("inf"), 2., 3.]],
+                        dtype=dtype)
+    same_on(device, lambda t: torch.logcumsumexp(t, 1), edge, tol=_tol(dtype))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_scan_out_and_inplace_forms(device):
+    """cumsum(out=), cumprod_ and cummax(out=) fill their outputs on `device` itself."""
+    x = torch.tensor([[1., 2.], [3., 4.]], device=device)
+    out, values, indices = (torch.empty(0, dtype=d, device=device) for d in (torch.float32, torch.float32, torch.int64))
+    with device_only() if device != "cpu" else contextlib.nullcontext():
+        torch.cumsum(x, 1, out=out)
+        inplace = x.clone().cumprod_(0)
+        torch.cummax(x, 0, out=(values, indices))
+    assert out.cpu().tolist() == [[1., 3.], [3., 7.]]
+    assert inplace.cpu().tolist() == [[1., 2.], [3., 8.]]
+    assert values.cpu().tolist() == [[1., 2.], [3., 4.]] and indices.cpu().tolist() == [[0, 0], [1, 1]]
+
+
+SCAN_ERRORS = [
+    (lambda x: x.cumsum(2), IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    (lambda x: x.long().logcumsumexp(0), NotImplementedError, "\"logcumsumexp_out_{dev}\" not implemented for 'Long'"),
+    (lambda x: x.cummax(-3), IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got -3)"),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("call, exc, message", SCAN_ERRORS)
+def test_scan_errors(call, exc, message, device):
+    """A dim out of range and an integer logcumsumexp raise PyTorch's errors."""
+    raises_on(device, call, torch.tensor([[1., 2.], [3., 4.]]), exc, message)
+
+
+SORT_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
+               torch.int8, torch.uint8, torch.bool]
+# CUDA's sort keys have kernels of their own for these dtypes; the others reuse them after
+# a cast, so one layout of theirs is enough (the simulator runs a Python thread per CUDA
+# thread). "long" rows are longer than the shared-memory chunk of CUDA's bitonic sort
+# (`_backends.cuda.kernels.sorting.CHUNK`, 16 under the simulator): its global stages run.
+FULL = (torch.float32, torch.float64, torch.int64)
+SORT_SHAPES = [("2d", (3, 7)), ("long", (2, 37)), ("0d", ()), ("empty", (0, 3)), ("one", (4, 1))]
+
+
+def _values(dtype, shape, seed=0):
+    """Small values with many ties (and NaN, -0.0, inf for floats) of `shape`."""
+    rng = np.random.default_rng(seed)
+    if dtype is torch.bool:
+        return rng.integers(0, 2, shape).astype(bool)
+    arr = rng.integers(0 if dtype is torch.uint8 else -4, 5, shape).astype(np.float64)
+    if dtype.is_floating_point and arr.size >= 4:
+        flat = arr.reshape(-1)
+        flat[[1, -1]] = NAN
+        flat[2] = -0.0
+        flat[3] = np.inf
+    return arr
+
+
+def _sort_inputs(dtype):
+    """Tensors of `dtype`: every shape of SORT_SHAPES for FULL dtypes (2-d for the
+    others), and a transposed one."""
+    shapes = SORT_SHAPES if dtype in FULL else SORT_SHAPES[:1]
+    inputs = [torch.tensor(_values(dtype, shape), dtype=dtype) for _, shape in shapes]
+    arr = _values(dtype, (7, 5), seed=1)
+    return inputs + [torch.tensor(np.ascontiguousarray(arr.T), dtype=dtype).t()]
+
+
+def _dims(x):
+    """The dims to sort along: first and last (a 0-d tensor's dim 0)."""
+    return [0, -1] if x.dim() else [0]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", SORT_DTYPES, ids=str)
+def test_sort_argsort_msort_over_dtypes(dtype, device):
+    """sort, argsort (both directions) and msort of every dtype and layout, exactly."""
+    for x in _sort_inputs(dtype):
+        for dim in _dims(x):
+            for descending in (False, True):
+                same_on(device, lambda t: tuple(t.sort(dim, descending=descending)), x, tol=0)
+                same_on(device, lambda t: t.argsort(dim, descending=descending), x, tol=0)
+        same_on(device, torch.msort, x, tol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", SORT_DTYPES[:-1], ids=str)  # PyTorch's topk does not take bool
+def test_topk_over_dtypes(dtype, device):
+    """topk of every dtype and layout, for k from 1 to the size (0 and size + 1, an
+    error, on the 2-d input), largest and smallest."""
+    for i, x in enumerate(_sort_inputs(dtype)):
+        for dim in _dims(x):
+            size = x.shape[dim] if x.dim() else 1
+            for k in sorted({1, size // 2, size} | ({0, size + 1} if i == 0 else set())):
+                if k == 0 and not x.dim():  # a known bug: the topk entry of the op database
+                    continue
+                for largest in (True, False):
+                    same_on(device, lambda t: tuple(t.topk(k, dim, largest=largest)), x, tol=0,
+                             raises=RuntimeError if k > size else None)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", SORT_DTYPES, ids=str)
+def test_kthvalue_median_nanmedian_mode_over_dtypes(dtype, device):
+    """kthvalue, median, nanmedian and mode of every dtype and layout, along a dim (with
+    and without keepdim) and over all elements."""
+    bool_error = NotImplementedError if dtype is torch.bool else None
+    for x in _sort_inputs(dtype):
+        for dim in _dims(x):
+            size = x.shape[dim] if x.dim() else 1
+            empty = IndexError if size == 0 else None
+            for k in sorted({1, size}):
+                if dtype is not torch.bool:
+                    same_on(device, lambda t: tuple(t.kthvalue(k, dim)), x, tol=0, raises=empty)
+            for keepdim in (False, True):
+                same_on(device, lambda t: tuple(t.median(dim, keepdim=keepdim)), x, tol=0, raises=bool_error or empty)
+                if dtype is not torch.bool:
+                    same_on(device, lambda t: tuple(t.nanmedian(dim, keepdim=keepdim)), x, tol=0, raises=empty)
+                same_on(device, lambda t: tuple(t.mode(dim, keepdim=keepdim)), x, tol=0, raises=empty)
+        same_on(device, lambda t: t.median(), x, tol=0, raises=bool_error)
+        if dtype is not torch.bool and (x.numel() or dtype.is_floating_point):  # (empty int: a known bug, in
+            same_on(device, lambda t: t.nanmedian(), x, tol=0)                   # the op database's nanmedian)
+
+
+def _on_an_empty_row(call):
+    """`call` on an empty (2, 0) tensor of the operand's dtype and device."""
+    return lambda x: call(x.new_empty(2, 0))
+
+
+SELECTION_ERRORS = [
+    (lambda x: x.topk(3), RuntimeError, "selected index k out of range"),
+    (lambda x: x.kthvalue(0), RuntimeError, "kthvalue(): selected number k out of range for dimension 1"),
+    (lambda x: x.kthvalue(3, 0), RuntimeError, "kthvalue(): selected number k out of range for dimension 0"),
+    (_on_an_empty_row(lambda x: x.mode(1)), IndexError, "mode(): Expected reduction dim 1 to have non-zero size."),
+    (_on_an_empty_row(lambda x: x.kthvalue(1, 1)), IndexError,
+     "kthvalue(): Expected reduction dim 1 to have non-zero size."),
+    (_on_an_empty_row(lambda x: x.nanmedian(1)), IndexError,
+     "median(): Expected reduction dim 1 to have non-zero size."),
+    (_on_an_empty_row(lambda x: x.median(1)), IndexError, "median(): Expected reduction dim 1 to have non-zero size."),
+    (lambda x: x.sort(2), IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    (lambda x: x.bool().median(), NotImplementedError, "\"median_{dev}\" not implemented for 'Bool'"),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("call, exc, message", SELECTION_ERRORS)
+def test_selection_errors(call, exc, message, device):
+    """k out of range, an empty reduced dim, a bad dim and a bool median raise PyTorch's errors."""
+    raises_on(device, call, torch.tensor([[1., 2.], [3., 4.]]), exc, message)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_long_rows_sort_in_chunks_and_merge(device):
+    """150 elements with ties and NaN: on CUDA padded to 256, sorted in chunks of 16 under
+    the simulator and merged by global stages; ties keep their index order."""
+    arr = np.random.default_rng(3).integers(0, 9, 150).astype(np.float32)
+    arr[::37] = NAN
+    x = torch.tensor(arr)
+    same_on(device, lambda t: tuple(t.sort(descending=True)), x, tol=0)
+    same_on(device, lambda t: tuple(t.median(0)), x, tol=0)
+    same_on(device, lambda t: t.median(), x, tol=0)
+    same_on(device, lambda t: tuple(t.nanmedian(0)), x, tol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sort_out_and_stable_keyword(device):
+    """sort(stable=True, out=(values, indices)) fills both outputs on `device`."""
+    values, indices = (torch.empty(0, dtype=torch.int64, device=device) for _ in range(2))
+    x = torch.tensor([[2, 1, 2], [0, 0, 1]], device=device)
+    with device_only() if device != "cpu" else contextlib.nullcontext():
+        torch.sort(x, stable=True, out=(values, indices))
+    assert values.cpu().tolist() == [[1, 2, 2], [0, 0, 1]] and indices.cpu().tolist() == [[1, 0, 2], [0, 1, 2]]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int8, torch.uint8, torch.float64], ids=str)
+def test_topk_of_few_of_long_rows(dtype, device):
+    """k <= 32 of rows longer than CUDA's shared chunk: its `topk_select` (per-thread
+    candidate lists merged by thread 0) gives the stable sort's first k, ties by index."""
+    x = torch.tensor(_values(dtype, (3, 50), seed=5), dtype=dtype)
+    for k in (1, 7, 32):
+        for largest in (True, False):
+            same_on(device, lambda t: tuple(t.topk(k, 1, largest=largest)), x, tol=0)
+            same_on(device, lambda t: tuple(t.t().topk(k, 0, largest=largest)), x, tol=0)

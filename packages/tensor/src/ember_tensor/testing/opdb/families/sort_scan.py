@@ -1,4 +1,4 @@
-"""Sorting and scans: sort, argsort (stable), topk, cumsum, cumprod, cummax,
+"""Sorting and scans: sort, argsort (stable), topk, nanmedian, cumsum, cumprod, cummax, cummin,
 logcumsumexp, searchsorted and unique.
 
 Values are drawn without ties where an op's indices would be free to differ on them
@@ -10,7 +10,7 @@ import numpy as np
 import ember_tensor as et
 
 from ..core import F32, F64, I64, NP
-from .info import FamilyOpInfo, O, S, floats
+from .info import FamilyOpInfo, O, S, XFailOn, floats
 
 __all__ = ["SORT_SCAN_DB"]
 
@@ -84,14 +84,35 @@ def _ref_logcumsumexp(x, dim):
 
 
 def _ref_cummax(x, dim):
-    values = _scan(np.maximum.accumulate, x, dim)
+    """The running maximum and its index (as `_running_extreme`)."""
+    return _running_extreme(np.maximum, x, dim)
+
+
+def _ref_cummin(x, dim):
+    """The running minimum and its index (as `_running_extreme`)."""
+    return _running_extreme(np.minimum, x, dim)
+
+
+def _running_extreme(extreme, x, dim):
+    """The running `extreme` (np.maximum or np.minimum) along `dim`, and its index: an
+    equal value moves the index on, a NaN sticks."""
+    values = _scan(extreme.accumulate, x, dim)
     if not x.ndim:
         return values, np.zeros((), np.int64)
-    # The index of the running maximum: the last position where the value equals it (a
-    # NaN equals a NaN maximum here).
+    # The index of the running extreme: the last position where the value equals it (a
+    # NaN equals a NaN extreme here).
     positions = np.arange(x.shape[dim]).reshape([-1 if a == dim % x.ndim else 1 for a in range(x.ndim)])
     hits = np.where((x == values) | (np.isnan(x) & np.isnan(values)), positions, -1)
     return values, np.maximum.accumulate(hits, axis=dim).astype(np.int64)
+
+
+def _ref_nanmedian(x):
+    """PyTorch's nanmedian of all elements: the lower middle value of those not NaN (all
+    NaN: NaN); of an empty tensor NaN, or the smallest integer of an integer dtype."""
+    values = np.sort(x[~np.isnan(x)] if x.dtype.kind == "f" else x.reshape(-1))
+    if values.size:
+        return values[(values.size - 1) // 2]
+    return np.array(np.nan if x.dtype.kind == "f" else np.iinfo(x.dtype).min, x.dtype)
 
 
 def _ref_searchsorted(sorted_sequence, values, right=False):
@@ -126,6 +147,11 @@ def _topk(x, k, dim=-1, largest=True):
 
 def _cummax(x, dim):
     return tuple(et.cummax(x, dim))
+
+
+def _cummin(x, dim):
+    """cummin's (values, indices) as a tuple."""
+    return tuple(et.cummin(x, dim))
 
 
 def _unique(x, return_inverse=False, return_counts=False):
@@ -168,6 +194,7 @@ def _topk_samples(op, dtype, rng):
     yield S(O(_distinct((5, 3), dtype, rng), "transposed"), kwargs={"k": 3, "dim": 0, "largest": False},
             name="transposed, smallest")
     yield S(O(_distinct((), dtype, rng)), kwargs={"k": 1, "dim": 0}, name="0-d")
+    yield S(O(_distinct((), dtype, rng)), kwargs={"k": 0}, name="0-d, k = 0")  # PyTorch: the element itself
     yield S(O(_distinct((4, 3), dtype, rng)), kwargs={"k": 0}, name="k = 0")
     yield S(O(_distinct((2, 5, 3), dtype, rng), "stepped"), kwargs={"k": 5, "dim": 1}, name="3-d, k = size, stepped")
     yield S(O(_distinct((2, _LONG), dtype, rng)), kwargs={"k": 7}, name="long rows")
@@ -189,6 +216,10 @@ def _scan_samples(low, high):
         yield S(v(2, _LONG), kwargs={"dim": 1}, name="long rows")
         if op.name in _EXTREMAL_SCANS:
             yield S(O(_extremal(_EXTREMAL_SCANS[op.name], dtype)), kwargs={"dim": 1}, name="extremal")
+        ties = _extremal(_TIES_ACROSS_CHUNKS, dtype)
+        if op.name in ("cummax", "cummin") and ties is not None:
+            yield S(O(ties), kwargs={"dim": 0}, name="ties and NaN across chunks")
+            yield S(O(ties[:10]), kwargs={"dim": 0}, name="ties across chunks")
     return samples
 
 
@@ -197,8 +228,14 @@ _EXTREMAL_SCANS = {
     "cumsum": [[1, _INF, -_INF, 2], [_NAN, 1, 2, 3]],
     "cumprod": [[2, 0, 3, 4], [_INF, 0, 1, 2]],
     "cummax": [[1, 3, 3, 2, 3, _NAN, 4, _NAN], [-_INF, -_INF, 0, _INF, 1, _INF, 2, 2]],
+    "cummin": [[1, 0, 0, 2, 0, _NAN, -1, _NAN], [_INF, _INF, 0, -_INF, 1, -_INF, 2, 2]],
     "logcumsumexp": [[-_INF, -_INF, 1, _INF, 2], [3, -_INF, 2, 2, _NAN], [1000, 1000, -1000, 999, 0]],
 }
+
+
+# A row that the CUDA scan cuts into chunks, with runs of equal values (each moves the
+# index on) and a NaN (it sticks) on both sides of the chunk borders.
+_TIES_ACROSS_CHUNKS = [1, 3, 3, 2, 3, 0, 3, 3, 1, 1, _NAN, 5, 1, 2, 9, 0] * 2
 
 
 def _searchsorted_samples(op, dtype, rng):
@@ -216,6 +253,18 @@ def _searchsorted_samples(op, dtype, rng):
     for right in (False, True):
         yield S(O(repeated), (O(np.array([0, 1, 2, 3, 4, 2.5], repeated.dtype)),), {"right": right},
                 name=f"repeated boundaries, out of range, right={right}")
+
+
+def _nanmedian_samples(op, dtype, rng):
+    """Ties, an even count (transposed), 0-d, empty, NaN among ±inf, all NaN."""
+    yield S(O(_with_ties((3, 5), dtype, rng)), name="ties")
+    yield S(O(_distinct((4, 2), dtype, rng), "transposed"), name="transposed, even count")
+    yield S(O(_with_ties((), dtype, rng)), name="0-d")
+    yield S(O(_with_ties((0, 3), dtype, rng)), name="empty")
+    extremal = _extremal([[1, _NAN, 3, -_INF, 2, _INF, _NAN, 0]], dtype)
+    if extremal is not None:
+        yield S(O(extremal), name="NaN skipped, ±inf")
+        yield S(O(_extremal([[_NAN, _NAN]], dtype)), name="all NaN")
 
 
 def _unique_samples(op, dtype, rng):
@@ -236,13 +285,22 @@ SORT_SCAN_DB = [
     FamilyOpInfo("sort", "sort_scan", _sort, _ref_sort, _WITH_INT, sample_inputs_func=_sort_samples),
     FamilyOpInfo("argsort", "sort_scan", lambda x, **kw: et.argsort(x, stable=True, **kw), _ref_argsort, _WITH_INT,
                  sample_inputs_func=_argsort_samples),
-    FamilyOpInfo("topk", "sort_scan", _topk, _ref_topk, sample_inputs_func=_topk_samples),
+    FamilyOpInfo("topk", "sort_scan", _topk, _ref_topk, sample_inputs_func=_topk_samples,
+                 xfails=(XFailOn("cpu", "topk(0) of a 0-d tensor raises NumPy's 'cannot reshape array of size 0 "
+                                 "into shape ()' (CUDA the same); PyTorch returns the element and index 0",
+                                 samples=("0-d, k = 0",)),)),
     FamilyOpInfo("cumsum", "sort_scan", et.cumsum, _ref_cumsum, sample_inputs_func=_scan_samples(-2, 2)),
     # Factors near 1 keep the running product of a row in range.
     FamilyOpInfo("cumprod", "sort_scan", et.cumprod, _ref_cumprod, sample_inputs_func=_scan_samples(0.5, 1.5)),
     FamilyOpInfo("cummax", "sort_scan", _cummax, _ref_cummax, sample_inputs_func=_scan_samples(-2, 2)),
+    FamilyOpInfo("cummin", "sort_scan", _cummin, _ref_cummin, sample_inputs_func=_scan_samples(-2, 2)),
     FamilyOpInfo("logcumsumexp", "sort_scan", et.logcumsumexp, _ref_logcumsumexp,
                  sample_inputs_func=_scan_samples(-4, 4)),
+    FamilyOpInfo("nanmedian", "sort_scan", et.nanmedian, _ref_nanmedian, _WITH_INT,
+                 sample_inputs_func=_nanmedian_samples,
+                 xfails=(XFailOn("cpu", "nanmedian() of an empty integer tensor raises 'cannot convert float NaN to "
+                                 "integer' (CUDA the same); PyTorch returns the smallest integer, as median() does",
+                                 dtypes=(I64,), samples=("empty",)),)),
     FamilyOpInfo("searchsorted", "sort_scan", et.searchsorted, _ref_searchsorted,
                  sample_inputs_func=_searchsorted_samples),
     # The number of distinct values sizes the output: read back, as PyTorch does.
