@@ -81,9 +81,10 @@ def test_top_level_is_ember_tensor_public_surface_plus_grad_modes_and_autocast()
     different = [name for name in tensor_names if getattr(ember, name) is not getattr(ember_tensor, name)]
     assert not different
     for name in ember.__all__[len(tensor_names):]:
-        layer = ember_autograd if hasattr(ember_autograd, name) else ember_amp
+        layer = next(m for m in (ember_autograd, ember_autograd.anomaly_mode, ember_amp) if hasattr(m, name))
         assert getattr(ember, name) is getattr(layer, name), name
     assert "autocast" in ember.__all__ and "get_autocast_dtype" in ember.__all__
+    assert "set_anomaly_enabled" in ember.__all__ and "is_anomaly_check_nan_enabled" in ember.__all__
 
 
 def test_import_ember_installs_autograd():
