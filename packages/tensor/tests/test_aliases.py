@@ -135,3 +135,17 @@ def test_bits_and_inference_answers():
     assert not torch.is_inference(x) and not x.is_inference()
     assert x.is_same_size(_t(A.T)) and not torch.is_same_size(x, _t([1.0]))
     assert torch.is_signed(x) and not torch.is_signed(torch.tensor([1], dtype=torch.uint8))
+
+
+def test_memory_formats_are_accepted_and_the_layout_stays_row_major():
+    import pickle
+
+    x = torch.ones(2, 3, 4, 5)
+    for fmt in (torch.channels_last, torch.contiguous_format, torch.preserve_format):
+        assert isinstance(fmt, torch.memory_format)
+        y = x.to(memory_format=fmt)
+        assert y.is_contiguous() and y.stride() == (60, 20, 5, 1)
+    assert x.contiguous(memory_format=torch.channels_last).stride() == (60, 20, 5, 1)
+    assert repr(torch.channels_last_3d) == "torch.channels_last_3d"
+    assert pickle.loads(pickle.dumps(torch.channels_last)) is torch.channels_last
+    assert pickle.loads(pickle.dumps(torch.strided)) is torch.strided  # (layouts failed to unpickle before)

@@ -27,7 +27,9 @@ from ._runtime.determinism import (
 )
 from ._runtime.matmul_precision import get_float32_matmul_precision, set_float32_matmul_precision
 from ._size import Size
-from ._layout import layout, sparse_coo, strided
+from ._layout import (
+    channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, sparse_coo, strided,
+)
 from ._tensor import Tensor, is_tensor
 from ._dispatch import Operator, register_wrapper, unregister_wrapper, operators
 from ._printing import get_printoptions, set_printoptions, printoptions
