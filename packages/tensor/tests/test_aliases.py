@@ -111,7 +111,8 @@ def test_stacking_helpers():
 
 def test_linalg_vander_is_increasing_and_batched():
     x = np.array([[1.0, 2.0, 3.0], [0.0, -1.0, 0.5]])
-    np.testing.assert_array_equal(torch.linalg.vander(_t(x)).numpy(), np.stack([np.vander(r, increasing=True) for r in x]))
+    expected = np.stack([np.vander(row, increasing=True) for row in x])
+    np.testing.assert_array_equal(torch.linalg.vander(_t(x)).numpy(), expected)
     ints = torch.linalg.vander(torch.tensor([1, 2, 3], dtype=torch.int32), N=4)
     assert ints.dtype == torch.int64
     np.testing.assert_array_equal(ints.numpy(), np.vander([1, 2, 3], 4, increasing=True))
@@ -134,6 +135,9 @@ def test_bits_and_inference_answers():
     assert x.resolve_conj() is x and torch.resolve_neg(x) is x
     assert not torch.is_inference(x) and not x.is_inference()
     assert x.is_same_size(_t(A.T)) and not torch.is_same_size(x, _t([1.0]))
+    assert torch.tensor([0.5]).is_nonzero() and not torch.tensor(0).is_nonzero()
+    with pytest.raises(RuntimeError):
+        torch.ones(2).is_nonzero()
     assert torch.is_signed(x) and not torch.is_signed(torch.tensor([1], dtype=torch.uint8))
 
 

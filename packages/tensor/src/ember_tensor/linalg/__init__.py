@@ -22,7 +22,8 @@ from .._ops.indexing import cat as _cat
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
            "inv", "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
-           "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
+           "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vander",
+           "vecdot", "vector_norm"]
 
 _InvEx = return_type("linalg_inv_ex", ("inverse", "info"))
 _CholeskyEx = return_type("linalg_cholesky_ex", ("L", "info"))
