@@ -153,3 +153,14 @@ def test_memory_formats_are_accepted_and_the_layout_stays_row_major():
     assert repr(torch.channels_last_3d) == "torch.channels_last_3d"
     assert pickle.loads(pickle.dumps(torch.channels_last)) is torch.channels_last
     assert pickle.loads(pickle.dumps(torch.strided)) is torch.strided  # (layouts failed to unpickle before)
+
+
+def test_in_place_addmm_gradient_flows_to_both_sides():
+    pytest.importorskip("ember_autograd")
+    a = torch.ones(2, 2, dtype=torch.float64, requires_grad=True)
+    m = _t([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = a * 1
+    y.addmm_(m, m, beta=2, alpha=3)
+    y.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.full((2, 2), 2.0))
+    np.testing.assert_array_equal(m.grad.numpy(), [[21.0, 33.0], [27.0, 39.0]])  # PyTorch's values
