@@ -88,7 +88,7 @@ def test_copies_between_host_and_device():
 
 def test_random_numbers_are_made_on_the_device_and_reproducible():
     # CUDA has its own Philox generator (as PyTorch): a seed fixes the numbers, but they
-    # are not the CPU's. test_cuda_random.py checks every sampler in depth.
+    # are not the CPU's. test_cuda_philox.py and test_random_properties.py check every sampler in depth.
     et.manual_seed(7)
     with device_only():
         first = et.rand(4000, device="cuda")
