@@ -154,7 +154,8 @@ ERRORS = [
      "invalid multinomial distribution (sum of probabilities <= 0)"),
     ("t.poisson(t.tensor([1.0, float('nan')], device='{dev}'))", RuntimeError,
      "invalid Poisson rate, expected rate to be non-negative"),
-    ("t.poisson(t.tensor([1, 2], device='{dev}'))", NotImplementedError, "\"poisson_{dev}\" not implemented for 'Long'"),
+    ("t.poisson(t.tensor([1, 2], device='{dev}'))", NotImplementedError,
+     "\"poisson_{dev}\" not implemented for 'Long'"),
 ]
 
 
