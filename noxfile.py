@@ -1,6 +1,6 @@
 """nox sessions for the ember monorepo; the same per-package environments as tox.ini.
 
-    nox                   every package's tests, then the layering check
+    nox                   every package's tests, the differential test against PyTorch, the layering check
     nox -s nn             one package: it and the layers below it, nothing else
     nox -s benchmarks     python -m benchmarks (PyTorch columns if nox's Python has torch)
     nox -s build          a wheel of every package into dist/
@@ -14,7 +14,7 @@ import nox
 REPO = Path(__file__).parent
 PACKAGES = ["tensor", "autograd", "nn", "optim", "data", "distributed", "export", "distributions", "amp", "vision", "ember"]
 
-nox.options.sessions = [*PACKAGES, "layering", "cuda_ptx"]
+nox.options.sessions = [*PACKAGES, "oracle", "layering", "cuda_ptx"]
 
 # The CUDA compiler's libraries from pip (NVVM, NVRTC): enough to compile kernels to PTX
 # without a GPU or driver (the tensor tests and the cuda_ptx session do).
@@ -57,7 +57,15 @@ def cuda_ptx(session):
 def layering(session):
     """The import-linter contracts of the stack, and proof that they can fail."""
     session.install("import-linter>=2.1", "pytest>=7", "tomli>=1.1; python_version < '3.11'")
-    session.run("pytest", "tests", "-q", *session.posargs)
+    session.run("pytest", "tests", "-q", "--ignore=tests/oracle", *session.posargs)
+
+
+@nox.session
+def oracle(session):
+    """ember against PyTorch 2.13 (CPU), op by op: PyTorch as a test-only oracle."""
+    session.install("torch==2.13.0")
+    install_stack(session, "ember")
+    session.run("pytest", "tests/oracle", "-q", *session.posargs)
 
 
 # System site-packages: the benchmarks compare with PyTorch when it is importable, and

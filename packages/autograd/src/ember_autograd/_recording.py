@@ -21,6 +21,8 @@ __all__ = ["record", "RuleNode", "CopySlices"]
 _state = _grad_mode.state
 # In-place ops that may touch a tensor requiring grad without a derivative of their own.
 _INPLACE_WITHOUT_RULE_OK = {"detach_"}
+# In-place ops that change only a tensor's shape/strides, never its memory.
+_INPLACE_GEOMETRY = {"unsqueeze_", "squeeze_", "transpose_", "t_", "as_strided_"}
 
 
 def _requires_grad_anywhere(args, kwargs):
@@ -225,6 +227,11 @@ def _record_inplace(op, rule, args, kwargs, redispatch, edges, metas):
     node = rule.make_node(args, kwargs)
     node._next = tuple(edges)
     node._input_meta = tuple(metas)
+    if op.name in _INPLACE_GEOMETRY:
+        if to_save is not None:  # geometry only: no tensor among them
+            node._saved = _pack(to_save, target)
+        _regeometry(target, node)
+        return out
     base = _view_base(target)
     if base is None:
         _rebase(target, node)
@@ -234,6 +241,16 @@ def _record_inplace(op, rule, args, kwargs, redispatch, edges, metas):
     if base is not None:
         _rebase_view(target, base, node)
     return out
+
+
+def _regeometry(t, node):
+    """An in-place shape op: `t`'s history moves on through `node`; its base's does not,
+    since no memory was written (PyTorch keeps the base's grad_fn too)."""
+    _rebase(t, node)
+    meta = t._autograd_meta
+    if meta is not None and meta.view_base is not None:
+        # Replays of this view (after an in-place change of its base) use its new geometry.
+        meta.view_replay = _as_strided_replay(t, meta.view_base)
 
 
 def _as_output_of(t, node):

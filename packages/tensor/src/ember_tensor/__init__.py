@@ -41,16 +41,23 @@ from ._ops.elementwise import *  # noqa: F401,F403 - the elementwise op namespac
 from ._ops.elementwise import allclose, equal, isclose, where, clamp, clip
 from ._ops._iter import broadcast_shapes_public as broadcast_shapes
 from ._ops.views import (
-    as_strided, chunk, diagonal, expand, flatten, movedim, moveaxis, narrow, permute, reshape, select,
-    split, squeeze, swapaxes, swapdims, t, tensor_split, transpose, unbind, unflatten, unsqueeze, view,
+    as_strided, chunk, diagonal, dsplit, expand, flatten, hsplit, movedim, moveaxis, narrow, permute, ravel,
+    reshape, select, split, squeeze, swapaxes, swapdims, t, tensor_split, transpose, unbind, unflatten, unsqueeze,
+    view, vsplit,
 )
 from ._ops.convert import clone, contiguous, detach
+from ._ops.views_inplace import as_strided_
 from ._ops.shape_ops import (
     atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, broadcast_to, flip, fliplr, flipud,
     meshgrid, repeat_interleave, roll, rot90, tile, tril, triu,
 )
 from ._ops.reduction import *  # noqa: F401,F403 - sum, mean, amax, max, ...
 from ._ops.reduction_stats import *  # noqa: F401,F403 - var, std, norm, logsumexp, median
+from ._ops.quantiles import nanquantile, quantile
+from ._ops.statistics import cdist, corrcoef, cov, histogram, histogramdd
+from ._ops.combinatorics import (
+    cartesian_prod, combinations, isin, tril_indices, triu_indices, unravel_index, vander,
+)
 from ._ops.indexing import cat, concat, concatenate, hstack, stack, vstack
 from ._ops.indexing import index_put, index_put_
 from ._ops.index_ops import (
@@ -87,6 +94,7 @@ _methods.install()
 from .sparse._coo import SparseTensor as _SparseTensor, sparse_coo_tensor  # noqa: E402
 from .sparse import _nn as _sparse_nn, _ops as _sparse_ops  # noqa: E402,F401 -- register the sparse COO ops
 from . import sparse  # noqa: E402,F401 -- torch.sparse
+from .sparse import spmm  # noqa: E402
 globals().update(_LEGACY_TYPES)
 
 

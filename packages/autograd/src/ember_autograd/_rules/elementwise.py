@@ -284,3 +284,24 @@ not_differentiable(
     "bitwise_not", "bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_left_shift_",
     "bitwise_right_shift_", "bitwise_not_",
 )
+
+
+# logaddexp, logaddexp2, xlogy and float_power are compositions of the ops above. Their
+# in-place forms read `self` before overwriting it, so they have rules of their own.
+composite("logaddexp", "logaddexp2", "xlogy", "float_power")
+not_differentiable("signbit")
+
+
+@derivative("xlogy_", inputs=("self", "other"), save=lambda self, other: (self, other))
+def xlogy_(ctx, grad, input, other):
+    needs = ctx.needs_input_grad
+    grad_input = grad_other = None
+    if needs[0]:
+        grad_input = grad * E.xlogy((input != 0).to(grad.dtype), other)
+    if needs[1]:
+        grad_other = grad * input / other
+    return grad_input, grad_other
+
+
+derivative("float_power_", inputs=("self", "exponent"), name="PowBackward0",
+           save=lambda self, exponent: (self, exponent, RESULT))(pow)

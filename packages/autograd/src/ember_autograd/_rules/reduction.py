@@ -10,7 +10,7 @@ import builtins
 import ember_tensor as E
 from ember_tensor import Tensor
 
-from ._registry import RESULT, derivative, not_differentiable
+from ._registry import RESULT, composite, derivative, not_differentiable
 
 _INF = float("inf")
 
@@ -301,3 +301,7 @@ def diag_embed(ctx, grad, offset, dim1, dim2):
 
 
 not_differentiable("all", "any", "argmax", "argmin", "count_nonzero")
+# Compositions of where/sum/amin/amax/sort/gather/lerp: differentiated through their parts.
+composite("nansum", "nanmean", "aminmax", "quantile", "nanquantile")
+composite("cov", "corrcoef", "cdist")
+not_differentiable("histogram", "histogramdd")

@@ -10,7 +10,7 @@ import numpy as np
 from ember_tensor import nn_ops as SN
 from ember_tensor import sparse as S
 
-from ._registry import derivative, not_differentiable
+from ._registry import composite, derivative, not_differentiable
 
 
 @derivative("sparse_mm", inputs=("mat1", "mat2"), save=lambda mat1, mat2: (mat1, mat2))
@@ -59,3 +59,8 @@ def sparse_to_dense(ctx, grad, input):
 def sparse_coalesce(ctx, grad, input):
     # A merged entry's gradient goes to every entry that was summed into it.
     return (grad.to_dense() if grad.is_sparse else grad).sparse_mask(input)
+
+
+# torch.spmm is torch.mm: matmul's rule differentiates it (a sparse operand's gradient is
+# dense there, as PyTorch's mm gives).
+composite("spmm")

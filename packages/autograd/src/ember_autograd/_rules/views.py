@@ -118,5 +118,18 @@ def _as_strided_positions(shape, strides, offset, size, stride, view_offset):
     return positions
 
 
-composite("reshape", "flatten", "unflatten", "movedim", "split", "chunk", "tensor_split", "unbind")
-not_differentiable("view_dtype", "detach", "detach_")
+# The in-place shape ops share their view op's formula; the recorder moves the tensor's own
+# history on and leaves its base's alone (its storage is not written).
+derivative("unsqueeze_", save=_shape, name="UnsqueezeBackward1")(unsqueeze)
+derivative("squeeze_", save=_shape, name=lambda self, dim=None: (
+    "SqueezeBackward3" if dim is None else "SqueezeBackward5" if isinstance(dim, (tuple, list))
+    else "SqueezeBackward4"))(squeeze)
+derivative("transpose_", save=lambda self, dim0, dim1: (dim0, dim1), name="TransposeBackward1")(transpose)
+derivative("t_", name="TBackward1")(t)
+derivative("as_strided_", name="AsStridedBackward1", save=lambda self, size, stride, storage_offset=None: (
+    self._data.shape, self.stride(), self.storage_offset(), tuple(size), tuple(stride),
+    self.storage_offset() if storage_offset is None else storage_offset))(as_strided)
+
+composite("reshape", "flatten", "unflatten", "movedim", "split", "chunk", "tensor_split", "unbind", "ravel",
+          "hsplit", "vsplit", "dsplit")
+not_differentiable("view_dtype", "detach", "detach_", "resize_")

@@ -45,6 +45,14 @@ def _product(a, b):
 @op()
 def matmul(input, other, *, out=None):
     """Matrix product with broadcasting over batch dims (1-d operands are vectors)."""
+    if input.is_sparse or other.is_sparse:
+        # A sparse COO operand brings its own product (`sparse.matmul_with_sparse`): the
+        # sparse package stands above the dense ops and registers it on its tensor class.
+        result = (input if input.is_sparse else other)._sparse_product(input, other)
+        if out is None:
+            return result
+        from .elementwise import copy_to_out
+        return copy_to_out(result, out)
     if input._data.ndim == 0 or other._data.ndim == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are "

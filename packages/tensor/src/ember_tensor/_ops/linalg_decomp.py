@@ -181,9 +181,13 @@ def _not_positive_definite(index, order, batch_shape):
 
 @op("linalg_cholesky")
 def cholesky(A, *, upper=False, out=None):
-    """The Cholesky factor L (lower; ``L @ L.mT == A``) of each symmetric positive-definite matrix."""
+    """The Cholesky factor L (lower; ``L @ L.mT == A``) of each symmetric positive-definite
+    matrix, or U (``upper``: ``U.mT @ U == A``). As in PyTorch, only the triangle of A that
+    the factor lies in is read: the lower one, or the upper one for ``upper=True``."""
     check_square(A, "linalg.cholesky")
-    factor, failure = _linalg(A).cholesky(A._data, upper)
+    # The backends read the lower triangle: for U, that of A.mT (A's upper triangle).
+    data = A.mT.contiguous()._data if upper else A._data
+    factor, failure = _linalg(A).cholesky(data, upper)
     if failure:
         raise _not_positive_definite(*failure, tuple(A.shape[:-2]))
     return _out(wrap_array(factor, A), out)

@@ -1,11 +1,13 @@
 """Statistical reductions and norms: var, std, var_mean, std_mean (unbiased / correction),
-norm (p = 2/'fro', 1, inf, -inf, 0, any float), logsumexp and median.
+norm (p = 2/'fro', 1, inf, -inf, 0, any float), logsumexp, median, and the compositions
+nansum, nanmean and aminmax.
 
 The device-independent half, like `reduction`: argument parsing, PyTorch's dtype rules,
 errors and warnings; the kernels are the backend's (`var_mean`, `reduce`, `median`) and
 elementwise ops. `reduction` re-exports them.
 """
 import builtins
+import operator
 import warnings
 
 import numpy as np
@@ -21,7 +23,7 @@ from .reduction import (
     return_types,
 )
 
-__all__ = ["var", "std", "var_mean", "std_mean", "norm", "logsumexp", "median"]
+__all__ = ["var", "std", "var_mean", "std_mean", "norm", "logsumexp", "median", "nansum", "nanmean", "aminmax"]
 
 _INF = float("inf")
 
@@ -203,3 +205,92 @@ def median(input, dim=None, keepdim=False, *, out=None):
         values = _result(values, input._dtype, input._device, shape)
         indices = _result(indices, D.int64, input._device, shape)
     return _pair(return_types.median, values, indices, out)
+
+
+# --- nansum, nanmean, aminmax ------------------------------------------------------------
+
+@op()
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """`sum` that treats NaN as zero (integers and bool sum to int64, as in `sum`).
+
+    >>> nansum(tensor([1., float("nan"), 2.]))
+    tensor(3.)
+    """
+    _check_tensor(input, "nansum")
+    if input._dtype.category == D._FLOAT:
+        # A where, not a masked copy: autograd then gives NaN positions a zero gradient.
+        input = E.where(E.isnan(input), 0.0, input)
+    return copy_to_out(input.sum(dim if dim is not None else (), keepdim, dtype=dtype), out)
+
+
+@op()
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """`mean` over the elements that are not NaN (NaN where all of them are).
+
+    >>> nanmean(tensor([1., float("nan"), 2.]))
+    tensor(1.5000)
+    """
+    _check_tensor(input, "nanmean")
+    if input._dtype.category != D._FLOAT:
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{_iter.type_name(input._dtype)}")
+    dims = dim if dim is not None else ()
+    count = E.logical_not(E.isnan(input)).sum(dims, keepdim)
+    return copy_to_out(E.div(nansum(input, dims, keepdim, dtype=dtype), count), out)
+
+
+class _MinMax(tuple):
+    """aminmax's (min, max) pair, with `.min` and `.max`, like torch.return_types.aminmax."""
+
+    n_fields = n_sequence_fields = 2
+    n_unnamed_fields = 0
+
+    def __new__(cls, min, max):  # noqa: A002 - PyTorch's field names
+        return tuple.__new__(cls, (min, max))
+
+    min = property(operator.itemgetter(0), doc="The minimum.")  # noqa: A003
+    max = property(operator.itemgetter(1), doc="The maximum.")  # noqa: A003
+
+    def __repr__(self):
+        return f"torch.return_types.aminmax(\nmin={self[0]!r},\nmax={self[1]!r})"
+
+    def __reduce__(self):
+        return (type(self), tuple(self))
+
+
+_MinMax.__name__ = _MinMax.__qualname__ = "aminmax"
+return_types.aminmax = _MinMax
+
+
+@op()
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    """The minimum and maximum of `input` (over `dim`, one int, when given), as a named
+    tuple ``(min, max)``. NaN propagates.
+
+    >>> aminmax(tensor([[1., 5.], [7., 2.]]), dim=0)
+    torch.return_types.aminmax(
+    min=tensor([1., 2.]),
+    max=tensor([7., 5.]))
+    """
+    _check_tensor(input, "aminmax")
+    if dim is None:
+        if input._data.size == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation "
+                               "has no identity.")
+        dims = ()
+    else:
+        if isinstance(dim, (tuple, list)):
+            raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
+        d = _single_dim(input, dim, "aminmax")
+        if input._data.ndim and input._data.shape[d] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
+        dims = (d,) if input._data.ndim else ()
+    low, high = input.amin(dims, keepdim), input.amax(dims, keepdim)
+    if dim is None and keepdim:
+        shape = (1,) * input._data.ndim
+        low, high = low.reshape(shape), high.reshape(shape)
+    if out is not None:
+        copy_to_out(low, out[0])
+        copy_to_out(high, out[1])
+        return _MinMax(out[0], out[1])
+    return _MinMax(low, high)

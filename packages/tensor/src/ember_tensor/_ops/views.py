@@ -394,6 +394,58 @@ def tensor_split(self, indices_or_sections, dim=0):
     return tuple(pieces)
 
 
+def _directional_split(name, self, indices_or_sections, dim, min_dims):
+    """hsplit/vsplit/dsplit: `tensor_split` along `dim`, with an int that must divide it."""
+    ndim = self._data.ndim
+    if ndim < min_dims:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, but got "
+                           f"a tensor with {ndim} dimensions!")
+    if isinstance(indices_or_sections, int):
+        size = self._data.shape[dim]
+        if indices_or_sections < 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {indices_or_sections}")
+        if indices_or_sections == 0 or size % indices_or_sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the "
+                               f"dimension {size} is not divisible by the split_size {indices_or_sections}!")
+    return tensor_split(self, indices_or_sections, dim)
+
+
+@op()
+def hsplit(self, indices_or_sections):
+    """Split horizontally: along dim 1 (dim 0 of a 1-d tensor), into equal sections or at
+    indices (`tensor_split`'s rules; an int must divide the dim).
+
+    >>> import ember_tensor as torch
+    >>> [p.tolist() for p in torch.hsplit(torch.arange(4).reshape(1, 4), 2)]
+    [[[0, 1]], [[2, 3]]]
+    """
+    dim = 1 if self._data.ndim >= 2 else 0
+    return _directional_split("hsplit", self, indices_or_sections, dim, 1)
+
+
+@op()
+def vsplit(self, indices_or_sections):
+    """Split vertically: along dim 0 of a tensor of 2 or more dims (see `hsplit`)."""
+    return _directional_split("vsplit", self, indices_or_sections, 0, 2)
+
+
+@op()
+def dsplit(self, indices_or_sections):
+    """Split depth-wise: along dim 2 of a tensor of 3 or more dims (see `hsplit`)."""
+    return _directional_split("dsplit", self, indices_or_sections, 2, 3)
+
+
+@op()
+def ravel(self):
+    """The elements as a 1-d tensor: a view when the layout allows, else a copy.
+
+    >>> import ember_tensor as torch
+    >>> torch.tensor([[1, 2], [3, 4]]).t().ravel().tolist()
+    [1, 3, 2, 4]
+    """
+    return reshape(self, (-1,))
+
+
 @op()
 def chunk(self, chunks, dim=0):
     """Split into `chunks` pieces of size ceil(n / chunks) (the last may be smaller)."""

@@ -12,12 +12,13 @@ respect to the sparse argument is sparse, on the argument's pattern (PyTorch's
 from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
+from .._ops import linalg as _linalg
 from .._ops.nn._common import array_of, tensor_of
 from .._tensor import wrap_dim
 from . import _compose
 from ._coo import SparseTensor, make_sparse
 
-__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "sampled_dense_product"]
+__all__ = ["mm", "addmm", "sum", "softmax", "log_softmax", "sampled_dense_product", "matmul_with_sparse"]
 
 
 def _check_mm(mat1, mat2):
@@ -56,16 +57,67 @@ def sampled_dense_product(pattern, a, b):
 
 
 def mm(mat1, mat2):
-    """Matrix product of a sparse `mat1` with a dense (or sparse) `mat2`.
+    """Matrix product of a sparse `mat1` with a dense (or sparse) `mat2`, or of a dense
+    `mat1` with a sparse `mat2`.
 
     Sparse @ dense is dense; sparse @ sparse is sparse. Differentiable in both
-    arguments; the gradient of the sparse one is sparse on its pattern.
+    arguments; with a sparse first argument its gradient is sparse on its pattern (with a
+    dense first argument the product is `mm`'s, whose gradients are dense).
     """
     if not isinstance(mat1, SparseTensor):
-        raise RuntimeError("ember: sparse.mm expects a sparse first argument")
+        if not isinstance(mat2, SparseTensor):
+            raise RuntimeError("ember: sparse.mm expects a sparse argument")
+        return _linalg.mm(mat1, mat2)  # dense @ sparse: differentiated as mm (dense gradients)
     if isinstance(mat2, SparseTensor):
         return sparse_mm(mat1, mat2.to_dense()).to_sparse()
     return sparse_mm(mat1, mat2)
+
+
+def matmul_with_sparse(input, other):
+    """``input @ other`` where one operand (or both) is a sparse COO matrix: what
+    `torch.matmul`, `torch.mm`, `torch.spmm` and ``@`` compute for sparse operands.
+
+    sparse (n, k) @ dense (k, m) or (k,) and dense (..., n, k) or (k,) @ sparse (k, m) are
+    dense, through the backend's sparse kernel (the second as ``(S.T @ D.T).T``); sparse
+    @ sparse is sparse. Autograd records the calling op (matmul), whose formula gives a
+    dense gradient to a sparse operand, as PyTorch's does.
+
+    >>> import ember_tensor as torch
+    >>> s = torch.sparse_coo_tensor([[0, 1], [1, 0]], [2., 3.], (2, 2))
+    >>> (torch.ones(1, 2) @ s).tolist()
+    [[3.0, 2.0]]
+    """
+    if input.is_sparse:
+        if input.dim() != 2:
+            raise RuntimeError(f"sparse.mm: expected 2-D matrices, got {input.dim()}-D and {other.dim()}-D")
+        if other.is_sparse:
+            return mm(input, other)
+        if other.dim() == 1:
+            return sparse_mm(input, other.unsqueeze(1)).squeeze(1)
+        if other.dim() != 2:
+            raise NotImplementedError("ember: matmul of a sparse matrix with a batched dense tensor")
+        return sparse_mm(input, other)
+    if other.dim() != 2:
+        raise RuntimeError(f"sparse.mm: expected 2-D matrices, got {input.dim()}-D and {other.dim()}-D")
+    lead = tuple(input.shape[:-1])
+    rows = input.reshape(-1, input.shape[-1])
+    product = sparse_mm(other.t(), rows.t()).t()  # D @ S = (S.T @ D.T).T: the kernel wants S first
+    return product.reshape(lead + (other.shape[1],))
+
+
+SparseTensor._sparse_product = staticmethod(matmul_with_sparse)  # what linalg.matmul calls
+
+
+@op()
+def spmm(input, mat2):
+    """Matrix product where `input` or `mat2` may be a sparse COO matrix (`torch.mm`).
+
+    >>> import ember_tensor as torch
+    >>> s = torch.sparse_coo_tensor([[0, 1], [1, 0]], [2., 3.], (2, 2))
+    >>> torch.spmm(s, torch.ones(2, 1)).tolist()
+    [[2.0], [3.0]]
+    """
+    return _linalg.mm(input, mat2)
 
 
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):

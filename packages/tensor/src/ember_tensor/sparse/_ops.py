@@ -10,6 +10,7 @@ import numbers
 from .. import _backends
 from .. import _dtype as D
 from .._ops.creation import tensor, zeros
+from .._ops import linalg as _linalg
 from .._ops.indexing import cat
 from .._tensor import Tensor, wrap_dim
 from . import _compose
@@ -210,6 +211,10 @@ _METHODS = {
     "div": _div, "__truediv__": _div, "neg": _neg, "__neg__": _neg, "zero_": _zero_,
     "transpose": transpose, "t": t, "narrow_copy": narrow_copy, "index_select": index_select,
     "sum": sum_method, "to": _to,
+    # Products with dense (or sparse) operands; `dense @ s` reaches __rmatmul__ first, as
+    # SparseTensor subclasses Tensor.
+    "mm": _linalg.mm, "matmul": _linalg.matmul, "__matmul__": _linalg.matmul,
+    "__rmatmul__": lambda self, other: _linalg.matmul(other, self),
     "double": lambda self: _to(self, D.float64), "float": lambda self: _to(self, D.float32),
 }
 for _name, _fn in _METHODS.items():

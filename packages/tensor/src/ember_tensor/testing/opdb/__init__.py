@@ -17,7 +17,7 @@ from .core import *  # noqa: F401,F403 - the database's public names live here t
 from .refs import (
     _digamma, _erf, _erfc, _erfinv, _lgamma, _ref_add, _ref_addcdiv, _ref_addcmul, _ref_allclose, _ref_clamp,
     _ref_div, _ref_equal, _ref_isclose, _ref_lerp, _ref_logit, _ref_lshift, _ref_nan_to_num, _ref_pow,
-    _ref_round, _ref_rshift, _ref_sign, _ref_sub,
+    _ref_round, _ref_rshift, _ref_sign, _ref_sub, _ref_xlogy, _ref_float_power,
 )
 from .inputs import (
     _addc_samples, _chain, _clamp_samples, _equal_samples, _errors_addcdiv, _errors_addcmul, _errors_alpha,
@@ -159,6 +159,17 @@ OP_DB = [
     _binary("hypot", np.hypot, (F32, F64, BF16), scalars=(),
             error_inputs_func=_errors_float_only_binary("hypot_cpu")),
     _binary("copysign", np.copysign, (F32, F64, F16, I64, B), result=to_float, scalars=(-1, 2.5)),
+    # --- compositions of the log/exp/pow kernels ---
+    _binary("logaddexp", np.logaddexp, (F32, F64), scalars=(), inplace=False,
+            error_inputs_func=_errors_float_only_binary("logaddexp_cpu")),
+    _binary("logaddexp2", np.logaddexp2, (F32, F64), scalars=(), inplace=False,
+            error_inputs_func=_errors_float_only_binary("logaddexp2_cpu")),
+    _binary("xlogy", _ref_xlogy, (F32, F64, I64, B), result=to_float, domain=(0, 3), rhs_domain=(0.1, 3),
+            scalars=(3, 2.5), scalar_lhs=True),
+    # float_power_ needs a float64 self (its own error): tests/test_more_ops.py covers it.
+    _binary("float_power", _ref_float_power, (F32, F64, I64), result=lambda promoted, kwargs: F64,
+            domain=(0.1, 3), rhs_domain=(-2, 3), scalars=(2, 0.5), scalar_lhs=True, inplace=False),
+    _unary("signbit", np.signbit, (F32, F64, I64), result=to_bool, inplace=False),
     _unary("nan_to_num", _ref_nan_to_num, FLOATING + (I64, B), result=same, ref_wants_dtype=True,
            sample_kwargs=lambda d: [{"nan": 1.5, "posinf": 100.0, "neginf": -100.0}, {"posinf": 7.0}]
            if d.is_floating_point else [],

@@ -12,7 +12,7 @@ __all__ = [
     "_vectorized", "_lgamma_scalar", "_erfinv_scalar", "_digamma_scalar", "_erf", "_erfc", "_erfinv", "_digamma",
     "_lgamma", "_ref_sign", "_ref_round", "_ref_logit", "_FLOAT_MAX", "_ref_nan_to_num", "_ref_add", "_ref_sub",
     "_ref_div", "_ref_pow", "_ref_lshift", "_ref_rshift", "_ref_clamp", "_ref_lerp", "_ref_addcmul",
-    "_ref_addcdiv", "_ref_isclose", "_ref_allclose", "_ref_equal"
+    "_ref_addcdiv", "_ref_isclose", "_ref_allclose", "_ref_equal", "_ref_xlogy", "_ref_float_power"
 ]
 
 try:  # scipy is only a better reference for the special functions; math does without it
@@ -185,3 +185,15 @@ def _ref_allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def _ref_equal(a, b):
     return a.shape == b.shape and bool(np.all(np.asarray(a, np.float64) == np.asarray(b, np.float64)))
+
+
+def _ref_xlogy(x, y):
+    """x * log(y), 0 where x == 0 unless y is NaN (scipy.special.xlogy's contract)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.where(x == 0, 0.0, x * np.log(y))
+    return np.where(np.isnan(y), y, value)
+
+
+def _ref_float_power(a, b):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.power(np.asarray(a, np.float64), np.asarray(b, np.float64))

@@ -27,8 +27,11 @@ def _ref_vector_norm(x, ord=2, dim=None, keepdim=False):
 
 
 def _ref_cholesky(a, upper=False):
-    low = np.linalg.cholesky(a)
-    return np.swapaxes(low, -1, -2) if upper else low
+    # NumPy reads the lower triangle; PyTorch's upper=True reads the upper one (a's
+    # transpose's lower one), which the samples' noise above the diagonal tells apart.
+    if upper:
+        return np.swapaxes(np.linalg.cholesky(np.swapaxes(a, -1, -2)), -1, -2)
+    return np.linalg.cholesky(a)
 
 
 def _ref_slogdet(a):
