@@ -82,9 +82,11 @@ def test_top_level_is_ember_tensor_public_surface_plus_grad_modes_autocast_and_c
     assert not different
     assert ember.__all__[-1] == "compile"  # a function that loads ember-compile on first call
     for name in ember.__all__[len(tensor_names):-1]:
-        layer = ember_autograd if hasattr(ember_autograd, name) else ember_amp
+        layer = next(m for m in (ember_autograd, ember_autograd.anomaly_mode, ember_amp) if hasattr(m, name))
         assert getattr(ember, name) is getattr(layer, name), name
     assert "autocast" in ember.__all__ and "get_autocast_dtype" in ember.__all__
+    assert ember.GradScaler is ember.amp.GradScaler  # torch.GradScaler is torch.amp.GradScaler
+    assert "set_anomaly_enabled" in ember.__all__ and "is_anomaly_check_nan_enabled" in ember.__all__
 
 
 def test_import_ember_installs_autograd():
