@@ -310,7 +310,11 @@ class OpInfo:
 
     @property
     def fn(self):
-        return getattr(et, self.name)
+        # A dotted name is looked up in its namespace: "special.i0e" is et.special.i0e.
+        target = et
+        for part in self.name.split("."):
+            target = getattr(target, part)
+        return target
 
     def method_of(self, t):
         return getattr(t, self.name)
