@@ -19,10 +19,6 @@ from .refs import (
     _ref_div, _ref_equal, _ref_isclose, _ref_lerp, _ref_logit, _ref_lshift, _ref_nan_to_num, _ref_pow,
     _ref_round, _ref_rshift, _ref_sign, _ref_sub, _ref_xlogy, _ref_float_power,
 )
-from .refs_special import (
-    _ref_entr, _ref_erfcx, _ref_i0, _ref_i0e, _ref_i1, _ref_i1e, _ref_igamma, _ref_igammac, _ref_log_ndtr, _ref_ndtr,
-    _ref_ndtri, _ref_sinc, _ref_xlog1py, _ref_zeta,
-)
 from .inputs import (
     _addc_samples, _chain, _clamp_samples, _equal_samples, _errors_addcdiv, _errors_addcmul, _errors_alpha,
     _errors_bitwise, _errors_clamp, _errors_div, _errors_float_only_binary, _errors_isclose, _errors_lerp,
@@ -178,22 +174,6 @@ OP_DB = [
            sample_kwargs=lambda d: [{"nan": 1.5, "posinf": 100.0, "neginf": -100.0}, {"posinf": 7.0}]
            if d.is_floating_point else [],
            out_dtype_error="nan_to_num: dtype of out: {out} should be same as input: {result}"),
-    # --- special functions (torch.special); "special.x" names are looked up in ember_tensor.special ---
-    _unary("i0", _ref_i0, domain=(-6, 6)),
-    _unary("sinc", _ref_sinc, domain=(-3, 3)),
-    *(_unary(f"special.{name}", ref, domain=domain, method=False, inplace=False)
-      for name, ref, domain in (("i0e", _ref_i0e, (-6, 6)), ("i1", _ref_i1, (-6, 6)), ("i1e", _ref_i1e, (-6, 6)),
-                                ("erfcx", _ref_erfcx, (-3, 8)), ("ndtr", _ref_ndtr, (-5, 5)),
-                                ("ndtri", _ref_ndtri, (0.01, 0.99)), ("log_ndtr", _ref_log_ndtr, (-8, 5)),
-                                ("entr", _ref_entr, (0.05, 4)))),
-    _binary("igamma", _ref_igamma, (F32, F64, I64), result=to_float, domain=(0.2, 4), rhs_domain=(0.1, 4),
-            scalars=(2, 1.5)),
-    _binary("igammac", _ref_igammac, (F32, F64, I64), result=to_float, domain=(0.2, 4), rhs_domain=(0.1, 4),
-            scalars=(2, 1.5)),
-    _binary("special.zeta", _ref_zeta, (F32, F64, I64), result=to_float, domain=(1.5, 5), rhs_domain=(0.5, 5),
-            scalars=(2, 1.5), scalar_lhs=True, method=False, inplace=False),
-    _binary("special.xlog1py", _ref_xlog1py, (F32, F64, I64, B), result=to_float, domain=(0, 3),
-            rhs_domain=(-0.5, 3), scalars=(3, 2.5), scalar_lhs=True, method=False, inplace=False),
     # --- predicates ---
     _unary("isnan", np.isnan, (F32, F64, BF16, I64, B), result=to_bool, inplace=False, supports_out=False),
     _unary("isinf", np.isinf, (F32, F64, F16, I64, B), result=to_bool, inplace=False, supports_out=False),

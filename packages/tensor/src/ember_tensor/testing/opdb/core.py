@@ -310,11 +310,7 @@ class OpInfo:
 
     @property
     def fn(self):
-        # A dotted name is looked up in its namespace: "special.i0e" is et.special.i0e.
-        target = et
-        for part in self.name.split("."):
-            target = getattr(target, part)
-        return target
+        return getattr(et, self.name)
 
     def method_of(self, t):
         return getattr(t, self.name)
