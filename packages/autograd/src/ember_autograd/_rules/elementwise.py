@@ -55,7 +55,8 @@ _unary("asinh", _input, lambda ctx, grad, x: grad * (x * x + 1).rsqrt())
 _unary("acosh", _input, lambda ctx, grad, x: grad * (x * x - 1).rsqrt())
 _unary("atanh", _input, lambda ctx, grad, x: grad / (1 - x * x))
 _unary("sigmoid", _result, lambda ctx, grad, result: grad * (result * (1 - result)))
-_unary("relu", _result, lambda ctx, grad, result: grad * (result > 0))
+# PyTorch's threshold_backward: zero where result <= 0, so a NaN passes its gradient on.
+_unary("relu", _result, lambda ctx, grad, result: E.where(result <= 0, 0.0, grad))
 _unary("erf", _input, lambda ctx, grad, x: grad * (2.0 / math.sqrt(math.pi)) * (-(x * x)).exp())
 _unary("erfc", _input, lambda ctx, grad, x: grad * (-2.0 / math.sqrt(math.pi)) * (-(x * x)).exp())
 _unary("erfinv", _result,
@@ -161,14 +162,20 @@ def pow(ctx, grad, input, exponent, result):  # noqa: A001
         if isinstance(input, Tensor):
             at_zero = (input == 0) & (exponent >= 0)
             grad_exponent = E.where(at_zero, 0.0, grad * result * E.log(E.where(at_zero, 1.0, input)))
+        elif input == 0:
+            # 0 ** x: no gradient where x >= 0 (PyTorch's convention), -inf * result below.
+            grad_exponent = E.where(exponent >= 0, 0.0, grad * result * -math.inf)
         else:
-            grad_exponent = grad * result * math.log(input) if input > 0 else grad * 0
+            # log of a negative base is nan in PyTorch's rule: s ** x is not real-differentiable.
+            grad_exponent = grad * result * (math.log(input) if input > 0 else math.nan)
     return grad_input, grad_exponent
 
 
 @derivative("atan2", "atan2_", inputs=("input", "other"), save=lambda input, other, **_: (input, other))
 def atan2(ctx, grad, input, other):
-    scale = grad / (input * input + other * other)
+    # PyTorch zeroes an infinite reciprocal, so at input = other = 0 the gradient is 0.
+    recip = (input * input + other * other).reciprocal()
+    scale = grad * E.where(recip.isinf(), 0.0, recip)
     return scale * other, -scale * input
 
 
@@ -186,10 +193,12 @@ def copysign(ctx, grad, input, result):
 
 
 def _max_min(pick):
+    # PyTorch's rule: equal values share the gradient, and only the losing side gets none, so
+    # where either is NaN (which wins) both get the whole gradient.
     def formula(ctx, grad, input, other):
         half = grad / 2
-        grad_input = E.where(input == other, half, E.where(pick(input, other), grad, 0.0))
-        grad_other = E.where(input == other, half, E.where(pick(other, input), grad, 0.0))
+        grad_input = E.where(input == other, half, E.where(pick(other, input), 0.0, grad))
+        grad_other = E.where(input == other, half, E.where(pick(input, other), 0.0, grad))
         return grad_input, grad_other
     return formula
 

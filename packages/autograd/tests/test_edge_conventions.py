@@ -1,0 +1,64 @@
+"""Gradients at the edges where PyTorch has a convention (issue 21): ties, NaN, bounds,
+counts of zero. Each expected value is PyTorch 2.13's, written out literally so that no
+PyTorch is needed here."""
+import math
+import warnings
+
+import pytest
+
+import ember_autograd  # noqa: F401 - backward()
+import ember_tensor as E
+
+nan, inf = math.nan, math.inf
+
+
+def grads(fn, *values):
+    """The gradients of fn(*leaves).sum() with respect to float64 leaves holding `values`."""
+    leaves = [E.tensor(v, dtype=E.float64).requires_grad_() for v in values]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # var's "degrees of freedom is <= 0"
+        fn(*leaves).sum().backward()
+    return [leaf.grad.tolist() for leaf in leaves]
+
+
+def same(a, b):
+    """Equal, NaN matching NaN, elementwise over nested lists."""
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+CASES = [
+    # id, function, inputs, PyTorch's gradients
+    ("maximum: ties share, NaN wins both", E.maximum, ([1.0, 2.0, nan, 1.0], [1.0, 3.0, 1.0, nan]),
+     [[0.5, 0.0, 1.0, 1.0], [0.5, 1.0, 1.0, 1.0]]),
+    ("minimum: ties share, NaN wins both", E.minimum, ([1.0, 2.0, nan], [1.0, 3.0, 1.0]),
+     [[0.5, 1.0, 1.0], [0.5, 0.0, 1.0]]),
+    ("max(): ties share", lambda a: a.max(), ([1.0, 3.0, 3.0],), [[0.0, 0.5, 0.5]]),
+    ("max(): NaN results share among NaNs", lambda a: a.max(), ([1.0, nan, nan],), [[0.0, 0.5, 0.5]]),
+    ("amax: ties share", lambda a: a.amax(), ([1.0, 3.0, 3.0],), [[0.0, 0.5, 0.5]]),
+    ("amin: a NaN result gives nan", lambda a: a.amin(), ([1.0, nan, nan],), [[nan, nan, nan]]),
+    ("amax over a dim with NaN", lambda a: a.amax(1), ([[1.0, nan], [2.0, 2.0]],), [[nan, nan], [0.5, 0.5]]),
+    ("relu passes NaN's gradient", E.relu, ([nan, 0.0, -1.0, 2.0],), [[1.0, 0.0, 0.0, 1.0]]),
+    ("clamp with tensor bounds", E.clamp, ([-1.0, 0.0, 1.0, 2.0, nan], [-1.0, 0.0, 0.0, 1.0, 0.0],
+                                         [1.0, 0.0, 1.0, 1.0, 1.0]),
+     [[1.0, 1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0, 0.0]]),
+    ("(-1) ** x is nan", lambda x: (-1.0) ** x, ([2.0, 0.5],), [[nan, nan]]),
+    ("0 ** x: 0 for x >= 0, -inf below", lambda x: 0.0 ** x, ([2.0, 0.0, -1.0],), [[0.0, 0.0, -inf]]),
+    ("s ** x at s = 0 and -1", lambda s, x: s ** x, ([-1.0, 0.0, 0.0, -1.0], [2.0, 2.0, 0.0, 0.5]),
+     [[-2.0, 0.0, 0.0, nan], [nan, 0.0, 0.0, nan]]),
+    ("atan2 at the origin", E.atan2, ([0.0, 1.0], [0.0, 1.0]), [[0.0, 0.5], [0.0, -0.5]]),
+    ("var of one element", lambda a: a.var(), ([1.0],), [[nan]]),
+    ("var of a 0-d tensor", lambda a: a.var(), (1.5,), nan),
+    ("var with correction past the count", lambda a: a.var(correction=2), (1.5,), nan),
+    ("std of one element", lambda a: a.std(), ([1.0],), [[nan]]),
+    ("std_mean of one element", lambda a: sum(E.std_mean(a)), ([1.0],), [[nan]]),
+    ("var_mean of no element", lambda a: sum(E.var_mean(a)), ([],), [[]]),
+]
+
+
+@pytest.mark.parametrize("fn, inputs, expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_gradient_matches_pytorchs_convention(fn, inputs, expected):
+    got = grads(fn, *inputs)
+    expected = expected if isinstance(expected, list) and len(expected) == len(inputs) else [expected]
+    assert same(got, expected), got
