@@ -15,7 +15,7 @@ __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "har
 
 
 def _threshold(input, limit, value, inplace):
-    return apply_inplace(input, E.where(input > limit, input, value), inplace)
+    return apply_inplace(input, lambda x: E.where(x > limit, x, value), inplace)
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -40,10 +40,15 @@ def relu_(input):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    """x clamped to [min_val, max_val]."""
+    """x clamped to [min_val, max_val].
+
+    Not `clamp`: PyTorch's hardtanh (and relu6) pass no gradient at the limits themselves,
+    where clamp passes it, and a NaN input gets the gradient (it is inside no limit).
+    """
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+    return apply_inplace(input, lambda x: E.where(x <= min_val, min_val, E.where(x >= max_val, max_val, x)),
+                         inplace)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -56,9 +61,19 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
+def _expm1_below_0(x):
+    """expm1 of x where x <= 0, the negative branch of the elu family.
+
+    The branch is selected with `where(x <= 0, ..., x)` as PyTorch's backward tests it, so a
+    NaN input takes the linear branch's gradient (1, not nan). x is clamped at 0 first: the
+    unselected branch of a large x would otherwise backpropagate 0 * exp(x) = nan.
+    """
+    return x.clamp(max=0).expm1()
+
+
 def elu(input, alpha=1.0, inplace=False):
     """x if x > 0 else alpha * (exp(x) - 1)."""
-    return apply_inplace(input, E.where(input > 0, input, input.expm1() * alpha), inplace)
+    return apply_inplace(input, lambda x: E.where(x <= 0, _expm1_below_0(x) * alpha, x), inplace)
 
 
 def elu_(input, alpha=1.0):
@@ -72,7 +87,8 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(input, inplace=False):
     """scale * elu(x, alpha) with the self-normalising constants."""
-    return apply_inplace(input, E.where(input > 0, input, input.expm1() * _SELU_ALPHA) * _SELU_SCALE, inplace)
+    return apply_inplace(input, lambda x: E.where(x <= 0, _expm1_below_0(x) * _SELU_ALPHA, x) * _SELU_SCALE,
+                         inplace)
 
 
 def selu_(input):
@@ -84,7 +100,7 @@ def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    return apply_inplace(input, E.where(input > 0, input, (input / alpha).expm1() * alpha), inplace)
+    return apply_inplace(input, lambda x: E.where(x <= 0, _expm1_below_0(x / alpha) * alpha, x), inplace)
 
 
 def celu_(input, alpha=1.0):
@@ -94,7 +110,7 @@ def celu_(input, alpha=1.0):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x if x > 0 else negative_slope * x."""
-    return apply_inplace(input, E.where(input > 0, input, input * negative_slope), inplace)
+    return apply_inplace(input, lambda x: E.where(x > 0, x, x * negative_slope), inplace)
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -121,7 +137,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         slope = E.empty_like(input).uniform_(lower, upper)
     else:
         slope = (lower + upper) / 2
-    return apply_inplace(input, E.where(input >= 0, input, input * slope), inplace)
+    return apply_inplace(input, lambda x: E.where(x >= 0, x, x * slope), inplace)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
@@ -173,7 +189,9 @@ def softsign(input):
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta * x)) / beta, linear where beta * x > threshold."""
     scaled = input * beta
-    soft = (scaled.clamp(max=threshold)).exp().log1p() / beta
+    # Capped with `where`, not clamp: clamp passes no gradient to NaN, and PyTorch's
+    # softplus gradient at NaN is nan.
+    soft = E.where(scaled > threshold, threshold, scaled).exp().log1p() / beta
     return E.where(scaled > threshold, input, soft)
 
 
@@ -230,19 +248,19 @@ def sigmoid(input):
 
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6."""
-    return apply_inplace(input, (input + 3).clamp(0, 6) / 6, inplace)
+    return apply_inplace(input, lambda x: (x + 3).clamp(0, 6) / 6, inplace)
 
 
 def silu(input, inplace=False):
     """x * sigmoid(x)."""
-    return apply_inplace(input, input * input.sigmoid(), inplace)
+    return apply_inplace(input, lambda x: x * x.sigmoid(), inplace)
 
 
 def mish(input, inplace=False):
     """x * tanh(softplus(x))."""
-    return apply_inplace(input, input * softplus(input).tanh(), inplace)
+    return apply_inplace(input, lambda x: x * softplus(x).tanh(), inplace)
 
 
 def hardswish(input, inplace=False):
     """x * relu6(x + 3) / 6."""
-    return apply_inplace(input, input * (input + 3).clamp(0, 6) / 6, inplace)
+    return apply_inplace(input, lambda x: x * (x + 3).clamp(0, 6) / 6, inplace)
