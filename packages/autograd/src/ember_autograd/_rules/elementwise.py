@@ -93,7 +93,8 @@ _unary("digamma", _input, lambda ctx, grad, x: grad * trigamma(x))
 def logit(ctx, grad, x, eps):
     g = grad / (x * (1 - x))
     if eps is None:
-        return g
+        # Outside [0, 1] logit is nan, and so is PyTorch's gradient there.
+        return E.where((x < 0) | (x > 1), math.nan, g)
     return E.where((x < eps) | (x > 1 - eps), 0.0, g)
 
 
@@ -224,7 +225,9 @@ derivative("fmin", inputs=("input", "other"), save=lambda input, other, **_: (in
 
 @derivative("remainder", "remainder_", inputs=("input", "other"), save=lambda input, other, **_: (input, other))
 def remainder(ctx, grad, input, other):
-    return grad, -grad * (input / other).floor() if ctx.needs_input_grad[1] else None
+    # PyTorch's -floor_divide(input, other), not floor(input / other): they differ where
+    # other is infinite (-5 // inf is -1, floor(-5 / inf) is -0).
+    return grad, -grad * E.div(input, other, rounding_mode="floor") if ctx.needs_input_grad[1] else None
 
 
 @derivative("fmod", "fmod_", inputs=("input", "other"), save=lambda input, other, **_: (input, other))
@@ -295,21 +298,26 @@ not_differentiable(
 )
 
 
-# logaddexp, logaddexp2, xlogy and float_power are compositions of the ops above. Their
-# in-place forms read `self` before overwriting it, so they have rules of their own.
-composite("logaddexp", "logaddexp2", "xlogy", "float_power")
+# logaddexp, logaddexp2 and float_power are compositions of the ops above. Their in-place
+# forms read `self` before overwriting it, so they have rules of their own.
+composite("logaddexp", "logaddexp2", "float_power")
 not_differentiable("signbit")
 
 
-@derivative("xlogy_", inputs=("self", "other"), save=lambda self, other: (self, other))
-def xlogy_(ctx, grad, input, other):
+@derivative("xlogy", inputs=("input", "other"), save=lambda input, other, **_: (input, other))
+def xlogy(ctx, grad, input, other):
+    # PyTorch's rule, not the composition's: d/dx is log(y) even where x = 0 (inf at
+    # y = inf), and 0 only where x = 0 and y <= 0 (the points xlogy defines as 0).
     needs = ctx.needs_input_grad
     grad_input = grad_other = None
     if needs[0]:
-        grad_input = grad * E.xlogy((input != 0).to(grad.dtype), other)
+        grad_input = E.where((input == 0) & (other <= 0), 0.0, E.xlogy(grad, other))
     if needs[1]:
         grad_other = grad * input / other
     return grad_input, grad_other
+
+
+derivative("xlogy_", inputs=("self", "other"), save=lambda self, other: (self, other))(xlogy)
 
 
 derivative("float_power_", inputs=("self", "exponent"), name="PowBackward0",
