@@ -73,3 +73,35 @@ def test_gradient_matches_pytorchs_convention(fn, inputs, expected):
     got = grads(fn, *inputs)
     expected = expected if isinstance(expected, list) and len(expected) == len(inputs) else [expected]
     assert same(got, expected), got
+
+
+# -- which results require grad ---------------------------------------------------------------
+
+def test_unique_values_require_grad_and_backward_raises_as_pytorchs():
+    a = E.tensor([[1.0, 2.0], [1.0, 2.0]]).requires_grad_()
+    for result, node, op_name in [(E.unique(a), "Unique2Backward0", "_unique2"),
+                                  (E.unique(a, dim=0), "UniqueDimBackward0", "unique_dim"),
+                                  (E.unique_consecutive(a), "UniqueConsecutiveBackward0", "unique_consecutive")]:
+        assert result.requires_grad and result.grad_fn.name() == node
+        with pytest.raises(RuntimeError, match=f"the derivative for '{op_name}' is not implemented."):
+            result.sum().backward()
+    values, inverse, counts = E.unique(a, return_inverse=True, return_counts=True)
+    assert [values.requires_grad, inverse.requires_grad, counts.requires_grad] == [True, False, False]
+    assert not E.unique(a.detach()).requires_grad
+
+
+def test_vector_norm_of_order_0_requires_grad_and_gives_no_gradient():
+    b = E.tensor([[0.0, nan], [inf, -0.0]], dtype=E.float64).requires_grad_()
+    count = E.linalg.vector_norm(b, 0)
+    assert count.item() == 2.0 and count.requires_grad
+    assert count.grad_fn.name() == "LinalgVectorNormBackward0"
+    count.backward()
+    assert b.grad is None
+
+
+def test_matrix_power_0_requires_grad_with_a_zero_gradient():
+    c = E.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=E.float64).requires_grad_()
+    identity = E.linalg.matrix_power(c, 0)
+    assert identity.tolist() == [[1.0, 0.0], [0.0, 1.0]] and identity.grad_fn.name() == "CopyBackwards"
+    identity.sum().backward()
+    assert c.grad.tolist() == [[0.0, 0.0], [0.0, 0.0]]

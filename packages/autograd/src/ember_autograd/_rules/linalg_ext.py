@@ -193,6 +193,13 @@ composite("logdet", "cholesky_solve", "cholesky_inverse", "linalg_svdvals", "lin
 not_differentiable("linalg_matrix_rank")
 
 
+# vector_norm(ord=0) counts non-zeros: PyTorch's result requires grad and its backward
+# gives the input no gradient at all (an undefined tensor, so .grad stays None).
+@derivative("linalg_vector_norm_count", inputs=("x",), name="LinalgVectorNormBackward0")
+def linalg_vector_norm_count(ctx, grad):
+    return None
+
+
 @derivative("linalg_lstsq", inputs=("A", "B"), save=lambda A, B, rcond=None, *, driver=None: (A, B))
 def lstsq(ctx, grad, A, B):
     # The solution is pinv(A) @ B; differentiate that expression.

@@ -116,5 +116,22 @@ def logcumsumexp(ctx, grad, input, dim, result):
 
 
 composite("diff")
-not_differentiable("argsort", "unique", "unique_consecutive", "searchsorted", "bucketize", "histc",
-                   "bincount")
+not_differentiable("argsort", "searchsorted", "bucketize", "histc", "bincount")
+
+
+def _unique_op(input, sorted=True, return_inverse=False, return_counts=False, dim=None, **_):  # noqa: A002
+    return "_unique2" if dim is None else "unique_dim"
+
+
+def _not_implemented(ctx, grad, op_name):
+    raise RuntimeError(f"the derivative for '{op_name}' is not implemented.")
+
+
+# PyTorch records unique's values (not its inverse or counts) with a node whose backward
+# raises: they require grad, as the input does, so the failure is at backward, not a
+# silently detached result.
+derivative("unique", save=lambda *args, **kwargs: (_unique_op(*args, **kwargs),),
+           name=lambda *args, **kwargs: "Unique2Backward0" if _unique_op(*args, **kwargs) == "_unique2"
+           else "UniqueDimBackward0")(_not_implemented)
+derivative("unique_consecutive", save=lambda *args, **kwargs: ("unique_consecutive",),
+           name="UniqueConsecutiveBackward0")(_not_implemented)

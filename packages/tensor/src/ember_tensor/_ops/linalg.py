@@ -282,7 +282,9 @@ def matrix_power(input, n, *, out=None):
                            "matrices")
     if n == 0:
         from .creation import eye
-        result = eye(m, dtype=input.dtype, device=input.device).expand(input.shape).clone()
+        # Written over a copy of the input, as PyTorch does: the identity then carries the
+        # input's requires_grad (with a zero gradient), not a detached constant.
+        result = input.clone().copy_(eye(m, dtype=input.dtype, device=input.device).expand(input.shape))
     else:
         if n < 0:
             _lapack.check_float(input, "linalg.inv")

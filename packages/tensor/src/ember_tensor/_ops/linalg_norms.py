@@ -46,7 +46,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     elif ord == -_INF:
         result = a.amin(reduce_dims, keepdim=keepdim) if reduce_dims else a.clone()
     elif ord == 0:
-        result = (x != 0).to(x.dtype).sum(reduce_dims, keepdim=keepdim)
+        result = vector_norm_count(x, reduce_dims, keepdim)
     elif ord == 1:
         result = a.sum(reduce_dims, keepdim=keepdim)
     elif ord == 2:
@@ -59,6 +59,16 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         from .elementwise import copy_to_out
         return copy_to_out(result, out)
     return result
+
+
+@op("linalg_vector_norm_count")
+def vector_norm_count(x, dims, keepdim):
+    """vector_norm(x, 0): the count of non-zeros over `dims`, in x's dtype.
+
+    An op of its own so that autograd can record it as PyTorch does: the result requires
+    grad when x does, and backward sends x no gradient (None, not zeros).
+    """
+    return (x != 0).to(x.dtype).sum(dims, keepdim=keepdim)
 
 
 @op("linalg_matrix_norm")
