@@ -19,3 +19,16 @@ def test_relu_keeps_nan_and_minus_zero_and_gives_positive_zero_for_negatives():
     inplace.relu_()
     assert str(inplace) == "tensor([0., nan])"
     assert E.tensor(-2.0).relu().item() == 0.0
+
+
+def test_topk_of_a_0d_tensor_returns_its_value_for_k_0_and_1():
+    for k in (0, 1):
+        values, indices = E.topk(E.tensor(1.5), k)
+        assert values.shape == () and values.item() == 1.5
+        assert indices.shape == () and indices.item() == 0 and indices.dtype == E.int64
+
+
+def test_nanmedian_of_an_empty_tensor_is_medians_fill():
+    assert E.tensor([], dtype=E.int64).nanmedian().item() == -9223372036854775808
+    assert E.tensor([], dtype=E.int32).nanmedian().item() == -2147483648
+    assert math.isnan(E.tensor([]).nanmedian().item())

@@ -7,6 +7,7 @@ differentiable.
 import ember_tensor as E
 
 from ._registry import RESULT, composite, derivative, not_differentiable
+from .reduction import _evenly_distribute
 
 
 def _wrap(dim, ndim):
@@ -53,11 +54,10 @@ def _along_dim_save(default_dim):
 
 
 def _selection(ctx, grad, shape, dim, keepdim, picked, input):
-    if dim is None:  # nanmedian over all elements: the gradient goes to the median's position
-        chosen = (input == picked).reshape(-1)
-        first = chosen.to(E.int64).argmax()
-        flat = E.zeros((chosen.numel(),), dtype=grad.dtype, device=grad.device)
-        return flat.index_put((first.reshape(1),), grad.reshape(1)).reshape(shape)
+    if dim is None:
+        # nanmedian over all elements: PyTorch's rule is median()'s, the gradient shared
+        # among the elements equal to the result (among the NaNs when a NaN is returned).
+        return _evenly_distribute(grad, input, picked, shape, tuple(range(len(shape))), False)
     grad = _values_grad(grad)
     return None if grad is None else _scatter_back(grad, picked, shape, dim, keepdim)
 
