@@ -22,10 +22,10 @@ def grads(fn, *values):
 
 
 def same(a, b):
-    """Equal, NaN matching NaN, elementwise over nested lists."""
+    """Equal up to rounding (infinities exactly), NaN matching NaN, over nested lists."""
     if isinstance(a, list):
         return isinstance(b, list) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return (math.isnan(a) and math.isnan(b)) or a == b
+    return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12)
 
 
 CASES = [
@@ -63,6 +63,14 @@ CASES = [
     ("nanmedian(): NaN ignored", lambda a: a.nanmedian(), ([2.0, 2.0, nan, 1.0],), [[0.5, 0.5, 0.0, 0.0]]),
     ("nanmedian(): all NaN share", lambda a: a.nanmedian(), ([nan, nan],), [[0.5, 0.5]]),
     ("nanmedian() of nothing", lambda a: a.nanmedian(), ([],), [[]]),
+    ("logcumsumexp with -inf and inf", lambda x: x.logcumsumexp(0) * E.tensor([1.0, -2.0, 3.0], dtype=E.float64),
+     ([-inf, 1.0, 2.0],), [[nan, -1.1931757358900148, 2.1931757358900144]]),
+    ("logcumsumexp, mixed-sign gradient", lambda x: x.logcumsumexp(0) * E.tensor([1.0, -2.0, 3.0], dtype=E.float64),
+     ([0.5, -1.0, 2.0],), [[-0.10927777596717725, -0.24751332780065033, 2.3567911037678275]]),
+    ("det of a singular matrix: 0, as PyTorch's LU solve", E.linalg.det, ([[1.0, 2.0], [2.0, 4.0]],),
+     [[[0.0, 0.0], [0.0, 0.0]]]),
+    ("det of a batch with one singular matrix", E.linalg.det, ([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 1.0], [1.0, 3.0]]],),
+     [[[[0.0, 0.0], [0.0, 0.0]], [[3.0, -1.0], [-1.0, 2.0]]]]),
     ("var of one element", lambda a: a.var(), ([1.0],), [[nan]]),
     ("var of a 0-d tensor", lambda a: a.var(), (1.5,), nan),
     ("var with correction past the count", lambda a: a.var(correction=2), (1.5,), nan),

@@ -111,8 +111,18 @@ def cumprod(ctx, grad, input, dim, result):
 
 @derivative("logcumsumexp", save=lambda input, dim, **_: (input, dim, RESULT))
 def logcumsumexp(ctx, grad, input, dim, result):
-    # d out[i] / d x[k] = exp(x[k] - out[i]) for k <= i.
-    return reverse_cumsum(grad * (-result).exp(), dim) * input.exp()
+    # d out[i] / d x[k] = exp(x[k] - out[i]) for k <= i, summed in log space as PyTorch
+    # does (TensorFlow's formula): the positive and negative parts of grad each go through a
+    # reverse logcumsumexp, so -inf/inf entries (exp(x) * exp(-out) = 0 * inf) stay finite.
+    lowest = E.finfo(grad.dtype).min
+    log_abs_grad = grad.abs().log()
+    positive = _reverse_logcumsumexp(E.where(grad > 0, log_abs_grad, lowest) - result, dim)
+    negative = _reverse_logcumsumexp(E.where(grad < 0, log_abs_grad, lowest) - result, dim)
+    return (positive + input).exp() - (negative + input).exp()
+
+
+def _reverse_logcumsumexp(x, dim):
+    return x.flip(dim).logcumsumexp(dim).flip(dim)
 
 
 composite("diff")
