@@ -2,6 +2,8 @@
 zeros, empty and 0-d tensors. Expected values are PyTorch 2.13's, written out literally."""
 import math
 
+import pytest
+
 import ember_tensor as E
 
 nan, inf = math.nan, math.inf
@@ -32,3 +34,12 @@ def test_nanmedian_of_an_empty_tensor_is_medians_fill():
     assert E.tensor([], dtype=E.int64).nanmedian().item() == -9223372036854775808
     assert E.tensor([], dtype=E.int32).nanmedian().item() == -2147483648
     assert math.isnan(E.tensor([]).nanmedian().item())
+
+
+def test_solve_refuses_a_singular_a_even_with_nothing_to_solve():
+    singular = E.tensor([[1.0, 2.0], [2.0, 4.0]])
+    for rhs in (E.zeros(0, 2, 3), E.zeros(2, 0)):
+        with pytest.raises(RuntimeError, match="The solver failed because the input matrix is singular."):
+            E.linalg.solve(singular, rhs)
+    assert E.linalg.solve(E.tensor([[1.0, 2.0], [2.0, 5.0]]), E.zeros(0, 2, 3)).shape == (0, 2, 3)
+    assert E.linalg.solve(E.zeros(0, 2, 2), E.zeros(2, 3)).shape == (0, 2, 3)
