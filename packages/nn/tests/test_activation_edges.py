@@ -75,3 +75,4 @@ def test_inplace_activation_writes_its_input_and_bumps_its_version():
 def test_inplace_activation_on_a_leaf_requiring_grad_raises():
     with pytest.raises(RuntimeError, match="leaf Variable"):
         F.leaky_relu(E.tensor([1.0]).requires_grad_(), inplace=True)
+
