@@ -9,7 +9,7 @@ import ember_autograd  # noqa: F401 - backward()
 import ember_nn.functional as F
 import ember_tensor as E
 
-nan = math.nan
+nan, inf = math.nan, math.inf
 
 
 def grad_of(fn, values):
@@ -20,6 +20,17 @@ def grad_of(fn, values):
 
 def test_relu_keeps_nan_and_gives_positive_zero():
     assert str(F.relu(E.tensor([nan, -1.0, -math.inf, 2.0]))) == "tensor([nan, 0., 0., 2.])"
+
+
+def test_piecewise_activations_keep_nan_as_pytorch():
+    x = E.tensor([nan, 0.5, -3.0, 3.0, 0.0], dtype=E.float64)
+    assert F.threshold(x, 0.5, -1.0).tolist()[1:] == [-1.0, -1.0, 3.0, -1.0]
+    assert F.hardshrink(x).tolist()[1:] == [0.0, -3.0, 3.0, 0.0]
+    assert F.softshrink(x).tolist()[1:] == [0.0, -2.5, 2.5, 0.0]
+    for fn in (F.threshold, F.hardshrink, F.softshrink, F.hardswish, F.hardsigmoid, F.logsigmoid):
+        args = (0.5, -1.0) if fn is F.threshold else ()
+        assert math.isnan(fn(x, *args)[0].item()), fn.__name__
+    assert [math.copysign(1, v) for v in F.logsigmoid(E.tensor([inf, 1e300], dtype=E.float64)).tolist()] == [1, 1]
 
 
 GRADIENTS = [
@@ -33,6 +44,14 @@ GRADIENTS = [
     ("celu", F.celu, [nan, -1e300, 0.0], [1.0, 0.0, 1.0]),
     ("softplus: nan at NaN", F.softplus, [nan, 1e300, -1e300], [nan, 1.0, 0.0]),
     ("logsigmoid of a 0-d tensor", F.logsigmoid, 1.0, 0.2689414213699951),
+    ("logsigmoid: sigmoid(-x), 0.5 at 0", F.logsigmoid, [nan, 0.0, -3.0, 1e300, -1e300],
+     [nan, 0.5, 0.9525741268224333, 0.0, 1.0]),
+    ("threshold keeps NaN", lambda x: F.threshold(x, 0.5, -1.0), [nan, 0.5, 3.0], [1.0, 0.0, 1.0]),
+    ("hardshrink: none inside the band, limits included", F.hardshrink, [nan, 0.5, -0.5, -3.0], [1.0, 0.0, 0.0, 1.0]),
+    ("softshrink", F.softshrink, [nan, 0.5, -3.0, 3.0], [1.0, 0.0, 1.0, 1.0]),
+    ("rrelu in evaluation: the slope at 0", F.rrelu, [nan, 0.0, 1.0], [0.22916666666666666, 0.22916666666666666, 1.0]),
+    ("hardsigmoid: none at -3, 3 and NaN", F.hardsigmoid, [nan, -3.0, 3.0, 0.0], [0.0, 0.0, 0.0, 1 / 6]),
+    ("hardswish: 0 at -3, 1 at 3 and NaN", F.hardswish, [nan, -3.0, 3.0, 0.0, -inf, inf], [1.0, 0.0, 1.0, 0.5, 0.0, 1.0]),
 ]
 
 

@@ -15,7 +15,8 @@ __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "har
 
 
 def _threshold(input, limit, value, inplace):
-    return apply_inplace(input, lambda x: E.where(x > limit, x, value), inplace)
+    # PyTorch tests x <= threshold, so NaN is kept (with its gradient), not replaced.
+    return apply_inplace(input, lambda x: E.where(x <= limit, value, x), inplace)
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -134,10 +135,12 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomised leaky ReLU: a slope drawn from U(lower, upper) per element in training,
     their mean in evaluation."""
     if training:
+        # PyTorch's rrelu_with_noise: the slope applies where x <= 0 (0 included, NaN not).
         slope = E.empty_like(input).uniform_(lower, upper)
-    else:
-        slope = (lower + upper) / 2
-    return apply_inplace(input, lambda x: E.where(x >= 0, x, x * slope), inplace)
+        return apply_inplace(input, lambda x: E.where(x <= 0, x * slope, x), inplace)
+    # In evaluation it is leaky_relu with the mean slope: x > 0 keeps x (NaN takes the slope).
+    slope = (lower + upper) / 2
+    return apply_inplace(input, lambda x: E.where(x > 0, x, x * slope), inplace)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
@@ -167,13 +170,21 @@ def gelu(input, approximate="none"):
 
 
 def logsigmoid(input):
-    """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
-    return input.clamp(max=0) - (-input.abs()).exp().log1p()
+    """log(sigmoid(x)) = -softplus(-x), stable for large |x|.
+
+    Two smooth branches, x - log1p(exp(x)) below 0 and -log1p(exp(-x)) from 0 on, each fed
+    its own side of 0 (so no unselected exp overflows): min(x, 0) - log1p(exp(-|x|)) would
+    put the kinks of min and abs at 0 and give a gradient of 1 there, not sigmoid(0) = 0.5.
+    """
+    negative = input < 0
+    below = E.where(negative, input, 0.0)
+    above = E.where(negative, 0.0, input)
+    return E.where(negative, below - below.exp().log1p(), 0.0 - (-above).exp().log1p())  # +0 at inf, as PyTorch
 
 
 def hardshrink(input, lambd=0.5):
-    """x where |x| > lambd, else 0."""
-    return E.where(input.abs() > lambd, input, 0.0)
+    """x where |x| > lambd, else 0 (NaN stays NaN, with its gradient, as in PyTorch)."""
+    return E.where((input >= -lambd) & (input <= lambd), 0.0, input)
 
 
 def tanhshrink(input):
@@ -199,7 +210,8 @@ def softshrink(input, lambd=0.5):
     """x - lambd if x > lambd, x + lambd if x < -lambd, else 0."""
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    return E.where(input > lambd, input - lambd, E.where(input < -lambd, input + lambd, 0.0))
+    # x - sign(x) * lambd outside the band: NaN stays NaN with its gradient, as in PyTorch.
+    return E.where((input >= -lambd) & (input <= lambd), 0.0, input - input.sign() * lambd)
 
 
 def _softmax_dim(ndim):
@@ -247,8 +259,13 @@ def sigmoid(input):
 
 
 def hardsigmoid(input, inplace=False):
-    """relu6(x + 3) / 6."""
-    return apply_inplace(input, lambda x: (x + 3).clamp(0, 6) / 6, inplace)
+    """relu6(x + 3) / 6.
+
+    The gradient is 1/6 strictly inside (-3, 3) only, as PyTorch's: not at the limits, not
+    at NaN (whose value, NaN, comes from the clamped constant branch).
+    """
+    return apply_inplace(input, lambda x: E.where((x > -3) & (x < 3), x / 6 + 0.5, ((x + 3).clamp(0, 6) / 6).detach()),
+                         inplace)
 
 
 def silu(input, inplace=False):
@@ -262,5 +279,16 @@ def mish(input, inplace=False):
 
 
 def hardswish(input, inplace=False):
-    """x * relu6(x + 3) / 6."""
-    return apply_inplace(input, lambda x: x * (x + 3).clamp(0, 6) / 6, inplace)
+    """x * relu6(x + 3) / 6.
+
+    Piecewise as PyTorch's backward: 0 up to -3 (inclusive), x * (x + 3) / 6 below 3, x from
+    3 on; NaN falls through to x and gets the gradient 1.
+    """
+    return apply_inplace(input, _hardswish, inplace)
+
+
+def _hardswish(x):
+    # The middle branch sees x only inside (-3, 3): elsewhere its unselected 0 gradient
+    # times a NaN or infinite x would be NaN.
+    inside = E.where((x > -3) & (x < 3), x, 0.0)
+    return E.where(x <= -3, x * 0.0, E.where(x < 3, inside * (inside + 3) / 6, x))
