@@ -36,8 +36,9 @@ STACK = {
     "export": ["tensor", "autograd"],
     "distributions": ["tensor", "autograd"],
     "amp": ["tensor", "autograd"],
+    "compile": ["tensor", "autograd", "nn"],
     "vision": ["tensor", "autograd", "nn", "data"],
-    "ember": ["tensor", "autograd", "nn", "optim", "data", "distributed", "export", "distributions", "amp", "vision"],
+    "ember": ["tensor", "autograd", "nn", "optim", "data", "distributed", "export", "distributions", "amp", "vision", "compile"],
 }
 
 # The tensor layer always comes with numba-cuda, so CUDA code can run on the simulator.

@@ -319,6 +319,16 @@ def test_set_detect_anomaly_as_a_call():
     assert not autograd.is_anomaly_enabled()
 
 
+def test_set_anomaly_enabled_with_check_nan():
+    # torch.set_anomaly_enabled(enabled, check_nan): a plain switch, no context to restore.
+    autograd.anomaly_mode.set_anomaly_enabled(True, check_nan=False)
+    try:
+        assert autograd.is_anomaly_enabled() and not autograd.anomaly_mode.is_anomaly_check_nan_enabled()
+    finally:
+        autograd.anomaly_mode.set_anomaly_enabled(False)
+    assert not autograd.is_anomaly_enabled() and autograd.anomaly_mode.is_anomaly_check_nan_enabled()
+
+
 # -- numerics against NumPy on a small composite -------------------------------------------------------
 
 def test_composite_gradient_against_numpy():

@@ -21,7 +21,7 @@ import ember_tensor
 PYPROJECT = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
 PROJECT = PYPROJECT["project"]
 
-LAYERS = ["amp", "autograd", "data", "distributed", "distributions", "export", "nn", "optim", "tensor", "vision"]
+LAYERS = ["amp", "autograd", "compile", "data", "distributed", "distributions", "export", "nn", "optim", "tensor", "vision"]
 
 HAS_CUDA_MODULE = importlib.util.find_spec("ember_tensor.cuda") is not None
 
@@ -72,7 +72,7 @@ def test_runtime_pins_are_the_pins_of_layers_txt():
     assert all(module == distribution.replace("-", "_") for module, (distribution, _, _) in ember.PINNED_LAYERS.items())
 
 
-def test_top_level_is_ember_tensor_public_surface_plus_grad_modes_and_autocast():
+def test_top_level_is_ember_tensor_public_surface_plus_grad_modes_autocast_and_compile():
     import ember_amp
     import ember_autograd
 
@@ -80,10 +80,13 @@ def test_top_level_is_ember_tensor_public_surface_plus_grad_modes_and_autocast()
     assert ember.__all__[:len(tensor_names)] == tensor_names
     different = [name for name in tensor_names if getattr(ember, name) is not getattr(ember_tensor, name)]
     assert not different
-    for name in ember.__all__[len(tensor_names):]:
-        layer = ember_autograd if hasattr(ember_autograd, name) else ember_amp
+    assert ember.__all__[-1] == "compile"  # a function that loads ember-compile on first call
+    for name in ember.__all__[len(tensor_names):-1]:
+        layer = next(m for m in (ember_autograd, ember_autograd.anomaly_mode, ember_amp) if hasattr(m, name))
         assert getattr(ember, name) is getattr(layer, name), name
     assert "autocast" in ember.__all__ and "get_autocast_dtype" in ember.__all__
+    assert ember.GradScaler is ember.amp.GradScaler  # torch.GradScaler is torch.amp.GradScaler
+    assert "set_anomaly_enabled" in ember.__all__ and "is_anomaly_check_nan_enabled" in ember.__all__
 
 
 def test_import_ember_installs_autograd():
@@ -104,6 +107,7 @@ def test_import_ember_installs_autograd():
     ("ember.backends.cudnn", "ember_tensor.backend_flags.cudnn"), ("ember.types", "ember_tensor.types"),
     ("ember.multiprocessing", "ember_tensor.multiprocessing"), ("ember.utils.checkpoint", "ember_autograd.checkpoint"),
     ("ember.profiler", "ember_autograd.scheduled_profiler"), ("ember.hub", "ember_tensor.hub"),
+    ("ember.compiler", "ember_compile.compiler"),
     ("ember.utils.backcompat", "ember_tensor.backcompat"),
 ])
 def test_pytorch_paths_are_the_layers(path, real):
@@ -136,6 +140,20 @@ def test_runtime_surface_under_pytorchs_paths():
     assert ember.version.cuda is None or ember.version.cuda[0].isdigit()
     assert ember.get_num_threads() >= 1 and ember.finfo(ember.float32).eps == 2 ** -23
     from ember.types import Device, Number  # noqa: F401 - importable, as from torch.types
+
+
+def test_compile_and_compiler_under_pytorchs_names():
+    # nanoGPT's pattern: model = torch.compile(model); checkpoints strip "_orig_mod."
+    import ember.nn as nn
+
+    model = nn.Linear(2, 3)
+    compiled = ember.compile(model)
+    assert compiled._orig_mod is model and list(compiled.state_dict()) == ["_orig_mod.weight", "_orig_mod.bias"]
+    assert ember.equal(compiled(ember.ones(1, 2)), model(ember.ones(1, 2)))
+    assert not ember.compiler.is_compiling()
+    script = "import sys, ember\nprint('ember_compile' in sys.modules, 'ember_nn' in sys.modules)\n"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["False", "False"]  # import ember stays light
 
 
 def test_the_tensor_class_prints_its_public_path():

@@ -129,3 +129,14 @@ def test_init_does_not_record_autograd():
     init.kaiming_uniform_(p)
     init.trunc_normal_(p)
     assert p.is_leaf and p.grad_fn is None
+
+
+@pytest.mark.parametrize("old, new", [("eye", "eye_"), ("dirac", "dirac_")])
+def test_deprecated_spellings_of_eye_and_dirac_warn_and_fill(old, new):
+    tensor, expected = torch.empty(3, 2, 3), torch.empty(3, 2, 3)
+    if old == "eye":
+        tensor, expected = torch.empty(3, 4), torch.empty(3, 4)
+    with pytest.warns(FutureWarning, match=f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new}`"):
+        getattr(init, old)(tensor)
+    getattr(init, new)(expected)
+    assert torch.equal(tensor, expected)

@@ -120,6 +120,7 @@ ENTRY = {et.float32: "sgemm", et.float64: "dgemm", et.float16: "gemm_ex", et.bfl
 @pytest.mark.parametrize("dtype", list(ENTRY), ids=str)
 @pytest.mark.parametrize("name,fn", LAYOUTS, ids=[n for n, _ in LAYOUTS])
 def test_cublas_calls_compute_the_cpu_product(cublas, dtype, name, fn):
+    """Every layout of every cuBLAS dtype goes through its entry point and gives the CPU's product."""
     a, b = _operands(dtype)
     expected = fn(a, b)
     got = fn(a.cuda(), b.cuda())
@@ -130,6 +131,7 @@ def test_cublas_calls_compute_the_cpu_product(cublas, dtype, name, fn):
 
 
 def test_half_types_use_the_ex_entry_point_with_float32_compute(cublas):
+    """float16 and bfloat16 call gemm_strided_batched_ex with their data type and float32 compute."""
     a, b = _operands(et.bfloat16)
     a.cuda() @ b.cuda()
     a.half().cuda() @ b.half().cuda()
@@ -142,6 +144,7 @@ def test_half_types_use_the_ex_entry_point_with_float32_compute(cublas):
 
 
 def test_transposed_views_are_passed_as_op_t_without_copies(cublas):
+    """A transposed view is passed as op T with its own leading dimension, not copied."""
     a, b = _operands(et.float32)
     at = a.t().contiguous().cuda().t()  # (3, 5) with unit row stride
     at @ b.cuda()
@@ -152,6 +155,7 @@ def test_transposed_views_are_passed_as_op_t_without_copies(cublas):
 
 
 def test_operands_without_a_unit_stride_fall_back_to_the_tiled_kernel(cublas):
+    """An operand with no unit stride is not cuBLAS's: the tiled kernel computes the product."""
     from ember_tensor._backends.cuda import blas as _cuda_blas
     a, b = _operands(et.float32)
     stepped = et.cat([b, -b], 1).cuda()[:, ::2]  # column stride 2: neither op N nor op T
@@ -164,6 +168,7 @@ def test_operands_without_a_unit_stride_fall_back_to_the_tiled_kernel(cublas):
 
 
 def test_integer_products_never_reach_cublas(cublas):
+    """Integer products stay with the tiled kernel (cuBLAS has no integer GEMM here)."""
     from ember_tensor._backends.cuda import blas as _cuda_blas
     a, b = _operands(et.float32)
     assert ((a.long().cuda() @ b.long().cuda()).cpu().tolist() == (a.long() @ b.long()).tolist())
@@ -172,6 +177,7 @@ def test_integer_products_never_reach_cublas(cublas):
 
 
 def test_stand_in_and_constants_match_nvmath_where_installed():
+    """The stand-in's signatures and the constants are nvmath-python's (where it is installed)."""
     # Checked with nvmath-python 1.0.0; re-checked wherever it is installed (GPU machines).
     cublas_bindings = pytest.importorskip("nvmath.bindings.cublas")
     import inspect

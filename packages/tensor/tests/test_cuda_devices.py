@@ -1,7 +1,7 @@
 """CUDA tensors and devices: tensors land on the current numbered device, new/like keep
-device and dtype, ops across devices raise PyTorch's error, copies between host and
-device, random numbers made on the device; the torch.cuda device queries, streams and
-events, a missing GPU, the slides' GPU snippet.
+device and dtype, ops across devices raise PyTorch's error (a 0-d CPU operand excepted),
+copies between host and device, random numbers made on the device; the torch.cuda device
+queries, streams and events, a missing GPU, the slides' GPU snippet.
 
 Runs on Numba's CUDA simulator (conftest.py sets NUMBA_ENABLE_CUDASIM=1 unless it is
 set already). Tests marked `gpu` need a real device (NUMBA_ENABLE_CUDASIM=0 on a GPU machine).
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ember_tensor as et
-from cuda_guard import device_only
+from cuda_guard import device_only, matches_the_cpu
 
 pytestmark = pytest.mark.skipif(not et.cuda.is_available(), reason="no CUDA and no simulator")
 
@@ -54,6 +54,21 @@ def test_cross_device_ops_raise_pytorchs_error():
         et.ones(2, device="cuda") @ et.ones(2)
 
 
+# Binary float32 ops, PyTorch's among them that take no Python number (atan2, hypot).
+_BINARY_FLOAT32 = ["add", "sub", "mul", "div", "pow", "atan2", "maximum", "fmod", "remainder", "lt", "eq",
+                   "hypot", "copysign", "floor_divide"]
+
+
+@pytest.mark.parametrize("name", _BINARY_FLOAT32)
+def test_a_0d_cpu_tensor_beside_a_cuda_tensor_is_a_number(name):
+    """A 0-d CPU tensor may meet a CUDA tensor (PyTorch's exception to the same-device rule):
+    it is passed to the kernel as a number, and the result is the CPU's, computed on the device."""
+    a = et.tensor([[0.5, -1.5, 2.0], [3.25, -0.0, 7.0]])
+    fn = getattr(et, name)
+    # the 0-d operand is made inside the call: it stays on the CPU where `a` moves to CUDA
+    matches_the_cpu(lambda x: fn(x, et.tensor(2.0)), [a], f"{name}(cuda, 0-d cpu)", tol=1e-6)
+
+
 def test_copies_between_host_and_device():
     host = et.tensor([[1.5, 2.5], [3.5, 4.5]])
     dev = et.zeros(2, 2, dtype=et.float64, device="cuda")
@@ -73,7 +88,7 @@ def test_copies_between_host_and_device():
 
 def test_random_numbers_are_made_on_the_device_and_reproducible():
     # CUDA has its own Philox generator (as PyTorch): a seed fixes the numbers, but they
-    # are not the CPU's. test_cuda_random.py checks every sampler in depth.
+    # are not the CPU's. test_cuda_philox.py and test_random_properties.py check every sampler in depth.
     et.manual_seed(7)
     with device_only():
         first = et.rand(4000, device="cuda")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import ember_tensor as E
-from test_linalg import _close, _t
+from linalg_cases import assert_close, laid_out
 
 RNG = np.random.default_rng(1)
 
@@ -37,8 +37,8 @@ def test_einsum_matches_numpy(equation, shapes, transposed):
     arrays = [RNG.standard_normal(s) for s in shapes]
     expected = np.einsum(equation.replace(" ", ""), *[np.broadcast_to(a, s) for a, s in zip(arrays, shapes)]) \
         if equation != "ij,kj->ik" else np.einsum("ij,kj->ik", np.broadcast_to(arrays[0], (3, 4)), arrays[1])
-    _close(E.einsum(equation, *[_t(a, transposed) for a in arrays]), expected)
-    _close(E.einsum(equation, [_t(a) for a in arrays]), expected)
+    assert_close(E.einsum(equation, *[laid_out(a, transposed) for a in arrays]), expected)
+    assert_close(E.einsum(equation, [laid_out(a) for a in arrays]), expected)
 
 
 def test_einsum_matches_numpy_hypothesis():
@@ -57,6 +57,6 @@ def test_einsum_matches_numpy_hypothesis():
         equation = f"{''.join(left)},{''.join(right)}->{''.join(output)}"
         a = RNG.standard_normal([sizes[c] for c in left])
         b = RNG.standard_normal([sizes[c] for c in right])
-        _close(E.einsum(equation, E.tensor(a), E.tensor(b)), np.einsum(equation, a, b))
+        assert_close(E.einsum(equation, E.tensor(a), E.tensor(b)), np.einsum(equation, a, b))
 
     check()

@@ -1,4 +1,4 @@
-"""Linear algebra against NumPy: products in every matmul rank case, tensordot,
+"""Linear algebra against NumPy: tensordot,
 kron, cross, factorizations, solvers, norms; contiguous, transposed, batched and 0-d
 inputs; PyTorch's errors for singular, non-square and wrongly typed inputs."""
 import numpy as np
@@ -6,45 +6,9 @@ import pytest
 
 import ember_tensor as E
 from cuda_guard import DEVICES, cpu_result, matches_the_cpu
+from linalg_cases import assert_close, laid_out
 
 RNG = np.random.default_rng(0)
-
-
-def _t(array, transposed=False):
-    """An ember float64 tensor of `array`, optionally laid out transposed in memory."""
-    if transposed and array.ndim >= 2:
-        t = E.tensor(np.ascontiguousarray(np.swapaxes(array, -1, -2))).mT
-        assert not t.is_contiguous() or 0 in array.shape[-2:] or 1 in array.shape[-2:]
-        return t
-    return E.tensor(array)
-
-
-def _close(result, expected, atol=1e-9):
-    result = np.asarray(result.numpy() if hasattr(result, "numpy") else result)
-    assert result.shape == np.shape(expected), (result.shape, np.shape(expected))
-    np.testing.assert_allclose(result, expected, rtol=1e-7, atol=atol)
-
-
-MATMUL_SHAPES = [
-    ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)), ((5, 2, 3), (3,)), ((3,), (5, 3, 4)),
-    ((5, 2, 3), (5, 3, 4)), ((5, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)), ((1, 5, 2, 3), (7, 1, 3, 4)),
-    ((0, 3), (3, 2)), ((2, 0), (0, 3)),
-]
-
-
-@pytest.mark.parametrize("a_shape,b_shape", MATMUL_SHAPES, ids=[f"{a}@{b}" for a, b in MATMUL_SHAPES])
-@pytest.mark.parametrize("transposed", [False, True], ids=["contiguous", "transposed"])
-def test_matmul_rank_cases_match_numpy(a_shape, b_shape, transposed):
-    a, b = RNG.standard_normal(a_shape), RNG.standard_normal(b_shape)
-    _close(E.matmul(_t(a, transposed), _t(b, transposed)), np.matmul(a, b))
-    _close(_t(a) @ _t(b), np.matmul(a, b))
-
-
-def test_matmul_float32_uses_blas_precision():
-    a, b = RNG.standard_normal((64, 32)).astype(np.float32), RNG.standard_normal((32, 16)).astype(np.float32)
-    result = E.tensor(a) @ E.tensor(b)
-    assert result.dtype == E.float32
-    np.testing.assert_allclose(result.numpy(), a @ b, rtol=1e-5, atol=1e-5)
 
 
 def _tril_solve(L, B):
@@ -161,8 +125,8 @@ CASES = [
 @pytest.mark.parametrize("transposed", [False, True], ids=["contiguous", "transposed"])
 def test_linalg_matches_numpy(name, call, ref, transposed):
     arrays = (A, B, SPD, TALL)
-    tensors = [_t(x, transposed) for x in arrays]
-    _close(call(*tensors), ref(*arrays))
+    tensors = [laid_out(x, transposed) for x in arrays]
+    assert_close(call(*tensors), ref(*arrays))
 
 
 def test_results_are_float32_for_float32_inputs():
@@ -312,8 +276,8 @@ def test_out_argument_takes_the_result(device):
     out = E.empty((2, 3, 3), dtype=E.float64, device=device)
     result = cpu_result(device, lambda x, o: E.linalg.inv(x, out=o), E.tensor(a), out.cpu())
     assert E.linalg.inv(E.tensor(a).to(device), out=out) is out
-    _close(result, np.linalg.inv(a))
-    _close(out.cpu(), np.linalg.inv(a))
+    assert_close(result, np.linalg.inv(a))
+    assert_close(out.cpu(), np.linalg.inv(a))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -373,33 +337,6 @@ def test_cuda_matches_cpu(name, fn):
     result = fn(host.to("cuda"))
     assert result.device.type == "cuda"
     np.testing.assert_allclose(result.cpu().numpy(), fn(host).numpy(), rtol=1e-10, atol=1e-10)
-
-
-def _batch_shapes():
-    """Pairs of batch shapes that broadcast: each dim equal, or 1 on one side, or missing."""
-    from hypothesis import strategies as st
-    dim = st.integers(1, 3)
-    return st.lists(st.tuples(dim, st.sampled_from(["same", "left1", "right1"])), max_size=3).map(
-        lambda dims: (tuple(1 if how == "left1" else n for n, how in dims),
-                      tuple(1 if how == "right1" else n for n, how in dims)))
-
-
-def test_matmul_batch_broadcasting_matches_numpy_hypothesis():
-    hypothesis = pytest.importorskip("hypothesis")
-    from hypothesis import strategies as st
-
-    @hypothesis.settings(max_examples=40, deadline=None, derandomize=True)
-    @hypothesis.given(_batch_shapes(), st.integers(0, 2), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3),
-                      st.integers(0, 2))
-    def check(batches, drop, n, k, m, vector):
-        left_batch, right_batch = batches
-        right_batch = right_batch[drop:] if drop <= len(right_batch) else ()
-        a_shape = (k,) if vector == 1 else left_batch + (n, k)
-        b_shape = (k,) if vector == 2 else right_batch + (k, m)
-        a, b = RNG.standard_normal(a_shape), RNG.standard_normal(b_shape)
-        _close(E.tensor(a) @ E.tensor(b), np.matmul(a, b))
-
-    check()
 
 
 @pytest.mark.parametrize("scale", [0.01, 1.0, 30.0])

@@ -2,7 +2,7 @@
 generator, the default dtype), size forms, out=, the methods, the dispatcher, and
 PyTorch 2.13's errors for bad arguments (where PyTorch is installed the oracle test checks
 that it still raises them). CUDA tensors are sampled on the device by another engine
-(Philox): test_cuda_random.py checks them."""
+(Philox): test_random_properties.py checks both devices, test_cuda_philox.py the engine."""
 import pytest
 
 import ember_tensor as torch
@@ -86,8 +86,9 @@ def test_ops_go_through_the_dispatcher():
 
 
 # -- devices ---------------------------------------------------------------------------------------
-# CUDA tensors are sampled on the device by another engine (Philox): test_cuda_random.py
-# checks them (reproducible per seed, independent calls, moments, bounds, no host copies).
+# CUDA tensors are sampled on the device by another engine (Philox): test_random_properties.py
+# checks what holds on both devices (moments, bounds, errors, no host copies), test_cuda_philox.py
+# the engine (reproducible per seed, independent calls, layouts, launches).
 
 
 # -- PyTorch's errors --------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 import traceback
 import warnings
 
-__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
+__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+           "set_anomaly_enabled"]
 
 _enabled = False
 _check_nan = True
@@ -17,6 +18,11 @@ def is_anomaly_enabled():
 def is_anomaly_check_nan_enabled():
     """Whether anomaly detection also raises on NaN gradients."""
     return _check_nan
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Turn anomaly detection on or off for good (``torch.set_anomaly_enabled``)."""
+    _set(enabled, check_nan)
 
 
 class detect_anomaly:

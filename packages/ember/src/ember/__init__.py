@@ -64,6 +64,9 @@ _check_pinned(ember_autograd)
 from ember_autograd import (  # noqa: E402,F401 -- re-exported at the top level, as torch.no_grad
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
+from ember_autograd.anomaly_mode import (  # noqa: E402,F401 -- torch.is_anomaly_enabled, ...
+    is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
+)
 
 _aliases.install(on_layer_load=_check_pinned)
 __getattr__ = _aliases.module_getattr
@@ -75,7 +78,7 @@ import ember_amp  # noqa: E402
 
 _check_pinned(ember_amp)
 from ember_amp import (  # noqa: E402,F401 -- re-exported at the top level, as torch.autocast
-    autocast, autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache, get_autocast_cpu_dtype,
+    GradScaler, autocast, autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache, get_autocast_cpu_dtype,
     get_autocast_dtype, get_autocast_gpu_dtype, is_autocast_cache_enabled, is_autocast_cpu_enabled,
     is_autocast_enabled, set_autocast_cache_enabled, set_autocast_cpu_dtype, set_autocast_cpu_enabled,
     set_autocast_dtype, set_autocast_enabled, set_autocast_gpu_dtype,
@@ -94,12 +97,14 @@ def _wire_cuda_amp():
 _wire_cuda_amp()
 
 from ember import cpu, utils, version  # noqa: E402,F401 -- ``ember.utils.data``, ``ember.cpu.amp``, ``ember.version.cuda``
+from ember._compile_entry import compile  # noqa: E402,A004 -- torch.compile (ember-compile loads on first call)
 
 _GRAD_MODES = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
-               "is_inference_mode_enabled"]
-_AUTOCAST = ["autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
+               "is_inference_mode_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+               "set_anomaly_enabled"]
+_AUTOCAST = ["GradScaler", "autocast", "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
              "is_autocast_cache_enabled", "set_autocast_cache_enabled", "clear_autocast_cache",
              "autocast_increment_nesting", "autocast_decrement_nesting", "is_autocast_cpu_enabled",
              "set_autocast_cpu_enabled", "get_autocast_cpu_dtype", "set_autocast_cpu_dtype", "get_autocast_gpu_dtype",
              "set_autocast_gpu_dtype"]
-__all__ = [*ember_tensor.__all__, *_GRAD_MODES, *_AUTOCAST]
+__all__ = [*ember_tensor.__all__, *_GRAD_MODES, *_AUTOCAST, "compile"]

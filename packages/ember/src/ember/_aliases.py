@@ -35,6 +35,7 @@ SUBMODULE_ALIASES = {
     "ember.utils.backcompat": "ember_tensor.backcompat",
     "ember.profiler": "ember_autograd.scheduled_profiler",
     "ember.distributed": "ember_distributed",
+    "ember.compiler": "ember_compile.compiler",
     "ember.onnx": "ember_export.onnx",
     "ember.jit": "ember_export.jit",
     "ember.distributions": "ember_distributions",

@@ -27,7 +27,9 @@ from ._runtime.determinism import (
 )
 from ._runtime.matmul_precision import get_float32_matmul_precision, set_float32_matmul_precision
 from ._size import Size
-from ._layout import layout, sparse_coo, strided
+from ._layout import (
+    channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, sparse_coo, strided,
+)
 from ._tensor import Tensor, is_tensor
 from ._dispatch import Operator, register_wrapper, unregister_wrapper, operators
 from ._printing import get_printoptions, set_printoptions, printoptions
@@ -81,6 +83,7 @@ from ._ops.random import (
 from ._ops.linalg import diag, diag_embed, trace, addmm, addmv, baddbmm, bmm, dot, ger, inner_product, matmul, mm, mv, outer
 from ._ops.linalg import addbmm, addr, cross, inner, kron, matrix_exp, matrix_power, vdot
 from ._ops.einsum import einsum, tensordot
+from ._ops.aliases import *  # noqa: F401,F403 - deg2rad, dist, column_stack, resolve_conj, ...
 from ._ops.linalg_legacy import (
     cholesky, cholesky_inverse, cholesky_solve, det, inverse, logdet, pinverse, qr, slogdet, svd,
 )
@@ -110,6 +113,11 @@ def numel(input):
 def is_floating_point(input):
     """Whether `input` has a floating dtype."""
     return input.is_floating_point()
+
+
+def is_signed(input):
+    """Whether `input` has a signed dtype."""
+    return input.is_signed()
 
 
 def is_nonzero(input):

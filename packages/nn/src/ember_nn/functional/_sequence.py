@@ -37,7 +37,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
                              "fixed length sequences. However, found offsets of type Tensor")
         bags, length = input.shape
-        offsets = et.arange(0, bags * length, length) if length else et.zeros(bags, dtype=et.int64)
+        offsets = (et.arange(0, bags * length, length, device=input.device) if length
+                   else et.zeros(bags, dtype=et.int64, device=input.device))
         input = input.reshape(-1)
         if per_sample_weights is not None:
             per_sample_weights = per_sample_weights.reshape(-1)
@@ -68,8 +69,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         parts = []
         for b in range(bags):
             chosen = np.nonzero(keep[starts[b]:ends[b]])[0] + starts[b]
-            parts.append(rows[et.from_numpy(chosen)].amax(0) if len(chosen) else et.zeros(dim, dtype=weight.dtype))
-        return et.stack(parts) if parts else et.zeros(0, dim, dtype=weight.dtype)
+            parts.append(rows[et.from_numpy(chosen)].amax(0) if len(chosen) else et.zeros(dim, dtype=weight.dtype, device=weight.device))
+        return et.stack(parts) if parts else et.zeros(0, dim, dtype=weight.dtype, device=weight.device)
     # Bags as rows of a padded (bags, longest) index matrix: one gather, a masked sum.
     counts = np.bincount(bag_of[keep], minlength=bags) if n else np.zeros(bags, dtype=np.int64)
     longest = max(int(counts.max()) if bags else 0, 1)
@@ -105,7 +106,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         value = value.repeat_interleave(groups, dim=-3)
     scores = et.matmul(query, key.transpose(-2, -1)) * scale
     if is_causal:
-        attn_mask = et.ones(length, source, dtype=et.bool).tril()
+        attn_mask = et.ones(length, source, dtype=et.bool, device=query.device).tril()
     if attn_mask is not None:
         if attn_mask.dtype is et.bool:
             scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
@@ -121,7 +122,7 @@ def _float_mask(mask, dtype):
     """A mask to add to attention scores: a bool mask's True (not allowed) becomes -inf."""
     if mask is None or mask.dtype is not et.bool:
         return mask
-    return et.zeros(mask.shape, dtype=dtype).masked_fill(mask, float("-inf"))
+    return et.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, float("-inf"))
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
@@ -157,7 +158,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         biases = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
         q, k, v = (_linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))
     if is_causal and attn_mask is None:
-        attn_mask = et.ones(tgt_len, key.shape[0], dtype=et.bool).triu(1)
+        attn_mask = et.ones(tgt_len, key.shape[0], dtype=et.bool, device=query.device).triu(1)
     attn_mask = _float_mask(attn_mask, q.dtype)
     key_padding_mask = _float_mask(key_padding_mask, q.dtype)
     if attn_mask is not None and attn_mask.dim() == 2:
@@ -166,19 +167,19 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         k = et.cat([k, bias_k.repeat(1, bsz, 1)])
         v = et.cat([v, bias_v.repeat(1, bsz, 1)])
         if attn_mask is not None:
-            attn_mask = et.cat([attn_mask, et.zeros(*attn_mask.shape[:-1], 1, dtype=attn_mask.dtype)], dim=-1)
+            attn_mask = et.cat([attn_mask, et.zeros(*attn_mask.shape[:-1], 1, dtype=attn_mask.dtype, device=attn_mask.device)], dim=-1)
         if key_padding_mask is not None:
-            key_padding_mask = et.cat([key_padding_mask, et.zeros(bsz, 1, dtype=key_padding_mask.dtype)], dim=-1)
+            key_padding_mask = et.cat([key_padding_mask, et.zeros(bsz, 1, dtype=key_padding_mask.dtype, device=key_padding_mask.device)], dim=-1)
     q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
     k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
     v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
     if add_zero_attn:
-        k = et.cat([k, et.zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype)], dim=1)
-        v = et.cat([v, et.zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype)], dim=1)
+        k = et.cat([k, et.zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype, device=k.device)], dim=1)
+        v = et.cat([v, et.zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype, device=v.device)], dim=1)
         if attn_mask is not None:
-            attn_mask = et.cat([attn_mask, et.zeros(*attn_mask.shape[:-1], 1, dtype=attn_mask.dtype)], dim=-1)
+            attn_mask = et.cat([attn_mask, et.zeros(*attn_mask.shape[:-1], 1, dtype=attn_mask.dtype, device=attn_mask.device)], dim=-1)
         if key_padding_mask is not None:
-            key_padding_mask = et.cat([key_padding_mask, et.zeros(bsz, 1, dtype=key_padding_mask.dtype)], dim=-1)
+            key_padding_mask = et.cat([key_padding_mask, et.zeros(bsz, 1, dtype=key_padding_mask.dtype, device=key_padding_mask.device)], dim=-1)
     src_len = k.shape[1]
     if key_padding_mask is not None:
         padding = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)

@@ -144,8 +144,8 @@ class RNNBase(Module):
         h0, c0 = self._initial_states(hx, batch, batched, x, directions, real_hidden)
         mask = None
         if lengths is not None:
-            steps = et.arange(seq_len).unsqueeze(1)
-            mask = (steps < lengths.unsqueeze(0)).to(x.dtype).unsqueeze(2)   # (L, N, 1)
+            steps = et.arange(seq_len, device=lengths.device).unsqueeze(1)
+            mask = (steps < lengths.unsqueeze(0)).to(device=x.device, dtype=x.dtype).unsqueeze(2)   # (L, N, 1)
         layer_input = x
         h_n, c_n = [], []
         for layer in range(self.num_layers):

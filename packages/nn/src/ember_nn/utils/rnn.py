@@ -34,13 +34,13 @@ class PackedSequence(namedtuple("PackedSequence", ["data", "batch_sizes", "sorte
 
 
 def invert_permutation(permutation):
-    """The permutation that undoes ``permutation`` (None stays None)."""
+    """The permutation that undoes ``permutation`` (None stays None), on its device."""
     if permutation is None:
         return None
     order = np.asarray(permutation.tolist(), dtype=np.int64)
     inverse = np.empty_like(order)
     inverse[order] = np.arange(len(order))
-    return et.from_numpy(inverse)
+    return et.from_numpy(inverse).to(permutation.device)
 
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
@@ -58,7 +58,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         order = list(range(len(lengths_list)))
     else:
         order = sorted(range(len(lengths_list)), key=lambda i: -lengths_list[i])  # stable: ties keep order
-        sorted_indices = et.tensor(order, dtype=et.int64)
+        sorted_indices = et.tensor(order, dtype=et.int64, device=input.device)  # on the data's device, as PyTorch's
     if batch_first:
         input = input.transpose(0, 1)
     if max(lengths_list) > input.shape[0]:
@@ -68,7 +68,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     batch_sizes = [sum(1 for n in sorted_lengths if n > t) for t in range(sorted_lengths[0])]
     x = input if sorted_indices is None else input.index_select(1, sorted_indices)
     data = et.cat([x[t, :size] for t, size in enumerate(batch_sizes)])
-    return PackedSequence(data, et.tensor(batch_sizes, dtype=et.int64), sorted_indices, None)
+    return PackedSequence(data, et.tensor(batch_sizes, dtype=et.int64, device="cpu"), sorted_indices, None)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
@@ -85,11 +85,11 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     for size in batch_sizes:
         part = data[offset:offset + size]
         if size < batch:
-            part = et.cat([part, et.full((batch - size,) + tail, padding_value, dtype=data.dtype)])
+            part = et.cat([part, et.full((batch - size,) + tail, padding_value, dtype=data.dtype, device=data.device)])
         rows.append(part)
         offset += size
     for _ in range(steps, total_length or steps):
-        rows.append(et.full((batch,) + tail, padding_value, dtype=data.dtype))
+        rows.append(et.full((batch,) + tail, padding_value, dtype=data.dtype, device=data.device))
     padded = et.stack(rows)
     lengths = np.array([sum(1 for size in batch_sizes if size > b) for b in range(batch)], dtype=np.int64)
     if sequence.unsorted_indices is not None:
@@ -109,7 +109,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     for s in sequences:
         missing = longest - s.shape[0]
         if missing:
-            pad = et.full((missing,) + tuple(s.shape[1:]), padding_value, dtype=s.dtype)
+            pad = et.full((missing,) + tuple(s.shape[1:]), padding_value, dtype=s.dtype, device=s.device)
             s = et.cat([s, pad] if padding_side == "right" else [pad, s])
         padded.append(s)
     return et.stack(padded, dim=0 if batch_first else 1)
@@ -117,7 +117,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
 
 def pack_sequence(sequences, enforce_sorted=True):
     """Pack a list of sequences of different lengths."""
-    lengths = et.tensor([s.shape[0] for s in sequences], dtype=et.int64)
+    lengths = et.tensor([s.shape[0] for s in sequences], dtype=et.int64, device="cpu")  # lengths live on the CPU
     return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
 
 

@@ -5,13 +5,13 @@ from . import convert, creation, elementwise, indexing, linalg, pinned, random, 
 from . import shared
 from . import linalg_legacy, shape_ops
 from . import index_ops, scans, sorting
-from . import combinatorics, quantiles, statistics, views_inplace
+from . import aliases, combinatorics, quantiles, statistics, views_inplace
 
 # Functions of these modules that take the tensor first become methods of the same name.
 _METHOD_MODULES = (elementwise, *elementwise._MODULES, views, convert, linalg, random, reduction, reduction_stats,
                   pinned, shared, shape_ops,
                   index_ops, sorting, scans, linalg_legacy, quantiles, views_inplace, combinatorics,
-                  statistics)
+                  statistics, aliases)
 _NOT_METHODS = {"binary", "unary", "copy_to_out", "make_view", "view_strides", "contiguous_strides",
                 "broadcast_shapes", "broadcast_tensors", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d",
                 "block_diag", "where", "isclose", "allclose", "equal", "clip", "clip_",
@@ -22,7 +22,9 @@ _NOT_METHODS = {"binary", "unary", "copy_to_out", "make_view", "view_strides", "
                 "var_mean", "std_mean",
                 # index builders that are not Tensor methods in PyTorch
                 "triu_indices", "tril_indices", "unravel_index", "cartesian_prod", "combinations", "vander",
-                "isin", "cdist", "histogramdd"}
+                "isin", "cdist", "histogramdd",
+                # stacking helpers that are not Tensor methods in PyTorch
+                "column_stack", "dstack"}
 
 
 def _public_functions(module):
@@ -54,6 +56,9 @@ def install():
         "clip": E.clamp, "clip_": E.clamp_,
         "new_tensor": creation.new_tensor, "new_empty": creation.new_empty,
         "new_zeros": creation.new_zeros, "new_ones": creation.new_ones, "new_full": creation.new_full,
+        # PyTorch's in-place spellings of the comparison aliases (greater, less, ...)
+        "greater_": E.gt_, "greater_equal_": E.ge_, "less_": E.lt_, "less_equal_": E.le_, "not_equal_": E.ne_,
+        "is_nonzero": lambda self: bool(self),  # bool() raises for more or fewer than one element, as PyTorch
         "view_as": views.view_as, "reshape_as": views.reshape_as, "expand_as": views.expand_as,
         "__getitem__": indexing.getitem, "__setitem__": indexing._setitem,
         # Python operators

@@ -18,10 +18,12 @@ from .._ops.linalg_decomp import (
 )
 from .._ops.linalg_norms import matrix_norm, norm, vector_norm
 from .._ops.views import diagonal as _diagonal
+from .._ops.indexing import cat as _cat
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
            "inv", "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
-           "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
+           "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vander",
+           "vecdot", "vector_norm"]
 
 _InvEx = return_type("linalg_inv_ex", ("inverse", "info"))
 _CholeskyEx = return_type("linalg_cholesky_ex", ("L", "info"))
@@ -53,6 +55,24 @@ def multi_dot(tensors, *, out=None):
     for t in tensors[1:]:
         result = matmul(result, t)
     return result if out is None else out.copy_(result)
+
+
+def vander(x, N=None):  # noqa: N803 - PyTorch's name
+    """The Vandermonde matrices of the last dim of `x`, in increasing powers: column j is
+    ``x ** j``, `N` columns (``x.shape[-1]`` by default). Integers give int64; bool is refused.
+
+    Written as PyTorch writes it, a cumulative product of ``[1, x, x, ...]``, so its
+    gradient is finite at zero.
+    """
+    if x.dtype == _dtype.bool:
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got Bool")
+    if x.dim() < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    n = x.shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("linalg.vander: N must be greater than 1.")
+    columns = x.unsqueeze(-1).expand(*x.shape, n - 1)
+    return _cat([columns.new_ones((*x.shape, 1)), columns], -1).cumprod(-1)
 
 
 def cond(A, p=None):

@@ -6,6 +6,7 @@ from collections import OrderedDict
 import ember_nn as nn
 import ember_nn.functional as F
 import ember_tensor as torch
+from ember_autograd.checkpoint import checkpoint
 
 from ._api import WeightsEnum, table_weights, register_model
 from ._utils import handle_legacy_interface, overwrite_named_param
@@ -26,12 +27,20 @@ class DenseLayer(nn.Module):
         self.relu2 = nn.ReLU(inplace=True)
         self.conv2 = nn.Conv2d(bn_size * growth_rate, growth_rate, kernel_size=3, stride=1, padding=1, bias=False)
         self.drop_rate = float(drop_rate)
-        # Kept for torchvision's signature: checkpointing trades compute for memory, ember always stores.
+        # Recompute the bottleneck in backward instead of keeping the concatenation and its
+        # normalised copy (torchvision's memory_efficient): memory linear in depth, not quadratic.
         self.memory_efficient = memory_efficient
+
+    def bn_function(self, inputs):
+        """The bottleneck: BN-ReLU-Conv1x1 of the concatenation of every earlier output."""
+        return self.conv1(self.relu1(self.norm1(torch.cat(inputs, 1))))
 
     def forward(self, input):
         prev_features = [input] if isinstance(input, torch.Tensor) else input
-        bottleneck = self.conv1(self.relu1(self.norm1(torch.cat(prev_features, 1))))
+        if self.memory_efficient and any(t.requires_grad for t in prev_features):
+            bottleneck = checkpoint(lambda *inputs: self.bn_function(inputs), *prev_features, use_reentrant=False)
+        else:
+            bottleneck = self.bn_function(prev_features)
         new_features = self.conv2(self.relu2(self.norm2(bottleneck)))
         if self.drop_rate > 0:
             new_features = F.dropout(new_features, p=self.drop_rate, training=self.training)
@@ -72,7 +81,8 @@ class DenseNet(nn.Module):
         growth_rate: channels each layer adds (k); block_config: layers per block.
         num_init_features: channels of the stem; bn_size: bottleneck width factor.
         drop_rate: dropout after each layer; num_classes: outputs.
-        memory_efficient: accepted for torchvision's signature (no effect in ember).
+        memory_efficient: recompute each layer's bottleneck in backward (torch.utils.checkpoint),
+            trading compute for memory, as torchvision does.
     """
 
     def __init__(self, growth_rate=32, block_config=(6, 12, 24, 16), num_init_features=64, bn_size=4, drop_rate=0,

@@ -19,4 +19,7 @@ multiply, multiply_, subtract, subtract_, divide, divide_ = mul, mul_, sub, sub_
 negative, negative_, absolute, absolute_ = neg, neg_, abs, abs_
 arcsin, arccos, arctan, arctan2 = asin, acos, atan, atan2
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
+arcsin_, arccos_, arctan_, arctan2_ = asin_, acos_, atan_, atan2_
+arcsinh_, arccosh_, arctanh_ = asinh_, acosh_, atanh_
+fix, fix_ = trunc, trunc_
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne

@@ -47,15 +47,20 @@ def _binary(name, ref, dtypes, **kw):
 
 
 _ARITH = dict(scalar_lhs=True)
+# The comparisons sample float32, float64, int64 and bool, and some a dtype or two more
+# whose kernels they have: eq and lt bfloat16 and uint8, ne int32, gt float16.
+_COMPARISON_DTYPES = {"eq": (F32, F64, BF16, I64, B, U8), "lt": (F32, F64, BF16, I64, B, U8),
+                      "ne": (F32, F64, I64, B, I32), "gt": (F32, F64, I64, B, F16)}
 # clamp_ with number bounds names self's dtype by its C++ type in the can't-cast error.
 _CLAMP_CAST_NAMES = {I64: "long int", I32: "int", I16: "short int", I8: "signed char", U8: "unsigned char"}
 OP_DB = [
     # --- arithmetic ---
-    _binary("add", _ref_add, FLOATING + (I64, B, I32, U8), operator=operator.add, ioperator=operator.iadd,
+    # int8 and int32 have kernels of their own: add and sub (ne and sign too, below) sample them.
+    _binary("add", _ref_add, FLOATING + (I64, B, I32, I8, U8), operator=operator.add, ioperator=operator.iadd,
             sample_kwargs=lambda d: [{"alpha": True}, {"alpha": 2}] if d is B else [
                 {"alpha": 0.5 if d.is_floating_point else 2}],
             error_inputs_func=_errors_alpha, **_ARITH),
-    _binary("sub", _ref_sub, FLOATING + (I64, U8), operator=operator.sub, ioperator=operator.isub,
+    _binary("sub", _ref_sub, FLOATING + (I64, I32, U8), operator=operator.sub, ioperator=operator.isub,
             sample_kwargs=lambda d: [{"alpha": 0.5 if d.is_floating_point else 2}],
             error_inputs_func=_errors_sub, **_ARITH),
     _binary("mul", np.multiply, FLOATING + (I64, B, I32, U8), operator=operator.mul, ioperator=operator.imul,
@@ -82,7 +87,7 @@ OP_DB = [
            error_inputs_func=_errors_neg),
     _unary("abs", np.abs, _SAME_NO_BOOL + (I32,), result=same, operator=abs,
            error_inputs_func=_errors_unsupported("abs_cpu", (B,))),
-    _unary("sign", _ref_sign, _SAME_NO_BOOL + (B,), result=same),
+    _unary("sign", _ref_sign, _SAME_NO_BOOL + (B, I32), result=same),
     _unary("sgn", _ref_sign, (F32, F64, I64), result=same),
     _unary("square", np.square, _SAME_NO_BOOL + (B, I32), result=_square_result),
     _unary("reciprocal", np.reciprocal, domain=(-4, 4), extremal=True),
@@ -118,6 +123,9 @@ OP_DB = [
     _unary("erfinv", _erfinv, domain=(-0.99, 0.99)),
     _unary("lgamma", _lgamma, domain=(0.1, 10)),
     _unary("digamma", _digamma, domain=(0.1, 10)),
+    # the activation's kernel (nn.functional.relu calls it): max(x, 0), NaN kept
+    _unary("relu", lambda x: np.where(np.isnan(x), x, np.maximum(x, 0)) if x.dtype.kind == "f" else np.maximum(x, 0),
+           _SAME_NO_BOOL, result=same, supports_out=False),
     # --- rounding ---
     _unary("floor", np.floor, _SAME_NO_BOOL, result=same, error_inputs_func=_errors_unsupported("floor_vml_cpu", (B,))),
     _unary("ceil", np.ceil, _SAME_NO_BOOL, result=same, error_inputs_func=_errors_unsupported("ceil_vml_cpu", (B,))),
@@ -168,7 +176,7 @@ OP_DB = [
     _unary("isinf", np.isinf, (F32, F64, F16, I64, B), result=to_bool, inplace=False, supports_out=False),
     _unary("isfinite", np.isfinite, (F32, F64, F16, I64, B), result=to_bool, inplace=False, supports_out=False),
     # --- comparisons ---
-    *(_binary(name, ref, (F32, F64, BF16, I64, B, U8) if name in ("eq", "lt") else (F32, F64, I64, B),
+    *(_binary(name, ref, _COMPARISON_DTYPES.get(name, (F32, F64, I64, B)),
               result=to_bool, scalars=(3, -2.5, True), operator=opr)
       for name, ref, opr in (("eq", np.equal, operator.eq), ("ne", np.not_equal, operator.ne),
                              ("lt", np.less, operator.lt), ("le", np.less_equal, operator.le),
@@ -198,11 +206,11 @@ OP_DB = [
             **_ARITH),
     _unary("bitwise_not", np.invert, (I64, U8, B), result=same, operator=operator.invert,
            error_inputs_func=_errors_unsupported("bitwise_not_cpu", (F32, F64, F16, BF16))),
-    _binary("bitwise_left_shift", _ref_lshift, (I64, I32, U8), rhs_domain=(0, 5), domain=(-9, 9),
+    _binary("bitwise_left_shift", _ref_lshift, (I64, I32, I16, I8, U8), rhs_domain=(0, 5), domain=(-9, 9),
             scalars=(2,), int_scalars_only=True, sample_inputs_func=_shift_samples,
             operator=operator.lshift, ioperator=operator.ilshift,
             error_inputs_func=_errors_bitwise("lshift_cpu", with_bool=True), **_ARITH),
-    _binary("bitwise_right_shift", _ref_rshift, (I64, I32, U8), rhs_domain=(0, 5), scalars=(2,),
+    _binary("bitwise_right_shift", _ref_rshift, (I64, I32, I16, I8, U8), rhs_domain=(0, 5), scalars=(2,),
             int_scalars_only=True, sample_inputs_func=_shift_samples,
             operator=operator.rshift, ioperator=operator.irshift,
             error_inputs_func=_errors_bitwise("rshift_cpu", with_bool=True), **_ARITH),

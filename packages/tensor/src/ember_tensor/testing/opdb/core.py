@@ -20,7 +20,7 @@ __all__ = [
     "INT_DTYPES", "FLOATING", "INTEGRAL", "_ABBR", "_PROMOTION_TABLE", "_CAN_CAST_TABLE", "_parse_table",
     "PROMOTE", "CAN_CAST", "TYPE_NAME", "_category", "_combine", "reference_result_type", "same", "to_float",
     "to_bool", "_div_result", "_square_result", "Operand", "SampleInput", "_to_ember", "_dtype_of_array",
-    "make_values", "EXTREMAL", "rng_for", "XFail", "ErrorInput", "OpInfo", "_kwargs_for", "_unary_samples",
+    "make_values", "EXTREMAL", "SPECIAL", "rng_for", "XFail", "ErrorInput", "OpInfo", "_kwargs_for", "_unary_samples",
     "_scalars_for", "_binary_samples", "TOLERANCE", "reference_operands", "expected_result"
 ]
 
@@ -225,6 +225,10 @@ def make_values(shape, dtype, rng, low=None, high=None, nonzero=False):
 
 
 EXTREMAL = (math.nan, math.inf, -math.inf, 0.0, -0.0, 0.5, -1.5, 3.0)
+# A unary op's special values besides: poles (+-1, negative integers), overflow to inf
+# (800 even in float64), underflow and values past each dtype's range (1e300 is inf in
+# float32), where compiled code and the CPU most easily part ways.
+SPECIAL = EXTREMAL + (1.0, -1.0, -2.5, -3.0, 1e-30, 100.0, -100.0, 800.0, -800.0, 1e300, -1e300)
 
 
 def rng_for(name, dtype):
@@ -363,7 +367,11 @@ def _unary_samples(op, dtype, rng):
         yield SampleInput(Operand(v((3, 5))), kwargs=kw, name=f"kwargs {kw}")
         yield SampleInput(Operand(v((4, 3)), "transposed"), kwargs=kw, name=f"transposed, kwargs {kw}")
     if op.extremal and dtype.is_floating_point:
-        yield SampleInput(Operand(np.array(EXTREMAL).astype(NP[dtype])), name="extremal")
+        with np.errstate(over="ignore"):  # 1e300 is inf in float32
+            special = np.array(SPECIAL).astype(NP[dtype])
+        yield SampleInput(Operand(special), name="extremal")
+        yield SampleInput(Operand(special[1::3], "stepped"), name="extremal, stepped")
+        yield SampleInput(Operand(special[1]), name="extremal, 0-d inf")
 
 
 def _scalars_for(op, dtype):

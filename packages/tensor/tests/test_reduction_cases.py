@@ -1,16 +1,18 @@
-"""Reductions on CUDA tensors compared with the CPU: every reduction on a contiguous input and
-a few on each other layout, 0-d tensors, NaN and ties, empty inputs, long rows split across
-blocks and merged, and the long median rows that take the host path.
+"""Reductions of named cases: every reduction (and dtype=, correction, p, the integer,
+bool and half types) of one 3-d tensor R laid out contiguous, permuted or sliced, 0-d
+tensors, NaN and ties, empty inputs.
 
-Runs on Numba's CUDA simulator (shapes stay tiny); the comparison is test_cuda_ops.py's.
+Each takes the device as a parameter (`device_checks.same_on`): on the CPU the float32
+result equals the float64 one rounded to float32, on CUDA it is the CPU's, computed on
+the device. The op database's REDUCTION_DB (test_reductions.py) checks each against
+NumPy; the long rows only CUDA splits across blocks are test_cuda_reduction_blocks.py's.
 """
 import numpy as np
 import pytest
 
 import ember_tensor as et
-
-pytestmark = pytest.mark.skipif(not et.cuda.is_available(), reason="no CUDA and no simulator")
-from test_cuda_ops import _check
+from cuda_guard import DEVICES
+from device_checks import same_on
 
 
 R = np.array([[[1.5, -2.0, 3.0, 0.0], [4.0, 5.0, -6.5, 7.0], [8.0, 0.25, 9.0, -1.0]],
@@ -68,11 +70,13 @@ REDUCTION_CASES = [(name, fn, "contiguous") for name, fn in REDUCTIONS] + [
     for layout in REDUCTION_LAYOUTS if layout != "contiguous"]
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name,fn,layout", REDUCTION_CASES,
                          ids=[f"{n}-{layout}" for n, _, layout in REDUCTION_CASES])
-def test_reductions_match_cpu(name, fn, layout):
-    x = REDUCTION_LAYOUTS[layout](et.tensor(R, dtype=et.float32))
-    _check(fn, x)
+def test_reductions_in_each_layout(name, fn, layout, device):
+    """Each reduction of R, however R is laid out, gives the float64 result rounded to
+    its dtype (on CUDA: the CPU's)."""
+    same_on(device, fn, REDUCTION_LAYOUTS[layout](et.tensor(R, dtype=et.float32)))
 
 
 @pytest.mark.parametrize("name,fn", [
@@ -82,50 +86,25 @@ def test_reductions_match_cpu(name, fn, layout):
     ("var_0d", lambda x: x.var(correction=0)),
     ("median_0d", lambda x: x.median()),
 ], ids=lambda v: v if isinstance(v, str) else "")
-def test_reductions_of_0d_tensors(name, fn):
-    _check(fn, et.tensor(2.5))
+@pytest.mark.parametrize("device", DEVICES)
+def test_reductions_of_0d_tensors(name, fn, device):
+    """A 0-d tensor reduces to itself (index 0, variance 0) on every device."""
+    same_on(device, fn, et.tensor(2.5))
 
 
-def test_reductions_with_nan_and_ties():
+@pytest.mark.parametrize("device", DEVICES)
+def test_reductions_with_nan_and_ties(device):
+    """NaN propagates and wins, and ties pick the first index, on every device."""
     x = et.tensor([[1.0, float("nan"), 3.0, float("nan")], [2.0, 5.0, 5.0, -1.0]])
     for fn in (lambda t: tuple(t.max(1)), lambda t: t.argmin(1), lambda t: tuple(t.median(1)),
                lambda t: t.amax(1), lambda t: t.sum(1), lambda t: t.argmax()):
-        _check(fn, x)
+        same_on(device, fn, x)
 
 
-def test_empty_reductions():
+@pytest.mark.parametrize("device", DEVICES)
+def test_empty_reductions(device):
+    """Reducing an empty dim gives the identity (mean: NaN); reducing across it, an empty result."""
     x = et.zeros(0, 3)
     for fn in (lambda t: t.sum(0), lambda t: t.prod(0), lambda t: t.mean(0), lambda t: t.sum(1),
                lambda t: t.amax(1), lambda t: t.all(0)):
-        _check(fn, x)
-
-
-def test_long_rows_are_split_across_blocks_and_merged():
-    # Few long rows take the two-pass path (rows of at least 2 * SPLIT_MIN elements: 16
-    # under the simulator, so the shapes stay small there).
-    from ember_tensor._backends.cuda import reduction as _cuda_reduce
-    n = 2 * _cuda_reduce.SPLIT_MIN + 4
-    x = et.tensor(np.arange(3.0 * n).reshape(3, n) - 17)
-    assert _cuda_reduce._chunks(1, 3 * n) > 1 and _cuda_reduce._chunks(3, n) > 1
-    for fn in (lambda t: t.sum(), lambda t: t.mean(), lambda t: t.amin(), lambda t: t.sum(1),
-               lambda t: t.t().mean(0), lambda t: t.norm(), lambda t: t.long().prod(1),
-               lambda t: t.count_nonzero(), lambda t: (t > -17).all(), lambda t: t.abs().norm(1),
-               lambda t: t.var(), lambda t: tuple(et.var_mean(t, 1, correction=0)),
-               lambda t: t.t().std(0), lambda t: t.argmax(), lambda t: tuple(t.min(1)),
-               lambda t: t.abs().argmin()):
-        _check(fn, x)
-    # ties and NaN across chunks: the first occurrence still wins
-    ties = et.tensor([1.0, 9.0] * (n + 1))
-    _check(lambda t: (t.argmax(), t.argmin()), ties)
-    ties[25] = float("nan")
-    ties[31] = float("nan")
-    _check(lambda t: (t.argmax(), t.argmin(), t.max()), ties)
-
-
-def test_long_median_rows_take_the_host_path():
-    from ember_tensor._backends.cuda import reduction as _cuda_reduce
-    n = _cuda_reduce.MEDIAN_ON_DEVICE_MAX + 5
-    x = et.tensor(np.random.default_rng(0).permutation(2 * n).reshape(2, n).astype(np.float32))
-    x[1, 3] = float("nan")
-    for fn in (lambda t: t.median(), lambda t: tuple(t.median(1)), lambda t: tuple(t.t().median(0))):
-        _check(fn, x)
+        same_on(device, fn, x)

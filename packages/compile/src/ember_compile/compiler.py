@@ -1,0 +1,70 @@
+"""``torch.compiler``: the compiler's controls. ember captures no graphs yet, so nothing is
+ever being compiled, `reset` has nothing to drop, and the decorators return their
+function as it is."""
+import contextlib
+
+from .api import BACKENDS, DEFAULT_BACKEND
+
+__all__ = ["reset", "disable", "is_compiling", "is_dynamo_compiling", "is_exporting", "allow_in_graph",
+           "assume_constant_result", "list_backends", "get_default_backend", "set_default_backend",
+           "cudagraph_mark_step_begin", "set_stance"]
+
+def reset():
+    """Drop every compiled graph and its guards (ember keeps none)."""
+
+
+def disable(fn=None, recursive=True, *, reason=None):
+    """Run `fn` without compiling it (a decorator; ember runs everything eagerly)."""
+    if fn is None:
+        return lambda f: f
+    return fn
+
+
+def is_compiling():
+    """Whether the code runs inside a graph being captured: never in ember."""
+    return False
+
+
+def is_dynamo_compiling():
+    """As `is_compiling`."""
+    return False
+
+
+def is_exporting():
+    """Whether the code runs inside torch.export: never in ember."""
+    return False
+
+
+def allow_in_graph(fn):
+    """Let a captured graph call `fn` as an opaque node (no graph is captured: `fn` itself)."""
+    return fn
+
+
+def assume_constant_result(fn):
+    """Treat `fn`'s result as a constant in a captured graph (`fn` itself here)."""
+    return fn
+
+
+def list_backends(exclude_tags=("debug", "experimental")):
+    """The backend names `compile` takes (the debugging ones when `exclude_tags` is empty)."""
+    debug = ("eager", "aot_eager", "aot_eager_decomp_partition")
+    return sorted(b for b in BACKENDS if not exclude_tags or b not in debug)
+
+
+def get_default_backend():
+    """The backend `compile` uses when none is named."""
+    return DEFAULT_BACKEND["name"]
+
+
+def set_default_backend(backend):
+    """Set the backend `compile` uses when none is named."""
+    DEFAULT_BACKEND["name"] = backend
+
+
+def cudagraph_mark_step_begin():
+    """Mark a new step for CUDA graphs (ember records none)."""
+
+
+def set_stance(stance="default", *, skip_guard_eval_unsafe=False, force_backend=None):
+    """Set how compiled code runs (everything runs eagerly in ember): a context manager too."""
+    return contextlib.nullcontext()

@@ -1,0 +1,124 @@
+"""PyTorch's names that are one line over ops ember already has: unit conversions, the
+in-place forms of the BLAS-like ops, stacking helpers, and the answers about conjugate
+and negative bits (ember has no complex dtypes and no lazy negation, so a tensor never
+has either bit set). Each is also a Tensor method where PyTorch's is, and its gradient
+comes from the ops it calls.
+"""
+import math
+
+from . import elementwise as E
+from . import indexing, linalg, shape_ops, views
+
+__all__ = [
+    "deg2rad", "deg2rad_", "rad2deg", "rad2deg_", "clamp_min_", "clamp_max_", "diagflat", "dist",
+    "addmm_", "addmv_", "addbmm_", "baddbmm_", "addr_", "row_stack", "column_stack", "dstack",
+    "is_same_size", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "is_inference",
+]
+
+
+def deg2rad(input, *, out=None):
+    """Degrees to radians (integers give the default float dtype)."""
+    return E.mul(input, math.pi / 180, out=out)
+
+
+def deg2rad_(input):
+    """In-place ``deg2rad``."""
+    return E.mul_(input, math.pi / 180)
+
+
+def rad2deg(input, *, out=None):
+    """Radians to degrees (integers give the default float dtype)."""
+    return E.mul(input, 180 / math.pi, out=out)
+
+
+def rad2deg_(input):
+    """In-place ``rad2deg``."""
+    return E.mul_(input, 180 / math.pi)
+
+
+def clamp_min_(input, min):  # noqa: A002 - PyTorch's name
+    """In-place ``clamp_min``."""
+    return E.clamp_(input, min=min)
+
+
+def clamp_max_(input, max):  # noqa: A002 - PyTorch's name
+    """In-place ``clamp_max``."""
+    return E.clamp_(input, max=max)
+
+
+def diagflat(input, offset=0):
+    """A matrix with the flattened input on its `offset`-th diagonal."""
+    return linalg.diag(views.flatten(input), offset)
+
+
+def dist(input, other, p=2):
+    """The p-norm of ``input - other`` (broadcast), over all elements."""
+    return E.sub(input, other).norm(p)
+
+
+def addmm_(input, mat1, mat2, *, beta=1, alpha=1):
+    """In-place ``addmm``."""
+    return input.copy_(linalg.addmm(input, mat1, mat2, beta=beta, alpha=alpha))
+
+
+def addmv_(input, mat, vec, *, beta=1, alpha=1):
+    """In-place ``addmv``."""
+    return input.copy_(linalg.addmv(input, mat, vec, beta=beta, alpha=alpha))
+
+
+def addbmm_(input, batch1, batch2, *, beta=1, alpha=1):
+    """In-place ``addbmm``."""
+    return input.copy_(linalg.addbmm(input, batch1, batch2, beta=beta, alpha=alpha))
+
+
+def baddbmm_(input, batch1, batch2, *, beta=1, alpha=1):
+    """In-place ``baddbmm``."""
+    return input.copy_(linalg.baddbmm(input, batch1, batch2, beta=beta, alpha=alpha))
+
+
+def addr_(input, vec1, vec2, *, beta=1, alpha=1):
+    """In-place ``addr``."""
+    return input.copy_(linalg.addr(input, vec1, vec2, beta=beta, alpha=alpha))
+
+
+row_stack = indexing.vstack
+
+
+def column_stack(tensors):
+    """Stack as columns: 0-d and 1-d tensors become columns, the rest are joined on dim 1."""
+    return indexing.hstack([views.reshape(t, (t.numel(), 1)) if t.dim() <= 1 else t for t in tensors])
+
+
+def dstack(tensors):
+    """Stack depthwise (dim 2), after ``atleast_3d``."""
+    return indexing.cat([shape_ops.atleast_3d(t) for t in tensors], 2)
+
+
+def is_same_size(input, other):
+    """Whether the two shapes are equal."""
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def is_conj(input):
+    """False: ember has no complex dtypes, so no conjugate bit."""
+    return False
+
+
+def is_neg(input):
+    """False: ember negates eagerly, so no negative bit."""
+    return False
+
+
+def resolve_conj(input):
+    """`input` itself: there is no conjugate bit to materialise."""
+    return input
+
+
+def resolve_neg(input):
+    """`input` itself: there is no negative bit to materialise."""
+    return input
+
+
+def is_inference(input):
+    """False: ember's ``inference_mode`` does not create inference tensors."""
+    return False
