@@ -93,9 +93,7 @@ _unary("digamma", _input, lambda ctx, grad, x: grad * trigamma(x))
 def logit(ctx, grad, x, eps):
     g = grad / (x * (1 - x))
     if eps is None:
-        # Outside [0, 1] logit is nan, and so is PyTorch's gradient there; at 0 and 1 (-0.
-        # included) PyTorch's kernel gives grad * inf rather than dividing by a signed zero.
-        g = E.where((x == 0) | (x == 1), grad * math.inf, g)
+        # Outside [0, 1] logit is nan, and so is PyTorch's gradient there.
         return E.where((x < 0) | (x > 1), math.nan, g)
     return E.where((x < eps) | (x > 1 - eps), 0.0, g)
 
