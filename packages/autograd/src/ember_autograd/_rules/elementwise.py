@@ -290,6 +290,8 @@ not_differentiable(
 # in-place forms read `self` before overwriting it, so they have rules of their own.
 composite("logaddexp", "logaddexp2", "xlogy", "float_power")
 not_differentiable("signbit")
+# PyTorch has no derivative for heaviside either (its backward raises): a step is flat or a jump.
+not_differentiable("heaviside")
 
 
 @derivative("xlogy_", inputs=("self", "other"), save=lambda self, other: (self, other))

@@ -7,12 +7,13 @@ comes from the ops it calls.
 import math
 
 from . import elementwise as E
-from . import indexing, linalg, shape_ops, views
+from . import convert, indexing, linalg, shape_ops, views
+from .convert import fill_, zero_
 
 __all__ = [
     "deg2rad", "deg2rad_", "rad2deg", "rad2deg_", "clamp_min_", "clamp_max_", "diagflat", "dist",
     "addmm_", "addmv_", "addbmm_", "baddbmm_", "addr_", "row_stack", "column_stack", "dstack",
-    "is_same_size", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "is_inference",
+    "is_same_size", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "is_inference", "fill", "fill_", "zero_",
 ]
 
 
@@ -122,3 +123,10 @@ def resolve_neg(input):
 def is_inference(input):
     """False: ember's ``inference_mode`` does not create inference tensors."""
     return False
+
+
+def fill(input, value):
+    """A copy of `input` with every element `value` (a number or a 0-d tensor, whose
+    gradient is the sum of the incoming one); ``torch.fill_``/``torch.zero_`` are the
+    in-place methods at the top level."""
+    return fill_(convert.clone(input), value)

@@ -1,0 +1,209 @@
+"""Issue 21's second batch of cheap names against NumPy and PyTorch's literal results:
+select/slice/diagonal_scatter, Tensor.sum_to_size, heaviside, trapezoid/trapz/
+cumulative_trapezoid, torch.fill/fill_/zero_, linalg.tensorinv/tensorsolve.
+
+Each is a composition of device ops, so each runs on CUDA too (Numba's simulator where
+there is no GPU), equal to the CPU.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import ember_tensor as torch
+from cuda_guard import DEVICES, device_only
+
+NAN = float("nan")
+
+
+def _close(actual, expected, **kw):
+    np.testing.assert_allclose(actual.cpu().numpy(), expected, equal_nan=True, **kw)
+
+
+def _guard(device):
+    return device_only(allow_scalar_reads=True) if device == "cuda" else warnings.catch_warnings()
+
+
+# --- select_scatter, slice_scatter, diagonal_scatter ---------------------------------------------
+
+def _scatter_cases():
+    base = np.arange(24.0).reshape(2, 3, 4)
+
+    def select(a, s):
+        a[:, 1] = s
+        return a
+
+    def sliced(a, s):
+        a[..., 1::2] = s
+        return a
+
+    def diag(a, s):
+        for b in range(2):
+            for i in range(3):
+                a[b, i, i + 1] = s[b, i]
+        return a
+
+    return [
+        ("select", lambda x, s: torch.select_scatter(x, s, 1, -2), (2, 4), select),
+        ("slice", lambda x, s: torch.slice_scatter(x, s, -1, 1, None, 2), (2, 3, 2), sliced),
+        ("diagonal", lambda x, s: torch.diagonal_scatter(x, s, 1, 1, 2), (2, 3), diag),
+        ("method", lambda x, s: x.select_scatter(s, 1, 1), (2, 4), select),
+    ], base
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_view_scatters_write_src_into_a_copy(device):
+    cases, base = _scatter_cases()
+    for name, fn, src_shape, reference in cases:
+        src = -np.arange(np.prod(src_shape), dtype=float).reshape(src_shape) - 1
+        x = torch.tensor(base, device=device).transpose(0, 1).transpose(0, 1)  # non-contiguous route
+        with _guard(device):
+            got = fn(x, torch.tensor(src, device=device))
+        _close(got, reference(base.copy(), src), err_msg=name)
+        _close(x, base, err_msg=name)  # input untouched
+
+
+def test_view_scatters_cast_src_and_check_its_shape():
+    x = torch.zeros(3, 4)
+    assert torch.select_scatter(x, torch.ones(4, dtype=torch.int64), 0, 0).dtype == torch.float32
+    assert torch.select_scatter(x.long(), torch.ones(4), 0, 0).dtype == torch.int64
+    with pytest.raises(RuntimeError, match=r"expected src to have a size equal to the slice of self. "
+                                           r"src size = \[3\], slice size = \[4\]"):
+        torch.select_scatter(x, torch.ones(3), 0, 0)
+    with pytest.raises(RuntimeError, match=r"src size = \[2, 4\], slice size = \[3, 4\]"):
+        torch.slice_scatter(x, torch.ones(2, 4), 0, 0, 3)
+    with pytest.raises(RuntimeError, match=r"src size = \[4\], slice size = \[3\]"):
+        torch.diagonal_scatter(x, torch.ones(4))
+    with pytest.raises(IndexError, match=r"select\(\): index 5 out of range for tensor of size \[3, 4\] at dimension 0"):
+        torch.select_scatter(x, torch.ones(4), 0, 5)
+    with pytest.raises(IndexError, match="select\\(\\) cannot be applied to a 0-dim tensor."):
+        torch.select_scatter(torch.tensor(1.0), torch.tensor(2.0), 0, 0)
+    with pytest.raises(RuntimeError, match="slice step must be positive"):
+        torch.slice_scatter(x, torch.ones(3, 2), 1, 0, None, 0)
+    with pytest.raises(RuntimeError, match="diagonal dimensions cannot be identical 1, 1"):
+        torch.diagonal_scatter(x, torch.ones(3), 0, 1, 1)
+
+
+# --- sum_to_size -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sum_to_size_inverts_expand(device):
+    a = np.arange(24).reshape(2, 3, 4)
+    x = torch.tensor(a, device=device)
+    cases = [((1, 4), a.sum((0, 1)).reshape(1, 4)), ((3, 1), a.sum((0, 2)).reshape(3, 1)),
+             (torch.Size([2, 1, 4]), a.sum(1, keepdims=True)), ((4,), a.sum((0, 1))), ((), a.sum())]
+    with _guard(device):
+        results = [x.sum_to_size(*size) if isinstance(size, tuple) else x.sum_to_size(size) for size, _ in cases]
+    for got, (size, expected) in zip(results, cases):
+        assert got.dtype == torch.int64
+        _close(got, expected, err_msg=str(size))
+    assert x.sum_to_size(2, 3, 4) is x
+    assert torch.tensor([True, False]).sum_to_size(1).tolist() == [1]
+
+
+def test_sum_to_size_errors_are_pytorchs():
+    x = torch.zeros(3, 4)
+    with pytest.raises(RuntimeError, match=r"size \{\[2, 4\]\} is not expandable to size \{\[3, 4\]\}."):
+        x.sum_to_size(2, 4)
+    with pytest.raises(RuntimeError, match=r"size \{\[5, 3, 4\]\} is not expandable to size \{\[3, 4\]\}."):
+        x.sum_to_size((5, 3, 4))
+    assert not hasattr(torch, "sum_to_size")  # a Tensor method only, as in PyTorch
+
+
+# --- heaviside -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_heaviside(device):
+    a = np.array([[-2.0, 0.0, 3.0, NAN], [0.0, -0.0, 1e-30, -1e-30]])
+    values = np.array([0.5, 7.0, -1.0, 2.0])
+    x, v = torch.tensor(a, device=device), torch.tensor(values, device=device)
+    with _guard(device):
+        got = torch.heaviside(x, v)
+        ints = torch.heaviside(torch.tensor([1, 0, 255], dtype=torch.uint8, device=device),
+                               torch.tensor([7], dtype=torch.uint8, device=device))
+        y = x.clone()
+        y.heaviside_(v)
+    _close(got, np.heaviside(np.nan_to_num(a, nan=-1.0), values))  # NaN counts as negative, as PyTorch
+    _close(y, got.cpu().numpy())
+    assert ints.dtype == torch.uint8 and ints.tolist() == [1, 7, 1]
+
+
+def test_heaviside_errors_are_pytorchs():
+    with pytest.raises(RuntimeError, match="heaviside is not yet implemented for tensors with different dtypes."):
+        torch.heaviside(torch.tensor([1, 0]), torch.tensor(0.5))
+    with pytest.raises(TypeError, match="heaviside\\(\\): argument 'values' \\(position 2\\) must be Tensor, not float"):
+        torch.heaviside(torch.tensor([1.0]), 0.5)
+    assert not hasattr(torch, "heaviside_")  # a Tensor method only, as in PyTorch
+
+
+# --- trapezoid, trapz, cumulative_trapezoid --------------------------------------------------------
+
+def _cumulative_trapezoid(y, x=None, dx=1.0, axis=-1):
+    y = np.moveaxis(y, axis, -1)
+    steps = dx if x is None else np.diff(np.moveaxis(x, axis, -1) if np.ndim(x) > 1 else x)
+    return np.moveaxis(np.cumsum(steps * (y[..., 1:] + y[..., :-1]) / 2, -1), -1, axis)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_trapezoid_matches_numpy(device):
+    rng = np.random.default_rng(0)
+    y, x1, x2 = rng.standard_normal((3, 5)), np.sort(rng.standard_normal(5)), np.sort(rng.standard_normal((3, 5)), 1)
+    ty, tx1, tx2 = (torch.tensor(a, device=device) for a in (y, x1, x2))
+    with _guard(device):
+        pairs = [
+            (torch.trapezoid(ty), np.trapezoid(y)),
+            (torch.trapezoid(ty, dx=0.5, dim=0), np.trapezoid(y, dx=0.5, axis=0)),
+            (torch.trapezoid(ty, tx1), np.trapezoid(y, x1)),
+            (torch.trapezoid(ty, tx2), np.trapezoid(y, x2)),
+            (torch.trapz(ty, tx1), np.trapezoid(y, x1)),
+            (torch.trapz(ty, dx=2.0), np.trapezoid(y, dx=2.0)),
+            (torch.cumulative_trapezoid(ty), _cumulative_trapezoid(y)),
+            (torch.cumulative_trapezoid(ty, dx=0.5, dim=0), _cumulative_trapezoid(y, dx=0.5, axis=0)),
+            (torch.cumulative_trapezoid(ty, tx1), _cumulative_trapezoid(y, x1)),
+            (torch.cumulative_trapezoid(ty, tx2), _cumulative_trapezoid(y, x2)),
+        ]
+    for i, (got, expected) in enumerate(pairs):
+        _close(got, expected, rtol=1e-12, err_msg=str(i))
+
+
+def test_trapezoid_dtypes_and_edges_are_pytorchs():
+    # literal results of PyTorch 2.13
+    assert torch.trapezoid(torch.arange(5)).dtype == torch.float32
+    assert torch.trapezoid(torch.arange(5)).item() == 8.0
+    assert torch.trapezoid(torch.arange(5), dx=2).item() == 16.0
+    assert torch.trapezoid(torch.arange(5), torch.arange(5)).dtype == torch.float32
+    assert torch.cumulative_trapezoid(torch.arange(5)).tolist() == [0.5, 2.0, 4.5, 8.0]
+    assert torch.trapezoid(torch.ones(3, 0)).tolist() == [0.0, 0.0, 0.0]
+    assert torch.trapezoid(torch.ones(3, 1)).tolist() == [0.0, 0.0, 0.0]
+    assert tuple(torch.cumulative_trapezoid(torch.ones(3, 0)).shape) == (3, 0)
+    assert tuple(torch.cumulative_trapezoid(torch.ones(3, 1)).shape) == (3, 0)
+    with pytest.raises(RuntimeError, match="trapezoid: There must be one `x` value for each sample point"):
+        torch.trapezoid(torch.ones(3, 5), torch.arange(4.0))
+    with pytest.raises(RuntimeError, match="trapezoid: received a bool input for `y`, but bool is not supported"):
+        torch.trapezoid(torch.tensor([True, True]))
+    with pytest.raises(RuntimeError, match="cumulative_trapezoid: received a bool input for `y`"):
+        torch.cumulative_trapezoid(torch.tensor([True, True]))
+    with pytest.raises(IndexError, match="Dimension specified as -1 but tensor has no dimensions"):
+        torch.trapezoid(torch.tensor(1.0))
+    with pytest.raises(TypeError, match="invalid combination of arguments"):
+        torch.trapezoid(torch.ones(5), torch.ones(5), dx=1)
+
+
+# --- fill, fill_, zero_ ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_fill_and_zero_at_the_top_level(device):
+    x = torch.zeros(2, 3, dtype=torch.int64, device=device)
+    with _guard(device):
+        filled = torch.fill(x, 2.7)
+        from_tensor = torch.fill(x.float(), torch.tensor(3.0))
+        assert torch.fill_(x, 5) is x
+    assert filled.tolist() == [[2] * 3] * 2  # cast as PyTorch casts
+    assert from_tensor.tolist() == [[3.0] * 3] * 2
+    assert x.tolist() == [[5] * 3] * 2
+    with _guard(device):
+        assert torch.zero_(x) is x
+    assert x.tolist() == [[0] * 3] * 2
+    with pytest.raises(RuntimeError, match="fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions."):
+        torch.fill(torch.zeros(2), torch.ones(2))
+    assert not hasattr(torch.Tensor, "fill")  # torch.fill is not a method, as in PyTorch
