@@ -58,6 +58,16 @@ OPS = [
     ("hsplit", lambda x: E.hsplit(x, 2)[1], [((3, 4), {})], True),
     ("vsplit", lambda x: E.vsplit(x, [1])[1], [((3, 4), {})], True),
     ("dsplit", lambda x: E.dsplit(x, 2)[0], [((2, 2, 4), {})], True),
+    ("select_scatter", lambda x, s: E.select_scatter(x, s, 1, -1), [((3, 4), {}), ((3,), {})], True),
+    ("slice_scatter", lambda x, s: E.slice_scatter(x, s, 0, 1, None, 2), [((5, 2), {}), ((2, 2), {})], True),
+    ("diagonal_scatter", lambda x, s: E.diagonal_scatter(x, s, -1), [((3, 3), {}), ((2,), {})], True),
+    ("sum_to_size", lambda x: x.sum_to_size(3, 1), [((2, 3, 4), {})], True),
+    ("trapezoid_dx", lambda y: E.trapezoid(y, dx=0.5), [((3, 4), {})], True),
+    ("trapezoid_x", lambda y, x: E.trapezoid(y, x, dim=0), [((4, 2), {}), ((4, 2), {})], True),
+    ("trapz_x_1d", E.trapz, [((2, 4), {}), ((4,), {})], True),
+    ("cumulative_trapezoid", lambda y: E.cumulative_trapezoid(y, dim=0), [((4, 3), {})], True),
+    ("cumulative_trapezoid_x", E.cumulative_trapezoid, [((2, 4), {}), ((4,), {})], True),
+    ("fill", lambda x, v: E.fill(x, v), [((2, 3), {}), ((), {})], True),
 ]
 
 
@@ -170,3 +180,10 @@ def test_sparse_vector_products_gradcheck():
     assert gradcheck(lambda v: s @ v, (sample((3,)),))
     assert gradcheck(lambda v: v @ s, (sample((2,)),))
     assert gradcheck(lambda m: m @ s, (sample((2, 4, 2)),))
+
+
+def test_heaviside_is_not_differentiable():
+    # PyTorch has no derivative for heaviside (its backward raises); ember's result simply
+    # does not require grad.
+    x = E.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+    assert not E.heaviside(x, E.tensor(0.5)).requires_grad
