@@ -68,6 +68,10 @@ OPS = [
     ("cumulative_trapezoid", lambda y: E.cumulative_trapezoid(y, dim=0), [((4, 3), {})], True),
     ("cumulative_trapezoid_x", E.cumulative_trapezoid, [((2, 4), {}), ((4,), {})], True),
     ("fill", lambda x, v: E.fill(x, v), [((2, 3), {}), ((), {})], True),
+    ("tensorinv", lambda a: E.linalg.tensorinv(a + 3 * E.eye(4, dtype=E.float64).reshape(4, 2, 2), ind=1),
+     [((4, 2, 2), {})], True),
+    ("tensorsolve", lambda a, b: E.linalg.tensorsolve(a + 3 * E.eye(4, dtype=E.float64).reshape(2, 2, 4), b),
+     [((2, 2, 4), {}), ((2, 2), {})], True),
 ]
 
 

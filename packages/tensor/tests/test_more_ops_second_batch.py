@@ -207,3 +207,30 @@ def test_fill_and_zero_at_the_top_level(device):
     with pytest.raises(RuntimeError, match="fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions."):
         torch.fill(torch.zeros(2), torch.ones(2))
     assert not hasattr(torch.Tensor, "fill")  # torch.fill is not a method, as in PyTorch
+
+
+# --- linalg.tensorinv, linalg.tensorsolve ----------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_tensorinv_tensorsolve_match_numpy(device):
+    rng = np.random.default_rng(3)
+    a, a_first, b = rng.standard_normal((2, 3, 6)), rng.standard_normal((6, 2, 3)), rng.standard_normal((2, 3))
+    ta, ta_first, tb = (torch.tensor(m, device=device) for m in (a, a_first, b))
+    with _guard(device):
+        results = [torch.linalg.tensorinv(ta_first, ind=1), torch.linalg.tensorinv(ta.reshape(6, 6), ind=1),
+                   torch.linalg.tensorsolve(ta, tb), torch.linalg.tensorsolve(ta_first, tb, dims=(0,))]
+    expected = [np.linalg.tensorinv(a_first, ind=1), np.linalg.tensorinv(a.reshape(6, 6), ind=1),
+                np.linalg.tensorsolve(a, b), np.linalg.tensorsolve(a_first, b, axes=(0,))]
+    for i, (got, want) in enumerate(zip(results, expected)):
+        _close(got, want, rtol=1e-9, atol=1e-12, err_msg=str(i))
+
+
+def test_tensorinv_tensorsolve_errors_are_pytorchs():
+    with pytest.raises(RuntimeError, match=r"requirement prod\(self.shape\[ind:\]\) == prod\(self.shape\[:ind\]\), "
+                                           r"but got 4 != 6"):
+        torch.linalg.tensorinv(torch.ones(2, 3, 4))
+    with pytest.raises(RuntimeError, match="Expected a strictly positive integer for 'ind', but got 0"):
+        torch.linalg.tensorinv(torch.ones(4, 4), ind=0)
+    with pytest.raises(RuntimeError, match=r"prod\(self.shape\[other.ndim:\]\) == prod\(self.shape\[:other.ndim\]\), "
+                                           r"but got 5 != 6"):
+        torch.linalg.tensorsolve(torch.ones(2, 3, 5), torch.ones(2, 3))
