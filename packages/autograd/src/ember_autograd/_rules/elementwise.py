@@ -292,6 +292,7 @@ composite("logaddexp", "logaddexp2", "xlogy", "float_power")
 not_differentiable("signbit")
 # PyTorch has no derivative for heaviside either (its backward raises): a step is flat or a jump.
 not_differentiable("heaviside")
+not_differentiable("gcd", "gcd_", "lcm", "lcm_")  # integers only
 
 
 @derivative("xlogy_", inputs=("self", "other"), save=lambda self, other: (self, other))

@@ -217,6 +217,11 @@ OP_DB = [
             int_scalars_only=True, sample_inputs_func=_shift_samples,
             operator=operator.rshift, ioperator=operator.irshift,
             error_inputs_func=_errors_bitwise("rshift_cpu", with_bool=True), **_ARITH),
+    # --- integer-only ---
+    _binary("gcd", np.gcd, (I64, I32, I16, I8, U8), domain=(-30, 30), scalars=(),
+            error_inputs_func=_errors_unsupported("gcd_cpu", (F32, F64, B), unary=False)),
+    _binary("lcm", np.lcm, (I64, I32, I16, U8), domain=(-30, 30), scalars=(),
+            error_inputs_func=_errors_unsupported("lcm_cpu", (F32, F64, B), unary=False)),
 ]
 
 OPS = {op.name: op for op in OP_DB}
