@@ -234,3 +234,14 @@ def test_tensorinv_tensorsolve_errors_are_pytorchs():
     with pytest.raises(RuntimeError, match=r"prod\(self.shape\[other.ndim:\]\) == prod\(self.shape\[:other.ndim\]\), "
                                            r"but got 5 != 6"):
         torch.linalg.tensorsolve(torch.ones(2, 3, 5), torch.ones(2, 3))
+
+
+# --- to_sparse_coo ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_to_sparse_coo_is_to_sparse(device):
+    dense = torch.tensor([[0.0, 2.0, 0.0], [3.0, 0.0, 4.0]], device=device)
+    s = dense.to_sparse_coo()
+    assert s.is_sparse and s.layout == torch.sparse_coo and s._nnz() == 3
+    assert s.to_sparse_coo() is s
+    assert s.to_dense().tolist() == dense.tolist()
