@@ -245,3 +245,55 @@ def test_to_sparse_coo_is_to_sparse(device):
     assert s.is_sparse and s.layout == torch.sparse_coo and s._nnz() == 3
     assert s.to_sparse_coo() is s
     assert s.to_dense().tolist() == dense.tolist()
+
+
+# --- index_reduce ----------------------------------------------------------------------------------
+
+def _index_reduce_reference(base, dim, index, source, reduce, include_self):
+    out = np.moveaxis(base.astype(float).copy(), dim, 0)
+    src = np.moveaxis(source, dim, 0)
+    fn = {"prod": np.prod, "mean": np.mean, "amax": np.max, "amin": np.min}[reduce]
+    for row in set(index.tolist()):
+        picked = [src[i] for i in range(len(index)) if index[i] == row]
+        stack = ([out[row]] if include_self else []) + picked
+        out[row] = fn(np.stack(stack), axis=0)
+    return np.moveaxis(out, 0, dim)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce_matches_numpy(device, reduce, include_self):
+    rng = np.random.default_rng(5)
+    base, source = rng.standard_normal((4, 3)), rng.standard_normal((4, 5))
+    index = np.array([2, 0, 2, 2, 0])
+    x, src, idx = torch.tensor(base, device=device), torch.tensor(source, device=device), torch.tensor(index, device=device)
+    with _guard(device):
+        got = torch.index_reduce(x, -1, idx, src, reduce, include_self=include_self)
+        in_place = x.t().contiguous().index_reduce_(0, idx, src.t(), reduce, include_self=include_self)
+    expected = _index_reduce_reference(base, 1, index, source, reduce, include_self)
+    _close(got, expected, rtol=1e-12)
+    _close(in_place.t(), expected, rtol=1e-12)
+    _close(x, base)  # the out-of-place form leaves its input alone
+
+
+def test_index_reduce_dtypes_and_errors_are_pytorchs():
+    x, src, idx = torch.ones(3, 4), torch.arange(8.0).reshape(2, 4), torch.tensor([0, 2])
+    # literal result of PyTorch 2.13: integer mean rounds down
+    assert torch.tensor([1, 2, 3]).index_reduce(0, torch.tensor([0, 0]), torch.tensor([4, 5]), "mean").tolist() == [3, 2, 3]
+    with pytest.raises(RuntimeError, match="Expected reduce to be one of prod, mean, amax or amin but got sum."):
+        x.index_reduce(0, idx, src, "sum")
+    with pytest.raises(RuntimeError, match=r"Number of indices \(3\) should be equal to source.size\(dim\): \(2\)"):
+        x.index_reduce(0, torch.tensor([0, 2, 1]), src, "mean")
+    with pytest.raises(RuntimeError, match=r"index_reduce_\(\): Expected dtype int32/int64 for index"):
+        x.index_reduce(0, idx.float(), src, "mean")
+    with pytest.raises(IndexError, match="index out of range in self"):
+        x.index_reduce(0, torch.tensor([0, 5]), src, "mean")
+    with pytest.raises(RuntimeError, match=r"self \(Float\) and source \(Double\) must have the same scalar type"):
+        x.index_reduce(0, idx, src.double(), "mean")
+    with pytest.raises(RuntimeError, match=r"excluding the specified dimension. Got self.shape = \[3, 4\] "
+                                           r"source.shape = \[2, 3\]"):
+        x.index_reduce(0, idx, torch.ones(2, 3), "mean")
+    with pytest.raises(IndexError, match=r"Index is supposed to be a vector, but got dim: 2 with type: Long "
+                                         r"and size: \[1, 2\]"):
+        x.index_reduce(0, torch.tensor([[0, 2]]), src, "mean")

@@ -65,7 +65,7 @@ from ._ops.integration import cumulative_trapezoid, trapezoid, trapz
 from ._ops.indexing import cat, concat, concatenate, hstack, stack, vstack
 from ._ops.indexing import index_put, index_put_
 from ._ops.index_ops import (
-    argwhere, gather, index_add, index_copy, index_fill, index_select, masked_fill, masked_scatter,
+    argwhere, gather, index_add, index_copy, index_fill, index_reduce, index_select, masked_fill, masked_scatter,
     masked_select, nonzero, put, scatter, scatter_add, scatter_reduce, take, take_along_dim,
 )
 from ._ops.sorting import (
