@@ -297,3 +297,22 @@ def test_index_reduce_dtypes_and_errors_are_pytorchs():
     with pytest.raises(IndexError, match=r"Index is supposed to be a vector, but got dim: 2 with type: Long "
                                          r"and size: \[1, 2\]"):
         x.index_reduce(0, torch.tensor([[0, 2]]), src, "mean")
+
+
+# --- top-level spellings: detach_, get_device, split_with_sizes, typename ---------------------------
+
+def test_top_level_spellings_of_methods():
+    x = torch.arange(5.0)
+    assert torch.detach_(x) is x and torch.get_device(x) == -1
+    assert [t.tolist() for t in torch.split_with_sizes(x, [2, 3])] == [[0.0, 1.0], [2.0, 3.0, 4.0]]
+    assert [t.tolist() for t in x.split_with_sizes([1, 4], dim=0)] == [[0.0], [1.0, 2.0, 3.0, 4.0]]
+    with pytest.raises(RuntimeError, match=r"split_with_sizes expects split_sizes to sum exactly to 5 \(input tensor's "
+                                           r"size at dimension 0\), but got split_sizes=\[2, 2\]"):
+        torch.split_with_sizes(x, [2, 2])
+    with pytest.raises(RuntimeError, match=r"only non-negative entries, but got split_sizes=\[2, -1, 4\]"):
+        torch.split_with_sizes(x, [2, -1, 4])
+    with pytest.raises(TypeError, match="must be tuple of ints, not int"):
+        torch.split_with_sizes(x, 2)
+    assert torch.typename(x) == "torch.FloatTensor" and torch.typename(x.bool()) == "torch.BoolTensor"
+    assert torch.typename(3) == "int" and torch.typename(torch.Size) == "ember_tensor._size.Size"
+    assert not hasattr(torch.Tensor, "typename")

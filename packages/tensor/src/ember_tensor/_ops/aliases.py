@@ -6,14 +6,16 @@ comes from the ops it calls.
 """
 import math
 
+from .._tensor import Tensor
 from . import elementwise as E
 from . import convert, indexing, linalg, shape_ops, views
-from .convert import fill_, zero_
+from .convert import detach_, fill_, zero_
 
 __all__ = [
     "deg2rad", "deg2rad_", "rad2deg", "rad2deg_", "clamp_min_", "clamp_max_", "diagflat", "dist",
     "addmm_", "addmv_", "addbmm_", "baddbmm_", "addr_", "row_stack", "column_stack", "dstack",
     "is_same_size", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "is_inference", "fill", "fill_", "zero_",
+    "detach_", "get_device", "split_with_sizes", "typename",
 ]
 
 
@@ -130,3 +132,39 @@ def fill(input, value):
     gradient is the sum of the incoming one); ``torch.fill_``/``torch.zero_`` are the
     in-place methods at the top level."""
     return fill_(convert.clone(input), value)
+
+
+def get_device(input):
+    """The CUDA device index of `input`, -1 for a CPU tensor (``Tensor.get_device``)."""
+    return input.get_device()
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """Views of `input` along `dim` of the given sizes, which must sum to its size there.
+
+    >>> import ember_tensor as torch
+    >>> [t.tolist() for t in torch.split_with_sizes(torch.arange(3), [1, 2])]
+    [[0], [1, 2]]
+    """
+    if isinstance(split_sizes, int) or not all(isinstance(s, int) for s in split_sizes):
+        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, "
+                        f"not {type(split_sizes).__name__}")
+    sizes = list(split_sizes)
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                           f"split_sizes={sizes}")
+    return views.split(input, sizes, dim)
+
+
+def typename(obj, /):
+    """The qualified name of `obj`'s type: ``x.type()`` for a tensor ('torch.FloatTensor')."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module, qualname = obj.__class__.__module__ or "", obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
