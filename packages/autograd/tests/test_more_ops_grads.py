@@ -74,6 +74,9 @@ OPS = [
      [((2, 3), {}), ((2, 3), {})], True),
     ("index_reduce_amax", lambda x, s: E.index_reduce(x, 0, E.tensor([2, 0]), s, "amax"), [((3, 2), {}), ((2, 2), {})],
      False),
+    ("rsub", lambda x, y: E.rsub(x, y, alpha=2), [((3,), {}), ((3,), {})], True),
+    ("ldexp", lambda x: E.ldexp(x, E.tensor([2, -1, 0])), [((3,), {})], True),
+    ("sinc", E.sinc, [((4,), {})], True),
     ("tensorinv", lambda a: E.linalg.tensorinv(a + 3 * E.eye(4, dtype=E.float64).reshape(4, 2, 2), ind=1),
      [((4, 2, 2), {})], True),
     ("tensorsolve", lambda a, b: E.linalg.tensorsolve(a + 3 * E.eye(4, dtype=E.float64).reshape(2, 2, 4), b),
@@ -197,3 +200,10 @@ def test_heaviside_is_not_differentiable():
     # does not require grad.
     x = E.tensor([-1.0, 0.0, 2.0], requires_grad=True)
     assert not E.heaviside(x, E.tensor(0.5)).requires_grad
+
+
+def test_sinc_has_gradient_zero_at_zero():
+    x = E.tensor([0.0, 0.5], dtype=E.float64, requires_grad=True)
+    E.sinc(x).sum().backward()
+    assert x.grad.tolist()[0] == 0.0
+    assert abs(x.grad.tolist()[1] - (-4 / math.pi)) < 1e-12  # d/dx sin(pi x)/(pi x) at 1/2

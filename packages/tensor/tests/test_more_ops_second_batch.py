@@ -316,3 +316,33 @@ def test_top_level_spellings_of_methods():
     assert torch.typename(x) == "torch.FloatTensor" and torch.typename(x.bool()) == "torch.BoolTensor"
     assert torch.typename(3) == "int" and torch.typename(torch.Size) == "ember_tensor._size.Size"
     assert not hasattr(torch.Tensor, "typename")
+
+
+# --- rsub, ldexp, sinc -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_rsub_ldexp_sinc_match_numpy(device):
+    a = np.array([[0.0, 0.5, -1.5], [2.0, 1e-3, -3.0]])
+    e = np.array([[3, -1, 0], [2, 5, -4]])
+    x, k = torch.tensor(a, device=device), torch.tensor(e, device=device)
+    with _guard(device):
+        results = [torch.rsub(x, 2.0, alpha=3), torch.rsub(x, x.t().t() * 2), torch.ldexp(x, k), torch.sinc(x),
+                   x.clone().sinc_(), x.clone().ldexp_(k)]
+    expected = [2.0 - 3 * a, a, np.ldexp(a, e), np.sinc(a), np.sinc(a), np.ldexp(a, e)]
+    for i, (got, want) in enumerate(zip(results, expected)):
+        _close(got, want, rtol=1e-12, atol=1e-15, err_msg=str(i))
+
+
+def test_rsub_ldexp_sinc_dtypes_are_pytorchs():
+    # literal results of PyTorch 2.13
+    assert torch.rsub(torch.tensor([1, 2]), torch.tensor([5, 5]), alpha=2).tolist() == [3, 1]
+    assert torch.rsub(torch.tensor([1, 2]), 5.5).dtype == torch.float32
+    assert torch.ldexp(torch.tensor([1, 2]), torch.tensor([3, 4])).dtype == torch.float32
+    assert torch.ldexp(torch.tensor([1.0], dtype=torch.float16), torch.tensor([3])).dtype == torch.float16
+    assert torch.sinc(torch.tensor([0, 1])).dtype == torch.float32
+    np.testing.assert_allclose(torch.sinc(torch.tensor([1.0, 2.0])).numpy(), [-2.7828e-08, 2.7828e-08], rtol=1e-3)
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with two bool tensors is not supported"):
+        torch.rsub(torch.tensor([True]), torch.tensor([True]))
+    with pytest.raises(TypeError, match="ldexp\\(\\): argument 'other' \\(position 2\\) must be Tensor, not int"):
+        torch.ldexp(torch.tensor([1.0]), 3)
+    assert not hasattr(torch.Tensor, "rsub")  # a function only, as in PyTorch

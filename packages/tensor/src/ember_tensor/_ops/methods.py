@@ -26,7 +26,7 @@ _NOT_METHODS = {"binary", "unary", "copy_to_out", "make_view", "view_strides", "
                 # stacking helpers that are not Tensor methods in PyTorch
                 "column_stack", "dstack",
                 # a top-level function only (the method is fill_)
-                "fill", "typename"}
+                "fill", "typename", "rsub"}
 
 
 def _public_functions(module):
