@@ -346,3 +346,25 @@ def test_rsub_ldexp_sinc_dtypes_are_pytorchs():
     with pytest.raises(TypeError, match="ldexp\\(\\): argument 'other' \\(position 2\\) must be Tensor, not int"):
         torch.ldexp(torch.tensor([1.0]), 3)
     assert not hasattr(torch.Tensor, "rsub")  # a function only, as in PyTorch
+
+
+# --- the docstrings' examples ----------------------------------------------------------------------
+
+def test_docstring_examples_run():
+    import doctest
+
+    from ember_tensor._ops import integration, view_scatters
+    from ember_tensor._ops.elementwise import integer
+
+    functions = [getattr(m, name) for m in (view_scatters, integration, integer) for name in m.__all__]
+    functions += [torch.Tensor.sum_to_size, torch.Tensor.to_sparse_coo, torch.linalg.tensorinv,
+                  torch.linalg.tensorsolve, torch.split_with_sizes, torch.ldexp, torch.sinc, torch.heaviside]
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    parser = doctest.DocTestParser()
+    namespace = {"torch": torch, "tensor": torch.tensor}  # `float`/`int` stay Python's
+    examples = 0
+    for fn in functions:
+        test = parser.get_doctest(fn.__doc__ or "", dict(namespace), getattr(fn, "__name__", repr(fn)), None, 0)
+        examples += len(test.examples)
+        runner.run(test)
+    assert examples >= 15 and runner.summarize(verbose=False).failed == 0
