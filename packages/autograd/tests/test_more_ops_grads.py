@@ -195,11 +195,13 @@ def test_sparse_vector_products_gradcheck():
     assert gradcheck(lambda m: m @ s, (sample((2, 4, 2)),))
 
 
-def test_heaviside_is_not_differentiable():
-    # PyTorch has no derivative for heaviside (its backward raises); ember's result simply
-    # does not require grad.
+def test_heaviside_has_no_derivative_like_pytorch():
+    # PyTorch's result requires grad, and its backward raises.
     x = E.tensor([-1.0, 0.0, 2.0], requires_grad=True)
-    assert not E.heaviside(x, E.tensor(0.5)).requires_grad
+    y = E.heaviside(x, E.tensor(0.5))
+    assert y.requires_grad and type(y.grad_fn).__name__ == "NotImplemented"
+    with pytest.raises(RuntimeError, match="derivative for aten::heaviside is not implemented"):
+        y.sum().backward()
 
 
 def test_sinc_has_gradient_zero_at_zero():
