@@ -240,6 +240,12 @@ def floor_divide(ctx, grad):
     raise RuntimeError("the derivative for 'floor_divide' is not implemented.")
 
 
+# A step is flat or a jump: PyTorch's result requires grad and its backward raises.
+@derivative("heaviside", inputs=("input", "values"), name="NotImplemented")
+def heaviside(ctx, grad):
+    raise RuntimeError("derivative for aten::heaviside is not implemented")
+
+
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     # In place on a float tensor the result stays float, with a zero gradient.
     derivative(_name + "_", inputs=("self", "other"), name=_name.capitalize() + "Backward0")(_zeros)
@@ -302,6 +308,7 @@ not_differentiable(
 # forms read `self` before overwriting it, so they have rules of their own.
 composite("logaddexp", "logaddexp2", "float_power")
 not_differentiable("signbit")
+not_differentiable("gcd", "gcd_", "lcm", "lcm_")  # integers only
 
 
 @derivative("xlogy", inputs=("input", "other"), save=lambda input, other, **_: (input, other))

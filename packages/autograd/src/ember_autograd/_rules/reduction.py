@@ -324,3 +324,5 @@ not_differentiable("all", "any", "argmax", "argmin", "count_nonzero")
 composite("nansum", "nanmean", "aminmax", "quantile", "nanquantile")
 composite("cov", "corrcoef", "cdist")
 not_differentiable("histogram", "histogramdd")
+# sum_to_size is a sum; the trapezoidal rules are slices, diff, sum and cumsum.
+composite("sum_to_size", "trapezoid", "cumulative_trapezoid")

@@ -8,9 +8,10 @@ from .arithmetic import copy_to_out  # noqa: F401 - used by the ops with out=
 from .pointwise import *  # noqa: F401,F403
 from .composite import *  # noqa: F401,F403
 from .logs_powers import *  # noqa: F401,F403
-from . import arithmetic, composite, logs_powers, pointwise
+from .integer import *  # noqa: F401,F403
+from . import arithmetic, composite, integer, logs_powers, pointwise
 
-_MODULES = (arithmetic, pointwise, composite, logs_powers)  # where the ops are defined (Tensor methods come from them)
+_MODULES = (arithmetic, pointwise, composite, logs_powers, integer)  # where the ops are defined (Tensor methods come from them)
 del arithmetic, composite, logs_powers, pointwise  # the submodules are not ops of the namespace
 
 # PyTorch's alternative names.
