@@ -464,7 +464,8 @@ def bitwise_not(a):
 
 
 def relu(a):
-    return a if a > 0 else a * 0
+    # PyTorch's clamp_min(a, 0): negatives (-inf too) give +0, while NaN and -0. pass through.
+    return 0 if a < 0 else a
 
 
 # --- ternary ---------------------------------------------------------------------------

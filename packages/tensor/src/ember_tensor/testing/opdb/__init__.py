@@ -125,10 +125,7 @@ OP_DB = [
     _unary("digamma", _digamma, domain=(0.1, 10)),
     # the activation's kernel (nn.functional.relu calls it): max(x, 0), NaN kept
     _unary("relu", lambda x: np.where(np.isnan(x), x, np.maximum(x, 0)) if x.dtype.kind == "f" else np.maximum(x, 0),
-           _SAME_NO_BOOL, result=same, supports_out=False,
-           xfails=tuple(XFail(test, "relu(-inf) is nan, not 0: scalar.relu computes a * 0 for a <= 0 (which also "
-                                    "makes relu of a negative number -0.0 where PyTorch gives 0.0)", FLOATING)
-                        for test in ("test_forward", "test_inplace"))),
+           _SAME_NO_BOOL, result=same, supports_out=False),
     # --- rounding ---
     _unary("floor", np.floor, _SAME_NO_BOOL, result=same, error_inputs_func=_errors_unsupported("floor_vml_cpu", (B,))),
     _unary("ceil", np.ceil, _SAME_NO_BOOL, result=same, error_inputs_func=_errors_unsupported("ceil_vml_cpu", (B,))),
