@@ -58,6 +58,29 @@ OPS = [
     ("hsplit", lambda x: E.hsplit(x, 2)[1], [((3, 4), {})], True),
     ("vsplit", lambda x: E.vsplit(x, [1])[1], [((3, 4), {})], True),
     ("dsplit", lambda x: E.dsplit(x, 2)[0], [((2, 2, 4), {})], True),
+    ("select_scatter", lambda x, s: E.select_scatter(x, s, 1, -1), [((3, 4), {}), ((3,), {})], True),
+    ("slice_scatter", lambda x, s: E.slice_scatter(x, s, 0, 1, None, 2), [((5, 2), {}), ((2, 2), {})], True),
+    ("diagonal_scatter", lambda x, s: E.diagonal_scatter(x, s, -1), [((3, 3), {}), ((2,), {})], True),
+    ("sum_to_size", lambda x: x.sum_to_size(3, 1), [((2, 3, 4), {})], True),
+    ("trapezoid_dx", lambda y: E.trapezoid(y, dx=0.5), [((3, 4), {})], True),
+    ("trapezoid_x", lambda y, x: E.trapezoid(y, x, dim=0), [((4, 2), {}), ((4, 2), {})], True),
+    ("trapz_x_1d", E.trapz, [((2, 4), {}), ((4,), {})], True),
+    ("cumulative_trapezoid", lambda y: E.cumulative_trapezoid(y, dim=0), [((4, 3), {})], True),
+    ("cumulative_trapezoid_x", E.cumulative_trapezoid, [((2, 4), {}), ((4,), {})], True),
+    ("fill", lambda x, v: E.fill(x, v), [((2, 3), {}), ((), {})], True),
+    ("index_reduce_prod", lambda x, s: E.index_reduce(x, 0, E.tensor([1, 0, 1]), s, "prod"),
+     [((3, 2), {}), ((3, 2), {})], True),
+    ("index_reduce_mean", lambda x, s: E.index_reduce(x, 1, E.tensor([0, 0, 2]), s, "mean", include_self=False),
+     [((2, 3), {}), ((2, 3), {})], True),
+    ("index_reduce_amax", lambda x, s: E.index_reduce(x, 0, E.tensor([2, 0]), s, "amax"), [((3, 2), {}), ((2, 2), {})],
+     False),
+    ("rsub", lambda x, y: E.rsub(x, y, alpha=2), [((3,), {}), ((3,), {})], True),
+    ("ldexp", lambda x: E.ldexp(x, E.tensor([2, -1, 0])), [((3,), {})], True),
+    ("sinc", E.sinc, [((4,), {})], True),
+    ("tensorinv", lambda a: E.linalg.tensorinv(a + 3 * E.eye(4, dtype=E.float64).reshape(4, 2, 2), ind=1),
+     [((4, 2, 2), {})], True),
+    ("tensorsolve", lambda a, b: E.linalg.tensorsolve(a + 3 * E.eye(4, dtype=E.float64).reshape(2, 2, 4), b),
+     [((2, 2, 4), {}), ((2, 2), {})], True),
 ]
 
 
@@ -170,3 +193,19 @@ def test_sparse_vector_products_gradcheck():
     assert gradcheck(lambda v: s @ v, (sample((3,)),))
     assert gradcheck(lambda v: v @ s, (sample((2,)),))
     assert gradcheck(lambda m: m @ s, (sample((2, 4, 2)),))
+
+
+def test_heaviside_has_no_derivative_like_pytorch():
+    # PyTorch's result requires grad, and its backward raises.
+    x = E.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+    y = E.heaviside(x, E.tensor(0.5))
+    assert y.requires_grad and type(y.grad_fn).__name__ == "NotImplemented"
+    with pytest.raises(RuntimeError, match="derivative for aten::heaviside is not implemented"):
+        y.sum().backward()
+
+
+def test_sinc_has_gradient_zero_at_zero():
+    x = E.tensor([0.0, 0.5], dtype=E.float64, requires_grad=True)
+    E.sinc(x).sum().backward()
+    assert x.grad.tolist()[0] == 0.0
+    assert abs(x.grad.tolist()[1] - (-4 / math.pi)) < 1e-12  # d/dx sin(pi x)/(pi x) at 1/2

@@ -152,11 +152,16 @@ def test_svd_full_matrices_backward_error():
         U.sum().backward()
 
 
-def test_det_gradient_of_a_singular_matrix_is_the_adjugate():
+def test_det_gradient_of_a_singular_matrix_is_the_adjugate_when_differentiable():
+    # As PyTorch: with create_graph, the adjugate (through an SVD); a plain backward gives
+    # 0 there (its LU solve of det(A) * A^-H).
     singular = E.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], dtype=E.float64, requires_grad=True)
     E.linalg.det(singular).backward()
+    assert singular.grad.tolist() == [[0.0] * 3] * 3
+    singular.grad = None
+    E.linalg.det(singular).backward(create_graph=True)
     a = singular.detach().numpy()
     # Cofactor matrix: C[i, j] = (-1)^(i+j) det(minor(i, j)).
     cofactors = np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1)) for j in range(3)]
                           for i in range(3)])
-    np.testing.assert_allclose(singular.grad.numpy(), cofactors, atol=1e-12)
+    np.testing.assert_allclose(singular.grad.detach().numpy(), cofactors, atol=1e-12)

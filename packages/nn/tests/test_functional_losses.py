@@ -196,3 +196,12 @@ def test_legacy_reduction_flags():
     np.testing.assert_allclose(out.numpy(), (d * d).sum())
     with pytest.warns(UserWarning):
         assert tuple(F.l1_loss(t(x), t(y), reduce=False).shape) == (3, 4)
+
+
+def test_cross_entropy_refuses_a_non_negative_ignore_index_with_probability_targets():
+    logits, probabilities = et.zeros(2, 3), et.full((2, 3), 1 / 3)
+    for ignore_index in (1, 0):
+        with pytest.raises(RuntimeError, match="ignore_index is not supported for floating point target"):
+            F.cross_entropy(logits, probabilities, ignore_index=ignore_index)
+    for ignore_index in (-100, -1):
+        assert F.cross_entropy(logits, probabilities, ignore_index=ignore_index).item() == pytest.approx(1.0986122886681098)

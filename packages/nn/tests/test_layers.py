@@ -103,6 +103,7 @@ LAYERS = [
     ("UpsamplingBilinear2d", (), {"size": (4, 5)}, [(1, 2, 2, 3)], "interpolate"),
     ("PixelShuffle", (2,), {}, [(1, 8, 2, 3)], "pixel_shuffle"),
     ("PixelUnshuffle", (2,), {}, [(1, 2, 4, 6)], "pixel_unshuffle"),
+    ("ChannelShuffle", (3,), {}, [(2, 6, 2, 3)], "channel_shuffle"),
     ("Threshold", (0.1, 20.0), {}, [(3, 4)], "threshold"),
     ("ReLU", (), {}, [(3, 4)], "relu"),
     ("RReLU", (), {}, [(3, 4)], "rrelu"),  # eval mode below: the mean slope
@@ -454,6 +455,7 @@ def test_parameters_follow_dtype_and_factory_kwargs():
     (nn.CrossEntropyLoss(label_smoothing=0.1), "CrossEntropyLoss()"),
     (nn.Flatten(), "Flatten(start_dim=1, end_dim=-1)"),
     (nn.Unflatten(1, (2, 5)), "Unflatten(dim=1, unflattened_size=(2, 5))"),
+    (nn.ChannelShuffle(3), "ChannelShuffle(groups=3)"),
 ])
 def test_repr_text(layer, text):
     assert repr(layer) == text
@@ -628,3 +630,12 @@ def test_init_and_utils_have_pytorchs_signatures(namespace, names):
 
     ours, theirs = getattr(nn, namespace), getattr(real.nn, namespace)
     assert {n: parameters(getattr(ours, n)) for n in names} == {n: parameters(getattr(theirs, n)) for n in names}
+
+
+def test_channel_shuffle_interleaves_the_groups_without_pytorch():
+    x = torch.arange(12.).reshape(1, 6, 2)
+    out = nn.ChannelShuffle(3)(x)
+    # channels (0 1 | 2 3 | 4 5) read as 3 groups of 2 and transposed: 0 2 4 1 3 5
+    assert out[0, :, 0].tolist() == [0.0, 4.0, 8.0, 2.0, 6.0, 10.0]
+    with pytest.raises(RuntimeError, match="Number of channels must be divisible by groups. Got 6 channels and 4 groups."):
+        nn.ChannelShuffle(4)(x)

@@ -34,7 +34,8 @@ def test_setitem_matches_numpy(key, value):
 
 
 def test_setitem_non_contiguous_target_and_value_cast():
-    """Writes through a transposed target to its storage; a float value is cast to an int target."""
+    """Writes through a transposed target to its storage; a value of another dtype is refused
+    through an advanced index (PyTorch's index_put_ rule) and cast through a basic one."""
     base = torch.zeros(4, 3)
     x = base.t()                                            # (3, 4), not contiguous
     x[[0, 2], 1:3] = torch.tensor([1.5, 2.5])
@@ -43,8 +44,13 @@ def test_setitem_non_contiguous_target_and_value_cast():
     np.testing.assert_array_equal(x.numpy(), ref)
     assert base[1, 0].item() == 1.5                         # written through to the storage
     y = torch.zeros(3, dtype=torch.int64)
-    y[[0, 1]] = torch.tensor([1.7, 2.2])                    # cast to the target's dtype
+    with pytest.raises(RuntimeError, match="Index put requires the source and destination dtypes match, "
+                                           "got Long for the destination and Float for the source."):
+        y[[0, 1]] = torch.tensor([1.7, 2.2])
+    y[0:2] = torch.tensor([1.7, 2.2])                       # a basic key casts
     assert y.tolist() == [1, 2, 0]
+    y[y == 1] = torch.tensor(5.0)                           # so does a lone mask with one value
+    assert y.tolist() == [5, 2, 0]
 
 
 def test_setitem_value_shape_error_and_version():
@@ -96,17 +102,23 @@ def test_setitem_into_both_layouts(key, value, device):
         v = next(given) if values else value
         return assigned(t, rebuilt, v.to(t.dtype) if cast and values else v)
     for x in layouts(np.arange(12).reshape(3, 4)):
-        # the int64 value is cast to the float32 target (PyTorch now asks for the same dtype)
-        check_on(device, setitem, x, *tensors, *values, oracle=lambda *a: setitem(*a, cast=True))
+        # the int64 value is cast to the float32 target first: PyTorch (and ember) refuse
+        # another dtype through an advanced index
+        check_on(device, setitem, x, *tensors, *[v.to(x.dtype) for v in values],
+                 oracle=lambda *a: setitem(*a, cast=True))
 
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
 def test_setitem_of_every_dtype_and_value_casts(dtype, device):
-    """Index, mask and slice assignment into every dtype: values cast to it, broadcast, one per True."""
+    """Index, mask and slice assignment into every dtype: numbers cast to it, tensors of another dtype
+    refused (PyTorch's index_put_ rule), values broadcast, one per True."""
     for x in layouts(SIGNED, dtype):
-        check_on(device, lambda t, i, v: assigned(t, (i,), v), x, torch.tensor([2, 0]), torch.tensor([1.5, -2.5, 3.0, 0.0]),
-                 oracle=lambda t, i, v: assigned(t, (i,), v.to(t.dtype)))
+        check_on(device, lambda t, i, v: assigned(t, (i,), v.to(t.dtype)), x, torch.tensor([2, 0]),
+                 torch.tensor([1.5, -2.5, 3.0, 0.0]))
+        if dtype is not torch.float32:
+            with pytest.raises(RuntimeError, match="Index put requires the source and destination dtypes match"):
+                assigned(x, (torch.tensor([2, 0]),), torch.tensor([1.5, -2.5, 3.0, 0.0]))
         check_on(device, lambda t, m: assigned(t, (m,), 1), x, torch.tensor(SIGNED > 0))
         check_on(device, lambda t: assigned(t, (slice(None), [1, 3]), 0), x)
         check_on(device, lambda t, m: assigned(t, m, 7), x, torch.tensor(SIGNED > 0))

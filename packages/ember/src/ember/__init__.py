@@ -69,7 +69,14 @@ from ember_autograd.anomaly_mode import (  # noqa: E402,F401 -- torch.is_anomaly
 )
 
 _aliases.install(on_layer_load=_check_pinned)
-__getattr__ = _aliases.module_getattr
+
+
+def __getattr__(name):
+    # torch.OutOfMemoryError is torch.cuda's class; ember_tensor loads it on first use
+    if name == "OutOfMemoryError":
+        return ember_tensor.OutOfMemoryError
+    return _aliases.module_getattr(name)
+
 
 # PyTorch keeps autocast at its top level (torch.autocast, torch.is_autocast_enabled, ...) and
 # ``torch.cuda.amp`` reachable after ``import torch``: ember-amp is light (no kernels, and

@@ -61,10 +61,12 @@ from ._ops.statistics import cdist, corrcoef, cov, histogram, histogramdd
 from ._ops.combinatorics import (
     cartesian_prod, combinations, isin, tril_indices, triu_indices, unravel_index, vander,
 )
+from ._ops.view_scatters import diagonal_scatter, select_scatter, slice_scatter
+from ._ops.integration import cumulative_trapezoid, trapezoid, trapz
 from ._ops.indexing import cat, concat, concatenate, hstack, stack, vstack
 from ._ops.indexing import index_put, index_put_
 from ._ops.index_ops import (
-    argwhere, gather, index_add, index_copy, index_fill, index_select, masked_fill, masked_scatter,
+    argwhere, gather, index_add, index_copy, index_fill, index_reduce, index_select, masked_fill, masked_scatter,
     masked_select, nonzero, put, scatter, scatter_add, scatter_reduce, take, take_along_dim,
 )
 from ._ops.sorting import (
@@ -131,6 +133,8 @@ def __getattr__(name):
     if name in ("cuda", "testing", "accelerator", "backend_flags", "types", "multiprocessing", "hub"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
+    if name == "OutOfMemoryError":  # torch.OutOfMemoryError is torch.cuda's, which loads on first use
+        return __getattr__("cuda").OutOfMemoryError
     raise AttributeError(f"module 'ember_tensor' has no attribute '{name}'")
 
 

@@ -55,7 +55,8 @@ _unary("asinh", _input, lambda ctx, grad, x: grad * (x * x + 1).rsqrt())
 _unary("acosh", _input, lambda ctx, grad, x: grad * (x * x - 1).rsqrt())
 _unary("atanh", _input, lambda ctx, grad, x: grad / (1 - x * x))
 _unary("sigmoid", _result, lambda ctx, grad, result: grad * (result * (1 - result)))
-_unary("relu", _result, lambda ctx, grad, result: grad * (result > 0))
+# PyTorch's threshold_backward: zero where result <= 0, so a NaN passes its gradient on.
+_unary("relu", _result, lambda ctx, grad, result: E.where(result <= 0, 0.0, grad))
 _unary("erf", _input, lambda ctx, grad, x: grad * (2.0 / math.sqrt(math.pi)) * (-(x * x)).exp())
 _unary("erfc", _input, lambda ctx, grad, x: grad * (-2.0 / math.sqrt(math.pi)) * (-(x * x)).exp())
 _unary("erfinv", _result,
@@ -92,7 +93,8 @@ _unary("digamma", _input, lambda ctx, grad, x: grad * trigamma(x))
 def logit(ctx, grad, x, eps):
     g = grad / (x * (1 - x))
     if eps is None:
-        return g
+        # Outside [0, 1] logit is nan, and so is PyTorch's gradient there.
+        return E.where((x < 0) | (x > 1), math.nan, g)
     return E.where((x < eps) | (x > 1 - eps), 0.0, g)
 
 
@@ -161,14 +163,20 @@ def pow(ctx, grad, input, exponent, result):  # noqa: A001
         if isinstance(input, Tensor):
             at_zero = (input == 0) & (exponent >= 0)
             grad_exponent = E.where(at_zero, 0.0, grad * result * E.log(E.where(at_zero, 1.0, input)))
+        elif input == 0:
+            # 0 ** x: no gradient where x >= 0 (PyTorch's convention), -inf * result below.
+            grad_exponent = E.where(exponent >= 0, 0.0, grad * result * -math.inf)
         else:
-            grad_exponent = grad * result * math.log(input) if input > 0 else grad * 0
+            # log of a negative base is nan in PyTorch's rule: s ** x is not real-differentiable.
+            grad_exponent = grad * result * (math.log(input) if input > 0 else math.nan)
     return grad_input, grad_exponent
 
 
 @derivative("atan2", "atan2_", inputs=("input", "other"), save=lambda input, other, **_: (input, other))
 def atan2(ctx, grad, input, other):
-    scale = grad / (input * input + other * other)
+    # PyTorch zeroes an infinite reciprocal, so at input = other = 0 the gradient is 0.
+    recip = (input * input + other * other).reciprocal()
+    scale = grad * E.where(recip.isinf(), 0.0, recip)
     return scale * other, -scale * input
 
 
@@ -186,10 +194,12 @@ def copysign(ctx, grad, input, result):
 
 
 def _max_min(pick):
+    # PyTorch's rule: equal values share the gradient, and only the losing side gets none, so
+    # where either is NaN (which wins) both get the whole gradient.
     def formula(ctx, grad, input, other):
         half = grad / 2
-        grad_input = E.where(input == other, half, E.where(pick(input, other), grad, 0.0))
-        grad_other = E.where(input == other, half, E.where(pick(other, input), grad, 0.0))
+        grad_input = E.where(input == other, half, E.where(pick(other, input), 0.0, grad))
+        grad_other = E.where(input == other, half, E.where(pick(input, other), 0.0, grad))
         return grad_input, grad_other
     return formula
 
@@ -215,7 +225,9 @@ derivative("fmin", inputs=("input", "other"), save=lambda input, other, **_: (in
 
 @derivative("remainder", "remainder_", inputs=("input", "other"), save=lambda input, other, **_: (input, other))
 def remainder(ctx, grad, input, other):
-    return grad, -grad * (input / other).floor() if ctx.needs_input_grad[1] else None
+    # PyTorch's -floor_divide(input, other), not floor(input / other): they differ where
+    # other is infinite (-5 // inf is -1, floor(-5 / inf) is -0).
+    return grad, -grad * E.div(input, other, rounding_mode="floor") if ctx.needs_input_grad[1] else None
 
 
 @derivative("fmod", "fmod_", inputs=("input", "other"), save=lambda input, other, **_: (input, other))
@@ -226,6 +238,12 @@ def fmod(ctx, grad, input, other):
 @derivative("floor_divide", "floor_divide_", inputs=("input", "other"), name="NotImplemented")
 def floor_divide(ctx, grad):
     raise RuntimeError("the derivative for 'floor_divide' is not implemented.")
+
+
+# A step is flat or a jump: PyTorch's result requires grad and its backward raises.
+@derivative("heaviside", inputs=("input", "values"), name="NotImplemented")
+def heaviside(ctx, grad):
+    raise RuntimeError("derivative for aten::heaviside is not implemented")
 
 
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
@@ -286,21 +304,27 @@ not_differentiable(
 )
 
 
-# logaddexp, logaddexp2, xlogy and float_power are compositions of the ops above. Their
-# in-place forms read `self` before overwriting it, so they have rules of their own.
-composite("logaddexp", "logaddexp2", "xlogy", "float_power")
+# logaddexp, logaddexp2 and float_power are compositions of the ops above. Their in-place
+# forms read `self` before overwriting it, so they have rules of their own.
+composite("logaddexp", "logaddexp2", "float_power")
 not_differentiable("signbit")
+not_differentiable("gcd", "gcd_", "lcm", "lcm_")  # integers only
 
 
-@derivative("xlogy_", inputs=("self", "other"), save=lambda self, other: (self, other))
-def xlogy_(ctx, grad, input, other):
+@derivative("xlogy", inputs=("input", "other"), save=lambda input, other, **_: (input, other))
+def xlogy(ctx, grad, input, other):
+    # PyTorch's rule, not the composition's: d/dx is log(y) even where x = 0 (inf at
+    # y = inf), and 0 only where x = 0 and y <= 0 (the points xlogy defines as 0).
     needs = ctx.needs_input_grad
     grad_input = grad_other = None
     if needs[0]:
-        grad_input = grad * E.xlogy((input != 0).to(grad.dtype), other)
+        grad_input = E.where((input == 0) & (other <= 0), 0.0, E.xlogy(grad, other))
     if needs[1]:
         grad_other = grad * input / other
     return grad_input, grad_other
+
+
+derivative("xlogy_", inputs=("self", "other"), save=lambda self, other: (self, other))(xlogy)
 
 
 derivative("float_power_", inputs=("self", "exponent"), name="PowBackward0",

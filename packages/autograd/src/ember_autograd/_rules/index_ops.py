@@ -202,4 +202,6 @@ def masked_select(ctx, grad, shape, mask):
 
 
 composite("take_along_dim")
+# index_reduce is scatter_reduce with the index spread along dim: differentiated through it.
+composite("index_reduce", "index_reduce_")
 not_differentiable("nonzero", "argwhere")

@@ -5,6 +5,9 @@ Formulas follow PyTorch's (tools/autograd/derivatives.yaml, FunctionsManual.cpp)
 are written with differentiable ember ops, so second derivatives work too. Real dtypes
 only: every conjugate-transpose of the references is a plain ``.mT`` here.
 """
+import ember_tensor as E
+
+from .. import _grad_mode
 from ._registry import RESULT, composite, derivative, not_differentiable
 
 
@@ -17,17 +20,24 @@ def inv(ctx, grad, inverse):
 @derivative("linalg_det", inputs=("A",), save=lambda A, **_: (A, RESULT))
 def det(ctx, grad, A, determinant):
     # d det(A) = tr(adj(A) dA), and adj(A) = det(A) A^-1 when A is invertible.
-    if not bool((determinant == 0).any()):
+    singular = (determinant == 0).unsqueeze(-1).unsqueeze(-1)
+    if not bool(singular.any()):
         return (grad * determinant).unsqueeze(-1).unsqueeze(-1) * A.inverse().mT
-    # Singular: adj(A)^T = det(U) det(Vh) U diag(prod_{j != i} s_j) Vh, from A = U S Vh.
-    import ember_tensor as E
-    U, S, Vh = E.linalg.svd(A)
-    k = S.shape[-1]
-    others = E.where(E.eye(k, dtype=E.bool, device=A.device), S.new_ones(()),
-                     S.unsqueeze(-2).expand(tuple(S.shape) + (k,))).prod(-1)
-    sign = (E.linalg.det(U) * E.linalg.det(Vh)).detach()
-    adjugate_t = (U * others.unsqueeze(-2)) @ Vh
-    return (grad * sign).unsqueeze(-1).unsqueeze(-1) * adjugate_t
+    if _grad_mode.is_grad_enabled():
+        # Differentiable backward (create_graph): PyTorch takes the adjugate through an SVD,
+        # adj(A)^T = det(U) det(Vh) U diag(prod_{j != i} s_j) Vh, from A = U S Vh.
+        U, S, Vh = E.linalg.svd(A)
+        k = S.shape[-1]
+        others = E.where(E.eye(k, dtype=E.bool, device=A.device), S.new_ones(()),
+                         S.unsqueeze(-2).expand(tuple(S.shape) + (k,))).prod(-1)
+        sign = (E.linalg.det(U) * E.linalg.det(Vh)).detach()
+        adjugate_t = (U * others.unsqueeze(-2)) @ Vh
+        return (grad * sign).unsqueeze(-1).unsqueeze(-1) * adjugate_t
+    # Plain backward: PyTorch solves det(A) * grad * A^-H with A's LU, which is 0 wherever
+    # det(A) is 0. The singular matrices of a batch are inverted as the identity so that
+    # the others still get their gradient.
+    A = E.where(singular, E.eye(A.shape[-1], dtype=A.dtype, device=A.device), A)
+    return (grad * determinant).unsqueeze(-1).unsqueeze(-1) * A.inverse().mT
 
 
 @derivative("linalg_slogdet", inputs=("A",), save=lambda A: (A,))
@@ -44,7 +54,6 @@ def _solve_save(A, B, *, left=True, out=None):
 
 @derivative("linalg_solve", inputs=("A", "B"), save=_solve_save)
 def solve(ctx, grad, A, X, left, vector):
-    import ember_tensor as E
     needs = ctx.needs_input_grad
     if not left:
         # X A = B  <=>  A^T X^T = B^T
@@ -67,7 +76,6 @@ def _triangle(X, upper, unitriangular):
             save=lambda A, B, *, upper, left=True, unitriangular=False, out=None: (A, RESULT, upper, left,
                                                                                     unitriangular))
 def solve_triangular(ctx, grad, A, X, upper, left, unitriangular):
-    import ember_tensor as E
     grad_b = E.linalg.solve_triangular(A.mT, grad, upper=not upper, left=left, unitriangular=unitriangular)
     grad_a = None
     if ctx.needs_input_grad[0]:
@@ -193,13 +201,19 @@ composite("logdet", "cholesky_solve", "cholesky_inverse", "linalg_svdvals", "lin
 not_differentiable("linalg_matrix_rank")
 
 
+# vector_norm(ord=0) counts non-zeros: PyTorch's result requires grad and its backward
+# gives the input no gradient at all (an undefined tensor, so .grad stays None).
+@derivative("linalg_vector_norm_count", inputs=("x",), name="LinalgVectorNormBackward0")
+def linalg_vector_norm_count(ctx, grad):
+    return None
+
+
 @derivative("linalg_lstsq", inputs=("A", "B"), save=lambda A, B, rcond=None, *, driver=None: (A, B))
 def lstsq(ctx, grad, A, B):
     # The solution is pinv(A) @ B; differentiate that expression.
     grad_x = grad[0]
     if grad_x is None:
         return None, None
-    import ember_tensor as E
     vector = B.dim() == A.dim() - 1
     P = E.linalg.pinv(A)
     rhs = B.unsqueeze(-1) if vector else B

@@ -6,6 +6,7 @@ Every formula first brings the incoming gradient back to the rank of the input
 ``keepdim`` settings and 0-d inputs.
 """
 import builtins
+import math
 
 import ember_tensor as E
 from ember_tensor import Tensor
@@ -42,6 +43,17 @@ def _count(shape, dims):
     for d in dims:
         n *= shape[d]
     return n
+
+
+def _ieee_ratio(a, b):
+    """a / b as a C double would give it: ±inf or nan for b = 0, not ZeroDivisionError.
+
+    PyTorch's backward formulas divide by counts in C++, so var over one element (correction
+    1) or over none gives a nan gradient there; a Python float division would raise.
+    """
+    if b == 0:
+        return math.nan if a == 0 else math.copysign(math.inf, a)
+    return a / b
 
 
 def _reduction_save(input, dim=None, keepdim=False, **_):
@@ -158,7 +170,12 @@ def _amax_save(input, dim=(), keepdim=False, **_):
 
 
 def amax(ctx, grad, input, result, shape, dims, keepdim):
-    return _evenly_distribute(grad, input, result, shape, dims, keepdim)
+    # PyTorch's scale_grad_by_count over `input == result`: unlike max()'s rule, a NaN result
+    # matches no element, and its gradient is nan over the whole reduced slice.
+    grad = _keep_reduced_dims(grad, shape, dims, keepdim)
+    chosen = input == _keep_reduced_dims(result, shape, dims, keepdim)
+    count = chosen.sum(dims, keepdim=True) if dims else chosen.to(grad.dtype)
+    return grad / count * chosen
 
 
 derivative("amax", save=_amax_save)(amax)
@@ -206,7 +223,9 @@ def _var_mean_save(*args, **kwargs):
 def _var_grad(grad, input, shape, dims, keepdim, correction):
     grad = _keep_reduced_dims(grad, shape, dims, keepdim)
     centered = input - input.mean(dims, keepdim=True) if dims else input - input
-    return grad * centered * (2.0 / (_count(shape, dims) - correction))
+    # The degrees of freedom are clamped at 0, as in the forward: a correction past the
+    # count gives nan, as in PyTorch, not a sign-flipped gradient.
+    return grad * centered * _ieee_ratio(2.0, builtins.max(_count(shape, dims) - correction, 0))
 
 
 @derivative("var", save=_var_save)
@@ -235,7 +254,7 @@ def _var_mean_formula(is_std):
             else:
                 total = _var_grad(grad_spread, input, shape, dims, keepdim, correction)
         if grad_mean is not None:
-            g = _keep_reduced_dims(grad_mean, shape, dims, keepdim).expand(shape) / _count(shape, dims)
+            g = _keep_reduced_dims(grad_mean, shape, dims, keepdim).expand(shape) * _ieee_ratio(1.0, _count(shape, dims))
             total = g if total is None else total + g
         return total
     return formula
@@ -305,3 +324,5 @@ not_differentiable("all", "any", "argmax", "argmin", "count_nonzero")
 composite("nansum", "nanmean", "aminmax", "quantile", "nanquantile")
 composite("cov", "corrcoef", "cdist")
 not_differentiable("histogram", "histogramdd")
+# sum_to_size is a sum; the trapezoidal rules are slices, diff, sum and cumsum.
+composite("sum_to_size", "trapezoid", "cumulative_trapezoid")

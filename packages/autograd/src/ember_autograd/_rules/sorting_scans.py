@@ -7,6 +7,7 @@ differentiable.
 import ember_tensor as E
 
 from ._registry import RESULT, composite, derivative, not_differentiable
+from .reduction import _evenly_distribute
 
 
 def _wrap(dim, ndim):
@@ -53,11 +54,10 @@ def _along_dim_save(default_dim):
 
 
 def _selection(ctx, grad, shape, dim, keepdim, picked, input):
-    if dim is None:  # nanmedian over all elements: the gradient goes to the median's position
-        chosen = (input == picked).reshape(-1)
-        first = chosen.to(E.int64).argmax()
-        flat = E.zeros((chosen.numel(),), dtype=grad.dtype, device=grad.device)
-        return flat.index_put((first.reshape(1),), grad.reshape(1)).reshape(shape)
+    if dim is None:
+        # nanmedian over all elements: PyTorch's rule is median()'s, the gradient shared
+        # among the elements equal to the result (among the NaNs when a NaN is returned).
+        return _evenly_distribute(grad, input, picked, shape, tuple(range(len(shape))), False)
     grad = _values_grad(grad)
     return None if grad is None else _scatter_back(grad, picked, shape, dim, keepdim)
 
@@ -111,10 +111,37 @@ def cumprod(ctx, grad, input, dim, result):
 
 @derivative("logcumsumexp", save=lambda input, dim, **_: (input, dim, RESULT))
 def logcumsumexp(ctx, grad, input, dim, result):
-    # d out[i] / d x[k] = exp(x[k] - out[i]) for k <= i.
-    return reverse_cumsum(grad * (-result).exp(), dim) * input.exp()
+    # d out[i] / d x[k] = exp(x[k] - out[i]) for k <= i, summed in log space as PyTorch
+    # does (TensorFlow's formula): the positive and negative parts of grad each go through a
+    # reverse logcumsumexp, so -inf/inf entries (exp(x) * exp(-out) = 0 * inf) stay finite.
+    lowest = E.finfo(grad.dtype).min
+    log_abs_grad = grad.abs().log()
+    positive = _reverse_logcumsumexp(E.where(grad > 0, log_abs_grad, lowest) - result, dim)
+    negative = _reverse_logcumsumexp(E.where(grad < 0, log_abs_grad, lowest) - result, dim)
+    return (positive + input).exp() - (negative + input).exp()
+
+
+def _reverse_logcumsumexp(x, dim):
+    return x.flip(dim).logcumsumexp(dim).flip(dim)
 
 
 composite("diff")
-not_differentiable("argsort", "unique", "unique_consecutive", "searchsorted", "bucketize", "histc",
-                   "bincount")
+not_differentiable("argsort", "searchsorted", "bucketize", "histc", "bincount")
+
+
+def _unique_op(input, sorted=True, return_inverse=False, return_counts=False, dim=None, **_):  # noqa: A002
+    return "_unique2" if dim is None else "unique_dim"
+
+
+def _not_implemented(ctx, grad, op_name):
+    raise RuntimeError(f"the derivative for '{op_name}' is not implemented.")
+
+
+# PyTorch records unique's values (not its inverse or counts) with a node whose backward
+# raises: they require grad, as the input does, so the failure is at backward, not a
+# silently detached result.
+derivative("unique", save=lambda *args, **kwargs: (_unique_op(*args, **kwargs),),
+           name=lambda *args, **kwargs: "Unique2Backward0" if _unique_op(*args, **kwargs) == "_unique2"
+           else "UniqueDimBackward0")(_not_implemented)
+derivative("unique_consecutive", save=lambda *args, **kwargs: ("unique_consecutive",),
+           name="UniqueConsecutiveBackward0")(_not_implemented)

@@ -133,3 +133,5 @@ derivative("as_strided_", name="AsStridedBackward1", save=lambda self, size, str
 composite("reshape", "flatten", "unflatten", "movedim", "split", "chunk", "tensor_split", "unbind", "ravel",
           "hsplit", "vsplit", "dsplit")
 not_differentiable("view_dtype", "detach", "detach_", "resize_")
+# The scatters into a view are clone + copy_ into that view of the clone.
+composite("select_scatter", "slice_scatter", "diagonal_scatter")

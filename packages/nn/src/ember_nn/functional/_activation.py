@@ -15,7 +15,8 @@ __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "har
 
 
 def _threshold(input, limit, value, inplace):
-    return apply_inplace(input, E.where(input > limit, input, value), inplace)
+    # PyTorch tests x <= threshold, so NaN is kept (with its gradient), not replaced.
+    return apply_inplace(input, lambda x: E.where(x <= limit, value, x), inplace)
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -40,10 +41,15 @@ def relu_(input):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    """x clamped to [min_val, max_val]."""
+    """x clamped to [min_val, max_val].
+
+    Not `clamp`: PyTorch's hardtanh (and relu6) pass no gradient at the limits themselves,
+    where clamp passes it, and a NaN input gets the gradient (it is inside no limit).
+    """
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+    return apply_inplace(input, lambda x: E.where(x <= min_val, min_val, E.where(x >= max_val, max_val, x)),
+                         inplace)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -56,9 +62,19 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
+def _expm1_below_0(x):
+    """expm1 of x where x <= 0, the negative branch of the elu family.
+
+    The branch is selected with `where(x <= 0, ..., x)` as PyTorch's backward tests it, so a
+    NaN input takes the linear branch's gradient (1, not nan). x is clamped at 0 first: the
+    unselected branch of a large x would otherwise backpropagate 0 * exp(x) = nan.
+    """
+    return x.clamp(max=0).expm1()
+
+
 def elu(input, alpha=1.0, inplace=False):
     """x if x > 0 else alpha * (exp(x) - 1)."""
-    return apply_inplace(input, E.where(input > 0, input, input.expm1() * alpha), inplace)
+    return apply_inplace(input, lambda x: E.where(x <= 0, _expm1_below_0(x) * alpha, x), inplace)
 
 
 def elu_(input, alpha=1.0):
@@ -72,7 +88,8 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(input, inplace=False):
     """scale * elu(x, alpha) with the self-normalising constants."""
-    return apply_inplace(input, E.where(input > 0, input, input.expm1() * _SELU_ALPHA) * _SELU_SCALE, inplace)
+    return apply_inplace(input, lambda x: E.where(x <= 0, _expm1_below_0(x) * _SELU_ALPHA, x) * _SELU_SCALE,
+                         inplace)
 
 
 def selu_(input):
@@ -84,7 +101,7 @@ def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    return apply_inplace(input, E.where(input > 0, input, (input / alpha).expm1() * alpha), inplace)
+    return apply_inplace(input, lambda x: E.where(x <= 0, _expm1_below_0(x / alpha) * alpha, x), inplace)
 
 
 def celu_(input, alpha=1.0):
@@ -94,7 +111,7 @@ def celu_(input, alpha=1.0):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x if x > 0 else negative_slope * x."""
-    return apply_inplace(input, E.where(input > 0, input, input * negative_slope), inplace)
+    return apply_inplace(input, lambda x: E.where(x > 0, x, x * negative_slope), inplace)
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -118,10 +135,12 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomised leaky ReLU: a slope drawn from U(lower, upper) per element in training,
     their mean in evaluation."""
     if training:
+        # PyTorch's rrelu_with_noise: the slope applies where x <= 0 (0 included, NaN not).
         slope = E.empty_like(input).uniform_(lower, upper)
-    else:
-        slope = (lower + upper) / 2
-    return apply_inplace(input, E.where(input >= 0, input, input * slope), inplace)
+        return apply_inplace(input, lambda x: E.where(x <= 0, x * slope, x), inplace)
+    # In evaluation it is leaky_relu with the mean slope: x > 0 keeps x (NaN takes the slope).
+    slope = (lower + upper) / 2
+    return apply_inplace(input, lambda x: E.where(x > 0, x, x * slope), inplace)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
@@ -151,13 +170,21 @@ def gelu(input, approximate="none"):
 
 
 def logsigmoid(input):
-    """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
-    return input.clamp(max=0) - (-input.abs()).exp().log1p()
+    """log(sigmoid(x)) = -softplus(-x), stable for large |x|.
+
+    Two smooth branches, x - log1p(exp(x)) below 0 and -log1p(exp(-x)) from 0 on, each fed
+    its own side of 0 (so no unselected exp overflows): min(x, 0) - log1p(exp(-|x|)) would
+    put the kinks of min and abs at 0 and give a gradient of 1 there, not sigmoid(0) = 0.5.
+    """
+    negative = input < 0
+    below = E.where(negative, input, 0.0)
+    above = E.where(negative, 0.0, input)
+    return E.where(negative, below - below.exp().log1p(), 0.0 - (-above).exp().log1p())  # +0 at inf, as PyTorch
 
 
 def hardshrink(input, lambd=0.5):
-    """x where |x| > lambd, else 0."""
-    return E.where(input.abs() > lambd, input, 0.0)
+    """x where |x| > lambd, else 0 (NaN stays NaN, with its gradient, as in PyTorch)."""
+    return E.where((input >= -lambd) & (input <= lambd), 0.0, input)
 
 
 def tanhshrink(input):
@@ -173,7 +200,9 @@ def softsign(input):
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta * x)) / beta, linear where beta * x > threshold."""
     scaled = input * beta
-    soft = (scaled.clamp(max=threshold)).exp().log1p() / beta
+    # Capped with `where`, not clamp: clamp passes no gradient to NaN, and PyTorch's
+    # softplus gradient at NaN is nan.
+    soft = E.where(scaled > threshold, threshold, scaled).exp().log1p() / beta
     return E.where(scaled > threshold, input, soft)
 
 
@@ -181,7 +210,8 @@ def softshrink(input, lambd=0.5):
     """x - lambd if x > lambd, x + lambd if x < -lambd, else 0."""
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    return E.where(input > lambd, input - lambd, E.where(input < -lambd, input + lambd, 0.0))
+    # x - sign(x) * lambd outside the band: NaN stays NaN with its gradient, as in PyTorch.
+    return E.where((input >= -lambd) & (input <= lambd), 0.0, input - input.sign() * lambd)
 
 
 def _softmax_dim(ndim):
@@ -229,20 +259,36 @@ def sigmoid(input):
 
 
 def hardsigmoid(input, inplace=False):
-    """relu6(x + 3) / 6."""
-    return apply_inplace(input, (input + 3).clamp(0, 6) / 6, inplace)
+    """relu6(x + 3) / 6.
+
+    The gradient is 1/6 strictly inside (-3, 3) only, as PyTorch's: not at the limits, not
+    at NaN (whose value, NaN, comes from the clamped constant branch).
+    """
+    return apply_inplace(input, lambda x: E.where((x > -3) & (x < 3), x / 6 + 0.5, ((x + 3).clamp(0, 6) / 6).detach()),
+                         inplace)
 
 
 def silu(input, inplace=False):
     """x * sigmoid(x)."""
-    return apply_inplace(input, input * input.sigmoid(), inplace)
+    return apply_inplace(input, lambda x: x * x.sigmoid(), inplace)
 
 
 def mish(input, inplace=False):
     """x * tanh(softplus(x))."""
-    return apply_inplace(input, input * softplus(input).tanh(), inplace)
+    return apply_inplace(input, lambda x: x * softplus(x).tanh(), inplace)
 
 
 def hardswish(input, inplace=False):
-    """x * relu6(x + 3) / 6."""
-    return apply_inplace(input, input * (input + 3).clamp(0, 6) / 6, inplace)
+    """x * relu6(x + 3) / 6.
+
+    Piecewise as PyTorch's backward: 0 up to -3 (inclusive), x * (x + 3) / 6 below 3, x from
+    3 on; NaN falls through to x and gets the gradient 1.
+    """
+    return apply_inplace(input, _hardswish, inplace)
+
+
+def _hardswish(x):
+    # The middle branch sees x only inside (-3, 3): elsewhere its unselected 0 gradient
+    # times a NaN or infinite x would be NaN.
+    inside = E.where((x > -3) & (x < 3), x, 0.0)
+    return E.where(x <= -3, x * 0.0, E.where(x < 3, inside * (inside + 3) / 6, x))

@@ -32,9 +32,9 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        return apply_inplace(input, input * 0.0, inplace)
+        return apply_inplace(input, lambda x: x * 0.0, inplace)
     mask = _keep_mask(input, tuple(input.shape), p)
-    return apply_inplace(input, input * mask * (1.0 / (1 - p)), inplace)
+    return apply_inplace(input, lambda x: x * mask * (1.0 / (1 - p)), inplace)
 
 
 def _feature_dropout(input, p, training, inplace, nd, name, alpha=False):
@@ -53,8 +53,8 @@ def _feature_dropout(input, p, training, inplace, nd, name, alpha=False):
     if alpha:
         return _alpha(input, p, shape, inplace)
     if p == 1.0:
-        return apply_inplace(input, input * 0.0, inplace)
-    return apply_inplace(input, input * _keep_mask(input, shape, p) * (1.0 / (1 - p)), inplace)
+        return apply_inplace(input, lambda x: x * 0.0, inplace)
+    return apply_inplace(input, lambda x: x * _keep_mask(x, shape, p) * (1.0 / (1 - p)), inplace)
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
@@ -81,13 +81,12 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 
 def _alpha(input, p, shape, inplace):
     if p == 1.0:
-        return apply_inplace(input, input * 0.0, inplace)
+        return apply_inplace(input, lambda x: x * 0.0, inplace)
     keep = _keep_mask(input, shape, p)
     a = ((1 - p) * (1 + p * _SELU_NEG_SATURATION ** 2)) ** -0.5
     b = -a * _SELU_NEG_SATURATION * p
     # Dropped units go to SELU's negative saturation value; a and b restore mean and variance.
-    out = (input * keep + (1 - keep) * _SELU_NEG_SATURATION) * a + b
-    return apply_inplace(input, out, inplace)
+    return apply_inplace(input, lambda x: (x * keep + (1 - keep) * _SELU_NEG_SATURATION) * a + b, inplace)
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):

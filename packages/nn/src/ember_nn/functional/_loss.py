@@ -73,6 +73,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     logp = log_softmax(input, class_dim)
     classes = input.shape[class_dim]
     if target.dtype.is_floating_point:
+        if ignore_index >= 0:  # PyTorch's check: only the default (negative) value passes
+            raise RuntimeError("ignore_index is not supported for floating point target")
         return _cross_entropy_probabilities(input, logp, target, weight, reduction, label_smoothing, class_dim)
     loss = K.nll_loss(logp, target, weight, reduction, ignore_index)
     if label_smoothing == 0.0:

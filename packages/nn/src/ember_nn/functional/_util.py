@@ -35,11 +35,18 @@ def reduce(loss, reduction):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-def apply_inplace(input, result, inplace):
-    """`result`, written into `input` when `inplace` (the functional `inplace=True` form)."""
-    if inplace:
-        return input.copy_(result)
-    return result
+def apply_inplace(input, formula, inplace):
+    """`formula(input)`, written into `input` when `inplace` (the functional `inplace=True` form).
+
+    In place, the formula runs on a copy of an input that requires grad: its backward may
+    need the values the write replaces (silu's, mish's, leaky_relu's input), and saving
+    `input` itself would fail backward's version check. PyTorch's in-place activations keep
+    their original input the same way, so `leaky_relu(x.clone(), inplace=True)` backs up.
+    """
+    if not inplace:
+        return formula(input)
+    source = input.clone() if input.requires_grad else input
+    return input.copy_(formula(source))
 
 
 def batched(input, nd, name):

@@ -26,7 +26,7 @@ from .padding import (
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .distance import CosineSimilarity, PairwiseDistance
 from .fold import Fold, Unfold
-from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
 from .activation import (
     CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax,
     Mish, PReLU, ReLU, ReLU6, RReLU, Sigmoid, SiLU, Softmax, Softmax2d, Softmin, Softplus, Softshrink, Softsign,

@@ -1,8 +1,9 @@
-"""PixelShuffle and PixelUnshuffle: trade channels for spatial resolution and back."""
+"""PixelShuffle and PixelUnshuffle: trade channels for spatial resolution and back;
+ChannelShuffle: interleave groups of channels (ShuffleNet)."""
 from .. import functional as F
 from .module import Module
 
-__all__ = ["PixelShuffle", "PixelUnshuffle"]
+__all__ = ["PixelShuffle", "PixelUnshuffle", "ChannelShuffle"]
 
 
 class PixelShuffle(Module):
@@ -31,3 +32,23 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self):
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """(N, g*k, *) -> (N, k*g, *): the channels of `groups` groups interleaved, so that the
+    next grouped convolution sees every group (ShuffleNet).
+
+    >>> import ember_tensor as torch
+    >>> ChannelShuffle(2)(torch.arange(4.).reshape(1, 4, 1)).flatten().tolist()
+    [0.0, 2.0, 1.0, 3.0]
+    """
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"

@@ -194,6 +194,39 @@ def bitwise_right_shift(a, b):
     return x >> np.int64(b)
 
 
+def gcd(a, b):
+    # Euclid on |a| and |b|, as PyTorch's calc_gcd (gcd(0, 0) = 0). Written out with C's
+    # truncating % (Python's and Numba's floor): the two differ only for the most negative
+    # value, whose |.| stays negative, as in PyTorch. Self-contained: each kernel function
+    # is compiled alone, so it cannot call a helper of this module.
+    x = a if a >= 0 else -a  # (this module's abs is the elementwise kernel's)
+    y = b if b >= 0 else -b
+    while x != 0:
+        r = y % x
+        if r != 0 and (r < 0) != (y < 0):
+            r -= x
+        y = x
+        x = r
+    return y
+
+
+def lcm(a, b):
+    # |a / gcd * b|, 0 when gcd is 0; the product wraps in the operand's width, as in C.
+    # (gcd's loop again: a kernel function cannot call another, see gcd.)
+    x = a if a >= 0 else -a
+    y = b if b >= 0 else -b
+    while x != 0:
+        r = y % x
+        if r != 0 and (r < 0) != (y < 0):
+            r -= x
+        y = x
+        x = r
+    if y == 0:
+        return 0 * a
+    m = a // y * b
+    return m if m >= 0 else -m
+
+
 # --- unary ---------------------------------------------------------------------------
 
 
@@ -586,7 +619,8 @@ def bitwise_not(a):
 
 
 def relu(a):
-    return a if a > 0 else a * 0
+    # PyTorch's clamp_min(a, 0): negatives (-inf too) give +0, while NaN and -0. pass through.
+    return 0 if a < 0 else a
 
 
 _ZETA_EULER_MACLAURIN = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
@@ -732,6 +766,6 @@ BINARY = (
     "pow_int", "atan2", "hypot",
     "copysign", "maximum", "minimum", "fmax", "fmin", "eq", "ne", "lt", "le", "gt", "ge",
     "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
-    "bitwise_left_shift", "bitwise_right_shift", "zeta", "igamma", "igammac",
+    "bitwise_left_shift", "bitwise_right_shift", "gcd", "lcm", "zeta", "igamma", "igammac",
 )
 TERNARY = ("where", "lerp")

@@ -19,7 +19,7 @@ CUDA_KERNEL_NAMES = {
     "trunc_vml_cpu": "trunc_cuda", "round_vml_cpu": "round_cuda", "round_cpu": "round_cuda",
     "bitwise_not_cpu": "bitwise_not_cuda", "bitwise_and_cpu": "bitwise_and_cuda",
     "bitwise_or_cpu": "bitwise_or_cuda", "bitwise_xor_cpu": "bitwise_xor_cuda",
-    "lshift_cpu": "lshift_cuda", "rshift_cpu": "rshift_cuda",
+    "lshift_cpu": "lshift_cuda", "rshift_cpu": "rshift_cuda", "gcd_cpu": "gcd_cuda", "lcm_cpu": "lcm_cuda",
     "div_floor_cpu": "div_floor_cuda", "div_trunc_cpu": "div_trunc_cuda",
     "remainder_cpu": "remainder_cuda", "fmod_cpu": "fmod_cuda", "hypot_cpu": "hypot_cuda",
     "clamp_cpu": "clamp_cuda", "clamp_scalar_cpu": "clamp_scalar_cuda",

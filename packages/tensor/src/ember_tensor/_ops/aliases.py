@@ -6,13 +6,17 @@ comes from the ops it calls.
 """
 import math
 
+from .. import _dtype as D
+from .._tensor import Tensor
 from . import elementwise as E
-from . import indexing, linalg, shape_ops, views
+from . import convert, indexing, linalg, shape_ops, views
+from .convert import detach_, fill_, zero_
 
 __all__ = [
     "deg2rad", "deg2rad_", "rad2deg", "rad2deg_", "clamp_min_", "clamp_max_", "diagflat", "dist",
     "addmm_", "addmv_", "addbmm_", "baddbmm_", "addr_", "row_stack", "column_stack", "dstack",
-    "is_same_size", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "is_inference",
+    "is_same_size", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "is_inference", "fill", "fill_", "zero_",
+    "detach_", "get_device", "split_with_sizes", "typename", "rsub", "ldexp", "ldexp_",
 ]
 
 
@@ -122,3 +126,74 @@ def resolve_neg(input):
 def is_inference(input):
     """False: ember's ``inference_mode`` does not create inference tensors."""
     return False
+
+
+def fill(input, value):
+    """A copy of `input` with every element `value` (a number or a 0-d tensor, whose
+    gradient is the sum of the incoming one); ``torch.fill_``/``torch.zero_`` are the
+    in-place methods at the top level."""
+    return fill_(convert.clone(input), value)
+
+
+def get_device(input):
+    """The CUDA device index of `input`, -1 for a CPU tensor (``Tensor.get_device``)."""
+    return input.get_device()
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """Views of `input` along `dim` of the given sizes, which must sum to its size there.
+
+    >>> import ember_tensor as torch
+    >>> [t.tolist() for t in torch.split_with_sizes(torch.arange(3), [1, 2])]
+    [[0], [1, 2]]
+    """
+    if isinstance(split_sizes, int) or not all(isinstance(s, int) for s in split_sizes):
+        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, "
+                        f"not {type(split_sizes).__name__}")
+    sizes = list(split_sizes)
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                           f"split_sizes={sizes}")
+    return views.split(input, sizes, dim)
+
+
+def typename(obj, /):
+    """The qualified name of `obj`'s type: ``x.type()`` for a tensor ('torch.FloatTensor')."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module, qualname = obj.__class__.__module__ or "", obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input`` (sub with its operands swapped; a function only, as in PyTorch)."""
+    return E.sub(other, input, alpha=alpha)
+
+
+def _float_dtype(input, other):
+    result = D.promote_types(input.dtype, other.dtype)
+    return result if result.is_floating_point else D.get_default_dtype()
+
+
+def ldexp(input, other, *, out=None):
+    """``input * 2 ** other`` (`other` a tensor; integers give the default float dtype).
+
+    >>> import ember_tensor as torch
+    >>> torch.ldexp(torch.tensor([1., 3.]), torch.tensor([2, -1])).tolist()
+    [4.0, 1.5]
+    """
+    if not isinstance(other, Tensor):
+        raise TypeError(f"ldexp(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    dtype = _float_dtype(input, other)
+    return E.mul(input.to(dtype), E.pow(2.0, other.to(dtype)), out=out)
+
+
+def ldexp_(input, other):
+    """In-place ``ldexp``."""
+    return input.copy_(ldexp(input, other))

@@ -5,6 +5,8 @@ einsum contracts its operands left to right: repeated labels inside one operand 
 a diagonal, labels no one needs any more are summed away early, and each pair is laid
 out as (batch, rows, contracted) @ (batch, contracted, cols) for one `matmul`.
 """
+import math
+
 from .._dispatch import op
 from .._tensor import Tensor, wrap_dim
 from . import views
@@ -185,8 +187,12 @@ def tensordot(a, b, dims=2, out=None):
     k = 1
     for d in dims_a:
         k *= a.shape[d]
-    left = views.permute(a, free_a + dims_a).reshape(-1, k)
-    right = views.permute(b, dims_b + free_b).reshape(k, -1)
+    # Explicit sizes, not -1: with k = 0 (empty contracted dims) -1 is ambiguous, and
+    # PyTorch's answer is a sum over nothing, zeros of the free dims' shape.
+    rows = math.prod(a.shape[d] for d in free_a)
+    cols = math.prod(b.shape[d] for d in free_b)
+    left = views.permute(a, free_a + dims_a).reshape(rows, k)
+    right = views.permute(b, dims_b + free_b).reshape(k, cols)
     from .linalg import matmul
     result = matmul(left, right).reshape([a.shape[d] for d in free_a] + [b.shape[d] for d in free_b])
     if out is not None:

@@ -26,7 +26,7 @@ __all__ = ["index_select", "index_add", "index_add_", "index_copy", "index_copy_
            "index_fill_", "gather", "scatter", "scatter_", "scatter_add", "scatter_add_",
            "scatter_reduce", "scatter_reduce_", "take", "take_along_dim", "put", "put_",
            "masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_", "masked_select",
-           "nonzero", "argwhere", "index_put", "index_put_"]
+           "nonzero", "argwhere", "index_put", "index_put_", "index_reduce", "index_reduce_"]
 
 
 def _dim_plan(self, dim, index, name):
@@ -312,6 +312,47 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     tensor([3., 2.])
     """
     return scatter_reduce_(input.clone(), dim, index, src, reduce, include_self=include_self)
+
+
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+
+
+@op("index_reduce_", inplace=True)
+def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    """Reduce source[..., i, ...] into self[..., index[i], ...] along `dim` with `reduce`
+    (prod, mean, amax or amin), counting self's own value unless `include_self` is False:
+    ``scatter_reduce_`` with `index` spread along `dim`."""
+    if reduce not in _INDEX_REDUCTIONS:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    _check_int_index(index, "index_reduce_")
+    if index.dim() > 1:
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: {index.dim()} "
+                         f"with type: {_iter.type_name(index._dtype)} and size: {list(index.shape)}")
+    dim = wrap_dim(dim, max(self.dim(), 1))
+    _check_source(self, dim, index, source, "index_reduce_")
+    if self._dtype is not source._dtype:
+        raise RuntimeError(f"index_reduce_(): self ({_iter.type_name(self._dtype)}) and source "
+                           f"({_iter.type_name(source._dtype)}) must have the same scalar type")
+    if self.dim() != source.dim() or any(a != b for d, (a, b) in enumerate(zip(self.shape, source.shape)) if d != dim):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. "
+                           f"Got self.shape = {list(self.shape)} source.shape = {list(source.shape)}")
+    plan, _ = _dim_plan(self, dim, index, "index_reduce_")
+    if _first_out_of_range(plan, 0, self.shape[dim]) is not None:
+        raise IndexError("index out of range in self")
+    spread = [1] * source.dim()
+    spread[dim] = index.numel()
+    positions = index.to(D.int64).reshape(spread).expand(tuple(source.shape))
+    return scatter_reduce_(self, dim, positions, source, reduce, include_self=include_self)
+
+
+@op()
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
+    """Out-of-place `index_reduce_`.
+
+    >>> index_reduce(ones(3), 0, tensor([0, 0, 2]), tensor([2., 3., 4.]), "prod")
+    tensor([6., 1., 4.])
+    """
+    return _maybe_out(index_reduce_(input.clone(), dim, index, source, reduce, include_self=include_self), out)
 
 
 @op()

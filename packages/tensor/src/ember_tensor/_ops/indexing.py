@@ -119,6 +119,8 @@ def getitem(self, key):
 @op("setitem_", inplace=True)
 def setitem_(self, key, value):
     """self[key] = value, broadcasting `value`; writes through to self's storage."""
+    if value.__class__ is Tensor and value._dtype is not self._dtype:
+        _check_advanced_write_dtype(self, key, value)
     value_array = _shortcut_value(self, value)
     if key.__class__ is Tensor and key._device == self._device and value_array is not None:
         if _indexing(self).write_leading(self._data, key._data, value_array):
@@ -140,6 +142,31 @@ def setitem_(self, key, value):
         _advanced_write(plan, value, accumulate=False)
     self._bump_version()
     return self
+
+
+def _check_advanced_write_dtype(self, key, value):
+    """Refuse a `value` of another dtype where `key` has an advanced index, as PyTorch does.
+
+    PyTorch writes through an advanced index with index_put_, which requires the source's
+    dtype to be the destination's; a basic key (ints, slices) copies and converts instead,
+    and so does a lone boolean mask with a single value (PyTorch sends it to masked_fill_).
+    """
+    advanced = [k for k in normalize_key(key) if _is_advanced_entry(k)]
+    if not advanced:
+        return
+    if len(advanced) == 1 and isinstance(advanced[0], Tensor) and advanced[0]._dtype is D.bool \
+            and value._data.size == 1:
+        return
+    raise RuntimeError(
+        f"Index put requires the source and destination dtypes match, got "
+        f"{_iter.type_name(self._dtype)} for the destination and {_iter.type_name(value._dtype)} for the source.")
+
+
+def _is_advanced_entry(k):
+    if isinstance(k, Tensor):
+        # A 0-d integer tensor selects like an int (a basic index).
+        return not (k._data.ndim == 0 and k._dtype.category == D._INT and k._dtype is not D.uint8)
+    return isinstance(k, (list, tuple, range, np.ndarray))
 
 
 def _without_extra_leading_ones(value, ndim):

@@ -132,8 +132,16 @@ inner_product = dot
 
 @op()
 def outer(input, vec2, *, out=None):
-    """Outer product of two vectors."""
-    return matmul(input.reshape(-1, 1), vec2.reshape(1, -1), out=out)
+    """Outer product of two vectors.
+
+    A broadcast product, as PyTorch's (input[:, None] * vec2): operands of different
+    dtypes promote, where a matmul would refuse them.
+    """
+    result = input.reshape(-1, 1) * vec2.reshape(1, -1)
+    if out is not None:
+        from .elementwise import copy_to_out
+        return copy_to_out(result, out)
+    return result
 
 
 ger = outer
@@ -261,6 +269,9 @@ def _cross_dim(a, b, dim, name):
 def cross(input, other, dim=None, *, out=None):
     """Cross product of 3-vectors along `dim` (default: the first dim of size 3)."""
     shape, d = _cross_dim(input, other, dim, "linalg.cross")
+    if input._dtype is not other._dtype:  # PyTorch's cross does not promote
+        raise RuntimeError(f"expected scalar type {_iter.type_name(input._dtype)} but found "
+                           f"{_iter.type_name(other._dtype)}")
     a, b = input.expand(shape), other.expand(shape)
     # c_i = a_{i+1} b_{i+2} - a_{i+2} b_{i+1}, indices mod 3: rolls line them up.
     result = a.roll(-1, d) * b.roll(-2, d) - a.roll(-2, d) * b.roll(-1, d)
@@ -282,7 +293,9 @@ def matrix_power(input, n, *, out=None):
                            "matrices")
     if n == 0:
         from .creation import eye
-        result = eye(m, dtype=input.dtype, device=input.device).expand(input.shape).clone()
+        # Written over a copy of the input, as PyTorch does: the identity then carries the
+        # input's requires_grad (with a zero gradient), not a detached constant.
+        result = input.clone().copy_(eye(m, dtype=input.dtype, device=input.device).expand(input.shape))
     else:
         if n < 0:
             _lapack.check_float(input, "linalg.inv")

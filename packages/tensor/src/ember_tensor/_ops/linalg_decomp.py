@@ -17,6 +17,7 @@ from .. import _dtype as D
 from .._device import CPU
 from .._dispatch import op
 from . import _lapack as L
+from .creation import zeros
 from ._lapack import LinAlgError, check_float, check_matrix, check_square, host, wrap, wrap_array
 
 __all__ = ["inv", "det", "slogdet", "logdet", "solve", "solve_triangular", "cholesky", "cholesky_solve",
@@ -117,6 +118,12 @@ def solve(A, B, *, left=True, out=None):
     vector = _is_vector_rhs(A, B)
     batch = _check_solve_shapes(A, B, left, vector)
     x = _linalg(A).solve(A._data, B._data, batch, left, vector)
+    if x is not None and x.size == 0 and A._data.size:
+        # No right-hand side to solve for, but PyTorch factors A first and refuses a
+        # singular A all the same: solve A's own batch against one zero column.
+        column = zeros(tuple(A.shape[:-1]) + (1,), dtype=A._dtype, device=A._device)
+        if _linalg(A).solve(A._data, column._data, tuple(A.shape[:-2]), True, False) is None:
+            x = None
     if x is None:
         raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.")
     return _out(wrap_array(x, A), out)

@@ -46,7 +46,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     elif ord == -_INF:
         result = a.amin(reduce_dims, keepdim=keepdim) if reduce_dims else a.clone()
     elif ord == 0:
-        result = (x != 0).to(x.dtype).sum(reduce_dims, keepdim=keepdim)
+        result = vector_norm_count(x, reduce_dims, keepdim)
     elif ord == 1:
         result = a.sum(reduce_dims, keepdim=keepdim)
     elif ord == 2:
@@ -59,6 +59,16 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         from .elementwise import copy_to_out
         return copy_to_out(result, out)
     return result
+
+
+@op("linalg_vector_norm_count")
+def vector_norm_count(x, dims, keepdim):
+    """vector_norm(x, 0): the count of non-zeros over `dims`, in x's dtype.
+
+    An op of its own so that autograd can record it as PyTorch does: the result requires
+    grad when x does, and backward sends x no gradient (None, not zeros).
+    """
+    return (x != 0).to(x.dtype).sum(dims, keepdim=keepdim)
 
 
 @op("linalg_matrix_norm")
@@ -78,7 +88,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     elif ord in ("nuc", 2, -2):
         from .linalg_decomp import svdvals
         s = svdvals(views.movedim(A, (d0, d1), (-2, -1)))
-        result = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        result = s.sum(-1) if ord == "nuc" else (_max_of_norms(s, -1, False) if ord == 2 else s.amin(-1))
         if keepdim:
             for d in sorted((d0, d1)):
                 result = result.unsqueeze(d)
@@ -86,7 +96,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         # 1: max column sum of |A|; inf: max row sum.
         summed, reduced = (d0, d1) if ord in (1, -1) else (d1, d0)
         sums = A.abs().sum(summed, keepdim=True)
-        result = sums.amax(reduced, keepdim=True) if ord > 0 else sums.amin(reduced, keepdim=True)
+        result = _max_of_norms(sums, reduced, True) if ord > 0 else sums.amin(reduced, keepdim=True)
         if not keepdim:
             result = result.squeeze((d0, d1))
     else:
@@ -95,6 +105,20 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         from .elementwise import copy_to_out
         return copy_to_out(result, out)
     return result
+
+
+def _max_of_norms(values, dim, keepdim):
+    """The largest of non-negative `values` along `dim`: 0 over an empty dim, as PyTorch's
+    matrix norms of order 2, 1 and inf give for an empty matrix (the amin of the negative
+    orders raises there, in both)."""
+    if values.shape[dim] == 0:
+        shape = list(values.shape)
+        if keepdim:
+            shape[dim] = 1
+        else:
+            del shape[dim]
+        return values.new_zeros(shape)
+    return values.amax(dim, keepdim=keepdim)
 
 
 @op("linalg_norm")

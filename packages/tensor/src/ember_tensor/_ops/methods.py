@@ -5,13 +5,13 @@ from . import convert, creation, elementwise, indexing, linalg, pinned, random, 
 from . import shared
 from . import linalg_legacy, shape_ops
 from . import index_ops, scans, sorting
-from . import aliases, combinatorics, quantiles, statistics, views_inplace
+from . import aliases, combinatorics, quantiles, statistics, view_scatters, views_inplace
 
 # Functions of these modules that take the tensor first become methods of the same name.
 _METHOD_MODULES = (elementwise, *elementwise._MODULES, views, convert, linalg, random, reduction, reduction_stats,
                   pinned, shared, shape_ops,
                   index_ops, sorting, scans, linalg_legacy, quantiles, views_inplace, combinatorics,
-                  statistics, aliases)
+                  statistics, aliases, view_scatters)
 _NOT_METHODS = {"binary", "unary", "copy_to_out", "make_view", "view_strides", "contiguous_strides",
                 "broadcast_shapes", "broadcast_tensors", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d",
                 "block_diag", "where", "isclose", "allclose", "equal", "clip", "clip_",
@@ -24,7 +24,9 @@ _NOT_METHODS = {"binary", "unary", "copy_to_out", "make_view", "view_strides", "
                 "triu_indices", "tril_indices", "unravel_index", "cartesian_prod", "combinations", "vander",
                 "isin", "cdist", "histogramdd",
                 # stacking helpers that are not Tensor methods in PyTorch
-                "column_stack", "dstack"}
+                "column_stack", "dstack",
+                # a top-level function only (the method is fill_)
+                "fill", "typename", "rsub"}
 
 
 def _public_functions(module):

@@ -349,3 +349,23 @@ def count_nonzero(input, dim=None):
     _check_tensor(input, "count_nonzero")
     dims = _reduce_dims(input, dim, "count_nonzero")
     return _reduce("count_nonzero", input, dims, False, D.int64)
+
+
+@op()
+def sum_to_size(self, *size):
+    """Sum `self` down to `size`, which must expand to `self`'s shape: the inverse of
+    ``expand`` (a Tensor method only, as in PyTorch; `self` itself when nothing is summed).
+
+    >>> tensor([[1, 2], [3, 4]]).sum_to_size(1, 2)
+    tensor([[4, 6]])
+    """
+    if len(size) == 1 and not isinstance(size[0], (builtins.int, np.integer)):
+        size = tuple(size[0])
+    shape = tuple(self.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or builtins.any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1)
+    if not dims:
+        return self
+    return sum(self, dims, keepdim=True).reshape(size)

@@ -6,11 +6,13 @@ its device's backend (`_backends.<device>.sorting`: NumPy's stable sort on the C
 bitonic sort of order codes on CUDA) and wraps the arrays it returns. median itself
 lives with the reductions.
 """
+import numpy as np
+
 from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor, wrap_dim
-from .creation import full
+from .creation import full, zeros
 from .reduction import _pair, return_types
 from .counting import bincount, bucketize, histc, searchsorted, unique, unique_consecutive  # noqa: F401
 
@@ -77,6 +79,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A00
     size = input._data.shape[wrap_dim(dim, max(ndim, 1))] if ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
+    if not ndim:
+        # A 0-d tensor holds one value whatever k (0 or 1) asks for: PyTorch returns it.
+        return _pair(return_types.topk, input.clone(), zeros((), dtype=D.int64, device=input._device), out)
     values, indices = _sorting(input).topk(input._data, k, wrap_dim(dim, max(ndim, 1)), largest)
     return _pair(return_types.topk, *_wrap_pair(input, values, indices), out)
 
@@ -123,7 +128,9 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
     if dim is None:
         flat = input.reshape(-1)
         if not flat._data.size:
-            return full((), float("nan"), dtype=input._dtype, device=input._device)
+            # median()'s empty result: NaN, or the smallest integer for an integer dtype
+            fill = float("nan") if input._dtype.category == D._FLOAT else np.iinfo(input._dtype.np).min
+            return full((), fill, dtype=input._dtype, device=input._device)
         return _select_position(flat, 0, False, return_types.nanmedian, None, "nanmedian").values
     if input._data.ndim and not input._data.shape[wrap_dim(dim, input._data.ndim)]:
         raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")  # sic, PyTorch's

@@ -3,6 +3,8 @@
 Every view is computed as (shape, strides, offset) here and made by the backend's
 `as_strided`, so the same code serves the CPU and CUDA.
 """
+import warnings
+
 from .. import _backends
 from .._dispatch import op
 from .._tensor import Tensor, wrap_dim
@@ -144,6 +146,8 @@ def flatten(self, start_dim=0, end_dim=-1):
 @op()
 def unflatten(self, dim, sizes):
     """Split dim `dim` into `sizes`."""
+    if len(sizes) == 0:  # PyTorch refuses () even for a dim of size 1
+        raise RuntimeError("unflatten: sizes must be non-empty")
     dim = wrap_dim(dim, self._data.ndim)
     shape = tuple(self._data.shape)
     return view(self, shape[:dim] + tuple(sizes) + shape[dim + 1:])
@@ -224,6 +228,11 @@ def t(self):
 
 
 def _matrix_transpose(self):
+    if self._data.ndim == 0:
+        # PyTorch keeps 0-d tensors working (the tensor itself, as T does), with a warning.
+        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.",
+                      UserWarning, stacklevel=3)
+        return self
     if self._data.ndim < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
                            f"Got {self._data.ndim}-D tensor.")

@@ -9,6 +9,8 @@ PyTorch's wording.
 >>> torch.allclose(torch.linalg.inv(A) @ A, torch.eye(2))
 True
 """
+import math
+
 from .. import _dtype
 from .._ops._lapack import LinAlgError, return_type
 from .._ops.linalg import matmul, matrix_exp, matrix_power, vdot
@@ -22,8 +24,8 @@ from .._ops.indexing import cat as _cat
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
            "inv", "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
-           "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vander",
-           "vecdot", "vector_norm"]
+           "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",
+           "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 _InvEx = return_type("linalg_inv_ex", ("inverse", "info"))
 _CholeskyEx = return_type("linalg_cholesky_ex", ("L", "info"))
@@ -73,6 +75,43 @@ def vander(x, N=None):  # noqa: N803 - PyTorch's name
         raise RuntimeError("linalg.vander: N must be greater than 1.")
     columns = x.unsqueeze(-1).expand(*x.shape, n - 1)
     return _cat([columns.new_ones((*x.shape, 1)), columns], -1).cumprod(-1)
+
+
+def tensorinv(A, ind=2, *, out=None):
+    """The inverse of `A` for ``tensordot(.., ind)``: `A` read as a square matrix of its first
+    `ind` dims by the rest; the result has shape ``A.shape[ind:] + A.shape[:ind]``.
+
+    >>> import ember_tensor as torch
+    >>> torch.linalg.tensorinv(torch.eye(4).reshape(4, 2, 2), ind=1).shape
+    torch.Size([2, 2, 4])
+    """
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
+    if rows != cols:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    result = inv(A.reshape(rows, cols)).reshape(tuple(A.shape[ind:]) + tuple(A.shape[:ind]))
+    return result if out is None else out.copy_(result)
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    """X with ``tensordot(A, X, X.ndim) == B``: `A` read as a square matrix of its first
+    ``B.ndim`` dims by the rest (after moving `dims`, if given, to the end).
+
+    >>> import ember_tensor as torch
+    >>> torch.linalg.tensorsolve(torch.eye(6).reshape(2, 3, 6), torch.ones(2, 3)).shape
+    torch.Size([6])
+    """
+    if dims is not None:
+        dims = [d % A.dim() for d in dims]
+        A = A.permute(*[d for d in range(A.dim()) if d not in dims], *dims)
+    rows, cols = math.prod(A.shape[:B.dim()]), math.prod(A.shape[B.dim():])
+    if rows != cols:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {cols} != {rows}")
+    result = solve(A.reshape(rows, cols), B.reshape(rows)).reshape(tuple(A.shape[B.dim():]))
+    return result if out is None else out.copy_(result)
 
 
 def cond(A, p=None):

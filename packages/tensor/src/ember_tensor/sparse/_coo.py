@@ -22,7 +22,7 @@ from .._printing import _append_suffixes
 from .._tensor import Tensor
 from . import _compose
 
-__all__ = ["SparseTensor", "sparse_coo_tensor", "to_sparse", "make_sparse"]
+__all__ = ["SparseTensor", "sparse_coo_tensor", "to_sparse", "to_sparse_coo", "make_sparse"]
 
 
 class SparseTensor(Tensor):
@@ -98,6 +98,10 @@ class SparseTensor(Tensor):
 
     def to_sparse(self, sparse_dim=None, *, layout=None):
         """Already sparse: returns self."""
+        return self
+
+    def to_sparse_coo(self):
+        """Already sparse COO: returns self."""
         return self
 
     def clone(self, *, memory_format=None):
@@ -281,6 +285,17 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     return make_sparse(idx, values, tuple(self.shape), self._dtype, coalesced=True, device=self._device)
 
 
+def to_sparse_coo(self):
+    """The sparse COO form of a dense tensor (``to_sparse()`` with every dim sparse).
+
+    Example:
+        >>> from ember_tensor import tensor
+        >>> tensor([[0., 2.], [3., 0.]]).to_sparse_coo()._nnz()
+        2
+    """
+    return to_sparse(self)
+
+
 def format_sparse(t):
     """PyTorch's repr of a sparse tensor: indices, values, then size, nnz and suffixes."""
     from .._printing import format_tensor
@@ -321,3 +336,4 @@ def _indented(text, width):
 # Dense tensors answer the layout questions too, and convert with `x.to_sparse()`.
 Tensor.layout = property(lambda self: strided, doc="The memory layout: torch.strided for dense tensors.")
 Tensor.to_sparse = to_sparse
+Tensor.to_sparse_coo = to_sparse_coo

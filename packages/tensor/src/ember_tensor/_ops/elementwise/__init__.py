@@ -8,12 +8,13 @@ from .arithmetic import copy_to_out  # noqa: F401 - used by the ops with out=
 from .pointwise import *  # noqa: F401,F403
 from .composite import *  # noqa: F401,F403
 from .logs_powers import *  # noqa: F401,F403
+from .integer import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .special import polygamma  # noqa: F401 - n first: its Tensor method is set in methods.py
-from . import arithmetic, composite, logs_powers, pointwise, special
+from . import arithmetic, composite, integer, logs_powers, pointwise, special
 
-_MODULES = (arithmetic, pointwise, composite, logs_powers, special)  # where the ops are defined (Tensor methods come from them)
-del arithmetic, composite, logs_powers, pointwise, special  # the submodules are not ops of the namespace
+_MODULES = (arithmetic, pointwise, composite, logs_powers, integer, special)  # where the ops are defined (Tensor methods come from them)
+del arithmetic, composite, integer, logs_powers, pointwise, special  # the submodules are not ops of the namespace
 
 # PyTorch's alternative names.
 true_divide, true_divide_ = div, div_

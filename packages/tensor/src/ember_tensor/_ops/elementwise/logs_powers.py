@@ -1,5 +1,5 @@
 """Elementwise ops composed of the log/exp/pow kernels: logaddexp, logaddexp2, xlogy,
-float_power, and the sign-bit test signbit.
+float_power, and the sign tests signbit and heaviside.
 
 Each is a composition of existing elementwise ops (maximum, log1p, exp, where, pow, ...),
 so it runs on every device and autograd differentiates it through its parts. They keep
@@ -13,12 +13,12 @@ from ..._dispatch import op
 from ..._tensor import Tensor
 from .. import _iter, creation
 from .arithmetic import (
-    _not_implemented, add, copy_to_out, copysign, eq, logical_and, lt, maximum, mul, pow, sub,
+    _not_implemented, add, copy_to_out, copysign, eq, gt, logical_and, lt, maximum, mul, pow, sub,
 )
 from .composite import where
 from .pointwise import abs, exp, exp2, isinf, isnan, log, log1p
 
-__all__ = ["logaddexp", "logaddexp2", "xlogy", "xlogy_", "float_power", "float_power_", "signbit"]
+__all__ = ["logaddexp", "logaddexp2", "xlogy", "xlogy_", "float_power", "float_power_", "signbit", "heaviside"]
 
 
 def _operands(input, other, dtype):
@@ -153,3 +153,24 @@ def signbit(input, *, out=None):
     # copysign(1, x) carries x's sign bit, so -0.0 and -NaN count as negative.
     ones = creation.ones((), dtype=input._dtype)
     return _to_out(lt(copysign(ones, input), 0), out)
+
+
+@op()
+def heaviside(input, values, *, out=None):
+    """The Heaviside step: 0 where `input` < 0 (or NaN), `values` where it is 0, 1 where it
+    is > 0. `values` is a tensor of `input`'s dtype that broadcasts with it.
+
+    >>> import ember_tensor as torch
+    >>> torch.heaviside(torch.tensor([-1., 0., 2.]), torch.tensor(0.5)).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    if not isinstance(values, Tensor):
+        raise TypeError(f"heaviside(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
+    if input._dtype is not values._dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return _to_out(where(eq(input, 0), values, gt(input, 0).to(input._dtype)), out)
+
+
+def heaviside_(input, values):
+    """In-place ``heaviside`` (a Tensor method only, as in PyTorch)."""
+    return input.copy_(heaviside(input, values))

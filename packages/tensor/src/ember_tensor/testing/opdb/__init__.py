@@ -17,12 +17,12 @@ from .core import *  # noqa: F401,F403 - the database's public names live here t
 from .refs import (
     _digamma, _erf, _erfc, _erfinv, _lgamma, _ref_add, _ref_addcdiv, _ref_addcmul, _ref_allclose, _ref_clamp,
     _ref_div, _ref_equal, _ref_isclose, _ref_lerp, _ref_logit, _ref_lshift, _ref_nan_to_num, _ref_pow,
-    _ref_round, _ref_rshift, _ref_sign, _ref_sub, _ref_xlogy, _ref_float_power,
+    _ref_round, _ref_rshift, _ref_sign, _ref_sub, _ref_xlogy, _ref_float_power, _ref_heaviside,
 )
 from .inputs import (
     _addc_samples, _chain, _clamp_samples, _equal_samples, _errors_addcdiv, _errors_addcmul, _errors_alpha,
     _errors_bitwise, _errors_clamp, _errors_div, _errors_float_only_binary, _errors_isclose, _errors_lerp,
-    _errors_neg, _errors_pow, _errors_round, _errors_sub, _errors_unsupported, _errors_where,
+    _errors_heaviside, _errors_neg, _errors_pow, _errors_round, _errors_sub, _errors_unsupported, _errors_where,
     _errors_zero_division, _isclose_samples, _lerp_samples, _pow_samples, _shift_samples, _where_samples,
 )
 from .reductions import REDUCTION_DB, REDUCTIONS, ReductionInfo  # noqa: E402,F401
@@ -125,10 +125,7 @@ OP_DB = [
     _unary("digamma", _digamma, domain=(0.1, 10)),
     # the activation's kernel (nn.functional.relu calls it): max(x, 0), NaN kept
     _unary("relu", lambda x: np.where(np.isnan(x), x, np.maximum(x, 0)) if x.dtype.kind == "f" else np.maximum(x, 0),
-           _SAME_NO_BOOL, result=same, supports_out=False,
-           xfails=tuple(XFail(test, "relu(-inf) is nan, not 0: scalar.relu computes a * 0 for a <= 0 (which also "
-                                    "makes relu of a negative number -0.0 where PyTorch gives 0.0)", FLOATING)
-                        for test in ("test_forward", "test_inplace"))),
+           _SAME_NO_BOOL, result=same, supports_out=False),
     # --- rounding ---
     _unary("floor", np.floor, _SAME_NO_BOOL, result=same, error_inputs_func=_errors_unsupported("floor_vml_cpu", (B,))),
     _unary("ceil", np.ceil, _SAME_NO_BOOL, result=same, error_inputs_func=_errors_unsupported("ceil_vml_cpu", (B,))),
@@ -217,6 +214,13 @@ OP_DB = [
             int_scalars_only=True, sample_inputs_func=_shift_samples,
             operator=operator.rshift, ioperator=operator.irshift,
             error_inputs_func=_errors_bitwise("rshift_cpu", with_bool=True), **_ARITH),
+    _binary("heaviside", _ref_heaviside, (F32, F64, F16, I64, U8, B), scalars=(),
+            error_inputs_func=_errors_heaviside),
+    # --- integer-only ---
+    _binary("gcd", np.gcd, (I64, I32, I16, I8, U8), domain=(-30, 30), scalars=(),
+            error_inputs_func=_errors_unsupported("gcd_cpu", (F32, F64, B), unary=False)),
+    _binary("lcm", np.lcm, (I64, I32, I16, U8), domain=(-30, 30), scalars=(),
+            error_inputs_func=_errors_unsupported("lcm_cpu", (F32, F64, B), unary=False)),
 ]
 
 OPS = {op.name: op for op in OP_DB}

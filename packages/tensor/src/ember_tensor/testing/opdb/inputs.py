@@ -13,7 +13,7 @@ __all__ = [
     "_pow_samples", "_shift_samples", "_t", "_not_implemented", "_errors_unsupported", "_chain", "_errors_neg",
     "_BOOL_SUB", "_errors_sub", "_errors_alpha", "_errors_zero_division", "_errors_div", "_errors_pow",
     "_errors_where", "_errors_clamp", "_errors_lerp", "_errors_addcmul", "_errors_addcdiv", "_errors_isclose",
-    "_errors_round", "_errors_float_only_binary", "_errors_bitwise"
+    "_errors_round", "_errors_float_only_binary", "_errors_bitwise", "_errors_heaviside"
 ]
 
 
@@ -299,3 +299,8 @@ def _errors_bitwise(kernel, with_bool=False):
             yield ErrorInput(SampleInput(_t([True], B), (_t([True], B),)), NotImplementedError,
                              _not_implemented(kernel, B))
     return gen
+
+
+def _errors_heaviside(op):
+    yield ErrorInput(SampleInput(_t([1, 0], I64), (_t([1, 1], F32),)), RuntimeError,
+                     "heaviside is not yet implemented for tensors with different dtypes.")

@@ -50,6 +50,8 @@ def _is_vector_rhs(a, b):
 
 
 def _ref_solve(a, b, left=True):
+    if a.size:
+        np.linalg.inv(a)  # PyTorch factors A before anything else: a singular A raises even with no B
     if not left:  # X A = B is A^T X^T = B^T
         return np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
     if _is_vector_rhs(a, b):

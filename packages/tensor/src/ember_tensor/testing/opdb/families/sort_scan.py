@@ -10,7 +10,7 @@ import numpy as np
 import ember_tensor as et
 
 from ..core import F32, F64, I64, NP
-from .info import FamilyOpInfo, O, S, XFailOn, floats
+from .info import FamilyOpInfo, O, S, floats
 
 __all__ = ["SORT_SCAN_DB"]
 
@@ -285,10 +285,7 @@ SORT_SCAN_DB = [
     FamilyOpInfo("sort", "sort_scan", _sort, _ref_sort, _WITH_INT, sample_inputs_func=_sort_samples),
     FamilyOpInfo("argsort", "sort_scan", lambda x, **kw: et.argsort(x, stable=True, **kw), _ref_argsort, _WITH_INT,
                  sample_inputs_func=_argsort_samples),
-    FamilyOpInfo("topk", "sort_scan", _topk, _ref_topk, sample_inputs_func=_topk_samples,
-                 xfails=(XFailOn("cpu", "topk(0) of a 0-d tensor raises NumPy's 'cannot reshape array of size 0 "
-                                 "into shape ()' (CUDA the same); PyTorch returns the element and index 0",
-                                 samples=("0-d, k = 0",)),)),
+    FamilyOpInfo("topk", "sort_scan", _topk, _ref_topk, sample_inputs_func=_topk_samples),
     FamilyOpInfo("cumsum", "sort_scan", et.cumsum, _ref_cumsum, sample_inputs_func=_scan_samples(-2, 2)),
     # Factors near 1 keep the running product of a row in range.
     FamilyOpInfo("cumprod", "sort_scan", et.cumprod, _ref_cumprod, sample_inputs_func=_scan_samples(0.5, 1.5)),
@@ -297,10 +294,7 @@ SORT_SCAN_DB = [
     FamilyOpInfo("logcumsumexp", "sort_scan", et.logcumsumexp, _ref_logcumsumexp,
                  sample_inputs_func=_scan_samples(-4, 4)),
     FamilyOpInfo("nanmedian", "sort_scan", et.nanmedian, _ref_nanmedian, _WITH_INT,
-                 sample_inputs_func=_nanmedian_samples,
-                 xfails=(XFailOn("cpu", "nanmedian() of an empty integer tensor raises 'cannot convert float NaN to "
-                                 "integer' (CUDA the same); PyTorch returns the smallest integer, as median() does",
-                                 dtypes=(I64,), samples=("empty",)),)),
+                 sample_inputs_func=_nanmedian_samples),
     FamilyOpInfo("searchsorted", "sort_scan", et.searchsorted, _ref_searchsorted,
                  sample_inputs_func=_searchsorted_samples),
     # The number of distinct values sizes the output: read back, as PyTorch does.

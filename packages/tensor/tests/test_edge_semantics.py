@@ -1,0 +1,86 @@
+"""Forward results at the edges where PyTorch has a convention (issue 21): NaN, signed
+zeros, empty and 0-d tensors. Expected values are PyTorch 2.13's, written out literally."""
+import math
+
+import pytest
+
+import ember_tensor as E
+
+nan, inf = math.nan, math.inf
+
+
+def test_relu_keeps_nan_and_minus_zero_and_gives_positive_zero_for_negatives():
+    # PyTorch's clamp_min(x, 0): -inf and -1 give +0; NaN and -0. pass through.
+    for dtype in (E.float64, E.float32, E.float16, E.bfloat16):
+        out = E.tensor([nan, -inf, -1.0, -0.0, 2.0], dtype=dtype).relu()
+        values = out.tolist()
+        assert math.isnan(values[0]) and values[1:] == [0.0, 0.0, 0.0, 2.0]
+        assert [math.copysign(1, v) for v in values[1:]] == [1, 1, -1, 1]
+    assert E.tensor([-3, 2]).relu().tolist() == [0, 2]
+    inplace = E.tensor([-1.0, nan])
+    inplace.relu_()
+    assert str(inplace) == "tensor([0., nan])"
+    assert E.tensor(-2.0).relu().item() == 0.0
+
+
+def test_topk_of_a_0d_tensor_returns_its_value_for_k_0_and_1():
+    for k in (0, 1):
+        values, indices = E.topk(E.tensor(1.5), k)
+        assert values.shape == () and values.item() == 1.5
+        assert indices.shape == () and indices.item() == 0 and indices.dtype == E.int64
+
+
+def test_nanmedian_of_an_empty_tensor_is_medians_fill():
+    assert E.tensor([], dtype=E.int64).nanmedian().item() == -9223372036854775808
+    assert E.tensor([], dtype=E.int32).nanmedian().item() == -2147483648
+    assert math.isnan(E.tensor([]).nanmedian().item())
+
+
+def test_solve_refuses_a_singular_a_even_with_nothing_to_solve():
+    singular = E.tensor([[1.0, 2.0], [2.0, 4.0]])
+    for rhs in (E.zeros(0, 2, 3), E.zeros(2, 0)):
+        with pytest.raises(RuntimeError, match="The solver failed because the input matrix is singular."):
+            E.linalg.solve(singular, rhs)
+    assert E.linalg.solve(E.tensor([[1.0, 2.0], [2.0, 5.0]]), E.zeros(0, 2, 3)).shape == (0, 2, 3)
+    assert E.linalg.solve(E.zeros(0, 2, 2), E.zeros(2, 3)).shape == (0, 2, 3)
+
+
+def test_outer_promotes_mixed_dtypes_and_cross_refuses_them():
+    result = E.outer(E.tensor([1, 2]), E.tensor([1.0, 2.0]))
+    assert result.dtype == E.float32 and result.tolist() == [[1.0, 2.0], [2.0, 4.0]]
+    assert E.outer(E.tensor([1.0, 2.0]), E.tensor([1.0], dtype=E.float64)).dtype == E.float64
+    with pytest.raises(RuntimeError, match="expected scalar type Long but found Float"):
+        E.linalg.cross(E.tensor([1, 2, 3]), E.tensor([1.0, 2.0, 3.0]))
+    with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
+        E.cross(E.tensor([1.0, 2.0, 3.0]), E.tensor([1.0, 2.0, 3.0], dtype=E.float64), dim=0)
+
+
+def test_unflatten_refuses_empty_sizes():
+    for n in (3, 1):
+        with pytest.raises(RuntimeError, match="unflatten: sizes must be non-empty"):
+            E.zeros(n).unflatten(0, ())
+
+
+def test_products_over_empty_vectors_are_zero():
+    empty = E.tensor([])
+    assert E.inner(empty, empty).shape == () and E.inner(empty, empty).item() == 0.0
+    assert E.dot(empty, empty).item() == 0.0
+    assert E.tensordot(empty, empty, 1).item() == 0.0
+    assert E.tensordot(E.zeros(2, 0), E.zeros(0, 3), 1).tolist() == [[0.0] * 3] * 2
+
+
+def test_matrix_norms_of_positive_order_of_empty_matrices_are_zero():
+    for ord_ in ("fro", "nuc", 1, 2, inf):
+        for shape in ((0, 0), (2, 0, 0), (0, 3), (3, 0)):
+            result = E.linalg.matrix_norm(E.zeros(*shape), ord_)
+            assert result.shape == shape[:-2] and not result.any().item(), (ord_, shape)
+        assert E.linalg.matrix_norm(E.zeros(2, 0, 0), ord_, keepdim=True).shape == (2, 1, 1)
+
+
+def test_mT_of_a_0d_tensor_is_the_tensor_with_a_warning():
+    x = E.tensor(1.5)
+    with pytest.warns(UserWarning, match="Tensor.mT is deprecated on 0-D tensors"):
+        assert x.mT is x
+    assert x.T.item() == 1.5
+    with pytest.raises(RuntimeError, match="tensor.mT is only supported on matrices or batches of matrices. Got 1-D"):
+        E.ones(3).mT
