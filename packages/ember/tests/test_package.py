@@ -107,6 +107,7 @@ def test_import_ember_installs_autograd():
     ("ember.backends.cudnn", "ember_tensor.backend_flags.cudnn"), ("ember.types", "ember_tensor.types"),
     ("ember.multiprocessing", "ember_tensor.multiprocessing"), ("ember.utils.checkpoint", "ember_autograd.checkpoint"),
     ("ember.profiler", "ember_autograd.scheduled_profiler"), ("ember.hub", "ember_tensor.hub"),
+    ("ember.special", "ember_tensor.special"),
     ("ember.compiler", "ember_compile.compiler"),
     ("ember.utils.backcompat", "ember_tensor.backcompat"),
 ])

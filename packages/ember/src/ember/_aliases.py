@@ -21,6 +21,7 @@ SUBMODULE_ALIASES = {
     "ember.cpu.amp": "ember_amp.cpu_amp",
     "ember.amp": "ember_amp",
     "ember.linalg": "ember_tensor.linalg",
+    "ember.special": "ember_tensor.special",
     "ember.accelerator": "ember_tensor.accelerator",
     "ember.backends": "ember_tensor.backend_flags",
     "ember.types": "ember_tensor.types",

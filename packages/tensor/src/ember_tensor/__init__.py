@@ -41,6 +41,7 @@ from ._ops.creation import (
 )
 from ._ops.elementwise import *  # noqa: F401,F403 - the elementwise op namespace
 from ._ops.elementwise import allclose, equal, isclose, where, clamp, clip
+from ._ops.elementwise.special import polygamma
 from ._ops._iter import broadcast_shapes_public as broadcast_shapes
 from ._ops.views import (
     as_strided, chunk, diagonal, dsplit, expand, flatten, hsplit, movedim, moveaxis, narrow, permute, ravel,
@@ -89,7 +90,7 @@ from ._ops.aliases import *  # noqa: F401,F403 - deg2rad, dist, column_stack, re
 from ._ops.linalg_legacy import (
     cholesky, cholesky_inverse, cholesky_solve, det, inverse, logdet, pinverse, qr, slogdet, svd,
 )
-from . import linalg
+from . import linalg, special
 from .serialization import load, save
 from ._ops.nn import log_softmax, softmax  # noqa: E402 -- also registers the nn kernels (conv, pooling, ...)
 

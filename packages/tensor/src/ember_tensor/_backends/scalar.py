@@ -7,6 +7,7 @@ bfloat16 inputs reach these as float32, so only float32/float64/int/bool occur.
 import math
 
 import numpy as np
+from numba.extending import register_jitable
 
 # --- binary arithmetic -------------------------------------------------------------
 
@@ -422,6 +423,160 @@ def digamma(x):
     return result + math.log(x) - 0.5 * inv - series
 
 
+# --- special functions (torch.special) ---------------------------------------------------
+# A helper shared by several of them is a register_jitable function (callable from compiled
+# code on the CPU and on CUDA; a plain function otherwise). Under the CUDA simulator they run as plain
+# Python, where math.exp overflow, math.log(0) and math.sin(inf) raise: the guards below
+# keep them off those paths (compiled code would give inf/-inf/NaN there anyway).
+
+
+@register_jitable
+def _bessel_i(x, order, scaled):
+    # I_order(x) for order 0 or 1 (exp(-|x|) I_order(x) if scaled): the power series up to
+    # |x| = 30 (positive terms, no cancellation), then Hankel's asymptotic series.
+    ax = -x if x < 0 else x
+    if ax != ax:
+        return x
+    if ax == math.inf and not scaled:
+        return math.nan  # PyTorch's exp(x) * chbevl(...) / sqrt(x) is inf / inf there
+    if ax <= 30.0:
+        y = 0.25 * ax * ax
+        term = 1.0
+        total = 1.0
+        for k in range(1, 200):
+            term = term * y / (k * (k + order))
+            total += term
+            if term < 1e-17 * total:
+                break
+        if order == 1:
+            total = total * 0.5 * ax
+        if scaled:
+            total = total * math.exp(-ax)
+    else:
+        mu = 4.0 * order * order
+        term = 1.0
+        total = 1.0
+        for k in range(1, 60):
+            term = -term * (mu - (2 * k - 1) * (2 * k - 1)) / (8.0 * k * ax)
+            total += term
+            if -1e-17 * total < term < 1e-17 * total:
+                break
+        total = total / math.sqrt(2.0 * math.pi * ax)
+        if not scaled:
+            if ax > 1500.0:
+                total = math.inf
+            else:
+                half = math.exp(0.5 * ax)  # exp(ax) in two halves: only the product overflows
+                total = total * half * half
+    if order == 1 and x < 0:
+        return -total
+    return total
+
+
+def i0(x):
+    return _bessel_i(x, 0, False)
+
+
+def i0e(x):
+    return _bessel_i(x, 0, True)
+
+
+def i1(x):
+    return _bessel_i(x, 1, False)
+
+
+def i1e(x):
+    return _bessel_i(x, 1, True)
+
+
+def erfcx(x):
+    # exp(x^2) erfc(x): direct below 4 (erfc has not underflowed), else the continued
+    # fraction 1 / (sqrt(pi) (x + (1/2) / (x + (2/2) / (x + ...)))).
+    if x < -27.0:
+        return math.inf
+    if x < 4.0:
+        half = math.exp(0.5 * x * x)
+        return half * math.erfc(x) * half
+    f = x
+    for n in range(40, 0, -1):
+        f = x + 0.5 * n / f
+    return 1.0 / (1.7724538509055159 * f)
+
+
+def log_ndtr(x):
+    # log Phi(x): log1p of the upper tail above 0, log of erfc down to -20, then the
+    # asymptotic series of the Mills ratio (erfc has underflowed by about -38).
+    if x > 0.0:
+        return math.log1p(-0.5 * math.erfc(x * 0.7071067811865476))
+    if x >= -20.0:
+        return math.log(0.5 * math.erfc(-x * 0.7071067811865476))
+    if x != x:
+        return x
+    if x == -math.inf:
+        return -math.inf
+    inv2 = 1.0 / (x * x)
+    term = 1.0
+    total = 1.0
+    for k in range(1, 25):
+        term = -term * (2 * k - 1) * inv2
+        total += term
+    return -0.5 * x * x - math.log(-x) - 0.9189385332046728 + math.log(total)
+
+
+def ndtri(p):
+    # The inverse of Phi: Acklam's rational approximation for the lower half (relative
+    # error 1e-9), then two Halley steps on Phi(x) = q; the upper half by symmetry.
+    if p != p or p < 0.0 or p > 1.0:
+        return math.nan
+    if p == 0.0:
+        return -math.inf
+    if p == 1.0:
+        return math.inf
+    upper = p > 0.5
+    q = 1.0 - p if upper else p  # exact for p > 0.5
+    if q < 0.02425:
+        r = math.sqrt(-2.0 * math.log(q))
+        x = (((((-7.784894002430293e-03 * r - 3.223964580411365e-01) * r - 2.400758277161838e+00) * r
+               - 2.549732539343734e+00) * r + 4.374664141464968e+00) * r + 2.938163982698783e+00) / (
+            (((7.784695709041462e-03 * r + 3.224671290700398e-01) * r + 2.445134137142996e+00) * r
+             + 3.754408661907416e+00) * r + 1.0)
+    else:
+        t = q - 0.5
+        r = t * t
+        x = (((((-3.969683028665376e+01 * r + 2.209460984245205e+02) * r - 2.759285104469687e+02) * r
+               + 1.383577518672690e+02) * r - 3.066479806614716e+01) * r + 2.506628277459239e+00) * t / (
+            ((((-5.447609879822406e+01 * r + 1.615858368580409e+02) * r - 1.556989798598866e+02) * r
+              + 6.680131188771972e+01) * r - 1.328068155288572e+01) * r + 1.0)
+    for _ in range(2):
+        e = 0.5 * math.erfc(-x * 0.7071067811865476) - q
+        half = math.exp(0.25 * x * x)  # exp(x^2 / 2) in two halves: only the product may overflow
+        u = e * half * 2.5066282746310002 * half
+        x = x - u / (1.0 + 0.5 * x * u)
+    return -x if upper else x
+
+
+def sinc(x):
+    # sin(pi x) / (pi x), 1 at 0, as PyTorch computes it (NaN at +-inf).
+    if x == 0.0:
+        return 1.0
+    if x == math.inf or x == -math.inf:
+        return math.nan
+    product = math.pi * x
+    return math.sin(product) / product
+
+
+def entr(x):
+    # -x log x, 0 at 0, -inf below 0.
+    if x != x:
+        return x
+    if x > 0.0:
+        return -x * math.log(x)
+    if x == 0.0:
+        return 0.0 * x
+    return -math.inf
+
+
+
 def floor(a):
     return np.floor(a)
 
@@ -468,6 +623,122 @@ def relu(a):
     return 0 if a < 0 else a
 
 
+_ZETA_EULER_MACLAURIN = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+                         7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+                         -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)
+
+
+def zeta(x, q):
+    # Hurwitz zeta sum_k (k + q)^-x, Cephes' way (as PyTorch): the terms up to q + 9, then
+    # the Euler-Maclaurin tail.
+    if x == 1.0:
+        return math.inf
+    if x < 1.0:
+        return math.nan
+    if q <= 0.0:
+        if q == math.floor(q):
+            return math.inf
+        if x != math.floor(x):
+            return math.nan
+    s = math.pow(q, -x)
+    a = q
+    i = 0
+    b = 0.0
+    while i < 9 or a <= 9.0:
+        i += 1
+        a += 1.0
+        b = math.pow(a, -x)
+        s += b
+        if -1.1102230246251565e-16 * s < b < 1.1102230246251565e-16 * s:
+            return s
+    w = a
+    s += b * w / (x - 1.0)
+    s -= 0.5 * b
+    a = 1.0
+    k = 0.0
+    for j in range(12):
+        a *= x + k
+        b /= w
+        t = a * b / _ZETA_EULER_MACLAURIN[j]
+        s = s + t
+        if -1.1102230246251565e-16 * s < t < 1.1102230246251565e-16 * s:
+            return s
+        k += 1.0
+        a *= x + k
+        b /= w
+        k += 1.0
+    return s
+
+
+@register_jitable
+def _incomplete_gamma(a, x, upper):
+    # Regularized incomplete gamma P(a, x) (Q(a, x) if upper): its power series below
+    # x = a + 1, Legendre's continued fraction for Q above (Lentz's method).
+    prefactor = math.exp(a * math.log(x) - x - math.lgamma(a))
+    if x < a + 1.0:
+        term = 1.0 / a
+        total = term
+        ap = a
+        for _ in range(5000):
+            ap += 1.0
+            term *= x / ap
+            total += term
+            if term < 1e-17 * total:
+                break
+        lower = total * prefactor
+        return 1.0 - lower if upper else lower
+    tiny = 1e-300
+    b = x + 1.0 - a
+    c = 1.0 / tiny
+    d = 1.0 / b
+    h = d
+    for i in range(1, 5000):
+        an = -i * (i - a)
+        b += 2.0
+        d = an * d + b
+        if -tiny < d < tiny:
+            d = tiny
+        c = b + an / c
+        if -tiny < c < tiny:
+            c = tiny
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if -1e-16 < delta - 1.0 < 1e-16:
+            break
+    q = h * prefactor
+    return q if upper else 1.0 - q
+
+
+def igamma(a, x):
+    # PyTorch's (Cephes') values off the interior: NaN for negative or NaN arguments.
+    if a != a or x != x or a < 0.0 or x < 0.0:
+        return math.nan
+    if a == 0.0:
+        return 1.0 if x > 0.0 else math.nan
+    if x == 0.0:
+        return 0.0
+    if a == math.inf:
+        return math.nan if x == math.inf else 0.0
+    if x == math.inf:
+        return 1.0
+    return _incomplete_gamma(a, x, False)
+
+
+def igammac(a, x):
+    if a != a or x != x or a < 0.0 or x < 0.0:
+        return math.nan
+    if a == 0.0:
+        return 0.0 if x > 0.0 else math.nan
+    if x == 0.0:
+        return 1.0
+    if a == math.inf:
+        return math.nan if x == math.inf else 1.0
+    if x == math.inf:
+        return 0.0
+    return _incomplete_gamma(a, x, True)
+
+
 # --- ternary ---------------------------------------------------------------------------
 
 
@@ -488,12 +759,13 @@ UNARY = (
     "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "logit", "erf", "erfc",
     "erfinv", "lgamma", "digamma", "floor", "ceil", "round", "trunc", "frac", "isnan",
     "isinf", "isfinite", "logical_not", "bitwise_not", "relu",
+    "i0", "i0e", "i1", "i1e", "erfcx", "log_ndtr", "ndtri", "sinc", "entr",
 )
 BINARY = (
     "add", "sub", "mul", "div", "div_trunc", "floor_divide", "remainder", "fmod", "fmod_int", "pow",
     "pow_int", "atan2", "hypot",
     "copysign", "maximum", "minimum", "fmax", "fmin", "eq", "ne", "lt", "le", "gt", "ge",
     "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
-    "bitwise_left_shift", "bitwise_right_shift", "gcd", "lcm",
+    "bitwise_left_shift", "bitwise_right_shift", "gcd", "lcm", "zeta", "igamma", "igammac",
 )
 TERNARY = ("where", "lerp")

@@ -16,7 +16,7 @@ __all__ = [
     "deg2rad", "deg2rad_", "rad2deg", "rad2deg_", "clamp_min_", "clamp_max_", "diagflat", "dist",
     "addmm_", "addmv_", "addbmm_", "baddbmm_", "addr_", "row_stack", "column_stack", "dstack",
     "is_same_size", "is_conj", "is_neg", "resolve_conj", "resolve_neg", "is_inference", "fill", "fill_", "zero_",
-    "detach_", "get_device", "split_with_sizes", "typename", "rsub", "ldexp", "ldexp_", "sinc", "sinc_",
+    "detach_", "get_device", "split_with_sizes", "typename", "rsub", "ldexp", "ldexp_",
 ]
 
 
@@ -197,23 +197,3 @@ def ldexp(input, other, *, out=None):
 def ldexp_(input, other):
     """In-place ``ldexp``."""
     return input.copy_(ldexp(input, other))
-
-
-def sinc(input, *, out=None):
-    """The normalized sinc, ``sin(pi x) / (pi x)``, 1 at 0 (integers give the default float).
-
-    >>> import ember_tensor as torch
-    >>> torch.sinc(torch.tensor([0., 0.5])).tolist()
-    [1.0, 0.6366197466850281]
-    """
-    x = input if input.is_floating_point() else input.to(D.get_default_dtype())
-    at_zero = E.eq(x, 0)
-    # 1 stands in for 0 in the quotient, so that its gradient there is 0, not 0 * inf.
-    scaled = E.mul(E.where(at_zero, 1.0, x), math.pi)
-    result = E.where(at_zero, 1.0, E.div(E.sin(scaled), scaled))
-    return result if out is None else out.copy_(result)
-
-
-def sinc_(input):
-    """In-place ``sinc``."""
-    return input.copy_(sinc(input))

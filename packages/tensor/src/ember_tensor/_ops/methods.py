@@ -60,6 +60,7 @@ def install():
         "new_zeros": creation.new_zeros, "new_ones": creation.new_ones, "new_full": creation.new_full,
         # PyTorch's in-place spellings of the comparison aliases (greater, less, ...)
         "greater_": E.gt_, "greater_equal_": E.ge_, "less_": E.lt_, "less_equal_": E.le_, "not_equal_": E.ne_,
+        "polygamma": lambda self, n: E.polygamma(n, self),
         "is_nonzero": lambda self: bool(self),  # bool() raises for more or fewer than one element, as PyTorch
         "view_as": views.view_as, "reshape_as": views.reshape_as, "expand_as": views.expand_as,
         "__getitem__": indexing.getitem, "__setitem__": indexing._setitem,

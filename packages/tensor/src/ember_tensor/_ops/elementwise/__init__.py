@@ -9,10 +9,12 @@ from .pointwise import *  # noqa: F401,F403
 from .composite import *  # noqa: F401,F403
 from .logs_powers import *  # noqa: F401,F403
 from .integer import *  # noqa: F401,F403
-from . import arithmetic, composite, integer, logs_powers, pointwise
+from .special import *  # noqa: F401,F403
+from .special import polygamma  # noqa: F401 - n first: its Tensor method is set in methods.py
+from . import arithmetic, composite, integer, logs_powers, pointwise, special
 
-_MODULES = (arithmetic, pointwise, composite, logs_powers, integer)  # where the ops are defined (Tensor methods come from them)
-del arithmetic, composite, logs_powers, pointwise  # the submodules are not ops of the namespace
+_MODULES = (arithmetic, pointwise, composite, logs_powers, integer, special)  # where the ops are defined (Tensor methods come from them)
+del arithmetic, composite, integer, logs_powers, pointwise, special  # the submodules are not ops of the namespace
 
 # PyTorch's alternative names.
 true_divide, true_divide_ = div, div_
