@@ -194,11 +194,11 @@ def bitwise_right_shift(a, b):
     return x >> np.int64(b)
 
 
-def gcd(a, b):
+@register_jitable
+def _gcd_of_magnitudes(a, b):
     # Euclid on |a| and |b|, as PyTorch's calc_gcd (gcd(0, 0) = 0). Written out with C's
     # truncating % (Python's and Numba's floor): the two differ only for the most negative
-    # value, whose |.| stays negative, as in PyTorch. Self-contained: each kernel function
-    # is compiled alone, so it cannot call a helper of this module.
+    # value, whose |.| stays negative, as in PyTorch.
     x = a if a >= 0 else -a  # (this module's abs is the elementwise kernel's)
     y = b if b >= 0 else -b
     while x != 0:
@@ -210,20 +210,16 @@ def gcd(a, b):
     return y
 
 
+def gcd(a, b):
+    return _gcd_of_magnitudes(a, b)
+
+
 def lcm(a, b):
     # |a / gcd * b|, 0 when gcd is 0; the product wraps in the operand's width, as in C.
-    # (gcd's loop again: a kernel function cannot call another, see gcd.)
-    x = a if a >= 0 else -a
-    y = b if b >= 0 else -b
-    while x != 0:
-        r = y % x
-        if r != 0 and (r < 0) != (y < 0):
-            r -= x
-        y = x
-        x = r
-    if y == 0:
+    g = _gcd_of_magnitudes(a, b)
+    if g == 0:
         return 0 * a
-    m = a // y * b
+    m = a // g * b
     return m if m >= 0 else -m
 
 
