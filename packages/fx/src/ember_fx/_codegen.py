@@ -31,7 +31,7 @@ class PythonCode:
 
 
 def _identifier(text):
-    name = _ILLEGAL_CHARS.sub("_", text).strip("_") or "_"
+    name = _ILLEGAL_CHARS.sub("_", text) or "_"
     return "_" + name if name[0].isdigit() else name
 
 

@@ -111,6 +111,7 @@ class Tracer(TracerBase):
         self._autowrap_functions = [fn for module in autowrap_modules for fn in vars(module).values()
                                     if callable(fn) and not isinstance(fn, type)]
         self._autowrap_functions += list(autowrap_functions)
+        self._autowrap_modules = list(autowrap_modules)
         self.param_shapes_constant = param_shapes_constant
         self.root = None
         self.graph = None
@@ -286,6 +287,8 @@ class Tracer(TracerBase):
         patcher.add_wrappable(functional + top_level + self._autowrap_functions)
         patcher.wrap_in(vars(ember_nn.functional))
         patcher.wrap_in(vars(ember_tensor))
+        for module in self._autowrap_modules:  # ``math.sqrt(proxy)`` as well as ``sqrt(proxy)``
+            patcher.wrap_in(vars(module))
         patcher.wrap_in(fn.__globals__, follow_modules=True)
         for (_, name), namespace in _wrapped_names.items():
             original = namespace.get(name, getattr(builtins, name, None))  # wrap("len") wraps the builtin
