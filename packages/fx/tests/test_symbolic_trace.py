@@ -274,3 +274,37 @@ def test_graphs_match_torch_fx(name, concrete):
                 for n in gm.graph.nodes]
 
     assert loose(ours) == loose(theirs)
+
+
+def test_graph_module_pickles():
+    import pickle
+
+    model, gm = _traced("ConvNet")
+    loaded = pickle.loads(pickle.dumps(gm))
+    assert type(loaded).__name__ == "ConvNet" and loaded.code == gm.code
+    x = torch.randn(2, 1, 8, 8)
+    assert torch.allclose(loaded(x), gm(x))
+    assert pickle.loads(pickle.dumps(torch.relu)) is torch.relu  # ops pickle by name
+
+
+def test_buffers_as_proxies_on_request_and_fresh_names():
+    class BufferTracer(fx.Tracer):
+        proxy_buffer_attributes = True
+
+    torch.manual_seed(0)
+    model = MODELS["Block"](3)
+    graph = BufferTracer().trace(model)
+    assert [n.target for n in graph.nodes if n.op == "get_attr"] == ["scale", "shift"]
+    tracer = fx.Tracer()
+    tracer.root = model
+    assert tracer.get_fresh_qualname("linear") == "linear0"
+
+
+def test_submodule_management_of_graph_modules():
+    model, gm = _traced("Nested")
+    assert gm.add_submodule("extra.layer", nn.ReLU()) and isinstance(gm.extra.layer, nn.ReLU)
+    gm.delete_all_unused_submodules()
+    assert not hasattr(gm, "extra") and hasattr(gm.first, "linear")
+    assert gm.delete_submodule("head") and not gm.delete_submodule("head")
+    with pytest.raises(RuntimeError, match="nonexistent attribute head"):
+        gm.graph.lint()

@@ -210,3 +210,9 @@ def test_graph_module_matches_torch_fx_code_shape():
         return [(line.split(" = ")[0].strip(), line.partition(";")[2].strip()) for line in code.strip().splitlines()]
 
     assert shape(ours.code) == shape(theirs.code)
+
+
+def test_boxed_run_empties_the_callers_list():
+    gm = symbolic_trace(lambda x, y: x + y)
+    inputs = [torch.ones(2), torch.ones(2)]
+    assert torch.equal(Interpreter(gm).boxed_run(inputs), torch.full((2,), 2.0)) and inputs == []

@@ -106,6 +106,13 @@ class Tracer(TracerBase):
     Override ``is_leaf_module`` to choose which submodules stay opaque.
     """
 
+    # PyTorch's class-level switches: the method traced, whether buffers read in a
+    # traced forward become get_attr nodes at once, and two that ember does not act on.
+    traced_func_name = "forward"
+    proxy_buffer_attributes = False
+    record_stack_traces = False
+    check_mutable_operations = False
+
     def __init__(self, autowrap_modules=(math,), autowrap_functions=(), param_shapes_constant=False):
         super().__init__()
         self._autowrap_functions = [fn for module in autowrap_modules for fn in vars(module).values()
@@ -135,16 +142,20 @@ class Tracer(TracerBase):
                     return self.create_node("get_attr", name, (), {})
             qualified_name = self.tensor_attrs.get(id(a))
             if qualified_name is None:
-                index = 0
-                while hasattr(self.root, f"_tensor_constant{index}"):
-                    index += 1
-                qualified_name = f"_tensor_constant{index}"
+                qualified_name = self.get_fresh_qualname("_tensor_constant")
                 setattr(self.root, qualified_name, a)
                 self.tensor_attrs[id(a)] = qualified_name
             return self.create_node("get_attr", qualified_name, (), {})
         if isinstance(a, Module):
             return self.create_node("get_attr", self.path_of_module(a), (), {})
         return super().create_arg(a)
+
+    def get_fresh_qualname(self, prefix):
+        """An attribute name of the root starting with `prefix` that is not taken yet."""
+        index = 0
+        while hasattr(self.root, f"{prefix}{index}"):
+            index += 1
+        return f"{prefix}{index}"
 
     def is_leaf_module(self, m, module_qualified_name):
         """Whether submodule `m` is recorded as one call_module node rather than traced
@@ -169,14 +180,20 @@ class Tracer(TracerBase):
         return self.create_proxy("call_module", qualified_name, args, kwargs)
 
     def getattr(self, attr, attr_val, parameter_proxy_cache):
-        """A module attribute read while tracing: a parameter becomes a get_attr Proxy
-        (one per parameter); anything else is returned as it is."""
+        """A module attribute read while tracing: a parameter (and, with
+        ``proxy_buffer_attributes``, a buffer) becomes a get_attr Proxy, one per tensor;
+        anything else is returned as it is."""
         if isinstance(attr_val, Parameter):
-            for name, param in self.root.named_parameters():
-                if attr_val is param:
-                    if name not in parameter_proxy_cache:
-                        parameter_proxy_cache[name] = self.create_proxy("get_attr", name, (), {})
-                    return parameter_proxy_cache[name]
+            members = self.root.named_parameters()
+        elif self.proxy_buffer_attributes and isinstance(attr_val, Tensor):
+            members = self.root.named_buffers()
+        else:
+            return attr_val
+        for name, member in members:
+            if attr_val is member:
+                if name not in parameter_proxy_cache:
+                    parameter_proxy_cache[name] = self.create_proxy("get_attr", name, (), {})
+                return parameter_proxy_cache[name]
         return attr_val
 
     # -- the inputs ----------------------------------------------------------------------
@@ -240,7 +257,7 @@ class Tracer(TracerBase):
         """
         if isinstance(root, Module):
             self.root = root
-            fn = type(root).forward
+            fn = getattr(type(root), self.traced_func_name)
         else:
             self.root = Module()
             fn = root

@@ -275,6 +275,12 @@ class Graph:
             val_map[node] = self.node_copy(node, lambda n: val_map[n])
         return None
 
+    def __getstate__(self):
+        # The owning module is left out: a GraphModule pickles its graph, not the reverse.
+        state = dict(self.__dict__)
+        state["_owning_module"] = None
+        return state
+
     def __deepcopy__(self, memo=None):
         memo = memo if memo is not None else {}
         g = Graph(tracer_cls=self._tracer_cls)

@@ -140,6 +140,49 @@ class GraphModule(Module):
             print(text)
         return text
 
+    def add_submodule(self, target, m):
+        """Install module `m` at dotted path `target`, creating empty parents; returns
+        False if a non-Module attribute is in the way."""
+        *prefix, field = target.split(".")
+        module = self
+        for item in prefix:
+            child = getattr(module, item, None)
+            if child is None:
+                child = Module()
+                module.add_module(item, child)
+            if not isinstance(child, Module):
+                return False
+            module = child
+        module.add_module(field, m)
+        return True
+
+    def delete_submodule(self, target):
+        """Remove the submodule at dotted path `target`; returns whether it was there."""
+        *prefix, field = target.split(".")
+        module = self
+        for item in prefix:
+            module = getattr(module, item, None)
+            if not isinstance(module, Module):
+                return False
+        if not isinstance(getattr(module, field, None), Module):
+            return False
+        delattr(module, field)
+        return True
+
+    def delete_all_unused_submodules(self):
+        """Remove every submodule that no call_module or get_attr node reaches."""
+        used = set()
+        for node in self._graph.nodes:
+            if node.op in ("call_module", "get_attr"):
+                atoms = node.target.split(".")
+                used.update(".".join(atoms[:i]) for i in range(1, len(atoms) + 1))
+                if node.op == "call_module":  # everything inside a called module is used
+                    used.update(f"{node.target}.{name}" for name, _ in
+                                self.get_submodule(node.target).named_modules() if name)
+        for name, _ in reversed(list(self.named_modules())):
+            if name and name not in used:
+                self.delete_submodule(name)
+
     def to_folder(self, folder, module_name="FxModule"):
         """Not provided: PyTorch writes the module's code and weights as a Python package."""
         raise NotImplementedError("GraphModule.to_folder is not provided by ember")
@@ -157,8 +200,24 @@ class GraphModule(Module):
             result.__dict__.setdefault(key, value)
         return result
 
+    def __reduce__(self):
+        # Pickled as its state and graph; loading builds a fresh per-instance class and
+        # regenerates forward, so nothing generated is stored.
+        state = {key: value for key, value in self.__dict__.items() if key != "_graph"}
+        return (_rebuild_graph_module, (state, self._graph, type(self).__name__))
+
     def __copy__(self):
         result = GraphModule(self, self._graph, type(self).__name__)
         for key, value in self.__dict__.items():
             result.__dict__.setdefault(key, value)
         return result
+
+
+def _rebuild_graph_module(state, graph, class_name):
+    """A GraphModule from what ``GraphModule.__reduce__`` pickled."""
+    holder = Module()
+    holder.__dict__.update(state)
+    result = GraphModule(holder, graph, class_name)
+    for key, value in state.items():
+        result.__dict__.setdefault(key, value)
+    return result

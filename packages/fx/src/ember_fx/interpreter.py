@@ -78,6 +78,13 @@ class Interpreter:
                 return self.env[node]
         return None
 
+    def boxed_run(self, args_list):
+        """``run(*args_list)`` that empties `args_list` first, so that the caller's list no
+        longer keeps the inputs alive while the graph runs."""
+        args = list(args_list)
+        args_list.clear()
+        return self.run(*args)
+
     def run_node(self, n):
         """Run node `n`: fetch its arguments' values, then call the method of its op."""
         args, kwargs = self.fetch_args_kwargs_from_env(n)

@@ -105,6 +105,10 @@ class Node:
         type: the optional annotation of the value.
     """
 
+    # Slots: a traced model has many nodes, and PyTorch declares the same attributes.
+    __slots__ = ("graph", "name", "op", "target", "_input_nodes", "users", "type", "meta", "_prev", "_next",
+                 "_erased", "_sort_key", "_args", "_kwargs", "__weakref__")
+
     def __init__(self, graph, name, op, target, args, kwargs, return_type=None):
         if op not in ("placeholder", "call_method", "call_module", "call_function", "get_attr", "output", "root"):
             raise ValueError(f"Unknown node op {op!r}")
@@ -291,11 +295,21 @@ class Node:
     def __repr__(self):
         return self.name
 
+    @property
+    def stack_trace(self):
+        """Where in the traced program this node was recorded, if a tracer noted it."""
+        return self.meta.get("stack_trace")
+
+    @stack_trace.setter
+    def stack_trace(self, trace):
+        self.meta["stack_trace"] = trace
+
     def __getstate__(self):
-        return dict(self.__dict__)
+        return {name: getattr(self, name) for name in self.__slots__ if name != "__weakref__"}
 
     def __setstate__(self, state):
-        self.__dict__.update(state)
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
 
 
 def _type_repr(t):
