@@ -15,7 +15,6 @@ from bisect import bisect_left
 
 from ember_tensor import device, dtype, layout, memory_format
 
-from .graph import Graph
 from .node import Node, map_aggregate
 
 __all__ = ["TraceError", "TracerBase", "GraphAppendingTracer", "Proxy", "Attribute"]
@@ -104,6 +103,7 @@ class Proxy:
     ``Proxy(node)`` around a node of a graph being edited lets a transform write
     ``(Proxy(a) + Proxy(b)).node`` instead of creating the nodes by hand.
 
+    >>> from ember_fx import Graph
     >>> g = Graph()
     >>> x = Proxy(g.placeholder("x"))
     >>> y = (x * 2).relu()
