@@ -280,9 +280,10 @@ class Tracer(TracerBase):
         with Patcher() as patcher:
             def module_call(mod, *args, **kwargs):
                 def forward(*args, **kwargs):
+                    # Traced through: the functions its source calls must be caught too.
+                    patcher.wrap_in(getattr(type(mod).forward, "__globals__", {}), follow_modules=True)
                     return original_call(mod, *args, **kwargs)
 
-                patcher.wrap_in(getattr(type(mod).forward, "__globals__", {}), follow_modules=True)
                 return tracer.call_module(mod, forward, args, kwargs)
 
             self._patch(patcher, fn)

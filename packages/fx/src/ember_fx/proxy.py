@@ -15,7 +15,7 @@ from bisect import bisect_left
 
 from ember_tensor import device, dtype, layout, memory_format
 
-from .node import Node, map_aggregate
+from .node import Node
 
 __all__ = ["TraceError", "TracerBase", "GraphAppendingTracer", "Proxy", "Attribute"]
 
@@ -217,16 +217,20 @@ Proxy.__hash__ = object.__hash__  # defining __eq__ above would otherwise leave 
 
 
 def find_tracer(args, kwargs):
-    """The tracer of the first Proxy among `args` and `kwargs` (nested), or None."""
-    found = []
+    """The tracer of the first Proxy among `args` and `kwargs` (nested), or None.
 
-    def look(value):
-        if not found and isinstance(value, Proxy):
-            found.append(value.tracer)
-        return value
-
-    map_aggregate(args, look)
-    if not found and kwargs:
-        map_aggregate(kwargs, look)
-    return found[0] if found else None
+    Called on every op while a trace runs, so it walks without rebuilding anything.
+    """
+    stack = [args, kwargs]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, Proxy):
+            return value.tracer
+        if isinstance(value, (tuple, list)):
+            stack.extend(reversed(value))
+        elif isinstance(value, dict):
+            stack.extend(reversed(list(value.values())))
+        elif isinstance(value, slice):
+            stack.extend((value.step, value.stop, value.start))
+    return None
 
