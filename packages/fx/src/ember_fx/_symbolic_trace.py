@@ -289,10 +289,12 @@ class Tracer(TracerBase):
             self._patch(patcher, fn)
             patcher.patch_method(Module, "__getattr__", module_getattr)
             patcher.patch_method(Module, "__call__", module_call)
-            result = fn(*args)
+            try:
+                result = fn(*args)
+            finally:
+                self.submodule_paths = None
             self.create_node("output", "output", (self.create_arg(result),), {},
-                             type_expr=fn.__annotations__.get("return"))
-        self.submodule_paths = None
+                             type_expr=getattr(fn, "__annotations__", {}).get("return"))
         return self.graph
 
     def _patch(self, patcher, fn):
@@ -307,7 +309,7 @@ class Tracer(TracerBase):
         patcher.wrap_in(vars(ember_tensor))
         for module in self._autowrap_modules:  # ``math.sqrt(proxy)`` as well as ``sqrt(proxy)``
             patcher.wrap_in(vars(module))
-        patcher.wrap_in(fn.__globals__, follow_modules=True)
+        patcher.wrap_in(getattr(fn, "__globals__", {}), follow_modules=True)
         for (_, name), namespace in _wrapped_names.items():
             original = namespace.get(name, getattr(builtins, name, None))  # wrap("len") wraps the builtin
             if original is not None and not isinstance(original, Operator):
@@ -316,6 +318,16 @@ class Tracer(TracerBase):
 
 def symbolic_trace(root, concrete_args=None):
     """Trace `root` (a Module or a function) into a GraphModule.
+
+    Args:
+        root: the Module (its ``forward`` is traced) or function.
+        concrete_args: ``{parameter name: value}`` to fix while tracing (Python control
+            flow may depend on them; the generated code checks them), or ``PH`` to keep
+            a parameter an input.
+
+    Returns:
+        A GraphModule named after `root`'s class (or function), holding its submodules
+        and parameters under their names.
 
     >>> import ember_tensor as torch
     >>> def f(x, y):

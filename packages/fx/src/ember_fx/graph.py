@@ -33,9 +33,7 @@ class _Namespace:
         self._base_count = {}
 
     def create_name(self, candidate):
-        candidate = _CAMEL.sub(r"_\1", candidate).lower() if not candidate.islower() and "_" not in candidate \
-            else candidate
-        candidate = _codegen._identifier(candidate)
+        candidate = _codegen._identifier(_CAMEL.sub(r"_\1", candidate).lower())  # MyModule -> my_module
         match = _SUFFIX.match(candidate)
         base, number = (candidate, None) if match is None else (match.group(1), int(match.group(2)))
         name = candidate if number is None else f"{base}_{number}"

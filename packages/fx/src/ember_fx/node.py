@@ -12,6 +12,8 @@ import operator
 import sys
 import types
 
+from ember_tensor.dispatch import Operator
+
 from .immutable_collections import immutable_dict, immutable_list
 
 __all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect"]
@@ -265,10 +267,8 @@ class Node:
         if self.op == "call_function":
             if self.target in _side_effectful_functions:
                 return True
-            if getattr(self.target, "inplace", False) is True:  # an ember Operator writing in place
-                return True
-            name = getattr(self.target, "name", None)
-            return isinstance(name, str) and hasattr(self.target, "impl") and name.startswith(_RANDOM_OP_PREFIXES)
+            if isinstance(self.target, Operator):
+                return self.target.inplace or self.target.name.startswith(_RANDOM_OP_PREFIXES)
         return False
 
     # -- printing -------------------------------------------------------------------------
