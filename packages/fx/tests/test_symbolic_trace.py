@@ -308,3 +308,39 @@ def test_submodule_management_of_graph_modules():
     assert gm.delete_submodule("head") and not gm.delete_submodule("head")
     with pytest.raises(RuntimeError, match="nonexistent attribute head"):
         gm.graph.lint()
+
+
+# Programs as PyTorch users write them; each traced, run, and compared with eager.
+PROGRAMS = {
+    "cat_stack": lambda x: torch.cat([x, x * 2], dim=0) + torch.stack((x, x)).sum(0).repeat(2, 1),
+    "where_comparison": lambda x: torch.where(x > 0, x, torch.zeros_like(x)),
+    "softmax_kwargs": lambda x: F.softmax(x, dim=-1) * x.mean(dim=1, keepdim=True),
+    "indexing": lambda x: x[:, 1:3] + x[0, None, 1:3] + x[..., :2].T.T,
+    "shape_arithmetic": lambda x: x.view(x.shape[0], -1).reshape(-1, x.size(1) * 1),
+    "dtype_conversion": lambda x: x.to(torch.float64).float() + x.double().sum().item() * 0,  # item: a call_method
+    "reflected_scalars": lambda x: (2 - x) ** 2 / (1 + abs(-x)) // 1 % 3,
+    "matmul_transpose": lambda x: (x @ x.t()).transpose(0, 1).matmul(x),
+    "constant_tensor": lambda x: x + torch.ones(3),
+    "clamp_kwargs": lambda x: x.clamp(min=-0.5, max=0.5).clamp_min(0.1),
+}
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_programs_trace_and_run_as_eager(name):
+    program = PROGRAMS[name]
+    torch.manual_seed(0)
+    x = torch.randn(4, 3)
+    gm = fx.symbolic_trace(program)
+    gm.graph.lint()
+    assert torch.allclose(gm(x), program(x))
+
+
+def test_a_tracer_can_annotate_the_nodes_it_creates():
+    class TaggingTracer(fx.Tracer):
+        def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+            node = super().create_node(kind, target, args, kwargs, name, type_expr)
+            node.meta["tag"] = kind
+            return node
+
+    graph = TaggingTracer().trace(lambda x: torch.relu(x).sum())
+    assert [n.meta["tag"] for n in graph.nodes] == ["placeholder", "call_function", "call_method", "output"]
