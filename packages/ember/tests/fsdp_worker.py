@@ -18,7 +18,7 @@ import ember.nn as nn
 import ember.nn.functional as F
 from ember.distributed.device_mesh import init_device_mesh
 from ember.distributed.fsdp import (FullStateDictConfig, FullyShardedDataParallel as FSDP, MixedPrecision,
-                                    ShardingStrategy, StateDictType, fully_shard, FSDPModule)
+                                    ShardedChunk, ShardingStrategy, StateDictType, fully_shard, FSDPModule)
 from ember.distributed.fsdp.wrap import ModuleWrapPolicy, size_based_auto_wrap_policy
 
 
@@ -124,6 +124,19 @@ def wrapper(strategy="FULL_SHARD", policy="module", width="7"):
     fresh.load_state_dict(reference.state_dict())
     x_all, _ = data(size)
     np.testing.assert_allclose(fresh(x_all).detach().numpy(), reference(x_all).detach().numpy(), rtol=1e-10)
+    # a sharded state dict holds this rank's chunks, and loads back into the same sharding
+    with FSDP.state_dict_type(fsdp, StateDictType.SHARDED_STATE_DICT):
+        sharded = fsdp.state_dict()
+    chunk = sharded["2.weight"]
+    assert isinstance(chunk, ShardedChunk) and chunk.global_shape == tuple(reference[2].weight.shape)
+    rows = chunk.local.shape[0]
+    np.testing.assert_allclose(chunk.local.numpy(), reference[2].weight.detach().numpy()[
+        chunk.row_offset:chunk.row_offset + rows], rtol=1e-10)
+    other = FSDP(make_model(), sharding_strategy=getattr(ShardingStrategy, strategy), auto_wrap_policy=auto_wrap,
+                 **kwargs)
+    with FSDP.state_dict_type(other, StateDictType.SHARDED_STATE_DICT):
+        other.load_state_dict(sharded)
+    np.testing.assert_allclose(other(x_all).detach().numpy(), reference(x_all).detach().numpy(), rtol=1e-10)
     print(f"MEMORY {strategy} {size} {rank} {held_bytes(fsdp.parameters(), optimizer)} "
           f"{held_bytes(reference.parameters(), ref_optimizer)}", flush=True)
     print(f"OK wrapper {rank}", flush=True)

@@ -1,7 +1,7 @@
 """ember-distributed: ``torch.distributed`` on MPI.
 
-Process groups, collectives, point-to-point, DistributedDataParallel and a launcher, on
-MPI through mpi4py (the ``mpich`` wheel supplies ``mpiexec``)::
+Process groups, collectives, point-to-point, DistributedDataParallel, ``device_mesh``,
+``fsdp`` and a launcher, on MPI through mpi4py (the ``mpich`` wheel supplies ``mpiexec``)::
 
     # mpiexec -n 2 python hello.py   or   python -m ember_distributed.run --nproc-per-node 2 hello.py
     import ember_distributed as dist
