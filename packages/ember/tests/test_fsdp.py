@@ -1,6 +1,7 @@
 """FSDP under real mpiexec processes (fsdp_worker.py): the wrapper API in each sharding
 strategy and the per-parameter ``fully_shard`` API train exactly as one process on the
-whole batch does; memory per rank falls as 1/N."""
+whole batch does; memory per rank falls as 1/N; a distributed checkpoint saved on 4
+ranks loads onto 2, and into one process."""
 import re
 import subprocess
 import sys
@@ -59,3 +60,12 @@ def test_memory_per_rank_falls_as_one_over_n():
     # 1/N, plus the padding of chunks to equal length (at most one row per parameter)
     assert held[2] <= 0.51 * held[1] and held[4] <= 0.27 * held[1], held
     print("bytes of parameters + gradients + Adam state per rank:", held)
+
+
+def test_checkpoint_saved_on_4_ranks_loads_onto_2_and_into_one_process(tmp_path):
+    directory = str(tmp_path / "ckpt")
+    run(4, "checkpoint_save", directory)
+    files = sorted(p.name for p in (tmp_path / "ckpt").iterdir())
+    assert files == [".metadata"] + [f"__{rank}_0.safetensors" for rank in range(4)]
+    run(2, "checkpoint_load", directory)
+    run(1, "checkpoint_load", directory)

@@ -17,13 +17,14 @@ import ember_tensor
 from .._collectives import ReduceOp, all_reduce, broadcast
 from .._group import ProcessGroup, resolve
 from .._mpi import mpi
+from .._sharded_chunk import ShardedChunk
 from ._hooks import FlatLayout, UnitHooks, cast, map_tensors
 from ._unit import ShardedUnit
 from .api import (BackwardPrefetch, FullStateDictConfig, ShardedStateDictConfig, ShardingStrategy,
                   StateDictSettings, StateDictType)
 from .wrap import unit_modules
 
-__all__ = ["FullyShardedDataParallel"]
+__all__ = ["FullyShardedDataParallel", "ShardedChunk"]
 
 
 class FullyShardedDataParallel:
@@ -258,18 +259,6 @@ class FullyShardedDataParallel:
             if key in state_dict:
                 buffer.detach().copy_(state_dict[key])
         return missing, unexpected
-
-
-class ShardedChunk:
-    """One rank's chunk of a parameter in a SHARDED_STATE_DICT: rows
-    ``[row_offset, row_offset + local.shape[0])`` of a tensor of ``global_shape``."""
-
-    def __init__(self, local, global_shape, row_offset):
-        self.local, self.global_shape, self.row_offset = local, tuple(global_shape), row_offset
-
-    def __repr__(self):
-        return (f"ShardedChunk(rows {self.row_offset}:{self.row_offset + self.local.shape[0]} of "
-                f"{self.global_shape})")
 
 
 def _join(prefix, name):
