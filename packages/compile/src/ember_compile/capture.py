@@ -9,6 +9,9 @@ cannot capture raises `Unsupported`, and the caller runs the call eagerly instea
 - an op that ran on real tensors while tracing and would not run again when the graph
   does — an in-place write (an optimizer step, ``p.add_``) or a random draw baked in as a
   constant — caught by a dispatcher wrapper registered only while capturing;
+- a backward pass inside the program (``loss.backward()``, ``autograd.grad``): what follows
+  it (an optimizer step reading ``.grad``) ran on the real tensors' gradients of the
+  trace, not the graph's, as PyTorch's compiler breaks the graph there too;
 - anything else the traced code raised on a Proxy (an unsupported call).
 
 A function that calls modules it reads from its globals or closure (``model(x)`` in a
@@ -17,6 +20,7 @@ so the graph calls the very same modules (their parameters train).
 """
 import inspect
 
+import ember_autograd
 import ember_fx
 from ember_fx import GraphModule, Tracer
 from ember_nn import Module
@@ -50,6 +54,18 @@ def _refuse_hidden_effects(op, args, kwargs, redispatch):
         raise Unsupported(f"random op {op.name!r} with no graph input ran while capturing; its result would be "
                           f"frozen into the graph as a constant")
     return redispatch(op, args, kwargs)
+
+
+_BACKWARD_CALLS = (ember_autograd.backward, ember_autograd.grad)
+
+
+def _refuse_backward(graph):
+    for node in graph.nodes:
+        if (node.op == "call_method" and node.target == "backward") or \
+                (node.op == "call_function" and node.target in _BACKWARD_CALLS):
+            raise Unsupported("a backward pass (loss.backward(), autograd.grad) inside the compiled function: what "
+                              "follows it (an optimizer step) would see the gradients of the capture, not of "
+                              "the graph's runs")
 
 
 def referenced_modules(fn):
@@ -130,6 +146,7 @@ def capture(root, arguments):
     finally:
         _depth[0] -= 1
         dispatch.unregister_wrapper(_refuse_hidden_effects)
+    _refuse_backward(graph)
     _drop_concrete_inputs(graph, set(concrete))
     name = type(root).__name__ if isinstance(root, Module) else getattr(root, "__name__", "function")
     return GraphModule(tracer.root, graph, name)

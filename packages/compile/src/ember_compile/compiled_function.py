@@ -63,13 +63,14 @@ class CompiledFunction:
         compile_times: seconds each compile took (capture and backend).
     """
 
-    def __init__(self, root, *, backend, fullgraph=False, dynamic=None, options=None):
+    def __init__(self, root, *, backend="inductor", fullgraph=False, dynamic=None, options=None):
         self.root = root
         self.is_module = isinstance(root, Module)
         self.fn = type(root).forward if self.is_module else root
         signature = inspect.signature(root.forward if self.is_module else root)
         self.signature = signature
         self.n_params = len(signature.parameters)
+        self.backend_argument = backend
         self.backend = backends.lookup(backend)
         self.fullgraph = fullgraph
         self.dynamic = dynamic is True
@@ -178,6 +179,16 @@ class CompiledFunction:
                 return compiled(*[call_args[i] for i in positions])
         self.graphs[key] = entry
         return entry
+
+    def __reduce__(self):
+        # Graphs hold generated code and kernels: a copy compiles afresh on its first call.
+        return (CompiledFunction, (self.root,), {"backend_argument": self.backend_argument,
+                                                 "fullgraph": self.fullgraph, "dynamic": self.dynamic,
+                                                 "options": self.options})
+
+    def __setstate__(self, state):
+        self.__init__(self.root, backend=state["backend_argument"], fullgraph=state["fullgraph"],
+                      dynamic=state["dynamic"] or None, options=state["options"])
 
     def reset(self):
         """Drop every compiled graph (``torch.compiler.reset``)."""

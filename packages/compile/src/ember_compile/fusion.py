@@ -93,7 +93,11 @@ class _FusedFunction(Function):
         needs = ctx.needs_input_grad[2:]
         create_graph = ember_autograd.is_grad_enabled()  # backward(create_graph=True)
         with ember_autograd.enable_grad():
-            leaves = [x.detach().requires_grad_(bool(need)) for x, need in zip(inputs, needs)]
+            # Differentiating the gradient again (create_graph) needs it built from the
+            # inputs themselves, still attached to the graph; otherwise detached copies
+            # keep this recomputation apart from the program's graph.
+            leaves = inputs if create_graph else \
+                [x.detach().requires_grad_(bool(need)) for x, need in zip(inputs, needs)]
             result = ctx.group.eager.forward(*leaves)
             wanted = [leaf for leaf, need in zip(leaves, needs) if need]
             grads = iter(ember_autograd.grad(result, wanted, grad, allow_unused=True, create_graph=create_graph))
