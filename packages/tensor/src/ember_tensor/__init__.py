@@ -14,7 +14,8 @@ _quiet_openmp_spinning()  # must run before the first parallel kernel starts Ope
 from .version import __version__  # noqa: E402
 from . import _dtype
 from ._dtype import (
-    bfloat16, bool, can_cast, double, dtype, float, float16, float32, float64, get_default_dtype,
+    bfloat16, bool, can_cast, cdouble, cfloat, chalf, complex32, complex64, complex128, double, dtype, float,
+    float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float16, float32, float64, get_default_dtype,
     half, int, int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short,
     uint8,
 )

@@ -152,9 +152,7 @@ def check_out_cast(result_dtype, out_dtype):
 
 
 def _scalar_type_name(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}[d.name]
+    return D.scalar_type_name(d)
 
 
 def type_name(d):

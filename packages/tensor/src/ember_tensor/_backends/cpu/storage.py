@@ -6,6 +6,7 @@ import ml_dtypes
 import numpy as np
 
 from ..lazy import lazy
+from . import complex32
 
 half_kernels = lazy("cpu.kernels.half")  # Numba loads on first use
 
@@ -60,19 +61,30 @@ def from_numpy(arr, device=None, non_blocking=False):
 
 def copy_(dst, src):
     """Copy `src` (array broadcastable to dst, any dtype, or a host scalar) into `dst`."""
-    if not _rounded_to_bfloat16(dst, src):
-        np.copyto(dst, src, casting="unsafe")
+    if dst.dtype == complex32.COMPLEX32:
+        complex32.from_values(src, dst)
+    elif isinstance(src, np.ndarray) and src.dtype == complex32.COMPLEX32:
+        np.copyto(dst, complex32.to_complex64(src), casting="unsafe")
+    elif not _rounded_to_bfloat16(dst, src):
+        np.copyto(dst, _real_part_for(dst.dtype, src), casting="unsafe")
     return dst
 
 
 def fill_(dst, value):
     """Set every element of `dst` to `value`."""
+    if dst.dtype == complex32.COMPLEX32:
+        return complex32.from_values(value, dst)
     dst.fill(value)
     return dst
 
 
 def astype(data, np_dtype):
     """A copy of `data` converted to `np_dtype`."""
+    if np.dtype(np_dtype) == complex32.COMPLEX32:
+        return complex32.from_values(data, np.empty(data.shape, complex32.COMPLEX32))
+    if data.dtype == complex32.COMPLEX32:
+        data = complex32.to_complex64(data)
+    data = _real_part_for(np_dtype, data)
     if np.dtype(np_dtype) == _BFLOAT16 and data.dtype == _FLOAT32 and data.size >= _BFLOAT16_LOOP_MIN:
         out = np.empty(data.shape, _BFLOAT16)
         if _rounded_to_bfloat16(out, data):
@@ -95,6 +107,14 @@ def _rounded_to_bfloat16(dst, src):
         return False
     half_kernels.float32_to_bfloat16(src.reshape(-1).view(np.uint32), dst.reshape(-1).view(np.uint16))
     return True
+
+
+def _real_part_for(np_dtype, src):
+    """`src`'s real part when complex `src` goes into a real `np_dtype` (the op layer
+    warns as PyTorch does; NumPy's own ComplexWarning would be a second, different one)."""
+    if np.dtype(np_dtype).kind != "c" and getattr(src, "dtype", None) is not None and src.dtype.kind == "c":
+        return src.real
+    return src
 
 
 def broadcast_to(data, shape):
