@@ -50,6 +50,7 @@ from ._ops.views import (
     view, vsplit,
 )
 from ._ops.convert import clone, contiguous, detach
+from ._ops.complex_views import real, imag, view_as_complex, view_as_complex_copy, view_as_real, view_as_real_copy
 from ._ops.views_inplace import as_strided_
 from ._ops.shape_ops import (
     atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, broadcast_to, flip, fliplr, flipud,

@@ -26,6 +26,27 @@ class Storage:
         self.version = 0
 
 
+class StorageAlias(Storage):
+    """Another storage's memory read with another element type (a complex tensor's
+    ``.real``/``.imag``/``view_as_real``, and ``view_as_complex``): its own buffer object
+    over the same memory, and the base storage's version counter, so that writes through
+    either side are seen by autograd's checks on both."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base, buf):
+        self.base = base.base if isinstance(base, StorageAlias) else base
+        self.buf = buf
+
+    @property
+    def version(self):
+        return self.base.version
+
+    @version.setter
+    def version(self, value):
+        self.base.version = value
+
+
 def _contiguous_buffer(arr):
     """A 1-d view spanning the memory of an ndarray with non-negative strides."""
     if arr.flags.c_contiguous or arr.flags.f_contiguous:

@@ -11,7 +11,7 @@ from . import complex32
 half_kernels = lazy("cpu.kernels.half")  # Numba loads on first use
 
 __all__ = ["empty", "zeros", "as_strided", "offset_of", "is_contiguous", "data_ptr", "to_numpy", "from_numpy", "copy_",
-           "fill_", "astype", "broadcast_to", "flat", "contiguous", "adopt"]
+           "fill_", "astype", "broadcast_to", "flat", "contiguous", "adopt", "reinterpret_buffer"]
 
 
 def empty(shape, np_dtype):
@@ -138,3 +138,12 @@ def contiguous(data):
 def adopt(host, non_blocking=False):
     """Storage holding host array `host`: the array itself (CPU storage is host memory)."""
     return host
+
+
+def reinterpret_buffer(buf, np_dtype):
+    """Storage buffer `buf` (1-d) read as `np_dtype` elements: complex64 as pairs of
+    float32 and back (view_as_real, .real, view_as_complex). A trailing part too short
+    for one element is left out."""
+    np_dtype = np.dtype(np_dtype)
+    usable = buf.size * buf.itemsize // np_dtype.itemsize * np_dtype.itemsize // buf.itemsize
+    return buf[:usable].view(np_dtype)
