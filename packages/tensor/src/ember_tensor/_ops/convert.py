@@ -6,7 +6,7 @@ from .. import _backends
 from .. import _dtype as D
 from .._device import CPU, device as _device_cls, to_device
 from .._dispatch import op
-from .._tensor import Tensor
+from .._tensor import Storage, Tensor
 from . import _iter
 from .views import make_view
 
@@ -197,7 +197,7 @@ def detach_(self):
 def _get_data(self):
     # Same memory, but its own version counter: in-place changes through .data are not
     # seen by autograd's saved-tensor checks (the 0.4 migration guide's .data example).
-    storage = self._storage.__class__(self._storage.buf)
+    storage = Storage(self._storage.buf)  # a plain one even for a StorageAlias's view
     t = Tensor._wrap(self._data, self._dtype, self._device, storage, self._offset)
     return t
 

@@ -146,4 +146,4 @@ def reinterpret_buffer(buf, np_dtype):
     for one element is left out."""
     np_dtype = np.dtype(np_dtype)
     usable = buf.size * buf.itemsize // np_dtype.itemsize * np_dtype.itemsize // buf.itemsize
-    return buf[:usable].view(np_dtype)
+    return buf.reshape(-1)[:usable].view(np_dtype)  # (a 0-d tensor's buffer may be 0-d)
