@@ -304,7 +304,7 @@ def clamp(ctx, grad, input, lo, hi):
 composite("positive", "sgn", "clamp_min", "clamp_max", "addcmul", "addcmul_", "addcdiv",
           "addcdiv_", "nan_to_num", "nan_to_num_")
 not_differentiable(
-    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "isclose",
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isclose",
     "eq", "ne", "lt", "le", "gt", "ge",
     "logical_and", "logical_or", "logical_xor", "logical_not",
     "logical_and_", "logical_or_", "logical_xor_", "logical_not_",
