@@ -1,8 +1,9 @@
 """DenseNet(memory_efficient=True) recomputes each layer's bottleneck in backward
 (torch.utils.checkpoint), as torchvision does: the same outputs and gradients, and the
-region keeps no graph."""
+region keeps none of its activations."""
 import ember_autograd  # noqa: F401 - backward
 import ember_tensor as torch
+from ember_autograd._graph import SavedTensor
 from ember_vision.models import DenseNet
 
 
@@ -24,16 +25,24 @@ def test_memory_efficient_gives_the_same_outputs_and_gradients():
 
 
 def test_the_bottleneck_is_checkpointed():
+    """The bottleneck runs again in backward, and what its ops saved in forward is a
+    position (checkpoint's pack hook), not an activation."""
     model = DenseNet(growth_rate=4, block_config=(2,), num_init_features=8, bn_size=2, num_classes=3,
                      memory_efficient=True)
     layer = model.features.denseblock1.denselayer1
+    calls = []
+    original = layer.bn_function
+    layer.bn_function = lambda inputs: calls.append(1) or original(inputs)
     out = layer(torch.randn(1, 8, 8, 8, requires_grad=True))
-    # The bottleneck's conv is not in the graph: the checkpoint node stands for the region.
-    names = set()
-    stack = [out.grad_fn]
+    assert len(calls) == 1
+    saved, stack, seen = [], [out.grad_fn], set()
     while stack:
         node = stack.pop()
-        if node is not None and type(node).__name__ not in names:
-            names.add(type(node).__name__)
-            stack += [n for n, _ in node.next_functions]
-    assert any("Checkpoint" in n for n in names), names
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        saved += [s for s in node._saved or () if isinstance(s, SavedTensor)]
+        stack += [n for n, _ in node.next_functions]
+    assert any(type(s.packed) is int and s.tensor is None for s in saved)
+    out.sum().backward()
+    assert len(calls) == 2

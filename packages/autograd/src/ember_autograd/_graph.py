@@ -10,11 +10,12 @@ import itertools
 import re
 import sys
 import weakref
+from collections import OrderedDict
 
 from ember_tensor import Tensor
 
-from . import _grad_mode
-from ._hooks import add_hook
+from . import _grad_mode, _saved_hooks
+from .hooks import add_hook
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "sum_to_size"]
 
@@ -82,13 +83,13 @@ class Node:
     def register_hook(self, fn):
         """``fn(grad_inputs, grad_outputs)`` runs after the node; a non-None return replaces grad_inputs."""
         if self._post_hooks is None:
-            self._post_hooks = {}
+            self._post_hooks = OrderedDict()  # handles refer to hook tables weakly
         return add_hook(self._post_hooks, fn)
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` runs before the node; a non-None return replaces grad_outputs."""
         if self._pre_hooks is None:
-            self._pre_hooks = {}
+            self._pre_hooks = OrderedDict()
         return add_hook(self._pre_hooks, fn)
 
     def __call__(self, *grads):
@@ -192,27 +193,52 @@ class SavedTensor:
     An output of the node that saves it is kept as its fields, not as the tensor (the
     tensor holds the node as grad_fn: keeping it would make a reference cycle); the tensor
     is rebuilt from them when backward unpacks it.
+
+    Under ``saved_tensors_hooks`` the innermost pair's pack hook gets the tensor and only
+    what it returns is kept; backward hands that to the unpack hook. As in PyTorch, what
+    a pack hook keeps is its own business: no in-place version check is made on it.
     """
 
-    __slots__ = ("tensor", "fields", "version", "is_output", "output_nr")
+    __slots__ = ("tensor", "fields", "version", "is_output", "output_nr", "packed", "unpack_hook")
 
     def __init__(self, tensor, is_output=False):
+        self.is_output = is_output
+        self.output_nr = tensor._output_nr if is_output else 0
+        hooks = _saved_hooks.current_stack()
+        if hooks:
+            pack_hook, self.unpack_hook = hooks[-1]
+            self.tensor = self.fields = self.version = None
+            # As PyTorch: the hook runs without recording (its own ops save nothing).
+            state = _grad_mode.state
+            enabled, state.enabled = state.enabled, False
+            try:
+                self.packed = pack_hook(tensor)
+            finally:
+                state.enabled = enabled
+            return
+        self.unpack_hook = self.packed = None
         if is_output:
             self.tensor = None
             self.fields = (tensor._data, tensor._dtype, tensor._device, tensor._storage, tensor._offset)
-            self.output_nr = tensor._output_nr
         else:
             self.tensor = tensor
         self.version = tensor._storage.version
-        self.is_output = is_output
 
     def _value(self):
         return self.tensor if self.tensor is not None else Tensor._wrap(*self.fields)
 
     def unpack(self, node):
-        t = self._value()
-        if t._storage.version != self.version:
-            raise RuntimeError(self._modified_message(node))
+        if self.unpack_hook is not None:
+            t = self.unpack_hook(self.packed)
+            if not isinstance(t, Tensor):
+                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got result of "
+                                f"type {type(t).__name__}")
+            if self.is_output and _grad_mode.state.enabled:
+                t = t.detach()  # a fresh alias takes the node as its history, not the hook's tensor
+        else:
+            t = self._value()
+            if t._storage.version != self.version:
+                raise RuntimeError(self._modified_message(node))
         if self.is_output and _grad_mode.state.enabled:
             # Double backward: the saved output is the output of `node` again.
             t._grad_fn = node

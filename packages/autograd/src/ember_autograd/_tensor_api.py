@@ -1,6 +1,7 @@
 """``backward``, ``autograd.grad`` and tensor hooks; the object installed into
 ember_tensor's autograd slot so that ``Tensor.backward()`` and friends work."""
 import weakref
+from collections import OrderedDict
 
 import ember_tensor
 from ember_tensor import Tensor
@@ -8,7 +9,7 @@ from ember_tensor import Tensor
 from . import _grad_mode
 from ._engine import run_backward
 from ._graph import gradient_edge, meta_of
-from ._hooks import add_hook
+from .hooks import add_hook
 
 __all__ = ["backward", "grad", "register_hook", "retain_grad", "register_post_accumulate_grad_hook"]
 
@@ -143,11 +144,11 @@ def register_hook(tensor, hook):
     if fn is None:
         meta = meta_of(tensor)
         if meta.hooks is None:
-            meta.hooks = {}
+            meta.hooks = OrderedDict()  # handles refer to hook tables weakly
         return add_hook(meta.hooks, hook)
     if fn._tensor_pre_hooks is None:
-        fn._tensor_pre_hooks = {}
-    return add_hook(fn._tensor_pre_hooks.setdefault(tensor._output_nr, {}), hook)
+        fn._tensor_pre_hooks = {}  # output number -> that output's hook table
+    return add_hook(fn._tensor_pre_hooks.setdefault(tensor._output_nr, OrderedDict()), hook)
 
 
 def retain_grad(tensor):
@@ -174,7 +175,7 @@ def register_post_accumulate_grad_hook(tensor, hook):
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     meta = meta_of(tensor)
     if meta.post_acc_hooks is None:
-        meta.post_acc_hooks = {}
+        meta.post_acc_hooks = OrderedDict()
     return add_hook(meta.post_acc_hooks, hook)
 
 

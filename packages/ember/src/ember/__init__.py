@@ -70,6 +70,13 @@ from ember_autograd.anomaly_mode import (  # noqa: E402,F401 -- torch.is_anomaly
 
 _aliases.install(on_layer_load=_check_pinned)
 
+# torch.conv2d, torch.layer_norm, torch.embedding, ...: ATen's signatures over ember-nn's ops,
+# which load at the first call.
+from ember._functional_spellings import *  # noqa: E402,F403
+from ember._functional_spellings import install_tensor_methods as _install_tensor_methods  # noqa: E402
+
+_install_tensor_methods(ember_tensor.Tensor)
+
 
 def __getattr__(name):
     # torch.OutOfMemoryError is torch.cuda's class; ember_tensor loads it on first use

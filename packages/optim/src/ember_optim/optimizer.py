@@ -12,6 +12,7 @@ from itertools import chain
 
 import ember_autograd
 import ember_tensor
+from ember_autograd.hooks import RemovableHandle
 
 __all__ = ["Optimizer", "required", "RemovableHandle", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
@@ -28,27 +29,6 @@ required = _RequiredParameter()
 
 _global_step_pre_hooks = OrderedDict()
 _global_step_post_hooks = OrderedDict()
-
-
-class RemovableHandle:
-    """A handle whose ``remove()`` takes a hook out of the dict it was registered in."""
-
-    _next_id = 0
-
-    def __init__(self, hooks_dict):
-        self.hooks_dict = hooks_dict
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
-
-    def remove(self):
-        """Unregister the hook (a second call does nothing)."""
-        self.hooks_dict.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 def register_optimizer_step_pre_hook(hook):

@@ -6,12 +6,11 @@ through one identity autograd Function: its backward receives all the gradients 
 calls the hooks and may replace them.
 """
 import functools
-import itertools
-import weakref
 from collections import OrderedDict
 
 import ember_tensor
 from ember_autograd import Function
+from ember_autograd.hooks import RemovableHandle
 from ember_tensor import Tensor
 
 __all__ = [
@@ -19,7 +18,6 @@ __all__ = [
     "register_module_forward_hook", "register_module_full_backward_pre_hook", "register_module_full_backward_hook",
 ]
 
-_handle_ids = itertools.count()
 
 # Hooks run by every module (``register_module_*``), before each module's own. OrderedDicts
 # because handles keep weak references to their tables (a plain dict has none).
@@ -33,36 +31,6 @@ _global_backward_hooks = OrderedDict()
 _GLOBAL_TABLES = (_global_forward_pre_hooks, _global_forward_hooks, _global_backward_pre_hooks,
                   _global_backward_hooks)
 _GLOBAL_HOOKS_IN_USE = [False]  # a cell, so that __call__'s fast path checks one flag
-
-
-class RemovableHandle:
-    """Returned by every ``register_*_hook``: ``handle.remove()`` unregisters the hook
-    (also from `extra_dict`, the side tables some hooks have, such as with_kwargs).
-
-    Usable as a context manager that removes the hook on exit.
-    """
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = next(_handle_ids)
-        if extra_dict is None:
-            extra_dict = ()
-        elif isinstance(extra_dict, dict):
-            extra_dict = (extra_dict,)
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict)
-
-    def remove(self):
-        """Unregister the hook (a no-op if it is gone already)."""
-        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
-            table = ref()
-            if table is not None:
-                table.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.remove()
 
 
 class _IdentityForHooks(Function):

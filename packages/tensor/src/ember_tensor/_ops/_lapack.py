@@ -3,10 +3,9 @@
 Factorizations run in the device's `linalg` backend family (NumPy's LAPACK on the CPU,
 device kernels on CUDA), whose arrays `wrap_array` wraps; those with no device kernels
 (qr, svd, eigh, pinv, matrix_rank, lstsq) run on the CPU backend over host copies and
-come back through `host` / `wrap`. Ops above never branch on the device. This module also holds PyTorch's argument checks and error wording and
-the named tuples (``torch.return_types.linalg_svd`` ...) these ops return.
+come back through `host` / `wrap`. Ops above never branch on the device. This module also
+holds PyTorch's argument checks and error wording.
 """
-import collections
 
 import numpy as np
 
@@ -15,7 +14,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from ._iter import type_name
 
-__all__ = ["LinAlgError", "return_type", "host", "wrap", "wrap_array", "check_float", "check_matrix",
+__all__ = ["LinAlgError", "host", "wrap", "wrap_array", "check_float", "check_matrix",
            "check_square", "batch_prefix"]
 
 
@@ -24,17 +23,6 @@ class LinAlgError(RuntimeError):
 
 
 LinAlgError.__module__ = "torch.linalg"
-
-
-def return_type(name, fields):
-    """A named tuple printed like ``torch.return_types.<name>(field=..., ...)``."""
-    base = collections.namedtuple(name, fields)
-
-    def __repr__(self):
-        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
-        return f"torch.return_types.{name}(\n{body})"
-
-    return type(name, (base,), {"__slots__": (), "__repr__": __repr__, "__module__": "torch.return_types"})
 
 
 def host(t):

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _backends
 from .. import _dtype as D
+from .. import return_types
 from .._device import CPU
 from .._dispatch import op
 from . import _lapack as L
@@ -24,11 +25,11 @@ __all__ = ["inv", "det", "slogdet", "logdet", "solve", "solve_triangular", "chol
            "cholesky_inverse", "qr", "svd", "svdvals", "eigh", "eigvalsh", "lstsq", "pinv", "matrix_rank",
            "LinAlgError"]
 
-SlogdetResult = L.return_type("linalg_slogdet", ("sign", "logabsdet"))
-QRResult = L.return_type("linalg_qr", ("Q", "R"))
-SVDResult = L.return_type("linalg_svd", ("U", "S", "Vh"))
-EighResult = L.return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
-LstsqResult = L.return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+SlogdetResult = return_types.structseq("linalg_slogdet", ("sign", "logabsdet"))
+QRResult = return_types.structseq("linalg_qr", ("Q", "R"))
+SVDResult = return_types.structseq("linalg_svd", ("U", "S", "Vh"))
+EighResult = return_types.structseq("linalg_eigh", ("eigenvalues", "eigenvectors"))
+LstsqResult = return_types.structseq("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
 
 
 def _linalg(t):

@@ -2,15 +2,15 @@
 torch.inverse, det, logdet, slogdet, cholesky(upper=), cholesky_solve, qr(some=),
 svd(some=, compute_uv=) returning V (not Vh), and pinverse. Each calls the
 `ember_tensor.linalg` op it stands for."""
-from . import _lapack
+from .. import return_types
 from . import linalg_decomp as decomp
 
 __all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "cholesky_solve", "cholesky_inverse", "qr", "svd",
            "pinverse"]
 
-SlogdetResult = _lapack.return_type("slogdet", ("sign", "logabsdet"))
-QRResult = _lapack.return_type("qr", ("Q", "R"))
-SVDResult = _lapack.return_type("svd", ("U", "S", "V"))
+SlogdetResult = return_types.structseq("slogdet", ("sign", "logabsdet"))
+QRResult = return_types.structseq("qr", ("Q", "R"))
+SVDResult = return_types.structseq("svd", ("U", "S", "V"))
 
 logdet = decomp.logdet
 cholesky_solve = decomp.cholesky_solve

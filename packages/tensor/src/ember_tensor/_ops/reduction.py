@@ -7,12 +7,12 @@ four functions a backend offers); composites (std, norm, logsumexp) are built fr
 them and from elementwise ops.
 """
 import builtins
-import operator
 
 import numpy as np
 
 from .. import _backends
 from .. import _dtype as D
+from .. import return_types
 from .._dispatch import op
 from .._size import Size
 from .._tensor import Tensor, wrap_dim
@@ -28,38 +28,9 @@ __all__ = [
 
 # --- torch.return_types ---------------------------------------------------------------
 
-class _ValuesIndices(tuple):
-    """A (values, indices) pair that also has `.values` and `.indices`, like PyTorch's."""
-
-    n_fields = n_sequence_fields = 2
-    n_unnamed_fields = 0
-
-    def __new__(cls, values, indices):
-        return tuple.__new__(cls, (values, indices))
-
-    values = property(operator.itemgetter(0), doc="The reduced values.")
-    indices = property(operator.itemgetter(1), doc="Where the values were found (int64).")
-
-    def __repr__(self):
-        return (f"torch.return_types.{type(self).__name__}(\nvalues={self[0]!r},\n"
-                f"indices={self[1]!r})")
-
-    def __reduce__(self):
-        return (type(self), tuple(self))
-
-
-class _ReturnTypes:
-    """``torch.return_types``: the named tuples ops with two results return."""
-
-    def __init__(self, names):
-        for name in names:
-            for n in (name, name + "_out"):
-                cls = type(n, (_ValuesIndices,), {"__module__": __name__, "__qualname__": n})
-                setattr(self, n, cls)
-
-
-return_types = _ReturnTypes(
-    ("max", "min", "median", "nanmedian", "mode", "kthvalue", "sort", "topk", "cummax", "cummin"))
+# torch.return_types.max, .min, ...: (values, indices) pairs
+for _name in ("max", "min", "median", "nanmedian", "mode", "kthvalue", "sort", "topk", "cummax", "cummin"):
+    return_types.structseq(_name, ("values", "indices"))
 
 
 # --- argument handling ----------------------------------------------------------------

@@ -7,7 +7,6 @@ errors and warnings; the kernels are the backend's (`var_mean`, `reduce`, `media
 elementwise ops. `reduction` re-exports them.
 """
 import builtins
-import operator
 import warnings
 
 import numpy as np
@@ -239,27 +238,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     return copy_to_out(E.div(nansum(input, dims, keepdim, dtype=dtype), count), out)
 
 
-class _MinMax(tuple):
-    """aminmax's (min, max) pair, with `.min` and `.max`, like torch.return_types.aminmax."""
-
-    n_fields = n_sequence_fields = 2
-    n_unnamed_fields = 0
-
-    def __new__(cls, min, max):  # noqa: A002 - PyTorch's field names
-        return tuple.__new__(cls, (min, max))
-
-    min = property(operator.itemgetter(0), doc="The minimum.")  # noqa: A003
-    max = property(operator.itemgetter(1), doc="The maximum.")  # noqa: A003
-
-    def __repr__(self):
-        return f"torch.return_types.aminmax(\nmin={self[0]!r},\nmax={self[1]!r})"
-
-    def __reduce__(self):
-        return (type(self), tuple(self))
-
-
-_MinMax.__name__ = _MinMax.__qualname__ = "aminmax"
-return_types.aminmax = _MinMax
+_MinMax = return_types.structseq("aminmax", ("min", "max"))
 
 
 @op()

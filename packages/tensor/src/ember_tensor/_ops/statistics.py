@@ -6,7 +6,6 @@ cov, corrcoef and cdist are differentiated through their parts (cdist's distance
 zero get a zero gradient, as PyTorch's backward gives).
 """
 import math
-import operator
 import warnings
 
 from .. import _dtype as D
@@ -166,25 +165,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 # --- histogram, histogramdd ------------------------------------------------------------------
 
-def _named_pair(type_name, first, second):
-    """A tuple class like PyTorch's torch.return_types.<type_name>, with two named fields."""
-    def __new__(cls, a, b):
-        return tuple.__new__(cls, (a, b))
-
-    def __repr__(self):
-        return f"torch.return_types.{type_name}(\n{first}={self[0]!r},\n{second}={self[1]!r})"
-
-    def __reduce__(self):
-        return (type(self), tuple(self))
-    return type(type_name, (tuple,), {
-        "__new__": __new__, "__repr__": __repr__, "__reduce__": __reduce__, "__module__": "torch.return_types",
-        "n_fields": 2, "n_sequence_fields": 2, "n_unnamed_fields": 0,
-        first: property(operator.itemgetter(0)), second: property(operator.itemgetter(1))})
-
-
-_Histogram = _named_pair("histogram", "hist", "bin_edges")
-_HistogramDD = _named_pair("histogramdd", "hist", "bin_edges")
-return_types.histogram, return_types.histogramdd = _Histogram, _HistogramDD
+_Histogram = return_types.structseq("histogram", ("hist", "bin_edges"))
+_HistogramDD = return_types.structseq("histogramdd", ("hist", "bin_edges"))
 
 
 def _edges(name, column, bins, bounds, dtype, device):

@@ -12,7 +12,8 @@ True
 import math
 
 from .. import _dtype
-from .._ops._lapack import LinAlgError, return_type
+from .. import return_types
+from .._ops._lapack import LinAlgError
 from .._ops.linalg import matmul, matrix_exp, matrix_power, vdot
 from .._ops.linalg import cross as _cross
 from .._ops.linalg_decomp import (
@@ -27,9 +28,9 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "di
            "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",
            "tensorsolve", "vander", "vecdot", "vector_norm"]
 
-_InvEx = return_type("linalg_inv_ex", ("inverse", "info"))
-_CholeskyEx = return_type("linalg_cholesky_ex", ("L", "info"))
-_SolveEx = return_type("linalg_solve_ex", ("result", "info"))
+_InvEx = return_types.structseq("linalg_inv_ex", ("inverse", "info"))
+_CholeskyEx = return_types.structseq("linalg_cholesky_ex", ("L", "info"))
+_SolveEx = return_types.structseq("linalg_solve_ex", ("result", "info"))
 
 
 def cross(input, other, *, dim=-1, out=None):
