@@ -95,6 +95,8 @@ from ._ops.linalg_legacy import (
 from . import linalg, special
 from .serialization import load, save
 from ._ops.nn import log_softmax, softmax  # noqa: E402 -- also registers the nn kernels (conv, pooling, ...)
+from ._ops.fft.primitives import _fft_c2c, _fft_c2r, _fft_r2c  # noqa: E402 -- as torch._fft_c2c ...
+from . import fft  # noqa: E402 -- torch.fft
 
 from ._custom import kernel, raw_kernel, reduce_kernel  # noqa: E402 -- ops written in Python
 
