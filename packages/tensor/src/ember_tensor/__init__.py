@@ -97,6 +97,11 @@ from .serialization import load, save
 from ._ops.nn import log_softmax, softmax  # noqa: E402 -- also registers the nn kernels (conv, pooling, ...)
 from ._ops.fft.primitives import _fft_c2c, _fft_c2r, _fft_r2c  # noqa: E402 -- as torch._fft_c2c ...
 from . import fft  # noqa: E402 -- torch.fft
+from ._ops.signal.windows import (  # noqa: E402
+    bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window,
+)
+from ._ops.signal.stft import istft, stft  # noqa: E402
+from . import signal  # noqa: E402 -- torch.signal.windows
 
 from ._custom import kernel, raw_kernel, reduce_kernel  # noqa: E402 -- ops written in Python
 

@@ -7,12 +7,13 @@ from . import linalg_legacy, shape_ops
 from . import index_ops, scans, sorting
 from . import aliases, combinatorics, quantiles, statistics, view_scatters, views_inplace
 from . import complex_views
+from .signal import stft as _stft
 
 # Functions of these modules that take the tensor first become methods of the same name.
 _METHOD_MODULES = (elementwise, *elementwise._MODULES, views, convert, linalg, random, reduction, reduction_stats,
                   pinned, shared, shape_ops,
                   index_ops, sorting, scans, linalg_legacy, quantiles, views_inplace, combinatorics,
-                  statistics, aliases, view_scatters, complex_views)
+                  statistics, aliases, view_scatters, complex_views, _stft)
 _NOT_METHODS = {"binary", "unary", "copy_to_out", "make_view", "view_strides", "contiguous_strides",
                 "broadcast_shapes", "broadcast_tensors", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d",
                 "block_diag", "where", "isclose", "allclose", "equal", "clip", "clip_",
