@@ -26,7 +26,9 @@ def _frequencies(name, indices, n, d, out, dtype, device, requires_grad):
     # PyTorch multiplies the indices by 1/(n*d) in the result's precision (its opmath:
     # float32 for the half types), so compute there too, not in float64 and round.
     compute = np.float64 if dtype == D.float64 else np.float32
-    values = indices.astype(compute) * compute(1.0 / (n * d))
+    scale = compute(1.0 / (n * d)) if n * d else compute(np.inf)  # as C++'s 1.0 / 0: rfftfreq(0) is [nan]
+    with np.errstate(invalid="ignore"):
+        values = indices.astype(compute) * scale
     return _into(out, from_host(values, dtype, device, requires_grad))
 
 
@@ -59,6 +61,8 @@ def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requir
 def _shift(input, dim, amount):
     dims = range(input.dim()) if dim is None else ([dim] if isinstance(dim, int) else dim)
     dims = [wrap_dim(d, input.dim()) for d in dims]
+    if not dims:  # a 0-d tensor, or dim=(): PyTorch's roll refuses empty shifts
+        raise RuntimeError("`shifts` required")
     return roll(input, [amount(input.shape[d]) for d in dims], dims)
 
 
