@@ -13,6 +13,7 @@ from ... import _dtype as D
 from ..._dispatch import op
 from .. import _iter
 from .arithmetic import _REAL, _SAME, _not_implemented, binary, copy_to_out, mul, unary
+from .pointwise import sign, sign_
 
 __all__ = ["complex", "polar", "conj", "conj_physical", "conj_physical_", "angle", "sgn", "sgn_", "isreal",
            "is_complex", "adjoint"]
@@ -117,7 +118,7 @@ def sgn(input, *, out=None):
     """
     if input._dtype.category == D._COMPLEX:
         return unary("sgn", input, out, _SAME)
-    return copy_to_out(input.sign(), out)
+    return sign(input, out=out)
 
 
 @op("sgn_", inplace=True)
@@ -125,7 +126,7 @@ def sgn_(self):
     """In-place `sgn`."""
     if self._dtype.category == D._COMPLEX:
         return unary("sgn", self, inplace=True)
-    return self.sign_()
+    return sign_(self)
 
 
 def isreal(input):
