@@ -4,7 +4,7 @@ now has fails too, so the list only shrinks.
 
 The namespaces: torch, torch.Tensor, torch.nn, torch.nn.functional, torch.nn.init,
 torch.nn.utils, torch.optim, torch.autograd, torch.linalg, torch.cuda, torch.fft,
-torch.signal.windows. Their public names
+torch.signal.windows, torch.fx (and its Graph, Node, Tracer, Interpreter). Their public names
 are ``dir()`` less what is not PyTorch's API (see ``torch_names``). Runs in the `oracle`
 tox environment, the one place PyTorch is installed.
 """
@@ -31,6 +31,11 @@ NAMESPACES = [
     "torch.cuda",
     "torch.fft",
     "torch.signal.windows",
+    "torch.fx",
+    "torch.fx.Graph",
+    "torch.fx.Node",
+    "torch.fx.Tracer",
+    "torch.fx.Interpreter",
 ]
 NOT_PROVIDED = pathlib.Path(__file__).with_name("not_provided.txt")
 

@@ -9,6 +9,7 @@ import pytest
 import ember_amp
 import _functional as EF
 import ember_tensor as et
+from ember_autograd.graph import saved_tensors_hooks
 from _oplist_cases import CASES
 
 torch = pytest.importorskip("torch")
@@ -172,10 +173,9 @@ def test_saved_activations_are_lower_precision():
     """matmul saves its (cast) inputs: in bfloat16, half the bytes of float32."""
     w = et.randn(8, 8, requires_grad=True)
     x = et.randn(4, 8)
-    with ember_amp.autocast("cpu"):
-        out = et.mm(x, w)
-    # ember-autograd offers no saved_tensors_hooks yet: read the node's saved slots directly.
-    saved = [s.tensor for s in out.grad_fn._saved if getattr(s, "tensor", None) is not None]
+    saved = []
+    with saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t), ember_amp.autocast("cpu"):
+        et.mm(x, w)
     assert saved and all(t.dtype == et.bfloat16 for t in saved)
 
 

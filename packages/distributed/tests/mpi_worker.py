@@ -169,6 +169,127 @@ def collectives():
     print(f"OK collectives {rank}", flush=True)
 
 
+def sharding_collectives():
+    """What sharding needs: async reduce_scatter/all_gather_into_tensor, all_to_all_single with
+    split sizes, batched p2p in a ring, subgroups, monitored_barrier and DeviceMesh."""
+    from ember_distributed.device_mesh import DeviceMesh, init_device_mesh
+
+    dist.init_process_group("mpi")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    # async_op=True returns a Work; the output is only written once it is waited for
+    for dtype in (et.float32, et.bfloat16, et.int64):
+        everyone = [values(dtype, r, (size, 3))[1] for r in range(size)]
+        out = et.zeros(1, 3, dtype=dtype)
+        work = dist.reduce_scatter_tensor(out, values(dtype, rank, (size, 3))[0], async_op=True)
+        assert isinstance(work, dist.Work) and work.wait()
+        check_equal(out, numpy_reduce(everyone, "sum")[rank:rank + 1])
+        gathered = et.zeros(size, 2, 3, dtype=dtype)
+        work = dist.all_gather_into_tensor(gathered, values(dtype, rank)[0], async_op=True)
+        work.wait()
+        check_equal(gathered, np.stack([values(dtype, r)[1] for r in range(size)]))
+    avg = et.zeros(2)
+    dist.reduce_scatter_tensor(avg, et.arange(2 * size, dtype=et.float32) * (rank + 1), op=dist.ReduceOp.AVG)
+    check_equal(avg, (np.arange(2 * size, dtype=np.float32) * (size + 1) / 2)[2 * rank:2 * rank + 2])
+    try:
+        dist.reduce_scatter_tensor(et.zeros(3), et.zeros(3 * size + 1))
+    except ValueError as error:
+        assert "input tensor must have world size" in str(error), error
+    else:
+        raise AssertionError("reduce_scatter_tensor accepted a wrong input size")
+    # all_to_all_single with split sizes: rank i sends (j + 1) rows to rank j
+    in_splits = [j + 1 for j in range(size)]
+    out_splits = [rank + 1] * size
+    source = et.cat([et.full((j + 1, 2), float(100 * rank + j)) for j in range(size)])
+    received = et.zeros(sum(out_splits), 2)
+    work = dist.all_to_all_single(received, source, out_splits, in_splits, async_op=True)
+    work.wait()
+    check_equal(received, np.concatenate([np.full((rank + 1, 2), 100 * i + rank, np.float32) for i in range(size)]))
+    equal = et.zeros(size)
+    dist.all_to_all_single(equal, et.arange(size, dtype=et.float32) + 10 * rank)
+    check_equal(equal, np.array([10 * i + rank for i in range(size)], np.float32))
+    # a ring through batch_isend_irecv: posting both before waiting cannot deadlock
+    right, left = (rank + 1) % size, (rank - 1) % size
+    incoming = et.zeros(3, dtype=et.int64)
+    ops = [dist.P2POp(dist.irecv, incoming, left), dist.P2POp(dist.isend, et.full((3,), rank, dtype=et.int64), right)]
+    for work in dist.batch_isend_irecv(ops):
+        work.wait()
+    check_equal(incoming, np.full(3, left, np.int64))
+    assert "P2POp(isend" in repr(ops[1])
+    for bad, message in [(lambda: dist.P2POp(dist.send, incoming, right), "Invalid ``op``"),
+                         (lambda: dist.batch_isend_irecv([1]), "Invalid ``p2p_op_list``"),
+                         (lambda: dist.isend(incoming, rank), "should not be the same as the rank")]:
+        try:
+            bad()
+        except ValueError as error:
+            assert message in str(error), error
+        else:
+            raise AssertionError(message)
+    # new_subgroups: consecutive groups of 2
+    cur, subgroups = dist.new_subgroups(2)
+    assert len(subgroups) == size // 2 and subgroups[rank // 2] is cur
+    assert dist.get_process_group_ranks(cur) == [rank - rank % 2, rank - rank % 2 + 1]
+    x = et.tensor([float(rank)])
+    dist.all_reduce(x, group=cur)
+    assert x.item() == 2 * (rank - rank % 2) + 1
+    for bad, message in [(0, "must be positive"), (size + 1, "must not exceed the world size"),
+                         (3, "must be divisible")] if size == 4 else [(0, "must be positive")]:
+        try:
+            dist.new_subgroups(bad)
+        except ValueError as error:
+            assert message in str(error), error
+        else:
+            raise AssertionError(message)
+    # monitored_barrier: passes when all come; when one is late, rank 0 names it and the
+    # others, never released, raise too
+    dist.monitored_barrier(timeout=datetime.timedelta(seconds=10))
+    if rank == size - 1:
+        time.sleep(1.0)
+    try:
+        dist.monitored_barrier(timeout=datetime.timedelta(seconds=0.3), wait_all_ranks=True)
+    except RuntimeError as error:
+        if rank == 0:
+            assert str(error) == f"[Rank 0]: Ranks {size - 1} failed to pass monitoredBarrier in 300 ms", error
+        else:
+            assert f"[Rank {rank}]: monitored_barrier waiting for rank 0 timed out" in str(error), error
+    else:
+        raise AssertionError(f"rank {rank} passed a monitored_barrier that rank {size - 1} missed")
+    # DeviceMesh: 1-D and 2-D
+    mesh1 = init_device_mesh("cpu", (size,))
+    assert mesh1.size() == size and mesh1.get_local_rank() == rank and mesh1.ndim == 1
+    assert dist.get_process_group_ranks(mesh1.get_group()) == list(range(size))
+    assert repr(mesh1) == f"DeviceMesh(({size},), 'cpu', stride=(1,))"
+    if size == 4:
+        mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
+        assert mesh.shape == (2, 2) and mesh.mesh_dim_names == ("dp", "tp")
+        assert repr(mesh) == "DeviceMesh((dp=2, tp=2), 'cpu', stride=(2, 1))"
+        assert mesh.get_coordinate() == (rank // 2, rank % 2)
+        assert mesh.get_local_rank("dp") == rank // 2 and mesh.get_local_rank(1) == rank % 2
+        assert dist.get_process_group_ranks(mesh.get_group("tp")) == [rank - rank % 2, rank - rank % 2 + 1]
+        assert dist.get_process_group_ranks(mesh["dp"].get_group()) == [rank % 2, rank % 2 + 2]
+        assert mesh["dp"].mesh.tolist() == [rank % 2, rank % 2 + 2] and mesh["dp"].mesh_dim_names == ("dp",)
+        y = et.tensor([float(rank)])
+        dist.all_reduce(y, group=mesh["dp"].get_group())
+        assert y.item() == 2 * (rank % 2) + 2
+        for bad, error_type in [(lambda: mesh.get_group(), RuntimeError), (lambda: mesh["pp"], KeyError),
+                                (lambda: mesh[("tp", "dp")], KeyError)]:
+            try:
+                bad()
+            except error_type:
+                pass
+            else:
+                raise AssertionError("bad mesh use accepted")
+        explicit = DeviceMesh("cpu", [[0, 2], [1, 3]], mesh_dim_names=("a", "b"))
+        assert dist.get_process_group_ranks(explicit.get_group("b")) == [rank % 2, rank % 2 + 2]
+        assert dist.get_process_group_ranks(explicit.get_group("a")) == [rank - rank % 2, rank - rank % 2 + 1]
+    try:
+        init_device_mesh("cpu", (size, 2))
+    except RuntimeError as error:
+        assert "Mesh should not be bigger than default world size" in str(error), error
+    else:
+        raise AssertionError("a mesh bigger than the world was accepted")
+    print(f"OK sharding_collectives {rank}", flush=True)
+
+
 def absent_peer():
     """Rank 1 never calls all_reduce: rank 0 must raise within the timeout."""
     dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=1.5))

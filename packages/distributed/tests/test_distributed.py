@@ -49,6 +49,13 @@ def test_collectives_every_dtype_against_numpy(n):
         assert f"OK collectives {rank}" in output
 
 
+@pytest.mark.parametrize("n", [2, 4])
+def test_sharding_collectives_p2p_batches_subgroups_and_device_mesh(n):
+    _, output = run(mpiexec(n, "sharding_collectives"), timeout=60)
+    for rank in range(n):
+        assert f"OK sharding_collectives {rank}" in output
+
+
 def test_ddp_matches_single_process_training_on_the_whole_batch():
     _, output = run(mpiexec(2, "ddp"))
     assert "OK ddp 0" in output and "OK ddp 1" in output

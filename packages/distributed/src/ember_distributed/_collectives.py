@@ -7,6 +7,8 @@ deadlock or silently corrupt), starts the MPI non-blocking form, and either wait
 ranks, as in PyTorch, even with a sub-group.
 """
 
+import time
+
 import numpy as np
 
 from ._group import resolve
@@ -14,7 +16,8 @@ from ._mpi import HostBuffer, mpi
 from ._work import Work
 
 __all__ = ["ReduceOp", "all_reduce", "reduce", "broadcast", "all_gather", "all_gather_into_tensor", "gather",
-           "scatter", "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single", "barrier"]
+           "scatter", "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single", "barrier",
+           "monitored_barrier"]
 
 
 class ReduceOp:
@@ -310,3 +313,54 @@ def barrier(group=None, async_op=False, device_ids=None):
         _agree(pg, "barrier", _signature("barrier"))  # the exchange is itself a barrier
         return None
     return Work([pg.comm.Ibarrier()], f"barrier on ranks {pg.ranks}", pg.timeout)
+
+
+# monitored_barrier's messages travel on the group's communicator with a tag of their own,
+# far above the small tags programs use for their sends.
+_MONITORED_BARRIER_TAG = 32_000
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
+    """A barrier that names the ranks that did not reach it within ``timeout``.
+
+    Every rank reports to group rank 0, which waits for them all; a rank missing after
+    ``timeout`` (a timedelta, or seconds; default: the group's) makes rank 0 raise a
+    RuntimeError naming it (all missing ranks with ``wait_all_ranks=True``), and the
+    others raise when rank 0's release does not come. On success rank 0 releases them.
+    """
+    pg = resolve(group)
+    seconds = pg.timeout if timeout is None else (
+        timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout))
+    if pg.size() == 1:
+        return None
+    token = np.zeros(1, dtype=np.uint8)
+    if pg.rank() != 0:
+        release = np.zeros(1, dtype=np.uint8)
+        Work([pg.comm.Isend(token, dest=0, tag=_MONITORED_BARRIER_TAG),
+              pg.comm.Irecv(release, source=0, tag=_MONITORED_BARRIER_TAG)],
+             f"[Rank {pg.ranks[pg.rank()]}]: monitored_barrier waiting for rank {pg.ranks[0]}", seconds).wait()
+        return None
+    deadline = time.monotonic() + seconds
+    arrivals = {r: pg.comm.Irecv(np.zeros(1, dtype=np.uint8), source=r, tag=_MONITORED_BARRIER_TAG)
+                for r in range(1, pg.size())}
+    milliseconds = int(seconds * 1000)
+    missing = []
+    for r, request in arrivals.items():
+        try:  # the timeout runs from the start: later ranks get what the earlier ones left
+            Work([request], "monitored_barrier", max(0.0, deadline - time.monotonic())).wait()
+        except RuntimeError:
+            missing.append(r)
+            if not wait_all_ranks:
+                break
+    if missing:
+        for request in arrivals.values():
+            if not request.Test():
+                request.Cancel()
+        if wait_all_ranks:
+            names = ", ".join(str(pg.ranks[r]) for r in missing)
+            raise RuntimeError(f"[Rank 0]: Ranks {names} failed to pass monitoredBarrier in {milliseconds} ms")
+        raise RuntimeError(f"[Rank 0]: Rank {pg.ranks[missing[0]]} failed to pass monitoredBarrier in "
+                           f"{milliseconds} ms")
+    releases = [pg.comm.Isend(token, dest=r, tag=_MONITORED_BARRIER_TAG) for r in range(1, pg.size())]
+    Work(releases, f"monitored_barrier release of group {pg.ranks}", seconds).wait()
+    return None

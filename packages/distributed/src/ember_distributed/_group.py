@@ -16,7 +16,7 @@ __all__ = [
     "Backend", "ProcessGroup", "GroupMember", "group", "default_pg_timeout", "init_process_group",
     "destroy_process_group", "is_initialized", "is_available", "is_mpi_available", "is_gloo_available",
     "is_nccl_available", "new_group", "get_rank", "get_world_size", "get_backend", "get_process_group_ranks",
-    "get_global_rank", "get_group_rank",
+    "get_global_rank", "get_group_rank", "new_subgroups", "new_subgroups_by_enumeration",
 ]
 
 default_pg_timeout = datetime.timedelta(minutes=30)
@@ -224,6 +224,59 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
         return GroupMember.NON_GROUP_MEMBER
     return ProcessGroup(comm, members, world.timeout if timeout is None else _seconds(timeout),
                         world.backend if backend is None else Backend(backend))
+
+
+def new_subgroups_by_enumeration(ranks_per_subgroup_list, timeout=None, backend=None, pg_options=None,
+                                 group_desc=None):
+    """Groups of the given rank lists, made together; every rank of the world must call it.
+
+    Returns ``(cur_subgroup, subgroups)``: the group this rank belongs to (None if it is in
+    none) and one entry per list, as PyTorch: the group where this rank is a member,
+    ``GroupMember.NON_GROUP_MEMBER`` elsewhere.
+    """
+    if not ranks_per_subgroup_list:
+        raise ValueError("The arg 'ranks_per_subgroup_list' cannot be empty")
+    seen = {}
+    for ranks in ranks_per_subgroup_list:
+        for rank in ranks:
+            if rank in seen:
+                raise ValueError(f"Rank {rank} has appeared in both subgroup {seen[rank]} and {ranks}")
+            seen[rank] = ranks
+    world = _default()
+    me = world.rank()
+    mine = next((i for i, ranks in enumerate(ranks_per_subgroup_list) if me in ranks), None)
+    MPI = mpi()
+    # One Split makes every subgroup at once: the colour is the index of the rank's list.
+    members = sorted(ranks_per_subgroup_list[mine]) if mine is not None else []
+    comm = world.comm.Split(MPI.UNDEFINED if mine is None else mine, members.index(me) if members else 0)
+    subgroup = None
+    if mine is not None:
+        subgroup = ProcessGroup(comm, members, world.timeout if timeout is None else _seconds(timeout),
+                                world.backend if backend is None else Backend(backend))
+    return subgroup, [subgroup if i == mine else GroupMember.NON_GROUP_MEMBER
+                      for i in range(len(ranks_per_subgroup_list))]
+
+
+def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_options=None, group_desc=None):
+    """Split ``group`` (the world by default) into consecutive subgroups of ``group_size`` ranks.
+
+    Returns ``(cur_subgroup, subgroups)`` as PyTorch does.
+
+    >>> # on 4 ranks: cur, _ = dist.new_subgroups(2)  -> ranks [0, 1] and [2, 3]
+    """
+    if group_size is None:
+        raise ValueError("Default group size only takes effect when CUDA is available.If your subgroup using a "
+                         "backend that does not depend on CUDA,please pass in 'group_size' correctly.")
+    if group_size <= 0:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must be positive")
+    world_size = get_world_size(group)
+    if world_size < group_size:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must not exceed the world size ({world_size})")
+    if world_size % group_size != 0:
+        raise ValueError(f"The world size ({world_size}) must be divisible by 'group_size={group_size}'")
+    ranks = get_process_group_ranks(resolve(group))
+    return new_subgroups_by_enumeration([ranks[i:i + group_size] for i in range(0, len(ranks), group_size)],
+                                        timeout=timeout, backend=backend)
 
 
 def get_rank(group=None):

@@ -42,6 +42,7 @@ SUBMODULE_ALIASES = {
     "ember.distributed": "ember_distributed",
     "ember.compiler": "ember_compile.compiler",
     "ember.onnx": "ember_export.onnx",
+    "ember.fx": "ember_fx",
     "ember.jit": "ember_export.jit",
     "ember.distributions": "ember_distributions",
     "ember.serialization": "ember_tensor.serialization",

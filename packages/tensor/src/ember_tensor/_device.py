@@ -2,7 +2,12 @@
 
 __all__ = ["device"]
 
-_DEVICE_TYPES = ("cpu", "cuda")
+# PyTorch's device types, in its error message's order. Device objects of all of them can
+# be made and compared (programs write ``tensor.device != torch.device("meta")`` or pick
+# ``"mps"`` after checking it is available); tensors live only on the CPU and CUDA, and a
+# factory or ``.to()`` given another type raises (see `_backends.get`).
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
+                 "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
 
 
 class device:
@@ -32,8 +37,8 @@ class device:
                 raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
             index = int(idx)
         if type not in _DEVICE_TYPES:
-            raise RuntimeError(
-                "Expected one of cpu, cuda device type at start of device string: " + type)
+            raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device "
+                               f"string: {type}")
         if index is not None and index < 0:
             raise RuntimeError(f"Device index must not be negative")
         self.type = type

@@ -22,6 +22,9 @@ def get(device):
     """The backend package for `device` (an ember device): its families are attributes."""
     backend = _loaded.get(device.type)
     if backend is None:
+        if device.type not in _PACKAGES:
+            raise RuntimeError(f"ember has no '{device.type}' backend: tensors live on the CPU or on CUDA "
+                               f"(a device('{device.type}') object can be made and compared, nothing more)")
         backend = importlib.import_module(_PACKAGES[device.type], __package__)
         ensure_available = getattr(backend, "ensure_available", None)
         if ensure_available is not None:  # e.g. CUDA: ember's error, not numba's, without a GPU

@@ -1,0 +1,126 @@
+"""How an FSDP unit joins its module's forward and backward, for both APIs.
+
+Before the module's forward, the shards go through ``Unshard`` (an all-gather recorded by
+autograd) and the full parameters are put on the module as plain attributes, shadowing
+whatever is registered under those names (the wrapper API deletes the originals;
+``fully_shard`` keeps its sharded parameters registered). After forward the attributes are
+taken away again, the full parameters are freed (FULL_SHARD), and a hook on each output
+that requires grad gathers them once more when backward reaches the module: the ops of
+its backward read the parameters autograd saved, from the same memory.
+"""
+
+import ember_autograd
+import ember_tensor
+
+from ._unit import Unshard
+
+__all__ = []
+
+
+class FlatLayout:
+    """The optimizer steps one flat shard per unit (the wrapper API, ``_flat_param``)."""
+
+    @staticmethod
+    def pack(shards):
+        return shards[0].detach().numpy()
+
+    @staticmethod
+    def split(flat):
+        return [ember_tensor.from_numpy(flat)]
+
+
+class ChunkLayout:
+    """The optimizer steps each parameter's own chunk (``fully_shard``)."""
+
+    def __init__(self, unit):
+        self.unit = unit
+
+    def pack(self, shards):
+        return self.unit.pack([s.detach().cpu().numpy() for s in shards], dtype=self.unit.dtype.np)
+
+    def split(self, flat):
+        return [ember_tensor.from_numpy(chunk.copy()) for chunk in self.unit.unpack(flat)]
+
+
+class UnitHooks:
+    """Forward pre/post hooks of one unit's module, and the backward re-gather.
+
+    Args:
+        module: the module whose forward the unit wraps.
+        unit: its ShardedUnit.
+        layout: FlatLayout or ChunkLayout.
+        shards: a callable giving the shard tensors the optimizer steps, in layout order.
+        cast_inputs: a dtype to cast floating-point tensor inputs to (mixed precision), or None.
+        cast_outputs: a dtype to cast floating-point tensor outputs to, or None.
+    """
+
+    def __init__(self, module, unit, layout, shards, cast_inputs=None, cast_outputs=None):
+        self.module, self.unit, self.layout, self.shards = module, unit, layout, shards
+        self.cast_inputs, self.cast_outputs = cast_inputs, cast_outputs
+        self.handles = [module.register_forward_pre_hook(self.pre_forward),
+                        module.register_forward_hook(self.post_forward)]
+
+    def unshard(self):
+        """Gather the full parameters and put them on the modules; returns them."""
+        fulls = Unshard.apply(self.unit, self.layout, *self.shards())
+        for spec, full in zip(self.unit.specs, fulls):
+            # object.__setattr__: the plain tensor shadows the registered name for this forward
+            # without going through the module's parameter bookkeeping.
+            object.__setattr__(spec.module, spec.name, full)
+        return fulls
+
+    def take_off(self):
+        """Remove the full parameters from the modules' attributes."""
+        for spec in self.unit.specs:
+            vars(spec.module).pop(spec.name, None)
+
+    def pre_forward(self, module, args):
+        self.unshard()
+        if self.cast_inputs is not None:
+            return tuple(cast(a, self.cast_inputs) for a in args)
+        return None
+
+    def post_forward(self, module, args, output):
+        self.take_off()
+        if self.unit.reshard_after_forward:
+            self.unit.release()
+        if ember_autograd.is_grad_enabled() and self.unit.requires_grad:
+            for t in _tensors_in(output):
+                if t.requires_grad:
+                    t.register_hook(self._before_backward)
+        if self.cast_outputs is not None:
+            return map_tensors(output, lambda t: cast(t, self.cast_outputs))
+        return None
+
+    def _before_backward(self, grad):
+        # The module's backward is about to read the saved full parameters: refill them.
+        if not self.unit.resident:
+            self.unit.gather(self.layout.pack(self.shards()))
+        return None
+
+
+def cast(value, dtype):
+    if isinstance(value, ember_tensor.Tensor) and value.dtype.is_floating_point and value.dtype is not dtype:
+        return value.to(dtype)
+    return value
+
+
+def map_tensors(value, fn):
+    if isinstance(value, tuple):
+        return tuple(map_tensors(v, fn) for v in value)
+    if isinstance(value, list):
+        return [map_tensors(v, fn) for v in value]
+    if isinstance(value, dict):
+        return {k: map_tensors(v, fn) for k, v in value.items()}
+    return fn(value)
+
+
+def _tensors_in(value):
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _tensors_in(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors_in(item)
+    elif isinstance(value, ember_tensor.Tensor):
+        yield value

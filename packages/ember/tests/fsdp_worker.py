@@ -1,0 +1,258 @@
+"""FSDP programs the tests run under mpiexec: ``python fsdp_worker.py <scenario> [args]``.
+
+Each trains a small MLP sharded over the ranks, each rank on its part of the global batch,
+next to a reference copy trained in one process on the whole batch, and asserts that the
+parameters stay equal. It prints ``OK <scenario> <rank>`` and a ``MEMORY`` line (bytes of
+parameters + gradients + optimizer state held by this rank).
+"""
+
+import copy
+import functools
+import sys
+
+import numpy as np
+
+import ember as torch
+import ember.distributed as dist
+import ember.nn as nn
+import ember.nn.functional as F
+from ember.distributed.device_mesh import init_device_mesh
+from ember.distributed.fsdp import (FullStateDictConfig, FullyShardedDataParallel as FSDP, MixedPrecision,
+                                    ShardedChunk, ShardingStrategy, StateDictType, fully_shard, FSDPModule)
+from ember.distributed.fsdp.wrap import ModuleWrapPolicy, size_based_auto_wrap_policy
+
+
+def make_model_of_width(width=7):
+    torch.manual_seed(0)
+    # odd widths: chunks are uneven and padded on every world size
+    return nn.Sequential(nn.Linear(5, width), nn.ReLU(), nn.Linear(width, width + 2), nn.Tanh(),
+                         nn.Linear(width + 2, 3)).double()
+
+
+def data(size):
+    g = torch.Generator().manual_seed(1)
+    return torch.randn(4 * size, 5, generator=g, dtype=torch.float64), torch.randint(0, 3, (4 * size,), generator=g)
+
+
+def held_bytes(parameters, optimizer):
+    """Bytes of parameters, their gradients and the optimizer's state on this rank."""
+    total = 0
+    for p in parameters:
+        total += p.numel() * p.element_size()
+        if p.grad is not None:
+            total += p.grad.numel() * p.grad.element_size()
+    for state in optimizer.state.values():
+        total += sum(v.numel() * v.element_size() for v in state.values() if isinstance(v, torch.Tensor) and v.dim())
+    return total
+
+
+def train(model, reference, optimizer, ref_optimizer, steps=3, clip=None):
+    rank, size = dist.get_rank(), dist.get_world_size()
+    x, y = data(size)
+    mine = slice(4 * rank, 4 * rank + 4)
+    for _ in range(steps):
+        optimizer.zero_grad()
+        F.cross_entropy(model(x[mine]), y[mine]).backward()
+        if clip is not None:
+            norm = model.clip_grad_norm_(clip)
+        optimizer.step()
+        ref_optimizer.zero_grad()
+        F.cross_entropy(reference(x), y).backward()
+        if clip is not None:
+            ref_norm = nn.utils.clip_grad_norm_(reference.parameters(), clip)
+            np.testing.assert_allclose(norm.item(), ref_norm.item(), rtol=1e-9)
+        ref_optimizer.step()
+
+
+def assert_same(state, reference, rtol=1e-10):
+    expected = reference.state_dict()
+    assert list(state) == list(expected), (list(state), list(expected))
+    for key, value in expected.items():
+        np.testing.assert_allclose(state[key].numpy(), value.numpy(), rtol=rtol, atol=1e-12, err_msg=key)
+
+
+def wrapper(strategy="FULL_SHARD", policy="module", width="7"):
+    """FullyShardedDataParallel with an auto-wrap policy equals one process on the whole batch."""
+    dist.init_process_group("gloo")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    make_model = functools.partial(make_model_of_width, int(width))
+    reference = make_model()
+    model = make_model()
+    auto_wrap = (ModuleWrapPolicy({nn.Linear}) if policy == "module" else
+                 functools.partial(size_based_auto_wrap_policy, min_num_params=6 * int(width)))
+    kwargs = {}
+    if strategy == "HYBRID_SHARD" and size == 4:
+        kwargs["device_mesh"] = init_device_mesh("cpu", (2, 2), mesh_dim_names=("replicate", "shard"))
+    fsdp = FSDP(model, sharding_strategy=getattr(ShardingStrategy, strategy), auto_wrap_policy=auto_wrap, **kwargs)
+    flat = list(fsdp.parameters())
+    assert len(flat) == 3, [p.shape for p in flat]  # the root owns no parameter of its own (module policy)
+    optimizer = torch.optim.Adam(fsdp.parameters(), lr=0.05)
+    ref_optimizer = torch.optim.Adam(reference.parameters(), lr=0.05)
+    train(fsdp, reference, optimizer, ref_optimizer, clip=0.5)
+    # FULL_SHARD frees each unit's full parameters after its forward (backward gathers them
+    # again: the equal training above depends on it, the freed memory reads as zeros)
+    x, y = data(size)
+    loss = F.cross_entropy(fsdp(x[:4]), y[:4])
+    resident = [unit.resident for _, unit, _ in fsdp._units]
+    assert resident == [strategy in ("SHARD_GRAD_OP", "NO_SHARD")] * 3, resident
+    if strategy == "FULL_SHARD":
+        assert not fsdp._units[0][1].full_views[0].any()
+    optimizer.zero_grad()
+    loss.backward()
+    assert not any(unit.resident for _, unit, _ in fsdp._units)
+    with FSDP.state_dict_type(fsdp, StateDictType.FULL_STATE_DICT):
+        assert_same(fsdp.state_dict(), reference)
+    with FSDP.state_dict_type(fsdp, StateDictType.FULL_STATE_DICT, FullStateDictConfig(rank0_only=True)):
+        assert (fsdp.state_dict() == {}) == (rank != 0)
+    # no_sync: accumulate locally, then one synced backward reduces the sum
+    x, y = data(size)
+    mine = slice(4 * rank, 4 * rank + 4)
+    optimizer.zero_grad()
+    ref_optimizer.zero_grad()
+    with fsdp.no_sync():
+        F.cross_entropy(fsdp(x[mine]), y[mine]).backward()
+    assert all(p.grad is None for p in fsdp.parameters())
+    F.cross_entropy(fsdp(x[mine]), y[mine]).backward()
+    optimizer.step()
+    (2 * F.cross_entropy(reference(x), y)).backward()
+    ref_optimizer.step()
+    with FSDP.state_dict_type(fsdp, StateDictType.FULL_STATE_DICT):
+        assert_same(fsdp.state_dict(), reference)
+    # a full state dict loads back into the shards
+    fresh = FSDP(make_model(), sharding_strategy=getattr(ShardingStrategy, strategy), auto_wrap_policy=auto_wrap,
+                 **kwargs)
+    fresh.load_state_dict(reference.state_dict())
+    x_all, _ = data(size)
+    np.testing.assert_allclose(fresh(x_all).detach().numpy(), reference(x_all).detach().numpy(), rtol=1e-10)
+    # a sharded state dict holds this rank's chunks, and loads back into the same sharding
+    with FSDP.state_dict_type(fsdp, StateDictType.SHARDED_STATE_DICT):
+        sharded = fsdp.state_dict()
+    chunk = sharded["2.weight"]
+    assert isinstance(chunk, ShardedChunk) and chunk.global_shape == tuple(reference[2].weight.shape)
+    rows = chunk.local.shape[0]
+    np.testing.assert_allclose(chunk.local.numpy(), reference[2].weight.detach().numpy()[
+        chunk.row_offset:chunk.row_offset + rows], rtol=1e-10)
+    other = FSDP(make_model(), sharding_strategy=getattr(ShardingStrategy, strategy), auto_wrap_policy=auto_wrap,
+                 **kwargs)
+    with FSDP.state_dict_type(other, StateDictType.SHARDED_STATE_DICT):
+        other.load_state_dict(sharded)
+    np.testing.assert_allclose(other(x_all).detach().numpy(), reference(x_all).detach().numpy(), rtol=1e-10)
+    print(f"MEMORY {strategy} {size} {rank} {held_bytes(fsdp.parameters(), optimizer)} "
+          f"{held_bytes(reference.parameters(), ref_optimizer)}", flush=True)
+    print(f"OK wrapper {rank}", flush=True)
+
+
+def per_parameter(mesh_shape="1"):
+    """fully_shard on each Linear and the root (FSDP2), on a 1-D mesh or a 2-D (HSDP) one."""
+    dist.init_process_group("gloo")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    reference = make_model_of_width()
+    model = make_model_of_width()
+    shape = tuple(int(s) for s in mesh_shape.split("x"))
+    mesh = init_device_mesh("cpu", shape if len(shape) == 2 else (size,))
+    for layer in model:
+        if isinstance(layer, nn.Linear):
+            fully_shard(layer, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    assert isinstance(model, FSDPModule) and isinstance(model, nn.Sequential)
+    assert type(model[0]).__name__ == "FSDPLinear"
+    shard_size = mesh.size(mesh.ndim - 1)
+    chunk = -(-7 // shard_size)
+    assert model[0].weight.shape[0] == max(0, min(chunk, 7 - mesh.get_local_rank(mesh.ndim - 1) * chunk))
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+    ref_optimizer = torch.optim.Adam(reference.parameters(), lr=0.05)
+    train(model, reference, optimizer, ref_optimizer)
+    # the chunks gathered along the shard dimension are the reference's parameters
+    group = mesh.get_group(mesh.ndim - 1)
+    for (name, shard), (_, expected) in zip(model.named_parameters(), reference.named_parameters()):
+        pieces = [None] * group.size()
+        dist.all_gather_object(pieces, shard.detach().numpy(), group=group)
+        np.testing.assert_allclose(np.concatenate(pieces), expected.detach().numpy(), rtol=1e-10, err_msg=name)
+    # gradient accumulation without communication
+    optimizer.zero_grad()
+    model.set_requires_gradient_sync(False)
+    x, y = data(size)
+    F.cross_entropy(model(x[4 * rank:4 * rank + 4]), y[4 * rank:4 * rank + 4]).backward()
+    assert all(p.grad is None for p in model.parameters())
+    model.set_requires_gradient_sync(True)
+    print(f"MEMORY fully_shard{mesh_shape} {size} {rank} {held_bytes(model.parameters(), optimizer)} "
+          f"{held_bytes(reference.parameters(), ref_optimizer)}", flush=True)
+    print(f"OK per_parameter {rank}", flush=True)
+
+
+def mixed_precision():
+    """bfloat16 compute, float32 shards: gradients reach the float32 shards; loss close."""
+    dist.init_process_group("gloo")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 3))
+    reference = copy.deepcopy(model)
+    fsdp = FSDP(model, mixed_precision=MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.float32),
+                auto_wrap_policy=ModuleWrapPolicy({nn.Linear}))
+    x, y = data(size)
+    x = x.float()
+    out = fsdp(x[4 * rank:4 * rank + 4])
+    assert out.dtype == torch.bfloat16, out.dtype
+    F.cross_entropy(out.float(), y[4 * rank:4 * rank + 4]).backward()
+    assert all(p.grad is not None and p.grad.dtype == torch.float32 for p in fsdp.parameters())
+    F.cross_entropy(reference(x), y).backward()
+    with FSDP.state_dict_type(fsdp, StateDictType.FULL_STATE_DICT):
+        assert fsdp.state_dict()["0.weight"].dtype == torch.float32
+    print(f"OK mixed_precision {rank}", flush=True)
+
+
+def checkpoint_save(directory):
+    """fully_shard training, then a sharded checkpoint: each rank writes its own chunks."""
+    import ember.distributed.checkpoint as dcp
+    from ember.distributed.checkpoint.state_dict import get_model_state_dict
+
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    reference, model = make_model_of_width(), make_model_of_width()
+    for layer in model:
+        if isinstance(layer, nn.Linear):
+            fully_shard(layer)
+    fully_shard(model)
+    train(model, reference, torch.optim.SGD(model.parameters(), lr=0.1),
+          torch.optim.SGD(reference.parameters(), lr=0.1), steps=2)
+    dcp.save({"model": get_model_state_dict(model), "step": 2}, checkpoint_id=directory)
+    if rank == 0:
+        torch.save(reference.state_dict(), f"{directory}/../reference.pt")
+    print(f"OK checkpoint_save {rank}", flush=True)
+
+
+def checkpoint_load(directory):
+    """A checkpoint saved on another number of ranks loads into fully_shard's chunks (or,
+    on one rank, into a plain model's full tensors)."""
+    import ember.distributed.checkpoint as dcp
+    from ember.distributed.checkpoint.state_dict import get_model_state_dict, set_model_state_dict
+
+    dist.init_process_group("gloo")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    expected = torch.load(f"{directory}/../reference.pt")
+    torch.manual_seed(123)
+    model = nn.Sequential(nn.Linear(5, 7), nn.ReLU(), nn.Linear(7, 9), nn.Tanh(), nn.Linear(9, 3)).double()
+    if size > 1:
+        for layer in model:
+            if isinstance(layer, nn.Linear):
+                fully_shard(layer)
+        fully_shard(model)
+        state = {"model": get_model_state_dict(model), "step": 0}
+        dcp.load(state, checkpoint_id=directory)
+        set_model_state_dict(model, state["model"])
+        for name, shard in model.named_parameters():
+            rows = slice(shard._fsdp_row_offset, shard._fsdp_row_offset + shard.shape[0])
+            np.testing.assert_array_equal(shard.detach().numpy(), expected[name].numpy()[rows], err_msg=name)
+    else:
+        state = {"model": model.state_dict(), "step": 0}
+        dcp.load(state, checkpoint_id=directory)
+        model.load_state_dict(state["model"])
+        for name, value in model.state_dict().items():
+            np.testing.assert_array_equal(value.numpy(), expected[name].numpy(), err_msg=name)
+    assert state["step"] == 2
+    print(f"OK checkpoint_load {rank}", flush=True)
+
+
+if __name__ == "__main__":
+    scenario, *arguments = sys.argv[1:]
+    globals()[scenario](*arguments)
