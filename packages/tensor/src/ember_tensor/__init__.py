@@ -37,7 +37,7 @@ from ._printing import get_printoptions, set_printoptions, printoptions
 from ._ops import methods as _methods
 from ._ops.creation import (
     LEGACY_TYPES as _LEGACY_TYPES, arange, as_tensor, asarray, empty, empty_like, empty_strided, eye,
-    from_numpy, full, full_like, linspace, logspace, ones, ones_like, range, scalar_tensor, tensor,
+    from_numpy, frombuffer, full, full_like, linspace, logspace, ones, ones_like, range, scalar_tensor, tensor,
     zeros, zeros_like,
 )
 from ._ops.elementwise import *  # noqa: F401,F403 - the elementwise op namespace

@@ -17,13 +17,35 @@ __all__ = ["Tensor"]
 
 
 class Storage:
-    """The memory behind one or more tensors: a flat buffer and its version counter."""
+    """The memory behind one or more tensors: a flat buffer and its version counter.
+
+    ``Tensor.untyped_storage()`` returns it; it answers the questions libraries ask of
+    PyTorch's UntypedStorage to find tensors sharing memory (``data_ptr``, ``nbytes``,
+    ``size``, ``device``), as safetensors.torch does.
+    """
 
     __slots__ = ("buf", "version", "__weakref__")
 
     def __init__(self, buf):
         self.buf = buf
         self.version = 0
+
+    @property
+    def device(self):
+        """The device the memory is on."""
+        return CPU if isinstance(self.buf, np.ndarray) else _device_cls("cuda")
+
+    def data_ptr(self):
+        """Address of the storage's first byte."""
+        return _backends.get(self.device).storage.data_ptr(self.buf)
+
+    def nbytes(self):
+        """Size of the memory in bytes."""
+        return int(self.buf.size) * int(self.buf.itemsize)
+
+    def size(self):
+        """Size in bytes, as an untyped storage counts."""
+        return self.nbytes()
 
 
 class StorageAlias(Storage):

@@ -192,6 +192,47 @@ def from_numpy(ndarray):
     return t
 
 
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-d CPU tensor over the bytes of `buffer` (any object with the buffer protocol),
+    skipping `offset` bytes and reading `count` elements of `dtype` (-1: all that remain).
+    The tensor shares the buffer's memory, as PyTorch's does.
+
+    >>> import ember_tensor as torch
+    >>> torch.frombuffer(bytearray(b"\\x01\\x00\\x02\\x00"), dtype=torch.int16).tolist()
+    [1, 2]
+    """
+    dtype = D.to_dtype(dtype)
+    view = memoryview(buffer)
+    length = view.nbytes
+    size = dtype.itemsize
+    if length <= 0 and count != 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if offset < 0 or offset > length - 1:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+                         f"({length} bytes) minus 1")
+    if count < 0:
+        if (length - offset) % size:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a "
+                             f"multiple of element size ({size})")
+        count = (length - offset) // size
+    elif offset + count * size > length:
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset ({offset} bytes) must "
+                         f"not be greater than actual buffer length ({length} bytes)")
+    if view.readonly:
+        warnings.warn("The given buffer is not writable, and PyTorch does not support non-writable tensors. This "
+                      "means you can write to the underlying (supposedly non-writable) buffer using the tensor. You "
+                      "may want to copy the buffer to protect its data or make it writable before converting it to "
+                      "a tensor. This type of warning will be suppressed for the rest of this program.",
+                      UserWarning, stacklevel=2)
+    # Read-only bytes give a read-only array: a write raises NumPy's error where PyTorch's
+    # behaviour is undefined.
+    array = np.frombuffer(view.cast("B"), dtype=dtype.np, count=count, offset=offset)
+    t = Tensor._wrap(array, dtype, CPU)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
 def _filled(shape, value, dtype, device, requires_grad):
     device = to_device(device)
     backend = _backends.get(device)
