@@ -5,7 +5,7 @@ When `inner` is 1 (softmax over the last dim) each row is contiguous: one task p
 reading it twice (max, then exp and sum; softmax writes exp and scales it in a third
 pass over the output, which is in cache). Otherwise a task takes a block of up to
 `_BLOCK` neighbouring columns of one outer index and walks `size` with the columns as
-the inner, contiguous loop, so that both directions vectorise.
+the inner, contiguous loop (a helper call per row of the block), so that it vectorises.
 
 exp: NumPy's and libm's exp are scalar calls here (Numba has no SVML on this machine),
 ~3 ns an element; float32 takes `_exp32`, a Cody-Waite range reduction and a degree-6
@@ -31,7 +31,7 @@ from .. import threads
 __all__ = ["softmax_forward", "softmax_backward", "PARALLEL_THRESHOLD"]
 
 PARALLEL_THRESHOLD = 1 << 15
-_BLOCK = 256  # columns per task when softmax runs along a non-last dim
+_BLOCK = 512  # columns per task when softmax runs along a non-last dim
 
 # The row sums run with fast-math flags that let LLVM reassociate them (which is what
 # vectorises a reduction) and contract multiply-adds, but keep IEEE infinities and NaNs:
@@ -153,39 +153,63 @@ def _rows_forward_body(x, y, log):
                 yr[j] = yr[j] / total
 
 
+# The column kernels work on one (size, width) block at a time, a row of `width`
+# contiguous columns per call of these helpers: Numba vectorises a loop over a 1-d
+# contiguous slice, not the same loop written inside the 3-d body.
+@njit(fastmath=True, nogil=True, cache=True)
+def _max_into(peak, row):
+    for j in range(row.shape[0]):
+        peak[j] = row[j] if row[j] > peak[j] else peak[j]
+
+
+@njit(fastmath={"contract"}, nogil=True, cache=True)
+def _exp_sum_into(total, row, peak):
+    for j in range(row.shape[0]):
+        total[j] += _exp(row[j] - peak[j])
+
+
+@njit(fastmath={"contract"}, nogil=True, cache=True)
+def _exp_store_sum_into(total, row, peak, out):
+    for j in range(row.shape[0]):
+        e = _exp(row[j] - peak[j])
+        out[j] = e
+        total[j] += e
+
+
+@njit(fastmath={"contract"}, nogil=True, cache=True)
+def _log_softmax_into(out, row, peak, log_total):
+    for j in range(row.shape[0]):
+        out[j] = (row[j] - peak[j]) - log_total[j]
+
+
+@njit(fastmath={"contract"}, nogil=True, cache=True)
+def _divide_into(out, total):
+    for j in range(out.shape[0]):
+        out[j] = out[j] / total[j]
+
+
 def _columns_forward_body(x, y, log):
     outer, size, inner = x.shape
     chunks = (inner + _BLOCK - 1) // _BLOCK
     for task in prange(outer * chunks):
         o = task // chunks
         j0 = (task % chunks) * _BLOCK
-        width = min(_BLOCK, inner - j0)
-        xo, yo = x[o], y[o]  # (size, inner), C-contiguous: the j loops vectorise
-        peak = np.full(width, -np.inf, x.dtype)
+        j1 = min(j0 + _BLOCK, inner)
+        peak = np.full(j1 - j0, -np.inf, x.dtype)
         for c in range(size):
-            for j in range(width):
-                v = xo[c, j0 + j]
-                if v > peak[j]:
-                    peak[j] = v
-        total = np.zeros(width, x.dtype)
+            _max_into(peak, x[o, c, j0:j1])
+        total = np.zeros(j1 - j0, x.dtype)
         if log:
             for c in range(size):
-                for j in range(width):
-                    total[j] += _exp(xo[c, j0 + j] - peak[j])
-            for j in range(width):
-                total[j] = math.log(total[j])
+                _exp_sum_into(total, x[o, c, j0:j1], peak)
+            log_total = np.log(total)
             for c in range(size):
-                for j in range(width):
-                    yo[c, j0 + j] = (xo[c, j0 + j] - peak[j]) - total[j]
+                _log_softmax_into(y[o, c, j0:j1], x[o, c, j0:j1], peak, log_total)
         else:
             for c in range(size):
-                for j in range(width):
-                    e = _exp(xo[c, j0 + j] - peak[j])
-                    yo[c, j0 + j] = e
-                    total[j] += e
+                _exp_store_sum_into(total, x[o, c, j0:j1], peak, y[o, c, j0:j1])
             for c in range(size):
-                for j in range(width):
-                    yo[c, j0 + j] = yo[c, j0 + j] / total[j]
+                _divide_into(y[o, c, j0:j1], total)
 
 
 def _rows_backward_body(g, y, gx, log):
@@ -202,29 +226,48 @@ def _rows_backward_body(g, y, gx, log):
                 out[j] = yr[j] * (gr[j] - total)
 
 
+@njit(fastmath={"contract"}, nogil=True, cache=True)
+def _add_into(total, row):
+    for j in range(row.shape[0]):
+        total[j] += row[j]
+
+
+@njit(fastmath={"contract"}, nogil=True, cache=True)
+def _multiply_add_into(total, a, b):
+    for j in range(a.shape[0]):
+        total[j] += a[j] * b[j]
+
+
+@njit(fastmath={"contract"}, nogil=True, cache=True)
+def _log_softmax_grad_into(out, g, y, total):
+    for j in range(g.shape[0]):
+        out[j] = g[j] - _exp(y[j]) * total[j]
+
+
+@njit(fastmath={"contract"}, nogil=True, cache=True)
+def _softmax_grad_into(out, g, y, total):
+    for j in range(g.shape[0]):
+        out[j] = y[j] * (g[j] - total[j])
+
+
 def _columns_backward_body(g, y, gx, log):
     outer, size, inner = g.shape
     chunks = (inner + _BLOCK - 1) // _BLOCK
     for task in prange(outer * chunks):
         o = task // chunks
         j0 = (task % chunks) * _BLOCK
-        width = min(_BLOCK, inner - j0)
-        go, yo, out = g[o], y[o], gx[o]
-        total = np.zeros(width, g.dtype)
+        j1 = min(j0 + _BLOCK, inner)
+        total = np.zeros(j1 - j0, g.dtype)
         if log:
             for c in range(size):
-                for j in range(width):
-                    total[j] += go[c, j0 + j]
+                _add_into(total, g[o, c, j0:j1])
             for c in range(size):
-                for j in range(width):
-                    out[c, j0 + j] = go[c, j0 + j] - _exp(yo[c, j0 + j]) * total[j]
+                _log_softmax_grad_into(gx[o, c, j0:j1], g[o, c, j0:j1], y[o, c, j0:j1], total)
         else:
             for c in range(size):
-                for j in range(width):
-                    total[j] += go[c, j0 + j] * yo[c, j0 + j]
+                _multiply_add_into(total, g[o, c, j0:j1], y[o, c, j0:j1])
             for c in range(size):
-                for j in range(width):
-                    out[c, j0 + j] = yo[c, j0 + j] * (go[c, j0 + j] - total[j])
+                _softmax_grad_into(gx[o, c, j0:j1], g[o, c, j0:j1], y[o, c, j0:j1], total)
 
 
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
