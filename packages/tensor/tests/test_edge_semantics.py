@@ -5,6 +5,7 @@ import math
 import pytest
 
 import ember_tensor as E
+from cuda_guard import DEVICES
 
 nan, inf = math.nan, math.inf
 
@@ -21,6 +22,16 @@ def test_relu_keeps_nan_and_minus_zero_and_gives_positive_zero_for_negatives():
     inplace.relu_()
     assert str(inplace) == "tensor([0., nan])"
     assert E.tensor(-2.0).relu().item() == 0.0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_abs_of_signed_zeros_and_nan_is_positive(device):
+    # PyTorch's fabs: +0. for both zeros, a NaN stays NaN with its sign cleared.
+    for dtype in (E.float64, E.float32, E.float16):
+        out = E.tensor([-0.0, 0.0, -2.5, nan, -inf], dtype=dtype, device=device).abs().tolist()
+        assert out[:3] == [0.0, 0.0, 2.5] and math.isnan(out[3]) and out[4] == inf
+        assert [math.copysign(1, v) for v in out] == [1, 1, 1, 1, 1]
+    assert E.tensor([-3, 0, 4], device=device).abs().tolist() == [3, 0, 4]
 
 
 def test_topk_of_a_0d_tensor_returns_its_value_for_k_0_and_1():
