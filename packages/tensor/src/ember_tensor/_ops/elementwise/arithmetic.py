@@ -319,29 +319,44 @@ def pow_(self, exponent):
     return binary("pow", self, exponent, inplace=True, kernel=_int_kernel("pow", self, exponent))
 
 
-def _binary_op(name, rule=_SAME, doc=""):
+def require_tensors(name, input, other):
+    """PyTorch's TypeError for the binary ops that take no Python number (atan2, maximum,
+    hypot, logical_and, ...): their schema has no Scalar overload."""
+    for position, (argument, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not "
+                            f"{type(value).__name__}")
+
+
+def _binary_op(name, rule=_SAME, doc="", tensors_only=False):
     def fn(input, other, *, out=None):
+        if tensors_only:
+            require_tensors(name, input, other)
         return binary(name, input, other, out, rule=rule)
     fn.__name__ = name
     fn.__doc__ = doc
     return op(name)(fn)
 
 
-def _binary_inplace(name, rule=_SAME):
+def _binary_inplace(name, rule=_SAME, tensors_only=False):
     def fn(self, other):
+        if tensors_only:
+            require_tensors(name + "_", self, other)
         return binary(name, self, other, rule=rule, inplace=True)
     fn.__name__ = name + "_"
     fn.__doc__ = f"In-place `{name}`."
     return op(name + "_", inplace=True)(fn)
 
 
-atan2 = _binary_op("atan2", _FLOAT, "Elementwise arctangent of input / other, in the right quadrant.")
-atan2_ = _binary_inplace("atan2", _FLOAT)
+atan2 = _binary_op("atan2", _FLOAT, "Elementwise arctangent of input / other, in the right quadrant.",
+                   tensors_only=True)
+atan2_ = _binary_inplace("atan2", _FLOAT, tensors_only=True)
 
 
 @op()
 def hypot(input, other, *, out=None):
     """sqrt(input**2 + other**2) without overflow; floating tensors only."""
+    require_tensors("hypot", input, other)
     _reject_dtypes("hypot_cpu", D.result_type_of((input, other)), _NOT_FLOAT, input, other)
     return binary("hypot", input, other, out, rule=_FLOAT)
 
@@ -349,16 +364,17 @@ def hypot(input, other, *, out=None):
 @op("hypot_", inplace=True)
 def hypot_(self, other):
     """In-place `hypot`."""
+    require_tensors("hypot_", self, other)
     _reject_dtypes("hypot_cpu", D.result_type_of((self, other)), _NOT_FLOAT, self, other)
     return binary("hypot", self, other, rule=_FLOAT, inplace=True)
 
 
 copysign = _binary_op("copysign", _FLOAT, "|input| with the sign of other.")
 copysign_ = _binary_inplace("copysign", _FLOAT)
-maximum = _binary_op("maximum", _SAME, "Elementwise maximum; NaN propagates.")
-minimum = _binary_op("minimum", _SAME, "Elementwise minimum; NaN propagates.")
-fmax = _binary_op("fmax", _SAME, "Elementwise maximum ignoring NaN.")
-fmin = _binary_op("fmin", _SAME, "Elementwise minimum ignoring NaN.")
+maximum = _binary_op("maximum", _SAME, "Elementwise maximum; NaN propagates.", tensors_only=True)
+minimum = _binary_op("minimum", _SAME, "Elementwise minimum; NaN propagates.", tensors_only=True)
+fmax = _binary_op("fmax", _SAME, "Elementwise maximum ignoring NaN.", tensors_only=True)
+fmin = _binary_op("fmin", _SAME, "Elementwise minimum ignoring NaN.", tensors_only=True)
 
 eq = _binary_op("eq", _BOOL, "input == other elementwise, as a bool tensor.")
 ne = _binary_op("ne", _BOOL, "input != other elementwise.")
@@ -368,11 +384,11 @@ gt = _binary_op("gt", _BOOL, "input > other elementwise.")
 ge = _binary_op("ge", _BOOL, "input >= other elementwise.")
 eq_, ne_, lt_, le_, gt_, ge_ = (_binary_inplace(n, _BOOL) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
 
-logical_and = _binary_op("logical_and", _BOOL, "Elementwise logical AND (nonzero is True).")
-logical_or = _binary_op("logical_or", _BOOL, "Elementwise logical OR.")
-logical_xor = _binary_op("logical_xor", _BOOL, "Elementwise logical XOR.")
+logical_and = _binary_op("logical_and", _BOOL, "Elementwise logical AND (nonzero is True).", tensors_only=True)
+logical_or = _binary_op("logical_or", _BOOL, "Elementwise logical OR.", tensors_only=True)
+logical_xor = _binary_op("logical_xor", _BOOL, "Elementwise logical XOR.", tensors_only=True)
 logical_and_, logical_or_, logical_xor_ = (
-    _binary_inplace(n, _BOOL) for n in ("logical_and", "logical_or", "logical_xor"))
+    _binary_inplace(n, _BOOL, tensors_only=True) for n in ("logical_and", "logical_or", "logical_xor"))
 
 
 # PyTorch's kernel names in the dtype error, and the dtypes each kernel refuses.
