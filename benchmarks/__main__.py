@@ -9,9 +9,8 @@ import datetime
 import importlib.util
 
 from . import (amp_training, autograd_ops, cold_start, compile_steps, custom_kernels, distributions_ops, fft_ops,
-               machine, nn_ops,
-               nn_training, optim_steps, sequence_training, sparse_ops, tensor_index, tensor_linalg, tensor_ops,
-               vision_models)
+               machine, nn_ops, nn_training, optim_steps, sequence_training, sparse_ops, tensor_index, tensor_linalg,
+               tensor_ops, vision_models)
 from ._harness import fmt_time, run
 
 SUITES = {"tensor": tensor_ops.WORKLOADS, "custom": custom_kernels.WORKLOADS, "linalg": tensor_linalg.WORKLOADS,
