@@ -2,7 +2,7 @@
 cholesky, qr, svd, eigh, lstsq, pinv, matrix_rank (and the PyTorch ops built on them).
 
 Each op checks its arguments with PyTorch's errors, then calls its device's `linalg`
-backend family (`_backends/cpu/linalg.py`: NumPy's batched LAPACK; `_backends/cuda/linalg.py`:
+backend family (`_backends/cpu/linalg/`: NumPy's batched LAPACK; `_backends/cuda/linalg.py`:
 device kernels) and raises PyTorch's LinAlgError from the failure the backend reports (the
 first failing matrix of the batch and LAPACK's `info` for it). qr, svd, eigh, pinv,
 matrix_rank and lstsq have no device kernels (a declared gap, `_backends._families.GAPS`:

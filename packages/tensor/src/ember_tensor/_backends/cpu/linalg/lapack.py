@@ -1,11 +1,9 @@
-"""CPU linear algebra: NumPy's batched LAPACK routines (`np.linalg`) over NumPy arrays.
+"""The factorizations NumPy's batched LAPACK (`np.linalg`) computes directly: inv, det,
+slogdet, solve, solve_triangular, cholesky, qr, svd, eigh, pinv, matrix_rank, lstsq.
 
-The same functions as `_backends.cuda.linalg` (inv, det, slogdet, solve,
-solve_triangular, cholesky) plus those the CUDA backend lacks (qr, svd, eigh, pinv,
-matrix_rank, lstsq: `_families.GAPS`), which the ops compute here, on host copies, for
-tensors of any device. Failures come back as values, never as PyTorch's errors: the
-first failing matrix of a batch and what LAPACK's `info` says about it, which the op
-turns into PyTorch's LinAlgError wording.
+Failures come back as values, never as PyTorch's errors: the first failing matrix of a
+batch and what LAPACK's `info` says about it, which the op turns into PyTorch's
+LinAlgError wording.
 """
 import numpy as np
 
