@@ -1,12 +1,13 @@
 """PyTorch's older top-level names for linear algebra, which are also Tensor methods:
 torch.inverse, det, logdet, slogdet, cholesky(upper=), cholesky_solve, qr(some=),
-svd(some=, compute_uv=) returning V (not Vh), and pinverse. Each calls the
-`ember_tensor.linalg` op it stands for."""
+svd(some=, compute_uv=) returning V (not Vh), pinverse, lu, lu_solve, geqrf, orgqr and
+ormqr. Each calls the `ember_tensor.linalg` op it stands for."""
 from .. import return_types
 from . import linalg_decomp as decomp
+from . import linalg_householder, linalg_lu
 
 __all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "cholesky_solve", "cholesky_inverse", "qr", "svd",
-           "pinverse"]
+           "pinverse", "lu", "lu_solve", "geqrf", "orgqr", "ormqr"]
 
 SlogdetResult = return_types.structseq("slogdet", ("sign", "logabsdet"))
 QRResult = return_types.structseq("qr", ("Q", "R"))
@@ -15,6 +16,11 @@ SVDResult = return_types.structseq("svd", ("U", "S", "V"))
 logdet = decomp.logdet
 cholesky_solve = decomp.cholesky_solve
 cholesky_inverse = decomp.cholesky_inverse
+lu = linalg_lu.legacy_lu
+lu_solve = linalg_lu.legacy_lu_solve
+geqrf = linalg_householder.geqrf
+orgqr = linalg_householder.orgqr
+ormqr = linalg_householder.ormqr
 
 
 def inverse(input, *, out=None):
