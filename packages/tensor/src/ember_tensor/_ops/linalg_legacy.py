@@ -16,11 +16,23 @@ SVDResult = return_types.structseq("svd", ("U", "S", "V"))
 logdet = decomp.logdet
 cholesky_solve = decomp.cholesky_solve
 cholesky_inverse = decomp.cholesky_inverse
-lu = linalg_lu.legacy_lu
-lu_solve = linalg_lu.legacy_lu_solve
 geqrf = linalg_householder.geqrf
-orgqr = linalg_householder.orgqr
 ormqr = linalg_householder.ormqr
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """(LU, pivots[, infos]) (``torch.lu``, deprecated by PyTorch for ``linalg.lu_factor``)."""
+    return linalg_lu.legacy_lu(A, pivot, get_infos, out)
+
+
+def lu_solve(b, LU_data, LU_pivots, *, out=None):  # noqa: N803
+    """X with ``A @ X = b`` from A's ``lu_factor`` (``torch.lu_solve``, deprecated by PyTorch)."""
+    return linalg_lu.legacy_lu_solve(b, LU_data, LU_pivots, out=out)
+
+
+def orgqr(input, tau, *, out=None):
+    """Q from geqrf's reflectors (``torch.orgqr``: ``linalg.householder_product``)."""
+    return linalg_householder.householder_product(input, tau, out=out)
 
 
 def inverse(input, *, out=None):

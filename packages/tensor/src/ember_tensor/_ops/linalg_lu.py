@@ -203,7 +203,7 @@ _LU_DEPRECATED = (
 def legacy_lu(A, pivot=True, get_infos=False, out=None):
     """``torch.lu``: (LU, pivots), or (LU, pivots, infos) with `get_infos` (which also
     keeps singular matrices from raising). Deprecated by PyTorch for `linalg.lu_factor`."""
-    warnings.warn(_LU_DEPRECATED, UserWarning, stacklevel=2)
+    warnings.warn(_LU_DEPRECATED, UserWarning, stacklevel=3)
     LU, pivots, info = lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
     result = LUWithInfoResult(LU, pivots, info) if get_infos else (LU, pivots)
     if out is not None:
@@ -222,5 +222,5 @@ _LU_SOLVE_DEPRECATED = (
 def legacy_lu_solve(b, LU_data, LU_pivots, *, out=None):  # noqa: N803
     """``torch.lu_solve(b, LU_data, LU_pivots)``: ``linalg.lu_solve(LU_data, LU_pivots, b)``
     (deprecated by PyTorch, which warns; its missing space is PyTorch's)."""
-    warnings.warn(_LU_SOLVE_DEPRECATED, UserWarning, stacklevel=2)
+    warnings.warn(_LU_SOLVE_DEPRECATED, UserWarning, stacklevel=3)
     return lu_solve(LU_data, LU_pivots, b, out=out)
