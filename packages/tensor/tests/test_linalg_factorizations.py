@@ -235,3 +235,37 @@ def test_ldl_factor_ex_reports_a_singular_d(device):
         E.linalg.ldl_factor(E.zeros(3, 3))
     with pytest.raises(RuntimeError, match="^torch.linalg.ldl_factor_ex: Expected a floating point or complex"):
         E.linalg.ldl_factor(E.ones(3, 3, dtype=E.int64))
+
+
+# --- complex inputs to the other decompositions ---------------------------------------------
+
+_Z = _sample((2, 3, 3), np.complex128)
+_ZB = _sample((2, 3, 2), np.complex128)
+_ZH = _Z @ np.conj(np.swapaxes(_Z, -1, -2)) + 3 * np.eye(3)
+COMPLEX_CASES = {
+    "solve": lambda m, A, B, H: m.linalg.solve(A, B),
+    "inv": lambda m, A, B, H: m.linalg.inv(A),
+    "det": lambda m, A, B, H: m.linalg.det(A),
+    "slogdet": lambda m, A, B, H: m.linalg.slogdet(A).logabsdet,
+    "qr": lambda m, A, B, H: m.linalg.qr(A).R.abs(),
+    "svdvals": lambda m, A, B, H: m.linalg.svdvals(A),
+    "eigvalsh": lambda m, A, B, H: m.linalg.eigvalsh(H),
+    "cholesky": lambda m, A, B, H: m.linalg.cholesky(H),
+    "cholesky_solve": lambda m, A, B, H: m.cholesky_solve(B, m.linalg.cholesky(H)),
+    "matrix_norm_2": lambda m, A, B, H: m.linalg.matrix_norm(A, 2),
+    "matrix_norm_nuc": lambda m, A, B, H: m.linalg.matrix_norm(A, "nuc"),
+    "vector_norm": lambda m, A, B, H: m.linalg.vector_norm(A, 3),
+    "pinv": lambda m, A, B, H: m.linalg.pinv(A),
+    "solve_triangular": lambda m, A, B, H: m.linalg.solve_triangular(A, B, upper=True),
+    "lstsq": lambda m, A, B, H: m.linalg.lstsq(A, B).solution,
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX_CASES))
+def test_complex128_decompositions_match_pytorch(name):
+    torch = pytest.importorskip("torch")
+    fn = COMPLEX_CASES[name]
+    ours = fn(E, _t(_Z), _t(_ZB), _t(_ZH))
+    theirs = fn(torch, torch.from_numpy(_Z), torch.from_numpy(_ZB), torch.from_numpy(_ZH))
+    assert str(ours.dtype) == str(theirs.dtype)
+    np.testing.assert_allclose(_np(ours), theirs.numpy(), atol=1e-12)
