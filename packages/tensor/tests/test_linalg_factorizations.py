@@ -209,7 +209,8 @@ def test_householder_against_pytorch():
 def _symmetric(n, dtype, hermitian, batch=(3,)):
     s = _sample(batch + (n, n), dtype)
     s = s + (np.conj(np.swapaxes(s, -1, -2)) if hermitian else np.swapaxes(s, -1, -2))
-    s[..., 0, 0] = 1e-3  # forces 2 x 2 pivots
+    idx = np.arange(n)
+    s[..., idx, idx] = 1e-3  # a small diagonal forces 2 x 2 pivots
     return s
 
 
