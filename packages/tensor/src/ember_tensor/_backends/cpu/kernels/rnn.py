@@ -19,15 +19,77 @@ parallel region's start-up would cost more than the loop) and compiled lazily fo
 float32 and float64 C-contiguous arrays the backend passes (half types arrive as
 float32). Everything they inline lives in this file, so Numba's on-disk cache (keyed
 on this file) never serves a stale kernel.
+
+Transcendentals: libm's exp and tanh are scalar calls here (~3-5 ns each, no SVML),
+which made the gate kernel the largest cost of an LSTM step. float32 takes `_exp32`,
+the Cody-Waite reduction and Cephes polynomial that `kernels.softmax` uses (<= 2 ulp,
+repeated here for the cache's sake), which LLVM vectorises; its sigmoid is
+``1 / (1 + exp(-x))`` and its tanh ``1 - 2 / (1 + exp(2x))`` (absolute error ~1e-7,
+saturating to +-1 without overflow). float64 keeps libm's exp and tanh.
 """
 import math
 
-from numba import njit
+import numpy as np
+from numba import njit, types
+from numba.extending import intrinsic, overload
 
 __all__ = ["lstm_gates_forward", "lstm_gates_backward", "gru_gates_forward", "gru_gates_backward",
            "rnn_gates_forward", "rnn_gates_backward"]
 
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+
+
+@intrinsic
+def _int_bits_as_float32(typingctx, bits):
+    """The float32 whose bit pattern is the int32 `bits` (a bitcast, free in registers)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float32))
+    return types.float32(types.int32), codegen
+
+
+@njit(fastmath={"contract"}, cache=True)  # inlined by LLVM (inlining it in Numba's IR trips its SSA check)
+def _exp32(x):
+    # exp(x) = 2**n * exp(r), n = round(x / ln 2), r = x - n ln 2 (ln 2 in two parts so
+    # that n * ln2_hi is exact), exp(r) on |r| <= ln2/2 by a degree-6 polynomial; 2**n is
+    # built in the exponent bits. Inputs are clamped to float32's finite range.
+    underflow = x < np.float32(-87.33654)
+    x = min(max(x, np.float32(-87.33654)), np.float32(88.72284))
+    n = np.floor(x * np.float32(1.4426950408889634) + np.float32(0.5))
+    r = x - n * np.float32(0.693359375)
+    r = r - n * np.float32(-2.12194440e-4)
+    p = np.float32(1.9875691500e-4)
+    p = p * r + np.float32(1.3981999507e-3)
+    p = p * r + np.float32(8.3334519073e-3)
+    p = p * r + np.float32(4.1665795894e-2)
+    p = p * r + np.float32(1.6666665459e-1)
+    p = p * r + np.float32(5.0000001201e-1)
+    p = p * (r * r) + r + np.float32(1.0)
+    scale = _int_bits_as_float32((np.int32(n) + np.int32(127)) << 23)
+    return np.float32(0.0) if underflow else p * scale
+
+
+def _sigmoid(x):
+    """1 / (1 + exp(-x)) in x's own precision (the Python body is never called)."""
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+@overload(_sigmoid, inline="always")
+def _sigmoid_overload(x):
+    if x == types.float32:
+        return lambda x: np.float32(1.0) / (np.float32(1.0) + _exp32(-x))
+    return lambda x: 1.0 / (1.0 + math.exp(-x))
+
+
+def _tanh(x):
+    """tanh in x's own precision (the Python body is never called)."""
+    return math.tanh(x)
+
+
+@overload(_tanh, inline="always")
+def _tanh_overload(x):
+    if x == types.float32:
+        return lambda x: np.float32(1.0) - np.float32(2.0) / (np.float32(1.0) + _exp32(np.float32(2.0) * x))
+    return lambda x: math.tanh(x)
 
 
 @njit(**_OPTIONS)
@@ -38,20 +100,19 @@ def lstm_gates_forward(gates_x, gates_h, c_prev, act, c_out, h_out):
     `c_out` and ``h = o tanh(c)`` to `h_out` (N, H).
     """
     n, hidden = c_prev.shape
-    one = c_prev.dtype.type(1.0)
     for b in range(n):
         for j in range(hidden):
-            i = one / (one + math.exp(-(gates_x[b, j] + gates_h[b, j])))
-            f = one / (one + math.exp(-(gates_x[b, hidden + j] + gates_h[b, hidden + j])))
-            g = math.tanh(gates_x[b, 2 * hidden + j] + gates_h[b, 2 * hidden + j])
-            o = one / (one + math.exp(-(gates_x[b, 3 * hidden + j] + gates_h[b, 3 * hidden + j])))
+            i = _sigmoid(gates_x[b, j] + gates_h[b, j])
+            f = _sigmoid(gates_x[b, hidden + j] + gates_h[b, hidden + j])
+            g = _tanh(gates_x[b, 2 * hidden + j] + gates_h[b, 2 * hidden + j])
+            o = _sigmoid(gates_x[b, 3 * hidden + j] + gates_h[b, 3 * hidden + j])
             c = f * c_prev[b, j] + i * g
             act[b, j] = i
             act[b, hidden + j] = f
             act[b, 2 * hidden + j] = g
             act[b, 3 * hidden + j] = o
             c_out[b, j] = c
-            h_out[b, j] = o * math.tanh(c)
+            h_out[b, j] = o * _tanh(c)
 
 
 @njit(**_OPTIONS)
@@ -70,7 +131,7 @@ def lstm_gates_backward(act, c, c_prev, grad_h_out, grad_h_rec, dc, d_gates):
             f = act[b, hidden + j]
             g = act[b, 2 * hidden + j]
             o = act[b, 3 * hidden + j]
-            tanh_c = math.tanh(c[b, j])
+            tanh_c = _tanh(c[b, j])
             dh = grad_h_out[b, j] + grad_h_rec[b, j]
             dcell = dc[b, j] + dh * o * (one - tanh_c * tanh_c)
             d_gates[b, j] = dcell * g * i * (one - i)
@@ -90,10 +151,10 @@ def gru_gates_forward(gates_x, gates_h, h_prev, act, h_out):
     one = h_prev.dtype.type(1.0)
     for b in range(n):
         for j in range(hidden):
-            r = one / (one + math.exp(-(gates_x[b, j] + gates_h[b, j])))
-            z = one / (one + math.exp(-(gates_x[b, hidden + j] + gates_h[b, hidden + j])))
+            r = _sigmoid(gates_x[b, j] + gates_h[b, j])
+            z = _sigmoid(gates_x[b, hidden + j] + gates_h[b, hidden + j])
             hn = gates_h[b, 2 * hidden + j]
-            cand = math.tanh(gates_x[b, 2 * hidden + j] + r * hn)
+            cand = _tanh(gates_x[b, 2 * hidden + j] + r * hn)
             act[b, j] = r
             act[b, hidden + j] = z
             act[b, 2 * hidden + j] = cand
@@ -138,7 +199,7 @@ def rnn_gates_forward(gates_x, gates_h, relu, h_out):
             if relu:
                 h_out[b, j] = pre if pre > zero else zero
             else:
-                h_out[b, j] = math.tanh(pre)
+                h_out[b, j] = _tanh(pre)
 
 
 @njit(**_OPTIONS)
