@@ -101,18 +101,45 @@ def lstm_gates_forward(gates_x, gates_h, c_prev, act, c_out, h_out):
     """
     n, hidden = c_prev.shape
     for b in range(n):
-        for j in range(hidden):
-            i = _sigmoid(gates_x[b, j] + gates_h[b, j])
-            f = _sigmoid(gates_x[b, hidden + j] + gates_h[b, hidden + j])
-            g = _tanh(gates_x[b, 2 * hidden + j] + gates_h[b, 2 * hidden + j])
-            o = _sigmoid(gates_x[b, 3 * hidden + j] + gates_h[b, 3 * hidden + j])
-            c = f * c_prev[b, j] + i * g
-            act[b, j] = i
-            act[b, hidden + j] = f
-            act[b, 2 * hidden + j] = g
-            act[b, 3 * hidden + j] = o
-            c_out[b, j] = c
-            h_out[b, j] = o * _tanh(c)
+        # Short loops over one or two streams each: LLVM vectorises them (one loop
+        # touching all nine streams is left scalar, its alias checks being too many).
+        row = act[b]
+        _add(gates_x[b], gates_h[b], row)
+        _sigmoid_inplace(row[:2 * hidden])
+        _tanh_inplace(row[2 * hidden:3 * hidden])
+        _sigmoid_inplace(row[3 * hidden:])
+        _cell(row[:hidden], row[hidden:2 * hidden], row[2 * hidden:3 * hidden], c_prev[b], c_out[b])
+        _hidden(row[3 * hidden:], c_out[b], h_out[b])
+
+
+@njit(**_OPTIONS)
+def _add(a, b, out):
+    for k in range(out.shape[0]):
+        out[k] = a[k] + b[k]
+
+
+@njit(**_OPTIONS)
+def _sigmoid_inplace(a):
+    for k in range(a.shape[0]):
+        a[k] = _sigmoid(a[k])
+
+
+@njit(**_OPTIONS)
+def _tanh_inplace(a):
+    for k in range(a.shape[0]):
+        a[k] = _tanh(a[k])
+
+
+@njit(**_OPTIONS)
+def _cell(i, f, g, c_prev, c_out):
+    for k in range(c_out.shape[0]):
+        c_out[k] = f[k] * c_prev[k] + i[k] * g[k]
+
+
+@njit(**_OPTIONS)
+def _hidden(o, c, h_out):
+    for k in range(h_out.shape[0]):
+        h_out[k] = o[k] * _tanh(c[k])
 
 
 @njit(**_OPTIONS)
@@ -125,20 +152,27 @@ def lstm_gates_backward(act, c, c_prev, grad_h_out, grad_h_rec, dc, d_gates):
     """
     n, hidden = c.shape
     one = c.dtype.type(1.0)
+    tanh_c = np.empty(hidden, c.dtype)
     for b in range(n):
+        _tanh_into(c[b], tanh_c)   # vectorised apart from the many-stream loop below
         for j in range(hidden):
             i = act[b, j]
             f = act[b, hidden + j]
             g = act[b, 2 * hidden + j]
             o = act[b, 3 * hidden + j]
-            tanh_c = _tanh(c[b, j])
             dh = grad_h_out[b, j] + grad_h_rec[b, j]
-            dcell = dc[b, j] + dh * o * (one - tanh_c * tanh_c)
+            dcell = dc[b, j] + dh * o * (one - tanh_c[j] * tanh_c[j])
             d_gates[b, j] = dcell * g * i * (one - i)
             d_gates[b, hidden + j] = dcell * c_prev[b, j] * f * (one - f)
             d_gates[b, 2 * hidden + j] = dcell * i * (one - g * g)
-            d_gates[b, 3 * hidden + j] = dh * tanh_c * o * (one - o)
+            d_gates[b, 3 * hidden + j] = dh * tanh_c[j] * o * (one - o)
             dc[b, j] = dcell * f
+
+
+@njit(**_OPTIONS)
+def _tanh_into(a, out):
+    for k in range(a.shape[0]):
+        out[k] = _tanh(a[k])
 
 
 @njit(**_OPTIONS)
