@@ -37,7 +37,7 @@ STACK = {
     "distributions": ["tensor", "autograd"],
     "amp": ["tensor", "autograd"],
     "fx": ["tensor", "autograd", "nn"],
-    "compile": ["tensor", "autograd", "nn"],
+    "compile": ["tensor", "autograd", "nn", "fx"],
     "vision": ["tensor", "autograd", "nn", "data"],
     "ember": ["tensor", "autograd", "nn", "optim", "data", "distributed", "export", "distributions", "amp", "fx", "vision", "compile"],
 }

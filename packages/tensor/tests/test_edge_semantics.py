@@ -95,3 +95,18 @@ def test_mT_of_a_0d_tensor_is_the_tensor_with_a_warning():
     assert x.T.item() == 1.5
     with pytest.raises(RuntimeError, match="tensor.mT is only supported on matrices or batches of matrices. Got 1-D"):
         E.ones(3).mT
+
+
+@pytest.mark.parametrize("name", ["atan2", "hypot", "logaddexp", "logaddexp2", "maximum", "minimum", "fmax", "fmin",
+                                  "igamma", "igammac", "logical_and", "logical_or", "logical_xor"])
+def test_binary_ops_without_a_scalar_overload_refuse_python_numbers(name):
+    # PyTorch's schema for these has no Scalar form: a number is a TypeError naming the argument.
+    x = E.ones(2)
+    with pytest.raises(TypeError, match=rf"^{name}\(\): argument 'other' \(position 2\) must be Tensor, not float$"):
+        getattr(E, name)(x, 2.0)
+    with pytest.raises(TypeError, match=rf"^{name}\(\): argument 'input' \(position 1\) must be Tensor, not int$"):
+        getattr(E, name)(2, x)
+    if hasattr(E.Tensor, name + "_"):
+        with pytest.raises(TypeError, match="must be Tensor, not float"):
+            getattr(x, name + "_")(2.0)
+    assert getattr(E, name)(x, E.tensor(2.0)).shape == (2,)  # a 0-d tensor is the way to pass one

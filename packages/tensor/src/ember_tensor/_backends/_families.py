@@ -30,6 +30,7 @@ FAMILIES = (
     "random",       # samplers drawing from a generator's stream, parameter checks
     "sparse",       # sparse COO kernels: coalescing, sparse x dense products, sampled dot products
     "custom",       # ember.kernel / raw_kernel / reduce_kernel: user functions compiled and launched
+    "fft",          # discrete Fourier transforms: complex-to-complex, real-to-complex, complex-to-real
 )
 
 # The linalg functions that no device kernel computes on CUDA yet.
