@@ -129,7 +129,18 @@ def sub(ctx, grad, alpha=1):
     return grad, (-grad if alpha == 1 else grad * -alpha) if ctx.needs_input_grad[1] else None
 
 
-@derivative("mul", "mul_", inputs=("input", "other"), save=lambda input, other, **_: (input, other))
+def _needed_by(value, other):
+    """`value` if the gradient of `other` reads it, else None. PyTorch saves only what the
+    formulas of the inputs that need a gradient read, so ``x * 0.5`` keeps no reference to
+    ``x``, and writing into ``x`` afterwards is no error (as in PyTorch); numbers are kept
+    (they have no versions)."""
+    if isinstance(value, Tensor) and not (isinstance(other, Tensor) and other._requires_grad):
+        return None
+    return value
+
+
+@derivative("mul", "mul_", inputs=("input", "other"),
+            save=lambda input, other, **_: (_needed_by(input, other), _needed_by(other, input)))
 def mul(ctx, grad, input, other):
     needs = ctx.needs_input_grad
     return (grad * conj(other) if needs[0] else None,
@@ -141,7 +152,7 @@ def _div_name(input, other, rounding_mode=None, **_):
 
 
 @derivative("div", "div_", inputs=("input", "other"), name=_div_name,
-            save=lambda input, other, rounding_mode=None, **_: (input, other, rounding_mode))
+            save=lambda input, other, rounding_mode=None, **_: (_needed_by(input, other), other, rounding_mode))
 def div(ctx, grad, input, other, rounding_mode):
     needs = ctx.needs_input_grad
     if rounding_mode is not None:

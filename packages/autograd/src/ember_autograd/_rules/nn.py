@@ -307,3 +307,27 @@ def col2im(ctx, grad, params):
 
 
 not_differentiable("one_hot")
+
+
+# -- recurrent layers ---------------------------------------------------------------------
+# The fused layer ops run inside ember-nn's one autograd Function per layer call, which
+# calls the backward ops itself (and the unfused composition when a graph of the gradient
+# is wanted). Called directly on tensors that require grad, they record a node that says so.
+
+def _through_the_module(op_name):
+    def backward(ctx, grads, *saved):
+        raise RuntimeError(f"the derivative for '{op_name}' is not implemented: use ember.nn's LSTM/GRU/RNN "
+                           "modules, whose autograd Function calls the fused backward op.")
+    return backward
+
+
+_RECURRENT_INPUTS = {
+    "lstm_layer": ("input", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "hx", "cx"),
+    "gru_layer": ("input", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "hx"),
+    "rnn_layer": ("input", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "hx"),
+    "lstm_layer_backward": ("grad_output", "grad_hy", "grad_cy"),
+    "gru_layer_backward": ("grad_output", "grad_hy"),
+    "rnn_layer_backward": ("grad_output", "grad_hy"),
+}
+for _name, _inputs in _RECURRENT_INPUTS.items():
+    derivative(_name, inputs=_inputs)(_through_the_module(_name))

@@ -20,6 +20,7 @@ FAMILIES = (
     "scatter",      # gather and scatter (with its reductions) along a dim
     "softmax",      # softmax and log_softmax along a dim
     "loss",         # the negative log-likelihood loss and its backward
+    "rnn",          # recurrent layers (LSTM, GRU, Elman RNN) over a sequence, forward and backward
     "normalization",  # batch, layer and group norm and their backward
     "optim",        # fused optimizer steps (SGD, Adam/AdamW, Adagrad)
     "sampling",     # embedding (and backward), one_hot, constant padding, unfold/fold
@@ -36,6 +37,11 @@ FAMILIES = (
 _HOST_LAPACK = ("no cuSOLVER binding yet (nor device Jacobi SVD / eigh kernels): the op computes it "
                 "through the host, on the CPU backend, and moves the results to the tensor's device")
 
+# The recurrent layers have no CUDA kernels yet: ember-nn asks `nn_ops.fused_rnn_available`
+# and runs its composition of ops (one graph node per op) there.
+_NO_CUDA_RNN = ("no fused CUDA recurrence yet: ember-nn's RNN/LSTM/GRU run their composition of "
+                "ops on CUDA (nn_ops.fused_rnn_available says False)")
+
 # {(family, function): {device type that lacks it: why}}. The op that would call a missing
 # function raises its own clear error first (PyTorch's, where it has one).
 GAPS = {
@@ -50,4 +56,7 @@ GAPS = {
     **{("linalg", name): {"cuda": _HOST_LAPACK}
        for name in ("qr", "svd", "eigh", "pinv", "matrix_rank", "lstsq", "eig", "eigvals", "lu_factor",
                     "lu_pivots_to_permutation", "geqrf", "ldl_factor", "ldl_solve")},
+    **{("rnn", name): {"cuda": _NO_CUDA_RNN}
+       for name in ("lstm_forward", "lstm_backward", "gru_forward", "gru_backward", "rnn_forward",
+                    "rnn_backward")},
 }

@@ -15,6 +15,7 @@ from .. import _backends
 from .. import _dtype as D
 from .._device import CPU as _CPU, device as _device_cls
 from .._layout import sparse_coo, strided
+from .._ops.creation import LEGACY_TYPES
 from .._size import Size
 from .._tensor import Storage, Tensor
 from ._globals import register_global
@@ -245,6 +246,10 @@ def _register():
         register_global(f"torch.{d.name}", d, safe=True)
     for name in _UNSUPPORTED_DTYPES:
         register_global(f"torch.{name}", _unsupported_storage(name), safe=True)
+    # Legacy tensor types (``torch.FloatTensor``): tar-era records name them; PyTorch's
+    # weights_only unpickler allows them too (constructors of plain tensors).
+    for name, tensor_type in LEGACY_TYPES.items():
+        register_global(f"torch.{name}", tensor_type, safe=True)
     register_global("torch.Size", Size, safe=True)
     register_global("torch.device", _device_cls, safe=True)
     register_global("torch.Tensor", Tensor, safe=True)
