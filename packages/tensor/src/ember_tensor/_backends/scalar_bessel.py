@@ -5,7 +5,9 @@ spherical_bessel_j0 and airy_ai.
 The same source compiles for the CPU (inlined into Numba loops) and for CUDA (device
 functions), as `scalar.py`'s kernels do; the CUDA simulator runs it as plain Python, where
 `math` raises on overflow, log(0) and sin(inf), so the special values are returned before
-any such call. The methods are chosen for full float64 accuracy with no tables:
+any such call. Each kernel computes in float64 (`np.float64(x)`): float32 would
+otherwise stay float32 (under Numba and the simulator), where the series lose digits. The methods
+are chosen for full float64 accuracy with no tables:
 
 - J0, J1, Y0, Y1: power series for |x| < 2; Miller's backward recurrence up to 25, which
   also gives Neumann's series for Y0 and Y1 (A&S 9.1.88 and its derivative); Hankel's
@@ -20,6 +22,8 @@ Edge values follow PyTorch's: J and Y give NaN at +-inf (PyTorch's asymptotic fo
 evaluate sin(inf) there), Y and K give -inf / inf at 0 and NaN below 0.
 """
 import math
+
+import numpy as np
 
 from numba.extending import register_jitable
 
@@ -153,7 +157,8 @@ def _jy(x, order, want_y):
     return _jy_asymptotic(x, order, want_y)
 
 
-def bessel_j0(x):
+def bessel_j0(value):
+    x = np.float64(value)  # float() and a reassigned argument would stay float32 in Numba
     if x != x or x == math.inf or x == -math.inf:
         return math.nan
     if x == 0.0:
@@ -161,7 +166,8 @@ def bessel_j0(x):
     return _jy(x if x > 0.0 else -x, 0, False)
 
 
-def bessel_j1(x):
+def bessel_j1(value):
+    x = np.float64(value)  # float() and a reassigned argument would stay float32 in Numba
     if x != x or x == math.inf or x == -math.inf:
         return math.nan
     if x == 0.0:
@@ -171,7 +177,8 @@ def bessel_j1(x):
     return _jy(x, 1, False)
 
 
-def bessel_y0(x):
+def bessel_y0(value):
+    x = np.float64(value)  # float() and a reassigned argument would stay float32 in Numba
     if x != x or x < 0.0 or x == math.inf:
         return math.nan
     if x == 0.0:
@@ -179,7 +186,8 @@ def bessel_y0(x):
     return _jy(x, 0, True)
 
 
-def bessel_y1(x):
+def bessel_y1(value):
+    x = np.float64(value)  # float() and a reassigned argument would stay float32 in Numba
     if x != x or x < 0.0 or x == math.inf:
         return math.nan
     if x == 0.0:
@@ -189,7 +197,8 @@ def bessel_y1(x):
     return _jy(x, 1, True)
 
 
-def spherical_bessel_j0(x):
+def spherical_bessel_j0(value):
+    x = np.float64(value)  # float() and a reassigned argument would stay float32 in Numba
     # sin(x) / x, by its series near 0 where the quotient loses digits.
     if x != x:
         return x
@@ -265,8 +274,9 @@ def _k_scaled_integral(x, nu):
 
 
 @register_jitable
-def _k(x, order, scaled):
-    # x >= 0 or NaN; K_order(x), times exp(x) if scaled.
+def _k(value, order, scaled):
+    # K_order(value), times exp(value) if scaled.
+    x = np.float64(value)
     if x != x or x < 0.0:
         return math.nan
     if x == 0.0:
@@ -304,7 +314,8 @@ _AI0 = 0.3550280538878172  # Ai(0)
 _AIP0 = 0.2588194037928068  # -Ai'(0)
 
 
-def airy_ai(x):
+def airy_ai(value):
+    x = np.float64(value)  # float() and a reassigned argument would stay float32 in Numba
     if x != x or x == math.inf or x == -math.inf:
         return math.nan  # PyTorch's value at +-inf
     if x > 105.0:
