@@ -19,9 +19,6 @@ def _sample(shape, dtype):
 
 
 def _t(x, device="cpu"):
-    if device == "cuda" and x.dtype == np.complex128:
-        # The CUDA backend's fill_ has no 16-byte element path yet (eye/ones in complex128).
-        pytest.skip("complex128 fill_ on CUDA is not written")
     return E.tensor(x, device=device)
 
 
@@ -126,6 +123,10 @@ def test_lu_factor_matches_pytorch(shape, dtype):
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 @pytest.mark.parametrize("left, adjoint", [(True, False), (True, True), (False, False), (False, True)])
 def test_lu_solve_every_form(left, adjoint, dtype, device):
+    if device == "cuda" and dtype is np.complex128:
+        # Found once fill_ could write complex128 on CUDA: the CUDA triangular solve
+        # (_backends/cuda/kernels/linalg.py) returns NaN for complex128. Not yet fixed.
+        pytest.xfail("lu_solve of complex128 on CUDA gives NaN")
     a, b = _sample((2, 4, 4), dtype), _sample((2, 4, 3) if left else (2, 3, 4), dtype)
     X = _np(E.linalg.lu_solve(*E.linalg.lu_factor(_t(a, device)), _t(b, device), left=left, adjoint=adjoint))
     op = np.conj(np.swapaxes(a, -1, -2)) if adjoint else a
@@ -270,3 +271,17 @@ def test_complex128_decompositions_match_pytorch(name):
     theirs = fn(torch, torch.from_numpy(_Z), torch.from_numpy(_ZB), torch.from_numpy(_ZH))
     assert str(ours.dtype) == str(theirs.dtype)
     np.testing.assert_allclose(_np(ours), theirs.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_complex128_fills(device):
+    """fill_ of 16-byte elements (complex128) on every device: eye, ones, full, fill_ of a
+    non-contiguous view, zeros (the CUDA backend fills byte patterns of at most 8 bytes)."""
+    assert E.eye(3, dtype=E.complex128, device=device).cpu().tolist() == np.eye(3, dtype=np.complex128).tolist()
+    assert E.ones(2, 3, dtype=E.complex128, device=device).cpu().tolist() == [[1 + 0j] * 3] * 2
+    assert E.full((2,), 1.5 - 2j, dtype=E.complex128, device=device).cpu().tolist() == [1.5 - 2j] * 2
+    x = E.zeros(3, 4, dtype=E.complex128, device=device)
+    x.t()[1].fill_(2 + 3j)  # column 1: a strided view
+    expected = np.zeros((3, 4), np.complex128)
+    expected[:, 1] = 2 + 3j
+    assert x.cpu().tolist() == expected.tolist()
