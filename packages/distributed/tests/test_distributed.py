@@ -113,13 +113,13 @@ def test_plain_python_process_cannot_join_and_says_how_to_start():
 
 
 def test_env_rendezvous_names_missing_variable():
-    from ember_distributed._rendezvous import _store
+    from ember_distributed._startup import rendezvous_store
 
     env = {k: v for k, v in os.environ.items() if k not in ("MASTER_ADDR", "MASTER_PORT")}
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(os, "environ", env)
         with pytest.raises(ValueError, match="environment variable MASTER_ADDR expected, but not set"):
-            _store("env://", 1, 2)
+            rendezvous_store("env://", 1, 2, 5.0, required=True)
 
 
 def test_launcher_sets_pytorch_variables_and_runs_the_seed_hello():
