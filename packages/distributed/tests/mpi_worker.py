@@ -406,6 +406,32 @@ def straggler(token):
     raise AssertionError("all_reduce with a straggler returned")
 
 
+def torchrun_env(*token):
+    """Under the launcher (one node or several): torchrun's variables agree with the group."""
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=30))
+    rank, size = dist.get_rank(), dist.get_world_size()
+    env = {name: os.environ[name] for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE",
+                                               "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT",
+                                               "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_RUN_ID")}
+    assert int(env["RANK"]) == rank and int(env["WORLD_SIZE"]) == size, env
+    assert int(env["GROUP_RANK"]) * int(env["LOCAL_WORLD_SIZE"]) + int(env["LOCAL_RANK"]) == rank, env
+    x = et.tensor([float(rank + 1)])
+    dist.all_reduce(x)
+    assert x.item() == size * (size + 1) / 2, x
+    print(f"OK torchrun_env {rank}/{size} group {env['GROUP_RANK']} restart {env['TORCHELASTIC_RESTART_COUNT']}",
+          flush=True)
+
+
+def fail_once(marker):
+    """Rank 1 fails on the first attempt only (a file marks it): --max-restarts runs it again."""
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=30))
+    if dist.get_rank() == 1 and not os.path.exists(marker):
+        open(marker, "w").close()
+        raise SystemExit(7)
+    dist.barrier()
+    print(f"OK fail_once {dist.get_rank()} restart {os.environ['TORCHELASTIC_RESTART_COUNT']}", flush=True)
+
+
 def rendezvous(init_method, rank, world_size):
     dist.init_process_group("mpi", init_method=init_method, rank=int(rank), world_size=int(world_size),
                             timeout=datetime.timedelta(seconds=30))

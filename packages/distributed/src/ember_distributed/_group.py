@@ -149,12 +149,12 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         my_rank, size = launched
         _check_matches("world_size", world_size, size)
         _check_matches("rank", rank, my_rank)
-        rendezvous = store if store is not None else rendezvous_store(init_method or "env://", my_rank, size, seconds,
-                                                                       required=init_method is not None)
+        rendezvous = store if store is not None else rendezvous_store(
+            init_method or "env://", my_rank, size, seconds, required=init_method is not None)
         group_store = meet(rendezvous, my_rank, size, seconds, _generation) if rendezvous is not None else None
         MPI = mpi()
         comm = guarded(MPI.COMM_WORLD, "init_process_group", seconds, MPI.COMM_WORLD.Dup)
-        health_store = _health_store(rendezvous, group_store, comm, my_rank, seconds)
+        _health.start(_health_store(rendezvous, group_store, comm, my_rank, seconds), my_rank, size, seconds)
     else:
         size = _env_int("WORLD_SIZE", world_size)
         if (store is not None or init_method is not None and init_method.startswith(("tcp://", "file://"))) \
@@ -172,17 +172,15 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         if not 0 <= my_rank < size:
             raise ValueError(f"Invalid rank {my_rank}: rank must be in [0, {size})")
         check_process_manager(init_method or "env://", size)
-        rendezvous = store if store is not None else rendezvous_store(init_method or "env://", my_rank, size, seconds,
-                                                                       required=True)
+        rendezvous = store if store is not None else rendezvous_store(
+            init_method or "env://", my_rank, size, seconds, required=True)
         group_store = meet(rendezvous, my_rank, size, seconds, _generation)
         health_store = _health_store(rendezvous, group_store, None, my_rank, seconds)
         _health.start(health_store, my_rank, size, seconds)
         comm = join(group_store, my_rank, size, seconds)
         if isinstance(rendezvous, FileStore):
             rendezvous.close()  # the last rank to leave removes the file
-        _world = ProcessGroup(comm, range(size), seconds, backend)
-        return
-    _health.start(health_store, my_rank, size, seconds)
+    _health.set_exit_comm(guarded(comm, "init_process_group", seconds, comm.Dup))
     _world = ProcessGroup(comm, range(comm.Get_size()), seconds, backend)
 
 

@@ -7,6 +7,11 @@ Each rank holds two connections to the job's TCPStore (served by rank 0):
 - a *watcher* thread blocked in ``store.wait([failed])``, which wakes when any rank is
   recorded as failed, or when rank 0's server itself is lost.
 
+A rank that exits without an uncaught exception says goodbye instead (even on
+``sys.exit(7)``, which atexit cannot tell from success); the watcher notes it, and an
+operation still waiting after a moment, while a rank has left, raises too: the
+departed rank will never take part.
+
 The watcher only sets a flag; the main thread raises ``DistBackendError`` from the next
 wait of any collective (`_work.Work.wait` polls it), so an error surfaces as PyTorch's
 would: at the next collective, naming the rank that failed. A wait costs no CPU.
@@ -35,11 +40,12 @@ import time
 from ._errors import DistBackendError, DistNetworkError, DistStoreError
 from ._store import TCPStore
 
-__all__ = ["start", "stop", "failure", "record_failure", "check", "blocking", "healthy_to_finalize"]
+__all__ = ["start", "stop", "failure", "departed", "record_failure", "check", "blocking", "set_exit_comm",
+           "ready_to_finalize"]
 
 _FAILED_KEY = "__ember/health/failed"
-_LEFT_KEY = "__ember/health/left"
-_ALL_LEFT_KEY = "__ember/health/all_left"
+_LEFT_RANKS_KEY = "__ember/health/left_ranks"
+_POLL_LEFT_SECONDS = 0.25
 _STUCK_GRACE_SECONDS = 3.0
 
 
@@ -51,7 +57,8 @@ class _State:
     timeout = None
     failure = None  # the first failure seen: a message
     raised = False  # this process is ending with an uncaught exception
-    stopping = False
+    departed = frozenset()  # ranks that have exited cleanly (said goodbye)
+    exit_comm = None  # where the ranks meet at exit before MPI_Finalize
     blocking = None  # (description, since) while the main thread is in a blocking MPI call
 
 
@@ -61,6 +68,11 @@ _state = _State()
 def failure():
     """The message of the first failure this process has seen, or None."""
     return _state.failure
+
+
+def departed():
+    """The ranks that have exited (cleanly) while this one still runs."""
+    return _state.departed
 
 
 def record_failure(message):
@@ -81,7 +93,6 @@ def check(description):
 def start(store, rank, world_size, timeout):
     """Begin watching the job's ranks through ``store`` (a TCPStore)."""
     _state.store, _state.rank, _state.world_size, _state.timeout = store, rank, world_size, timeout
-    _state.stopping = False
     _state.watch = store.watch(_FAILED_KEY, str(rank))
     threading.Thread(target=_watcher, args=(store.host, store.port), name="ember-health-watcher",
                      daemon=True).start()
@@ -110,16 +121,19 @@ def _watcher(host, port):
         client = TCPStore(host, port, is_master=False, timeout=datetime.timedelta(seconds=30))
         while True:
             try:
-                client.wait([_FAILED_KEY], datetime.timedelta(days=1))
+                client.wait([_FAILED_KEY], datetime.timedelta(seconds=_POLL_LEFT_SECONDS))
                 break
             except DistStoreError:
-                continue
+                # Ranks that exit cleanly (even with sys.exit(7)) say goodbye: note them, so
+                # that whoever still waits for one of them can be told (see departed()).
+                if client.check([_LEFT_RANKS_KEY]):
+                    left = client.get(_LEFT_RANKS_KEY).decode().strip(",").split(",")
+                    _state.departed = frozenset(int(r) for r in left) - {_state.rank}
         rank = client.get(_FAILED_KEY).decode()
-        if not _state.stopping:
-            record_failure(f"rank {rank} exited or died (its connection to the job's store closed)")
+        record_failure(f"rank {rank} exited or died (its connection to the job's store closed)")
     except (DistNetworkError, OSError):
-        if not _state.stopping:
-            record_failure(f"the job's store at {host}:{port} was lost: rank 0, which hosts it, exited or died")
+        # Also while this rank is leaving: its exit barrier must not wait for a dead rank 0.
+        record_failure(f"the job's store at {host}:{port} was lost: rank 0, which hosts it, exited or died")
 
 
 def _end_if_stuck():
@@ -147,32 +161,43 @@ def blocking(description):
         _state.blocking = None
 
 
-def healthy_to_finalize():
-    """True unless a failure was seen: MPI_Finalize waits for every rank, so a survivor
-    of a failure must skip it."""
-    return _state.failure is None and not _state.raised
+def set_exit_comm(comm):
+    """The communicator whose members meet at exit before MPI_Finalize (a copy of the world's)."""
+    _state.exit_comm = comm
+
+
+def ready_to_finalize():
+    """True when it is safe to call MPI_Finalize, which waits for every rank and cannot
+    time out: no failure was seen, this process is not ending on an exception, and every
+    rank has reached its exit (a non-blocking barrier, polled against the timeout and the
+    watch)."""
+    if _state.failure is not None or _state.raised:
+        return False
+    comm, _state.exit_comm = _state.exit_comm, None
+    if comm is None:
+        return True
+    try:
+        request = comm.Ibarrier()
+        deadline = time.monotonic() + _state.timeout
+        sleep = 1e-4
+        while not request.Test():
+            if _state.failure is not None or time.monotonic() > deadline:
+                return False
+            time.sleep(sleep)
+            sleep = min(sleep * 2, 0.01)
+    except Exception:  # an MPI error: a peer is gone
+        return False
+    return True
 
 
 def stop():
-    """Leave cleanly: release the switch; rank 0 keeps the store up until every rank has left."""
+    """Leave cleanly: release the switch (the others learn this rank departed, not died)."""
     store, watch = _state.store, _state.watch
     if store is None:
         return
     _state.store = _state.watch = None
-    _state.stopping = True
     if _state.raised:
         return  # the switch closes with the process: the others are told this rank failed
     with contextlib.suppress(OSError, DistNetworkError, DistStoreError):
         watch.release()
-        if store.add(_LEFT_KEY, 1) >= _state.world_size:
-            store.set(_ALL_LEFT_KEY, "1")
-        if _state.rank == 0:
-            # The server lives in this process: serve the others until they have left too.
-            deadline = time.monotonic() + _state.timeout
-            while time.monotonic() < deadline and not store.check([_FAILED_KEY]):
-                try:
-                    store.wait([_ALL_LEFT_KEY], datetime.timedelta(seconds=0.5))
-                    break
-                except DistStoreError:
-                    continue
-    store._close_server()
+        store.append(_LEFT_RANKS_KEY, f"{_state.rank},")

@@ -40,8 +40,8 @@ def mpi():
 
 
 def _finalize():
-    _health.stop()  # atexit runs this before the health watch's own handler: leave first
-    if _health.healthy_to_finalize() and _MPI.Is_initialized() and not _MPI.Is_finalized():
+    _health.stop()  # say goodbye while rank 0, which serves the store, is still listening
+    if _MPI.Is_initialized() and not _MPI.Is_finalized() and _health.ready_to_finalize():
         _MPI.Finalize()
 
 

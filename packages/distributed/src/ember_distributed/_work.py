@@ -24,6 +24,9 @@ class DistributedTimeoutError(DistBackendError):
 # sleeps so that a long wait leaves the core to the peers it is waiting for.
 _SPIN_SECONDS = 2e-4
 _MAX_SLEEP_SECONDS = 1e-3
+# A wait this long while some rank has exited fails (see _health.departed): the exited
+# rank cannot take part. The delay lets operations that do not involve it finish first.
+_DEPARTED_AFTER_SECONDS = 1.0
 
 
 class Work:
@@ -99,6 +102,11 @@ class Work:
                 except DistBackendError as error:
                     self._exception = error
                     raise
+            if elapsed > _DEPARTED_AFTER_SECONDS and _health.departed():
+                self._exception = DistBackendError(
+                    f"{self._description} failed: rank(s) {sorted(_health.departed())} exited while this rank "
+                    f"waits for them; the process group can no longer be used")
+                raise self._exception
             if elapsed > limit:
                 self._exception = DistributedTimeoutError(
                     f"{self._description} timed out after {limit:g} s: a peer did not take part "

@@ -204,6 +204,10 @@ def _report(script, statuses, first):
     sys.stderr.flush()
 
 
+def _terminated(signum, frame):
+    raise SystemExit(128 + signum)
+
+
 def main(argv=None):
     """Entry point of ``ember-run``; returns the job's exit status (0, or 1 after a failure)."""
     args = _parser().parse_args(argv)
@@ -220,13 +224,14 @@ def main(argv=None):
     else:
         program = [sys.executable, "-u"] + (["-m", args.script] if args.module else [args.script])
     program += args.script_args
+    signal.signal(signal.SIGTERM, _terminated)
     run_id = args.rdzv_id if args.rdzv_id != "none" else uuid.uuid4().hex[:8]
     args.rdzv_id = run_id
     for attempt in range(args.max_restarts + 1):
         job = _Job(args, program, master_addr, master_port, attempt)
         try:
             statuses, first = job.watch(args.monitor_interval, args.grace_period)
-        except KeyboardInterrupt:
+        except BaseException:  # Ctrl-C, SIGTERM: take the workers down with the launcher
             job.stop()
             raise
         finally:
