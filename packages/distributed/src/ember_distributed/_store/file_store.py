@@ -17,7 +17,7 @@ from .base import DEFAULT_STORE_TIMEOUT, Store, as_bytes
 __all__ = ["FileStore"]
 
 _SIZE = struct.Struct("!i")
-_USERS_KEY = "__ember/users"
+_USERS_KEY = "cleanup/"  # PyTorch's name for it, and like PyTorch num_keys counts it
 
 
 class FileStore(Store):
@@ -122,9 +122,9 @@ class FileStore(Store):
         return all(key in self._values for key in keys)
 
     def delete_key(self, key):
-        present = []
-        self._locked(lambda values: present.append(key in values) or ([(key, None)] if present[0] else None))
-        return present[0]
+        """Remove ``key``; True, as PyTorch's FileStore answers, whether or not it was there."""
+        self._locked(lambda values: [(key, None)] if key in values else None)
+        return True
 
     def num_keys(self):
         self._locked()

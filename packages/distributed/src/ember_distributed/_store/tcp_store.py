@@ -13,7 +13,7 @@ __all__ = ["TCPStore", "HIDDEN_PREFIX"]
 
 # ember's own keys (worker counting, health): not counted by num_keys.
 HIDDEN_PREFIX = "__ember/"
-_WORKERS_KEY = HIDDEN_PREFIX + "workers"
+_WORKERS_KEY = "init/"  # PyTorch's name for it, and like PyTorch num_keys counts it
 _ALL_JOINED_KEY = HIDDEN_PREFIX + "all_workers_joined"
 
 
@@ -46,8 +46,9 @@ class TCPStore(Store):
         self.world_size = world_size
         self._server = StoreServer("", port) if is_master else None
         self.port = self._server.port if is_master else int(port)
-        self._lock = threading.Lock()
-        self._connection = self._connect()
+        # A connection per thread: a thread blocked in wait() must not hold up the others.
+        self._connections = threading.local()
+        self._connections.connection = self._connect()
         if world_size is not None:
             if self.add(_WORKERS_KEY, 1) >= world_size:
                 self.set(_ALL_JOINED_KEY, "1")
@@ -84,16 +85,18 @@ class TCPStore(Store):
                                  f"{joined}/{world_size} clients joined.") from None
 
     def _request(self, *items, wait_seconds=0.0):
-        with self._lock:
-            # A request that waits on the server may take its whole timeout; past that
-            # (and a margin), the server or its process is gone.
-            self._connection.settimeout(wait_seconds + max(self._seconds(), 1.0))
-            try:
-                send_message(self._connection, items)
-                reply = receive_message(self._connection)
-            except (ConnectionLost, OSError) as error:
-                raise DistNetworkError(f"the TCPStore at {self.host}:{self.port} was lost: {error} "
-                                       f"(its process, usually rank 0, may have died)") from None
+        connection = getattr(self._connections, "connection", None)
+        if connection is None:
+            connection = self._connections.connection = self._connect()
+        # A request that waits on the server may take its whole timeout; past that (and a
+        # margin), the server or its process is gone.
+        connection.settimeout(wait_seconds + max(self._seconds(), 1.0))
+        try:
+            send_message(connection, items)
+            reply = receive_message(connection)
+        except (ConnectionLost, OSError) as error:
+            raise DistNetworkError(f"the TCPStore at {self.host}:{self.port} was lost: {error} "
+                                   f"(its process, usually rank 0, may have died)") from None
         status, values = reply[0], reply[1:]
         if status == b"TIMEOUT":
             raise DistStoreError(values[0].decode())
