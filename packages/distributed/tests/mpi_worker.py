@@ -332,7 +332,7 @@ def dead_peer():
     except RuntimeError as error:
         assert "all_reduce on ranks [0, 1]" in str(error), error
         report(f"OK dead_peer {rank}: {type(error).__name__}")
-        os._exit(0)
+        os._exit(1)  # a survivor of a failed job fails too
     raise AssertionError("all_reduce with a dead peer returned")
 
 

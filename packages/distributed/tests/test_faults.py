@@ -4,7 +4,6 @@ DistBackendError within its timeout (the worker asserts how fast and reports to 
 the launcher must name the rank that failed first, and no process may be left behind.
 Also torchrun's flags and environment, restarts, and two "nodes" on one machine."""
 
-import os
 import subprocess
 import sys
 import time
