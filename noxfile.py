@@ -12,7 +12,7 @@ from pathlib import Path
 import nox
 
 REPO = Path(__file__).parent
-PACKAGES = ["tensor", "autograd", "nn", "optim", "data", "distributed", "export", "distributions", "amp", "vision", "compile", "ember"]
+PACKAGES = ["tensor", "autograd", "nn", "optim", "data", "distributed", "export", "distributions", "amp", "fx", "vision", "compile", "ember"]
 
 nox.options.sessions = [*PACKAGES, "oracle", "layering", "cuda_ptx"]
 

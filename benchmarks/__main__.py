@@ -8,9 +8,9 @@ import argparse
 import datetime
 import importlib.util
 
-from . import (amp_training, autograd_ops, cold_start, custom_kernels, distributions_ops, machine, nn_ops,
-               nn_training, optim_steps, sequence_training, sparse_ops, tensor_index, tensor_linalg, tensor_ops,
-               vision_models)
+from . import (amp_training, autograd_ops, cold_start, compile_steps, custom_kernels, distributions_ops, fft_ops,
+               machine, nn_ops, nn_training, optim_steps, sequence_training, sparse_ops, tensor_index, tensor_linalg,
+               tensor_ops, vision_models)
 from ._harness import fmt_time, run
 
 SUITES = {"tensor": tensor_ops.WORKLOADS, "custom": custom_kernels.WORKLOADS, "linalg": tensor_linalg.WORKLOADS,
@@ -18,7 +18,7 @@ SUITES = {"tensor": tensor_ops.WORKLOADS, "custom": custom_kernels.WORKLOADS, "l
           "sequence": sequence_training.WORKLOADS, "nn": nn_ops.WORKLOADS, "training": nn_training.WORKLOADS,
           "optim": optim_steps.WORKLOADS, "sparse": sparse_ops.WORKLOADS,
           "distributions": distributions_ops.WORKLOADS, "vision": vision_models.WORKLOADS,
-          "amp": amp_training.WORKLOADS}
+          "amp": amp_training.WORKLOADS, "compile": compile_steps.WORKLOADS, "fft": fft_ops.WORKLOADS}
 
 
 def main(argv=None):

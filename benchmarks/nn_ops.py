@@ -1,5 +1,5 @@
 """ember-nn workloads: conv2d forward and forward+backward, max_pool2d, batch_norm,
-cross_entropy, side by side with PyTorch.
+softmax/log_softmax, cross_entropy, side by side with PyTorch.
 
 Run alone: ``python -m benchmarks.nn_ops [--no-torch]`` (prints a markdown table).
 """
@@ -59,6 +59,23 @@ def _batch_norm(backward):
     return setup
 
 
+def _softmax(name, dim, backward):
+    def setup(lib):
+        t, F = _libs(lib)
+        t.manual_seed(0)
+        x = t.randn(1000, 1000, requires_grad=backward)
+        fn = getattr(F, name)
+        if not backward:
+            return lambda: fn(x, dim)
+        grad = t.randn(1000, 1000)
+
+        def step():
+            x.grad = None
+            fn(x, dim).backward(grad)
+        return step
+    return setup
+
+
 def _cross_entropy(backward):
     def setup(lib):
         t, F = _libs(lib)
@@ -92,6 +109,9 @@ WORKLOADS = [
     Workload("max_pool2d 2x2 (32,64,32,32)", _max_pool, group="nn", work=4 * 32 * 64 * 32 * 32 * 1.25, unit="B"),
     Workload("batch_norm train (32,64,16,16)", _batch_norm(False), group="nn"),
     Workload("batch_norm train fwd+bwd (32,64,16,16)", _batch_norm(True), group="nn"),
+    Workload("softmax (1000,1000) dim=-1", _softmax("softmax", -1, False), group="nn", work=8e6, unit="B"),
+    Workload("softmax (1000,1000) dim=0", _softmax("softmax", 0, False), group="nn", work=8e6, unit="B"),
+    Workload("log_softmax fwd+bwd (1000,1000) dim=-1", _softmax("log_softmax", -1, True), group="nn"),
     Workload("cross_entropy (256,1000)", _cross_entropy(False), group="nn"),
     Workload("cross_entropy fwd+bwd (256,1000)", _cross_entropy(True), group="nn"),
 ]

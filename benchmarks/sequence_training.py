@@ -1,6 +1,6 @@
 """Sequence-model training steps side by side with PyTorch (issue 7's targets):
 
-- an LSTM (input 64, hidden 128, seq 32, batch 32) step with Adam (target: within 2x);
+- an LSTM and a GRU (input 64, hidden 128, seq 32, batch 32) step with Adam (target: within 2x);
 - a transformer encoder layer (d_model 128, 4 heads, seq 64, batch 16) step with AdamW
   (target: within 1.5x);
 - EmbeddingBag(mode='sum') against Embedding followed by a per-bag sum, on 512 bags of
@@ -19,21 +19,29 @@ def _libs(name):
     return torch
 
 
-def _lstm_step(lib):
+def _recurrent_step(lib, layer):
     torch = _libs(lib)
     torch.manual_seed(0)
-    lstm, head = torch.nn.LSTM(64, 128, batch_first=True), torch.nn.Linear(128, 10)
-    params = list(lstm.parameters()) + list(head.parameters())
+    rnn, head = getattr(torch.nn, layer)(64, 128, batch_first=True), torch.nn.Linear(128, 10)
+    params = list(rnn.parameters()) + list(head.parameters())
     optimizer = torch.optim.Adam(params, lr=1e-3)
     x, y = torch.randn(32, 32, 64), torch.randint(0, 10, (32,))
 
     def step():
-        out, _ = lstm(x)
+        out, _ = rnn(x)
         loss = torch.nn.functional.cross_entropy(head(out[:, -1]), y)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
     return step
+
+
+def _lstm_step(lib):
+    return _recurrent_step(lib, "LSTM")
+
+
+def _gru_step(lib):
+    return _recurrent_step(lib, "GRU")
 
 
 def _transformer_step(lib):
@@ -85,6 +93,7 @@ def _embedding_then_sum(lib):
 
 WORKLOADS = [
     Workload("LSTM 64->128 seq 32 batch 32: train step (Adam)", _lstm_step, group="sequence", repeats=5),
+    Workload("GRU 64->128 seq 32 batch 32: train step (Adam)", _gru_step, group="sequence", repeats=5),
     Workload("TransformerEncoderLayer d128 h4 seq 64 batch 16: train step (AdamW)", _transformer_step,
              group="sequence", repeats=5),
     Workload("EmbeddingBag sum, 512 bags of 1-64", _embedding_bag, group="sequence"),

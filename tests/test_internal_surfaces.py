@@ -1,6 +1,6 @@
 """Packages meet through declared surfaces: no package (its sources or its tests) imports
 another package's underscore module. ember-tensor declares `dispatch`, `nn_ops`,
-`sparse_ops` and `version` for the layers above (DESIGN.md, section 1); each other package
+`sparse_ops`, `fusion` and `version` for the layers above (DESIGN.md, section 1); each other package
 is used through its public modules. The check reads the import statements of every
 Python file (no import is run), and a planted import shows that it can fail."""
 

@@ -36,9 +36,10 @@ STACK = {
     "export": ["tensor", "autograd"],
     "distributions": ["tensor", "autograd"],
     "amp": ["tensor", "autograd"],
-    "compile": ["tensor", "autograd", "nn"],
+    "fx": ["tensor", "autograd", "nn"],
+    "compile": ["tensor", "autograd", "nn", "fx"],
     "vision": ["tensor", "autograd", "nn", "data"],
-    "ember": ["tensor", "autograd", "nn", "optim", "data", "distributed", "export", "distributions", "amp", "vision", "compile"],
+    "ember": ["tensor", "autograd", "nn", "optim", "data", "distributed", "export", "distributions", "amp", "fx", "vision", "compile"],
 }
 
 # The tensor layer always comes with numba-cuda, so CUDA code can run on the simulator.

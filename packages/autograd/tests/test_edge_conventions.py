@@ -117,3 +117,25 @@ def test_matrix_power_0_requires_grad_with_a_zero_gradient():
     assert identity.tolist() == [[1.0, 0.0], [0.0, 1.0]] and identity.grad_fn.name() == "CopyBackwards"
     identity.sum().backward()
     assert c.grad.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+
+
+def test_an_operand_no_gradient_reads_is_not_saved():
+    """PyTorch saves what the formulas of the inputs needing a gradient read: after
+    ``y = v * 0.5`` (or ``/ 2``, or times a constant tensor) ``v`` may be written in place,
+    as differentiable-physics loops do (``velocities[0] = 0`` after using them)."""
+    w = E.ones(2, requires_grad=True)
+    v = w * 3.0
+    y = v * 0.5 + v / 2.0 + v * E.tensor([1.0, 2.0])
+    v[0] = 0.0  # v itself is not read by any of the three gradients
+    y.sum().backward()
+    assert w.grad.tolist() == [3.0 * (0.5 + 0.5 + 1.0), 3.0 * (0.5 + 0.5 + 2.0)]
+    a = E.ones(2, requires_grad=True)
+    b = E.ones(2, requires_grad=True)
+    z = (a * 2.0) * b  # both factors need a gradient: each saves the other
+    c = a * 2.0
+    z2 = c * b
+    c.mul_(3.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z2.sum().backward()
+    z.sum().backward()
+    assert b.grad.tolist() == [2.0, 2.0]

@@ -1,6 +1,5 @@
 """torch.compile's API: PyTorch's argument checks and errors, what it returns for modules
-and functions, and that the result computes what eager ember computes (it runs eagerly:
-no capture or fusion yet)."""
+and functions, and that the result computes what eager ember computes."""
 import doctest
 import pickle
 
@@ -70,8 +69,8 @@ def test_pytorchs_argument_errors():
         compile(_model(), backend="nope")
     with pytest.raises(AssertionError, match="^A callable function is expected, but <class 'int'> is provided.$"):
         compile(5)
-    with pytest.raises(NotImplementedError, match="callable backend"):
-        compile(_model(), backend=lambda gm, inputs: gm)
+    with pytest.raises(InvalidBackend, match="a backend is a name or a callable"):
+        compile(_model(), backend=5)
 
 
 def test_every_registered_backend_name_runs():
@@ -81,11 +80,20 @@ def test_every_registered_backend_name_runs():
 
 
 def test_compiler_controls():
+    seen = []
+
+    def note(x):
+        seen.append(compiler.is_compiling())
+        return x + 1
+
+    compile(note)(torch.ones(1))
+    assert seen == [True]  # the capture's run; the graph's runs call no Python
     assert not compiler.is_compiling() and not compiler.is_dynamo_compiling() and not compiler.is_exporting()
     compiler.reset()
     fn = compiler.disable(lambda x: x)
     assert fn(3) == 3 and compiler.disable()(abs)(-2) == 2
     assert compiler.list_backends() == ["cudagraphs", "inductor", "openxla", "tvm"]
+    assert "ember" in compiler.list_backends(exclude_tags=())
     compiler.set_default_backend("eager")
     try:
         assert compiler.get_default_backend() == "eager"

@@ -7,4 +7,4 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests"))
 import package_contract
 
-TestPackage = package_contract.tests_for(__file__, "ember_compile", ["ember-tensor", "ember-autograd", "ember-nn"])
+TestPackage = package_contract.tests_for(__file__, "ember_compile", ["ember-tensor", "ember-autograd", "ember-nn", "ember-fx"])

@@ -109,20 +109,38 @@ def test_pytorch_loads_embers_model_and_state_dict(tmp_path):
 
 
 def test_safetensors_torch_functions_with_ember_as_torch(tmp_path):
+    """The safetensors package's own torch functions run with ember as ``torch``: files,
+    bytes, models, the shared-memory refusal; real PyTorch reads the file."""
     pytest.importorskip("safetensors")
+    path = tmp_path / "x.safetensors"
     # safetensors.torch imports `torch`: point that name at ember in a fresh interpreter.
     script = textwrap.dedent(f"""
         import sys, ember
         sys.modules["torch"] = ember
-        from safetensors.torch import save_file, load_file
+        from safetensors.torch import load, load_file, load_model, save, save_file, save_model
         import ember as torch
-        save_file({{"w": torch.arange(6.0).reshape(2, 3)}}, {str(tmp_path / 'x.safetensors')!r})
-        print(load_file({str(tmp_path / 'x.safetensors')!r})["w"].tolist())
+        w = torch.arange(6.0).reshape(2, 3)
+        save_file({{"w": w, "b": torch.ones(2, dtype=torch.bfloat16), "c": torch.tensor([1 + 2j])}}, {str(path)!r})
+        loaded = load_file({str(path)!r})
+        assert loaded["w"].tolist() == w.tolist() and loaded["b"].dtype == torch.bfloat16
+        assert loaded["c"].tolist() == [1 + 2j]
+        assert load(save({{"a": torch.zeros(3)}}))["a"].tolist() == [0.0, 0.0, 0.0]
+        try:
+            save_file({{"a": w, "b": w[0]}}, {str(tmp_path / 'shared.safetensors')!r})
+            raise SystemExit("tensors sharing memory were saved")
+        except RuntimeError as error:
+            assert "share memory" in str(error)
+        model, copy = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
+        save_model(model, {str(tmp_path / 'm.safetensors')!r})
+        load_model(copy, {str(tmp_path / 'm.safetensors')!r})
+        assert bool((copy.weight == model.weight).all())
+        print("ok")
     """)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    # Known gap, recorded in ember-tensor's README ("safetensors"): safetensors.torch builds a
-    # dtype table at import that names complex and float8 dtypes ember does not have. Use
-    # ember.serialization.safetensors (same functions) instead. When ember grows those
-    # dtypes this assertion fails, and the README and this test change to the round trip.
-    assert result.returncode != 0
-    assert "module 'ember' has no attribute 'complex64'" in result.stderr
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+    torch = pytest.importorskip("torch")
+    from safetensors.torch import load_file
+
+    theirs = load_file(str(path))
+    assert theirs["w"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and theirs["b"].dtype == torch.bfloat16
+    assert theirs["c"].tolist() == [1 + 2j]

@@ -21,7 +21,7 @@ import ember_tensor
 PYPROJECT = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
 PROJECT = PYPROJECT["project"]
 
-LAYERS = ["amp", "autograd", "compile", "data", "distributed", "distributions", "export", "nn", "optim", "tensor", "vision"]
+LAYERS = ["amp", "autograd", "compile", "data", "distributed", "distributions", "export", "fx", "nn", "optim", "tensor", "vision"]
 
 HAS_CUDA_MODULE = importlib.util.find_spec("ember_tensor.cuda") is not None
 
@@ -109,6 +109,7 @@ def test_import_ember_installs_autograd():
     ("ember.profiler", "ember_autograd.scheduled_profiler"), ("ember.hub", "ember_tensor.hub"),
     ("ember.special", "ember_tensor.special"),
     ("ember.compiler", "ember_compile.compiler"),
+    ("ember.fx", "ember_fx"), ("ember.fx.passes.shape_prop", "ember_fx.passes.shape_prop"),
     ("ember.utils.backcompat", "ember_tensor.backcompat"),
 ])
 def test_pytorch_paths_are_the_layers(path, real):

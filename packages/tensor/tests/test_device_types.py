@@ -32,3 +32,12 @@ def test_default_device_block_of_an_unbacked_type_refuses_factories():
         with pytest.raises(RuntimeError, match="ember has no 'meta' backend"):
             et.empty(3)
     assert et.empty(3).device == et.device("cpu")
+
+
+def test_untyped_storage_answers_what_libraries_ask():
+    base = et.arange(6.0)
+    view = base[2:]
+    storage = view.untyped_storage()
+    assert storage is base.untyped_storage() and storage.device == et.device("cpu")
+    assert storage.nbytes() == storage.size() == 24
+    assert storage.data_ptr() == base.data_ptr() and view.data_ptr() == base.data_ptr() + 8

@@ -5,6 +5,7 @@ import math
 import pytest
 
 import ember_tensor as E
+from cuda_guard import DEVICES
 
 nan, inf = math.nan, math.inf
 
@@ -21,6 +22,16 @@ def test_relu_keeps_nan_and_minus_zero_and_gives_positive_zero_for_negatives():
     inplace.relu_()
     assert str(inplace) == "tensor([0., nan])"
     assert E.tensor(-2.0).relu().item() == 0.0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_abs_of_signed_zeros_and_nan_is_positive(device):
+    # PyTorch's fabs: +0. for both zeros, a NaN stays NaN with its sign cleared.
+    for dtype in (E.float64, E.float32, E.float16):
+        out = E.tensor([-0.0, 0.0, -2.5, nan, -inf], dtype=dtype, device=device).abs().tolist()
+        assert out[:3] == [0.0, 0.0, 2.5] and math.isnan(out[3]) and out[4] == inf
+        assert [math.copysign(1, v) for v in out] == [1, 1, 1, 1, 1]
+    assert E.tensor([-3, 0, 4], device=device).abs().tolist() == [3, 0, 4]
 
 
 def test_topk_of_a_0d_tensor_returns_its_value_for_k_0_and_1():
@@ -84,3 +95,18 @@ def test_mT_of_a_0d_tensor_is_the_tensor_with_a_warning():
     assert x.T.item() == 1.5
     with pytest.raises(RuntimeError, match="tensor.mT is only supported on matrices or batches of matrices. Got 1-D"):
         E.ones(3).mT
+
+
+@pytest.mark.parametrize("name", ["atan2", "hypot", "logaddexp", "logaddexp2", "maximum", "minimum", "fmax", "fmin",
+                                  "igamma", "igammac", "logical_and", "logical_or", "logical_xor"])
+def test_binary_ops_without_a_scalar_overload_refuse_python_numbers(name):
+    # PyTorch's schema for these has no Scalar form: a number is a TypeError naming the argument.
+    x = E.ones(2)
+    with pytest.raises(TypeError, match=rf"^{name}\(\): argument 'other' \(position 2\) must be Tensor, not float$"):
+        getattr(E, name)(x, 2.0)
+    with pytest.raises(TypeError, match=rf"^{name}\(\): argument 'input' \(position 1\) must be Tensor, not int$"):
+        getattr(E, name)(2, x)
+    if hasattr(E.Tensor, name + "_"):
+        with pytest.raises(TypeError, match="must be Tensor, not float"):
+            getattr(x, name + "_")(2.0)
+    assert getattr(E, name)(x, E.tensor(2.0)).shape == (2,)  # a 0-d tensor is the way to pass one

@@ -61,6 +61,18 @@ def test_softmax(op, shape, dim, dtype, layout, device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("forward, backward", [(N.softmax, N.softmax_backward),
+                                               (N.log_softmax, N.log_softmax_backward)])
+@pytest.mark.parametrize("shape, dim", SOFTMAX_CASES)
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_softmax_backward(forward, backward, shape, dim, dtype, layout, device):
+    """The fused backward passes of softmax and log_softmax, from a strided gradient."""
+    y = forward(make(rng.standard_normal(shape) * 5, dtype), dim)
+    same_on(device, backward, make(rng.standard_normal(shape), dtype, layout), y, dim, tol=TOL[dtype])
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("op", [N.softmax, N.log_softmax])
 @pytest.mark.parametrize("dim", [0, 1])
 def test_softmax_special_values(op, dim, device):

@@ -109,6 +109,62 @@ def test_legacy_format_round_trips_with_shared_views():
     assert loaded["tail"].untyped_storage() is loaded["base"].untyped_storage()
 
 
+TAR_ERA = os.path.join(FIXTURES, "torch_tar_era.pt")
+
+
+def test_tar_era_checkpoint_loads_with_weights_only_false_as_in_pytorch():
+    with pytest.raises(RuntimeError, match=r"^Cannot use ``weights_only=True`` with files saved in the legacy \.tar"):
+        E.load(TAR_ERA)
+    loaded = E.load(TAR_ERA, weights_only=False)
+    matrix = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(loaded["matrix"].numpy(), matrix)
+    np.testing.assert_array_equal(loaded["row"].numpy(), matrix[1])
+    np.testing.assert_array_equal(loaded["column"].numpy(), matrix[:, 2])  # stored on a storage view
+    assert loaded["row"].data_ptr() == loaded["matrix"].data_ptr() + 16  # views of one storage stay shared
+    assert loaded["int64"].tolist() == [-(2 ** 40), 7] and loaded["int64"].dtype is E.int64
+    assert loaded["float64"].dim() == 0 and loaded["float64"].item() == 2.5
+    assert loaded["uint8"].tolist() == [0, 255] and loaded["epoch"] == 3 and loaded["names"] == ["a", "b"]
+    loaded = E.load(TAR_ERA, weights_only=False, map_location=lambda storage, location: storage)
+    assert loaded["matrix"].device == E.device("cpu")
+
+
+def _tar_with(replace):
+    """The tar-era fixture with members changed by `replace(name, bytes) -> bytes or None`."""
+    import tarfile
+
+    out = io.BytesIO()
+    with tarfile.open(TAR_ERA) as source, tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as target:
+        for member in source.getmembers():
+            data = replace(member.name, source.extractfile(member).read())
+            if data is None:
+                continue
+            info = tarfile.TarInfo(member.name)
+            info.size = len(data)
+            target.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda name, data: None if name == "tensors" else data, "no 'tensors' member"),
+    (lambda name, data: data[:-3] if name == "storages" else data, "truncated|unexpected bytes|malformed"),
+    (lambda name, data: data + b"x" if name == "tensors" else data, "unexpected bytes after"),
+    (lambda name, data: data.replace(b"\x0c\x00\x00\x00\x00\x00\x00\x00", b"\x0c\x10\x00\x00\x00\x00\x00\x00", 1)
+     if name == "storages" else data, "truncated|declares"),
+])
+def test_damaged_tar_era_checkpoints_raise_clear_errors(damage, message):
+    with pytest.raises((SerializationError, pickle.UnpicklingError), match=message):
+        E.load(io.BytesIO(_tar_with(damage)), weights_only=False)
+
+
+def test_a_tar_era_tensor_past_its_storage_is_refused():
+    def stretch(name, data):
+        # the first tensor record's first size (3 rows of the matrix) becomes 300
+        return data.replace(b"\x03\x00\x00\x00\x00\x00\x00\x00\x04\x00", b"\x2c\x01\x00\x00\x00\x00\x00\x00\x04\x00", 1) \
+            if name == "tensors" else data
+    with pytest.raises(SerializationError, match="out of bounds for storage"):
+        E.load(io.BytesIO(_tar_with(stretch)), weights_only=False)
+
+
 def test_a_save_killed_mid_write_leaves_nothing_behind(tmp_path):
     # The child writes a large checkpoint and is killed while writing it: the directory
     # must hold only the previous file, intact (O_TMPFILE: the unnamed file vanishes).

@@ -226,7 +226,7 @@ def _record_function(ctx, args, positions, outputs):
         else:
             if id(o) in input_ids:
                 o = o.detach()  # an input returned as it is: the output is an alias of it
-            if o._dtype.is_floating_point:
+            if o._dtype.is_floating_point or o._dtype.is_complex:
                 o._grad_fn = ctx
                 o._requires_grad = True
                 o._output_nr = nr
@@ -276,7 +276,7 @@ def once_differentiable(backward):
         single = not isinstance(outputs, tuple)
         marked = []
         for o in ((outputs,) if single else outputs):
-            if isinstance(o, Tensor) and o._dtype.is_floating_point:
+            if isinstance(o, Tensor) and (o._dtype.is_floating_point or o._dtype.is_complex):
                 o = o.detach()
                 o._grad_fn = error
                 o._requires_grad = True

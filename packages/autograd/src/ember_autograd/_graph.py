@@ -369,5 +369,7 @@ def validate_grad(grad, meta):
     if grad._data.shape != shape:
         grad = sum_to_size(grad, shape)
     if grad._dtype is not dtype:
+        if grad._dtype.is_complex and not dtype.is_complex:
+            grad = grad.real  # a real input gets the real part, as PyTorch's validate_outputs
         grad = grad.to(dtype)
     return grad

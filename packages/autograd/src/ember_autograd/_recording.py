@@ -98,7 +98,7 @@ def _record(op, rule, args, kwargs, redispatch):
     node._next = tuple(edges)
     node._input_meta = tuple(metas)
     if out.__class__ is Tensor or isinstance(out, Tensor):
-        if out._dtype.is_floating_point:  # _set_history, inline: one output is the common case
+        if out._dtype.is_floating_point or out._dtype.is_complex:  # _set_history, inline: one output is the common case
             out._grad_fn = node
             out._requires_grad = True
             out._output_nr = 0
@@ -122,7 +122,7 @@ def _record(op, rule, args, kwargs, redispatch):
 
 
 def _set_history(t, node, output_nr):
-    if not t._dtype.is_floating_point:
+    if not (t._dtype.is_floating_point or t._dtype.is_complex):
         return  # integer and bool outputs never require grad
     t._grad_fn = node
     t._requires_grad = True

@@ -1,22 +1,29 @@
 """``torch.compile(model, *, fullgraph, dynamic, backend, mode, options, disable)``."""
 import functools
+import weakref
 
 from ember_nn import Module
 
+from .backends import BACKENDS as _BACKEND_FUNCTIONS
+from .compiled_function import CompiledFunction
+from .exc import InvalidBackend
 from .optimized_module import OptimizedModule
 
-__all__ = ["compile", "InvalidBackend", "BACKENDS", "MODES", "DEFAULT_BACKEND"]
+__all__ = ["compile", "InvalidBackend", "BACKENDS", "MODES", "DEFAULT_BACKEND", "compiled_functions"]
 
-# PyTorch's registered backends (``torch._dynamo.list_backends()``) and the debugging ones
-# it accepts by name; every one runs eagerly in ember for now.
-BACKENDS = ("inductor", "cudagraphs", "openxla", "tvm", "eager", "aot_eager", "aot_eager_decomp_partition")
+# PyTorch's registered backends (``torch._dynamo.list_backends()``), the debugging ones
+# it accepts by name, and ember's own name for its compiler (see backends.py).
+BACKENDS = tuple(_BACKEND_FUNCTIONS)
 MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 # The backend compile uses when none is named (torch.compiler.set_default_backend).
 DEFAULT_BACKEND = {"name": "inductor"}
+# Every CompiledFunction alive, so that torch.compiler.reset() can empty their caches.
+_compiled = weakref.WeakSet()
 
 
-class InvalidBackend(RuntimeError):
-    """``torch._dynamo.exc.InvalidBackend``: a backend name no one registered."""
+def compiled_functions():
+    """The live `CompiledFunction`\\ s (what ``torch.compiler.reset`` clears)."""
+    return list(_compiled)
 
 
 def _check(backend, mode, options):
@@ -27,17 +34,39 @@ def _check(backend, mode, options):
     if isinstance(backend, str) and backend not in BACKENDS:
         raise InvalidBackend(f"Invalid backend: {backend!r}, see `torch._dynamo.list_backends()` for available "
                              "backends.")
-    if backend is not None and not isinstance(backend, str):
-        # A callable backend is handed a captured fx graph; ember captures none yet.
-        raise NotImplementedError("ember's compile takes a backend by name; a callable backend needs graph "
-                                  "capture, which ember does not have yet")
+    if not isinstance(backend, str) and not callable(backend):
+        raise InvalidBackend(f"Invalid backend: {backend!r}: a backend is a name or a callable "
+                             "(gm, example_inputs) -> callable")
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None,  # noqa: A001
             name=None, disable=False, **kwargs):
     """Compile `model` (a module or a function), or return a decorator that does when it
-    is None. In ember the result runs eagerly (see the package docstring); `disable`
-    returns `model` itself, as PyTorch does."""
+    is None.
+
+    The first call captures the program into an fx graph specialised to what it saw
+    (guards: input shapes, dtypes, devices, requires_grad, grad mode, training flags and
+    the Python values the code read), hands it to `backend` — ember's compiler by default,
+    which fuses chains of elementwise ops into generated Numba kernels — and runs the
+    result; a call that fails the guards compiles again (up to
+    ``config.cache_size_limit`` graphs). A call the tracer cannot capture (control flow
+    on tensor values, ...) runs eagerly ("graph break"), or raises `Unsupported` with
+    ``fullgraph=True``. `disable` returns `model` itself, as PyTorch does.
+
+    Args:
+        model: a Module or function.
+        fullgraph: raise instead of falling back to eager.
+        dynamic: True: no guard on input shapes (the graph is shape-generic).
+        backend: a name (``torch._dynamo.list_backends()``'s, or ``"ember"``) or a
+            callable ``backend(gm, example_inputs) -> callable``.
+        mode, options: PyTorch's; ``options={"trace.graph": True, "trace.fusion": True,
+            "trace.code": True}`` prints what the compiler does (see ``trace_log``).
+
+    >>> import ember_tensor as torch
+    >>> f = compile(lambda x, y: torch.relu(x * y + 1.0))
+    >>> f(torch.tensor([1., -2.]), torch.tensor([3., 3.]))
+    tensor([4., 0.])
+    """
     backend = DEFAULT_BACKEND["name"] if backend is None else backend
     _check(backend, mode, options)
     if model is None:
@@ -49,12 +78,16 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
         raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     if disable:
         return model
+    compiled_function = CompiledFunction(model, backend=backend, fullgraph=fullgraph, dynamic=dynamic,
+                                         options=options)
+    _compiled.add(compiled_function)
     if isinstance(model, Module):
-        return OptimizedModule(model)
+        return OptimizedModule(model, compiled_function)
 
     @functools.wraps(model)
     def compiled(*args, **kw):
-        return model(*args, **kw)
+        return compiled_function(*args, **kw)
 
     compiled._torchdynamo_orig_callable = model
+    compiled._ember_compiled_function = compiled_function
     return compiled

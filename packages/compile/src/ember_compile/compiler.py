@@ -1,16 +1,20 @@
-"""``torch.compiler``: the compiler's controls. ember captures no graphs yet, so nothing is
-ever being compiled, `reset` has nothing to drop, and the decorators return their
-function as it is."""
+"""``torch.compiler``: the compiler's controls. `reset` drops every compiled graph;
+`is_compiling` is True while a graph is being captured; the decorators that shape a
+capture (`disable`, `allow_in_graph`, `assume_constant_result`) return their function as
+it is (ember breaks graphs at function granularity)."""
 import contextlib
 
-from .api import BACKENDS, DEFAULT_BACKEND
+from . import capture as _capture
+from .api import BACKENDS, DEFAULT_BACKEND, compiled_functions
 
 __all__ = ["reset", "disable", "is_compiling", "is_dynamo_compiling", "is_exporting", "allow_in_graph",
            "assume_constant_result", "list_backends", "get_default_backend", "set_default_backend",
            "cudagraph_mark_step_begin", "set_stance"]
 
 def reset():
-    """Drop every compiled graph and its guards (ember keeps none)."""
+    """Drop every compiled graph and its guards: the next calls compile again."""
+    for compiled in compiled_functions():
+        compiled.reset()
 
 
 def disable(fn=None, recursive=True, *, reason=None):
@@ -21,13 +25,13 @@ def disable(fn=None, recursive=True, *, reason=None):
 
 
 def is_compiling():
-    """Whether the code runs inside a graph being captured: never in ember."""
-    return False
+    """Whether the code runs inside a graph being captured."""
+    return _capture.capturing()
 
 
 def is_dynamo_compiling():
     """As `is_compiling`."""
-    return False
+    return _capture.capturing()
 
 
 def is_exporting():
@@ -47,7 +51,7 @@ def assume_constant_result(fn):
 
 def list_backends(exclude_tags=("debug", "experimental")):
     """The backend names `compile` takes (the debugging ones when `exclude_tags` is empty)."""
-    debug = ("eager", "aot_eager", "aot_eager_decomp_partition")
+    debug = ("eager", "aot_eager", "aot_eager_decomp_partition", "ember")
     return sorted(b for b in BACKENDS if not exclude_tags or b not in debug)
 
 

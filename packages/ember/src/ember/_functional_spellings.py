@@ -15,6 +15,8 @@ ember-nn; ember-nn is imported at the first call, so ``import ember`` stays ligh
 
 import importlib
 
+import ember_tensor
+
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "alpha_dropout_", "avg_pool1d",
     "batch_norm", "bilinear", "binary_cross_entropy_with_logits", "celu", "celu_", "channel_shuffle",
@@ -177,12 +179,20 @@ def alpha_dropout_(input, p, train):
 
 def _feature_dropout(input, p, train, inplace):
     # ATen's feature dropout zeroes whole channels of (N, C, *) whatever the number of
-    # spatial dimensions, where F's dropout1d/2d/3d each check theirs.
+    # spatial dimensions, where F's dropout1d/2d/3d each check theirs: one mask value per
+    # (sample, channel), drawn from ember_tensor's RNG as F's dropouts draw theirs.
     if input.dim() < 2:
         raise RuntimeError(f"Feature dropout requires at least 2 dimensions in the input, but got {input.dim()}")
-    from ember_nn.functional._dropout import _feature_dropout as channel_dropout
-
-    return channel_dropout(input, p, train, inplace, input.dim() - 2, "feature_dropout")
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not train or p == 0.0:
+        return input
+    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    if p == 1.0:
+        mask = ember_tensor.zeros(shape, dtype=input.dtype, device=input.device)
+    else:
+        mask = ember_tensor.empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p).div_(1 - p)
+    return input.mul_(mask) if inplace else input * mask
 
 
 def feature_dropout(input, p, train):

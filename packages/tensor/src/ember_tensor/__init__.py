@@ -14,7 +14,8 @@ _quiet_openmp_spinning()  # must run before the first parallel kernel starts Ope
 from .version import __version__  # noqa: E402
 from . import _dtype
 from ._dtype import (
-    bfloat16, bool, can_cast, double, dtype, float, float16, float32, float64, get_default_dtype,
+    bfloat16, bool, can_cast, cdouble, cfloat, chalf, complex32, complex64, complex128, double, dtype, float,
+    float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float16, float32, float64, get_default_dtype,
     half, int, int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short,
     uint8,
 )
@@ -36,7 +37,7 @@ from ._printing import get_printoptions, set_printoptions, printoptions
 from ._ops import methods as _methods
 from ._ops.creation import (
     LEGACY_TYPES as _LEGACY_TYPES, arange, as_tensor, asarray, empty, empty_like, empty_strided, eye,
-    from_numpy, full, full_like, linspace, logspace, ones, ones_like, range, scalar_tensor, tensor,
+    from_numpy, frombuffer, full, full_like, linspace, logspace, ones, ones_like, range, scalar_tensor, tensor,
     zeros, zeros_like,
 )
 from ._ops.elementwise import *  # noqa: F401,F403 - the elementwise op namespace
@@ -49,6 +50,7 @@ from ._ops.views import (
     view, vsplit,
 )
 from ._ops.convert import clone, contiguous, detach
+from ._ops.complex_views import real, imag, view_as_complex, view_as_complex_copy, view_as_real, view_as_real_copy
 from ._ops.views_inplace import as_strided_
 from ._ops.shape_ops import (
     atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_tensors, broadcast_to, flip, fliplr, flipud,
@@ -88,11 +90,20 @@ from ._ops.linalg import addbmm, addr, cross, inner, kron, matrix_exp, matrix_po
 from ._ops.einsum import einsum, tensordot
 from ._ops.aliases import *  # noqa: F401,F403 - deg2rad, dist, column_stack, resolve_conj, ...
 from ._ops.linalg_legacy import (
-    cholesky, cholesky_inverse, cholesky_solve, det, inverse, logdet, pinverse, qr, slogdet, svd,
+    cholesky, cholesky_inverse, cholesky_solve, det, geqrf, inverse, logdet, lu, lu_solve, orgqr, ormqr, pinverse, qr,
+    slogdet, svd,
 )
+from ._ops.linalg_lu import lu_unpack
 from . import linalg, special
 from .serialization import load, save
 from ._ops.nn import log_softmax, softmax  # noqa: E402 -- also registers the nn kernels (conv, pooling, ...)
+from ._ops.fft.primitives import _fft_c2c, _fft_c2r, _fft_r2c  # noqa: E402 -- as torch._fft_c2c ...
+from . import fft  # noqa: E402 -- torch.fft
+from ._ops.signal.windows import (  # noqa: E402
+    bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window,
+)
+from ._ops.signal.stft import istft, stft  # noqa: E402
+from . import signal  # noqa: E402 -- torch.signal.windows
 
 from ._custom import kernel, raw_kernel, reduce_kernel  # noqa: E402 -- ops written in Python
 

@@ -62,6 +62,16 @@ class Operator:
     def __repr__(self):
         return f"<ember op {self.name}>"
 
+    def __reduce__(self):
+        # An op pickles (and copies) by name, as a function does by its qualified name: a
+        # pickled fx graph calling ``relu`` loads with the registered op itself.
+        return (_operator_named, (self.name,))
+
+
+def _operator_named(name):
+    """The registered Operator called `name` (what a pickled Operator loads as)."""
+    return _OPERATORS[name]
+
 
 def op(name=None, *, inplace=False, view=False):
     """Decorator: turn an implementation function into a registered `Operator`."""

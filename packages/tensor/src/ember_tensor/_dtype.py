@@ -1,7 +1,9 @@
 """dtype objects and PyTorch's type-promotion rules.
 
-A `dtype` wraps the NumPy dtype that stores its elements. bfloat16 comes from
-`ml_dtypes` (NumPy has none); kernels compute float16 and bfloat16 in float32.
+A `dtype` wraps the NumPy dtype that stores its elements. bfloat16 and the float8 types
+come from `ml_dtypes` (NumPy has none); kernels compute float16, bfloat16 and float8 in
+float32. complex64 and complex128 are NumPy's; complex32 (two float16s, which NumPy lacks)
+is stored as a structured pair and computes in complex64.
 """
 import builtins
 
@@ -11,11 +13,13 @@ import numpy as np
 __all__ = [
     "dtype", "float16", "bfloat16", "float32", "float64", "int8", "int16", "int32",
     "int64", "uint8", "bool", "half", "float", "double", "short", "int", "long",
+    "complex32", "complex64", "complex128", "chalf", "cfloat", "cdouble",
+    "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast",
 ]
 
-# Categories order promotion between kinds: bool < integer < floating.
-_BOOL, _INT, _FLOAT = 0, 1, 2
+# Categories order promotion between kinds: bool < integer < floating < complex.
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 
 class dtype:
@@ -37,7 +41,23 @@ class dtype:
 
     @property
     def is_complex(self):
-        return False
+        return self.category == _COMPLEX
+
+    def to_real(self):
+        """The real dtype of a complex dtype's parts (complex64 -> float32); others: itself."""
+        return _REAL_OF.get(self, self)
+
+    def to_complex(self):
+        """The complex dtype whose parts are this float dtype (float32 -> complex64).
+
+        Complex dtypes return themselves; integer and bool dtypes raise, as in PyTorch.
+        """
+        if self.category == _COMPLEX:
+            return self
+        found = _COMPLEX_OF.get(self)
+        if found is None:
+            raise RuntimeError(f"Unknown Complex ScalarType for {_SCALAR_TYPE_NAMES[self.name]}")
+        return found
 
     def __repr__(self):
         return "torch." + self.name
@@ -58,12 +78,42 @@ int64 = dtype("int64", np.int64, _INT, True, "LongTensor")
 uint8 = dtype("uint8", np.uint8, _INT, False, "ByteTensor")
 bool = dtype("bool", np.bool_, _BOOL, False, "BoolTensor")  # noqa: A001 - PyTorch's name
 
+# complex32 has no NumPy type: its storage is a (real, imag) pair of float16s.
+COMPLEX32_NP = np.dtype([("real", np.float16), ("imag", np.float16)])
+complex32 = dtype("complex32", COMPLEX32_NP, _COMPLEX, True, "ComplexHalfTensor")
+complex64 = dtype("complex64", np.complex64, _COMPLEX, True, "ComplexFloatTensor")
+complex128 = dtype("complex128", np.complex128, _COMPLEX, True, "ComplexDoubleTensor")
+# float8: storage and casts (PyTorch itself has almost no kernels for them).
+float8_e4m3fn = dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn, _FLOAT, True, "Float8_e4m3fnTensor")
+float8_e5m2 = dtype("float8_e5m2", ml_dtypes.float8_e5m2, _FLOAT, True, "Float8_e5m2Tensor")
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz, _FLOAT, True, "Float8_e4m3fnuzTensor")
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz, _FLOAT, True, "Float8_e5m2fnuzTensor")
+
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
+chalf, cfloat, cdouble = complex32, complex64, complex128
 
-ALL_DTYPES = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool)
+FLOAT8_DTYPES = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz)
+COMPLEX_DTYPES = (complex32, complex64, complex128)
+ALL_DTYPES = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool,
+              complex32, complex64, complex128) + FLOAT8_DTYPES
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 _BY_NP = {d.np: d for d in ALL_DTYPES}
+_REAL_OF = {complex32: float16, complex64: float32, complex128: float64}
+_COMPLEX_OF = {float16: complex32, bfloat16: complex64, float32: complex64, float64: complex128}
+
+# PyTorch's c10 ScalarType names, which its error messages quote.
+_SCALAR_TYPE_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+    "complex32": "ComplexHalf", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+    "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
+    "float8_e4m3fnuz": "Float8_e4m3fnuz", "float8_e5m2fnuz": "Float8_e5m2fnuz"}
+
+
+def scalar_type_name(d):
+    """PyTorch's ScalarType name of `d`, as its errors spell it ('Float', 'ComplexFloat')."""
+    return _SCALAR_TYPE_NAMES[d.name]
 
 
 def _dtype_by_name(name):
@@ -77,7 +127,7 @@ def from_numpy_dtype(np_dtype):
     except (KeyError, TypeError):
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
-            "float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool."
+            "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
         ) from None
 
 
@@ -91,6 +141,8 @@ def to_dtype(obj):
         return int64
     if obj is builtins.bool:
         return bool
+    if obj is builtins.complex:
+        return default_complex_dtype()
     return from_numpy_dtype(obj)
 
 
@@ -100,6 +152,12 @@ _default_dtype = float32
 def get_default_dtype():
     """The dtype of floating tensors made from Python floats (float32 unless changed)."""
     return _default_dtype
+
+
+def default_complex_dtype():
+    """The dtype of complex tensors made from Python complex numbers: the complex type
+    of the default float dtype (complex64 for float32, complex128 for float64)."""
+    return _default_dtype.to_complex()
 
 
 def set_default_dtype(d):
@@ -114,6 +172,15 @@ def set_default_dtype(d):
 def _promote_pair(a, b):
     if a is b:
         return a
+    if a in FLOAT8_DTYPES or b in FLOAT8_DTYPES:
+        return None  # PyTorch refuses every mix with a float8 type (see `_promote`)
+    if a.category == _COMPLEX or b.category == _COMPLEX:
+        # Complex wins, with the wider of the two precisions: float64 + complex64 -> complex128.
+        a = a.to_complex() if a.category == _FLOAT else a
+        b = b.to_complex() if b.category == _FLOAT else b
+        if a.category != b.category:
+            return a if a.category > b.category else b
+        return a if a.itemsize >= b.itemsize else b
     if a.category != b.category:
         return a if a.category > b.category else b
     if a.category == _FLOAT:
@@ -129,12 +196,27 @@ def _promote_pair(a, b):
     return a
 
 
-_PROMOTION = {(a, b): _promote_pair(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
+_PROMOTION = {(a, b): _promote_pair(a, b) for a in ALL_DTYPES for b in ALL_DTYPES
+              if _promote_pair(a, b) is not None}
+
+
+def _promote(a, b):
+    """The promoted dtype of a pair; PyTorch's error for a mix with a float8 type."""
+    try:
+        return _PROMOTION[(a, b)]
+    except KeyError:
+        raise RuntimeError(
+            "Promotion for Float8 Types is not supported, attempted to promote "
+            f"{scalar_type_name(a)} and {scalar_type_name(b)}") from None
 
 
 def promote_types(type1, type2):
-    """The smallest dtype both `type1` and `type2` can be converted to without losing kind."""
-    return _PROMOTION[(to_dtype(type1), to_dtype(type2))]
+    """The smallest dtype both `type1` and `type2` can be converted to without losing kind.
+
+    >>> promote_types(float64, complex64)
+    torch.complex128
+    """
+    return _promote(to_dtype(type1), to_dtype(type2))
 
 
 def scalar_dtype(value):
@@ -145,19 +227,26 @@ def scalar_dtype(value):
         return int64
     if isinstance(value, builtins.float):
         return _default_dtype
+    if isinstance(value, builtins.complex):
+        return default_complex_dtype()
     if isinstance(value, np.generic):
         return from_numpy_dtype(value.dtype)
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 
 
 def _combine_categories(higher, lower):
-    # A lower-priority operand only matters when it is of a higher category.
+    # A lower-priority operand only matters when it is of a higher category; a complex one
+    # keeps a float operand's precision (float64 tensor * 1j -> complex128).
     if higher is None:
         return lower
-    if lower is None or higher.category == _FLOAT:
+    if lower is None or higher.category == _COMPLEX:
+        return higher
+    if lower.category == _COMPLEX:
+        return higher.to_complex() if higher.category == _FLOAT else lower
+    if higher.category == _FLOAT:
         return higher
     if higher is bool or lower.category == _FLOAT:
-        return _PROMOTION[(higher, lower)]
+        return _promote(higher, lower)
     return higher
 
 
@@ -165,22 +254,24 @@ def result_type_of(operands):
     """PyTorch's result type for a mix of tensors and Python scalars.
 
     Tensors with dimensions decide first; 0-d tensors and then Python scalars only
-    raise the result when they are of a higher category (bool < int < float), and a
-    Python float then contributes the default dtype, not float64.
+    raise the result when they are of a higher category (bool < int < float < complex),
+    and a Python float then contributes the default dtype, not float64 (a Python complex:
+    the default complex dtype).
     """
     dim_result = zero_result = wrapped_result = None
     for x in operands:
         d = getattr(x, "_dtype", None)
         if d is not None:
             if x._data.ndim:
-                dim_result = d if dim_result is None else _PROMOTION[(dim_result, d)]
+                dim_result = d if dim_result is None else _promote(dim_result, d)
             else:
-                zero_result = d if zero_result is None else _PROMOTION[(zero_result, d)]
+                zero_result = d if zero_result is None else _promote(zero_result, d)
         elif x is not None:
             d = scalar_dtype(x)
             if not isinstance(x, np.generic):
-                d = {_BOOL: bool, _INT: int64, _FLOAT: _default_dtype}[d.category]
-            wrapped_result = d if wrapped_result is None else _PROMOTION[(wrapped_result, d)]
+                d = {_BOOL: bool, _INT: int64, _FLOAT: _default_dtype,
+                     _COMPLEX: default_complex_dtype()}[d.category]
+            wrapped_result = d if wrapped_result is None else _promote(wrapped_result, d)
     return _combine_categories(dim_result, _combine_categories(zero_result, wrapped_result))
 
 

@@ -30,14 +30,22 @@ class finfo:
 
     def __init__(self, type=None):  # noqa: A002 - PyTorch's parameter name
         type = D.get_default_dtype() if type is None else _checked(type, "finfo")
+        # A complex dtype reports the limits of its parts, as in PyTorch.
+        type = type.to_real()
         if not type.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             "'torch.finfo'")
-        info = ml_dtypes.finfo(type.np) if type is D.bfloat16 else np.finfo(type.np)
+        info = ml_dtypes.finfo(type.np) if type is D.bfloat16 or type in D.FLOAT8_DTYPES else np.finfo(type.np)
         self.bits = int(info.bits)
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
         self.resolution = 10.0 ** -int(info.precision)  # PyTorch reports the decimal step, not its dtype rounding
+        if type in D.FLOAT8_DTYPES:
+            # c10's numeric_limits for float8 give 0 decimal digits, and its e5m2fnuz
+            # epsilon is 2**-3 where ml_dtypes (by the format's 2 mantissa bits) says 2**-2.
+            self.resolution = 1.0
+            if type is D.float8_e5m2fnuz:
+                self.eps = 0.125
         self.dtype = type.name
 
     def __eq__(self, other):
@@ -60,7 +68,7 @@ class iinfo:
         type = _checked(type, "iinfo")
         if type is D.bool:
             raise TypeError("torch.bool is not supported by torch.iinfo")
-        if type.is_floating_point:
+        if type.is_floating_point or type.is_complex:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle "
                             "'torch.iinfo'")
         info = np.iinfo(type.np)

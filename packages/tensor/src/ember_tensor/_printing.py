@@ -16,7 +16,9 @@ import numpy as np
 
 __all__ = ["format_tensor", "get_printoptions", "printoptions", "set_printoptions"]
 
-_FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64"})
+_FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
+                           "float8_e4m3fnuz", "float8_e5m2fnuz"})
+_COMPLEX_DTYPES = frozenset({"complex32", "complex64", "complex128"})
 _PREFIX = "tensor("
 
 
@@ -156,6 +158,25 @@ class _Formatter:
         return text.rjust(self.max_width)
 
 
+class _ComplexFormatter:
+    """PyTorch's complex notation: real and imaginary parts each get their own formatter
+    (fitted to all the real parts, and to all the imaginary parts), printed as
+    ``real+imagj`` with the imaginary part's padding dropped."""
+
+    def __init__(self, sample):
+        self.real = _Formatter(sample.real, True)
+        self.imag = _Formatter(sample.imag, True)
+        # An element's width: both parts and the "j" (the sign is part of the imag width).
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def format(self, value):
+        """Format one Python complex number."""
+        real = self.real.format(value.real)
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        # A negative (or -0.) imaginary part brings its own sign.
+        return real + imag if imag[0] in "+-" else real + "+" + imag
+
+
 def _summarized_sample(values, edgeitems):
     """The elements a summarised print shows, so only they shape the formatter."""
     if values.ndim == 0:
@@ -219,13 +240,20 @@ def _append_suffixes(text, suffixes, indent):
     return text + ")"
 
 
+def _default_complex_name(default_dtype_name):
+    # PyTorch leaves out the dtype of the default complex type too: complex128 when the
+    # default is float64, else complex64.
+    return "complex128" if default_dtype_name == "float64" else "complex64"
+
+
 def format_tensor(values, dtype_name, *, default_dtype_name="float32", device=None,
                   requires_grad=False, grad_fn_name=None, layout_suffix=None):
     """Render a tensor exactly as PyTorch 2.x ``repr(tensor)`` does.
 
     Args:
         values: NumPy array holding the tensor's data, in its shape
-            (float16/bfloat16 passed as float32, bool as ``np.bool_``).
+            (float16/bfloat16/float8 passed as float32, complex32 as complex64,
+            bool as ``np.bool_``).
         dtype_name: ember dtype name, e.g. ``"float32"`` or ``"int64"``.
         default_dtype_name: the current default float dtype; its tensors, and
             int64 and bool ones, print without a ``dtype=`` suffix.
@@ -262,11 +290,14 @@ def format_tensor(values, dtype_name, *, default_dtype_name="float32", device=No
     else:
         if not _OPTIONS.edgeitems:
             suffixes.append(f"size={tuple(values.shape)}")
-        if dtype_name not in (default_dtype_name, "int64", "bool"):
+        if dtype_name not in (default_dtype_name, _default_complex_name(default_dtype_name), "int64", "bool"):
             suffixes.append(f"dtype=torch.{dtype_name}")
         summarize = values.size > _OPTIONS.threshold
         sample = _summarized_sample(values, _OPTIONS.edgeitems) if summarize else values
-        formatter = _Formatter(sample, dtype_name in _FLOAT_DTYPES)
+        if dtype_name in _COMPLEX_DTYPES:
+            formatter = _ComplexFormatter(sample)
+        else:
+            formatter = _Formatter(sample, dtype_name in _FLOAT_DTYPES)
         body = _format_nested(values, indent, summarize, formatter)
     if layout_suffix is not None:
         suffixes.append(f"layout={layout_suffix}")

@@ -17,13 +17,56 @@ __all__ = ["Tensor"]
 
 
 class Storage:
-    """The memory behind one or more tensors: a flat buffer and its version counter."""
+    """The memory behind one or more tensors: a flat buffer and its version counter.
+
+    ``Tensor.untyped_storage()`` returns it; it answers the questions libraries ask of
+    PyTorch's UntypedStorage to find tensors sharing memory (``data_ptr``, ``nbytes``,
+    ``size``, ``device``), as safetensors.torch does.
+    """
 
     __slots__ = ("buf", "version", "__weakref__")
 
     def __init__(self, buf):
         self.buf = buf
         self.version = 0
+
+    @property
+    def device(self):
+        """The device the memory is on."""
+        return CPU if isinstance(self.buf, np.ndarray) else _device_cls("cuda")
+
+    def data_ptr(self):
+        """Address of the storage's first byte."""
+        return _backends.get(self.device).storage.data_ptr(self.buf)
+
+    def nbytes(self):
+        """Size of the memory in bytes."""
+        return int(self.buf.size) * int(self.buf.itemsize)
+
+    def size(self):
+        """Size in bytes, as an untyped storage counts."""
+        return self.nbytes()
+
+
+class StorageAlias(Storage):
+    """Another storage's memory read with another element type (a complex tensor's
+    ``.real``/``.imag``/``view_as_real``, and ``view_as_complex``): its own buffer object
+    over the same memory, and the base storage's version counter, so that writes through
+    either side are seen by autograd's checks on both."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base, buf):
+        self.base = base.base if isinstance(base, StorageAlias) else base
+        self.buf = buf
+
+    @property
+    def version(self):
+        return self.base.version
+
+    @version.setter
+    def version(self, value):
+        self.base.version = value
 
 
 def _contiguous_buffer(arr):
@@ -166,8 +209,8 @@ class Tensor:
         return self._dtype.category == D._FLOAT
 
     def is_complex(self):
-        """Always False: ember has no complex dtypes yet."""
-        return False
+        """Whether the dtype is a complex type (complex32, complex64, complex128)."""
+        return self._dtype.category == D._COMPLEX
 
     def is_signed(self):
         """Whether the dtype is signed."""
@@ -283,6 +326,8 @@ class Tensor:
                     f"can't convert {self._device} device type tensor to numpy. "
                     "Use Tensor.cpu() to copy the tensor to host memory first.")
             return _backends.get(self._device).storage.to_numpy(self._data)
+        if self._dtype is D.complex32:  # stored as a structured pair: NumPy has no such type
+            raise TypeError("Got unsupported ScalarType ComplexHalf")
         return self._data
 
     def _host_numpy(self):
@@ -323,10 +368,7 @@ class Tensor:
 
     def tolist(self):
         """The data as (nested) Python lists of numbers."""
-        arr = self._host_numpy()
-        if self._dtype in (D.float16, D.bfloat16):
-            arr = arr.astype(np.float32)
-        return arr.tolist()
+        return _host_values(self).tolist()
 
     def _one_element(self, kind):
         if self._data.size != 1:
@@ -340,10 +382,10 @@ class Tensor:
         return bool(self._one_element("bool"))
 
     def __int__(self):
-        return int(self._one_element("int"))
+        return int(_real_value(self._one_element("int")))
 
     def __float__(self):
-        return float(self._one_element("float"))
+        return float(_real_value(self._one_element("float")))
 
     def __index__(self):
         if self._dtype.category != D._INT or self._data.size != 1:
@@ -368,9 +410,7 @@ class Tensor:
 
     def __repr__(self, *, tensor_contents=None):
         from ._printing import format_tensor
-        values = self._host_numpy()
-        if self._dtype in (D.float16, D.bfloat16):
-            values = values.astype(np.float32)
+        values = _host_values(self)
         grad_fn = self._grad_fn
         return format_tensor(
             values, self._dtype.name, default_dtype_name=D.get_default_dtype().name,
@@ -416,7 +456,7 @@ def set_requires_grad(t, value):
             "you can only change requires_grad flags of leaf variables. If you want to use a "
             "computed variable in a subgraph that doesn't require differentiation use "
             "var_no_grad = var.detach().")
-    if value and t._dtype.category != D._FLOAT:
+    if value and t._dtype.category < D._FLOAT:
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
     t._requires_grad = value
 
@@ -424,9 +464,36 @@ def set_requires_grad(t, value):
 def _python_scalar(value, dtype):
     if dtype.category == D._FLOAT:
         return float(value)
+    if dtype.category == D._COMPLEX:
+        if dtype is D.complex32:
+            return complex(float(value["real"]), float(value["imag"]))
+        return complex(value)
     if dtype.category == D._INT:
         return int(value)
     return bool(value)
+
+
+def _host_values(t):
+    """`t`'s values on the host in a type NumPy computes with (float16, bfloat16 and float8
+    as float32, complex32 as complex64), for printing and `tolist`."""
+    arr = t._host_numpy()
+    if t._dtype is D.complex32:
+        return _backends.get(CPU).storage.astype(arr, np.complex64)
+    if t._dtype in _HOST_AS_FLOAT32:
+        return arr.astype(np.float32)
+    return arr
+
+
+_HOST_AS_FLOAT32 = frozenset((D.float16, D.bfloat16) + D.FLOAT8_DTYPES)
+
+
+def _real_value(value):
+    # float()/int() of a complex tensor: PyTorch's error unless the imaginary part is 0.
+    if isinstance(value, complex):
+        if value.imag != 0:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        return value.real
+    return value
 
 
 def is_tensor(obj):

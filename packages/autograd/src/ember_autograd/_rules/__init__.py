@@ -8,5 +8,8 @@ from . import nn  # noqa: F401,E402
 from . import index_ops, sorting_scans  # noqa: F401,E402
 from . import sparse, optim  # noqa: F401,E402
 from . import special  # noqa: F401,E402
+from . import complex  # noqa: F401,E402
+from . import fft  # noqa: F401,E402
+from . import linalg_factor  # noqa: F401,E402
 
 __all__ = ["TABLE", "COMPOSITE", "NOT_DIFFERENTIABLE", "RESULT", "derivative"]

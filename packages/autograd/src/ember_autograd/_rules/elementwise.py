@@ -3,11 +3,13 @@
 Every formula uses differentiable ember ops, so it can be differentiated again. Gradients
 of broadcast inputs are not summed here (the engine does it, in one place).
 """
+import cmath
 import math
 
 import ember_tensor as E
 from ember_tensor import Tensor
 
+from ._conjugate import conj
 from ._registry import RESULT, composite, derivative, not_differentiable
 
 
@@ -17,6 +19,10 @@ def _input(input, *args, **kwargs):
 
 def _result(*args, **kwargs):
     return (RESULT,)
+
+
+def _is_complex(x):
+    return isinstance(x, complex) or (isinstance(x, Tensor) and x.dtype.is_complex)
 
 
 def _zeros(ctx, grad, *saved):
@@ -30,31 +36,34 @@ def _unary(name, save, formula):
 
 
 _unary("neg", None, lambda ctx, grad: -grad)
-_unary("abs", _input, lambda ctx, grad, x: grad * x.sign())
-_unary("exp", _result, lambda ctx, grad, result: grad * result)
-_unary("exp2", _result, lambda ctx, grad, result: grad * result * math.log(2.0))
-_unary("expm1", _result, lambda ctx, grad, result: grad * (result + 1))
-_unary("log", _input, lambda ctx, grad, x: grad / x)
-_unary("log2", _input, lambda ctx, grad, x: grad / (x * math.log(2.0)))
-_unary("log10", _input, lambda ctx, grad, x: grad / (x * math.log(10.0)))
-_unary("log1p", _input, lambda ctx, grad, x: grad / (x + 1))
-_unary("sqrt", _result, lambda ctx, grad, result: grad / (2 * result))
-_unary("rsqrt", _result, lambda ctx, grad, result: -0.5 * grad * result ** 3)
-_unary("reciprocal", _result, lambda ctx, grad, result: -grad * (result * result))
-_unary("square", _input, lambda ctx, grad, x: grad * (2 * x))
-_unary("sin", _input, lambda ctx, grad, x: grad * x.cos())
-_unary("cos", _input, lambda ctx, grad, x: -grad * x.sin())
-_unary("tan", _result, lambda ctx, grad, result: grad * (1 + result * result))
+# Complex inputs follow PyTorch's convention: the gradient is the conjugate Wirtinger
+# derivative, so a holomorphic op's formula multiplies by the conjugate of its derivative
+# (`conj` of a real tensor is the tensor itself, so real inputs are unchanged).
+_unary("abs", _input, lambda ctx, grad, x: grad * x.sgn())
+_unary("exp", _result, lambda ctx, grad, result: grad * conj(result))
+_unary("exp2", _result, lambda ctx, grad, result: grad * conj(result) * math.log(2.0))
+_unary("expm1", _result, lambda ctx, grad, result: grad * conj(result + 1))
+_unary("log", _input, lambda ctx, grad, x: grad / conj(x))
+_unary("log2", _input, lambda ctx, grad, x: grad / (conj(x) * math.log(2.0)))
+_unary("log10", _input, lambda ctx, grad, x: grad / (conj(x) * math.log(10.0)))
+_unary("log1p", _input, lambda ctx, grad, x: grad / conj(x + 1))
+_unary("sqrt", _result, lambda ctx, grad, result: grad / (2 * conj(result)))
+_unary("rsqrt", _result, lambda ctx, grad, result: -0.5 * grad * conj(result ** 3))
+_unary("reciprocal", _result, lambda ctx, grad, result: -grad * conj(result * result))
+_unary("square", _input, lambda ctx, grad, x: grad * (2 * conj(x)))
+_unary("sin", _input, lambda ctx, grad, x: grad * conj(x.cos()))
+_unary("cos", _input, lambda ctx, grad, x: -grad * conj(x.sin()))
+_unary("tan", _result, lambda ctx, grad, result: grad * conj(1 + result * result))
 _unary("asin", _input, lambda ctx, grad, x: grad * (1 - x * x).rsqrt())
 _unary("acos", _input, lambda ctx, grad, x: -grad * (1 - x * x).rsqrt())
 _unary("atan", _input, lambda ctx, grad, x: grad / (1 + x * x))
-_unary("sinh", _input, lambda ctx, grad, x: grad * x.cosh())
-_unary("cosh", _input, lambda ctx, grad, x: grad * x.sinh())
-_unary("tanh", _result, lambda ctx, grad, result: grad * (1 - result * result))
+_unary("sinh", _input, lambda ctx, grad, x: grad * conj(x.cosh()))
+_unary("cosh", _input, lambda ctx, grad, x: grad * conj(x.sinh()))
+_unary("tanh", _result, lambda ctx, grad, result: grad * conj(1 - result * result))
 _unary("asinh", _input, lambda ctx, grad, x: grad * (x * x + 1).rsqrt())
 _unary("acosh", _input, lambda ctx, grad, x: grad * (x * x - 1).rsqrt())
 _unary("atanh", _input, lambda ctx, grad, x: grad / (1 - x * x))
-_unary("sigmoid", _result, lambda ctx, grad, result: grad * (result * (1 - result)))
+_unary("sigmoid", _result, lambda ctx, grad, result: grad * conj(result * (1 - result)))
 # PyTorch's threshold_backward: zero where result <= 0, so a NaN passes its gradient on.
 _unary("relu", _result, lambda ctx, grad, result: E.where(result <= 0, 0.0, grad))
 _unary("erf", _input, lambda ctx, grad, x: grad * (2.0 / math.sqrt(math.pi)) * (-(x * x)).exp())
@@ -120,11 +129,22 @@ def sub(ctx, grad, alpha=1):
     return grad, (-grad if alpha == 1 else grad * -alpha) if ctx.needs_input_grad[1] else None
 
 
-@derivative("mul", "mul_", inputs=("input", "other"), save=lambda input, other, **_: (input, other))
+def _needed_by(value, other):
+    """`value` if the gradient of `other` reads it, else None. PyTorch saves only what the
+    formulas of the inputs that need a gradient read, so ``x * 0.5`` keeps no reference to
+    ``x``, and writing into ``x`` afterwards is no error (as in PyTorch); numbers are kept
+    (they have no versions)."""
+    if isinstance(value, Tensor) and not (isinstance(other, Tensor) and other._requires_grad):
+        return None
+    return value
+
+
+@derivative("mul", "mul_", inputs=("input", "other"),
+            save=lambda input, other, **_: (_needed_by(input, other), _needed_by(other, input)))
 def mul(ctx, grad, input, other):
     needs = ctx.needs_input_grad
-    return (grad * other if needs[0] else None,
-            grad * input if needs[1] else None)
+    return (grad * conj(other) if needs[0] else None,
+            grad * conj(input) if needs[1] else None)
 
 
 def _div_name(input, other, rounding_mode=None, **_):
@@ -132,13 +152,13 @@ def _div_name(input, other, rounding_mode=None, **_):
 
 
 @derivative("div", "div_", inputs=("input", "other"), name=_div_name,
-            save=lambda input, other, rounding_mode=None, **_: (input, other, rounding_mode))
+            save=lambda input, other, rounding_mode=None, **_: (_needed_by(input, other), other, rounding_mode))
 def div(ctx, grad, input, other, rounding_mode):
     needs = ctx.needs_input_grad
     if rounding_mode is not None:
         return _zeros(ctx, grad)
-    return (grad / other if needs[0] else None,
-            -grad * input / (other * other) if needs[1] else None)
+    return (grad / conj(other) if needs[0] else None,
+            -grad * conj(input / (other * other)) if needs[1] else None)
 
 
 def _pow_name(input, exponent, **_):
@@ -154,18 +174,22 @@ def pow(ctx, grad, input, exponent, result):  # noqa: A001
     grad_input = grad_exponent = None
     if needs[0]:
         if isinstance(exponent, Tensor):
-            grad_input = E.where(exponent == 0, 0.0, grad * exponent * input ** (exponent - 1))
+            grad_input = E.where(exponent == 0, 0.0, grad * conj(exponent * input ** (exponent - 1)))
         elif exponent == 0:
             grad_input = E.zeros_like(grad)
         else:
-            grad_input = grad * exponent * input ** (exponent - 1)
+            grad_input = grad * conj(exponent * input ** (exponent - 1))
     if needs[1]:
+        # Complex exponents: PyTorch compares their real part with 0.
+        real_exponent = exponent.real if _is_complex(exponent) else exponent
         if isinstance(input, Tensor):
-            at_zero = (input == 0) & (exponent >= 0)
-            grad_exponent = E.where(at_zero, 0.0, grad * result * E.log(E.where(at_zero, 1.0, input)))
+            at_zero = (input == 0) & (real_exponent >= 0)
+            grad_exponent = E.where(at_zero, 0.0, grad * conj(result * E.log(E.where(at_zero, 1.0, input))))
         elif input == 0:
             # 0 ** x: no gradient where x >= 0 (PyTorch's convention), -inf * result below.
-            grad_exponent = E.where(exponent >= 0, 0.0, grad * result * -math.inf)
+            grad_exponent = E.where(real_exponent >= 0, 0.0, grad * result * -math.inf)
+        elif isinstance(input, complex) or _is_complex(exponent):
+            grad_exponent = grad * conj(result * cmath.log(input))
         else:
             # log of a negative base is nan in PyTorch's rule: s ** x is not real-differentiable.
             grad_exponent = grad * result * (math.log(input) if input > 0 else math.nan)
@@ -294,7 +318,7 @@ def clamp(ctx, grad, input, lo, hi):
 composite("positive", "sgn", "clamp_min", "clamp_max", "addcmul", "addcmul_", "addcdiv",
           "addcdiv_", "nan_to_num", "nan_to_num_")
 not_differentiable(
-    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "isclose",
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isclose",
     "eq", "ne", "lt", "le", "gt", "ge",
     "logical_and", "logical_or", "logical_xor", "logical_not",
     "logical_and_", "logical_or_", "logical_xor_", "logical_not_",

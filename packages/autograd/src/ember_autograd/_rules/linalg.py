@@ -4,6 +4,7 @@
 mv, dot, outer and addmv/baddbmm are made of matmul, mul and add. `addmm` has its own
 rule so that a linear layer records one node.
 """
+from ._conjugate import conj
 from ._registry import composite, derivative
 
 
@@ -24,6 +25,9 @@ def _matmul_name(input, other, **_):
             save=lambda input, other, **_: (input, other))
 def matmul(ctx, grad, a, b):
     needs = ctx.needs_input_grad
+    # Complex operands: each gradient multiplies by the conjugate of the other (a no-op
+    # for real tensors, whose conj is themselves).
+    a, b = conj(a), conj(b)
     grad_a = grad_b = None
     if a.dim() == 1 and b.dim() == 1:
         return (grad * b if needs[0] else None, grad * a if needs[1] else None)
@@ -52,6 +56,7 @@ def matmul(ctx, grad, a, b):
             save=lambda input, mat1, mat2, *, beta=1, alpha=1, **_: (mat1, mat2, beta, alpha))
 def addmm(ctx, grad, mat1, mat2, beta, alpha):
     needs = ctx.needs_input_grad
+    mat1, mat2 = conj(mat1), conj(mat2)  # conjugates for complex operands, as in matmul
     grad_input = grad_mat1 = grad_mat2 = None
     if needs[0]:
         grad_input = grad if beta == 1 else grad * beta

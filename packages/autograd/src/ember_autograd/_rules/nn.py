@@ -4,10 +4,9 @@ Linear kernels come in adjoint pairs, and each one's derivative is its partner:
 convolution <-> convolution_backward_input/_weight, max_pool_backward <->
 take_along_planes, avg_pool <-> avg_pool_backward, im2col <-> col2im,
 embedding <-> embedding_backward, nll_loss <-> nll_loss_backward. So their gradients
-are themselves differentiable (double backward). softmax/log_softmax backward are
-written with differentiable ops; the normalisation rules use their fused backward
-kernels unless a graph of the gradient is wanted (create_graph), when they switch to
-the same formula in differentiable ops.
+are themselves differentiable (double backward). The softmax/log_softmax and
+normalisation rules use their fused backward kernels unless a graph of the gradient is
+wanted (create_graph), when they switch to the same formula in differentiable ops.
 """
 from ember_tensor import nn_ops as K
 
@@ -222,8 +221,8 @@ def native_group_norm(ctx, grads, input, weight, mean, rstd, num_groups, eps):
 
 def _not_differentiated_again(op_name):
     def backward(ctx, grads, *saved):
-        raise RuntimeError(f"the derivative for '{op_name}' is not implemented: differentiate the norm "
-                           "with create_graph=True to get a differentiable gradient.")
+        raise RuntimeError(f"the derivative for '{op_name}' is not implemented: differentiate the "
+                           "forward op with create_graph=True to get a differentiable gradient.")
     return backward
 
 
@@ -236,12 +235,20 @@ for _name in ("batch_norm_backward", "layer_norm_backward", "group_norm_backward
 
 @derivative("softmax", save=lambda input, dim, dtype=None: (RESULT, dim))
 def softmax(ctx, grad, output, dim):
+    if not _create_graph():
+        return K.softmax_backward(grad, output, dim)
     return (grad - (grad * output).sum(dim, keepdim=True)) * output
 
 
 @derivative("log_softmax", save=lambda input, dim, dtype=None: (RESULT, dim))
 def log_softmax(ctx, grad, output, dim):
+    if not _create_graph():
+        return K.log_softmax_backward(grad, output, dim)
     return grad - output.exp() * grad.sum(dim, keepdim=True)
+
+
+for _name in ("softmax_backward", "log_softmax_backward"):
+    derivative(_name, inputs=("grad_output",))(_not_differentiated_again(_name))
 
 
 def _nll_save(input, target, weight=None, reduction="mean", ignore_index=-100):
@@ -300,3 +307,27 @@ def col2im(ctx, grad, params):
 
 
 not_differentiable("one_hot")
+
+
+# -- recurrent layers ---------------------------------------------------------------------
+# The fused layer ops run inside ember-nn's one autograd Function per layer call, which
+# calls the backward ops itself (and the unfused composition when a graph of the gradient
+# is wanted). Called directly on tensors that require grad, they record a node that says so.
+
+def _through_the_module(op_name):
+    def backward(ctx, grads, *saved):
+        raise RuntimeError(f"the derivative for '{op_name}' is not implemented: use ember.nn's LSTM/GRU/RNN "
+                           "modules, whose autograd Function calls the fused backward op.")
+    return backward
+
+
+_RECURRENT_INPUTS = {
+    "lstm_layer": ("input", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "hx", "cx"),
+    "gru_layer": ("input", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "hx"),
+    "rnn_layer": ("input", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "hx"),
+    "lstm_layer_backward": ("grad_output", "grad_hy", "grad_cy"),
+    "gru_layer_backward": ("grad_output", "grad_hy"),
+    "rnn_layer_backward": ("grad_output", "grad_hy"),
+}
+for _name, _inputs in _RECURRENT_INPUTS.items():
+    derivative(_name, inputs=_inputs)(_through_the_module(_name))

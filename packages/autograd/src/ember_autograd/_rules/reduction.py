@@ -11,6 +11,7 @@ import math
 import ember_tensor as E
 from ember_tensor import Tensor
 
+from ._conjugate import conj
 from ._registry import RESULT, composite, derivative, not_differentiable
 
 _INF = float("inf")
@@ -91,7 +92,7 @@ def prod(ctx, grad, input, result, shape, dims, keepdim):
     result = _keep_reduced_dims(result, shape, dims, keepdim)
     is_zero = input == 0
     if not bool(is_zero.any()):
-        return grad * result / input
+        return grad * conj(result / input)  # conj: complex inputs (a no-op for real)
     # With zeros, result / input is wrong: the product of the others is 0 when the slice has
     # another zero, and the product of the non-zeros when this element is the only zero.
     zeros = is_zero.sum(dims, keepdim=True) if dims else is_zero.to(grad.dtype)
@@ -99,7 +100,7 @@ def prod(ctx, grad, input, result, shape, dims, keepdim):
         E.where(is_zero, 1.0, input).reshape(-1).prod().reshape([1] * len(shape))
     others = E.where(is_zero, E.where(zeros == 1, nonzero_prod, 0.0),
                      E.where(zeros > 0, 0.0, result / E.where(is_zero, 1.0, input)))
-    return grad * others
+    return grad * conj(others)
 
 
 # -- selections: max, min, amax, amin, median ----------------------------------------------

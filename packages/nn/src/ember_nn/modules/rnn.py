@@ -1,9 +1,12 @@
 """Recurrent layers: RNN, LSTM, GRU and their cells, with PyTorch's parameter names and init.
 
-The input-to-hidden products of a whole sequence are one matrix product per layer and
-direction; the recurrence then steps through time with one hidden-to-hidden product per
-step. A PackedSequence runs padded, with each sequence's state frozen once it has ended,
-so its outputs and final states equal those of the sequence run alone.
+Each layer and direction runs as one call of a fused op (`_recurrence`): the input
+projections of the whole sequence in one matrix product, then per step one recurrent
+product and one gate kernel, recorded as one autograd node. What the fused ops do not
+cover runs as a composition of ops (`_recurrence.run_composed`): a PackedSequence runs
+padded, with each sequence's state frozen once it has ended, so its outputs and final
+states equal those of the sequence run alone; LSTM projections; devices without the
+kernels.
 """
 import math
 
@@ -13,37 +16,12 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
+from . import _recurrence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
-
-
-def _linear(x, weight, bias):
-    out = et.matmul(x, weight.t())
-    return out if bias is None else out + bias
-
-
-def _rnn_step(mode, gates_x, h, c, w_hh, b_hh, w_hr):
-    """One time step from precomputed input gates; returns (h, c)."""
-    gates_h = _linear(h, w_hh, b_hh)
-    if mode == "LSTM":
-        i, f, g, o = (gates_x + gates_h).chunk(4, dim=-1)
-        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-        h = o.sigmoid() * c.tanh()
-        if w_hr is not None:
-            h = et.matmul(h, w_hr.t())
-        return h, c
-    if mode == "GRU":
-        x_r, x_z, x_n = gates_x.chunk(3, dim=-1)
-        h_r, h_z, h_n = gates_h.chunk(3, dim=-1)
-        r = (x_r + h_r).sigmoid()
-        z = (x_z + h_z).sigmoid()
-        n = (x_n + r * h_n).tanh()
-        return (1 - z) * n + z * h, None
-    pre = gates_x + gates_h
-    return (pre.tanh() if mode == "RNN_TANH" else pre.relu()), None
 
 
 class RNNBase(Module):
@@ -198,22 +176,11 @@ class RNNBase(Module):
             raise RuntimeError(f"{what} {shape}, got {tuple(h.shape)}")
 
     def _run_direction(self, x, layer, direction, h, c, mask):
-        w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
-        gates_x = _linear(x, w_ih, b_ih)     # every step's input gates in one product
-        steps = range(x.shape[0] - 1, -1, -1) if direction == 1 else range(x.shape[0])
-        outputs = [None] * x.shape[0]
-        for t in steps:
-            new_h, new_c = _rnn_step(self.mode, gates_x[t], h, c, w_hh, b_hh, w_hr)
-            if mask is not None:      # an ended sequence keeps its state and outputs zeros
-                keep = mask[t]
-                new_h = keep * new_h + (1 - keep) * h
-                if new_c is not None:
-                    new_c = keep * new_c + (1 - keep) * c
-                outputs[t] = new_h * keep
-            else:
-                outputs[t] = new_h
-            h, c = new_h, new_c
-        return et.stack(outputs), h, c
+        weights = self._weights(layer, direction)
+        reverse = direction == 1
+        if _recurrence.can_fuse(x, h, c, weights, mask):
+            return _recurrence.run_fused(self.mode, x, h, c, weights, reverse)
+        return _recurrence.run_composed(self.mode, x, h, c, weights, reverse, mask)
 
 
 class RNN(RNNBase):
@@ -283,8 +250,13 @@ class RNNCellBase(Module):
         zeros = et.zeros(x.shape[0], self.hidden_size, dtype=x.dtype, device=x.device)
         h = zeros if h is None else (h if batched else h.unsqueeze(0))
         c = (zeros if c is None else (c if batched else c.unsqueeze(0))) if mode == "LSTM" else None
-        gates_x = _linear(x, self.weight_ih, self.bias_ih)
-        h, c = _rnn_step(mode, gates_x, h, c, self.weight_hh, self.bias_hh, None)
+        weights = (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh, None)
+        if _recurrence.can_fuse(x, h, c, weights, None):
+            # A cell is a layer over a sequence of one step: the fused layer op, one node.
+            _, h, c = _recurrence.run_fused(mode, x.unsqueeze(0), h, c, weights, False)
+        else:
+            gates_x = _recurrence.linear(x, self.weight_ih, self.bias_ih)
+            h, c = _recurrence.step(mode, gates_x, h, c, self.weight_hh, self.bias_hh, None)
         if not batched:
             h = h.squeeze(0)
             c = c.squeeze(0) if c is not None else None

@@ -235,7 +235,9 @@ def neg(a):
 
 
 def abs(a):  # noqa: A001
-    return a if a >= 0 else -a
+    # Zero (either sign) and NaN take the last branch: a - a is +0. for -0., as PyTorch's
+    # fabs gives (a >= 0 would return -0. itself), and keeps a NaN's sign, unlike -a.
+    return a if a > 0 else (-a if a < 0 else a - a)
 
 
 def sign(a):

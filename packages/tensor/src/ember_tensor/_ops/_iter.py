@@ -10,7 +10,8 @@ from .. import _dtype as D
 from .._device import CPU
 from .._tensor import Tensor
 
-LOW_PRECISION = _LOW_PRECISION = frozenset((D.float16, D.bfloat16))
+# Dtypes that kernels compute in a wider type (`compute_dtype`).
+LOW_PRECISION = _LOW_PRECISION = frozenset((D.float16, D.bfloat16, D.complex32) + D.FLOAT8_DTYPES)
 
 
 def broadcast_shapes(*shapes):
@@ -75,8 +76,11 @@ def _broadcast_pair(a, b):
 
 
 def compute_dtype(d):
-    """Kernels compute float16/bfloat16 in float32 (NumPy/Numba have no fast half math)."""
-    return D.float32 if d in _LOW_PRECISION else d
+    """Kernels compute float16/bfloat16/float8 in float32 and complex32 in complex64
+    (NumPy/Numba have no fast half math, and no complex32 at all)."""
+    if d in _LOW_PRECISION:
+        return D.complex64 if d is D.complex32 else D.float32
+    return d
 
 
 def common_device(operands):
@@ -152,9 +156,7 @@ def check_out_cast(result_dtype, out_dtype):
 
 
 def _scalar_type_name(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}[d.name]
+    return D.scalar_type_name(d)
 
 
 def type_name(d):

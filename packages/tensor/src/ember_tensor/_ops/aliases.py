@@ -104,7 +104,7 @@ def is_same_size(input, other):
 
 
 def is_conj(input):
-    """False: ember has no complex dtypes, so no conjugate bit."""
+    """False: ember conjugates eagerly (`conj` computes new values), so no conjugate bit."""
     return False
 
 
@@ -114,7 +114,7 @@ def is_neg(input):
 
 
 def resolve_conj(input):
-    """`input` itself: there is no conjugate bit to materialise."""
+    """`input` itself: ember's `conj` is eager, so there is no conjugate bit to materialise."""
     return input
 
 

@@ -1,11 +1,12 @@
 """Copies and conversions: clone, contiguous, copy_, fill_, to(), type(), detach."""
 import builtins
+import warnings
 
 from .. import _backends
 from .. import _dtype as D
-from .._device import device as _device_cls, to_device
+from .._device import CPU, device as _device_cls, to_device
 from .._dispatch import op
-from .._tensor import Tensor
+from .._tensor import Storage, Tensor
 from . import _iter
 from .views import make_view
 
@@ -39,6 +40,7 @@ def copy_(self, src, non_blocking=False):
             raise RuntimeError(
                 f"output with shape {list(shape)} doesn't match the broadcast shape "
                 f"{list(_iter.broadcast_shapes(shape, tuple(src._data.shape)))}")
+    _warn_if_discarding_imag(src._dtype, self._dtype)
     backend = _backends.get(self._device)
     data = src._data
     if src._device != self._device:
@@ -72,16 +74,24 @@ def zero_(self):
     return fill_(self, 0)
 
 
+def _warn_if_discarding_imag(src, dst):
+    if src.category == D._COMPLEX and dst.category != D._COMPLEX:
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
+
+
 def _convert(self, dtype, device, copy=False, non_blocking=False):
     if dtype is self._dtype and device == self._device and not copy:
         return self
+    _warn_if_discarding_imag(self._dtype, dtype)
     storage = _backends.get(device).storage
     if device == self._device:
         data = storage.empty(tuple(self._data.shape), dtype.np)
         storage.copy_(data, self._data)
     else:  # across devices through host memory (a CPU target adopts a fresh host copy)
         host = self._host_numpy()
-        data = storage.adopt(host.astype(dtype.np) if host.dtype != dtype.np else host, non_blocking)
+        if host.dtype != dtype.np:
+            host = _backends.get(CPU).storage.astype(host, dtype.np)
+        data = storage.adopt(host, non_blocking)
     return Tensor._wrap(data, dtype, device)
 
 
@@ -117,6 +127,9 @@ float = _caster(D.float32)  # noqa: A001
 double = _caster(D.float64)
 half = _caster(D.float16)
 bfloat16 = _caster(D.bfloat16)
+cfloat = _caster(D.complex64)
+cdouble = _caster(D.complex128)
+chalf = _caster(D.complex32)
 int = _caster(D.int32)  # noqa: A001
 long = _caster(D.int64)
 short = _caster(D.int16)
@@ -184,7 +197,7 @@ def detach_(self):
 def _get_data(self):
     # Same memory, but its own version counter: in-place changes through .data are not
     # seen by autograd's saved-tensor checks (the 0.4 migration guide's .data example).
-    storage = self._storage.__class__(self._storage.buf)
+    storage = Storage(self._storage.buf)  # a plain one even for a StorageAlias's view
     t = Tensor._wrap(self._data, self._dtype, self._device, storage, self._offset)
     return t
 

@@ -42,12 +42,14 @@ def _finish(data, dtype, device, requires_grad):
 def from_host(arr, dtype, device=CPU, requires_grad=False):
     """A new tensor holding a copy of host NumPy array `arr` converted to `dtype`."""
     device = to_device(device)
-    arr = _backends.get(device).storage.adopt(np.asarray(arr).astype(dtype.np, copy=True))
+    host = _backends.get(CPU).storage.astype(np.asarray(arr), dtype.np)  # a copy, as complex32 needs too
+    arr = _backends.get(device).storage.adopt(host)
     return _finish(arr, dtype, device, requires_grad)
 
 
 def _infer_dtype(data):
-    """The dtype torch.tensor(data) picks: bool, int64 or the default float."""
+    """The dtype torch.tensor(data) picks: bool, int64, the default float or the default
+    complex (complex64 unless the default float is float64)."""
     if isinstance(data, Tensor):
         return data._dtype
     if isinstance(data, np.ndarray):
@@ -56,6 +58,8 @@ def _infer_dtype(data):
         return D.from_numpy_dtype(data.dtype)
     kinds = set()
     _collect_kinds(data, kinds)
+    if "c" in kinds:
+        return D.default_complex_dtype()
     if "f" in kinds:
         return D.get_default_dtype()
     if "i" in kinds:
@@ -72,10 +76,12 @@ def _collect_kinds(data, kinds):
         kinds.add("i")
     elif isinstance(data, (float, np.floating)):
         kinds.add("f")
+    elif isinstance(data, (complex, np.complexfloating)):
+        kinds.add("c")
     elif isinstance(data, Tensor):
-        kinds.add({D._BOOL: "b", D._INT: "i", D._FLOAT: "f"}[data._dtype.category])
+        kinds.add({D._BOOL: "b", D._INT: "i", D._FLOAT: "f", D._COMPLEX: "c"}[data._dtype.category])
     elif isinstance(data, np.ndarray):
-        kinds.add({"b": "b", "i": "i", "u": "i", "f": "f"}.get(data.dtype.kind, "f"))
+        kinds.add({"b": "b", "i": "i", "u": "i", "f": "f", "c": "c"}.get(data.dtype.kind, "f"))
     elif isinstance(data, (list, tuple)):
         for x in data:
             _collect_kinds(x, kinds)
@@ -90,8 +96,11 @@ def _to_host_array(data, dtype):
         _check_rectangular(data)
         if any(isinstance(x, Tensor) for x in _flat_items(data)):
             data = _replace_tensors(data)
+    # Integers are read exactly first (then wrapped by the cast); complex32 goes through
+    # complex64, which NumPy can parse.
+    np_dtype = None if dtype.category == D._INT else np.complex64 if dtype is D.complex32 else dtype.np
     try:
-        return np.array(data, dtype=dtype.np if dtype.category != D._INT else None)
+        return np.array(data, dtype=np_dtype)
     except OverflowError:
         raise RuntimeError("Overflow when unpacking long") from None
 
@@ -180,6 +189,47 @@ def from_numpy(ndarray):
                         "Conversion between byte orders is currently not supported.")
     t = Tensor._wrap(ndarray, dtype, CPU)
     t._storage.buf = _contiguous_buffer(ndarray) if ndarray.size else ndarray.reshape(-1)
+    return t
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-d CPU tensor over the bytes of `buffer` (any object with the buffer protocol),
+    skipping `offset` bytes and reading `count` elements of `dtype` (-1: all that remain).
+    The tensor shares the buffer's memory, as PyTorch's does.
+
+    >>> import ember_tensor as torch
+    >>> torch.frombuffer(bytearray(b"\\x01\\x00\\x02\\x00"), dtype=torch.int16).tolist()
+    [1, 2]
+    """
+    dtype = D.to_dtype(dtype)
+    view = memoryview(buffer)
+    length = view.nbytes
+    size = dtype.itemsize
+    if length <= 0 and count != 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if offset < 0 or offset > length - 1:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+                         f"({length} bytes) minus 1")
+    if count < 0:
+        if (length - offset) % size:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a "
+                             f"multiple of element size ({size})")
+        count = (length - offset) // size
+    elif offset + count * size > length:
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset ({offset} bytes) must "
+                         f"not be greater than actual buffer length ({length} bytes)")
+    if view.readonly:
+        warnings.warn("The given buffer is not writable, and PyTorch does not support non-writable tensors. This "
+                      "means you can write to the underlying (supposedly non-writable) buffer using the tensor. You "
+                      "may want to copy the buffer to protect its data or make it writable before converting it to "
+                      "a tensor. This type of warning will be suppressed for the rest of this program.",
+                      UserWarning, stacklevel=2)
+    # Read-only bytes give a read-only array: a write raises NumPy's error where PyTorch's
+    # behaviour is undefined.
+    array = np.frombuffer(view.cast("B"), dtype=dtype.np, count=count, offset=offset)
+    t = Tensor._wrap(array, dtype, CPU)
+    if requires_grad:
+        t.requires_grad_(True)
     return t
 
 
@@ -433,9 +483,14 @@ class _LegacyTensorType(type):
         return f"<class '{cls.__module__}.{cls.__name__}'>"
 
 
+# The dtypes with a legacy constructor (torch.FloatTensor ...): PyTorch has none for the
+# complex and float8 dtypes.
+LEGACY_DTYPES = (D.float16, D.bfloat16, D.float32, D.float64, D.int8, D.int16, D.int32, D.int64, D.uint8, D.bool)
+
+
 def _legacy_types(device_type, module):
     types = {}
-    for d in D.ALL_DTYPES:
+    for d in LEGACY_DTYPES:
         name = d._tensor_type
         types[name] = _LegacyTensorType(name, (), {"dtype": d, "device_type": device_type,
                                                   "__module__": module,

@@ -31,10 +31,13 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> torch.linalg.vector_norm(torch.tensor([3., 4.])).item()
     5.0
     """
-    if x._dtype.category != D._FLOAT:  # half precision is fine here, unlike in LAPACK
+    if x._dtype.category < D._FLOAT:  # half precision is fine here, unlike in LAPACK
         check_float(x, "linalg.vector_norm")
     if dtype is not None:
         x = x.to(dtype)
+    if x._dtype.category == D._COMPLEX:
+        # The norm of complex numbers is that of their magnitudes: a real result.
+        x = x.abs()
     dims = _dims(dim, x.dim())
     if dims is None or x.dim() == 0:
         reduce_dims = tuple(builtins.range(x.dim()))
@@ -68,7 +71,7 @@ def vector_norm_count(x, dims, keepdim):
     An op of its own so that autograd can record it as PyTorch does: the result requires
     grad when x does, and backward sends x no gradient (None, not zeros).
     """
-    return (x != 0).to(x.dtype).sum(dims, keepdim=keepdim)
+    return (x != 0).to(x.dtype.to_real()).sum(dims, keepdim=keepdim)
 
 
 @op("linalg_matrix_norm")

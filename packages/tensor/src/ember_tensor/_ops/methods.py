@@ -6,12 +6,14 @@ from . import shared
 from . import linalg_legacy, shape_ops
 from . import index_ops, scans, sorting
 from . import aliases, combinatorics, quantiles, statistics, view_scatters, views_inplace
+from . import complex_views
+from .signal import stft as _stft
 
 # Functions of these modules that take the tensor first become methods of the same name.
 _METHOD_MODULES = (elementwise, *elementwise._MODULES, views, convert, linalg, random, reduction, reduction_stats,
                   pinned, shared, shape_ops,
                   index_ops, sorting, scans, linalg_legacy, quantiles, views_inplace, combinatorics,
-                  statistics, aliases, view_scatters)
+                  statistics, aliases, view_scatters, complex_views, _stft)
 _NOT_METHODS = {"binary", "unary", "copy_to_out", "make_view", "view_strides", "contiguous_strides",
                 "broadcast_shapes", "broadcast_tensors", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d",
                 "block_diag", "where", "isclose", "allclose", "equal", "clip", "clip_",
@@ -26,7 +28,10 @@ _NOT_METHODS = {"binary", "unary", "copy_to_out", "make_view", "view_strides", "
                 # stacking helpers that are not Tensor methods in PyTorch
                 "column_stack", "dstack",
                 # a top-level function only (the method is fill_)
-                "fill", "typename", "rsub"}
+                "fill", "typename", "rsub",
+                # complex views that are functions only (real/imag are properties, below)
+                "view_as_real", "view_as_complex", "view_as_real_copy", "view_as_complex_copy", "real", "imag",
+                "polar", "complex", "is_complex"}
 
 
 def _public_functions(module):
@@ -94,12 +99,24 @@ def install():
         setattr(Tensor, name, fn)
     Tensor.T = property(views._full_reverse, doc="All dims reversed (a matrix's transpose).")
     Tensor.mT = property(views._matrix_transpose, doc="Transpose of the last two dims.")
-    Tensor.H = Tensor.mH = property(
-        lambda self: views._matrix_transpose(self) if self.dim() > 2 else views.t(self),
-        doc="Conjugate transpose (the transpose: ember has no complex dtypes).")
+    Tensor.H = property(
+        lambda self: E.conj(views._matrix_transpose(self) if self.dim() > 2 else views.t(self)),
+        doc="Conjugate transpose of a matrix (a copy for complex: conj is eager).")
+    Tensor.mH = property(lambda self: E.conj(views._matrix_transpose(self)),
+                         doc="Conjugate transpose of the last two dims (a copy for complex: conj is eager).")
+    Tensor.real = property(complex_views.real, _set_real, doc="The real parts (a view); a real tensor itself.")
+    Tensor.imag = property(complex_views.imag, _set_imag, doc="The imaginary parts (a view) of a complex tensor.")
     Tensor.data = convert.data
     Tensor.layout = property(lambda self: _strided(), doc="The memory layout: strided.")
     Tensor.__hash__ = lambda self: id(self)
+
+
+def _set_real(self, value):
+    complex_views.real(self).copy_(value if isinstance(value, Tensor) else creation.tensor(value))
+
+
+def _set_imag(self, value):
+    complex_views.imag(self).copy_(value if isinstance(value, Tensor) else creation.tensor(value))
 
 
 def _strided():

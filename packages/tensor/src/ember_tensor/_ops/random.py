@@ -19,6 +19,7 @@ from .. import _random
 from .._dispatch import op
 from .._tensor import Tensor
 from . import _iter
+from .complex_views import view_as_complex
 from ._random_args import (
     MISSING, check_p, check_probabilities, check_std, factory, float_arg, int_arg, like, new_tensor,
     random_backend, random_range, require_float, sample,
@@ -63,6 +64,13 @@ def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, d
     """
     shape, dtype, device, gen = factory("randn", args, size, out, dtype, device, generator,
                                         D.get_default_dtype())
+    if dtype.category == D._COMPLEX and out is None:
+        # As PyTorch: the real and imaginary parts are independent N(0, 1/2) samples, drawn
+        # as one real tensor with a trailing dim of 2 (so the variance of z is 1).
+        parts = sample(random_backend(device).normal, gen, tuple(shape) + (2,), dtype.to_real(), device,
+                       0.0, 0.5 ** 0.5)
+        result = view_as_complex(parts)
+        return result.requires_grad_() if requires_grad else result
     require_float(dtype, "normal_kernel_cpu", device)
     return sample(random_backend(device).normal, gen, shape, dtype, device, 0.0, 1.0,
                   requires_grad=requires_grad, out=out)

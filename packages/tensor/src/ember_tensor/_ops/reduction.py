@@ -135,7 +135,7 @@ def _pair(cls, values, indices, out):
 def _sum_dtype(input, dtype):
     if dtype is not None:
         return D.to_dtype(dtype)
-    return input._dtype if input._dtype.category == D._FLOAT else D.int64
+    return input._dtype if input._dtype.category >= D._FLOAT else D.int64
 
 
 @op()
@@ -160,7 +160,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """
     _check_tensor(input, "mean")
     result = input._dtype if dtype is None else D.to_dtype(dtype)
-    if result.category != D._FLOAT:
+    if result.category < D._FLOAT:
         which = "Input" if dtype is None else "Optional"
         raise RuntimeError(
             f"mean(): could not infer output dtype. {which} dtype must be either a floating point "
@@ -185,11 +185,18 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 # --- max, min, amax, amin, argmax, argmin ---------------------------------------------------
 
+def _reject_complex(input, kernel):
+    """Complex numbers have no order: PyTorch's dispatch error naming its `kernel`."""
+    if isinstance(input, Tensor) and input._dtype.category == D._COMPLEX:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_iter.type_name(input._dtype)}\'')
+
+
 def _extreme(name, input, dim, keepdim, other, out):
     if isinstance(dim, Tensor) or other is not None:  # max(input, other): elementwise
         return (E.maximum if name == "max" else E.minimum)(input, other if other is not None else dim,
                                                        out=out)
     _check_tensor(input, name)
+    _reject_complex(input, f"{name}_all" if dim is None else f"{name}_cpu")
     if dim is None:
         _check_nonempty(input, (), name, False)
         return _reduce("a" + name, input, tuple(range(input._data.ndim)), False, input._dtype,
@@ -232,6 +239,7 @@ def min(input, dim=None, keepdim=False, *, other=None, out=None):  # noqa: A001
 
 def _amax_amin(name, input, dim, keepdim, out):
     _check_tensor(input, name)
+    _reject_complex(input, f"{name[1:]}_values_cpu")
     dims = _reduce_dims(input, dim, name)
     given = not (dim is None or (isinstance(dim, (tuple, list, Size)) and not dim))
     _check_nonempty(input, dims, name, given)
@@ -258,6 +266,8 @@ def _argextreme(name, input, dim, keepdim, out):
     _check_tensor(input, name)
     if input._dtype is D.bool:
         raise RuntimeError(f"{name}(): does not support bool input")
+    if input._dtype.category == D._COMPLEX:
+        raise RuntimeError(f"{name}(): does not support complex input")
     ndim = input._data.ndim
     if dim is None:
         _check_nonempty(input, (), name, False, IndexError, hint=False)

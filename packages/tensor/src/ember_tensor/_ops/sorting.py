@@ -41,6 +41,8 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
     >>> sort(tensor([3, 1, 2])).indices
     tensor([1, 2, 0])
     """
+    if input._dtype.category == D._COMPLEX:
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")
     values, indices = _sorting(input).sort(input._data, _line_dim(input, dim), descending)
     return _pair(return_types.sort, *_wrap_pair(input, values, indices), out)
 
@@ -75,6 +77,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A00
     values=tensor([4., 3.]),
     indices=tensor([1, 3]))
     """
+    if input._dtype.category == D._COMPLEX:
+        raise RuntimeError(" topk does not support complex dtypes on CPU")
     ndim = input._data.ndim
     size = input._data.shape[wrap_dim(dim, max(ndim, 1))] if ndim else 1
     if not 0 <= k <= size:

@@ -26,8 +26,9 @@ from ._globals import (add_safe_globals, allowed_global, clear_safe_globals, get
                        register_global, register_module_alias, safe_globals)
 from ._legacy import is_legacy, read_legacy_checkpoint, write_legacy_checkpoint
 from ._map_location import place_storage
-from ._rebuild import SerializationError, StorageType
-from ._unpickler import FullUnpickler, WeightsUnpickler, globals_in_pickle
+from ._rebuild import SerializationError, StorageType, rebuild_tensor
+from ._tar_legacy import is_tar, read_tar_checkpoint
+from ._unpickler import UNSAFE_MESSAGE, FullUnpickler, WeightsUnpickler, globals_in_pickle
 from ._zip_reader import ZipCheckpoint, is_zip
 from ._zip_writer import write_zip_checkpoint
 
@@ -184,7 +185,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
         mmap: map a zip checkpoint's file instead of reading it (a private, copy-on-write
             mapping: writes to the tensors never reach the file).
 
-    Reads PyTorch's zip format, the legacy (pre-1.6) format and ember's former format;
+    Reads PyTorch's zip format, the legacy (pre-1.6) format, the tar-era (pre-0.4) format
+    (with ``weights_only=False`` only, as PyTorch) and ember's former format;
     a truncated or altered file raises an error, never different values.
     """
     if weights_only is None:
@@ -204,20 +206,24 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     if mmap:
         raise RuntimeError("mmap can only be used with files saved with `torch.save(_use_new_zipfile_serialization"
                            "=True), please torch.save your checkpoint with this option in order to use mmap.")
+    # The two pre-1.6 formats: records read with the restricted unpickler whatever
+    # `weights_only` says (they hold no code), the object with the one it chose.
+    def record(buffer, start):
+        return _unpickle(buffer, _no_storages, True, None, {}, start)
+
+    def obj_pickle(buffer, start, persistent_load):
+        return _unpickle(buffer, persistent_load, weights_only, pickle_module, pickle_load_args, start)[0]
+
+    def place(raw, dtype, location):
+        return place_storage(raw, dtype, location, map_location)
+
     if is_legacy(data):
-        def plain(buffer, start):
-            return _unpickle(buffer, _no_storages, True, None, {}, start)
-
-        def obj_pickle(buffer, start, persistent_load):
-            return _unpickle(buffer, persistent_load, weights_only, pickle_module, pickle_load_args, start)[0]
-
-        def place(raw, dtype, location):
-            return place_storage(raw, dtype, location, map_location)
-
-        return read_legacy_checkpoint(data, plain, obj_pickle, _storage_dtype, place)
-    if len(data) > 262 and bytes(data[257:262]) == b"ustar":
-        raise SerializationError("ember.load: this is a tar-era PyTorch checkpoint (before 0.4); ember does not read "
-                                 "it. Load it with an old PyTorch and save it again.")
+        return read_legacy_checkpoint(data, record, obj_pickle, _storage_dtype, place)
+    if is_tar(data):
+        if weights_only:  # PyTorch refuses the tar format under weights_only, and so does ember
+            raise RuntimeError("Cannot use ``weights_only=True`` with files saved in the legacy .tar format. "
+                               + UNSAFE_MESSAGE)
+        return read_tar_checkpoint(data, record, obj_pickle, _storage_dtype, place, rebuild_tensor)
     if not data:
         raise SerializationError("ember.load: the file is empty (Ran out of input)")
     # PyTorch's words: the file is neither a zip nor a legacy checkpoint. ember never

@@ -15,6 +15,7 @@ from .. import _backends
 from .. import _dtype as D
 from .._device import CPU as _CPU, device as _device_cls
 from .._layout import sparse_coo, strided
+from .._ops.creation import LEGACY_TYPES
 from .._size import Size
 from .._tensor import Storage, Tensor
 from ._globals import register_global
@@ -43,13 +44,13 @@ class StorageType:
 STORAGE_TYPES = {d: StorageType(name, d) for d, name in [
     (D.float16, "HalfStorage"), (D.bfloat16, "BFloat16Storage"), (D.float32, "FloatStorage"),
     (D.float64, "DoubleStorage"), (D.int8, "CharStorage"), (D.int16, "ShortStorage"),
-    (D.int32, "IntStorage"), (D.int64, "LongStorage"), (D.uint8, "ByteStorage"), (D.bool, "BoolStorage")]}
+    (D.int32, "IntStorage"), (D.int64, "LongStorage"), (D.uint8, "ByteStorage"), (D.bool, "BoolStorage"),
+    (D.complex64, "ComplexFloatStorage"), (D.complex128, "ComplexDoubleStorage")]}
 
 # PyTorch dtypes and storages that ember has no dtype for: named, so the error can say so.
-_UNSUPPORTED_DTYPES = ["complex32", "complex64", "complex128", "uint16", "uint32", "uint64", "qint8", "quint8",
-                       "qint32", "quint4x2", "quint2x4", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
-                       "float8_e5m2fnuz", "bits8", "bits16"]
-_UNSUPPORTED_STORAGES = ["ComplexFloatStorage", "ComplexDoubleStorage", "QInt8Storage", "QUInt8Storage",
+_UNSUPPORTED_DTYPES = ["uint16", "uint32", "uint64", "qint8", "quint8",
+                       "qint32", "quint4x2", "quint2x4", "bits8", "bits16"]
+_UNSUPPORTED_STORAGES = ["QInt8Storage", "QUInt8Storage",
                          "QInt32Storage", "QUInt4x2Storage", "QUInt2x4Storage"]
 
 
@@ -61,8 +62,8 @@ def storage_type_for(dtype):
 def _unsupported_storage(name):
     def refuse(*args, **kwargs):
         raise SerializationError(f"ember.load: the checkpoint holds a torch.{name}, a dtype ember does not "
-                                 "support (ember has float16, bfloat16, float32, float64, int8, int16, int32, "
-                                 "int64, uint8 and bool)")
+                                 "support (ember has float16, bfloat16, float32, float64, complex64, complex128, "
+                                 "int8, int16, int32, int64, uint8 and bool)")
     refuse.__name__ = refuse.__qualname__ = name
     return refuse
 
@@ -245,6 +246,10 @@ def _register():
         register_global(f"torch.{d.name}", d, safe=True)
     for name in _UNSUPPORTED_DTYPES:
         register_global(f"torch.{name}", _unsupported_storage(name), safe=True)
+    # Legacy tensor types (``torch.FloatTensor``): tar-era records name them; PyTorch's
+    # weights_only unpickler allows them too (constructors of plain tensors).
+    for name, tensor_type in LEGACY_TYPES.items():
+        register_global(f"torch.{name}", tensor_type, safe=True)
     register_global("torch.Size", Size, safe=True)
     register_global("torch.device", _device_cls, safe=True)
     register_global("torch.Tensor", Tensor, safe=True)

@@ -17,18 +17,22 @@ import struct
 from .._tensor import Tensor
 from . import _globals
 
-__all__ = ["WeightsUnpickler", "FullUnpickler", "weights_only_error", "globals_in_pickle"]
+__all__ = ["WeightsUnpickler", "FullUnpickler", "weights_only_error", "globals_in_pickle", "UNSAFE_MESSAGE"]
 
 _MAX_TUPLE_DEPTH = 1000   # hashing a deeper tuple could overflow the C stack
 _MAX_LONG_BYTES = 1 << 16
 
 
+# PyTorch's UNSAFE_MESSAGE: what every weights_only refusal tells the user.
+UNSAFE_MESSAGE = ("In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` "
+                  "from `False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will likely "
+                  "succeed, but it can result in arbitrary code execution. Do it only if you got the file from a "
+                  "trusted source.")
+
+
 def weights_only_error(message):
     """The UnpicklingError PyTorch raises when ``weights_only=True`` refuses a file."""
-    unsafe = ("In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` "
-              "from `False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will likely "
-              "succeed, but it can result in arbitrary code execution. Do it only if you got the file from a "
-              "trusted source.")
+    unsafe = UNSAFE_MESSAGE
     if "was not an allowed global by default" in message:
         text = ("Weights only load failed. This file can still be loaded, to do so you have two options, "
                 "do those steps only if you trust the source of the checkpoint. "

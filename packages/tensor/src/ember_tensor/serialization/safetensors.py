@@ -34,7 +34,9 @@ from ._map_location import place_storage
 __all__ = ["save", "save_file", "load", "load_file", "DTYPE_NAMES"]
 
 DTYPE_NAMES = {D.bool: "BOOL", D.uint8: "U8", D.int8: "I8", D.int16: "I16", D.int32: "I32", D.int64: "I64",
-               D.float16: "F16", D.bfloat16: "BF16", D.float32: "F32", D.float64: "F64"}
+               D.float16: "F16", D.bfloat16: "BF16", D.float32: "F32", D.float64: "F64",
+               D.complex64: "C64", D.float8_e4m3fn: "F8_E4M3", D.float8_e5m2: "F8_E5M2",
+               D.float8_e4m3fnuz: "F8_E4M3FNUZ", D.float8_e5m2fnuz: "F8_E5M2FNUZ"}
 _BY_NAME = {name: dtype for dtype, name in DTYPE_NAMES.items()}
 _MAX_HEADER = 100_000_000  # the reference implementation's limit
 

@@ -21,9 +21,10 @@ from numba.core.errors import NumbaPerformanceWarning
 
 from .. import codegen
 from . import elementwise as _backend
+from .kernels.fused import fused_module
 from .kernels.loops import loop_source
 
-__all__ = ["launch_elementwise", "launch_raw", "launch_reduce"]
+__all__ = ["launch_elementwise", "launch_fused", "launch_raw", "launch_reduce"]
 
 # user function -> its compiled loops (CpuLoops, a raw njit loop, a reduce loop)
 _elementwise = weakref.WeakKeyDictionary()
@@ -63,6 +64,43 @@ def launch_elementwise(fn, operands, out):
     if loops is None:
         loops = _elementwise[fn] = CpuLoops(fn)
     return _backend.run(loops, operands, out)  # the built-in ops' executor
+
+
+class FusedLoops:
+    """The loops of a fused program's generated module (`kernels.fused`): the contiguous
+    and the strided variant, so that `elementwise.run` executes it as a built-in op."""
+
+    __slots__ = ("module", "flat", "_loops")
+
+    def __init__(self, module, arity):
+        self.module = module
+        self.flat = "c" * arity
+        self._loops = {}
+
+    def has(self, kinds):
+        """Only the all-contiguous flat loop exists (else `run` takes the strided one)."""
+        return kinds == self.flat
+
+    def loop(self, kinds, parallel):
+        """The compiled loop over operands of `kinds` (parallel: its prange twin)."""
+        loop = self._loops.get((kinds, parallel))
+        if loop is None:
+            loop = self._loops[kinds, parallel] = getattr(self.module, kinds + "_par" if parallel else kinds)
+        return loop
+
+
+_fused = {}   # module name -> FusedLoops
+
+
+def launch_fused(module_name, scalar_source, name, used, np_dtype, operands, out):
+    """``out[...] = name(*operands[...])`` for a fused program (``ember_tensor.fusion``):
+    `scalar_source` defines `name` over the scalar functions `used`; operands are arrays
+    broadcast to `out`'s shape. Its module is generated and cached on disk on first use."""
+    loops = _fused.get(module_name)
+    if loops is None:
+        module = fused_module(module_name, scalar_source, name, used, np_dtype, len(operands))
+        loops = _fused[module_name] = FusedLoops(module, len(operands))
+    return _backend.run(loops, operands, out)
 
 
 def launch_raw(cpu_loop, cuda_kernel, name, out, args):

@@ -137,7 +137,7 @@ _IDENTITY = {"sum": 0, "mean": 0, "sumsq": 0, "sumabs": 0, "count_nonzero": 0, "
 def _init(kind, dtype):
     """The accumulator's starting value; its type is the accumulator's type."""
     if kind in _IDENTITY:
-        acc = np.float64 if dtype.kind == "f" else np.int64
+        acc = {"f": np.float64, "c": np.complex128}.get(dtype.kind, np.int64)
         return acc(_IDENTITY[kind])
     if kind in ("all", "any"):
         return np.bool_(kind == "all")

@@ -1,18 +1,27 @@
-"""CPU softmax and log_softmax along one dim, max-subtracted so that they never overflow.
+"""CPU softmax and log_softmax along one dim, and their backward, max-subtracted so that
+they never overflow.
 
 Arrays in, arrays out: `x` is a float32/float64 array (half types arrive as float32)
-of any strides, `dim` already wrapped; the result is a C-contiguous array of x's dtype.
-NumPy's vectorised expressions are as fast as a Numba loop here: no kernel of our own.
+of any strides, `dim` already wrapped; results are C-contiguous arrays of x's dtype.
+The work is done by the Numba row kernels of `kernels.softmax` (one task per row, or
+per block of columns for a non-last dim), which read the input twice: NumPy's
+expression took six passes and a scalar exp.
 """
 import numpy as np
 
-__all__ = ["softmax"]
+from ..lazy import lazy
+
+__all__ = ["softmax", "softmax_backward"]
+
+K = lazy("cpu.kernels.softmax")  # Numba loads on first use
 
 
-def _shifted(x, dim):
-    peak = x.max(axis=dim, keepdims=True) if x.size else x
-    # An all -inf slice must give NaN, like PyTorch; shifting by -inf does that anyway.
-    return x - peak
+def _three_d(a, dim):
+    """`a` as a C-contiguous (outer, size, inner) array, softmax running along size."""
+    shape = a.shape or (1,)
+    outer = int(np.prod(shape[:dim]))
+    inner = int(np.prod(shape[dim + 1:]))
+    return np.ascontiguousarray(a).reshape(outer, shape[dim], inner)
 
 
 def softmax(x, dim, log):
@@ -21,17 +30,11 @@ def softmax(x, dim, log):
     >>> softmax(np.zeros(2, np.float32), 0, False)
     array([0.5, 0.5], dtype=float32)
     """
-    if x.ndim == 0:  # 1 (log: 0), or NaN for an infinite or NaN x, as PyTorch
-        with np.errstate(invalid="ignore"):
-            if log:
-                return np.asarray(x - x)
-            e = np.exp(x - x)
-            return np.asarray(e / e)
-    s = _shifted(x, dim)
-    if log:
-        with np.errstate(divide="ignore"):
-            out = s - np.log(np.exp(s).sum(axis=dim, keepdims=True))
-    else:
-        e = np.exp(s)
-        out = e / e.sum(axis=dim, keepdims=True)
-    return np.ascontiguousarray(out)
+    return K.softmax_forward(_three_d(x, dim), log).reshape(x.shape)
+
+
+def softmax_backward(grad_output, output, dim, log):
+    """d softmax / d x (log: of log_softmax) along `dim`, from the gradient of the
+    output and the output itself (both of one float dtype and shape)."""
+    g = _three_d(grad_output, dim)
+    return K.softmax_backward(g, _three_d(output, dim), log).reshape(output.shape)

@@ -6,11 +6,12 @@ import ml_dtypes
 import numpy as np
 
 from ..lazy import lazy
+from . import complex32
 
 half_kernels = lazy("cpu.kernels.half")  # Numba loads on first use
 
 __all__ = ["empty", "zeros", "as_strided", "offset_of", "is_contiguous", "data_ptr", "to_numpy", "from_numpy", "copy_",
-           "fill_", "astype", "broadcast_to", "flat", "contiguous", "adopt"]
+           "fill_", "astype", "broadcast_to", "flat", "contiguous", "adopt", "reinterpret_buffer"]
 
 
 def empty(shape, np_dtype):
@@ -60,19 +61,30 @@ def from_numpy(arr, device=None, non_blocking=False):
 
 def copy_(dst, src):
     """Copy `src` (array broadcastable to dst, any dtype, or a host scalar) into `dst`."""
-    if not _rounded_to_bfloat16(dst, src):
-        np.copyto(dst, src, casting="unsafe")
+    if dst.dtype == complex32.COMPLEX32:
+        complex32.from_values(src, dst)
+    elif isinstance(src, np.ndarray) and src.dtype == complex32.COMPLEX32:
+        np.copyto(dst, complex32.to_complex64(src), casting="unsafe")
+    elif not _rounded_to_bfloat16(dst, src):
+        np.copyto(dst, _real_part_for(dst.dtype, src), casting="unsafe")
     return dst
 
 
 def fill_(dst, value):
     """Set every element of `dst` to `value`."""
+    if dst.dtype == complex32.COMPLEX32:
+        return complex32.from_values(value, dst)
     dst.fill(value)
     return dst
 
 
 def astype(data, np_dtype):
     """A copy of `data` converted to `np_dtype`."""
+    if np.dtype(np_dtype) == complex32.COMPLEX32:
+        return complex32.from_values(data, np.empty(data.shape, complex32.COMPLEX32))
+    if data.dtype == complex32.COMPLEX32:
+        data = complex32.to_complex64(data)
+    data = _real_part_for(np_dtype, data)
     if np.dtype(np_dtype) == _BFLOAT16 and data.dtype == _FLOAT32 and data.size >= _BFLOAT16_LOOP_MIN:
         out = np.empty(data.shape, _BFLOAT16)
         if _rounded_to_bfloat16(out, data):
@@ -97,6 +109,14 @@ def _rounded_to_bfloat16(dst, src):
     return True
 
 
+def _real_part_for(np_dtype, src):
+    """`src`'s real part when complex `src` goes into a real `np_dtype` (the op layer
+    warns as PyTorch does; NumPy's own ComplexWarning would be a second, different one)."""
+    if np.dtype(np_dtype).kind != "c" and getattr(src, "dtype", None) is not None and src.dtype.kind == "c":
+        return src.real
+    return src
+
+
 def broadcast_to(data, shape):
     """A writeable-typed stride-0 view of `data` expanded to `shape` (no copy)."""
     ndim = len(shape)
@@ -118,3 +138,12 @@ def contiguous(data):
 def adopt(host, non_blocking=False):
     """Storage holding host array `host`: the array itself (CPU storage is host memory)."""
     return host
+
+
+def reinterpret_buffer(buf, np_dtype):
+    """Storage buffer `buf` (1-d) read as `np_dtype` elements: complex64 as pairs of
+    float32 and back (view_as_real, .real, view_as_complex). A trailing part too short
+    for one element is left out."""
+    np_dtype = np.dtype(np_dtype)
+    usable = buf.size * buf.itemsize // np_dtype.itemsize * np_dtype.itemsize // buf.itemsize
+    return buf.reshape(-1)[:usable].view(np_dtype)  # (a 0-d tensor's buffer may be 0-d)

@@ -17,10 +17,10 @@ from numba import cuda
 
 from .. import codegen
 from . import elementwise, launch
-from .kernels.loops import kernel_source
+from .kernels.loops import kernel_source, scalar_function
 from .storage import from_numpy
 
-__all__ = ["launch_elementwise", "launch_raw", "launch_reduce"]
+__all__ = ["launch_elementwise", "launch_fused", "launch_raw", "launch_reduce"]
 
 # user function -> its compiled kernels (CudaKernels, a raw kernel, a reduce kernel)
 _elementwise = weakref.WeakKeyDictionary()
@@ -60,6 +60,23 @@ def launch_elementwise(fn, operands, out):
     if kernels is None:
         kernels = _elementwise[fn] = CudaKernels(fn)
     return elementwise.run(kernels, operands, out)  # the built-in ops' executor
+
+
+_fused = {}   # module name -> the program's scalar function (kept alive for _elementwise)
+
+
+def launch_fused(module_name, scalar_source, name, used, np_dtype, operands, out):
+    """``out[...] = name(*operands[...])`` for a fused program (``ember_tensor.fusion``):
+    `scalar_source` defines `name` over the scalar functions `used` (the CUDA kernels'
+    twins of them), compiled in memory once per process and launched as ``ember.kernel``'s
+    functions are."""
+    fn = _fused.get(module_name)
+    if fn is None:
+        namespace = {op: cuda.jit(device=True)(scalar_function(op)) for op in used}
+        namespace["T"] = np.dtype(np_dtype).type
+        fn = _fused[module_name] = codegen.compile_function(scalar_source, name, namespace,
+                                                            f"<ember fused {module_name}>")
+    return launch_elementwise(fn, operands, out)
 
 
 def launch_raw(cpu_loop, cuda_kernel, name, out, args):

@@ -97,7 +97,7 @@ def _chunks(n_o, n_r):
 def _init(kind, dtype):
     """The accumulator's identity; its NumPy type is the accumulator's type."""
     if kind in _IDENTITY:
-        return (np.float64 if dtype.kind == "f" else np.int64)(_IDENTITY[kind])
+        return {"f": np.float64, "c": np.complex128}.get(dtype.kind, np.int64)(_IDENTITY[kind])
     if kind in ("all", "any"):
         return np.bool_(kind == "all")
     low = kind == "amax"

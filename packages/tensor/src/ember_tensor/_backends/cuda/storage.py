@@ -24,7 +24,7 @@ from .kernels.loops import SIMULATOR, loops
 from .launch import grid_stride, run_strided
 
 __all__ = ["empty", "zeros", "as_strided", "broadcast_to", "offset_of", "is_contiguous", "data_ptr", "cuda_array_interface",
-           "to_numpy", "from_numpy", "pinned_empty", "is_pinned", "fill_", "copy_", "astype", "flat", "contiguous", "adopt"]
+           "to_numpy", "from_numpy", "pinned_empty", "is_pinned", "fill_", "copy_", "astype", "flat", "contiguous", "adopt", "reinterpret_buffer"]
 
 _F16, _F32, _BOOL = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.bool_)
 
@@ -170,9 +170,17 @@ def copy_(dst, src):
 
 def _convert_into(dst, src):
     sd, dd = src.dtype, dst.dtype
+    if sd.kind == "c" and dd.kind != "c":
+        # Complex into real keeps the real part (the op layer warns): the real parts are
+        # the complex elements' first halves, the same addresses read as the part's type.
+        src = restride(src, src.shape, src.strides, dtype=np.dtype(sd.char.lower()))
+        sd = src.dtype
     if sd == dd:
-        uint = UINT[sd.itemsize]  # a copy moves bits: one kernel per item size
-        unary("copy", reinterpret(src, uint), reinterpret(dst, uint))
+        uint = UINT.get(sd.itemsize)  # a copy moves bits: one kernel per item size
+        if uint is None:  # complex128: 16 bytes, no integer that wide
+            unary("copy", src, dst)
+        else:
+            unary("copy", reinterpret(src, uint), reinterpret(dst, uint))
     elif sd == BF16:
         wide = empty(src.shape, _F32)
         unary("bf16_bits_to_f32_bits", reinterpret(src, np.uint16), wide.view(np.uint32))
@@ -208,3 +216,12 @@ def adopt(host, non_blocking=False):
     """Storage holding host array `host`: a device copy (queued on the current stream with
     `non_blocking` when `host` is pinned, as `from_numpy` does)."""
     return from_numpy(host, non_blocking=non_blocking)
+
+
+def reinterpret_buffer(buf, np_dtype):
+    """Storage buffer `buf` (1-d) read as `np_dtype` elements: complex64 as pairs of
+    float32 and back (view_as_real, .real, view_as_complex). A trailing part too short
+    for one element is left out."""
+    np_dtype = np.dtype(np_dtype)
+    n = buf.size * buf.dtype.itemsize // np_dtype.itemsize
+    return restride(buf, (n,), (np_dtype.itemsize,), dtype=np_dtype)

@@ -10,11 +10,12 @@ from .composite import *  # noqa: F401,F403
 from .logs_powers import *  # noqa: F401,F403
 from .integer import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
+from .complex_numbers import *  # noqa: F401,F403
 from .special import polygamma  # noqa: F401 - n first: its Tensor method is set in methods.py
-from . import arithmetic, composite, integer, logs_powers, pointwise, special
+from . import arithmetic, complex_numbers, composite, integer, logs_powers, pointwise, special
 
-_MODULES = (arithmetic, pointwise, composite, logs_powers, integer, special)  # where the ops are defined (Tensor methods come from them)
-del arithmetic, composite, integer, logs_powers, pointwise, special  # the submodules are not ops of the namespace
+_MODULES = (arithmetic, pointwise, composite, logs_powers, integer, special, complex_numbers)  # where the ops are defined (Tensor methods come from them)
+del arithmetic, complex_numbers, composite, integer, logs_powers, pointwise, special  # the submodules are not ops of the namespace
 
 # PyTorch's alternative names.
 true_divide, true_divide_ = div, div_

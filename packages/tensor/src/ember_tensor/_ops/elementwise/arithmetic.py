@@ -14,8 +14,9 @@ from .. import _iter
 from .._kernel_names import kernel_name
 
 # Result-dtype rules. "same": the promoted type; "float": integers become the default
-# float; "bool": comparisons and predicates.
-_SAME, _FLOAT, _BOOL = "same", "float", "bool"
+# float; "bool": comparisons and predicates; "real": a complex input gives its real type
+# (abs, angle), any other keeps its own.
+_SAME, _FLOAT, _BOOL, _REAL = "same", "float", "bool", "real"
 _NOT_FLOAT = (D.uint8, D.int8, D.int16, D.int32, D.int64, D.bool)
 _FLOATS = (D.float16, D.bfloat16, D.float32, D.float64)
 
@@ -35,10 +36,39 @@ def _plan(result, rule):
     """(kernel dtype, kernel output dtype, result dtype) for a promoted input dtype."""
     if rule == _BOOL:
         return _iter.compute_dtype(result), D.bool, D.bool
-    if rule == _FLOAT and result.category != D._FLOAT:
+    if rule == _REAL and result.category == D._COMPLEX:
+        k = _iter.compute_dtype(result)
+        return k, k.to_real(), result.to_real()
+    if rule == _FLOAT and result.category < D._FLOAT:
         result = D.get_default_dtype()
     k = _iter.compute_dtype(result)
     return k, k, result
+
+
+# Complex operands: the ops whose real kernel is right for complex numbers as it is, and
+# those with a `<name>_complex` twin in `_backends/scalar_complex.py`. Any other op refuses
+# complex dtypes with PyTorch's dispatch error.
+_COMPLEX_AS_IS = frozenset((
+    "add", "sub", "mul", "neg", "copy", "square", "eq", "ne", "pow", "logical_and", "logical_or",
+    "logical_xor", "logical_not"))
+_COMPLEX_TWINS = frozenset((
+    "div", "reciprocal", "abs", "angle", "sgn", "conj", "isnan", "isinf", "isfinite", "exp", "exp2",
+    "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan",
+    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid"))
+
+
+def complex_kernel(name, dtype, *where):
+    """The scalar kernel computing op kernel `name` on complex operands of `dtype`, or
+    PyTorch's error naming the op's CPU (or CUDA) kernel."""
+    if name in _COMPLEX_AS_IS:
+        return name
+    if name in _COMPLEX_TWINS:
+        return name + "_complex"
+    if name in ("maximum", "minimum"):
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
+    # PyTorch's vectorised (VML) kernels carry a suffix in its dispatch error.
+    raise _not_implemented(f"{name}_vml_cpu" if name in ("erf", "erfc", "erfinv", "lgamma") else f"{name}_cpu",
+                           dtype, *where)
 
 
 def binary(name, a, b, out=None, rule=_SAME, kernel=None, inplace=False):
@@ -47,7 +77,10 @@ def binary(name, a, b, out=None, rule=_SAME, kernel=None, inplace=False):
     if (a_t and b_t and out is None and not inplace and a._dtype is b._dtype
             and a._device is b._device and rule == _SAME and a._dtype not in _iter.LOW_PRECISION):
         # Fast path for the common case: same dtype and device, no out=, no casting.
-        data = _backends.get(a._device).elementwise.binary_fresh(kernel or name, a._data, b._data)
+        kernel = kernel or name
+        if a._dtype.category == D._COMPLEX:
+            kernel = complex_kernel(kernel, a._dtype, a, b)
+        data = _backends.get(a._device).elementwise.binary_fresh(kernel, a._data, b._data)
         if data is not None:
             return Tensor._wrap(data, a._dtype, a._device)
     elif out is None and not inplace and rule == _SAME and (a_t != b_t):
@@ -67,6 +100,8 @@ def binary(name, a, b, out=None, rule=_SAME, kernel=None, inplace=False):
         promoted = D.result_type_of((a, b))
         device = _iter.common_device((a, b))
     kdtype, kout, result = _plan(promoted, rule)
+    if kdtype.category == D._COMPLEX:
+        kernel = complex_kernel(kernel or name, promoted, a, b)
     shape = _iter.broadcast_shapes(a._data.shape if a_t else (), b._data.shape if b_t else ())
     if inplace:
         _iter.check_inplace_shape(a, shape)
@@ -83,7 +118,11 @@ def unary(name, x, out=None, rule=_SAME, inplace=False):
     """Run unary kernel `name` on tensor `x`."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
-    if out is None and not inplace and (rule == _SAME or x._dtype.category == D._FLOAT) and \
+    complex_input = x._dtype.category == D._COMPLEX
+    if complex_input:
+        name = complex_kernel(name, x._dtype, x)
+    if out is None and not inplace and (rule == _SAME or x._dtype.category == D._FLOAT
+                                        or (rule == _FLOAT and complex_input)) and \
             rule != _BOOL and x._dtype not in _iter.LOW_PRECISION:
         data = _backends.get(x._device).elementwise.unary_fresh(name, x._data)
         if data is not None:
@@ -107,7 +146,7 @@ def _check_alpha(a, b, alpha):
     promoted = D.result_type_of((a, b))
     if isinstance(alpha, bool) and promoted is not D.bool:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if promoted.category != D._FLOAT and isinstance(alpha, float):
+    if promoted.category < D._FLOAT and isinstance(alpha, float):
         raise RuntimeError(
             "For integral input tensors, argument alpha must not be a floating point number.")
     if alpha == 1:
@@ -191,7 +230,7 @@ def _check_int_zero_division(a, b, kernel):
     """Integer division by zero is PyTorch's error; bool has no division kernel at all."""
     promoted = D.result_type_of((a, b))
     _reject_dtypes(kernel, promoted, (D.bool,), a, b)
-    if promoted.category == D._FLOAT:
+    if promoted.category >= D._FLOAT:
         return
     zero = (b == 0) if not isinstance(b, Tensor) else bool((b == 0).any())
     if zero:
@@ -254,7 +293,7 @@ def fmod_(self, other):
 
 def _int_kernel(name, a, b):
     """Integer twin of a float kernel (`fmod_int`, `pow_int`) when the inputs promote to ints."""
-    return name + "_int" if D.result_type_of((a, b)).category != D._FLOAT else name
+    return name + "_int" if D.result_type_of((a, b)).category < D._FLOAT else name
 
 
 def _check_pow(base, exponent):
@@ -280,29 +319,44 @@ def pow_(self, exponent):
     return binary("pow", self, exponent, inplace=True, kernel=_int_kernel("pow", self, exponent))
 
 
-def _binary_op(name, rule=_SAME, doc=""):
+def require_tensors(name, input, other):
+    """PyTorch's TypeError for the binary ops that take no Python number (atan2, maximum,
+    hypot, logical_and, ...): their schema has no Scalar overload."""
+    for position, (argument, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not "
+                            f"{type(value).__name__}")
+
+
+def _binary_op(name, rule=_SAME, doc="", tensors_only=False):
     def fn(input, other, *, out=None):
+        if tensors_only:
+            require_tensors(name, input, other)
         return binary(name, input, other, out, rule=rule)
     fn.__name__ = name
     fn.__doc__ = doc
     return op(name)(fn)
 
 
-def _binary_inplace(name, rule=_SAME):
+def _binary_inplace(name, rule=_SAME, tensors_only=False):
     def fn(self, other):
+        if tensors_only:
+            require_tensors(name + "_", self, other)
         return binary(name, self, other, rule=rule, inplace=True)
     fn.__name__ = name + "_"
     fn.__doc__ = f"In-place `{name}`."
     return op(name + "_", inplace=True)(fn)
 
 
-atan2 = _binary_op("atan2", _FLOAT, "Elementwise arctangent of input / other, in the right quadrant.")
-atan2_ = _binary_inplace("atan2", _FLOAT)
+atan2 = _binary_op("atan2", _FLOAT, "Elementwise arctangent of input / other, in the right quadrant.",
+                   tensors_only=True)
+atan2_ = _binary_inplace("atan2", _FLOAT, tensors_only=True)
 
 
 @op()
 def hypot(input, other, *, out=None):
     """sqrt(input**2 + other**2) without overflow; floating tensors only."""
+    require_tensors("hypot", input, other)
     _reject_dtypes("hypot_cpu", D.result_type_of((input, other)), _NOT_FLOAT, input, other)
     return binary("hypot", input, other, out, rule=_FLOAT)
 
@@ -310,16 +364,17 @@ def hypot(input, other, *, out=None):
 @op("hypot_", inplace=True)
 def hypot_(self, other):
     """In-place `hypot`."""
+    require_tensors("hypot_", self, other)
     _reject_dtypes("hypot_cpu", D.result_type_of((self, other)), _NOT_FLOAT, self, other)
     return binary("hypot", self, other, rule=_FLOAT, inplace=True)
 
 
 copysign = _binary_op("copysign", _FLOAT, "|input| with the sign of other.")
 copysign_ = _binary_inplace("copysign", _FLOAT)
-maximum = _binary_op("maximum", _SAME, "Elementwise maximum; NaN propagates.")
-minimum = _binary_op("minimum", _SAME, "Elementwise minimum; NaN propagates.")
-fmax = _binary_op("fmax", _SAME, "Elementwise maximum ignoring NaN.")
-fmin = _binary_op("fmin", _SAME, "Elementwise minimum ignoring NaN.")
+maximum = _binary_op("maximum", _SAME, "Elementwise maximum; NaN propagates.", tensors_only=True)
+minimum = _binary_op("minimum", _SAME, "Elementwise minimum; NaN propagates.", tensors_only=True)
+fmax = _binary_op("fmax", _SAME, "Elementwise maximum ignoring NaN.", tensors_only=True)
+fmin = _binary_op("fmin", _SAME, "Elementwise minimum ignoring NaN.", tensors_only=True)
 
 eq = _binary_op("eq", _BOOL, "input == other elementwise, as a bool tensor.")
 ne = _binary_op("ne", _BOOL, "input != other elementwise.")
@@ -329,11 +384,11 @@ gt = _binary_op("gt", _BOOL, "input > other elementwise.")
 ge = _binary_op("ge", _BOOL, "input >= other elementwise.")
 eq_, ne_, lt_, le_, gt_, ge_ = (_binary_inplace(n, _BOOL) for n in ("eq", "ne", "lt", "le", "gt", "ge"))
 
-logical_and = _binary_op("logical_and", _BOOL, "Elementwise logical AND (nonzero is True).")
-logical_or = _binary_op("logical_or", _BOOL, "Elementwise logical OR.")
-logical_xor = _binary_op("logical_xor", _BOOL, "Elementwise logical XOR.")
+logical_and = _binary_op("logical_and", _BOOL, "Elementwise logical AND (nonzero is True).", tensors_only=True)
+logical_or = _binary_op("logical_or", _BOOL, "Elementwise logical OR.", tensors_only=True)
+logical_xor = _binary_op("logical_xor", _BOOL, "Elementwise logical XOR.", tensors_only=True)
 logical_and_, logical_or_, logical_xor_ = (
-    _binary_inplace(n, _BOOL) for n in ("logical_and", "logical_or", "logical_xor"))
+    _binary_inplace(n, _BOOL, tensors_only=True) for n in ("logical_and", "logical_or", "logical_xor"))
 
 
 # PyTorch's kernel names in the dtype error, and the dtypes each kernel refuses.

@@ -13,7 +13,8 @@ from ..._dispatch import op
 from ..._tensor import Tensor
 from .. import _iter, creation
 from .arithmetic import (
-    _not_implemented, add, copy_to_out, copysign, eq, gt, logical_and, lt, maximum, mul, pow, sub,
+    _not_implemented, add, copy_to_out, copysign, eq, gt, logical_and, lt, maximum, mul, pow, require_tensors,
+    sub,
 )
 from .composite import where
 from .pointwise import abs, exp, exp2, isinf, isnan, log, log1p
@@ -61,6 +62,7 @@ def logaddexp(input, other, *, out=None):
     >>> torch.logaddexp(torch.tensor([0., 1000.], dtype=torch.float64), torch.tensor([0., 1000.], dtype=torch.float64))
     tensor([6.9315e-01, 1.0007e+03], dtype=torch.float64)
     """
+    require_tensors("logaddexp", input, other)
     a, b = _float_operands("logaddexp_cpu", input, other)
     return _to_out(_log_add(a, b, lambda d: log1p(exp(-d))), out)
 
@@ -73,6 +75,7 @@ def logaddexp2(input, other, *, out=None):
     >>> torch.logaddexp2(torch.tensor([1.]), torch.tensor([1.])).tolist()
     [2.0]
     """
+    require_tensors("logaddexp2", input, other)
     a, b = _float_operands("logaddexp2_cpu", input, other)
     return _to_out(_log_add(a, b, lambda d: mul(log1p(exp2(-d)), 1 / math.log(2))), out)
 

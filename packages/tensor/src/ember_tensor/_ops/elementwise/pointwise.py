@@ -10,15 +10,15 @@ from ..._dispatch import op
 from ..._tensor import Tensor
 from .. import _iter
 from .arithmetic import (
-    _BOOL, _FLOAT, _FLOATS, _NOT_FLOAT, _SAME, _not_implemented, _reject_dtypes, copy_to_out, div, ge, gt,
-    logical_and, lt, mul, ne, unary,
+    _BOOL, _FLOAT, _REAL, _FLOATS, _NOT_FLOAT, _SAME, _not_implemented, _reject_dtypes, copy_to_out, div, gt,
+    logical_and, lt, mul, unary,
 )
 
 # --- unary -----------------------------------------------------------------------------
 
 _UNARY_RULES = {
     # Keep integer dtypes.
-    "neg": _SAME, "abs": _SAME, "sign": _SAME, "square": _SAME,
+    "neg": _SAME, "abs": _REAL, "sign": _SAME, "square": _SAME,
     # Integers become the default float.
     "exp": _FLOAT, "exp2": _FLOAT, "expm1": _FLOAT, "log": _FLOAT, "log2": _FLOAT,
     "log10": _FLOAT, "log1p": _FLOAT, "sqrt": _FLOAT, "rsqrt": _FLOAT, "reciprocal": _FLOAT,
@@ -56,7 +56,14 @@ def _square_input(x, inplace):
 
 # Argument checks that run before a unary kernel: (input, inplace) -> the input to use.
 _UNARY_CHECKS = {"neg": lambda x, inplace: _reject_bool_neg(x), "abs": lambda x, inplace: _reject_bool_abs(x),
-                 "square": _square_input}
+                 "square": _square_input, "sign": lambda x, inplace: _reject_complex_sign(x)}
+
+
+def _reject_complex_sign(x):
+    if isinstance(x, Tensor) and x._dtype.category == D._COMPLEX:
+        raise NotImplementedError(
+            "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.")
+    return x
 
 
 def _unary_op(name, rule):
@@ -83,6 +90,10 @@ def _check_rounding(name, x):
     """frac needs floats; the others refuse only bool (PyTorch's vectorised kernel names)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    if x._dtype.category == D._COMPLEX:
+        if name in ("floor", "ceil", "trunc"):
+            raise NotImplementedError(f"{name} is not supported for complex inputs")
+        raise _not_implemented("frac_cpu" if name == "frac" else f"{name}_vml_cpu", x._dtype, x)
     if name == "frac":
         _reject_dtypes("frac_cpu", x._dtype, _NOT_FLOAT, x)
     else:
@@ -137,18 +148,6 @@ def round_(self, *, decimals=0):
 
 
 @op()
-def sgn(input, *, out=None):
-    """The sign of each element (sign for real tensors)."""
-    return sign(input, out=out)
-
-
-@op("sgn_", inplace=True)
-def sgn_(self):
-    """In-place `sgn`."""
-    return sign_(self)
-
-
-@op()
 def isnan(input):
     """Bool tensor: True where `input` is NaN."""
     return unary("isnan", input, rule=_BOOL)
@@ -176,12 +175,6 @@ def isposinf(input):
 def isneginf(input):
     """Bool tensor: True where `input` is -inf."""
     return logical_and(isinf(input), lt(input, 0))
-
-
-@op()
-def isreal(input):
-    """All True: ember has no complex dtypes."""
-    return ne(input, input).logical_not_() if input._dtype.category == D._FLOAT else ge(input, input)
 
 
 @op()
@@ -232,5 +225,5 @@ def positive(input):
 __all__ = sorted(
     [name for name in _UNARY_RULES] + [name + "_" for name in _UNARY_RULES]
     + [name for name in _ROUNDING] + [name + "_" for name in _ROUNDING]
-    + ["round", "round_", "sgn", "sgn_", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal",
+    + ["round", "round_", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
        "logical_not", "logical_not_", "bitwise_not", "bitwise_not_", "relu", "relu_", "positive"])

@@ -12,7 +12,7 @@ import math
 from ... import _dtype as D
 from ..._dispatch import op
 from .. import _iter
-from .arithmetic import _FLOAT, add, binary, mul, unary
+from .arithmetic import _FLOAT, add, binary, mul, require_tensors, unary
 from .pointwise import digamma, lgamma
 
 # polygamma takes n first, so its Tensor method (self is the input) is set in _ops/methods.py.
@@ -34,8 +34,10 @@ def _unary_special_inplace(op_name, kernel):
     return op(op_name, inplace=True)(fn)
 
 
-def _binary_special(op_name, kernel, doc):
+def _binary_special(op_name, kernel, doc, tensors_only=True):
     def fn(input, other, *, out=None):
+        if tensors_only:
+            require_tensors(op_name, input, other)
         return binary(kernel, input, other, out, rule=_FLOAT)
     fn.__name__, fn.__doc__ = op_name, doc
     return op(op_name)(fn)
@@ -43,6 +45,7 @@ def _binary_special(op_name, kernel, doc):
 
 def _binary_special_inplace(op_name, kernel):
     def fn(self, other):
+        require_tensors(op_name, self, other)
         return binary(kernel, self, other, rule=_FLOAT, inplace=True)
     fn.__name__, fn.__doc__ = op_name, f"In-place `{kernel}`."
     return op(op_name, inplace=True)(fn)
@@ -64,7 +67,8 @@ igamma = _binary_special("igamma", "igamma", "Regularized lower incomplete gamma
 igamma_ = _binary_special_inplace("igamma_", "igamma")
 igammac = _binary_special("igammac", "igammac", "Regularized upper incomplete gamma Q(input, other).")
 igammac_ = _binary_special_inplace("igammac_", "igammac")
-special_zeta = _binary_special("special_zeta", "zeta", "Hurwitz zeta function sum_k (k + other)^-input.")
+special_zeta = _binary_special("special_zeta", "zeta", "Hurwitz zeta function sum_k (k + other)^-input.",
+                               tensors_only=False)  # zeta has Scalar overloads
 
 
 @op()

@@ -24,6 +24,7 @@ from numba import cuda
 from . import twins as _twins
 from ... import codegen
 from ... import scalar as _scalar
+from ... import scalar_complex as _scalar_complex
 
 # Whether numba.cuda is Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1 at its import).
 SIMULATOR = cuda.jit.__module__.startswith("numba.cuda.simulator")
@@ -33,7 +34,9 @@ def scalar_function(name):
     """The Python scalar function CUDA kernels for op `name` apply."""
     fn = (_twins.CUDA_ONLY.get(name) or _twins.GUARDED_TWINS.get(name)
           or (_twins.SIMULATOR_TWINS if SIMULATOR else _twins.CUDA_TWINS).get(name))
-    return fn if fn is not None else getattr(_scalar, name)
+    if fn is not None:
+        return fn
+    return getattr(_scalar_complex if name.endswith("_complex") else _scalar, name)
 
 
 # --- templates -------------------------------------------------------------------------
@@ -171,7 +174,7 @@ def _source(kind, name):
 
 # The generated modules import this file (scalar_function), which picks among scalar.py's
 # functions and their twins: all three key the modules' cache directory.
-@codegen.generated_modules(depends_on=(__file__, _scalar.__file__, _twins.__file__))
+@codegen.generated_modules(depends_on=(__file__, _scalar.__file__, _scalar_complex.__file__, _twins.__file__))
 def loops(kind, name):
     """The module of CUDA kernels for op `name` of kind unary/binary/ternary/fill/gemm.
 

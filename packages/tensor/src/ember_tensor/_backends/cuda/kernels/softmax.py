@@ -11,7 +11,7 @@ from numba import cuda, float64
 
 from .rows import INF, NAN, block_max, block_sum
 
-__all__ = ["softmax_rows", "softmax_columns"]
+__all__ = ["softmax_rows", "softmax_columns", "softmax_backward_rows", "softmax_backward_columns"]
 
 
 @cuda.jit(device=True)
@@ -82,3 +82,42 @@ def softmax_columns(x, y, outer, size, inner, log, single):
                 y[base + j * inner] = shifted_exp(x[base + j * inner] - peak, single) / total
 
 
+
+
+@cuda.jit(cache=True)
+def softmax_backward_rows(g, y, gx, n_rows, size, log, single):
+    """Input gradient of softmax (log: log_softmax) of each contiguous row from the output
+    gradient g and the output y: y * (g - sum(g * y)), or g - exp(y) * sum(g)."""
+    part = cuda.shared.array(0, float64)
+    tid = cuda.threadIdx.x
+    step = cuda.blockDim.x
+    for row in range(cuda.blockIdx.x, n_rows, cuda.gridDim.x):
+        base = row * size
+        total = 0.0
+        for j in range(tid, size, step):
+            total += g[base + j] if log else g[base + j] * y[base + j]
+        total = block_sum(part, total)
+        for j in range(tid, size, step):
+            if log:
+                gx[base + j] = g[base + j] - shifted_exp(y[base + j], single) * total
+            else:
+                gx[base + j] = y[base + j] * (g[base + j] - total)
+
+
+@cuda.jit(cache=True)
+def softmax_backward_columns(g, y, gx, outer, size, inner, log, single):
+    """`softmax_backward_rows` along the middle dim of (outer, size, inner), inner > 1:
+    one thread per column."""
+    for col in range(cuda.grid(1), outer * inner, cuda.gridsize(1)):
+        o = col // inner
+        base = o * size * inner + (col - o * inner)
+        total = 0.0
+        for j in range(size):
+            k = base + j * inner
+            total += g[k] if log else g[k] * y[k]
+        for j in range(size):
+            k = base + j * inner
+            if log:
+                gx[k] = g[k] - shifted_exp(y[k], single) * total
+            else:
+                gx[k] = y[k] * (g[k] - total)

@@ -1,0 +1,135 @@
+"""ember.compile against eager ember and eager PyTorch (issue 23's targets).
+
+- a chain of 20 elementwise ops on 8 float32 elements: compiled ember vs eager ember
+  (target <= 0.3x: the per-op Python overhead goes, one kernel runs);
+- ``relu(x * y + z)`` on 1e7 float32: compiled ember (one fused kernel: reads three
+  arrays, writes one) vs eager ember and eager PyTorch (three kernels, two temporaries);
+- the MLP 784-512-512-10 SGD training step, batch 64, with ``compile(model)``: compiled
+  ember vs eager PyTorch (target <= 0.7x);
+- compile time of the chain from an empty kernel cache and from the disk cache (fresh
+  processes; `cold`).
+
+Rows of the suite (`python -m benchmarks --group compile`) put compiled ember in the ember
+column; ``python -m benchmarks.compile_steps`` prints the ratios and compile times.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+from ._harness import Workload, fmt_time, run
+from .nn_training import BATCH, _libs, _mlp
+
+N_BIG = 10_000_000
+
+
+def _chain(t, x, y):
+    for _ in range(5):  # 4 ops a round: 20 elementwise ops
+        x = t.relu(x * y + 0.5) - 0.25
+    return x
+
+
+def _compiled(fn):
+    import ember_compile
+    return ember_compile.compile(fn)
+
+
+def _chain_setup(compiled):
+    def setup(lib):
+        t = _libs(lib)[0]
+        x, y = t.randn(8), t.randn(8)
+        fn = _compiled(lambda x, y: _chain(t, x, y)) if compiled and lib == "ember" else \
+            (lambda x, y: _chain(t, x, y))
+        fn(x, y)  # compile outside the timing
+        return lambda: fn(x, y)
+    return setup
+
+
+def _fma_relu(t, x, y, z):
+    return t.relu(x * y + z)
+
+
+def _fma_setup(compiled):
+    def setup(lib):
+        t = _libs(lib)[0]
+        x, y, z = t.rand(N_BIG), t.rand(N_BIG), t.rand(N_BIG)
+        fn = _compiled(lambda x, y, z: _fma_relu(t, x, y, z)) if compiled and lib == "ember" else \
+            (lambda x, y, z: _fma_relu(t, x, y, z))
+        fn(x, y, z)
+        return lambda: fn(x, y, z)
+    return setup
+
+
+def _mlp_setup(compiled):
+    def setup(lib):
+        t, nn, F, optim = _libs(lib)
+        t.manual_seed(0)
+        model = _mlp(nn)
+        run_model = _compiled(model) if compiled and lib == "ember" else model
+        optimizer = optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
+        data, target = t.randn(BATCH, 1, 28, 28), t.randint(0, 10, (BATCH,))
+
+        def step():
+            optimizer.zero_grad()
+            loss = F.cross_entropy(run_model(data), target)
+            loss.backward()
+            optimizer.step()
+        step()
+        return step
+    return setup
+
+
+WORKLOADS = [
+    Workload("compile: 20-op chain, 8 f32, compiled", _chain_setup(True), group="compile"),
+    Workload("compile: 20-op chain, 8 f32, eager", _chain_setup(False), group="compile"),
+    Workload("compile: relu(x*y+z) 1e7 f32, compiled", _fma_setup(True), group="compile", work=16 * N_BIG,
+             unit="B", repeats=5),
+    Workload("compile: relu(x*y+z) 1e7 f32, eager", _fma_setup(False), group="compile", work=16 * N_BIG,
+             unit="B", repeats=5),
+    Workload(f"compile: MLP 784-512-512-10 SGD step, batch {BATCH}, compiled", _mlp_setup(True), group="compile",
+             work=3 * 2 * BATCH * (784 * 512 + 512 * 512 + 512 * 10), unit="FLOP"),
+    Workload(f"compile: MLP 784-512-512-10 SGD step, batch {BATCH}, eager", _mlp_setup(False), group="compile",
+             work=3 * 2 * BATCH * (784 * 512 + 512 * 512 + 512 * 10), unit="FLOP"),
+]
+
+_COLD = """
+import time
+t0 = time.perf_counter()
+import ember_tensor as t
+import ember_compile
+f = ember_compile.compile(lambda x, y: t.relu(x * y + 0.5) - 0.25)
+x, y = t.randn(8), t.randn(8)
+t1 = time.perf_counter()
+f(x, y)
+print(time.perf_counter() - t1)
+"""
+
+
+def compile_times():
+    """Seconds of the first compiled call in a fresh process: from an empty kernel cache,
+    then from the disk cache (the second process)."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, EMBER_CACHE_DIR=cache)
+        return [float(subprocess.run([sys.executable, "-c", _COLD], env=env, capture_output=True, text=True,
+                                     check=True).stdout) for _ in range(2)]
+
+
+def main():
+    import importlib.util
+    available = ["ember"] + (["torch"] if importlib.util.find_spec("torch") else [])
+    results = {w.name: run(w, available) for w in WORKLOADS}
+    for w in WORKLOADS:
+        r = results[w.name]
+        print(f"{w.name}: ember {fmt_time(r['ember'][0])}" +
+              (f", torch {fmt_time(r['torch'][0])}, ember/torch {r['ember'][0] / r['torch'][0]:.2f}"
+               if "torch" in r else ""))
+    for kind in ("20-op chain, 8 f32", "relu(x*y+z) 1e7 f32", f"MLP 784-512-512-10 SGD step, batch {BATCH}"):
+        c = results[f"compile: {kind}, compiled"]["ember"][0]
+        e = results[f"compile: {kind}, eager"]["ember"][0]
+        print(f"{kind}: compiled/eager ember = {c / e:.2f}")
+    cold, warm = compile_times()
+    print(f"first compiled call (capture + fusion + kernel): empty cache {cold:.2f} s, disk cache {warm:.3f} s")
+
+
+if __name__ == "__main__":
+    main()

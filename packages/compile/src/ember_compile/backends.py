@@ -1,0 +1,50 @@
+"""Backends: what turns a captured GraphModule into the callable a compiled call runs.
+
+A backend is called as PyTorch calls one, ``backend(gm, example_inputs)`` (the captured
+GraphModule and the call's tensors), and returns a callable taking those tensors. By name:
+
+- ``"inductor"`` (the default) and ``"ember"``: ember's compiler, fusing elementwise
+  groups into generated Numba kernels (`fusion.fuse`);
+- ``"eager"``, ``"aot_eager"``, ``"aot_eager_decomp_partition"`` and the names of
+  PyTorch's other backends (``"cudagraphs"``, ``"openxla"``, ``"tvm"``): the captured
+  graph as it is, with ember's ops.
+"""
+from . import trace_log
+from .fusion import fuse
+
+__all__ = ["BACKENDS", "lookup", "ember_backend", "eager_backend"]
+
+
+def ember_backend(gm, example_inputs, *, log_topics=frozenset()):
+    """Fuse `gm`'s elementwise groups and return its forward."""
+    groups = fuse(gm)
+    gm.fused_groups = groups
+    if groups:
+        trace_log.emit(log_topics, "fusion", f"{len(groups)} fused group(s)", "\n\n".join(
+            f"{g.__name__}: {len(g.program.steps)} ops\n{g.eager.code.strip()}" for g in groups))
+        for g in groups:
+            dtypes = {t.dtype for t in example_inputs if hasattr(t, "dtype") and t.dtype.is_floating_point}
+            for dtype in sorted(dtypes, key=str):
+                if dtype.itemsize in (4, 8):
+                    trace_log.emit(log_topics, "code", f"{g.__name__} kernel {g.program.kernel_name(dtype)} "
+                                   f"({dtype})", g.program.source(dtype))
+        trace_log.emit(log_topics, "graph", "graph after fusion", gm.code.strip())
+    return gm.forward
+
+
+def eager_backend(gm, example_inputs, *, log_topics=frozenset()):
+    """Run the captured graph with ember's ops."""
+    return gm.forward
+
+
+BACKENDS = {"inductor": ember_backend, "ember": ember_backend, "eager": eager_backend,
+            "aot_eager": eager_backend, "aot_eager_decomp_partition": eager_backend,
+            "cudagraphs": eager_backend, "openxla": eager_backend, "tvm": eager_backend}
+
+
+def lookup(backend):
+    """The backend function for a name (a callable backend is wrapped to drop ember's
+    keyword)."""
+    if callable(backend):
+        return lambda gm, example_inputs, log_topics=frozenset(): backend(gm, example_inputs)
+    return BACKENDS[backend]

@@ -1,0 +1,64 @@
+"""``torch._dynamo.explain(fn)(*args)``: what compiling `fn` captures and where it breaks."""
+from .compiled_function import CompiledFunction
+
+__all__ = ["explain", "ExplainOutput"]
+
+
+class ExplainOutput:
+    """What ``explain`` found (PyTorch's ExplainOutput's fields).
+
+    Attributes:
+        graphs: the captured GraphModules.
+        graph_count: how many graphs were captured.
+        graph_break_count: how many calls could not be captured (ember breaks at function
+            granularity: such a call runs eagerly as a whole).
+        break_reasons: a `BreakReason` per break, ``.reason`` saying why.
+        op_count: the call nodes of all graphs.
+        ops_per_graph: each graph's call nodes' targets.
+        compile_times: seconds each compile took.
+    """
+
+    def __init__(self, graphs, break_reasons, compile_times):
+        self.graphs = graphs
+        self.graph_count = len(graphs)
+        self.graph_break_count = len(break_reasons)
+        self.break_reasons = break_reasons
+        self.ops_per_graph = [[n.target for n in g.graph.nodes if n.op.startswith("call_")] for g in graphs]
+        self.op_count = sum(len(ops) for ops in self.ops_per_graph)
+        self.compile_times = compile_times
+        self.out_guards = []
+
+    def __str__(self):
+        lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
+                 f"Op Count: {self.op_count}", "Break Reasons:"]
+        for i, reason in enumerate(self.break_reasons):
+            lines.append(f"  Break Reason {i + 1}:\n    Reason: {reason.reason}")
+        lines.append("Ops per Graph:")
+        for i, ops in enumerate(self.ops_per_graph):
+            lines.append(f"  Ops {i + 1}:")
+            lines += [f"    {getattr(op, '__name__', op)}" for op in ops]
+        return "\n".join(lines) + "\n"
+
+
+def explain(fn, *extra_args, **extra_kwargs):
+    """A function that runs `fn` compiled (ember's eager backend, no fusion) on the given
+    arguments and returns an `ExplainOutput` instead of its result.
+
+    >>> import ember_tensor as torch
+    >>> def f(x):
+    ...     if x.sum() > 0:
+    ...         return x
+    ...     return -x
+    >>> out = explain(f)(torch.ones(2))
+    >>> out.graph_count, out.graph_break_count
+    (0, 1)
+    """
+    if extra_args or extra_kwargs:  # PyTorch's deprecated explain(fn, *args) form
+        return explain(fn)(*extra_args, **extra_kwargs)
+
+    def run(*args, **kwargs):
+        compiled = CompiledFunction(fn, backend="eager")
+        compiled(*args, **kwargs)
+        return ExplainOutput(list(compiled.graph_modules), list(compiled.breaks), list(compiled.compile_times))
+
+    return run

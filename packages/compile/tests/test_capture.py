@@ -1,0 +1,261 @@
+"""Capture under guards: a compiled call equals the eager one (results and gradients), a
+guard change recompiles, what cannot be captured runs eagerly (never the wrong branch),
+fullgraph raises, explain reports, a callable backend gets a GraphModule, a training loop
+trains as eager."""
+import warnings
+
+import pytest
+
+import ember_autograd
+import ember_compile
+import ember_fx
+import ember_nn as nn
+import ember_nn.functional as F
+import ember_optim
+import ember_tensor as torch
+from ember_compile import Unsupported, compile, config, explain
+
+
+class Block(nn.Module):
+    """A small model with a traced-through submodule, dropout and a training-mode branch."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(6, 8)
+        self.act = nn.ReLU()
+        self.fc2 = nn.Linear(8, 3)
+        self.scale = 0.5
+
+    def forward(self, x):
+        h = self.act(self.fc1(x))
+        if self.training:
+            h = h * 2.0
+        return torch.tanh(self.fc2(h)) * self.scale + h.sum(-1, keepdim=True)
+
+
+def _counting_backend():
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append((gm, example_inputs))
+        return gm.forward
+
+    return backend, seen
+
+
+def _grads(model):
+    return [p.grad.clone() for p in model.parameters()]
+
+
+def test_module_results_and_gradients_equal_eager():
+    torch.manual_seed(0)
+    model = Block()
+    compiled = compile(model)
+    x = torch.randn(5, 6)
+    out = compiled(x)
+    out.pow(2).sum().backward()
+    compiled_grads = _grads(model)
+    model.zero_grad()
+    expected = model(x)
+    expected.pow(2).sum().backward()
+    assert torch.equal(out, expected)
+    for got, want in zip(compiled_grads, _grads(model)):
+        assert torch.allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def test_guards_recompile_on_shape_dtype_training_grad_mode_and_values():
+    backend, seen = _counting_backend()
+
+    def f(x, n):
+        return x * n + 1
+
+    cf = compile(f, backend=backend)
+    x = torch.randn(3)
+    assert torch.equal(cf(x, 2), x * 2 + 1) and len(seen) == 1
+    cf(torch.randn(3), 2)
+    assert len(seen) == 1  # same guards: the cached graph
+    cf(torch.randn(4), 2)  # shape
+    cf(torch.randn(4, dtype=torch.float64), 2)  # dtype
+    assert torch.equal(cf(x, 3), x * 3 + 1)  # a captured Python value
+    cf(torch.randn(3, requires_grad=True), 2)  # requires_grad
+    with ember_autograd.no_grad():
+        cf(x, 2)  # grad mode
+    assert len(seen) == 6
+    # dynamic=True: one graph for every shape
+    dyn_backend, dyn_seen = _counting_backend()
+    dyn = compile(f, backend=dyn_backend, dynamic=True)
+    dyn(torch.randn(3), 2)
+    dyn(torch.randn(7), 2)
+    assert len(dyn_seen) == 1
+
+    model = Block()
+    mbackend, mseen = _counting_backend()
+    compiled = compile(model, backend=mbackend)
+    x = torch.randn(2, 6)
+    assert torch.equal(compiled(x), model(x)) and len(mseen) == 1
+    compiled.eval()
+    assert torch.equal(compiled(x), model(x)) and len(mseen) == 2  # the training branch is not taken
+    model.scale = 3.0
+    assert torch.equal(compiled(x), model(x)) and len(mseen) == 3
+
+
+def test_a_global_flag_read_by_the_traced_code_is_guarded():
+    global _FLAG
+    _FLAG = True
+
+    def f(x):
+        return x + 1 if _FLAG else x - 1
+
+    cf = compile(f)
+    x = torch.zeros(2)
+    assert cf(x).tolist() == [1.0, 1.0]
+    _FLAG = False
+    assert cf(x).tolist() == [-1.0, -1.0]
+
+
+_FLAG = True
+
+
+def test_data_dependent_control_flow_falls_back_and_never_takes_the_wrong_branch():
+    def f(x):
+        if x.sum() > 0:
+            return x + 1
+        return x - 1
+
+    cf = compile(f)
+    pos, neg = torch.ones(3), -torch.ones(3)
+    assert cf(pos).tolist() == [2.0] * 3
+    assert cf(neg).tolist() == [-2.0] * 3  # same guards as `pos`: eager both times
+    assert cf(pos).tolist() == [2.0] * 3
+    with pytest.raises(Unsupported, match="data-dependent control flow"):
+        compile(f, fullgraph=True)(pos)
+    out = explain(f)(pos)
+    assert out.graph_count == 0 and out.graph_break_count == 1
+    assert "control flow" in out.break_reasons[0].reason
+    assert "Graph Break Count: 1" in str(out)
+
+
+def test_effects_the_graph_would_lose_break_the_graph():
+    model = nn.Linear(3, 1)
+    opt = ember_optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x):
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    torch.manual_seed(0)
+    x = torch.randn(4, 3)
+    before = model.weight.detach().clone()
+    cf = compile(step)
+    cf(x)
+    cf(x)  # the optimizer step really ran, twice
+    assert not torch.equal(model.weight, before)
+    expected = before.clone()
+    for _ in range(2):
+        expected = expected - 0.1 * x.sum(0, keepdim=True)
+    assert torch.allclose(model.weight, expected)
+
+    def noisy(x):
+        return x + torch.randn(3)
+
+    out = explain(noisy)(torch.zeros(3))
+    assert out.graph_break_count == 1 and "random op" in out.break_reasons[0].reason
+
+
+def test_explain_counts_a_captured_graph_and_its_ops():
+    out = explain(lambda x, y: torch.relu(x @ y) + 1)(torch.randn(2, 2), torch.randn(2, 2))
+    assert out.graph_count == 1 and out.graph_break_count == 0 and out.op_count == 3
+    assert isinstance(out.graphs[0], ember_fx.GraphModule)
+
+
+def test_a_callable_backend_gets_a_graph_module_and_its_result_is_used():
+    calls = []
+
+    def backend(gm, example_inputs):
+        assert isinstance(gm, ember_fx.GraphModule)
+        assert [n.op for n in gm.graph.nodes].count("placeholder") == len(example_inputs) == 2
+
+        def run(*args):
+            calls.append(len(args))
+            return gm.forward(*args)
+
+        return run
+
+    cf = compile(lambda x, y, k=2.0: x * y * k, backend=backend)
+    x, y = torch.randn(3), torch.randn(3)
+    assert torch.equal(cf(x, y), x * y * 2.0) and torch.equal(cf(x, y, k=2.0), x * y * 2.0)
+    assert calls == [2, 2]
+
+
+def test_recompile_limit_runs_eagerly_with_a_warning(monkeypatch):
+    monkeypatch.setattr(config, "cache_size_limit", 2)
+    backend, seen = _counting_backend()
+    cf = compile(lambda x: x * 2, backend=backend)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, 5):
+            assert cf(torch.ones(n)).tolist() == [2.0] * n
+    assert len(seen) == 2
+    assert sum("cache_size_limit" in str(w.message) for w in caught) == 1
+
+
+def test_reset_drops_graphs():
+    backend, seen = _counting_backend()
+    cf = compile(lambda x: x + 1, backend=backend)
+    cf(torch.ones(1))
+    ember_compile.compiler.reset()
+    cf(torch.ones(1))
+    assert len(seen) == 2
+
+
+class TinyGPT(nn.Module):
+    """nanoGPT's shape in small: embeddings, a residual MLP block with LayerNorm and GELU,
+    dropout, a tied head and cross-entropy when targets are given."""
+
+    def __init__(self, vocab=11, dim=8, block=6):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, dim)
+        self.wpe = nn.Embedding(block, dim)
+        self.ln = nn.LayerNorm(dim)
+        self.fc = nn.Linear(dim, 4 * dim)
+        self.proj = nn.Linear(4 * dim, dim)
+        self.drop = nn.Dropout(0.1)
+        self.head = nn.Linear(dim, vocab, bias=False)
+        self.head.weight = self.wte.weight
+
+    def forward(self, idx, targets=None):
+        pos = torch.arange(0, idx.size(1))
+        x = self.drop(self.wte(idx) + self.wpe(pos))
+        x = x + self.proj(F.gelu(self.fc(self.ln(x)))) * 0.5
+        logits = self.head(self.ln(x))
+        if targets is None:
+            return logits, None
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+        return logits, loss
+
+
+def _train(compiled):
+    torch.manual_seed(0)
+    model = TinyGPT()
+    run = compile(model) if compiled else model
+    opt = ember_optim.AdamW(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(4):
+        idx = torch.randint(0, 11, (3, 6))
+        _, loss = run(idx, idx.roll(1, 1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, [p.detach().clone() for p in model.parameters()]
+
+
+def test_a_nanogpt_style_training_loop_trains_as_eager():
+    eager_losses, eager_params = _train(False)
+    compiled_losses, compiled_params = _train(True)
+    assert compiled_losses == pytest.approx(eager_losses, rel=1e-5)
+    for a, b in zip(compiled_params, eager_params):
+        assert torch.allclose(a, b, rtol=1e-5, atol=1e-6)

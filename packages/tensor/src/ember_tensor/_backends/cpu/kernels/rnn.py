@@ -1,0 +1,251 @@
+"""Numba gate kernels of the recurrent layers: one pass over a time step's gates.
+
+A step of an LSTM layer is one recurrent GEMM (``h @ W_hh^T``, BLAS) and then this
+file's `lstm_gates_forward`: the four gate pre-activations (the step's slice of the
+input projections, computed for the whole sequence in one GEMM, plus the recurrent
+product) go through sigmoid/tanh, the cell update and the new hidden state in one
+loop, writing h, c and the gate activations that the backward reads. The composition
+of elementwise ops it replaces made ~15 passes and as many temporaries a step.
+
+`lstm_gates_backward` is the same loop in reverse: from the gradient reaching h_t (the
+output's plus the recurrent one) and the cell gradient carried from step t + 1, it
+writes the step's four gate gradients and leaves the cell gradient of step t - 1 in
+`dc`. `gru_gates_*` and `rnn_gates_*` are the GRU's (r, z, n) and the Elman RNN's
+(tanh or relu) counterparts.
+
+Gate layout is PyTorch's: rows [i, f, g, o] of W_ih/W_hh for LSTM, [r, z, n] for GRU.
+The kernels are serial (a step of a typical layer is a few thousand elements: a
+parallel region's start-up would cost more than the loop) and compiled lazily for the
+float32 and float64 C-contiguous arrays the backend passes (half types arrive as
+float32). Everything they inline lives in this file, so Numba's on-disk cache (keyed
+on this file) never serves a stale kernel.
+
+Transcendentals: libm's exp and tanh are scalar calls here (~3-5 ns each, no SVML),
+which made the gate kernel the largest cost of an LSTM step. float32 takes `_exp32`,
+the Cody-Waite reduction and Cephes polynomial that `kernels.softmax` uses (<= 2 ulp,
+repeated here for the cache's sake), which LLVM vectorises; its sigmoid is
+``1 / (1 + exp(-x))`` and its tanh ``1 - 2 / (1 + exp(2x))`` (absolute error ~1e-7,
+saturating to +-1 without overflow). float64 keeps libm's exp and tanh.
+"""
+import math
+
+import numpy as np
+from numba import njit, types
+from numba.extending import intrinsic, overload
+
+__all__ = ["lstm_gates_forward", "lstm_gates_backward", "gru_gates_forward", "gru_gates_backward",
+           "rnn_gates_forward", "rnn_gates_backward"]
+
+_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+
+
+@intrinsic
+def _int_bits_as_float32(typingctx, bits):
+    """The float32 whose bit pattern is the int32 `bits` (a bitcast, free in registers)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float32))
+    return types.float32(types.int32), codegen
+
+
+@njit(fastmath={"contract"}, cache=True)  # inlined by LLVM (inlining it in Numba's IR trips its SSA check)
+def _exp32(x):
+    # exp(x) = 2**n * exp(r), n = round(x / ln 2), r = x - n ln 2 (ln 2 in two parts so
+    # that n * ln2_hi is exact), exp(r) on |r| <= ln2/2 by a degree-6 polynomial; 2**n is
+    # built in the exponent bits. Inputs are clamped to float32's finite range.
+    underflow = x < np.float32(-87.33654)
+    x = min(max(x, np.float32(-87.33654)), np.float32(88.72284))
+    n = np.floor(x * np.float32(1.4426950408889634) + np.float32(0.5))
+    r = x - n * np.float32(0.693359375)
+    r = r - n * np.float32(-2.12194440e-4)
+    p = np.float32(1.9875691500e-4)
+    p = p * r + np.float32(1.3981999507e-3)
+    p = p * r + np.float32(8.3334519073e-3)
+    p = p * r + np.float32(4.1665795894e-2)
+    p = p * r + np.float32(1.6666665459e-1)
+    p = p * r + np.float32(5.0000001201e-1)
+    p = p * (r * r) + r + np.float32(1.0)
+    scale = _int_bits_as_float32((np.int32(n) + np.int32(127)) << 23)
+    return np.float32(0.0) if underflow else p * scale
+
+
+def _sigmoid(x):
+    """1 / (1 + exp(-x)) in x's own precision (the Python body is never called)."""
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+@overload(_sigmoid, inline="always")
+def _sigmoid_overload(x):
+    if x == types.float32:
+        return lambda x: np.float32(1.0) / (np.float32(1.0) + _exp32(-x))
+    return lambda x: 1.0 / (1.0 + math.exp(-x))
+
+
+def _tanh(x):
+    """tanh in x's own precision (the Python body is never called)."""
+    return math.tanh(x)
+
+
+@overload(_tanh, inline="always")
+def _tanh_overload(x):
+    if x == types.float32:
+        return lambda x: np.float32(1.0) - np.float32(2.0) / (np.float32(1.0) + _exp32(np.float32(2.0) * x))
+    return lambda x: math.tanh(x)
+
+
+@njit(**_OPTIONS)
+def lstm_gates_forward(gates_x, gates_h, c_prev, act, c_out, h_out):
+    """One LSTM step from its gate pre-activations ``gates_x + gates_h`` (N, 4H).
+
+    Writes the activations (i, f, g, o) to `act` (N, 4H), ``c = f c_prev + i g`` to
+    `c_out` and ``h = o tanh(c)`` to `h_out` (N, H).
+    """
+    n, hidden = c_prev.shape
+    for b in range(n):
+        # Short loops over one or two streams each: LLVM vectorises them (one loop
+        # touching all nine streams is left scalar, its alias checks being too many).
+        row = act[b]
+        _add(gates_x[b], gates_h[b], row)
+        _sigmoid_inplace(row[:2 * hidden])
+        _tanh_inplace(row[2 * hidden:3 * hidden])
+        _sigmoid_inplace(row[3 * hidden:])
+        _cell(row[:hidden], row[hidden:2 * hidden], row[2 * hidden:3 * hidden], c_prev[b], c_out[b])
+        _hidden(row[3 * hidden:], c_out[b], h_out[b])
+
+
+@njit(**_OPTIONS)
+def _add(a, b, out):
+    for k in range(out.shape[0]):
+        out[k] = a[k] + b[k]
+
+
+@njit(**_OPTIONS)
+def _sigmoid_inplace(a):
+    for k in range(a.shape[0]):
+        a[k] = _sigmoid(a[k])
+
+
+@njit(**_OPTIONS)
+def _tanh_inplace(a):
+    for k in range(a.shape[0]):
+        a[k] = _tanh(a[k])
+
+
+@njit(**_OPTIONS)
+def _cell(i, f, g, c_prev, c_out):
+    for k in range(c_out.shape[0]):
+        c_out[k] = f[k] * c_prev[k] + i[k] * g[k]
+
+
+@njit(**_OPTIONS)
+def _hidden(o, c, h_out):
+    for k in range(h_out.shape[0]):
+        h_out[k] = o[k] * _tanh(c[k])
+
+
+@njit(**_OPTIONS)
+def lstm_gates_backward(act, c, c_prev, grad_h_out, grad_h_rec, dc, d_gates):
+    """The gradient of one LSTM step, to its gate pre-activations.
+
+    The gradient reaching h_t is ``grad_h_out + grad_h_rec`` (the layer output's and the
+    next step's, both (N, H)); `dc` holds the cell gradient from step t + 1 on entry and
+    the one of c_prev on exit. Writes d(i, f, g, o) pre-activations to `d_gates` (N, 4H).
+    """
+    n, hidden = c.shape
+    one = c.dtype.type(1.0)
+    tanh_c = np.empty(hidden, c.dtype)
+    for b in range(n):
+        _tanh_into(c[b], tanh_c)   # vectorised apart from the many-stream loop below
+        for j in range(hidden):
+            i = act[b, j]
+            f = act[b, hidden + j]
+            g = act[b, 2 * hidden + j]
+            o = act[b, 3 * hidden + j]
+            dh = grad_h_out[b, j] + grad_h_rec[b, j]
+            dcell = dc[b, j] + dh * o * (one - tanh_c[j] * tanh_c[j])
+            d_gates[b, j] = dcell * g * i * (one - i)
+            d_gates[b, hidden + j] = dcell * c_prev[b, j] * f * (one - f)
+            d_gates[b, 2 * hidden + j] = dcell * i * (one - g * g)
+            d_gates[b, 3 * hidden + j] = dh * tanh_c[j] * o * (one - o)
+            dc[b, j] = dcell * f
+
+
+@njit(**_OPTIONS)
+def _tanh_into(a, out):
+    for k in range(a.shape[0]):
+        out[k] = _tanh(a[k])
+
+
+@njit(**_OPTIONS)
+def gru_gates_forward(gates_x, gates_h, h_prev, act, h_out):
+    """One GRU step: ``r = s(x_r + h_r)``, ``z = s(x_z + h_z)``, ``n = tanh(x_n + r h_n)``,
+    ``h = (1 - z) n + z h_prev``. `gates_h` includes b_hh (PyTorch's n gate multiplies r
+    by ``h W_hn^T + b_hn``). Writes (r, z, n, h_n) to `act` (N, 4H) and h to `h_out`.
+    """
+    n, hidden = h_prev.shape
+    one = h_prev.dtype.type(1.0)
+    for b in range(n):
+        for j in range(hidden):
+            r = _sigmoid(gates_x[b, j] + gates_h[b, j])
+            z = _sigmoid(gates_x[b, hidden + j] + gates_h[b, hidden + j])
+            hn = gates_h[b, 2 * hidden + j]
+            cand = _tanh(gates_x[b, 2 * hidden + j] + r * hn)
+            act[b, j] = r
+            act[b, hidden + j] = z
+            act[b, 2 * hidden + j] = cand
+            act[b, 3 * hidden + j] = hn
+            h_out[b, j] = (one - z) * cand + z * h_prev[b, j]
+
+
+@njit(**_OPTIONS)
+def gru_gates_backward(act, h_prev, grad_h_out, grad_h_rec, d_gates_x, d_gates_h, dh_prev):
+    """The gradient of one GRU step: to the input gate pre-activations `d_gates_x`
+    (N, 3H), to the recurrent ones `d_gates_h` (N, 3H: what ``h W_hh^T + b_hh`` gets),
+    and the direct part of h_prev's gradient (through ``z h_prev``) to `dh_prev`."""
+    n, hidden = h_prev.shape
+    one = h_prev.dtype.type(1.0)
+    for b in range(n):
+        for j in range(hidden):
+            r = act[b, j]
+            z = act[b, hidden + j]
+            cand = act[b, 2 * hidden + j]
+            hn = act[b, 3 * hidden + j]
+            dh = grad_h_out[b, j] + grad_h_rec[b, j]
+            d_cand = dh * (one - z) * (one - cand * cand)
+            dz = dh * (h_prev[b, j] - cand) * z * (one - z)
+            dr = d_cand * hn * r * (one - r)
+            d_gates_x[b, j] = dr
+            d_gates_x[b, hidden + j] = dz
+            d_gates_x[b, 2 * hidden + j] = d_cand
+            d_gates_h[b, j] = dr
+            d_gates_h[b, hidden + j] = dz
+            d_gates_h[b, 2 * hidden + j] = d_cand * r
+            dh_prev[b, j] = dh * z
+
+
+@njit(**_OPTIONS)
+def rnn_gates_forward(gates_x, gates_h, relu, h_out):
+    """One Elman step: ``h = tanh(gates_x + gates_h)`` (relu: max(., 0)), (N, H)."""
+    n, hidden = h_out.shape
+    zero = h_out.dtype.type(0.0)
+    for b in range(n):
+        for j in range(hidden):
+            pre = gates_x[b, j] + gates_h[b, j]
+            if relu:
+                h_out[b, j] = pre if pre > zero else zero
+            else:
+                h_out[b, j] = _tanh(pre)
+
+
+@njit(**_OPTIONS)
+def rnn_gates_backward(h, relu, grad_h_out, grad_h_rec, d_gates):
+    """The gradient of one Elman step to its pre-activation, from its output h."""
+    n, hidden = h.shape
+    one = h.dtype.type(1.0)
+    zero = h.dtype.type(0.0)
+    for b in range(n):
+        for j in range(hidden):
+            dh = grad_h_out[b, j] + grad_h_rec[b, j]
+            if relu:
+                d_gates[b, j] = dh if h[b, j] > zero else zero
+            else:
+                d_gates[b, j] = dh * (one - h[b, j] * h[b, j])

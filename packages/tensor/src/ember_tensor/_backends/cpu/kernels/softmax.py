@@ -1,0 +1,310 @@
+"""Numba row kernels of softmax and log_softmax, forward and backward.
+
+The input is viewed as (outer, size, inner) C-contiguous, softmax running along `size`.
+When `inner` is 1 (softmax over the last dim) each row is contiguous: one task per row,
+reading it twice (max, then exp and sum; softmax writes exp and scales it in a third
+pass over the output, which is in cache). Otherwise a task takes a block of up to
+`_BLOCK` neighbouring columns of one outer index and walks `size` with the columns as
+the inner, contiguous loop (a helper call per row of the block), so that it vectorises.
+
+exp: NumPy's and libm's exp are scalar calls here (Numba has no SVML on this machine),
+~3 ns an element; float32 takes `_exp32`, a Cody-Waite range reduction and a degree-6
+polynomial (Cephes' expf, <= 2 ulp) whose 2**n is built in the exponent bits, which
+LLVM vectorises (~0.3 ns an element). float64 keeps libm's `math.exp`. The sums
+accumulate in the input's dtype, as PyTorch's CPU kernels do for float32. Numba's own
+reductions (a max, a sum) compile to one serial dependency chain: `_row_max` keeps
+eight maxima, the sums are helpers compiled with reassociation allowed.
+
+Each body is compiled twice (a `prange` version above `PARALLEL_THRESHOLD` elements, a
+serial one below), lazily, for float32 and float64 only (half types arrive as float32).
+Everything the kernels inline lives in this file, so Numba's on-disk cache (keyed on
+this file) never serves a stale kernel.
+"""
+import math
+
+import numpy as np
+from numba import njit, prange, types
+from numba.extending import intrinsic, overload
+
+from .. import threads
+
+__all__ = ["softmax_forward", "softmax_backward", "PARALLEL_THRESHOLD"]
+
+PARALLEL_THRESHOLD = 1 << 15
+_BLOCK = 512  # columns per task when softmax runs along a non-last dim
+
+# The row sums run with fast-math flags that let LLVM reassociate them (which is what
+# vectorises a reduction) and contract multiply-adds, but keep IEEE infinities and NaNs:
+# an -inf logit must give exp 0, a NaN must propagate. They are set on small helpers
+# only: on the elementwise output loops reassociation would turn (x - max) - log(sum)
+# into x - (max + log(sum)) and lose the digits of a large max.
+_SUM_FLAGS = {"contract", "reassoc", "nsz"}
+
+
+@intrinsic
+def _int_bits_as_float32(typingctx, bits):
+    """The float32 whose bit pattern is the int32 `bits` (a bitcast, free in registers)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float32))
+    return types.float32(types.int32), codegen
+
+
+@njit(inline="always", fastmath=_SUM_FLAGS)
+def _exp32(x):
+    # exp(x) = 2**n * exp(r), n = round(x / ln 2), r = x - n ln 2 with ln 2 split in two
+    # parts so that n * ln2_hi is exact; exp(r) on |r| <= ln2/2 by Cephes' expf polynomial.
+    underflow = x < np.float32(-87.33654)
+    x = min(max(x, np.float32(-87.33654)), np.float32(88.72284))
+    n = np.floor(x * np.float32(1.4426950408889634) + np.float32(0.5))
+    r = x - n * np.float32(0.693359375)
+    r = r - n * np.float32(-2.12194440e-4)
+    p = np.float32(1.9875691500e-4)
+    p = p * r + np.float32(1.3981999507e-3)
+    p = p * r + np.float32(8.3334519073e-3)
+    p = p * r + np.float32(4.1665795894e-2)
+    p = p * r + np.float32(1.6666665459e-1)
+    p = p * r + np.float32(5.0000001201e-1)
+    p = p * (r * r) + r + np.float32(1.0)
+    scale = _int_bits_as_float32((np.int32(n) + np.int32(127)) << 23)
+    return np.float32(0.0) if underflow else p * scale
+
+
+def _exp(x):
+    """exp in x's own precision (the Python body is never called: see the overload)."""
+    return math.exp(x)
+
+
+@overload(_exp, inline="always")
+def _exp_overload(x):
+    if x == types.float32:
+        return lambda x: _exp32(x)
+    return lambda x: math.exp(x)
+
+
+@njit(fastmath=True, nogil=True, cache=True)
+def _row_max(row):
+    # Eight independent running maxima, which LLVM packs into one vector register: a
+    # single chain of compares is latency-bound (~1.3 ns an element) and LLVM does not
+    # vectorise it itself. Full fast math (no NaNs assumed) is safe here: a NaN in the
+    # row still propagates, through x - max in the exp pass.
+    n = row.shape[0]
+    p0 = p1 = p2 = p3 = p4 = p5 = p6 = p7 = row.dtype.type(-np.inf)
+    m = n - n % 8
+    for j in range(0, m, 8):
+        p0 = row[j] if row[j] > p0 else p0
+        p1 = row[j + 1] if row[j + 1] > p1 else p1
+        p2 = row[j + 2] if row[j + 2] > p2 else p2
+        p3 = row[j + 3] if row[j + 3] > p3 else p3
+        p4 = row[j + 4] if row[j + 4] > p4 else p4
+        p5 = row[j + 5] if row[j + 5] > p5 else p5
+        p6 = row[j + 6] if row[j + 6] > p6 else p6
+        p7 = row[j + 7] if row[j + 7] > p7 else p7
+    for j in range(m, n):
+        p0 = row[j] if row[j] > p0 else p0
+    return max(max(max(p0, p1), max(p2, p3)), max(max(p4, p5), max(p6, p7)))
+
+
+@njit(fastmath=_SUM_FLAGS, nogil=True, cache=True)
+def _sum_exp(row, peak):
+    total = row.dtype.type(0.0)
+    for j in range(row.shape[0]):
+        total += _exp(row[j] - peak)
+    return total
+
+
+@njit(fastmath=_SUM_FLAGS, nogil=True, cache=True)
+def _exp_store_sum(row, peak, out):
+    total = row.dtype.type(0.0)
+    for j in range(row.shape[0]):
+        e = _exp(row[j] - peak)
+        out[j] = e
+        total += e
+    return total
+
+
+@njit(fastmath=_SUM_FLAGS, nogil=True, cache=True)
+def _sum(row):
+    total = row.dtype.type(0.0)
+    for j in range(row.shape[0]):
+        total += row[j]
+    return total
+
+
+@njit(fastmath=_SUM_FLAGS, nogil=True, cache=True)
+def _dot(a, b):
+    total = a.dtype.type(0.0)
+    for j in range(a.shape[0]):
+        total += a[j] * b[j]
+    return total
+
+
+def _rows_forward_body(x, y, log):
+    for r in prange(x.shape[0]):
+        xr = x[r]
+        yr = y[r]
+        peak = _row_max(xr)
+        if log:
+            log_total = math.log(_sum_exp(xr, peak))  # -inf for an all -inf row, NaN for a NaN
+            for j in range(xr.shape[0]):
+                yr[j] = (xr[j] - peak) - log_total
+        else:
+            total = _exp_store_sum(xr, peak, yr)
+            for j in range(xr.shape[0]):
+                yr[j] = yr[j] / total
+
+
+# The column kernels work on one (size, width) block at a time, a row of `width`
+# contiguous columns per call of these helpers: Numba vectorises a loop over a 1-d
+# contiguous slice, not the same loop written inside the 3-d body.
+@njit(fastmath=True, nogil=True, cache=True)
+def _max_into(peak, row):
+    for j in range(row.shape[0]):
+        peak[j] = row[j] if row[j] > peak[j] else peak[j]
+
+
+@njit(fastmath={"contract"}, nogil=True, cache=True)
+def _exp_sum_into(total, row, peak):
+    for j in range(row.shape[0]):
+        total[j] += _exp(row[j] - peak[j])
+
+
+@njit(fastmath={"contract"}, nogil=True, cache=True)
+def _exp_store_sum_into(total, row, peak, out):
+    for j in range(row.shape[0]):
+        e = _exp(row[j] - peak[j])
+        out[j] = e
+        total[j] += e
+
+
+@njit(fastmath={"contract"}, nogil=True, cache=True)
+def _log_softmax_into(out, row, peak, log_total):
+    for j in range(row.shape[0]):
+        out[j] = (row[j] - peak[j]) - log_total[j]
+
+
+@njit(fastmath={"contract"}, nogil=True, cache=True)
+def _divide_into(out, total):
+    for j in range(out.shape[0]):
+        out[j] = out[j] / total[j]
+
+
+def _columns_forward_body(x, y, log):
+    outer, size, inner = x.shape
+    chunks = (inner + _BLOCK - 1) // _BLOCK
+    for task in prange(outer * chunks):
+        o = task // chunks
+        j0 = (task % chunks) * _BLOCK
+        j1 = min(j0 + _BLOCK, inner)
+        peak = np.full(j1 - j0, -np.inf, x.dtype)
+        for c in range(size):
+            _max_into(peak, x[o, c, j0:j1])
+        total = np.zeros(j1 - j0, x.dtype)
+        if log:
+            for c in range(size):
+                _exp_sum_into(total, x[o, c, j0:j1], peak)
+            log_total = np.log(total)
+            for c in range(size):
+                _log_softmax_into(y[o, c, j0:j1], x[o, c, j0:j1], peak, log_total)
+        else:
+            for c in range(size):
+                _exp_store_sum_into(total, x[o, c, j0:j1], peak, y[o, c, j0:j1])
+            for c in range(size):
+                _divide_into(y[o, c, j0:j1], total)
+
+
+def _rows_backward_body(g, y, gx, log):
+    # softmax: gx = y * (g - sum(g * y)); log_softmax: gx = g - exp(y) * sum(g).
+    for r in prange(g.shape[0]):
+        gr, yr, out = g[r], y[r], gx[r]
+        if log:
+            total = _sum(gr)
+            for j in range(gr.shape[0]):
+                out[j] = gr[j] - _exp(yr[j]) * total
+        else:
+            total = _dot(gr, yr)
+            for j in range(gr.shape[0]):
+                out[j] = yr[j] * (gr[j] - total)
+
+
+@njit(fastmath={"contract"}, nogil=True, cache=True)
+def _add_into(total, row):
+    for j in range(row.shape[0]):
+        total[j] += row[j]
+
+
+@njit(fastmath={"contract"}, nogil=True, cache=True)
+def _multiply_add_into(total, a, b):
+    for j in range(a.shape[0]):
+        total[j] += a[j] * b[j]
+
+
+@njit(fastmath={"contract"}, nogil=True, cache=True)
+def _log_softmax_grad_into(out, g, y, total):
+    for j in range(g.shape[0]):
+        out[j] = g[j] - _exp(y[j]) * total[j]
+
+
+@njit(fastmath={"contract"}, nogil=True, cache=True)
+def _softmax_grad_into(out, g, y, total):
+    for j in range(g.shape[0]):
+        out[j] = y[j] * (g[j] - total[j])
+
+
+def _columns_backward_body(g, y, gx, log):
+    outer, size, inner = g.shape
+    chunks = (inner + _BLOCK - 1) // _BLOCK
+    for task in prange(outer * chunks):
+        o = task // chunks
+        j0 = (task % chunks) * _BLOCK
+        j1 = min(j0 + _BLOCK, inner)
+        total = np.zeros(j1 - j0, g.dtype)
+        if log:
+            for c in range(size):
+                _add_into(total, g[o, c, j0:j1])
+            for c in range(size):
+                _log_softmax_grad_into(gx[o, c, j0:j1], g[o, c, j0:j1], y[o, c, j0:j1], total)
+        else:
+            for c in range(size):
+                _multiply_add_into(total, g[o, c, j0:j1], y[o, c, j0:j1])
+            for c in range(size):
+                _softmax_grad_into(gx[o, c, j0:j1], g[o, c, j0:j1], y[o, c, j0:j1], total)
+
+
+_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+_rows_forward = (njit(**_OPTIONS)(_rows_forward_body), njit(parallel=True, **_OPTIONS)(_rows_forward_body))
+_columns_forward = (njit(**_OPTIONS)(_columns_forward_body),
+                    njit(parallel=True, **_OPTIONS)(_columns_forward_body))
+_rows_backward = (njit(**_OPTIONS)(_rows_backward_body), njit(parallel=True, **_OPTIONS)(_rows_backward_body))
+_columns_backward = (njit(**_OPTIONS)(_columns_backward_body),
+                     njit(parallel=True, **_OPTIONS)(_columns_backward_body))
+
+
+def _pick(pair, size):
+    return pair[1] if threads.parallel(size, PARALLEL_THRESHOLD) else pair[0]
+
+
+def softmax_forward(x3, log):
+    """softmax (log: log_softmax) along dim 1 of the C-contiguous (outer, size, inner)
+    float32/float64 array `x3`, as a new array of its shape and dtype."""
+    y = np.empty_like(x3)
+    if x3.size:
+        if x3.shape[2] == 1:
+            rows = x3.shape[:2]
+            _pick(_rows_forward, x3.size)(x3.reshape(rows), y.reshape(rows), log)
+        else:
+            _pick(_columns_forward, x3.size)(x3, y, log)
+    return y
+
+
+def softmax_backward(g3, y3, log):
+    """The input gradient of softmax (log: log_softmax) along dim 1 of (outer, size,
+    inner), from the output gradient `g3` and the forward's output `y3` (both
+    C-contiguous, one dtype)."""
+    gx = np.empty_like(g3)
+    if g3.size:
+        if g3.shape[2] == 1:
+            rows = g3.shape[:2]
+            _pick(_rows_backward, g3.size)(g3.reshape(rows), y3.reshape(rows), gx.reshape(rows), log)
+        else:
+            _pick(_columns_backward, g3.size)(g3, y3, gx, log)
+    return gx
