@@ -123,10 +123,6 @@ def test_lu_factor_matches_pytorch(shape, dtype):
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 @pytest.mark.parametrize("left, adjoint", [(True, False), (True, True), (False, False), (False, True)])
 def test_lu_solve_every_form(left, adjoint, dtype, device):
-    if device == "cuda" and dtype is np.complex128:
-        # Found once fill_ could write complex128 on CUDA: the CUDA triangular solve
-        # (_backends/cuda/kernels/linalg.py) returns NaN for complex128. Not yet fixed.
-        pytest.xfail("lu_solve of complex128 on CUDA gives NaN")
     a, b = _sample((2, 4, 4), dtype), _sample((2, 4, 3) if left else (2, 3, 4), dtype)
     X = _np(E.linalg.lu_solve(*E.linalg.lu_factor(_t(a, device)), _t(b, device), left=left, adjoint=adjoint))
     op = np.conj(np.swapaxes(a, -1, -2)) if adjoint else a
@@ -285,3 +281,20 @@ def test_complex128_fills(device):
     expected = np.zeros((3, 4), np.complex128)
     expected[:, 1] = 2 + 3j
     assert x.cpu().tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_matrices_on_every_device_match_numpy(device, dtype):
+    # The CUDA device kernels compute in float32/float64: complex matrices go through the
+    # host's LAPACK (a complex matrix read as reals once gave NaN).
+    a, b = _sample((2, 3, 3), dtype), _sample((2, 3, 2), dtype)
+    tol = 1e-4 if dtype is np.complex64 else 1e-10
+    np.testing.assert_allclose(_np(E.linalg.inv(_t(a, device))), np.linalg.inv(a), atol=tol)
+    np.testing.assert_allclose(_np(E.linalg.det(_t(a, device))), np.linalg.det(a), atol=tol)
+    np.testing.assert_allclose(_np(E.linalg.solve(_t(a, device), _t(b, device))), np.linalg.solve(a, b), atol=tol)
+    upper = np.triu(a) + 3 * np.eye(3)
+    np.testing.assert_allclose(_np(E.linalg.solve_triangular(_t(upper, device), _t(b, device), upper=True)),
+                               np.linalg.solve(upper, b), atol=tol)
+    spd = a @ np.conj(np.swapaxes(a, -1, -2)) + 3 * np.eye(3)
+    np.testing.assert_allclose(_np(E.linalg.cholesky(_t(spd, device))), np.linalg.cholesky(spd), atol=tol)
