@@ -19,9 +19,6 @@ def _sample(shape, dtype):
 
 
 def _t(x, device="cpu"):
-    if device == "cuda" and x.dtype == np.complex128:
-        # The CUDA backend's fill_ has no 16-byte element path yet (eye/ones in complex128).
-        pytest.skip("complex128 fill_ on CUDA is not written")
     return E.tensor(x, device=device)
 
 
@@ -270,3 +267,34 @@ def test_complex128_decompositions_match_pytorch(name):
     theirs = fn(torch, torch.from_numpy(_Z), torch.from_numpy(_ZB), torch.from_numpy(_ZH))
     assert str(ours.dtype) == str(theirs.dtype)
     np.testing.assert_allclose(_np(ours), theirs.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_complex128_fills(device):
+    """fill_ of 16-byte elements (complex128) on every device: eye, ones, full, fill_ of a
+    non-contiguous view, zeros (the CUDA backend fills byte patterns of at most 8 bytes)."""
+    assert E.eye(3, dtype=E.complex128, device=device).cpu().tolist() == np.eye(3, dtype=np.complex128).tolist()
+    assert E.ones(2, 3, dtype=E.complex128, device=device).cpu().tolist() == [[1 + 0j] * 3] * 2
+    assert E.full((2,), 1.5 - 2j, dtype=E.complex128, device=device).cpu().tolist() == [1.5 - 2j] * 2
+    x = E.zeros(3, 4, dtype=E.complex128, device=device)
+    x.t()[1].fill_(2 + 3j)  # column 1: a strided view
+    expected = np.zeros((3, 4), np.complex128)
+    expected[:, 1] = 2 + 3j
+    assert x.cpu().tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_matrices_on_every_device_match_numpy(device, dtype):
+    # The CUDA device kernels compute in float32/float64: complex matrices go through the
+    # host's LAPACK (a complex matrix read as reals once gave NaN).
+    a, b = _sample((2, 3, 3), dtype), _sample((2, 3, 2), dtype)
+    tol = 1e-4 if dtype is np.complex64 else 1e-10
+    np.testing.assert_allclose(_np(E.linalg.inv(_t(a, device))), np.linalg.inv(a), atol=tol)
+    np.testing.assert_allclose(_np(E.linalg.det(_t(a, device))), np.linalg.det(a), atol=tol)
+    np.testing.assert_allclose(_np(E.linalg.solve(_t(a, device), _t(b, device))), np.linalg.solve(a, b), atol=tol)
+    upper = np.triu(a) + 3 * np.eye(3)
+    np.testing.assert_allclose(_np(E.linalg.solve_triangular(_t(upper, device), _t(b, device), upper=True)),
+                               np.linalg.solve(upper, b), atol=tol)
+    spd = a @ np.conj(np.swapaxes(a, -1, -2)) + 3 * np.eye(3)
+    np.testing.assert_allclose(_np(E.linalg.cholesky(_t(spd, device))), np.linalg.cholesky(spd), atol=tol)
