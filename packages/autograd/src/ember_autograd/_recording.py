@@ -1,7 +1,7 @@
 """Recording the graph: the dispatcher wrapper that autograd registers on every op.
 
-Fast path (grad mode off, or no input requires grad): one thread-local flag, one table
-lookup and a scan of the arguments, then the op runs as it would without autograd.
+Fast path (no input requires grad, or grad mode off): a scan of the arguments, then one
+thread-local flag and one table lookup, then the op runs as it would without autograd.
 Otherwise the op runs with grad mode off and its outputs get a node built from the op's
 rule (`_rules`). In-place ops rebase the history of the tensor they modify; in-place ops
 on views rebase the base's history through `CopySlices`, as PyTorch does.
