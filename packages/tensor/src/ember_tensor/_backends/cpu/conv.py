@@ -177,6 +177,30 @@ def _backward_weight_blocked(gy, x, groups, plan):
     return sum(_run_blocks(blocks, n * o * per_group * length, body))
 
 
+def _backward_input_blocked(gy, w, groups, plan):
+    """(N, C, *S) input gradient per `plan` (the forward problem's): per block the
+    columns W^T @ grad_b, then the Numba col2im that sums them into the block's samples."""
+    shape, kernel, stride, padding, dilation, out = plan
+    n, c = shape[:2]
+    o, length = gy.shape[1], math.prod(out)
+    rows = c * math.prod(kernel)
+    per_group = rows // groups
+    wt = np.ascontiguousarray(w).reshape(groups, o // groups, per_group).transpose(0, 2, 1)
+    gy = np.ascontiguousarray(gy).reshape(n, groups, o // groups, length)
+    gx = np.empty(shape, gy.dtype)
+    blocks, size = _blocks(n, rows, length, gy.itemsize)
+
+    def body(run, parallel):
+        cols = cpu_conv.scratch((size, rows, length), gy.dtype)  # this thread's
+        for start, stop in run:
+            m = stop - start
+            np.matmul(wt, gy[start:stop], out=cols[:m].reshape(m, groups, per_group, length))
+            cpu_conv.col2im_block(cols[:m], kernel, stride, padding, dilation, out, gx[start:stop], parallel)
+
+    _run_blocks(blocks, n * o * per_group * length, body)
+    return gx
+
+
 def _flipped_transposed(w, groups):
     """The kernel of the adjoint of a unit-stride convolution by `w` (O, C/G, *K), as the
     grouped weight matrix (G, C/G, O/G*K): per group in and out channels swapped and
@@ -233,6 +257,9 @@ def backward_input(gy, w, input_size, stride, padding, dilation, groups):
         if plan is not None:
             gx = _forward_blocked(gy, _flipped_transposed(w, groups), plan)
             return gx.reshape((n, c) + tuple(input_size))
+    plan = _blocked_plan((n, c) + tuple(input_size), kernel, stride, padding, dilation, out=tuple(out))
+    if plan is not None:
+        return _backward_input_blocked(gy, w, groups, plan).reshape((n, c) + tuple(input_size))
     if len(kernel) > 2:
         wm = w.reshape(groups, o // groups, (c // groups) * math.prod(kernel))
         g = gy.reshape(n, groups, o // groups, math.prod(out))  # explicit sizes: n may be 0

@@ -19,7 +19,7 @@ from numba import njit, prange
 
 from .. import threads
 
-__all__ = ["im2col_block", "scratch", "PARALLEL_THRESHOLD"]
+__all__ = ["im2col_block", "col2im_block", "scratch", "PARALLEL_THRESHOLD"]
 
 PARALLEL_THRESHOLD = 1 << 15
 
@@ -93,9 +93,49 @@ def _im2col_block_body(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
                         cf[d + j] = 0
 
 
+def _col2im_block_body(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x):
+    # The adjoint of the body above: x (B, C, H, W) = the sum of the columns back over
+    # the windows, padding dropped. One (sample, channel) plane per iteration: no two
+    # iterations write the same element.
+    nb, c, h, w = x.shape
+    length = oh * ow
+    rows = cols.shape[1]
+    xf = x.reshape(nb * c * h * w)
+    cf = cols.reshape(nb * rows * length)
+    col_lo, col_hi = np.empty(kw, np.int64), np.empty(kw, np.int64)
+    for kj in range(kw):
+        off = kj * dw - pw
+        j0 = min(0 if off >= 0 else (sw - 1 - off) // sw, ow)
+        col_lo[kj], col_hi[kj] = j0, max(min((w - off + sw - 1) // sw if w > off else 0, ow), j0)
+    row_lo, row_hi = np.empty(kh, np.int64), np.empty(kh, np.int64)
+    for ki in range(kh):
+        top = ki * dh - ph
+        i0 = min(0 if top >= 0 else (sh - 1 - top) // sh, oh)
+        row_lo[ki], row_hi[ki] = i0, max(min((h - top + sh - 1) // sh if h > top else 0, oh), i0)
+    usw = np.uint64(sw)
+    for p in prange(nb * c):
+        plane = p * h * w
+        for e in range(np.uint64(plane), np.uint64(plane + h * w)):
+            xf[e] = 0
+        first_row = (p // c) * rows + (p % c) * kh * kw
+        for ki in range(kh):
+            top = ki * dh - ph
+            for kj in range(kw):
+                off = kj * dw - pw
+                j0, j1 = col_lo[kj], col_hi[kj]
+                src = (first_row + ki * kw + kj) * length
+                for i in range(row_lo[ki], row_hi[ki]):
+                    d = np.uint64(plane + (i * sh + top) * w + off)
+                    s = np.uint64(src + i * ow)
+                    for j in range(np.uint64(j0), np.uint64(j1)):
+                        xf[d + j * usw] += cf[s + j]
+
+
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 _im2col_block_serial = njit(**_OPTIONS)(_im2col_block_body)
 _im2col_block_parallel = njit(parallel=True, **_OPTIONS)(_im2col_block_body)
+_col2im_block_serial = njit(**_OPTIONS)(_col2im_block_body)
+_col2im_block_parallel = njit(parallel=True, **_OPTIONS)(_col2im_block_body)
 
 
 def im2col_block(x, kernel, stride, padding, dilation, out, cols, parallel=False):
@@ -108,6 +148,18 @@ def im2col_block(x, kernel, stride, padding, dilation, out, cols, parallel=False
     fn(x, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1],
        out[0], out[1], cols)
     return cols
+
+
+def col2im_block(cols, kernel, stride, padding, dilation, out, x, parallel=False):
+    """The adjoint of `im2col_block`: overwrite the C-contiguous block `x` (B, C, H, W)
+    with the sum of the columns `cols` (B, C*kh*kw, oh*ow) over their windows (the parts
+    in the `padding` dropped). Runs on Numba's threads when `parallel` and the block is
+    large enough. Returns `x`."""
+    big = parallel and threads.parallel(cols.size, PARALLEL_THRESHOLD)
+    fn = _col2im_block_parallel if big else _col2im_block_serial
+    fn(cols, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1],
+       out[0], out[1], x)
+    return x
 
 
 _workspace = threading.local()
