@@ -18,6 +18,7 @@ import ctypes
 import glob
 import os
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["budget", "set_budget", "parallel", "run_parts"]
@@ -36,6 +37,11 @@ _blas_getter = None
 # Worker threads for `run_parts`, made on first use and grown to the budget.
 _pool = None
 _pool_size = 0
+# Guards the pool and the count of `run_parts` calls holding the BLAS at one thread (and
+# its thread count before them).
+_blas_lock = threading.Lock()
+_blas_holders = 0
+_blas_saved = None
 
 
 def budget():
@@ -79,21 +85,39 @@ def run_parts(task, parts):
     global _pool, _pool_size
     if parts <= 1:
         return [task(i) for i in range(parts)]
-    if _pool is None or _pool_size < parts - 1:
-        if _pool is not None:
-            _pool.shutdown(wait=False)
-        _pool, _pool_size = ThreadPoolExecutor(parts - 1, thread_name_prefix="ember-cpu"), parts - 1
-    setter, getter = _find_blas_setter(), _blas_getter
-    blas_threads = getter() if getter is not None else None
-    if setter is not None:
-        setter(1)
+    with _blas_lock:
+        if _pool is None or _pool_size < parts - 1:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool, _pool_size = ThreadPoolExecutor(parts - 1, thread_name_prefix="ember-cpu"), parts - 1
+        pool = _pool
+    _single_threaded_blas(True)
     try:
-        futures = [_pool.submit(task, i) for i in range(1, parts)]
+        futures = [pool.submit(task, i) for i in range(1, parts)]
         first = task(0)
         return [first] + [f.result() for f in futures]
     finally:
-        if setter is not None and blas_threads is not None:
-            setter(blas_threads)
+        _single_threaded_blas(False)
+
+
+def _single_threaded_blas(enter):
+    """Hold the BLAS at one thread while any `run_parts` runs (calls from several user
+    threads may overlap): the first to enter saves its thread count, the last to leave
+    puts it back."""
+    global _blas_holders, _blas_saved
+    setter = _find_blas_setter()
+    if setter is None or _blas_getter is None:
+        return
+    with _blas_lock:
+        if enter:
+            if _blas_holders == 0:
+                _blas_saved = _blas_getter()
+                setter(1)
+            _blas_holders += 1
+        else:
+            _blas_holders -= 1
+            if _blas_holders == 0:
+                setter(_blas_saved)
 
 
 def _find_blas_setter():
