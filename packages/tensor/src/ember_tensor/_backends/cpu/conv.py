@@ -5,15 +5,16 @@ run blocked: a few samples at a time, a Numba im2col that pads as it copies lays
 columns out in a cache-sized scratch buffer (`kernels/conv.py`) and one batched GEMM per
 block writes (O, L) rows straight into the NCHW output: no padded copy of the input, no
 9x copy of it in memory, no transposed copy of the output. The weight gradient is the
-same loop with the GEMM `grad_b @ cols_b^T` summed over samples, and the input gradient
-of a unit-stride convolution is a blocked forward convolution of the output gradient
-with the flipped, transposed kernel (no col2im scatter).
+same loop with the GEMM `grad_b @ cols_b^T` summed over samples. The input gradient of a
+unit-stride convolution with C >= O is a blocked forward convolution of the output
+gradient with the flipped, transposed kernel (no scatter); otherwise per block the
+columns W^T @ grad_b and a Numba col2im into the block's samples. With a thread budget
+the blocks are split over threads (`threads.run_parts`).
 
 The rest keeps the whole-batch forms: small outputs (where per-sample GEMMs are too
-small for the BLAS) a Numba im2col to (C*K, N*L) columns and one GEMM per group; 3-d
-convolutions a strided window view of the input and a batched `np.matmul`; strided input
-gradients a GEMM and a Numba col2im. Arrays arrive in their compute dtype (half types as
-float32).
+small for the BLAS) a Numba im2col to (C*K, N*L) columns, one GEMM per group and a
+Numba col2im; 3-d convolutions a strided window view of the input and a batched
+`np.matmul`. Arrays arrive in their compute dtype (half types as float32).
 """
 import math
 

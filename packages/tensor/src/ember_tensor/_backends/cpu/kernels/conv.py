@@ -1,15 +1,17 @@
-"""Numba loop of the blocked 2-d convolution: a per-sample im2col that pads as it copies.
+"""Numba loops of the blocked 2-d convolution: an im2col that pads as it copies, and its
+adjoint, a col2im that drops the padding as it sums.
 
 `im2col_block` lays a few samples of an *unpadded* input out as (B, C*kh*kw, oh*ow)
 columns, writing the zeros of the padding itself (no padded copy of the input), so that
 the GEMM of each sample can write its output straight into the sample's (O, oh*ow) rows
-of the NCHW result. The caller keeps the block small enough for the columns to stay in
-the core's cache between this copy and the GEMM that reads them.
+of the NCHW result; `col2im_block` sums such columns back into a block of samples (the
+input gradient). The caller keeps the block small enough for the columns to stay in the
+core's cache between the copy and the GEMM.
 
-Compiled twice (a `prange` version over samples x channels and a serial one for small
-blocks and a budget of one thread), float32 and float64 only, nothing at import. The body
-inlines no function of another file, so Numba's on-disk cache (keyed on this file) can
-never serve a stale kernel.
+Each body is compiled twice (a `prange` version over samples x channels and a serial one
+for small blocks, a budget of one thread and the per-thread parts of `threads.run_parts`),
+float32 and float64 only, nothing at import. The bodies inline no function of another
+file, so Numba's on-disk cache (keyed on this file) can never serve a stale kernel.
 """
 import math
 import threading
