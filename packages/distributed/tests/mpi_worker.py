@@ -332,8 +332,104 @@ def dead_peer():
     except RuntimeError as error:
         assert "all_reduce on ranks [0, 1]" in str(error), error
         report(f"OK dead_peer {rank}: {type(error).__name__}")
-        os._exit(0)
+        os._exit(1)  # a survivor of a failed job fails too
     raise AssertionError("all_reduce with a dead peer returned")
+
+
+def _cpu_seconds():
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def no_show(token):
+    """The last rank never calls init_process_group: the others raise DistBackendError naming
+    it within the timeout, sleeping (not spinning) while they wait."""
+    rank, size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    if rank == size - 1:
+        time.sleep(120)  # stopped by the launcher after the others fail
+        return
+    cpu, start = _cpu_seconds(), time.monotonic()
+    try:
+        dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=3))
+    except dist.DistBackendError as error:
+        elapsed, spent = time.monotonic() - start, _cpu_seconds() - cpu
+        assert f"rank(s) [{size - 1}] of {size} never joined" in str(error), error
+        assert 2.9 < elapsed < 6, elapsed
+        assert spent < 0.5 * elapsed, (spent, elapsed)  # waited in a socket read, not a loop
+        report(f"OK no_show {rank}: {type(error).__name__} after {elapsed:.1f} s, cpu {spent:.2f} s")
+        raise
+    raise AssertionError("init_process_group returned without the last rank")
+
+
+def killed_peer(token):
+    """Rank 1 is SIGKILLed: every survivor raises DistBackendError naming it at its next
+    collective, within seconds, though the group's timeout is 60 s."""
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+    rank = dist.get_rank()
+    dist.barrier()
+    if rank == 1:
+        os.kill(os.getpid(), 9)
+    start = time.monotonic()
+    try:
+        for _ in range(3):
+            dist.all_reduce(et.ones(3))
+            time.sleep(0.5)
+    except dist.DistBackendError as error:
+        elapsed = time.monotonic() - start
+        assert "rank 1 exited or died" in str(error), error
+        assert elapsed < 5, elapsed
+        report(f"OK killed_peer {rank}: {type(error).__name__} after {elapsed:.2f} s")
+        raise
+    raise AssertionError("all_reduce with a dead peer returned")
+
+
+def straggler(token):
+    """Rank 1 comes to the all_reduce 5 s late with a 2 s timeout: rank 0 raises the timeout
+    error; rank 1, arriving after rank 0 has gone, raises too instead of waiting."""
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=2))
+    rank = dist.get_rank()
+    dist.barrier()
+    if rank == 1:
+        time.sleep(5)
+    start = time.monotonic()
+    try:
+        dist.all_reduce(et.ones(3))
+    except dist.DistBackendError as error:
+        elapsed = time.monotonic() - start
+        if rank == 0:
+            assert isinstance(error, dist.DistributedTimeoutError) and "timed out after 2 s" in str(error), error
+        assert elapsed < 4, elapsed
+        report(f"OK straggler {rank}: {type(error).__name__} after {elapsed:.1f} s")
+        raise
+    raise AssertionError("all_reduce with a straggler returned")
+
+
+def torchrun_env(*token):
+    """Under the launcher (one node or several): torchrun's variables agree with the group."""
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=30))
+    rank, size = dist.get_rank(), dist.get_world_size()
+    env = {name: os.environ[name] for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE",
+                                               "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT",
+                                               "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_RUN_ID")}
+    assert int(env["RANK"]) == rank and int(env["WORLD_SIZE"]) == size, env
+    assert int(env["GROUP_RANK"]) * int(env["LOCAL_WORLD_SIZE"]) + int(env["LOCAL_RANK"]) == rank, env
+    x = et.tensor([float(rank + 1)])
+    dist.all_reduce(x)
+    assert x.item() == size * (size + 1) / 2, x
+    print(f"OK torchrun_env {rank}/{size} group {env['GROUP_RANK']} restart {env['TORCHELASTIC_RESTART_COUNT']}",
+          flush=True)
+
+
+def fail_once(marker):
+    """Rank 1 fails on the first attempt only (a file marks it): --max-restarts runs it again."""
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=30))
+    if dist.get_rank() == 1 and not os.path.exists(marker):
+        open(marker, "w").close()
+        raise SystemExit(7)
+    dist.barrier()
+    print(f"OK fail_once {dist.get_rank()} restart {os.environ['TORCHELASTIC_RESTART_COUNT']}", flush=True)
 
 
 def rendezvous(init_method, rank, world_size):

@@ -158,3 +158,33 @@ def test_double_backward_goes_through_the_composition(mode):
         (gx * gx).sum().backward()
         results.append([gx.detach().numpy(), xt.grad.numpy()] + [p.grad.numpy() for p in module.parameters()])
     _assert_all_close(results[0], results[1], 1e-9)
+
+
+@pytest.mark.parametrize("kind", ["LSTMCell", "GRUCell", "RNNCell"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cells_run_the_fused_one_step_layer_and_match_pytorch(kind, dtype):
+    """A cell is a layer over one step: one fused node, PyTorch's values and gradients."""
+    rng = np.random.default_rng(3)
+    torch.manual_seed(0)
+    theirs = getattr(torch.nn, kind)(3, 5).to(getattr(torch, dtype))
+    ours = getattr(nn, kind)(3, 5).to(getattr(et, dtype))
+    ours.load_state_dict({k: et.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()})
+    arrays = [rng.standard_normal(shape) for shape in ((4, 3), (4, 5), (4, 5))]
+    t_in = [torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=True) for a in arrays]
+    e_in = [et.tensor(a, dtype=getattr(et, dtype), requires_grad=True) for a in arrays]
+    if kind == "LSTMCell":
+        t_out, e_out = theirs(t_in[0], (t_in[1], t_in[2])), ours(e_in[0], (e_in[1], e_in[2]))
+        t_loss, e_loss = t_out[0].sum() * 2 + t_out[1].pow(2).sum(), e_out[0].sum() * 2 + e_out[1].pow(2).sum()
+        node = e_out[0].grad_fn
+    else:
+        t_out, e_out = theirs(t_in[0], t_in[1]), ours(e_in[0], e_in[1])
+        t_loss, e_loss = t_out.pow(2).sum(), e_out.pow(2).sum()
+        node = e_out.grad_fn
+        t_in, e_in = t_in[:2], e_in[:2]
+    assert "Layer" in node.name()  # the fused layer's node, not a composition
+    t_loss.backward()
+    e_loss.backward()
+    tol = 1e-5 if dtype == "float32" else 1e-10
+    np.testing.assert_allclose(e_loss.item(), t_loss.item(), rtol=tol)
+    for ours_t, theirs_t in zip(e_in + list(ours.parameters()), t_in + list(theirs.parameters())):
+        np.testing.assert_allclose(ours_t.grad.numpy(), theirs_t.grad.numpy(), rtol=tol, atol=tol)

@@ -54,3 +54,29 @@ def test_cuda_scalar_twins_compile_for_a_real_gpu():
     if result.stdout.strip() == "no-nvvm":
         pytest.skip("libNVVM is not installed: cannot compile for a GPU here")
     assert result.stdout.strip() == "compiled"
+
+
+def test_special_family_kernels_compile_for_a_real_gpu():
+    """torch.special's Bessel and polynomial kernels compile to PTX for float32 and float64
+    (where libNVVM and a driver are installed: typing their register_jitable helpers asks
+    the driver for the device); the simulator runs them as plain Python only."""
+    code = (
+        "from numba import cuda, float32, float64\n"
+        "from numba.cuda.cudadrv.error import CudaSupportError, NvvmSupportError\n"
+        "from ember_tensor._backends import scalar_bessel as b, scalar_polynomials as p\n"
+        "try:\n"
+        "    for module, arity in ((b, 1), (p, 2)):\n"
+        "        for name in getattr(module, 'UNARY', ()) + getattr(module, 'BINARY', ()):\n"
+        "            for ty in (float32, float64):\n"
+        "                cuda.compile_ptx(getattr(module, name), (ty,) * arity, device=True, cc=(7, 5))\n"
+        "except (NvvmSupportError, CudaSupportError):\n"
+        "    print('no-nvvm')\n"
+        "else:\n"
+        "    print('compiled')\n")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="0", PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                            timeout=300, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    if result.stdout.strip() == "no-nvvm":
+        pytest.skip("libNVVM or the CUDA driver is not installed: cannot compile for a GPU here")
+    assert result.stdout.strip() == "compiled"

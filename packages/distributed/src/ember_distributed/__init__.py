@@ -26,6 +26,8 @@ from ._group import (  # noqa: E402
     is_gloo_available, is_initialized, is_mpi_available, is_nccl_available, new_group, new_subgroups,
     new_subgroups_by_enumeration,
 )
+from ._errors import DistBackendError, DistError, DistNetworkError, DistStoreError  # noqa: E402
+from ._store import FileStore, HashStore, PrefixStore, Store, TCPStore  # noqa: E402
 from ._work import DistributedTimeoutError, Work  # noqa: E402
 from ._collectives import (  # noqa: E402
     ReduceOp, all_gather, all_gather_into_tensor, all_reduce, all_to_all, all_to_all_single, barrier, broadcast,
@@ -45,5 +47,6 @@ __all__ = [
     "barrier", "broadcast", "gather", "monitored_barrier", "reduce", "reduce_scatter", "reduce_scatter_tensor",
     "scatter", "irecv", "isend", "recv", "send", "P2POp", "batch_isend_irecv", "all_gather_object",
     "broadcast_object_list", "gather_object", "scatter_object_list", "spawn", "ProcessExitedException",
-    "ProcessRaisedException", "DistributedDataParallel",
+    "ProcessRaisedException", "DistributedDataParallel", "DistError", "DistBackendError", "DistStoreError",
+    "DistNetworkError", "Store", "TCPStore", "FileStore", "HashStore", "PrefixStore",
 ]

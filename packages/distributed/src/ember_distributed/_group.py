@@ -7,10 +7,17 @@ processes started separately meet through a rendezvous (`_rendezvous`).
 """
 
 import datetime
-import os
 import importlib.util
+import os
 
+import numpy as np
+
+from . import _health
 from ._mpi import mpi
+from ._rendezvous import check_process_manager, join
+from ._startup import launched_world, meet, rendezvous_store, serve_health_store
+from ._store import FileStore, TCPStore
+from ._work import Work, guarded
 
 __all__ = [
     "Backend", "ProcessGroup", "GroupMember", "group", "default_pg_timeout", "init_process_group",
@@ -92,6 +99,7 @@ class _GroupNamespace:
 
 group = _GroupNamespace()
 _world = None
+_generation = 0  # init_process_group calls so far: each meets under keys of its own
 
 
 def _seconds(timeout):
@@ -112,45 +120,97 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     """Make the default process group, as ``torch.distributed.init_process_group``.
 
     Under ``mpiexec -n N`` (or ``python -m ember_distributed.run``) rank and world size
-    come from MPI and an explicit ``rank``/``world_size`` must agree with them. A process
-    started on its own (under ``mpiexec -n 1``) with ``world_size > 1`` joins the others
-    through ``init_method``: ``'env://'`` (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, the
-    default), ``'tcp://host:port'`` or ``'file:///path'``.
+    come from the process manager and an explicit ``rank``/``world_size`` must agree with
+    them. A process started on its own (under ``mpiexec -n 1``) with ``world_size > 1``
+    joins the others through ``init_method``: ``'env://'`` (MASTER_ADDR, MASTER_PORT,
+    RANK, WORLD_SIZE, the default), ``'tcp://host:port'``, ``'file:///path'``, or a
+    ``store`` (with ``rank`` and ``world_size``).
+
+    Every rank first meets the others on the store, before MPI starts, so a rank that
+    never comes makes the others raise ``DistBackendError`` naming it after ``timeout``;
+    afterwards a watch on the store makes every survivor of a dead rank raise at its
+    next collective (see the README's "Errors and faults").
 
     Args:
         backend: ``'mpi'``; ``'gloo'`` and ``'nccl'`` are accepted and also run on MPI.
-        timeout: how long an operation waits for its peers (timedelta; default 30 min).
+        timeout: how long start-up and each operation wait for the peers (timedelta;
+            default 30 min).
     """
-    global _world
+    global _world, _generation
     if _world is not None:
         raise RuntimeError("trying to initialize the default process group twice!")
     backend = Backend.UNDEFINED if backend is None else Backend(backend)  # PyTorch's answer when none is named
-    if store is not None:
-        raise ValueError("ember_distributed does not take a store: use init_method (env://, tcp://, file://)")
+    if store is not None and init_method is not None:
+        raise ValueError("Cannot specify both init_method and store.")
     seconds = _seconds(timeout)
-    MPI = mpi()
-    launched = MPI.COMM_WORLD.Get_size()
-    if launched > 1:
-        comm = MPI.COMM_WORLD.Dup()
-        _check_matches("world_size", world_size, comm.Get_size())
-        _check_matches("rank", rank, comm.Get_rank())
+    _generation += 1
+    launched = launched_world()
+    if launched is not None and launched[1] > 1:
+        my_rank, size = launched
+        _check_matches("world_size", world_size, size)
+        _check_matches("rank", rank, my_rank)
+        rendezvous = store if store is not None else rendezvous_store(
+            init_method or "env://", my_rank, size, seconds, required=init_method is not None)
+        group_store = meet(rendezvous, my_rank, size, seconds, _generation) if rendezvous is not None else None
+        MPI = mpi()
+        comm = guarded(MPI.COMM_WORLD, "init_process_group", seconds, MPI.COMM_WORLD.Dup)
+        _health.start(_health_store(rendezvous, group_store, comm, my_rank, seconds), my_rank, size, seconds)
     else:
         size = _env_int("WORLD_SIZE", world_size)
-        if init_method is not None and init_method.startswith(("tcp://", "file://")) and size is None:
+        if (store is not None or init_method is not None and init_method.startswith(("tcp://", "file://"))) \
+                and size is None:
             raise ValueError("world_size must be given (or WORLD_SIZE set) with init_method "
-                             f"{init_method!r}")
+                             f"{init_method!r}" if store is None else "world_size must be given with store")
         size = 1 if size is None else size
         if size == 1:
-            comm = MPI.COMM_SELF.Dup()
             _check_matches("rank", _env_int("RANK", rank), 0)
-        else:
-            from ._rendezvous import join
-
-            my_rank = _env_int("RANK", rank)
-            if my_rank is None:
-                raise ValueError("rank must be given (or RANK set) when world_size > 1")
-            comm = join(init_method or "env://", my_rank, size, seconds)
+            _world = ProcessGroup(mpi().COMM_SELF.Dup(), [0], seconds, backend)
+            return
+        my_rank = _env_int("RANK", rank)
+        if my_rank is None:
+            raise ValueError("rank must be given (or RANK set) when world_size > 1")
+        if not 0 <= my_rank < size:
+            raise ValueError(f"Invalid rank {my_rank}: rank must be in [0, {size})")
+        check_process_manager(init_method or "env://", size)
+        rendezvous = store if store is not None else rendezvous_store(
+            init_method or "env://", my_rank, size, seconds, required=True)
+        group_store = meet(rendezvous, my_rank, size, seconds, _generation)
+        health_store = _health_store(rendezvous, group_store, None, my_rank, seconds)
+        _health.start(health_store, my_rank, size, seconds)
+        comm = join(group_store, my_rank, size, seconds)
+        if isinstance(rendezvous, FileStore):
+            rendezvous.close()  # the last rank to leave removes the file
+    _health.set_exit_comm(guarded(comm, "init_process_group", seconds, comm.Dup))
     _world = ProcessGroup(comm, range(comm.Get_size()), seconds, backend)
+
+
+def _health_store(rendezvous, group_store, comm, rank, seconds):
+    """The TCPStore the health watch runs on: the rendezvous store when it is one, else
+    one that rank 0 serves on a free port, its address passed through the group's store
+    (or, with no store at all, through MPI)."""
+    if isinstance(rendezvous, TCPStore):
+        return rendezvous
+    served = serve_health_store(seconds) if rank == 0 else None
+    address = f"{served.host}:{served.port}" if served is not None else ""
+    if group_store is not None:
+        if served is not None:
+            group_store.set("health_store", address)
+        address = group_store.get("health_store").decode()
+    else:
+        address = _broadcast_text(comm, address, seconds)
+    if served is not None:
+        return served
+    host, port = address.rsplit(":", 1)
+    return TCPStore(host, int(port), None, False, timeout=datetime.timedelta(seconds=seconds))
+
+
+def _broadcast_text(comm, text, seconds):
+    """Rank 0's ``text`` on every rank of ``comm`` (fixed-size, so one polled Ibcast does)."""
+    buffer = np.zeros(256, dtype=np.uint8)
+    data = text.encode()
+    buffer[:len(data)] = np.frombuffer(data, dtype=np.uint8)
+    Work([comm.Ibcast(buffer, root=0)], "init_process_group", seconds).wait()
+    return bytes(buffer).rstrip(b"\0").decode()
 
 
 def _check_matches(what, given, actual):
@@ -199,6 +259,7 @@ def destroy_process_group(group=None):
     target = _default() if group is None else group
     if target is _world:
         _world = None
+        _health.stop()
     if target.comm is not None:
         target.comm.Free()
         target.comm = None
@@ -219,7 +280,8 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     me = world.rank()
     MPI = mpi()
     color = 0 if me in members else MPI.UNDEFINED
-    comm = world.comm.Split(color, members.index(me) if me in members else 0)
+    comm = guarded(world.comm, "new_group", world.timeout,
+                   lambda: world.comm.Split(color, members.index(me) if me in members else 0))
     if me not in members:
         return GroupMember.NON_GROUP_MEMBER
     return ProcessGroup(comm, members, world.timeout if timeout is None else _seconds(timeout),
@@ -248,7 +310,9 @@ def new_subgroups_by_enumeration(ranks_per_subgroup_list, timeout=None, backend=
     MPI = mpi()
     # One Split makes every subgroup at once: the colour is the index of the rank's list.
     members = sorted(ranks_per_subgroup_list[mine]) if mine is not None else []
-    comm = world.comm.Split(MPI.UNDEFINED if mine is None else mine, members.index(me) if members else 0)
+    comm = guarded(world.comm, "new_subgroups", world.timeout,
+                   lambda: world.comm.Split(MPI.UNDEFINED if mine is None else mine,
+                                            members.index(me) if members else 0))
     subgroup = None
     if mine is not None:
         subgroup = ProcessGroup(comm, members, world.timeout if timeout is None else _seconds(timeout),

@@ -7,9 +7,13 @@ sent from (and received into) its own memory; anything else (a non-contiguous or
 tensor) is staged through a contiguous host copy and written back after the operation.
 """
 
+import atexit
+
 import numpy as np
 
 import ember_tensor
+
+from . import _health
 
 __all__ = ["mpi", "HostBuffer", "reduction_dtype"]
 
@@ -25,10 +29,20 @@ def mpi():
         # ember checks for errors itself (timeouts, mismatched calls): let MPI return error
         # codes as exceptions instead of aborting the whole job.
         mpi4py.rc.errors = "exception"
+        # MPI_Finalize waits for every rank: a survivor of a failed peer would hang in it.
+        # ember finalizes at exit itself, and only when no failure was seen.
+        mpi4py.rc.finalize = False
         from mpi4py import MPI
 
         _MPI = MPI
+        atexit.register(_finalize)
     return _MPI
+
+
+def _finalize():
+    _health.stop()  # say goodbye while rank 0, which serves the store, is still listening
+    if _MPI.Is_initialized() and not _MPI.Is_finalized() and _health.ready_to_finalize():
+        _MPI.Finalize()
 
 
 # Reductions run in a dtype MPI can reduce: NumPy's float16 and ml_dtypes' bfloat16 have

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 
-from .run import launch_command
+from ._launch import launch_command
 
 __all__ = ["spawn", "ProcessRaisedException", "ProcessExitedException"]
 

@@ -8,12 +8,14 @@ forever on a peer that never arrives.
 
 import time
 
+from . import _health
+from ._errors import DistBackendError
 from ._mpi import mpi
 
-__all__ = ["Work", "DistributedTimeoutError"]
+__all__ = ["Work", "DistributedTimeoutError", "guarded"]
 
 
-class DistributedTimeoutError(RuntimeError):
+class DistributedTimeoutError(DistBackendError):
     """An operation did not complete within the process group's timeout."""
 
 
@@ -22,6 +24,9 @@ class DistributedTimeoutError(RuntimeError):
 # sleeps so that a long wait leaves the core to the peers it is waiting for.
 _SPIN_SECONDS = 2e-4
 _MAX_SLEEP_SECONDS = 1e-3
+# A wait this long while some rank has exited fails (see _health.departed): the exited
+# rank cannot take part. The delay lets operations that do not involve it finish first.
+_DEPARTED_AFTER_SECONDS = 1.0
 
 
 class Work:
@@ -91,6 +96,17 @@ class Work:
         sleep = 0.0
         while not self._mpi_test():
             elapsed = time.monotonic() - start
+            if _health.failure() is not None:
+                try:
+                    _health.check(self._description)
+                except DistBackendError as error:
+                    self._exception = error
+                    raise
+            if elapsed > _DEPARTED_AFTER_SECONDS and _health.departed():
+                self._exception = DistBackendError(
+                    f"{self._description} failed: rank(s) {sorted(_health.departed())} exited while this rank "
+                    f"waits for them; the process group can no longer be used")
+                raise self._exception
             if elapsed > limit:
                 self._exception = DistributedTimeoutError(
                     f"{self._description} timed out after {limit:g} s: a peer did not take part "
@@ -115,3 +131,14 @@ class Work:
 
 def _seconds(timeout):
     return timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
+
+
+def guarded(comm, description, timeout, call):
+    """Run the blocking MPI ``call()`` on ``comm`` once every member has arrived.
+
+    The members first meet in a non-blocking barrier, polled against ``timeout`` and
+    the health flag, so a missing or dead member raises instead of hanging the call.
+    """
+    Work([comm.Ibarrier()], description, timeout).wait()
+    with _health.blocking(description):
+        return call()

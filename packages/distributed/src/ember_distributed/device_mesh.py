@@ -18,6 +18,7 @@ import ember_tensor
 
 from ._group import GroupMember, ProcessGroup, _default, get_rank
 from ._mpi import mpi
+from ._work import guarded
 
 __all__ = ["DeviceMesh", "init_device_mesh"]
 
@@ -193,12 +194,12 @@ def _make_dim_group(world, array, dim, coordinate):
     lines = np.moveaxis(array, dim, -1).reshape(-1, array.shape[dim])
     MPI = mpi()
     if coordinate is None:
-        world.comm.Split(MPI.UNDEFINED, 0)
+        guarded(world.comm, "init_device_mesh", world.timeout, lambda: world.comm.Split(MPI.UNDEFINED, 0))
         return GroupMember.NON_GROUP_MEMBER
     me = world.rank()
     line = next(i for i, ranks in enumerate(lines) if me in ranks)
     ranks = [int(r) for r in lines[line]]
-    comm = world.comm.Split(line, ranks.index(me))
+    comm = guarded(world.comm, "init_device_mesh", world.timeout, lambda: world.comm.Split(line, ranks.index(me)))
     return ProcessGroup(comm, ranks, world.timeout, world.backend)
 
 

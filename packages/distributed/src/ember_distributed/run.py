@@ -1,77 +1,249 @@
-"""The launcher: ``python -m ember_distributed.run --nproc-per-node N script.py args`` (or ``ember-run``).
+"""The launcher: ``python -m ember_distributed.run [torchrun flags] script.py args`` (or ``ember-run``).
 
-It starts N copies of the script under one ``mpiexec`` (the mpich wheel's, or the first on
-PATH), so they share one MPI world, and gives each the variables PyTorch's launcher sets:
-RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT. The exit status
-is the job's: non-zero if any process failed (mpiexec then stops the others).
+On one node it starts ``--nproc-per-node`` copies of the script under one ``mpiexec``
+(the mpich wheel's, or the first on PATH), so they share one MPI world (shared memory
+between them), and gives each the variables torchrun sets: RANK, LOCAL_RANK,
+WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_*.
+With ``--nnodes N`` it runs this node's share of the ranks (``--node-rank``), each under
+its own ``mpiexec -n 1``; every rank meets the others at MASTER_ADDR:MASTER_PORT (the
+TCPStore of global rank 0) and MPI joins them into one world (see `_rendezvous`).
+
+Failures are handled as torchrun does: mpiexec runs with ``-disable-auto-cleanup`` so
+that it does not kill the survivors of a dead rank (they raise ``DistBackendError`` at
+their next collective instead); each rank runs under a small keeper (`_agent`) that
+records its exit status; once a rank fails, the others get ``--grace-period`` seconds to
+finish (or raise) before they are stopped; the launcher then prints which rank failed
+first and how, restarts the job if ``--max-restarts`` allows, and exits non-zero.
 """
 
 import argparse
+import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
+import tempfile
+import time
+import uuid
 
-__all__ = ["main", "mpiexec_command", "launch_command"]
+from ._launch import launch_command, mpiexec_command, worker_environments
 
+__all__ = ["main", "mpiexec_command", "launch_command", "worker_environments"]
 
-def mpiexec_command():
-    """The mpiexec to use: beside this Python (the mpich wheel puts it there), else on PATH."""
-    beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-    found = beside if os.path.exists(beside) else shutil.which("mpiexec")
-    if found is None:
-        raise SystemExit("ember_distributed.run: mpiexec not found; install the mpich wheel "
-                         "(pip install mpich) or an MPI of your system")
-    return found
+_AGENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_agent.py")
+_POLL_SECONDS = 0.1
 
 
-def launch_command(nproc, program, master_addr="127.0.0.1", master_port=29500):
-    """The mpiexec command line that runs ``program`` (a list of arguments) ``nproc`` times.
+def _nnodes(text):
+    """torchrun's ``--nnodes``: N or MIN:MAX (elastic ranges are not supported: MIN must equal MAX)."""
+    low, _, high = str(text).partition(":")
+    if high and int(high) != int(low):
+        raise argparse.ArgumentTypeError(f"--nnodes {text}: elastic ranges are not supported; give one number")
+    return int(low)
 
-    One MPMD block per rank, each with its own RANK / LOCAL_RANK in its environment.
-    """
-    command = [mpiexec_command()]
-    for rank in range(nproc):
-        if rank:
-            command.append(":")
-        settings = {"RANK": rank, "LOCAL_RANK": rank, "WORLD_SIZE": nproc, "LOCAL_WORLD_SIZE": nproc,
-                    "GROUP_RANK": 0, "MASTER_ADDR": master_addr, "MASTER_PORT": master_port}
-        command += ["-n", "1"]
-        for name, value in settings.items():
-            command += ["-env", name, str(value)]
-        command += program
-    return command
+
+def _nproc(text):
+    if text in ("cpu", "auto"):
+        return os.cpu_count() or 1
+    if text == "gpu":
+        raise argparse.ArgumentTypeError("--nproc-per-node gpu: ember runs on CPU processes; give a number")
+    return int(text)
 
 
 def _parser():
     parser = argparse.ArgumentParser(
-        prog="ember-run", description="Start a distributed ember job on this machine, through mpiexec.")
-    parser.add_argument("--nproc-per-node", "--nproc_per_node", type=int, default=1,
-                        help="number of processes to start (default 1)")
-    parser.add_argument("--nnodes", type=int, default=1, help="only 1: for several nodes, run mpiexec yourself")
-    parser.add_argument("--master-addr", "--master_addr", default="127.0.0.1")
-    parser.add_argument("--master-port", "--master_port", type=int, default=29500)
-    parser.add_argument("-m", "--module", action="store_true", help="run the script argument as a module")
-    parser.add_argument("--no-python", "--no_python", action="store_true", help="run the script as a program")
-    parser.add_argument("script", help="the training script (or module with -m)")
-    parser.add_argument("script_args", nargs=argparse.REMAINDER)
+        prog="ember-run", description="Start a distributed ember job (torchrun's flags), through mpiexec.")
+    add = parser.add_argument
+    add("--nnodes", type=_nnodes, default=1, help="number of nodes (N, or N:N)")
+    add("--node-rank", "--node_rank", type=int, default=0, help="this node's rank, 0 .. nnodes-1")
+    add("--nproc-per-node", "--nproc_per_node", type=_nproc, default=1, help="processes on this node (or 'cpu')")
+    add("--master-addr", "--master_addr", default="127.0.0.1", help="address of the node of rank 0")
+    add("--master-port", "--master_port", type=int, default=29500, help="free port on the node of rank 0")
+    add("--rdzv-endpoint", "--rdzv_endpoint", default="", help="host[:port]: overrides --master-addr/--master-port")
+    add("--rdzv-backend", "--rdzv_backend", default="static", help="accepted; ember always meets on a TCPStore")
+    add("--rdzv-id", "--rdzv_id", default="none", help="the job id (TORCHELASTIC_RUN_ID)")
+    add("--rdzv-conf", "--rdzv_conf", default="", help="accepted and ignored")
+    add("--standalone", action="store_true", help="one node: rendezvous on a free local port")
+    add("--max-restarts", "--max_restarts", type=int, default=0, help="restarts of the whole job after a failure")
+    add("--monitor-interval", "--monitor_interval", type=float, default=_POLL_SECONDS,
+        help="seconds between checks of the workers")
+    add("--grace-period", "--grace_period", type=float, default=5.0,
+        help="seconds the other ranks get to finish after one fails, before they are stopped (ember's)")
+    add("-m", "--module", action="store_true", help="run the script argument as a module")
+    add("--no-python", "--no_python", action="store_true", help="run the script as a program")
+    add("script", help="the training script (or module with -m)")
+    add("script_args", nargs=argparse.REMAINDER)
     return parser
 
 
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("", 0))
+        return s.getsockname()[1]
+
+
+def _settings(args):
+    """(master_addr, master_port) from the flags, as torchrun resolves them."""
+    if args.standalone:
+        if args.nnodes != 1:
+            raise SystemExit("--standalone runs one node: it cannot be used with --nnodes > 1")
+        return "127.0.0.1", _free_port()
+    if args.rdzv_endpoint:
+        host, _, port = args.rdzv_endpoint.rpartition(":") if ":" in args.rdzv_endpoint else \
+            (args.rdzv_endpoint, "", "29400")
+        return host, int(port)
+    return args.master_addr, args.master_port
+
+
+class _Job:
+    """One attempt: this node's workers, started, watched and stopped."""
+
+    def __init__(self, args, program, master_addr, master_port, restart_count):
+        self.status_dir = tempfile.mkdtemp(prefix="ember-run-")
+        environments = worker_environments(args.nproc_per_node, args.nnodes, args.node_rank, master_addr,
+                                           master_port, restart_count, args.max_restarts, args.rdzv_id)
+        wrapped = [sys.executable, _AGENT, self.status_dir] + program
+        if args.nnodes == 1:
+            commands = [(launch_command(args.nproc_per_node, wrapped, environments=environments,
+                                        mpiexec_options=["-disable-auto-cleanup"]), None)]
+        else:
+            # Across launchers, each rank is its own MPI world until init_process_group joins them.
+            commands = [([mpiexec_command(), "-n", "1"] + wrapped,
+                         dict(os.environ, **{k: str(v) for k, v in env.items()})) for env in environments]
+        self.ranks = [env["RANK"] for env in environments]
+        # Each in a session of its own, so that stopping the job reaches every process it made.
+        self.processes = [subprocess.Popen(command, env=env, start_new_session=True) for command, env in commands]
+
+    def statuses(self):
+        found = {}
+        for name in os.listdir(self.status_dir):
+            if name.endswith(".json"):
+                with open(os.path.join(self.status_dir, name)) as f:
+                    status = json.load(f)
+                found[status["rank"]] = status
+        return found
+
+    def watch(self, interval, grace):
+        """Wait for the workers; returns (statuses, first failure or None)."""
+        first_failure_seen = None
+        while True:
+            statuses = self.statuses()
+            failures = [s for s in statuses.values() if s["exitcode"] != 0]
+            if failures and first_failure_seen is None:
+                first_failure_seen = time.monotonic()
+            running = [p for p in self.processes if p.poll() is None]
+            if not running:
+                break
+            if first_failure_seen is not None and time.monotonic() - first_failure_seen > grace:
+                self.stop()
+                break
+            time.sleep(interval)
+        statuses = self.statuses()
+        for process in self.processes:  # a keeper that died itself leaves no status: say so
+            if process.returncode not in (0, None) and not statuses:
+                statuses[-1] = {"rank": -1, "local_rank": -1, "exitcode": process.returncode, "pid": process.pid,
+                                "time": time.time(), "host": socket.gethostname()}
+        failures = sorted((s for s in statuses.values() if s["exitcode"] != 0), key=lambda s: s["time"])
+        return statuses, (failures[0] if failures else None)
+
+    def stop(self):
+        """SIGTERM every process of the job, then SIGKILL what is left after 3 s."""
+        for signum, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 1.0)):
+            for process in self.processes:
+                if process.poll() is None:
+                    try:
+                        os.killpg(process.pid, signum)
+                    except ProcessLookupError:
+                        pass
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline and any(p.poll() is None for p in self.processes):
+                time.sleep(0.05)
+        for process in self.processes:
+            try:  # workers reparented away from mpiexec still belong to its session's group
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            process.wait()
+
+    def close(self):
+        shutil.rmtree(self.status_dir, ignore_errors=True)
+
+
+def _describe(status):
+    code = status["exitcode"]
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"{code} (pid: {status['pid']})", f"Signal {-code} ({name}) received by PID {status['pid']}"
+    return f"{code} (pid: {status['pid']})", "see the rank's output above"
+
+
+def _report(script, statuses, first):
+    """torchrun's failure summary: every failed rank, and the first one as the root cause."""
+    rule = "=" * 60
+    lines = [rule, f"{script} FAILED", "-" * 60, "Failures:"]
+
+    def block(index, status):
+        exitcode, cause = _describe(status)
+        stamp = time.strftime("%Y-%m-%d_%H:%M:%S", time.localtime(status["time"]))
+        return [f"[{index}]:", f"  time      : {stamp}", f"  host      : {status['host']}",
+                f"  rank      : {status['rank']} (local_rank: {status['local_rank']})",
+                f"  exitcode  : {exitcode}", f"  traceback : {cause}"]
+
+    others = [s for s in sorted(statuses.values(), key=lambda s: s["time"]) if s["exitcode"] != 0 and s is not first]
+    if not others:
+        lines.append("  <NO_OTHER_FAILURES>")
+    for index, status in enumerate(others, 1):
+        lines += block(index, status)
+    lines += ["-" * 60, "Root Cause (first observed failure):"] + block(0, first) + [rule]
+    sys.stderr.write("\n".join(lines) + "\n")
+    sys.stderr.flush()
+
+
+def _terminated(signum, frame):
+    raise SystemExit(128 + signum)
+
+
 def main(argv=None):
-    """Entry point of ``ember-run``; returns the job's exit status."""
+    """Entry point of ``ember-run``; returns the job's exit status (0, or 1 after a failure)."""
     args = _parser().parse_args(argv)
-    if args.nnodes != 1:
-        raise SystemExit("ember-run starts processes on this machine only (--nnodes 1); across nodes, use "
-                         "your cluster's mpiexec/srun, which sets ranks for ember_distributed directly")
     if args.nproc_per_node < 1:
         raise SystemExit("--nproc-per-node must be at least 1")
+    if not 0 <= args.node_rank < args.nnodes:
+        raise SystemExit(f"--node-rank {args.node_rank} must be in [0, --nnodes {args.nnodes})")
+    if args.max_restarts and args.nnodes > 1:
+        raise SystemExit("--max-restarts needs --nnodes 1: ember's launchers on several nodes do not restart "
+                         "together")
+    master_addr, master_port = _settings(args)
     if args.no_python:
         program = [args.script]
     else:
         program = [sys.executable, "-u"] + (["-m", args.script] if args.module else [args.script])
-    command = launch_command(args.nproc_per_node, program + args.script_args, args.master_addr, args.master_port)
-    return subprocess.call(command)
+    program += args.script_args
+    signal.signal(signal.SIGTERM, _terminated)
+    run_id = args.rdzv_id if args.rdzv_id != "none" else uuid.uuid4().hex[:8]
+    args.rdzv_id = run_id
+    for attempt in range(args.max_restarts + 1):
+        job = _Job(args, program, master_addr, master_port, attempt)
+        try:
+            statuses, first = job.watch(args.monitor_interval, args.grace_period)
+        except BaseException:  # Ctrl-C, SIGTERM: take the workers down with the launcher
+            job.stop()
+            raise
+        finally:
+            job.close()
+        if first is None:
+            return 0
+        _report(args.script, statuses, first)
+        if attempt < args.max_restarts:
+            sys.stderr.write(f"ember-run: restarting the job ({attempt + 1}/{args.max_restarts})\n")
+            if args.standalone:
+                master_port = _free_port()
+    return 1
 
 
 if __name__ == "__main__":

@@ -90,8 +90,10 @@ from ._ops.linalg import addbmm, addr, cross, inner, kron, matrix_exp, matrix_po
 from ._ops.einsum import einsum, tensordot
 from ._ops.aliases import *  # noqa: F401,F403 - deg2rad, dist, column_stack, resolve_conj, ...
 from ._ops.linalg_legacy import (
-    cholesky, cholesky_inverse, cholesky_solve, det, inverse, logdet, pinverse, qr, slogdet, svd,
+    cholesky, cholesky_inverse, cholesky_solve, det, geqrf, inverse, logdet, lu, lu_solve, orgqr, ormqr, pinverse, qr,
+    slogdet, svd,
 )
+from ._ops.linalg_lu import lu_unpack
 from . import linalg, special
 from .serialization import load, save
 from ._ops.nn import log_softmax, softmax  # noqa: E402 -- also registers the nn kernels (conv, pooling, ...)

@@ -10,5 +10,6 @@ from . import sparse, optim  # noqa: F401,E402
 from . import special  # noqa: F401,E402
 from . import complex  # noqa: F401,E402
 from . import fft  # noqa: F401,E402
+from . import linalg_factor  # noqa: F401,E402
 
 __all__ = ["TABLE", "COMPOSITE", "NOT_DIFFERENTIABLE", "RESULT", "derivative"]

@@ -3,21 +3,37 @@ eigh, svd, qr, pinv) and the composites built on them.
 
 Formulas follow PyTorch's (tools/autograd/derivatives.yaml, FunctionsManual.cpp) and
 are written with differentiable ember ops, so second derivatives work too. Real dtypes
-only: every conjugate-transpose of the references is a plain ``.mT`` here.
+only: every conjugate-transpose of the references is a plain ``.mT`` here, so a complex
+input's gradient raises NotImplementedError (`_real_only`) rather than come out wrong.
 """
+import functools
+
 import ember_tensor as E
 
 from .. import _grad_mode
 from ._registry import RESULT, composite, derivative, not_differentiable
 
 
+def _real_only(formula):
+    """Refuse complex inputs: the formula below is written for real matrices."""
+    @functools.wraps(formula)
+    def checked(ctx, *args, **kwargs):
+        if any(meta is not None and meta[1].is_complex for meta in ctx._input_meta):
+            raise NotImplementedError(f"ember: the derivative of {ctx.name()} for complex inputs is not "
+                                      "implemented (only real matrices)")
+        return formula(ctx, *args, **kwargs)
+    return checked
+
+
 @derivative("linalg_inv", inputs=("A",), save=lambda A, **_: (RESULT,))
+@_real_only
 def inv(ctx, grad, inverse):
     # d(A^-1) = -A^-1 dA A^-1
     return -(inverse.mT @ grad @ inverse.mT)
 
 
 @derivative("linalg_det", inputs=("A",), save=lambda A, **_: (A, RESULT))
+@_real_only
 def det(ctx, grad, A, determinant):
     # d det(A) = tr(adj(A) dA), and adj(A) = det(A) A^-1 when A is invertible.
     singular = (determinant == 0).unsqueeze(-1).unsqueeze(-1)
@@ -41,6 +57,7 @@ def det(ctx, grad, A, determinant):
 
 
 @derivative("linalg_slogdet", inputs=("A",), save=lambda A: (A,))
+@_real_only
 def slogdet(ctx, grad, A):
     _, grad_logabsdet = grad
     if grad_logabsdet is None:
@@ -53,6 +70,7 @@ def _solve_save(A, B, *, left=True, out=None):
 
 
 @derivative("linalg_solve", inputs=("A", "B"), save=_solve_save)
+@_real_only
 def solve(ctx, grad, A, X, left, vector):
     needs = ctx.needs_input_grad
     if not left:
@@ -75,6 +93,7 @@ def _triangle(X, upper, unitriangular):
 @derivative("linalg_solve_triangular", inputs=("A", "B"),
             save=lambda A, B, *, upper, left=True, unitriangular=False, out=None: (A, RESULT, upper, left,
                                                                                     unitriangular))
+@_real_only
 def solve_triangular(ctx, grad, A, X, upper, left, unitriangular):
     grad_b = E.linalg.solve_triangular(A.mT, grad, upper=not upper, left=left, unitriangular=unitriangular)
     grad_a = None
@@ -90,6 +109,7 @@ def _phi(X):
 
 
 @derivative("linalg_cholesky", inputs=("A",), save=lambda A, *, upper=False, out=None: (RESULT, upper))
+@_real_only
 def cholesky(ctx, grad, L, upper):
     if upper:
         L, grad = L.mT, grad.mT
@@ -99,6 +119,7 @@ def cholesky(ctx, grad, L, upper):
 
 
 @derivative("linalg_eigh", inputs=("A",), save=lambda A, UPLO="L": (RESULT[0], RESULT[1]))
+@_real_only
 def eigh(ctx, grad, values, vectors):
     grad_values, grad_vectors = grad
     V = vectors
@@ -120,6 +141,7 @@ def _svd_save(A, full_matrices=True, *, driver=None):
 
 
 @derivative("linalg_svd", inputs=("A",), save=_svd_save)
+@_real_only
 def svd(ctx, grad, U, S, Vh, full_matrices, shape):
     grad_u, grad_s, grad_vh = grad
     m, n = shape[-2:]
@@ -153,6 +175,7 @@ def svd(ctx, grad, U, S, Vh, full_matrices, shape):
 
 
 @derivative("linalg_qr", inputs=("A",), save=lambda A, mode="reduced": (RESULT[0], RESULT[1], mode, tuple(A.shape)))
+@_real_only
 def qr(ctx, grad, Q, R, mode, shape):
     grad_q, grad_r = grad
     m, n = shape[-2:]
@@ -177,6 +200,7 @@ def qr(ctx, grad, Q, R, mode, shape):
 
 
 @derivative("linalg_pinv", inputs=("A",), save=lambda A, **_: (A, RESULT))
+@_real_only
 def pinv(ctx, grad, A, P):
     return _pinv_backward(grad, P, A)
 
@@ -209,6 +233,7 @@ def linalg_vector_norm_count(ctx, grad):
 
 
 @derivative("linalg_lstsq", inputs=("A", "B"), save=lambda A, B, rcond=None, *, driver=None: (A, B))
+@_real_only
 def lstsq(ctx, grad, A, B):
     # The solution is pinv(A) @ B; differentiate that expression.
     grad_x = grad[0]

@@ -9,7 +9,7 @@ import math
 import ember_tensor as E
 import ember_tensor.special as S
 
-from ._registry import RESULT, composite, derivative
+from ._registry import RESULT, composite, derivative, not_differentiable
 
 
 def _input(input, *args, **kwargs):
@@ -77,3 +77,16 @@ def polygamma_(ctx, grad, x, n):
 @derivative("mvlgamma_", inputs=("self",), save=lambda self, p: (self, p))
 def mvlgamma_(ctx, grad, x, p):
     return grad * sum(E.digamma(x - j / 2) for j in range(p))
+
+
+# PyTorch records no gradient for the Bessel functions, airy_ai and the orthogonal
+# polynomials: their outputs never require grad (backward() then fails as in PyTorch).
+not_differentiable(
+    "special_airy_ai", "special_bessel_j0", "special_bessel_j1", "special_bessel_y0", "special_bessel_y1",
+    "special_modified_bessel_i0", "special_modified_bessel_i1", "special_modified_bessel_k0",
+    "special_modified_bessel_k1", "special_scaled_modified_bessel_k0", "special_scaled_modified_bessel_k1",
+    "special_spherical_bessel_j0", "special_chebyshev_polynomial_t", "special_chebyshev_polynomial_u",
+    "special_chebyshev_polynomial_v", "special_chebyshev_polynomial_w", "special_shifted_chebyshev_polynomial_t",
+    "special_shifted_chebyshev_polynomial_u", "special_shifted_chebyshev_polynomial_v",
+    "special_shifted_chebyshev_polynomial_w", "special_hermite_polynomial_h", "special_hermite_polynomial_he",
+    "special_laguerre_polynomial_l", "special_legendre_polynomial_p")

@@ -17,6 +17,7 @@ import ember_tensor
 from .._collectives import ReduceOp, all_reduce, broadcast
 from .._group import ProcessGroup, resolve
 from .._mpi import mpi
+from .._work import guarded
 from .._sharded_chunk import ShardedChunk
 from ._hooks import FlatLayout, UnitHooks, cast, map_tensors
 from ._unit import ShardedUnit
@@ -273,10 +274,13 @@ def _self_group(world):
 def _node_groups(world):
     """(ranks on this node, same local rank across nodes): HYBRID_SHARD's default groups."""
     MPI = mpi()
-    node = world.comm.Split_type(MPI.COMM_TYPE_SHARED, key=world.rank())
-    node_ranks = node.allgather(world.ranks[world.rank()])
-    across = world.comm.Split(node.Get_rank(), world.rank())
-    across_ranks = across.allgather(world.ranks[world.rank()])
+    me = world.ranks[world.rank()]
+    node = guarded(world.comm, "HYBRID_SHARD groups", world.timeout,
+                   lambda: world.comm.Split_type(MPI.COMM_TYPE_SHARED, key=world.rank()))
+    node_ranks = guarded(node, "HYBRID_SHARD groups", world.timeout, lambda: node.allgather(me))
+    across = guarded(world.comm, "HYBRID_SHARD groups", world.timeout,
+                     lambda: world.comm.Split(node.Get_rank(), world.rank()))
+    across_ranks = guarded(across, "HYBRID_SHARD groups", world.timeout, lambda: across.allgather(me))
     return (ProcessGroup(node, node_ranks, world.timeout, world.backend),
             ProcessGroup(across, across_ranks, world.timeout, world.backend))
 

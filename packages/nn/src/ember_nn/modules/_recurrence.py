@@ -4,7 +4,7 @@ The fused path calls ember-tensor's layer ops (`nn_ops.lstm_layer`, `gru_layer`,
 `rnn_layer`: the input projections of all steps in one GEMM, then per step a recurrent
 GEMM and one gate kernel) inside one autograd Function per layer call, so the graph holds
 one node where the composition records ~15 a time step; its backward is the matching
-fused op, which walks the sequence once.
+fused op, which walks the sequence once. The cells call it with a sequence of one step.
 
 The composition (a `_step` per time step from ops that autograd records one by one) is
 kept for what the fused ops do not cover: packed sequences (their per-sequence masks),

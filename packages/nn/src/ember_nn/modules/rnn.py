@@ -250,8 +250,13 @@ class RNNCellBase(Module):
         zeros = et.zeros(x.shape[0], self.hidden_size, dtype=x.dtype, device=x.device)
         h = zeros if h is None else (h if batched else h.unsqueeze(0))
         c = (zeros if c is None else (c if batched else c.unsqueeze(0))) if mode == "LSTM" else None
-        gates_x = _recurrence.linear(x, self.weight_ih, self.bias_ih)
-        h, c = _recurrence.step(mode, gates_x, h, c, self.weight_hh, self.bias_hh, None)
+        weights = (self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh, None)
+        if _recurrence.can_fuse(x, h, c, weights, None):
+            # A cell is a layer over a sequence of one step: the fused layer op, one node.
+            _, h, c = _recurrence.run_fused(mode, x.unsqueeze(0), h, c, weights, False)
+        else:
+            gates_x = _recurrence.linear(x, self.weight_ih, self.bias_ih)
+            h, c = _recurrence.step(mode, gates_x, h, c, self.weight_hh, self.bias_hh, None)
         if not batched:
             h = h.squeeze(0)
             c = c.squeeze(0) if c is not None else None

@@ -24,7 +24,7 @@ FAMILIES = (
     "normalization",  # batch, layer and group norm and their backward
     "optim",        # fused optimizer steps (SGD, Adam/AdamW, Adagrad)
     "sampling",     # embedding (and backward), one_hot, constant padding, unfold/fold
-    "linalg",       # LU/Cholesky solvers and determinants; qr, svd, eigh, pinv, rank, lstsq
+    "linalg",       # LU/Cholesky solvers and determinants; qr, svd, eigh, eig, pinv, rank, lstsq, LU, LDL
     "scans",        # running sums/products, running max/min, logcumsumexp along a dim
     "counting",     # unique, searchsorted, histc, bincount (and the numbers they read back)
     "random",       # samplers drawing from a generator's stream, parameter checks
@@ -54,7 +54,8 @@ GAPS = {
     ("storage", "is_pinned"): {
         "cpu": "pinned host memory is allocated by the CUDA driver: is_pinned() asks the CUDA backend"},
     **{("linalg", name): {"cuda": _HOST_LAPACK}
-       for name in ("qr", "svd", "eigh", "pinv", "matrix_rank", "lstsq")},
+       for name in ("qr", "svd", "eigh", "pinv", "matrix_rank", "lstsq", "eig", "eigvals", "lu_factor",
+                    "lu_pivots_to_permutation", "geqrf", "ldl_factor", "ldl_solve")},
     **{("rnn", name): {"cuda": _NO_CUDA_RNN}
        for name in ("lstm_forward", "lstm_backward", "gru_forward", "gru_backward", "rnn_forward",
                     "rnn_backward")},

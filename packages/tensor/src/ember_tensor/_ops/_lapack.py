@@ -11,10 +11,11 @@ import numpy as np
 
 from .. import _backends
 from .. import _dtype as D
+from .._device import CPU
 from .._tensor import Tensor
 from ._iter import type_name
 
-__all__ = ["LinAlgError", "host", "wrap", "wrap_array", "check_float", "check_matrix",
+__all__ = ["LinAlgError", "host_linalg", "host", "wrap", "wrap_array", "check_float", "check_matrix",
            "check_square", "batch_prefix"]
 
 
@@ -23,6 +24,12 @@ class LinAlgError(RuntimeError):
 
 
 LinAlgError.__module__ = "torch.linalg"
+
+
+def host_linalg():
+    """The CPU backend's linalg family: the functions no device kernel computes yet run
+    there, on host copies, for tensors of every device (`_backends._families.GAPS`)."""
+    return _backends.get(CPU).linalg
 
 
 def host(t):
@@ -48,23 +55,23 @@ def wrap_array(array, like, dtype=None):
 
 
 def check_float(t, name):
-    """PyTorch's dtype errors: LAPACK routines take float32/float64 only."""
-    if t._dtype.category != D._FLOAT:
+    """PyTorch's dtype errors: LAPACK routines take float32/float64/complex64/complex128 only."""
+    if t._dtype.category not in (D._FLOAT, D._COMPLEX):
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got {type_name(t._dtype)}")
-    if t._dtype in (D.float16, D.bfloat16):
+    if t._dtype in (D.float16, D.bfloat16, D.complex32):
         raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {type_name(t._dtype)}")
 
 
 def check_matrix(t, name, arg="A"):
-    """At least 2 dims, float32/float64."""
+    """At least 2 dims, float32/float64/complex64/complex128."""
     if t.dim() < 2:
         raise RuntimeError(f"{name}: The input tensor {arg} must have at least 2 dimensions.")
     check_float(t, name)
 
 
 def check_square(t, name, arg="A"):
-    """Batches of square float32/float64 matrices."""
+    """Batches of square float32/float64/complex64/complex128 matrices."""
     check_matrix(t, name, arg)
     m, n = t.shape[-2], t.shape[-1]
     if m != n:

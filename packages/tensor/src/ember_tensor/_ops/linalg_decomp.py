@@ -2,7 +2,7 @@
 cholesky, qr, svd, eigh, lstsq, pinv, matrix_rank (and the PyTorch ops built on them).
 
 Each op checks its arguments with PyTorch's errors, then calls its device's `linalg`
-backend family (`_backends/cpu/linalg.py`: NumPy's batched LAPACK; `_backends/cuda/linalg.py`:
+backend family (`_backends/cpu/linalg/`: NumPy's batched LAPACK; `_backends/cuda/linalg.py`:
 device kernels) and raises PyTorch's LinAlgError from the failure the backend reports (the
 first failing matrix of the batch and LAPACK's `info` for it). qr, svd, eigh, pinv,
 matrix_rank and lstsq have no device kernels (a declared gap, `_backends._families.GAPS`:
@@ -90,7 +90,8 @@ def slogdet(A):
     """(sign, log|det|) of each square matrix: a stable way to the determinant's size."""
     check_square(A, "linalg.slogdet")
     sign, logabsdet = _linalg(A).slogdet(A._data)
-    return SlogdetResult(wrap_array(sign, A), wrap_array(logabsdet, A))
+    # sign has A's dtype (a unit complex number for complex A); log|det| is real.
+    return SlogdetResult(wrap_array(sign, A), wrap_array(logabsdet, A, A._dtype.to_real()))
 
 
 @op()
@@ -204,15 +205,15 @@ def cholesky(A, *, upper=False, out=None):
 @op()
 def cholesky_solve(input, input2, upper=False, *, out=None):
     """Solve ``A @ X = input`` given A's Cholesky factor `input2` (lower, or upper if `upper`)."""
-    factor = input2.mT if upper else input2
-    return _out(solve(factor @ factor.mT, input), out)
+    factor = input2.mH if upper else input2
+    return _out(solve(factor @ factor.mH, input), out)
 
 
 @op()
 def cholesky_inverse(input, upper=False, *, out=None):
     """The inverse of ``A = L @ L.mT`` given its Cholesky factor `input` (upper: ``U.mT @ U``)."""
-    factor = input.mT if upper else input
-    return _out(inv(factor @ factor.mT), out)
+    factor = input.mH if upper else input
+    return _out(inv(factor @ factor.mH), out)
 
 
 @op("linalg_qr")
@@ -231,7 +232,7 @@ def svd(A, full_matrices=True, *, driver=None):
     """``A = U @ diag(S) @ Vh``, singular values S in descending order."""
     check_matrix(A, "linalg.svd")
     u, s, vh = _host_linalg().svd(host(A), full_matrices)
-    return SVDResult(wrap(u, A), wrap(s, A), wrap(vh, A))
+    return SVDResult(wrap(u, A), wrap(s, A, A._dtype.to_real()), wrap(vh, A))
 
 
 @op("linalg_svdvals")
@@ -248,7 +249,7 @@ def eigh(A, UPLO="L"):
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     values, vectors = _host_linalg().eigh(host(A), UPLO)
-    return EighResult(wrap(values, A), wrap(vectors, A))
+    return EighResult(wrap(values, A, A._dtype.to_real()), wrap(vectors, A))
 
 
 @op("linalg_eigvalsh")
@@ -294,4 +295,5 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if (B.shape[-1] if vector else B.shape[-2]) != A.shape[-2]:
         raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     x, res, rank, s = _host_linalg().lstsq(host(A), host(B), rcond, driver, vector)
-    return LstsqResult(wrap(x, A), wrap(res, A), wrap(rank, A, D.int64), wrap(s, A))
+    real = A._dtype.to_real()
+    return LstsqResult(wrap(x, A), wrap(res, A, real), wrap(rank, A, D.int64), wrap(s, A, real))

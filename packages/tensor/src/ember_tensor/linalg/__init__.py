@@ -1,7 +1,7 @@
 """``ember_tensor.linalg``: PyTorch's ``torch.linalg`` namespace.
 
-Factorizations run in LAPACK through NumPy (batched over leading dims), products in
-BLAS; errors for singular or non-positive-definite inputs are `LinAlgError`s with
+Factorizations run in LAPACK through NumPy (batched over leading dims; LU and LDL, which
+NumPy lacks, in NumPy code with LAPACK's conventions), products in BLAS; errors for singular or non-positive-definite inputs are `LinAlgError`s with
 PyTorch's wording.
 
 >>> import ember_tensor as torch
@@ -19,12 +19,17 @@ from .._ops.linalg import cross as _cross
 from .._ops.linalg_decomp import (
     cholesky, det, eigh, eigvalsh, inv, lstsq, matrix_rank, pinv, qr, slogdet, solve, solve_triangular, svd, svdvals,
 )
+from .._ops.linalg_eig import eig, eigvals
+from .._ops.linalg_householder import householder_product
+from .._ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve
+from .._ops.linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve
 from .._ops.linalg_norms import matrix_norm, norm, vector_norm
 from .._ops.views import diagonal as _diagonal
 from .._ops.indexing import cat as _cat
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
-           "inv", "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
+           "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq",
+           "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
            "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",
            "tensorsolve", "vander", "vecdot", "vector_norm"]
 

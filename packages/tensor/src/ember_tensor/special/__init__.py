@@ -2,7 +2,9 @@
 
 Integer and bool inputs compute in the default float dtype, as PyTorch's. The new
 elementwise functions are scalar kernels (`_backends/scalar.py`, CPU and CUDA): i0, i0e,
-i1, i1e, erfcx, ndtri, log_ndtr, sinc, entr, zeta, gammainc/gammaincc; the others are
+i1, i1e, erfcx, ndtri, log_ndtr, sinc, entr, zeta, gammainc/gammaincc; the Bessel
+functions and airy_ai (`_backends/scalar_bessel.py`) and the orthogonal polynomials
+(`_backends/scalar_polynomials.py`, each taking (x, n)) too; the others are
 ember's existing ops under their ``special`` names, or compositions of them (ndtr,
 xlog1py, polygamma, multigammaln).
 
@@ -21,22 +23,60 @@ from .._ops.elementwise import (
 from .._ops.elementwise.logs_powers import _operands, _to_out
 from .._ops.elementwise.special import (
     special_entr, special_erfcx, special_i0e, special_i1, special_i1e, special_log_ndtr, special_ndtri,
-    special_zeta,
+    special_zeta, special_airy_ai, special_bessel_j0, special_bessel_j1, special_bessel_y0, special_bessel_y1,
+    special_modified_bessel_i0, special_modified_bessel_i1, special_modified_bessel_k0,
+    special_modified_bessel_k1, special_scaled_modified_bessel_k0, special_scaled_modified_bessel_k1,
+    special_spherical_bessel_j0, special_chebyshev_polynomial_t, special_chebyshev_polynomial_u,
+    special_chebyshev_polynomial_v, special_chebyshev_polynomial_w, special_shifted_chebyshev_polynomial_t,
+    special_shifted_chebyshev_polynomial_u, special_shifted_chebyshev_polynomial_v,
+    special_shifted_chebyshev_polynomial_w, special_hermite_polynomial_h, special_hermite_polynomial_he,
+    special_laguerre_polynomial_l, special_legendre_polynomial_p,
 )
 from .._ops.nn.activation import log_softmax as _log_softmax, softmax as _softmax
 from .._ops.reduction_stats import logsumexp
 from .. import _dtype as D
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc",
-           "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp",
-           "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy",
-           "zeta"]
+__all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
+           "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "digamma", "entr", "erf",
+           "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln",
+           "hermite_polynomial_h", "hermite_polynomial_he", "i0", "i0e", "i1", "i1e", "laguerre_polynomial_l",
+           "legendre_polynomial_p", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0",
+           "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr", "ndtri",
+           "polygamma", "psi", "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+           "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+           "shifted_chebyshev_polynomial_w", "sinc", "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
 
 # The same functions under their special names (each keeps its out=).
 expit, gammaln, psi = sigmoid, lgamma, digamma
 gammainc, gammaincc = igamma, igammac
 i0e, i1, i1e, erfcx = special_i0e, special_i1, special_i1e, special_erfcx
 ndtri, log_ndtr, entr, zeta = special_ndtri, special_log_ndtr, special_entr, special_zeta
+
+# The Bessel functions and orthogonal polynomials (float32/float64 kernels; no gradient, as in PyTorch).
+airy_ai = special_airy_ai
+bessel_j0 = special_bessel_j0
+bessel_j1 = special_bessel_j1
+bessel_y0 = special_bessel_y0
+bessel_y1 = special_bessel_y1
+modified_bessel_i0 = special_modified_bessel_i0
+modified_bessel_i1 = special_modified_bessel_i1
+modified_bessel_k0 = special_modified_bessel_k0
+modified_bessel_k1 = special_modified_bessel_k1
+scaled_modified_bessel_k0 = special_scaled_modified_bessel_k0
+scaled_modified_bessel_k1 = special_scaled_modified_bessel_k1
+spherical_bessel_j0 = special_spherical_bessel_j0
+chebyshev_polynomial_t = special_chebyshev_polynomial_t
+chebyshev_polynomial_u = special_chebyshev_polynomial_u
+chebyshev_polynomial_v = special_chebyshev_polynomial_v
+chebyshev_polynomial_w = special_chebyshev_polynomial_w
+shifted_chebyshev_polynomial_t = special_shifted_chebyshev_polynomial_t
+shifted_chebyshev_polynomial_u = special_shifted_chebyshev_polynomial_u
+shifted_chebyshev_polynomial_v = special_shifted_chebyshev_polynomial_v
+shifted_chebyshev_polynomial_w = special_shifted_chebyshev_polynomial_w
+hermite_polynomial_h = special_hermite_polynomial_h
+hermite_polynomial_he = special_hermite_polynomial_he
+laguerre_polynomial_l = special_laguerre_polynomial_l
+legendre_polynomial_p = special_legendre_polynomial_p
 
 
 def ndtr(input, *, out=None):

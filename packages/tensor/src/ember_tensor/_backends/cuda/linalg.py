@@ -16,13 +16,39 @@ One thread block per matrix suits batches of small matrices; a single large matr
 (hundreds of rows) keeps one multiprocessor busy: a blocked multi-block factorization
 (or cuSOLVER's getrf/potrf) is future work.
 """
+import functools
+
 import numpy as np
 
+from ..cpu.linalg import lapack as host_lapack  # complex matrices' route (`_complex_on_host`)
 from . import arrays, launch, storage
 from .kernels import linalg as K
 from .kernels.loops import SIMULATOR
 
 __all__ = ["det", "slogdet", "inv", "solve", "solve_triangular", "cholesky"]
+
+
+def _complex_on_host(device_fn):
+    """Run `device_fn`'s CPU twin on host copies when a matrix is complex: the device
+    kernels below compute in float32/float64 only (a complex matrix would be read as
+    reals), so complex inputs take the host's LAPACK and come back to the device."""
+    name = device_fn.__name__
+
+    @functools.wraps(device_fn)
+    def routed(*args):
+        if not any(getattr(arg, "dtype", None) is not None and np.dtype(arg.dtype).kind == "c" for arg in args):
+            return device_fn(*args)
+        host_args = [storage.to_numpy(arg) if hasattr(arg, "copy_to_host") else arg for arg in args]
+        return _to_device(getattr(host_lapack, name)(*host_args))
+    return routed
+
+
+def _to_device(result):
+    if isinstance(result, np.ndarray):
+        return storage.adopt(np.ascontiguousarray(result))
+    if isinstance(result, tuple):
+        return tuple(_to_device(item) for item in result)
+    return result
 
 
 # --- operands, results and launches --------------------------------------------------------
@@ -101,6 +127,7 @@ def _factor(a):
     return (lu_copy,) + lu(lu_copy, n, batch) + (n, batch)
 
 
+@_complex_on_host
 def det(a):
     """The determinant of each matrix of float32/float64 `a`: an array of its batch shape."""
     lu_copy, pivots, _, _, n, batch = _factor(a)
@@ -109,6 +136,7 @@ def det(a):
     return out
 
 
+@_complex_on_host
 def slogdet(a):
     """(sign, log|det|) of each matrix of `a`, arrays of its batch shape."""
     lu_copy, pivots, _, _, n, batch = _factor(a)
@@ -142,6 +170,7 @@ def _lu_solve(a, pivots, b, n, k, batch, a_of=None, mapped=False):
     _launch_matrices(K.triangular_solve, batch, n, flat_a, a_of, mapped, flat_b, n, k, batch, False, False)
 
 
+@_complex_on_host
 def inv(a):
     """(inverse of each matrix of `a`, None), or (None, (batch index, zero pivot)) for the
     first singular matrix."""
@@ -178,6 +207,7 @@ def _with_unit_last(arr):
     return arrays.restride(arr, tuple(arr.shape) + (1,), tuple(arr.strides) + (arr.dtype.itemsize,))
 
 
+@_complex_on_host
 def solve(a, b, batch, left, vector):
     """X with A @ X = B (X @ A = B when not `left`; B a batch of vectors when `vector`),
     both broadcast to `batch`; None when a matrix is singular. A is factored once per
@@ -210,6 +240,7 @@ def _lu_solve_broadcast(a, rhs, batch_shape):
     return b
 
 
+@_complex_on_host
 def solve_triangular(a, b, upper, left, unitriangular, batch):
     """X with T @ X = B (X @ T = B when not `left`), T the upper or lower triangle of `a`
     (unit diagonal when `unitriangular`), both broadcast to `batch`, in their common
@@ -230,6 +261,7 @@ def solve_triangular(a, b, upper, left, unitriangular, batch):
     return x if left else _transposed(x)
 
 
+@_complex_on_host
 def cholesky(a, upper):
     """(Cholesky factor of each matrix of `a`, None): lower (upper, its transpose, when
     `upper`); or (None, (batch index, order of the failing leading minor)) for the first

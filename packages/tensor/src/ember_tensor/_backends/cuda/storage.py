@@ -128,7 +128,10 @@ def fill_(dst, value):
         return dst
     host = np.empty((), dst.dtype)
     host.fill(value)
-    uint = UINT[dst.dtype.itemsize]
+    uint = UINT.get(dst.dtype.itemsize)
+    if uint is None:  # complex128: 16 bytes, no integer that wide: copy from a broadcast element
+        unary("copy", broadcast_to(upload(host.reshape(1)), dst.shape), dst)
+        return dst
     bits = host.view(uint)[()]
     mod = loops("fill", "copy")
     target = reinterpret(dst, uint)

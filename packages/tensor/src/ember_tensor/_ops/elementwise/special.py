@@ -12,7 +12,8 @@ import math
 from ... import _dtype as D
 from ..._dispatch import op
 from .. import _iter
-from .arithmetic import _FLOAT, add, binary, mul, require_tensors, unary
+from ..._tensor import Tensor
+from .arithmetic import _FLOAT, _not_implemented, add, binary, mul, require_tensors, unary
 from .pointwise import digamma, lgamma
 
 # polygamma takes n first, so its Tensor method (self is the input) is set in _ops/methods.py.
@@ -127,3 +128,79 @@ def mvlgamma_(self, p):
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_iter.type_name(self._dtype)}")
     return self.copy_(mvlgamma(self, p))
+
+
+# --- Bessel functions and orthogonal polynomials (`_backends/scalar_bessel.py`,
+# `_backends/scalar_polynomials.py`). PyTorch dispatches them for float32/float64 only
+# (integer and bool inputs compute in the default float dtype), and records no gradient.
+
+def _check_special_dtype(kernel, *operands):
+    for x in operands:
+        if isinstance(x, Tensor) and (x._dtype in (D.float16, D.bfloat16) or x._dtype.category == D._COMPLEX):
+            raise _not_implemented(f"{kernel}_cpu", x._dtype, *operands)
+
+
+def _bessel(op_name, kernel, doc):
+    name = op_name.removeprefix("special_")
+
+    def fn(input, *, out=None):
+        if isinstance(input, Tensor):
+            _check_special_dtype(name, input)
+        return unary(kernel, input, out, _FLOAT)
+    fn.__name__, fn.__doc__ = op_name, doc
+    return op(op_name)(fn)
+
+
+def _polynomial(op_name, doc):
+    name = op_name.removeprefix("special_")
+
+    def fn(input, n, *, out=None):
+        if not isinstance(input, Tensor) and not isinstance(n, Tensor):
+            raise TypeError(f"{op_name}() received an invalid combination of arguments - got "
+                            f"({type(input).__name__}, {type(n).__name__}), but expected one of:\n"
+                            " * (Tensor x, Tensor n, *, Tensor out = None)\n"
+                            " * (Number x, Tensor n, *, Tensor out = None)\n"
+                            " * (Tensor x, Number n, *, Tensor out = None)")
+        _check_special_dtype(name, input, n)
+        return binary(name, input, n, out, rule=_FLOAT)
+    fn.__name__, fn.__doc__ = op_name, doc
+    return op(op_name)(fn)
+
+
+special_bessel_j0 = _bessel("special_bessel_j0", "bessel_j0", "Bessel function of the first kind, order 0.")
+special_bessel_j1 = _bessel("special_bessel_j1", "bessel_j1", "Bessel function of the first kind, order 1.")
+special_bessel_y0 = _bessel("special_bessel_y0", "bessel_y0", "Bessel function of the second kind, order 0.")
+special_bessel_y1 = _bessel("special_bessel_y1", "bessel_y1", "Bessel function of the second kind, order 1.")
+special_modified_bessel_i0 = _bessel("special_modified_bessel_i0", "i0",
+                                     "Modified Bessel function of the first kind, order 0.")
+special_modified_bessel_i1 = _bessel("special_modified_bessel_i1", "i1",
+                                     "Modified Bessel function of the first kind, order 1.")
+special_modified_bessel_k0 = _bessel("special_modified_bessel_k0", "modified_bessel_k0",
+                                     "Modified Bessel function of the second kind, order 0.")
+special_modified_bessel_k1 = _bessel("special_modified_bessel_k1", "modified_bessel_k1",
+                                     "Modified Bessel function of the second kind, order 1.")
+special_scaled_modified_bessel_k0 = _bessel("special_scaled_modified_bessel_k0", "scaled_modified_bessel_k0",
+                                            "Exponentially scaled K0: exp(x) K0(x).")
+special_scaled_modified_bessel_k1 = _bessel("special_scaled_modified_bessel_k1", "scaled_modified_bessel_k1",
+                                            "Exponentially scaled K1: exp(x) K1(x).")
+special_spherical_bessel_j0 = _bessel("special_spherical_bessel_j0", "spherical_bessel_j0",
+                                      "Spherical Bessel function of the first kind, order 0: sin(x) / x.")
+special_airy_ai = _bessel("special_airy_ai", "airy_ai", "Airy function Ai.")
+
+special_chebyshev_polynomial_t = _polynomial("special_chebyshev_polynomial_t", "Chebyshev polynomial T_n(x).")
+special_chebyshev_polynomial_u = _polynomial("special_chebyshev_polynomial_u", "Chebyshev polynomial U_n(x).")
+special_chebyshev_polynomial_v = _polynomial("special_chebyshev_polynomial_v", "Chebyshev polynomial V_n(x).")
+special_chebyshev_polynomial_w = _polynomial("special_chebyshev_polynomial_w", "Chebyshev polynomial W_n(x).")
+special_shifted_chebyshev_polynomial_t = _polynomial("special_shifted_chebyshev_polynomial_t",
+                                                     "Shifted Chebyshev polynomial T*_n(x) = T_n(2x - 1).")
+special_shifted_chebyshev_polynomial_u = _polynomial("special_shifted_chebyshev_polynomial_u",
+                                                     "Shifted Chebyshev polynomial U*_n(x) = U_n(2x - 1).")
+special_shifted_chebyshev_polynomial_v = _polynomial("special_shifted_chebyshev_polynomial_v",
+                                                     "Shifted Chebyshev polynomial V*_n(x) = V_n(2x - 1).")
+special_shifted_chebyshev_polynomial_w = _polynomial("special_shifted_chebyshev_polynomial_w",
+                                                     "Shifted Chebyshev polynomial W*_n(x) = W_n(2x - 1).")
+special_hermite_polynomial_h = _polynomial("special_hermite_polynomial_h", "Physicists' Hermite polynomial H_n(x).")
+special_hermite_polynomial_he = _polynomial("special_hermite_polynomial_he",
+                                            "Probabilists' Hermite polynomial He_n(x).")
+special_laguerre_polynomial_l = _polynomial("special_laguerre_polynomial_l", "Laguerre polynomial L_n(x).")
+special_legendre_polynomial_p = _polynomial("special_legendre_polynomial_p", "Legendre polynomial P_n(x).")

@@ -19,7 +19,9 @@ for large tensors.
 """
 from ... import codegen
 from ... import scalar as _scalar
+from ... import scalar_bessel as _scalar_bessel
 from ... import scalar_complex as _scalar_complex
+from ... import scalar_polynomials as _scalar_polynomials
 
 __all__ = ["loop_source", "VARIANTS", "loops"]
 
@@ -78,19 +80,29 @@ def _module_source(kind, name, module):
     return "\n".join(parts)
 
 
-# The generated modules import scalar.py (or scalar_complex.py): its source keys their
-# cache directory, so a change in one leaves the other's compiled kernels valid.
-@codegen.generated_modules(depends_on=(_scalar.__file__,))
-def _real_loops(kind, name):
-    return f"ember_kernel_{kind}_{name}", _module_source(kind, name, "scalar")
+# The generated modules import one scalar module each: its source keys their cache
+# directory, so a change in one leaves the others' compiled kernels valid.
+def _loops_of(module):
+    short_name = module.__name__.rsplit(".", 1)[1]
+
+    @codegen.generated_modules(depends_on=(module.__file__,))
+    def generate(kind, name):
+        return f"ember_kernel_{kind}_{name}", _module_source(kind, name, short_name)
+    return generate
 
 
-@codegen.generated_modules(depends_on=(_scalar_complex.__file__,))
-def _complex_loops(kind, name):
-    return f"ember_kernel_{kind}_{name}", _module_source(kind, name, "scalar_complex")
+_real_loops, _complex_loops = _loops_of(_scalar), _loops_of(_scalar_complex)
+# torch.special's Bessel functions and orthogonal polynomials live in their own modules.
+_FAMILY_LOOPS = {}
+for _module in (_scalar_bessel, _scalar_polynomials):
+    _generate = _loops_of(_module)
+    _FAMILY_LOOPS.update((name, _generate) for name in getattr(_module, "UNARY", ()) + getattr(_module, "BINARY", ()))
 
 
 def loops(kind, name):
     """The module of compiled loops for elementwise op `name` of arity `kind` (a function
-    of `scalar.py`, or of `scalar_complex.py` for the ``*_complex`` ones)."""
-    return (_complex_loops if name.endswith("_complex") else _real_loops)(kind, name)
+    of `scalar.py`, of `scalar_complex.py` for the ``*_complex`` ones, or of the special
+    families' `scalar_bessel.py` and `scalar_polynomials.py`)."""
+    if name.endswith("_complex"):
+        return _complex_loops(kind, name)
+    return _FAMILY_LOOPS.get(name, _real_loops)(kind, name)

@@ -24,7 +24,9 @@ from numba import cuda
 from . import twins as _twins
 from ... import codegen
 from ... import scalar as _scalar
+from ... import scalar_bessel as _scalar_bessel
 from ... import scalar_complex as _scalar_complex
+from ... import scalar_polynomials as _scalar_polynomials
 
 # Whether numba.cuda is Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1 at its import).
 SIMULATOR = cuda.jit.__module__.startswith("numba.cuda.simulator")
@@ -36,7 +38,14 @@ def scalar_function(name):
           or (_twins.SIMULATOR_TWINS if SIMULATOR else _twins.CUDA_TWINS).get(name))
     if fn is not None:
         return fn
-    return getattr(_scalar_complex if name.endswith("_complex") else _scalar, name)
+    if name.endswith("_complex"):
+        return getattr(_scalar_complex, name)
+    return getattr(_FAMILIES.get(name, _scalar), name)
+
+
+# torch.special's Bessel functions and orthogonal polynomials live in their own modules.
+_FAMILIES = {name: module for module in (_scalar_bessel, _scalar_polynomials)
+             for name in getattr(module, "UNARY", ()) + getattr(module, "BINARY", ())}
 
 
 # --- templates -------------------------------------------------------------------------
@@ -174,7 +183,8 @@ def _source(kind, name):
 
 # The generated modules import this file (scalar_function), which picks among scalar.py's
 # functions and their twins: all three key the modules' cache directory.
-@codegen.generated_modules(depends_on=(__file__, _scalar.__file__, _scalar_complex.__file__, _twins.__file__))
+@codegen.generated_modules(depends_on=(__file__, _scalar.__file__, _scalar_complex.__file__, _scalar_bessel.__file__,
+                                       _scalar_polynomials.__file__, _twins.__file__))
 def loops(kind, name):
     """The module of CUDA kernels for op `name` of kind unary/binary/ternary/fill/gemm.
 

@@ -1,11 +1,9 @@
-"""CPU linear algebra: NumPy's batched LAPACK routines (`np.linalg`) over NumPy arrays.
+"""The factorizations NumPy's batched LAPACK (`np.linalg`) computes directly: inv, det,
+slogdet, solve, solve_triangular, cholesky, qr, svd, eigh, pinv, matrix_rank, lstsq.
 
-The same functions as `_backends.cuda.linalg` (inv, det, slogdet, solve,
-solve_triangular, cholesky) plus those the CUDA backend lacks (qr, svd, eigh, pinv,
-matrix_rank, lstsq: `_families.GAPS`), which the ops compute here, on host copies, for
-tensors of any device. Failures come back as values, never as PyTorch's errors: the
-first failing matrix of a batch and what LAPACK's `info` says about it, which the op
-turns into PyTorch's LinAlgError wording.
+Failures come back as values, never as PyTorch's errors: the first failing matrix of a
+batch and what LAPACK's `info` says about it, which the op turns into PyTorch's
+LinAlgError wording.
 """
 import numpy as np
 
@@ -155,6 +153,11 @@ def _tolerances(s, shape, atol, rtol, dtype):
                       (np.asarray(rtol)[..., None] if np.ndim(rtol) else rtol) * smax)
 
 
+def _adjoint(x):
+    """The conjugate transpose of each matrix of `x`."""
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
 def pinv(a, atol, rtol, hermitian):
     """The Moore-Penrose pseudo-inverse of each matrix of `a`, dropping singular values
     at or below max(atol, rtol * s_max)."""
@@ -163,11 +166,11 @@ def pinv(a, atol, rtol, hermitian):
         s = np.abs(w)
         cut = _tolerances(-np.sort(-s, axis=-1), a.shape, atol, rtol, a.dtype)
         inv_w = np.where(s > cut, 1 / np.where(w == 0, 1, w), 0)
-        return (v * inv_w[..., None, :]) @ np.swapaxes(v, -1, -2)
+        return (v * inv_w[..., None, :]) @ _adjoint(v)
     u, s, vh = np.linalg.svd(a, full_matrices=False)
     cut = _tolerances(s, a.shape, atol, rtol, a.dtype)
     inv_s = np.where(s > cut, 1 / np.where(s == 0, 1, s), 0)
-    return np.swapaxes(vh, -1, -2) @ (inv_s[..., None] * np.swapaxes(u, -1, -2))
+    return _adjoint(vh) @ (inv_s[..., None] * _adjoint(u))
 
 
 def matrix_rank(a, atol, rtol, hermitian):
@@ -205,8 +208,8 @@ def lstsq(a, b, rcond, driver, vector):
     if driver != "gelsy" and m > n and full_rank and solutions:
         res = np.stack(residuals).reshape(batch + (k,))
     else:
-        res = np.empty((0,), a.dtype)
+        res = np.empty((0,), a.real.dtype)
     rank = np.array(ranks, np.int64).reshape(batch) if driver != "gels" else np.empty((0,), np.int64)
     s = (np.stack(svals).reshape(batch + (min(m, n),)) if driver in ("gelsd", "gelss") and svals
-         else np.empty((0,), a.dtype))
+         else np.empty((0,), a.real.dtype))
     return x, res, rank, s

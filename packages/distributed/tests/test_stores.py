@@ -1,0 +1,136 @@
+"""Stores: the same sequence of operations on ember's and PyTorch's stores gives the same
+answers (in-process), timeouts raise DistStoreError, and TCPStore/FileStore work across
+processes (a client in another Python process)."""
+
+import datetime
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import ember_distributed as dist
+
+SHORT = datetime.timedelta(seconds=0.3)
+
+
+def _operations(store):
+    """A script of store calls and their answers (as comparable values)."""
+    answers = []
+    store.set("a", "1")
+    store.set("b", b"\x00bytes")
+    answers += [store.get("a"), store.get("b"), store.add("n", 3), store.add("n", -1), store.num_keys()]
+    answers += [store.check(["a", "n"]), store.check(["a", "missing"])]
+    answers += [store.compare_set("a", "1", "2"), store.compare_set("a", "1", "3"), store.get("a")]
+    answers += [store.compare_set("fresh", "", "v"), store.compare_set("absent", "x", "v"), store.check(["absent"])]
+    answers += [store.delete_key("b"), store.delete_key("b"), store.num_keys()]
+    store.append("log", "ab")
+    store.append("log", b"cd")
+    answers += [store.get("log")]
+    store.multi_set(["m1", "m2"], ["x", "y"])
+    answers += [store.multi_get(["m1", "m2"])]
+    return answers
+
+
+def _stores(tmp_path, torch_dist=None):
+    """(name, factory) of each kind of store, ember's or PyTorch's."""
+    module = torch_dist or dist
+    return [
+        ("HashStore", lambda: module.HashStore()),
+        ("PrefixStore", lambda: module.PrefixStore("job", module.HashStore())),
+        ("FileStore", lambda: module.FileStore(str(tmp_path / f"{'torch' if torch_dist else 'ember'}.store"), 1)),
+        ("TCPStore", lambda: module.TCPStore("127.0.0.1", 0, 1, True, timeout=datetime.timedelta(seconds=10))),
+    ]
+
+
+@pytest.mark.parametrize("kind", ["HashStore", "PrefixStore", "FileStore", "TCPStore"])
+def test_store_answers_match_pytorch(kind, tmp_path):
+    torch_dist = pytest.importorskip("torch.distributed")
+    ours = dict(_stores(tmp_path))[kind]()
+    theirs = dict(_stores(tmp_path, torch_dist))[kind]()
+    assert _operations(ours) == _operations(theirs)
+
+
+@pytest.mark.parametrize("kind", ["HashStore", "PrefixStore", "FileStore", "TCPStore"])
+def test_wait_and_get_time_out_with_pytorchs_error(kind, tmp_path):
+    store = dict(_stores(tmp_path))[kind]()
+    store.set_timeout(SHORT)
+    assert store.timeout == SHORT
+    start = time.monotonic()
+    with pytest.raises(dist.DistStoreError, match="wait timeout after 300ms, keys: .*missing"):
+        store.get("missing")
+    with pytest.raises(dist.DistStoreError):
+        store.wait(["missing"], datetime.timedelta(seconds=0.1))
+    assert time.monotonic() - start < 3
+    assert issubclass(dist.DistStoreError, RuntimeError) and issubclass(dist.DistBackendError, dist.DistError)
+
+
+@pytest.mark.parametrize("kind", ["HashStore", "TCPStore", "FileStore"])
+def test_wait_wakes_when_another_thread_sets_the_key(kind, tmp_path):
+    store = dict(_stores(tmp_path))[kind]()
+    threading.Timer(0.2, lambda: store.set("late", "1")).start()
+    start = time.monotonic()
+    store.wait(["late"], datetime.timedelta(seconds=5))
+    assert 0.15 < time.monotonic() - start < 3
+
+
+def test_set_timeout_wants_a_timedelta():
+    with pytest.raises(TypeError):
+        dist.HashStore().set_timeout(1)
+
+
+def test_tcp_client_without_a_server_raises_dist_network_error():
+    with pytest.raises(dist.DistNetworkError, match=r"timed out after 300ms while trying to connect to \(127.0.0.1"):
+        dist.TCPStore("127.0.0.1", 1, is_master=False, timeout=SHORT)
+
+
+def test_tcp_master_waits_for_its_workers():
+    with pytest.raises(dist.DistStoreError, match="waiting for clients. 1/2 clients joined"):
+        dist.TCPStore("127.0.0.1", 0, 2, True, timeout=SHORT)
+
+
+_CLIENT = """
+import datetime, sys
+import ember_distributed as dist
+kind, where = sys.argv[1], sys.argv[2]
+if kind == "tcp":
+    store = dist.TCPStore("127.0.0.1", int(where), 2, False, timeout=datetime.timedelta(seconds=20))
+else:
+    store = dist.FileStore(where, 2)
+store.set("from_client", "hello")
+store.add("counter", 10)
+print("CLIENT", store.get("from_master").decode(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("kind", ["tcp", "file"])
+def test_store_across_processes(kind, tmp_path):
+    if kind == "tcp":
+        store = dist.TCPStore("127.0.0.1", 0, 2, True, timeout=datetime.timedelta(seconds=20),
+                              wait_for_workers=False)
+        where = str(store.port)
+    else:
+        where = str(tmp_path / "shared.store")
+        store = dist.FileStore(where, 2)
+    client = subprocess.Popen([sys.executable, "-c", _CLIENT, kind, where], stdout=subprocess.PIPE, text=True,
+                              env=dict(os.environ))
+    store.set("from_master", "hi")
+    assert store.get("from_client") == b"hello"
+    store.wait(["counter"])
+    assert store.add("counter", 1) == 11
+    output, _ = client.communicate(timeout=60)
+    assert client.returncode == 0 and "CLIENT hi" in output
+    if kind == "file":
+        store.close()
+        assert not os.path.exists(where)  # the last of world_size users removes the file
+
+
+def test_init_process_group_with_a_store_in_one_process():
+    script = ("import ember_distributed as dist, ember_tensor as et\n"
+              "dist.init_process_group('gloo', store=dist.HashStore(), rank=0, world_size=1)\n"
+              "x = et.ones(2); dist.all_reduce(x); assert dist.get_world_size() == 1\n"
+              "print('OK', x.tolist())\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and "OK [1.0, 1.0]" in result.stdout, result.stderr
