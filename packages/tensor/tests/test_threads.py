@@ -1,5 +1,6 @@
 """The thread budget (`torch.get_num_threads`/`set_num_threads`, and the inter-op count):
 PyTorch's values and errors, and one budget for ember's parallel kernels and the BLAS."""
+import os
 import subprocess
 import sys
 import textwrap
@@ -103,3 +104,15 @@ def test_run_parts_runs_each_part_on_its_own_thread_with_one_blas_thread(restore
     with pytest.raises(ZeroDivisionError):  # a part's error reaches the caller, count restored
         cpu_threads.run_parts(lambda i: 1 // i if i == 0 else i, 2)
     assert cpu_threads._blas_getter() == before
+
+
+def test_omp_num_threads_one_makes_the_budget_one():
+    # PyTorch's default thread count follows OMP_NUM_THREADS; the launchers set it to 1 for
+    # several workers a node. A fresh process: the budget is read at import.
+    script = "import ember_tensor as et; print(et.get_num_threads())"
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "1"
+    env.pop("OMP_NUM_THREADS")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert int(out.stdout.strip()) >= 1

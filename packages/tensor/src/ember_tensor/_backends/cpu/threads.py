@@ -23,9 +23,17 @@ from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["budget", "set_budget", "parallel", "run_parts"]
 
+
+def _budget_from_environment():
+    """1 when OMP_NUM_THREADS is 1, as PyTorch's default thread count follows it (torchrun
+    and ember-run set it for jobs of several processes a node); else None. (OpenBLAS reads
+    the variable itself; a larger value is left to Numba's and the BLAS's own defaults.)"""
+    return 1 if os.environ.get("OMP_NUM_THREADS", "").strip() == "1" else None
+
+
 # The budget: None until set (Numba's default then holds). `parallel` reads it on every
 # kernel launch, so it is a plain module global.
-_budget = None
+_budget = _budget_from_environment()
 
 # OpenBLAS's thread setter, by the symbol names NumPy's builds export (scipy-openblas
 # with 64-bit integers, then the plain builds), found once.
