@@ -51,9 +51,10 @@ def main(argv=None):
             print(f"| {w.name} | {cells[0]} | {cells[1]} | {ratio} | {frac} |", flush=True)
     if args.group and "distributed" in args.group and importlib.util.find_spec("ember_distributed"):
         # Separate jobs of 2 processes each, so only when asked for: --group distributed.
-        from . import distributed_allreduce, distributed_ddp
+        from . import distributed_allreduce, distributed_ddp, distributed_fsdp, distributed_sharding
 
-        measured = {**distributed_allreduce.measure(available), **distributed_ddp.measure(available)}
+        measured = {**distributed_allreduce.measure(available), **distributed_sharding.measure(available),
+                    **distributed_ddp.measure(available), **distributed_fsdp.measure(available)}
         for name, res in measured.items():
             e, tch = res.get("ember"), res.get("torch")
             ratio = f"{e / tch:.2f}" if e and tch else "–"

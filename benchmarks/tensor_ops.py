@@ -21,6 +21,25 @@ def _small(op):
     return setup
 
 
+def _small_mm(lib):
+    t = _lib(lib)
+    a, b = t.rand(16, 16), t.rand(16, 16)
+    return lambda: t.mm(a, b)
+
+
+def _small_chain(lib):
+    # 20 elementwise ops on 8 elements, as issue 23's eager chain: per-op cost, four op kinds.
+    t = _lib(lib)
+    x, y = t.randn(8), t.randn(8)
+
+    def chain():
+        z = x
+        for _ in range(5):
+            z = t.relu(z * y + 0.5) - 0.25
+        return z
+    return chain
+
+
 def _big_binary(op, out):
     def setup(lib):
         t = _lib(lib)
@@ -54,6 +73,8 @@ WORKLOADS = [
     Workload("overhead: a.exp() (8 elems)", _small("exp"), group="overhead"),
     Workload("overhead: a.view(2, 4)", _small("view"), group="overhead"),
     Workload("overhead: a.sum() (8 elems)", _small("sum"), group="overhead"),
+    Workload("overhead: mm 16x16", _small_mm, group="overhead"),
+    Workload("overhead: chain of 20 ops (8 elems)", _small_chain, group="overhead"),
     Workload("add 1e7 f32 (new output)", _big_binary("add", False), group="elementwise", work=12 * N, unit="B"),
     Workload("add 1e7 f32 (out=)", _big_binary("add", True), group="elementwise", work=12 * N, unit="B"),
     Workload("mul 1e7 f32 (out=)", _big_binary("mul", True), group="elementwise", work=12 * N, unit="B"),

@@ -452,6 +452,7 @@ def launched():
     assert int(os.environ["RANK"]) == rank and int(os.environ["LOCAL_RANK"]) == rank
     assert int(os.environ["WORLD_SIZE"]) == dist.get_world_size()
     assert os.environ["MASTER_ADDR"] and os.environ["MASTER_PORT"]
+    print(f"threads {os.environ.get('OMP_NUM_THREADS')} {et.get_num_threads()}", flush=True)
     print('Hello from process {} (out of {})!'.format(dist.get_rank(), dist.get_world_size()), flush=True)
 
 

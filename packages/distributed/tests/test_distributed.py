@@ -124,9 +124,18 @@ def test_env_rendezvous_names_missing_variable():
 
 
 def test_launcher_sets_pytorch_variables_and_runs_the_seed_hello():
-    _, output = run([sys.executable, "-m", "ember_distributed.run", "--nproc-per-node", "2", WORKER, "launched"])
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    _, output = run([sys.executable, "-m", "ember_distributed.run", "--nproc-per-node", "2", WORKER, "launched"],
+                    env=env)
     assert "Hello from process 0 (out of 2)!" in output
     assert "Hello from process 1 (out of 2)!" in output
+    # torchrun's default for several workers a node: one thread each, said once, and
+    # ember's thread budget follows it
+    assert output.count("Setting OMP_NUM_THREADS environment variable for each process to be 1") == 1
+    assert output.count("threads 1 1") == 2
+    _, output = run([sys.executable, "-m", "ember_distributed.run", "--nproc-per-node", "2", WORKER, "launched"],
+                    env=dict(env, OMP_NUM_THREADS="2"))
+    assert "Setting OMP_NUM_THREADS" not in output and output.count("threads 2 ") == 2
 
 
 def test_launcher_exit_status_is_the_jobs():

@@ -12,7 +12,17 @@ from cuda_guard import DEVICES
 
 mpmath = pytest.importorskip("mpmath")
 mp = mpmath.mp
-mp.dps = 40
+
+
+@pytest.fixture(autouse=True)
+def _forty_digits():
+    # mpmath's precision is global: set it around each test, never at import (collection
+    # imports every test module before any runs, and test_special_bessel_polynomials.py
+    # wants 30 digits).
+    with mp.workdps(40):
+        yield
+
+
 S = torch.special
 INF, NAN = math.inf, math.nan
 

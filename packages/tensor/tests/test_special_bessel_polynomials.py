@@ -12,7 +12,16 @@ import ember_tensor as torch
 from cuda_guard import DEVICES
 
 mpmath = pytest.importorskip("mpmath")
-mpmath.mp.dps = 30
+
+
+@pytest.fixture(autouse=True)
+def _thirty_digits():
+    # mpmath's precision is global: set it around each test, never at import (collection
+    # imports every test module before any runs, and another module wants its own).
+    with mpmath.workdps(30):
+        yield
+
+
 S = torch.special
 INF, NAN = math.inf, math.nan
 

@@ -1,5 +1,6 @@
 """The thread budget (`torch.get_num_threads`/`set_num_threads`, and the inter-op count):
 PyTorch's values and errors, and one budget for ember's parallel kernels and the BLAS."""
+import os
 import subprocess
 import sys
 import textwrap
@@ -80,3 +81,38 @@ def test_interop_threads_are_set_once():
     """)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == "ok", result.stderr
+
+
+def test_run_parts_runs_each_part_on_its_own_thread_with_one_blas_thread(restore_budget):
+    import threading
+
+    et.set_num_threads(2)
+    if cpu_threads._find_blas_setter() is None or cpu_threads._blas_getter is None:
+        pytest.skip("no OpenBLAS thread setter found in this process")
+    before = cpu_threads._blas_getter()
+    meet = threading.Barrier(3, timeout=10)  # passes only if the three parts run at once
+
+    def part(i):
+        meet.wait()
+        return i, threading.get_ident(), cpu_threads._blas_getter()
+
+    seen = cpu_threads.run_parts(part, 3)
+    assert [i for i, _, _ in seen] == [0, 1, 2]  # results in part order
+    assert len({ident for _, ident, _ in seen}) == 3
+    assert all(blas == 1 for _, _, blas in seen)  # the BLAS at one thread meanwhile
+    assert cpu_threads._blas_getter() == before  # and its count put back after
+    with pytest.raises(ZeroDivisionError):  # a part's error reaches the caller, count restored
+        cpu_threads.run_parts(lambda i: 1 // i if i == 0 else i, 2)
+    assert cpu_threads._blas_getter() == before
+
+
+def test_omp_num_threads_one_makes_the_budget_one():
+    # PyTorch's default thread count follows OMP_NUM_THREADS; the launchers set it to 1 for
+    # several workers a node. A fresh process: the budget is read at import.
+    script = "import ember_tensor as et; print(et.get_num_threads())"
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "1"
+    env.pop("OMP_NUM_THREADS")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert int(out.stdout.strip()) >= 1

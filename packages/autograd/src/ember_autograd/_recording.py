@@ -1,7 +1,7 @@
 """Recording the graph: the dispatcher wrapper that autograd registers on every op.
 
-Fast path (grad mode off, or no input requires grad): one thread-local flag, one table
-lookup and a scan of the arguments, then the op runs as it would without autograd.
+Fast path (no input requires grad, or grad mode off): a scan of the arguments, then one
+thread-local flag and one table lookup, then the op runs as it would without autograd.
 Otherwise the op runs with grad mode off and its outputs get a node built from the op's
 rule (`_rules`). In-place ops rebase the history of the tensor they modify; in-place ops
 on views rebase the base's history through `CopySlices`, as PyTorch does.
@@ -44,10 +44,21 @@ def _requires_grad_anywhere(args, kwargs):
 
 def record(op, args, kwargs, redispatch):
     """The autograd wrapper: ``wrapper(op, args, kwargs, redispatch)`` of the dispatcher."""
+    # Fast path, the scan of `_requires_grad_anywhere` inlined for plain tensor arguments:
+    # this runs on every op call, and most see no tensor that requires grad.
+    for a in args:
+        if a.__class__ is Tensor:
+            if a._requires_grad:
+                break
+        elif _requires_grad_anywhere((a,), None):
+            break
+    else:
+        if not kwargs or not _requires_grad_anywhere((), kwargs):
+            return redispatch(op, args, kwargs)
     if not _state.enabled:
         return redispatch(op, args, kwargs)
     entry = TABLE.get(op.name, NOT_DIFFERENTIABLE)
-    if entry is COMPOSITE or not _requires_grad_anywhere(args, kwargs):
+    if entry is COMPOSITE:
         return redispatch(op, args, kwargs)
     if entry is NOT_DIFFERENTIABLE:
         if op.inplace and op.name not in _INPLACE_WITHOUT_RULE_OK:

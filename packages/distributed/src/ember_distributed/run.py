@@ -97,6 +97,21 @@ def _settings(args):
     return args.master_addr, args.master_port
 
 
+_THREADS_BANNER = (
+    "*****************************************\n"
+    "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system "
+    "being overloaded, please further tune the variable for optimal performance in your application as "
+    "needed. \n*****************************************")
+
+
+def _thread_default(nproc):
+    """torchrun's default: several workers on a node each get one OpenMP/BLAS thread (and
+    ember's thread budget follows OMP_NUM_THREADS=1) unless the user chose a number."""
+    if nproc > 1 and "OMP_NUM_THREADS" not in os.environ:
+        return {"OMP_NUM_THREADS": 1}
+    return {}
+
+
 class _Job:
     """One attempt: this node's workers, started, watched and stopped."""
 
@@ -104,6 +119,8 @@ class _Job:
         self.status_dir = tempfile.mkdtemp(prefix="ember-run-")
         environments = worker_environments(args.nproc_per_node, args.nnodes, args.node_rank, master_addr,
                                            master_port, restart_count, args.max_restarts, args.rdzv_id)
+        for env in environments:
+            env.update(_thread_default(args.nproc_per_node))
         wrapped = [sys.executable, _AGENT, self.status_dir] + program
         if args.nnodes == 1:
             commands = [(launch_command(args.nproc_per_node, wrapped, environments=environments,
@@ -219,6 +236,8 @@ def main(argv=None):
         raise SystemExit("--max-restarts needs --nnodes 1: ember's launchers on several nodes do not restart "
                          "together")
     master_addr, master_port = _settings(args)
+    if _thread_default(args.nproc_per_node):
+        print(_THREADS_BANNER, file=sys.stderr, flush=True)
     if args.no_python:
         program = [args.script]
     else:

@@ -12,6 +12,7 @@ its inputs' device through `backend(device)`; no op above ember_tensor branches 
 device.
 """
 import functools
+from types import MethodType
 
 __all__ = ["Operator", "register_wrapper", "unregister_wrapper", "operators"]
 
@@ -23,7 +24,12 @@ def _call_impl(op, args, kwargs):
     return op.impl(*args, **kwargs)
 
 
-_entry = _call_impl
+# The composed chain: the outermost wrapper (None when none is registered) and the
+# redispatch it is handed. `Operator.__call__` calls the outermost wrapper itself, so a
+# call with one wrapper (autograd's, the usual case) costs that wrapper's frame and the
+# op's, nothing in between.
+_outermost = None
+_outermost_redispatch = _call_impl
 
 
 class Operator:
@@ -49,15 +55,15 @@ class Operator:
         self.__wrapped__ = impl
 
     def __call__(self, *args, **kwargs):
-        if _wrappers:
-            return _entry(self, args, kwargs)
-        return self.impl(*args, **kwargs)
+        if _outermost is None:
+            return self.impl(*args, **kwargs)
+        return _outermost(self, args, kwargs, _outermost_redispatch)
 
     def __get__(self, obj, objtype=None):
         # Lets an Operator stand directly as a Tensor method: x.add(y) == add(x, y).
         if obj is None:
             return self
-        return functools.partial(self, obj)
+        return MethodType(self, obj)
 
     def __repr__(self):
         return f"<ember op {self.name}>"
@@ -90,11 +96,12 @@ def operators():
 
 
 def _rebuild_chain():
-    global _entry
-    entry = _call_impl
-    for wrapper in reversed(_wrappers):
-        entry = functools.partial(_call_wrapper, wrapper, entry)
-    _entry = entry
+    global _outermost, _outermost_redispatch
+    redispatch = _call_impl
+    for wrapper in reversed(_wrappers[1:]):
+        redispatch = functools.partial(_call_wrapper, wrapper, redispatch)
+    _outermost_redispatch = redispatch
+    _outermost = _wrappers[0] if _wrappers else None
 
 
 def _call_wrapper(wrapper, redispatch, op, args, kwargs):

@@ -69,6 +69,9 @@ class StorageAlias(Storage):
         self.base.version = value
 
 
+_new = object.__new__
+
+
 def _contiguous_buffer(arr):
     """A 1-d view spanning the memory of an ndarray with non-negative strides."""
     if arr.flags.c_contiguous or arr.flags.f_contiguous:
@@ -103,9 +106,15 @@ class Tensor:
 
         `offset` is the element offset of `data`'s first element in the storage buffer.
         """
-        t = object.__new__(cls)
+        t = _new(cls)
         t._data = data
-        t._storage = Storage(data) if storage is None else storage
+        if storage is None:
+            # Storage(data), without the Python-level __init__ call: this runs for every
+            # op's result.
+            storage = _new(Storage)
+            storage.buf = data
+            storage.version = 0
+        t._storage = storage
         t._offset = offset
         t._dtype = dtype
         t._device = device

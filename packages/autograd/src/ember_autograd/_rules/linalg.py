@@ -1,8 +1,9 @@
 """Derivatives of matrix products.
 
-`matmul` carries the rule (its batch dims broadcast; the engine sums them back); mm, bmm,
-mv, dot, outer and addmv/baddbmm are made of matmul, mul and add. `addmm` has its own
-rule so that a linear layer records one node.
+`matmul` carries the rule (its batch dims broadcast; the engine sums them back), and mm and
+bmm share it (they run matmul's body without dispatching it again); mv, dot, outer and
+addmv/baddbmm are made of matmul, mul and add. `addmm` has its own rule so that a linear
+layer records one node.
 """
 from ._conjugate import conj
 from ._registry import composite, derivative
@@ -21,6 +22,12 @@ def _matmul_name(input, other, **_):
     return "MatmulBackward0"
 
 
+def _product_name(input, mat2, **_):
+    return _matmul_name(input, mat2)
+
+
+@derivative("mm", "bmm", inputs=("input", "mat2"), name=_product_name,
+            save=lambda input, mat2, **_: (input, mat2))
 @derivative("matmul", inputs=("input", "other"), name=_matmul_name,
             save=lambda input, other, **_: (input, other))
 def matmul(ctx, grad, a, b):
@@ -71,4 +78,4 @@ def addmm(ctx, grad, mat1, mat2, beta, alpha):
     return grad_input, grad_mat1, grad_mat2
 
 
-composite("mm", "bmm", "mv", "dot", "outer", "addmv", "baddbmm")
+composite("mv", "dot", "outer", "addmv", "baddbmm")

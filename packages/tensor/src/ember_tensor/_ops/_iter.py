@@ -92,7 +92,7 @@ def common_device(operands):
     for x in operands:
         if isinstance(x, Tensor):
             d = x._device
-            if device is None or device == d:
+            if device is d or device is None or device == d:
                 device = d
             elif d == CPU and x._data.ndim == 0:
                 continue

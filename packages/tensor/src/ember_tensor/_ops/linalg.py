@@ -45,6 +45,12 @@ def _product(a, b):
 @op()
 def matmul(input, other, *, out=None):
     """Matrix product with broadcasting over batch dims (1-d operands are vectors)."""
+    return _matmul(input, other, out)
+
+
+def _matmul(input, other, out):
+    # matmul's body, which mm and bmm run after their own checks: they call it, not the
+    # `matmul` op, so that a small product is dispatched (and recorded) once.
     if input.is_sparse or other.is_sparse:
         # A sparse COO operand brings its own product (`sparse.matmul_with_sparse`): the
         # sparse package stands above the dense ops and registers it on its tensor class.
@@ -87,7 +93,7 @@ def mm(input, mat2, *, out=None):
         raise RuntimeError("self must be a matrix")
     if mat2._data.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
-    return matmul(input, mat2, out=out)
+    return _matmul(input, mat2, out)
 
 
 @op()
@@ -102,7 +108,7 @@ def bmm(input, mat2, *, out=None):
             f"Expected size for first two dimensions of batch2 tensor to be: "
             f"[{input._data.shape[0]}, {input._data.shape[2]}] but got: "
             f"[{mat2._data.shape[0]}, {mat2._data.shape[1]}].")
-    return matmul(input, mat2, out=out)
+    return _matmul(input, mat2, out)
 
 
 @op()

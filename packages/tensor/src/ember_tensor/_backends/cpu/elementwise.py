@@ -128,35 +128,66 @@ def binary(name, a, b, out):
     return run(builtin("binary", name), (a, b), out)
 
 
+# The fresh-output fast paths below run on every small op: they look their loop up in
+# one dict (no `builtin(...).loop(...)` chain), skip the thread check below the parallel
+# threshold, and flatten only operands that are not already 1-d (ravel of a contiguous
+# array is a view; reshape(-1) costs twice as much).
+_fresh_loops = {}
+
+
+def _fresh_loop(kind, name, kinds, parallel):
+    loop = _fresh_loops[kind, name, kinds, parallel] = builtin(kind, name).loop(kinds, parallel)
+    return loop
+
+
 def binary_fresh(name, a, b):
     """Fast path: a new array = name(a, b) for same-shape C-contiguous arrays, else None."""
-    if a.shape != b.shape or not (a.flags.c_contiguous and b.flags.c_contiguous):
+    shape = a.shape
+    if shape != b.shape or not (a.flags.c_contiguous and b.flags.c_contiguous):
         return None
-    out = np.empty(a.shape, a.dtype)
-    builtin("binary", name).loop("cc", threads.parallel(a.size, PARALLEL_THRESHOLD))(a.reshape(-1), b.reshape(-1), out.reshape(-1))
-    return out
+    n = a.size
+    out = np.empty(n, a.dtype)
+    parallel = n >= PARALLEL_THRESHOLD and threads.parallel(n, PARALLEL_THRESHOLD)
+    loop = _fresh_loops.get(("binary", name, "cc", parallel)) or _fresh_loop("binary", name, "cc", parallel)
+    if len(shape) == 1:
+        loop(a, b, out)
+        return out
+    loop(a.ravel(), b.ravel(), out)
+    return out.reshape(shape)
 
 
 def binary_scalar_fresh(name, a, scalar, tensor_first):
     """Fast path: name(a, scalar) (or name(scalar, a)) into a new array, or None."""
     if not a.flags.c_contiguous:
         return None
-    out = np.empty(a.shape, a.dtype)
-    parallel = threads.parallel(a.size, PARALLEL_THRESHOLD)
+    shape = a.shape
+    n = a.size
+    out = np.empty(n, a.dtype)
+    parallel = n >= PARALLEL_THRESHOLD and threads.parallel(n, PARALLEL_THRESHOLD)
+    flat = a if len(shape) == 1 else a.ravel()
     if tensor_first:
-        builtin("binary", name).loop("cv", parallel)(a.reshape(-1), scalar, out.reshape(-1))
+        loop = _fresh_loops.get(("binary", name, "cv", parallel)) or _fresh_loop("binary", name, "cv", parallel)
+        loop(flat, scalar, out)
     else:
-        builtin("binary", name).loop("vc", parallel)(scalar, a.reshape(-1), out.reshape(-1))
-    return out
+        loop = _fresh_loops.get(("binary", name, "vc", parallel)) or _fresh_loop("binary", name, "vc", parallel)
+        loop(scalar, flat, out)
+    return out if len(shape) == 1 else out.reshape(shape)
 
 
 def unary_fresh(name, a):
     """Fast path: a new array = name(a) for a C-contiguous array, else None."""
     if not a.flags.c_contiguous:
         return None
-    out = np.empty(a.shape, a.dtype)
-    builtin("unary", name).loop("c", threads.parallel(a.size, PARALLEL_THRESHOLD))(a.reshape(-1), out.reshape(-1))
-    return out
+    shape = a.shape
+    n = a.size
+    out = np.empty(n, a.dtype)
+    parallel = n >= PARALLEL_THRESHOLD and threads.parallel(n, PARALLEL_THRESHOLD)
+    loop = _fresh_loops.get(("unary", name, "c", parallel)) or _fresh_loop("unary", name, "c", parallel)
+    if len(shape) == 1:
+        loop(a, out)
+        return out
+    loop(a.ravel(), out)
+    return out.reshape(shape)
 
 
 def ternary(name, a, b, c, out):

@@ -18,18 +18,38 @@ import ctypes
 import glob
 import os
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["budget", "set_budget", "parallel"]
+__all__ = ["budget", "set_budget", "parallel", "run_parts"]
+
+
+def _budget_from_environment():
+    """1 when OMP_NUM_THREADS is 1, as PyTorch's default thread count follows it (torchrun
+    and ember-run set it for jobs of several processes a node); else None. (OpenBLAS reads
+    the variable itself; a larger value is left to Numba's and the BLAS's own defaults.)"""
+    return 1 if os.environ.get("OMP_NUM_THREADS", "").strip() == "1" else None
+
 
 # The budget: None until set (Numba's default then holds). `parallel` reads it on every
 # kernel launch, so it is a plain module global.
-_budget = None
+_budget = _budget_from_environment()
 
 # OpenBLAS's thread setter, by the symbol names NumPy's builds export (scipy-openblas
 # with 64-bit integers, then the plain builds), found once.
 _BLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
                  "openblas_set_num_threads64_", "openblas_set_num_threads")
 _blas_setter = None
+_blas_getter = None
+
+# Worker threads for `run_parts`, made on first use and grown to the budget.
+_pool = None
+_pool_size = 0
+# Guards the pool and the count of `run_parts` calls holding the BLAS at one thread (and
+# its thread count before them).
+_blas_lock = threading.Lock()
+_blas_holders = 0
+_blas_saved = None
 
 
 def budget():
@@ -61,6 +81,53 @@ def parallel(work, threshold):
     return work >= threshold and (_budget is None or _budget > 1)
 
 
+def run_parts(task, parts):
+    """[task(0), ..., task(parts - 1)], run on `parts` threads at once (the calling one and
+    pool workers), with the BLAS at one thread meanwhile.
+
+    For work made of many small GEMMs (a blocked convolution): the BLAS's own threads
+    split each small product and meet after it, and on a busy machine a descheduled
+    thread stalls every meeting (measured 10x slower); one GEMM per thread on its own part
+    of the data has no meetings. A task must take the serial path of Numba's kernels: the
+    parallel ones may not be launched from two threads at once."""
+    global _pool, _pool_size
+    if parts <= 1:
+        return [task(i) for i in range(parts)]
+    with _blas_lock:
+        if _pool is None or _pool_size < parts - 1:
+            if _pool is not None:
+                _pool.shutdown(wait=False)
+            _pool, _pool_size = ThreadPoolExecutor(parts - 1, thread_name_prefix="ember-cpu"), parts - 1
+        pool = _pool
+    _single_threaded_blas(True)
+    try:
+        futures = [pool.submit(task, i) for i in range(1, parts)]
+        first = task(0)
+        return [first] + [f.result() for f in futures]
+    finally:
+        _single_threaded_blas(False)
+
+
+def _single_threaded_blas(enter):
+    """Hold the BLAS at one thread while any `run_parts` runs (calls from several user
+    threads may overlap): the first to enter saves its thread count, the last to leave
+    puts it back."""
+    global _blas_holders, _blas_saved
+    setter = _find_blas_setter()
+    if setter is None or _blas_getter is None:
+        return
+    with _blas_lock:
+        if enter:
+            if _blas_holders == 0:
+                _blas_saved = _blas_getter()
+                setter(1)
+            _blas_holders += 1
+        else:
+            _blas_holders -= 1
+            if _blas_holders == 0:
+                setter(_blas_saved)
+
+
 def _find_blas_setter():
     """OpenBLAS's `set_num_threads` from the library NumPy loaded, or None (another BLAS,
     or none found: the BLAS then keeps its own thread count)."""
@@ -74,8 +141,18 @@ def _find_blas_setter():
                 if setter is not None:
                     setter.argtypes, setter.restype = [ctypes.c_int], None
                     _blas_setter = setter
+                    _find_blas_getter(library, symbol)
                     return setter
     return _blas_setter or None
+
+
+def _find_blas_getter(library, setter_symbol):
+    """OpenBLAS's `get_num_threads` beside the setter found (same naming), or None."""
+    global _blas_getter
+    getter = getattr(library, setter_symbol.replace("set_num_threads", "get_num_threads"), None)
+    if getter is not None:
+        getter.argtypes, getter.restype = [], ctypes.c_int
+    _blas_getter = getter
 
 
 def _loaded_openblas():

@@ -24,8 +24,9 @@ def _swap_last(arr):
 # not 2*G). A weight broadcast over the batch is materialised by the backend's matmul
 # only when groups > 1 (N*O*CK/G elements: small beside the L-times larger columns).
 
-def forward(x, w, stride, padding, dilation, groups):
-    """Convolution of x (N, C, *S) with w (O, C/G, *K): (N, O, *out)."""
+def forward(x, w, stride, padding, dilation, groups, bias=None):
+    """Convolution of x (N, C, *S) with w (O, C/G, *K), plus `bias` (O,) if given:
+    (N, O, *out)."""
     n, c = x.shape[:2]
     o = w.shape[0]
     kernel = tuple(w.shape[2:])
@@ -35,8 +36,8 @@ def forward(x, w, stride, padding, dilation, groups):
     im2col_into(x, kernel, stride, padding, dilation, out, cols)
     # (G, O/G, CK/G) @ (N, G, CK/G, L) -> (N, G, O/G, L), which is (N, O, L).
     wg = layout.view(storage.contiguous(w), (groups, o // groups, per_group))
-    y = matmul.matmul(wg, layout.view(cols, (n, groups, per_group, length)))
-    return layout.view(y, (n, o) + out)
+    y = layout.view(matmul.matmul(wg, layout.view(cols, (n, groups, per_group, length))), (n, o) + out)
+    return y if bias is None else add_channel_bias(y, bias)
 
 
 def backward_input(gy, w, input_size, stride, padding, dilation, groups):

@@ -19,6 +19,9 @@ from .._kernel_names import kernel_name
 _SAME, _FLOAT, _BOOL, _REAL = "same", "float", "bool", "real"
 _NOT_FLOAT = (D.uint8, D.int8, D.int16, D.int32, D.int64, D.bool)
 _FLOATS = (D.float16, D.bfloat16, D.float32, D.float64)
+# Read on every op's fast path: module globals, not attribute chains.
+_LOW_PRECISION, _COMPLEX_CATEGORY, _FLOAT_CATEGORY = _iter.LOW_PRECISION, D._COMPLEX, D._FLOAT
+_wrap = Tensor._wrap
 
 
 def _not_implemented(kernel, dtype, *where):
@@ -74,26 +77,27 @@ def complex_kernel(name, dtype, *where):
 def binary(name, a, b, out=None, rule=_SAME, kernel=None, inplace=False):
     """Run binary kernel `kernel or name` on tensors/scalars `a`, `b` with broadcasting."""
     a_t, b_t = isinstance(a, Tensor), isinstance(b, Tensor)
-    if (a_t and b_t and out is None and not inplace and a._dtype is b._dtype
-            and a._device is b._device and rule == _SAME and a._dtype not in _iter.LOW_PRECISION):
-        # Fast path for the common case: same dtype and device, no out=, no casting.
-        kernel = kernel or name
-        if a._dtype.category == D._COMPLEX:
-            kernel = complex_kernel(kernel, a._dtype, a, b)
-        data = _backends.get(a._device).elementwise.binary_fresh(kernel, a._data, b._data)
-        if data is not None:
-            return Tensor._wrap(data, a._dtype, a._device)
-    elif out is None and not inplace and rule == _SAME and (a_t != b_t):
-        # Fast path: tensor with a Python float (float tensor) or int (int64 tensor).
-        t, s = (a, b) if a_t else (b, a)
-        cls = s.__class__
-        if ((cls is float or cls is int) and t._dtype.category == D._FLOAT
-                and t._dtype not in _iter.LOW_PRECISION) or \
-                (cls is int and t._dtype is D.int64 and -2 ** 63 <= s < 2 ** 63):
-            data = _backends.get(t._device).elementwise.binary_scalar_fresh(
-                kernel or name, t._data, t._dtype.np.type(s), a_t)
-            if data is not None:
-                return Tensor._wrap(data, t._dtype, t._device)
+    if out is None and not inplace and rule == _SAME:
+        if a_t and b_t:
+            # Fast path for the common case: same dtype and device, no out=, no casting.
+            dtype, device = a._dtype, a._device
+            if dtype is b._dtype and device is b._device and dtype not in _LOW_PRECISION:
+                kernel = kernel or name
+                if dtype.category == _COMPLEX_CATEGORY:
+                    kernel = complex_kernel(kernel, dtype, a, b)
+                data = _backends.get(device).elementwise.binary_fresh(kernel, a._data, b._data)
+                if data is not None:
+                    return _wrap(data, dtype, device)
+        elif a_t or b_t:
+            # Fast path: tensor with a Python float (float tensor) or int (int64 tensor).
+            t, s = (a, b) if a_t else (b, a)
+            cls, dtype = s.__class__, t._dtype
+            if ((cls is float or cls is int) and dtype.category == _FLOAT_CATEGORY and dtype not in _LOW_PRECISION) or \
+                    (cls is int and dtype is D.int64 and -2 ** 63 <= s < 2 ** 63):
+                data = _backends.get(t._device).elementwise.binary_scalar_fresh(
+                    kernel or name, t._data, dtype.np.type(s), a_t)
+                if data is not None:
+                    return _wrap(data, dtype, t._device)
     if a_t and b_t and a._dtype is b._dtype and a._device is b._device:
         promoted, device = a._dtype, a._device
     else:
@@ -121,12 +125,12 @@ def unary(name, x, out=None, rule=_SAME, inplace=False):
     complex_input = x._dtype.category == D._COMPLEX
     if complex_input:
         name = complex_kernel(name, x._dtype, x)
-    if out is None and not inplace and (rule == _SAME or x._dtype.category == D._FLOAT
+    if out is None and not inplace and (rule == _SAME or x._dtype.category == _FLOAT_CATEGORY
                                         or (rule == _FLOAT and complex_input)) and \
-            rule != _BOOL and x._dtype not in _iter.LOW_PRECISION:
+            rule != _BOOL and x._dtype not in _LOW_PRECISION:
         data = _backends.get(x._device).elementwise.unary_fresh(name, x._data)
         if data is not None:
-            return Tensor._wrap(data, x._dtype, x._device)
+            return _wrap(data, x._dtype, x._device)
     kdtype, kout, result = _plan(x._dtype, rule)
     shape = tuple(x._data.shape)
     if inplace:
@@ -161,11 +165,12 @@ def _is_bool(x):
 
 
 def _check_bool_sub(a, b):
-    if _is_bool(a) and _is_bool(b):
+    a_bool, b_bool = _is_bool(a), _is_bool(b)
+    if a_bool and b_bool:
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead.")
-    if _is_bool(a) or _is_bool(b):
+    if a_bool or b_bool:
         raise RuntimeError(
             "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
             "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
@@ -174,7 +179,9 @@ def _check_bool_sub(a, b):
 @op()
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, broadcasting. ``add(tensor([1., 2.]), 1)`` -> ``tensor([2., 3.])``."""
-    return binary("add", input, _check_alpha(input, other, alpha), out)
+    if alpha.__class__ is not int or alpha != 1:  # the default needs no check (a bool is no int here)
+        other = _check_alpha(input, other, alpha)
+    return binary("add", input, other, out)
 
 
 @op("add_", inplace=True)
@@ -187,7 +194,9 @@ def add_(self, other, *, alpha=1):
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other, broadcasting."""
     _check_bool_sub(input, other)
-    return binary("sub", input, _check_alpha(input, other, alpha), out)
+    if alpha.__class__ is not int or alpha != 1:
+        other = _check_alpha(input, other, alpha)
+    return binary("sub", input, other, out)
 
 
 @op("sub_", inplace=True)

@@ -92,12 +92,14 @@ def convolution(input, weight, bias=None, stride=1, padding=0, dilation=1, trans
     device = common_device((input, weight, bias))
     conv = _backends.get(device).conv
     x, w = array_of(input), array_of(weight)
+    b = None if bias is None else array_of(bias)
     if transposed:
         y = conv.backward_input(x, w, size, stride, padding, dilation, groups)
+        if b is not None:
+            conv.add_channel_bias(y, b)  # y is ours: add in place
     else:
-        y = conv.forward(x, w, stride, padding, dilation, groups)
-    if bias is not None:
-        conv.add_channel_bias(y, array_of(bias))  # y is ours: add in place
+        # The backend adds the bias as it computes (on the CPU inside the GEMM).
+        y = conv.forward(x, w, stride, padding, dilation, groups, b)
     return tensor_of(y, input._dtype, device)
 
 

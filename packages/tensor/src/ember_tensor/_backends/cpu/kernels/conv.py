@@ -1,0 +1,179 @@
+"""Numba loops of the blocked 2-d convolution: an im2col that pads as it copies, and its
+adjoint, a col2im that drops the padding as it sums.
+
+`im2col_block` lays a few samples of an *unpadded* input out as (B, C*kh*kw, oh*ow)
+columns, writing the zeros of the padding itself (no padded copy of the input), so that
+the GEMM of each sample can write its output straight into the sample's (O, oh*ow) rows
+of the NCHW result; `col2im_block` sums such columns back into a block of samples (the
+input gradient). The caller keeps the block small enough for the columns to stay in the
+core's cache between the copy and the GEMM.
+
+Each body is compiled twice (a `prange` version over samples x channels and a serial one
+for small blocks, a budget of one thread and the per-thread parts of `threads.run_parts`),
+float32 and float64 only, nothing at import. The bodies inline no function of another
+file, so Numba's on-disk cache (keyed on this file) can never serve a stale kernel.
+"""
+import math
+import threading
+
+import numpy as np
+from numba import njit, prange
+
+from .. import threads
+
+__all__ = ["im2col_block", "col2im_block", "scratch", "PARALLEL_THRESHOLD"]
+
+PARALLEL_THRESHOLD = 1 << 15
+
+
+def _im2col_block_body(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols):
+    nb, c, h, w = x.shape
+    length = oh * ow
+    # Flat views and unsigned offsets: the runs are short (a row of the output, often
+    # 8-32 elements), and a signed index makes Numba test it for wraparound on every
+    # element, which stops LLVM from vectorising the copy (measured 3x slower).
+    rows = cols.shape[1]  # C*kh*kw, or more: rows past those are the caller's
+    xf = x.reshape(nb * c * h * w)
+    cf = cols.reshape(nb * rows * length)
+    # Output column j of kernel column kj reads input column j*sw + kj*dw - pw; those in
+    # [col_lo, col_hi) fall inside the input, the others read the padding (zero). Likewise
+    # the rows. Found once here: integer divisions in the loop below cost as much as the copy.
+    col_lo, col_hi = np.empty(kw, np.int64), np.empty(kw, np.int64)
+    for kj in range(kw):
+        off = kj * dw - pw
+        j0 = min(0 if off >= 0 else (sw - 1 - off) // sw, ow)
+        col_lo[kj], col_hi[kj] = j0, max(min((w - off + sw - 1) // sw if w > off else 0, ow), j0)
+    row_lo, row_hi = np.empty(kh, np.int64), np.empty(kh, np.int64)
+    for ki in range(kh):
+        top = ki * dh - ph
+        i0 = min(0 if top >= 0 else (sh - 1 - top) // sh, oh)
+        row_lo[ki], row_hi[ki] = i0, max(min((h - top + sh - 1) // sh if h > top else 0, oh), i0)
+    # Unit strides with an output as wide as the input ("same" padding): the rows of one
+    # kernel offset are a single shifted run of the input plane, copied in one loop; the
+    # columns that wrapped around to the neighbouring row are zeroed after.
+    flat = sh == 1 and sw == 1 and ow == w
+    usw = np.uint64(sw)
+    for p in prange(nb * c):
+        plane = p * h * w
+        first_row = (p // c) * rows + (p % c) * kh * kw
+        for ki in range(kh):
+            top = ki * dh - ph
+            i0, i1 = row_lo[ki], row_hi[ki]
+            for kj in range(kw):
+                off = kj * dw - pw
+                j0, j1 = col_lo[kj], col_hi[kj]
+                dst = (first_row + ki * kw + kj) * length
+                for j in range(np.uint64(dst), np.uint64(dst + i0 * ow)):
+                    cf[j] = 0
+                for j in range(np.uint64(dst + i1 * ow), np.uint64(dst + length)):
+                    cf[j] = 0
+                if flat:
+                    if i1 > i0:
+                        first = np.uint64(dst + i0 * ow + j0)
+                        last = np.uint64(dst + (i1 - 1) * ow + j1)
+                        shift = np.uint64(plane + (i0 + top) * w + off + j0) - first  # wraps: fine, unsigned
+                        for j in range(first, last):
+                            cf[j] = xf[shift + j]
+                    # Column by column down the rows, a strided loop of stores: row by row,
+                    # LLVM makes each one- or two-element zero run a memset call.
+                    step = np.uint64(ow)
+                    for j in range(j0):
+                        for e in range(np.uint64(dst + i0 * ow + j), np.uint64(dst + i1 * ow + j), step):
+                            cf[e] = 0
+                    for j in range(j1, ow):
+                        for e in range(np.uint64(dst + i0 * ow + j), np.uint64(dst + i1 * ow + j), step):
+                            cf[e] = 0
+                    continue
+                for i in range(i0, i1):
+                    d = np.uint64(dst + i * ow)
+                    src = np.uint64(plane + (i * sh + top) * w + off)
+                    for j in range(np.uint64(j0)):
+                        cf[d + j] = 0
+                    for j in range(np.uint64(j0), np.uint64(j1)):
+                        cf[d + j] = xf[src + j * usw]
+                    for j in range(np.uint64(j1), np.uint64(ow)):
+                        cf[d + j] = 0
+
+
+def _col2im_block_body(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x):
+    # The adjoint of the body above: x (B, C, H, W) = the sum of the columns back over
+    # the windows, padding dropped. One (sample, channel) plane per iteration: no two
+    # iterations write the same element.
+    nb, c, h, w = x.shape
+    length = oh * ow
+    rows = cols.shape[1]
+    xf = x.reshape(nb * c * h * w)
+    cf = cols.reshape(nb * rows * length)
+    col_lo, col_hi = np.empty(kw, np.int64), np.empty(kw, np.int64)
+    for kj in range(kw):
+        off = kj * dw - pw
+        j0 = min(0 if off >= 0 else (sw - 1 - off) // sw, ow)
+        col_lo[kj], col_hi[kj] = j0, max(min((w - off + sw - 1) // sw if w > off else 0, ow), j0)
+    row_lo, row_hi = np.empty(kh, np.int64), np.empty(kh, np.int64)
+    for ki in range(kh):
+        top = ki * dh - ph
+        i0 = min(0 if top >= 0 else (sh - 1 - top) // sh, oh)
+        row_lo[ki], row_hi[ki] = i0, max(min((h - top + sh - 1) // sh if h > top else 0, oh), i0)
+    usw = np.uint64(sw)
+    for p in prange(nb * c):
+        plane = p * h * w
+        for e in range(np.uint64(plane), np.uint64(plane + h * w)):
+            xf[e] = 0
+        first_row = (p // c) * rows + (p % c) * kh * kw
+        for ki in range(kh):
+            top = ki * dh - ph
+            for kj in range(kw):
+                off = kj * dw - pw
+                j0, j1 = col_lo[kj], col_hi[kj]
+                src = (first_row + ki * kw + kj) * length
+                for i in range(row_lo[ki], row_hi[ki]):
+                    d = np.uint64(plane + (i * sh + top) * w + off)
+                    s = np.uint64(src + i * ow)
+                    for j in range(np.uint64(j0), np.uint64(j1)):
+                        xf[d + j * usw] += cf[s + j]
+
+
+_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+_im2col_block_serial = njit(**_OPTIONS)(_im2col_block_body)
+_im2col_block_parallel = njit(parallel=True, **_OPTIONS)(_im2col_block_body)
+_col2im_block_serial = njit(**_OPTIONS)(_col2im_block_body)
+_col2im_block_parallel = njit(parallel=True, **_OPTIONS)(_col2im_block_body)
+
+
+def im2col_block(x, kernel, stride, padding, dilation, out, cols, parallel=False):
+    """Fill the first C*kh*kw rows of each sample of `cols` (B, R >= C*kh*kw, oh*ow) with
+    the im2col columns of the unpadded, C-contiguous input block `x` (B, C, H, W), zero
+    where a window reaches into the `padding` (which may be negative: a crop). Runs on
+    Numba's threads when `parallel` and the block is large enough. Returns `cols`."""
+    big = parallel and threads.parallel(cols.size, PARALLEL_THRESHOLD)
+    fn = _im2col_block_parallel if big else _im2col_block_serial
+    fn(x, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1],
+       out[0], out[1], cols)
+    return cols
+
+
+def col2im_block(cols, kernel, stride, padding, dilation, out, x, parallel=False):
+    """The adjoint of `im2col_block`: overwrite the C-contiguous block `x` (B, C, H, W)
+    with the sum of the columns `cols` (B, C*kh*kw, oh*ow) over their windows (the parts
+    in the `padding` dropped). Runs on Numba's threads when `parallel` and the block is
+    large enough. Returns `x`."""
+    big = parallel and threads.parallel(cols.size, PARALLEL_THRESHOLD)
+    fn = _col2im_block_parallel if big else _col2im_block_serial
+    fn(cols, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1],
+       out[0], out[1], x)
+    return x
+
+
+_workspace = threading.local()
+
+
+def scratch(shape, dtype):
+    """A reusable per-thread buffer for a block's columns: valid until the next call from
+    the same thread (a block is consumed by its GEMM before the next one is laid out)."""
+    size = math.prod(shape)
+    key = np.dtype(dtype).str
+    buf = getattr(_workspace, key, None)
+    if buf is None or buf.size < size:
+        buf = np.empty(size, dtype)
+        setattr(_workspace, key, buf)
+    return buf[:size].reshape(shape)
