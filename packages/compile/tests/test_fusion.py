@@ -115,6 +115,7 @@ def test_modules_relu_is_fused_and_a_model_trains_as_eager():
     assert [len(g.program.steps) for g in _groups(compiled)] == [3]  # Sigmoid * 2 - 1
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA and no simulator (its tox env sets the simulator)")
 def test_cuda_tensors_run_the_same_program():
     compiled = compile(chain)
     args = _inputs(torch.float32)
