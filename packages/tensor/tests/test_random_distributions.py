@@ -45,6 +45,10 @@ def test_randint_signatures():
     assert torch.randint(3, torch.Size([2, 2])).shape == (2, 2)
     assert torch.randint(3, ()).shape == ()
     assert torch.randint(torch.tensor(3), (2,)).shape == (2,)
+    # the bound positional and the size by keyword (pytorch/examples mnist_forward_forward)
+    x = torch.randint(9, size=(50,))
+    assert x.shape == (50,) and 0 <= x.min().item() and x.max().item() < 9
+    assert torch.randint(1, dtype=torch.int32, size=(2,)).tolist() == [0, 0]
 
 
 def test_randint_draws_the_stream_of_random_():

@@ -25,6 +25,8 @@ SUBMODULE_ALIASES = {
     "ember.fft": "ember_tensor.fft",
     "ember.signal": "ember_tensor.signal",
     "ember.accelerator": "ember_tensor.accelerator",
+    "ember.xpu": "ember_tensor.xpu",
+    "ember.mps": "ember_tensor.mps",
     "ember.backends": "ember_tensor.backend_flags",
     "ember.types": "ember_tensor.types",
     "ember.return_types": "ember_tensor.return_types",

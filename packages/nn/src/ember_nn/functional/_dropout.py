@@ -37,19 +37,13 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return apply_inplace(input, lambda x: x * mask * (1.0 / (1 - p)), inplace)
 
 
-def _feature_dropout(input, p, training, inplace, nd, name, alpha=False):
-    check_tensor(input, name)
-    _check_p(p)
-    if input.dim() not in (nd + 1, nd + 2):
-        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D input, but received a {input.dim()}D "
-                           f"input. Note that {name} exists to provide channel-wise dropout on inputs with "
-                           f"{nd} spatial dimension{'s' if nd > 1 else ''}, a channel dimension, and an "
-                           "optional batch dimension (i.e. 2D or 3D inputs).")
+def _feature_dropout(input, p, training, inplace, alpha=False):
+    """ATen's feature_dropout: one draw per (N, C) slice of an input of any rank >= 2."""
     if not training or p == 0.0:
         return input
-    unbatched = input.dim() == nd + 1
-    channels = tuple(input.shape[:1]) if unbatched else tuple(input.shape[:2])
-    shape = channels + (1,) * nd
+    if input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
     if alpha:
         return _alpha(input, p, shape, inplace)
     if p == 1.0:
@@ -57,26 +51,66 @@ def _feature_dropout(input, p, training, inplace, nd, name, alpha=False):
     return apply_inplace(input, lambda x: x * _keep_mask(x, shape, p) * (1.0 / (1 - p)), inplace)
 
 
+def _unbatched_feature_dropout(input, p, training, inplace):
+    """feature_dropout of (C, *S) seen as a batch of one; in place, `input` itself is written."""
+    result = _feature_dropout(input.unsqueeze(0), p, training, inplace)
+    return input if inplace else result.squeeze(0)
+
+
+def _warn_rank(name, rank, nd):
+    # PyTorch still runs dropout2d/3d on other ranks (as feature_dropout), with this warning.
+    warnings.warn(f"{name}: Received a {rank}-D input to {name}, which is deprecated and will result in an "
+                  "error in a future release. To retain the behavior and silence this warning, please use "
+                  f"dropout instead. Note that {name} exists to provide channel-wise dropout on inputs with "
+                  f"{nd} spatial dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                  f"{nd + 1}D or {nd + 2}D inputs).", stacklevel=3)
+
+
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels of (N, C, L) or (C, L) with probability `p`."""
-    return _feature_dropout(input, p, training, inplace, 1, "dropout1d")
+    check_tensor(input, "dropout1d")
+    _check_p(p)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note "
+                           "that dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+                           "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+                           "inputs).")
+    if input.dim() == 2:
+        return _unbatched_feature_dropout(input, p, training, inplace)
+    return _feature_dropout(input, p, training, inplace)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    """Zero whole channels of (N, C, H, W) or (C, H, W) with probability `p`."""
+    """Zero whole channels of (N, C, H, W) with probability `p`.
+
+    As in PyTorch, a 3-D input is read as (N, C, L) (with a warning), and other ranks are
+    dropped per (dim 0, dim 1) slice with a deprecation warning (a 2-D input: element-wise).
+    """
+    check_tensor(input, "dropout2d")
+    _check_p(p)
+    if input.dim() not in (3, 4):
+        _warn_rank("dropout2d", input.dim(), 2)
     if input.dim() == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
                       "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel "
                       "dim. This behavior will change in a future release to interpret the input as one "
                       "without a batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise "
                       "dropout behavior, please switch to using dropout1d instead.", stacklevel=2)
-        return _feature_dropout(input, p, training, inplace, 1, "dropout2d")
-    return _feature_dropout(input, p, training, inplace, 2, "dropout2d")
+    return _feature_dropout(input, p, training, inplace)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) with probability `p`."""
-    return _feature_dropout(input, p, training, inplace, 3, "dropout3d")
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) with probability `p`.
+
+    As in PyTorch, other ranks warn and are read as unbatched: channels along dim 0.
+    """
+    check_tensor(input, "dropout3d")
+    _check_p(p)
+    if input.dim() not in (4, 5):
+        _warn_rank("dropout3d", input.dim(), 3)
+    if input.dim() != 5:
+        return _unbatched_feature_dropout(input, p, training, inplace)
+    return _feature_dropout(input, p, training, inplace)
 
 
 def _alpha(input, p, shape, inplace):

@@ -87,7 +87,9 @@ def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=N
     (torch.int64, True)
     """
     position = 3
-    if size is None and low is not None:  # the two-argument form randint(high, size)
+    if high is None and low is not None:  # randint(high, size=...): the bound came first
+        low, high, position = 0, low, 2
+    elif size is None and low is not None:  # the two-argument form randint(high, size)
         low, high, size, position = 0, low, high, 2
     if high is None or size is None:
         raise TypeError(f"randint() missing required argument '{'high' if high is None else 'size'}'")
