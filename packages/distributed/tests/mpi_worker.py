@@ -85,6 +85,9 @@ def collectives():
         flat = et.zeros(size * 2, 3, dtype=dtype)
         dist.all_gather_into_tensor(flat, values(dtype, rank)[0])
         check_equal(flat, np.concatenate(everyone))
+        single = et.zeros(size * 2, 3, dtype=dtype)
+        dist.all_gather_single(single, values(dtype, rank)[0])  # PyTorch 2.13's name for it
+        check_equal(single, np.concatenate(everyone))
         # gather / scatter
         gathered = [et.zeros(2, 3, dtype=dtype) for _ in range(size)] if rank == 0 else None
         dist.gather(values(dtype, rank)[0], gathered, dst=0)
@@ -102,6 +105,9 @@ def collectives():
         out2 = et.zeros(2, 3, dtype=dtype)
         dist.reduce_scatter_tensor(out2, et.cat(inputs))
         check_equal(out2, out.numpy())
+        out3 = et.zeros(2, 3, dtype=dtype)
+        dist.reduce_scatter_single(out3, et.cat(inputs))
+        check_equal(out3, out.numpy())
         # all_to_all: rank i sends block j to rank j
         sends = [values(dtype, 100 * rank + j)[0] for j in range(size)]
         receives = [et.zeros(2, 3, dtype=dtype) for _ in range(size)]

@@ -189,3 +189,15 @@ def test_backend_names():
     with pytest.raises(ValueError, match="Invalid backend: 'tpu'"):
         dist.Backend("tpu")
     assert dist.is_available() and dist.is_mpi_available() and not dist.is_nccl_available()
+
+
+def test_environment_queries_read_the_launchers_variables(monkeypatch):
+    monkeypatch.delenv("LOCAL_RANK", raising=False)
+    monkeypatch.delenv("TORCHELASTIC_RUN_ID", raising=False)
+    assert dist.get_node_local_rank(fallback_rank=3) == 3 and not dist.is_torchelastic_launched()
+    with pytest.raises(RuntimeError, match="LOCAL_RANK is not in the environment"):
+        dist.get_node_local_rank()
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "none")
+    assert dist.get_node_local_rank(fallback_rank=3) == 1 and dist.is_torchelastic_launched()
+    assert dist.DeviceMesh is dist.device_mesh.DeviceMesh and callable(dist.init_device_mesh)

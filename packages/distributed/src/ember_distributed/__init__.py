@@ -30,9 +30,12 @@ from ._errors import DistBackendError, DistError, DistNetworkError, DistStoreErr
 from ._store import FileStore, HashStore, PrefixStore, Store, TCPStore  # noqa: E402
 from ._work import DistributedTimeoutError, Work  # noqa: E402
 from ._collectives import (  # noqa: E402
-    ReduceOp, all_gather, all_gather_into_tensor, all_reduce, all_to_all, all_to_all_single, barrier, broadcast,
-    gather, monitored_barrier, reduce, reduce_scatter, reduce_scatter_tensor, scatter,
+    ReduceOp, all_gather, all_gather_into_tensor, all_gather_single, all_reduce, all_to_all, all_to_all_single,
+    barrier, broadcast, gather, monitored_barrier, reduce, reduce_scatter, reduce_scatter_single,
+    reduce_scatter_tensor, scatter,
 )
+from ._environment import get_node_local_rank, is_torchelastic_launched  # noqa: E402
+from .device_mesh import DeviceMesh, init_device_mesh  # noqa: E402
 from ._p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send  # noqa: E402
 from ._objects import all_gather_object, broadcast_object_list, gather_object, scatter_object_list  # noqa: E402
 from ._spawn import ProcessExitedException, ProcessRaisedException, spawn  # noqa: E402
@@ -48,5 +51,6 @@ __all__ = [
     "scatter", "irecv", "isend", "recv", "send", "P2POp", "batch_isend_irecv", "all_gather_object",
     "broadcast_object_list", "gather_object", "scatter_object_list", "spawn", "ProcessExitedException",
     "ProcessRaisedException", "DistributedDataParallel", "DistError", "DistBackendError", "DistStoreError",
-    "DistNetworkError", "Store", "TCPStore", "FileStore", "HashStore", "PrefixStore",
+    "DistNetworkError", "Store", "TCPStore", "FileStore", "HashStore", "PrefixStore", "all_gather_single",
+    "reduce_scatter_single", "get_node_local_rank", "is_torchelastic_launched", "DeviceMesh", "init_device_mesh",
 ]

@@ -17,7 +17,7 @@ from ._work import Work
 
 __all__ = ["ReduceOp", "all_reduce", "reduce", "broadcast", "all_gather", "all_gather_into_tensor", "gather",
            "scatter", "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single", "barrier",
-           "monitored_barrier"]
+           "monitored_barrier", "all_gather_single", "reduce_scatter_single"]
 
 
 class ReduceOp:
@@ -364,3 +364,13 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     releases = [pg.comm.Isend(token, dest=r, tag=_MONITORED_BARRIER_TAG) for r in range(1, pg.size())]
     Work(releases, f"monitored_barrier release of group {pg.ranks}", seconds).wait()
     return None
+
+
+def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
+    """PyTorch 2.13's name for `all_gather_into_tensor` (the same collective)."""
+    return all_gather_into_tensor(output_tensor, input_tensor, group, async_op)
+
+
+def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """PyTorch 2.13's name for `reduce_scatter_tensor` (the same collective)."""
+    return reduce_scatter_tensor(output, input, op, group, async_op)
