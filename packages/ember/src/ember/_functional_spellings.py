@@ -15,8 +15,6 @@ ember-nn; ember-nn is imported at the first call, so ``import ember`` stays ligh
 
 import importlib
 
-import ember_tensor
-
 __all__ = [
     "adaptive_avg_pool1d", "adaptive_max_pool1d", "alpha_dropout", "alpha_dropout_", "avg_pool1d",
     "batch_norm", "bilinear", "binary_cross_entropy_with_logits", "celu", "celu_", "channel_shuffle",
@@ -177,32 +175,14 @@ def alpha_dropout_(input, p, train):
     return _functional().alpha_dropout(input, p, train, inplace=True)
 
 
-def _feature_dropout(input, p, train, inplace):
-    # ATen's feature dropout zeroes whole channels of (N, C, *) whatever the number of
-    # spatial dimensions, where F's dropout1d/2d/3d each check theirs: one mask value per
-    # (sample, channel), drawn from ember_tensor's RNG as F's dropouts draw theirs.
-    if input.dim() < 2:
-        raise RuntimeError(f"Feature dropout requires at least 2 dimensions in the input, but got {input.dim()}")
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not train or p == 0.0:
-        return input
-    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
-    if p == 1.0:
-        mask = ember_tensor.zeros(shape, dtype=input.dtype, device=input.device)
-    else:
-        mask = ember_tensor.empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p).div_(1 - p)
-    return input.mul_(mask) if inplace else input * mask
-
-
 def feature_dropout(input, p, train):
     """``torch.feature_dropout(input, p, train)``: zero whole channels of (N, C, *)."""
-    return _feature_dropout(input, p, train, inplace=False)
+    return _functional().feature_dropout(input, p, train)
 
 
 def feature_dropout_(input, p, train):
     """``torch.feature_dropout_(input, p, train)``: in place."""
-    return _feature_dropout(input, p, train, inplace=True)
+    return _functional().feature_dropout(input, p, train, inplace=True)
 
 
 def feature_alpha_dropout(input, p, train):

@@ -6,7 +6,8 @@ import ember_tensor as E
 
 from ._util import apply_inplace, check_tensor
 
-__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
+__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+           "feature_dropout"]
 
 _SELU_NEG_SATURATION = -1.7580993408473766  # -scale * alpha of SELU
 
@@ -49,6 +50,15 @@ def _feature_dropout(input, p, training, inplace, alpha=False):
     if p == 1.0:
         return apply_inplace(input, lambda x: x * 0.0, inplace)
     return apply_inplace(input, lambda x: x * _keep_mask(x, shape, p) * (1.0 / (1 - p)), inplace)
+
+
+def feature_dropout(input, p, train, inplace=False):
+    """ATen's ``feature_dropout(input, p, train)`` (``torch.feature_dropout``): zero whole
+    (N, C) slices of an input of any rank >= 2 with probability `p`, the kernel behind
+    dropout1d/2d/3d; ember's top-level spelling calls it."""
+    check_tensor(input, "feature_dropout")
+    _check_p(p)
+    return _feature_dropout(input, p, train, inplace)
 
 
 def _unbatched_feature_dropout(input, p, training, inplace):
