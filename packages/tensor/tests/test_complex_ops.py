@@ -11,30 +11,9 @@ import warnings
 import numpy as np
 import pytest
 
-from ember_tensor.testing.opdb import COMPLEX, OP_DB, TOLERANCE, Operand
+from ember_tensor.testing.opdb import COMPLEX, COMPLEX_SPECIAL_VALUES_DIFFER, OP_DB, TOLERANCE, Operand
 
 torch = pytest.importorskip("torch")
-
-# Where ember's special values still part from PyTorch's: Numba's complex trigonometric
-# and hyperbolic functions do not follow Annex G at NaN and infinite parts (sin(nan j) is
-# nan + nan j where C99 has 0 + nan j, cosh(inf j) the same where C99 has nan + 0j), and
-# exp2 / expm1 inherit it for infinite real parts. Finite inputs agree (the other test).
-_SPECIAL_VALUES_DIFFER = {
-    "expm1": "expm1(inf + yj): Numba's exp times cos gives nan where C99 has inf",
-    "sin": "sin(nan j), sin(800 j): Numba's csin is not C99's at NaN and overflowing parts",
-    "cos": "cos(nan j), cos(800 j): Numba's ccos is not C99's at NaN and overflowing parts",
-    "tan": "tan(nan j), tan(inf): Numba's ctan is not C99's at NaN and infinite parts",
-    "sinh": "sinh(inf j): Numba's csinh gives nan + nan j where C99 has 0 + nan j",
-    "cosh": "cosh(inf j): Numba's ccosh gives nan + nan j where C99 has nan + 0j",
-    "tanh": "tanh(inf j): Numba's ctanh gives nan + nan j where C99 has 0 + nan j",
-    "asin": "asin(nan j): Numba's casin gives nan + nan j where C99 has 0 + nan j",
-    "acos": "acos(nan j): Numba's cacos gives nan + nan j where C99 has pi/2 + nan j",
-    "atan": "atan(nan j): Numba's catan is not C99's at NaN parts",
-    "asinh": "asinh(nan + 0j): Numba's casinh gives nan + nan j where C99 has nan + 0j",
-    "acosh": "acosh(inf j): Numba's cacosh loses the pi/2 phase at infinite and NaN parts",
-    "atanh": "atanh(nan j): Numba's catanh is not C99's at NaN parts",
-    "log1p": "log1p(x + inf j), log1p(inf + nan j): PyTorch's vectorised log1p gives nan + nan j",
-}
 
 
 def _torch_operand(x):
@@ -92,7 +71,7 @@ def _special_params():
     for op in _COMPLEX_OPS:
         if not op.extremal or op.kind == "custom":  # (custom samplers have no complex extremal sample)
             continue
-        reason = _SPECIAL_VALUES_DIFFER.get(op.name)
+        reason = COMPLEX_SPECIAL_VALUES_DIFFER.get(op.name)
         marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
         for dtype in COMPLEX:
             params.append(pytest.param(op, dtype, marks=marks, id=f"{op.name}-{dtype.name}"))

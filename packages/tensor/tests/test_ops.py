@@ -17,7 +17,7 @@ import pytest
 
 import ember_tensor as et
 from cuda_guard import DEVICES, matches_the_cpu
-from ember_tensor.testing.opdb import (B, CAN_CAST, F16, F32, F64, BF16, I32, I64, NP, OP_DB, OPS, TOLERANCE, TYPE_NAME, U8,
+from ember_tensor.testing.opdb import (B, CAN_CAST, COMPLEX_SPECIAL_VALUES_DIFFER, F16, F32, F64, BF16, I32, I64, NP, OP_DB, OPS, TOLERANCE, TYPE_NAME, U8,
                   Operand, SampleInput, expected_result, is_inexact, make_values, reference_result_type, rng_for)
 
 
@@ -108,6 +108,8 @@ def test_forward(op, dtype, device):
         reads_a_flag = op.name in _READS_A_FLAG and not dtype.is_floating_point
         tol = op.tol[dtype][0] if dtype.is_complex and dtype in op.tol else 1e-6
         for sample in samples:
+            if sample.name.startswith("complex extremal") and op.name in COMPLEX_SPECIAL_VALUES_DIFFER:
+                continue  # the CPU's special values are not C99's there (nor the simulator's)
             matches_the_cpu(lambda *xs, kw=sample.kwargs: op.fn(*xs, **kw), sample.ember(),
                             f"{op.name}, sample {sample.name!r}, {dtype}", reads_a_flag, tol=tol)
         return
