@@ -183,7 +183,7 @@ def log_complex(a):
 def log2_complex(a):
     # Part by part: a complex product would turn log(0)'s -inf + 0j into -inf + nanj.
     r = np.log(a)
-    return complex(r.real * 1.4426950408889634, r.imag * 1.4426950408889634)
+    return complex(r.real / 0.6931471805599453, r.imag / 0.6931471805599453)  # (PyTorch divides by ln 2)
 
 
 def log10_complex(a):
