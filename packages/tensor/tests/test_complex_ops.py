@@ -11,7 +11,8 @@ import warnings
 import numpy as np
 import pytest
 
-from ember_tensor.testing.opdb import COMPLEX, COMPLEX_SPECIAL_VALUES_DIFFER, OP_DB, TOLERANCE, Operand
+from ember_tensor.testing.opdb import (ALL_DTYPES, CAN_CAST, COMPLEX, COMPLEX_SPECIAL_VALUES_DIFFER, OP_DB, PROMOTE,
+                                      TOLERANCE, Operand)
 
 torch = pytest.importorskip("torch")
 
@@ -82,3 +83,12 @@ def _special_params():
 def test_complex_special_values_match_torch(op, dtype):
     """Infinite, NaN and signed-zero parts, overflow and 0 ** z give PyTorch's (C99's) values."""
     assert _run(op, dtype, special=True), "the op has no complex extremal samples"
+
+
+@pytest.mark.parametrize("a", ALL_DTYPES + COMPLEX, ids=lambda d: d.name)
+def test_complex_rows_of_the_dtype_tables_are_pytorchs(a):
+    """PROMOTE and CAN_CAST's complex rows and columns (the complex samples' result dtypes) are torch's."""
+    for b in COMPLEX:
+        ta, tb = getattr(torch, a.name), getattr(torch, b.name)
+        assert PROMOTE[(a, b)].name == str(torch.promote_types(ta, tb)).split(".")[1], (a, b)
+        assert CAN_CAST[(a, b)] is torch.can_cast(ta, tb) and CAN_CAST[(b, a)] is torch.can_cast(tb, ta), (a, b)
