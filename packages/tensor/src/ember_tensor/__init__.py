@@ -141,7 +141,8 @@ def is_nonzero(input):
 
 def __getattr__(name):
     # Submodules that cost import time load on first use: ember_tensor.cuda, .testing, ...
-    if name in ("cuda", "testing", "accelerator", "backend_flags", "types", "multiprocessing", "hub", "xpu", "mps"):
+    if name in ("cuda", "testing", "accelerator", "backend_flags", "types", "multiprocessing", "hub", "xpu", "mps",
+                "random"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     if name == "OutOfMemoryError":  # torch.OutOfMemoryError is torch.cuda's, which loads on first use
