@@ -65,6 +65,7 @@ from ._ops.combinatorics import (
 )
 from ._ops.view_scatters import diagonal_scatter, select_scatter, slice_scatter
 from ._ops.integration import cumulative_trapezoid, trapezoid, trapz
+from ._ops.finite_differences import gradient
 from ._ops.indexing import cat, concat, concatenate, hstack, stack, vstack
 from ._ops.indexing import index_put, index_put_
 from ._ops.index_ops import (
