@@ -19,7 +19,9 @@ on this file) can never serve a stale kernel.
 """
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .twins import serial_and_parallel
 
 __all__ = ["float32_to_bfloat16", "float32_to_float16", "float16_to_float32", "PARALLEL_THRESHOLD"]
 
@@ -77,7 +79,7 @@ def _float16_to_float32_body(src, dst):
 
 
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy")
-_KERNELS = {name: (njit(**_OPTIONS)(body), njit(parallel=True, **_OPTIONS)(body))
+_KERNELS = {name: serial_and_parallel(body, **_OPTIONS)
             for name, body in (("bfloat16", _float32_to_bfloat16_body), ("to_float16", _float32_to_float16_body),
                                ("from_float16", _float16_to_float32_body))}
 
