@@ -111,6 +111,8 @@ def test_import_ember_installs_autograd():
     ("ember.compiler", "ember_compile.compiler"),
     ("ember.fx", "ember_fx"), ("ember.fx.passes.shape_prop", "ember_fx.passes.shape_prop"),
     ("ember.utils.backcompat", "ember_tensor.backcompat"),
+    ("ember.random", "ember_tensor.random"), ("ember.sparse", "ember_tensor.sparse"),
+    ("ember.nn.attention", "ember_nn.attention"),
 ])
 def test_pytorch_paths_are_the_layers(path, real):
     assert importlib.import_module(path) is importlib.import_module(real)
@@ -163,6 +165,14 @@ def test_the_tensor_class_prints_its_public_path():
 
     assert str(type(ember.ones(1))) == "<class 'ember.Tensor'>"
     assert pickle.loads(pickle.dumps(ember.Tensor)) is ember.Tensor
+
+
+def test_model_zoo_is_the_hubs_loader():
+    import ember.utils.model_zoo
+    import ember_tensor.hub
+
+    assert ember.utils.model_zoo.load_url is ember_tensor.hub.load_state_dict_from_url
+    assert ember.utils.model_zoo is importlib.import_module("ember.utils.model_zoo")
 
 
 def test_path_of_a_module_not_written_yet_is_absent():

@@ -22,6 +22,8 @@ SUBMODULE_ALIASES = {
     "ember.amp": "ember_amp",
     "ember.linalg": "ember_tensor.linalg",
     "ember.special": "ember_tensor.special",
+    "ember.sparse": "ember_tensor.sparse",
+    "ember.random": "ember_tensor.random",
     "ember.fft": "ember_tensor.fft",
     "ember.signal": "ember_tensor.signal",
     "ember.accelerator": "ember_tensor.accelerator",
