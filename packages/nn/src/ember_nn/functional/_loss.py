@@ -1,6 +1,9 @@
 """Loss functions with PyTorch's `reduction`, legacy size_average/reduce flags, and shape
 checks. nll_loss runs a fused kernel and cross_entropy is log_softmax + nll_loss; the
-others are composites of differentiable elementwise ops and reductions."""
+losses PyTorch implements as ATen ops (mse_loss, l1_loss, kl_div, ...) are ember-tensor's
+composite loss ops (`nn_ops`), one dispatcher op each, so that autocast's op lists see
+them; the rest (gaussian_nll_loss, multilabel_soft_margin_loss, ...) are composites here,
+as they are Python in PyTorch."""
 import warnings
 
 import ember_tensor as E
@@ -29,16 +32,12 @@ def _warn_broadcast(input, target, name):
                       "Please ensure they have the same size.", stacklevel=3)
 
 
-def _weighted(loss, weight):
-    return loss if weight is None else loss * weight
-
-
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error |x - y|."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _warn_broadcast(input, target, "l1_loss")
-    return _reduced(_weighted((input - target).abs(), weight), reduction)
+    return K.l1_loss(input, target, reduction, weight)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -46,8 +45,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _warn_broadcast(input, target, "mse_loss")
-    diff = input - target
-    return _reduced(_weighted(diff * diff, weight), reduction)
+    return K.mse_loss(input, target, reduction, weight)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
@@ -133,8 +131,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _check_same_size(input, target)
-    loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
-    return _reduced(_weighted(loss, weight), reduction)
+    return K.binary_cross_entropy(input, target, weight, reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -144,14 +141,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     _check_reduction(reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
-    # log(1 + exp(-|x|)) + max(-x, 0) = -log(sigmoid(x)), without overflow.
-    log_sig_neg = (-input.abs()).exp().log1p() + (-input).relu()
-    if pos_weight is None:
-        loss = (1 - target) * input + log_sig_neg
-    else:
-        scale = (pos_weight - 1) * target + 1
-        loss = (1 - target) * input + scale * log_sig_neg
-    return _reduced(_weighted(loss, weight), reduction)
+    return K.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
@@ -159,12 +149,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     """Negative log-likelihood of a Poisson target: exp(x) - y x (log_input) or x - y log(x + eps)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
-    if full:
-        # Stirling's term for y > 1.
-        stirling = target * target.log() - target + (target * (2 * 3.141592653589793)).log() * 0.5
-        loss = loss + E.where(target > 1, stirling, 0.0)
-    return _reduced(loss, reduction)
+    return K.poisson_nll_loss(input, target, log_input, full, eps, reduction)
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
@@ -194,22 +179,14 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     reduction = legacy_reduction(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum", "batchmean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    if log_target:
-        loss = target.exp() * (target - input)
-    else:
-        loss = E.where(target > 0, target * (E.where(target > 0, target, 1.0).log() - input), 0.0)
-    if reduction == "batchmean":
-        return loss.sum() / (input.shape[0] if input.dim() else 1)
-    return _reduced(loss, reduction)
+    return K.kl_div(input, target, reduction, log_target=log_target)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
     _check_reduction(reduction)
     _warn_broadcast(input, target, "huber_loss")
-    d = (input - target).abs()
-    loss = E.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
-    return _reduced(_weighted(loss, weight), reduction)
+    return K.huber_loss(input, target, reduction, delta, weight)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
@@ -219,20 +196,14 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     _warn_broadcast(input, target, "smooth_l1_loss")
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = (input - target).abs()
-    if beta == 0:
-        return _reduced(d, reduction)
-    loss = E.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
-    return _reduced(loss, reduction)
+    return K.smooth_l1_loss(input, target, reduction, beta)
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-y x)) for targets y in {-1, 1}."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    z = -target * input
-    loss = z.relu() + (-z.abs()).exp().log1p()
-    return _reduced(loss, reduction)
+    return K.soft_margin_loss(input, target, reduction)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
@@ -253,24 +224,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     target list of each sample ends at the first -1."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    unbatched = input.dim() <= 1
-    x = input.reshape(1, -1) if unbatched else input
-    t = target.reshape(1, -1) if unbatched else target
-    if tuple(t.shape) != tuple(x.shape):
-        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
-                           f"{list(input.shape)}")
-    n, c = x.shape
-    # A sample's labels are its target entries before the first -1 (a running product of
-    # "is a label" masks the rest); each label class j meets each non-label class i once.
-    listed = (t >= 0).long().cumprod(1).bool()
-    hot = K.one_hot(E.where(listed, t, 0), c) * listed.unsqueeze(-1)  # [b, slot, class]
-    is_target = hot.sum(1) > 0
-    pairs = (is_target.unsqueeze(2) & ~is_target.unsqueeze(1)).to(x.dtype)  # [b, j, i]
-    margins = (1 - (x.unsqueeze(2) - x.unsqueeze(1))).relu()  # [b, j, i] = 1 - (x_j - x_i)
-    loss = (margins * pairs).sum((1, 2)) / c
-    if unbatched:
-        loss = loss.reshape(())
-    return _reduced(loss, reduction)
+    return K.multilabel_margin_loss(input, target, reduction)
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
@@ -280,29 +234,14 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     _check_reduction(reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
-    unbatched = input.dim() <= 1
-    x = input.reshape(1, -1) if unbatched else input
-    t = target.reshape(-1)
-    n, c = x.shape
-    picked = K.embedding(x.t(), t).diagonal().unsqueeze(1) if n else x[:, :1]
-    onehot = K.one_hot(t, c).to(x.dtype)
-    terms = (margin - picked + x).relu()
-    if p == 2:
-        terms = terms * terms
-    if weight is not None:
-        terms = terms * K.embedding(weight.reshape(-1, 1), t).reshape(n, 1)
-    loss = (terms * (1 - onehot)).sum(1) / c
-    if unbatched:
-        loss = loss.reshape(())
-    return _reduced(loss, reduction)
+    return K.multi_margin_loss(input, target, p, margin, weight, reduction)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """x where y = 1, max(0, margin - x) where y = -1."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    loss = E.where(target == 1, input, 0.0) + E.where(target == -1, (margin - input).relu(), 0.0)
-    return _reduced(loss, reduction)
+    return K.hinge_embedding_loss(input, target, margin, reduction)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
@@ -310,12 +249,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    eps = 1e-12
-    dot = (input1 * input2).sum(-1)
-    norms = ((input1 * input1).sum(-1) + eps) * ((input2 * input2).sum(-1) + eps)
-    cos = dot / norms.sqrt()
-    loss = E.where(target == 1, 1 - cos, 0.0) + E.where(target == -1, (cos - margin).relu(), 0.0)
-    return _reduced(loss, reduction)
+    return K.cosine_embedding_loss(input1, input2, target, margin, reduction)
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
@@ -325,20 +259,15 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
-    return _reduced((-target * (input1 - input2) + margin).relu(), reduction)
+    return K.margin_ranking_loss(input1, input2, target, margin, reduction)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """max(d(a, p) - d(a, n) + margin, 0) with the p-norm pairwise distance."""
-    from ._distance import pairwise_distance
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    d_pos = pairwise_distance(anchor, positive, p, eps)
-    d_neg = pairwise_distance(anchor, negative, p, eps)
-    if swap:
-        d_neg = E.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
-    return _reduced((d_pos - d_neg + margin).relu(), reduction)
+    return K.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction)
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
