@@ -37,6 +37,7 @@ SUBMODULE_ALIASES = {
     "ember.testing": "ember_tensor.testing",
     "ember.autograd": "ember_autograd",
     "ember.nn": "ember_nn",
+    "ember.func": "ember_nn.func",
     "ember.optim": "ember_optim",
     "ember.utils.data": "ember_data",
     "ember.utils.checkpoint": "ember_autograd.checkpoint",
