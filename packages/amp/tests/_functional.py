@@ -42,8 +42,8 @@ def nll_loss(x, y):
     return K.nll_loss(x, y)
 
 
-def cross_entropy(x, y):
-    return K.nll_loss(K.log_softmax(x, 1), y)
+def cross_entropy(x, y, label_smoothing=0.0):
+    return K.cross_entropy_loss(x, y, None, "mean", -100, label_smoothing)
 
 
 def mse_loss(x, y):
