@@ -1,7 +1,8 @@
 """Mixed precision side by side with PyTorch: the MLP 784-512-512-10 SGD step of
 ``nn_training`` under CPU ``autocast(dtype=bfloat16)``, next to the same step in float32,
 and the bytes autograd saves for backward in each (issue 26: the autocast step within
-1.0x of PyTorch's time, saved activations halved).
+1.0x of PyTorch's time, saved activations halved); and the CPU casts autocast makes
+(float32 <-> float16, float32 -> bfloat16 on 1e7 elements).
 
 Run: ``python -m benchmarks.amp_training`` (from the repository root, packages on
 PYTHONPATH), or ``python -m benchmarks --group amp``.
@@ -54,10 +55,25 @@ def _flops(batch):
     return 3 * 2 * batch * (784 * 512 + 512 * 512 + 512 * 10)
 
 
+CAST_N = 10_000_000
+
+
+def _cast(source, target):
+    def setup(lib):
+        t = _libs(lib)[0]
+        x = t.randn(CAST_N).to(getattr(t, source))
+        return lambda: x.to(getattr(t, target))
+    return setup
+
+
 WORKLOADS = [
     Workload(f"amp: MLP 784-512-512-10 SGD step, batch {b}, {'autocast bf16' if amp else 'float32'}",
              _training_step(amp, b), group="amp", repeats=7, work=_flops(b), unit="FLOP")
     for b in (64, BATCH) for amp in (False, True)
+] + [
+    Workload(f"amp: cast 1e7 {source} -> {target}", _cast(source, target), group="amp", repeats=9,
+             work=6 * CAST_N, unit="B")
+    for source, target in (("float32", "float16"), ("float16", "float32"), ("float32", "bfloat16"))
 ]
 
 

@@ -17,13 +17,19 @@ import numpy as np
 _records = set()
 
 
-def _arg_type(arg):
+def _host_value(arg):
     from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+    if isinstance(arg, tuple):  # a tuple of arrays (a multi-tensor launch's table)
+        return tuple(_host_value(a) for a in arg)
     if isinstance(arg, FakeCUDAArray):
         arg = arg._ary
     if isinstance(arg, np.ndarray) and not arg.flags.writeable:
         arg = arg.copy()  # a device array is never typed read-only
-    return numba.typeof(arg)
+    return arg
+
+
+def _arg_type(arg):
+    return numba.typeof(_host_value(arg))
 
 
 def pytest_configure(config):

@@ -42,8 +42,68 @@ def nll_loss(x, y):
     return K.nll_loss(x, y)
 
 
-def cross_entropy(x, y):
-    return K.nll_loss(K.log_softmax(x, 1), y)
+def cross_entropy(x, y, label_smoothing=0.0):
+    return K.cross_entropy_loss(x, y, None, "mean", -100, label_smoothing)
+
+
+def mse_loss(x, y):
+    return K.mse_loss(x, y)
+
+
+def l1_loss(x, y):
+    return K.l1_loss(x, y)
+
+
+def smooth_l1_loss(x, y, beta=1.0):
+    return K.smooth_l1_loss(x, y, "mean", beta)
+
+
+def huber_loss(x, y, delta=1.0):
+    return K.huber_loss(x, y, "mean", delta)
+
+
+def kl_div(x, y, reduction="mean", log_target=False):
+    return K.kl_div(x, y, reduction, log_target=log_target)
+
+
+def poisson_nll_loss(x, y):
+    return K.poisson_nll_loss(x, y)
+
+
+def binary_cross_entropy(x, y, weight=None):
+    return K.binary_cross_entropy(x, y, weight)
+
+
+def binary_cross_entropy_with_logits(x, y, weight=None, pos_weight=None):
+    return K.binary_cross_entropy_with_logits(x, y, weight, pos_weight)
+
+
+def soft_margin_loss(x, y):
+    return K.soft_margin_loss(x, y)
+
+
+def hinge_embedding_loss(x, y):
+    return K.hinge_embedding_loss(x, y)
+
+
+def margin_ranking_loss(x1, x2, y):
+    return K.margin_ranking_loss(x1, x2, y)
+
+
+def cosine_embedding_loss(x1, x2, y):
+    return K.cosine_embedding_loss(x1, x2, y)
+
+
+def triplet_margin_loss(a, p, n):
+    return K.triplet_margin_loss(a, p, n)
+
+
+def multi_margin_loss(x, y):
+    return K.multi_margin_loss(x, y)
+
+
+def multilabel_margin_loss(x, y):
+    return K.multilabel_margin_loss(x, y)
 
 
 def layer_norm(x, shape, w=None, b=None, eps=1e-5):

@@ -134,3 +134,36 @@ def test_grad_scaler_training_steps_on_cuda():
             assert scaler.get_scale() == 128.0
         losses.append(loss.item())
     assert losses[-1] < losses[0]
+
+
+def test_grad_scaler_unscales_with_one_launch_per_dtype():
+    """unscale_ over a model's gradients: one check-and-unscale kernel launch per dtype
+    group (PyTorch's multi-tensor apply), not one per gradient; inf in any is found."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+        pytest.skip("counts launches on Numba's CUDA simulator")
+    from numba.cuda.simulator import kernel
+
+    params = [_t(4, 3).requires_grad_(), _t(3).requires_grad_(), _t(2, 2).requires_grad_(),
+              _t(5, dtype=et.float64).requires_grad_()]
+    for p in params:
+        p.grad = et.ones_like(p) * 8
+    params[1].grad[2] = float("nan")
+    scaler = ember_amp.GradScaler("cuda", init_scale=8.0)
+    opt = F.SGD(params, lr=0.1)
+    scaler.scale(et.ones(1, device="cuda"))  # makes the scale, as the loss's scale() does
+    launched = []
+    original = kernel.FakeCUDAKernel.__call__
+
+    def recording(self, *args):
+        launched.append(self.fn.__name__)
+        return original(self, *args)
+
+    kernel.FakeCUDAKernel.__call__ = recording
+    try:
+        scaler.unscale_(opt)
+    finally:
+        kernel.FakeCUDAKernel.__call__ = original
+    assert sorted(n for n in launched if "check_and_unscale" in n) == [
+        "multi_check_and_unscale_float32", "multi_check_and_unscale_float64"]
+    assert sum(v.item() for v in scaler._found_inf_per_device(opt).values()) == 1.0
+    assert params[0].grad.cpu().tolist() == [[1.0] * 3] * 4 and params[3].grad.cpu().tolist() == [1.0] * 5

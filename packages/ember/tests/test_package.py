@@ -72,7 +72,7 @@ def test_runtime_pins_are_the_pins_of_layers_txt():
     assert all(module == distribution.replace("-", "_") for module, (distribution, _, _) in ember.PINNED_LAYERS.items())
 
 
-def test_top_level_is_ember_tensor_public_surface_plus_grad_modes_autocast_and_compile():
+def test_top_level_is_ember_tensor_public_surface_plus_grad_modes_autocast_compile_and_vmap():
     import ember_amp
     import ember_autograd
 
@@ -80,8 +80,9 @@ def test_top_level_is_ember_tensor_public_surface_plus_grad_modes_autocast_and_c
     assert ember.__all__[:len(tensor_names)] == tensor_names
     different = [name for name in tensor_names if getattr(ember, name) is not getattr(ember_tensor, name)]
     assert not different
-    assert ember.__all__[-1] == "compile"  # a function that loads ember-compile on first call
-    for name in ember.__all__[len(tensor_names):-1]:
+    # functions that load ember-compile and ember-nn's torch.func on first call
+    assert ember.__all__[-2:] == ["compile", "vmap"]
+    for name in ember.__all__[len(tensor_names):-2]:
         layer = next(m for m in (ember_autograd, ember_autograd.anomaly_mode, ember_amp) if hasattr(m, name))
         assert getattr(ember, name) is getattr(layer, name), name
     assert "autocast" in ember.__all__ and "get_autocast_dtype" in ember.__all__
@@ -111,6 +112,8 @@ def test_import_ember_installs_autograd():
     ("ember.compiler", "ember_compile.compiler"),
     ("ember.fx", "ember_fx"), ("ember.fx.passes.shape_prop", "ember_fx.passes.shape_prop"),
     ("ember.utils.backcompat", "ember_tensor.backcompat"),
+    ("ember.random", "ember_tensor.random"), ("ember.sparse", "ember_tensor.sparse"),
+    ("ember.nn.attention", "ember_nn.attention"), ("ember.func", "ember_nn.func"),
 ])
 def test_pytorch_paths_are_the_layers(path, real):
     assert importlib.import_module(path) is importlib.import_module(real)
@@ -158,11 +161,42 @@ def test_compile_and_compiler_under_pytorchs_names():
     assert result.stdout.split() == ["False", "False"]  # import ember stays light
 
 
+def test_torch_func_and_torch_vmap_with_only_the_import_changed():
+    # The per-sample-gradients tutorial's pattern, and torch.vmap at the top level.
+    import ember as torch
+    from ember.func import functional_call, grad, vmap
+
+    model = torch.nn.Linear(3, 2)
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def loss(params, sample):
+        return functional_call(model, params, (sample.unsqueeze(0),)).square().sum()
+
+    data = torch.randn(4, 3)
+    per_sample = vmap(grad(loss), in_dims=(None, 0))(params, data)
+    for i in range(4):
+        model.zero_grad()
+        model(data[i:i + 1]).square().sum().backward()
+        assert torch.allclose(per_sample["weight"][i], model.weight.grad)
+    assert torch.equal(torch.vmap(torch.dot)(data, data), (data * data).sum(1))
+    script = "import sys, ember\nprint('ember_nn' in sys.modules)\n"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["False"]  # torch.vmap loads ember.func at its first call
+
+
 def test_the_tensor_class_prints_its_public_path():
     import pickle
 
     assert str(type(ember.ones(1))) == "<class 'ember.Tensor'>"
     assert pickle.loads(pickle.dumps(ember.Tensor)) is ember.Tensor
+
+
+def test_model_zoo_is_the_hubs_loader():
+    import ember.utils.model_zoo
+    import ember_tensor.hub
+
+    assert ember.utils.model_zoo.load_url is ember_tensor.hub.load_state_dict_from_url
+    assert ember.utils.model_zoo is importlib.import_module("ember.utils.model_zoo")
 
 
 def test_path_of_a_module_not_written_yet_is_absent():

@@ -151,6 +151,8 @@ LOSS_CASES = [
     ("soft_margin_loss", (r(3, 4), np.sign(r(3, 4))), {}, (1,)),
     ("multilabel_soft_margin_loss", (r(3, 4), idx(2, 3, 4).astype(float)), {"weight": pos(4)}),
     ("multilabel_margin_loss", (r(3, 4), np.array([[3, 0, -1, 1], [0, 1, 2, 3], [-1, 0, 0, 0]])), {}),
+    # a class listed twice counts twice, as in PyTorch's kernel
+    ("multilabel_margin_loss", (r(3, 4), np.array([[1, 1, 2, -1], [0, 3, 3, 3], [2, 2, -1, 1]])), {}),
     ("multi_margin_loss", (r(3, 4), idx(4, 3)), {}), ("multi_margin_loss", (r(3, 4), idx(4, 3)),
                                                       {"p": 2, "margin": 0.5, "weight": pos(4)}),
     ("hinge_embedding_loss", (r(3, 4), np.sign(r(3, 4))), {"margin": 0.5}),

@@ -2,7 +2,9 @@
 against NumPy on every floating dtype and on contiguous, transposed, 0-d and empty
 gradients, on the CPU and on CUDA inside `device_only()` (found_inf, the scale and the
 tracker never read back), and PyTorch's errors."""
+import contextlib
 import doctest
+import os
 
 import numpy as np
 import pytest
@@ -116,6 +118,76 @@ def test_against_pytorch():
     assert f.item() == tf.item()
     for a, b in zip(ours, theirs):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@contextlib.contextmanager
+def _launches():
+    """The names of the CUDA kernels the simulator launches inside the block."""
+    from numba.cuda.simulator import kernel
+
+    names = []
+    original = kernel.FakeCUDAKernel.__call__
+
+    def recording(self, *args):
+        if not self._device:
+            names.append(self.fn.__name__)
+        return original(self, *args)
+
+    kernel.FakeCUDAKernel.__call__ = recording
+    try:
+        yield names
+    finally:
+        kernel.FakeCUDAKernel.__call__ = original
+
+
+simulator_only = pytest.mark.skipif(not (et.cuda.is_available() and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"),
+                                    reason="counts launches on Numba's CUDA simulator")
+
+
+def _many_grads(count, dtype, poison_at=None, poison=float("inf")):
+    """`count` gradients of assorted sizes and layouts (every third transposed, one 0-d,
+    one empty) as NumPy values, one optionally poisoned."""
+    rng = np.random.default_rng(count)
+    shapes = [(i % 5 + 1, i % 3 + 2) for i in range(count)]
+    shapes[1 % count], shapes[2 % count] = (), (0,)
+    values = [rng.standard_normal(shape) for shape in shapes]
+    if poison_at is not None:
+        values[poison_at].reshape(-1)[-1] = poison
+    return values
+
+
+def _on(values, dtype, device):
+    return [et.tensor(np.ascontiguousarray(v.T), dtype=dtype, device=device).t() if v.ndim == 2 and i % 3 == 0
+            else et.tensor(v, dtype=dtype, device=device) for i, v in enumerate(values)]
+
+
+@simulator_only
+@pytest.mark.parametrize("dtype", [et.float32, et.float64, et.float16, et.bfloat16], ids=str)
+@pytest.mark.parametrize("count, poison_at, poison", [(7, None, None), (7, 6, float("inf")), (7, 3, float("nan")),
+                                                      (64, 63, float("-inf")), (130, 129, float("nan")),
+                                                      (130, None, None)])
+def test_cuda_unscale_is_one_multi_tensor_launch_per_64_gradients(dtype, count, poison_at, poison):
+    """All the gradients of a dtype in one kernel launch (a new launch per 64, PyTorch's
+    table fills at 110), with the results of one op call per gradient and of the CPU."""
+    values = _many_grads(count, dtype, poison_at, poison)
+    together = _on(values, dtype, "cuda")
+    found_inf = et.zeros(1, device="cuda")
+    inv_scale = et.full((1,), 0.125, device="cuda")
+    with _launches() as names, device_only():
+        et._amp_foreach_non_finite_check_and_unscale_(together, found_inf, inv_scale)
+    checks = [n for n in names if "check_and_unscale" in n]
+    assert len(checks) == -(-count // 64)
+    assert found_inf.item() == (0.0 if poison_at is None else 1.0)
+    one_by_one, on_cpu = _on(values, dtype, "cuda"), _on(values, dtype, "cpu")
+    found_each, found_cpu = et.zeros(1, device="cuda"), et.zeros(1)
+    for g in one_by_one:
+        et._amp_foreach_non_finite_check_and_unscale_([g], found_each, inv_scale)
+    et._amp_foreach_non_finite_check_and_unscale_(on_cpu, found_cpu, et.full((1,), 0.125))
+    assert found_each.item() == found_cpu.item() == found_inf.item()
+    for a, b, c in zip(together, one_by_one, on_cpu):
+        assert a.is_contiguous() == c.is_contiguous()  # written back into the caller's layout
+        np.testing.assert_array_equal(_f64(a), _f64(b))
+        np.testing.assert_array_equal(_f64(a), _f64(c))
 
 
 def test_docstring_examples():

@@ -97,3 +97,13 @@ def test_matmul_batch_broadcasting_matches_numpy_hypothesis():
         assert_close(E.tensor(a) @ E.tensor(b), np.matmul(a, b))
 
     check()
+
+
+@pytest.mark.parametrize("fn", ["outer", "ger"])
+def test_outer_refuses_operands_that_are_not_vectors(fn):
+    a, m = E.randn(3), E.randn(3, 3)
+    assert getattr(E, fn)(a, a).shape == (3, 3)
+    with pytest.raises(RuntimeError, match="outer: Expected 1-D argument self, but got 2-D"):
+        getattr(E, fn)(m, a)
+    with pytest.raises(RuntimeError, match="outer: Expected 1-D argument vec2, but got 0-D"):
+        getattr(m[0], fn)(E.tensor(2.0))

@@ -146,7 +146,8 @@ class GradScaler:
             for device, per_dtype_grads in per_device_and_dtype_grads.items():
                 for grads in per_dtype_grads.values():
                     # One call per device and dtype, one pass over each gradient (multiply and
-                    # look for inf/nan together); found_inf stays on the device.
+                    # look for inf/nan together; on CUDA one multi-tensor kernel launch);
+                    # found_inf stays on the device.
                     ember_tensor._amp_foreach_non_finite_check_and_unscale_(
                         grads, per_device_found_inf.get(device), per_device_inv_scale.get(device))
         return per_device_found_inf._per_device_tensors

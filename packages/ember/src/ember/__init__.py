@@ -112,6 +112,7 @@ _wire_cuda_amp()
 
 from ember import cpu, utils, version  # noqa: E402,F401 -- ``ember.utils.data``, ``ember.cpu.amp``, ``ember.version.cuda``
 from ember._compile_entry import compile  # noqa: E402,A004 -- torch.compile (ember-compile loads on first call)
+from ember._func_entry import vmap  # noqa: E402 -- torch.vmap (ember.func loads on first call)
 
 _GRAD_MODES = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
                "is_inference_mode_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
@@ -121,4 +122,4 @@ _AUTOCAST = ["GradScaler", "autocast", "is_autocast_enabled", "set_autocast_enab
              "autocast_increment_nesting", "autocast_decrement_nesting", "is_autocast_cpu_enabled",
              "set_autocast_cpu_enabled", "get_autocast_cpu_dtype", "set_autocast_cpu_dtype", "get_autocast_gpu_dtype",
              "set_autocast_gpu_dtype"]
-__all__ = [*ember_tensor.__all__, *_GRAD_MODES, *_AUTOCAST, "compile"]
+__all__ = [*ember_tensor.__all__, *_GRAD_MODES, *_AUTOCAST, "compile", "vmap"]

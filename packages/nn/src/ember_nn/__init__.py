@@ -24,7 +24,7 @@ check_layers(__file__, _NEEDED_BY)
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: E402
 from .modules import *  # noqa: E402,F401,F403 - every layer class
 from .modules import __all__ as _module_names  # noqa: E402
-from . import functional, init, parallel, utils  # noqa: E402,F401
+from . import attention, functional, init, parallel, utils  # noqa: E402,F401
 from .parallel import DataParallel  # noqa: E402
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional", "init",

@@ -65,6 +65,7 @@ from ._ops.combinatorics import (
 )
 from ._ops.view_scatters import diagonal_scatter, select_scatter, slice_scatter
 from ._ops.integration import cumulative_trapezoid, trapezoid, trapz
+from ._ops.finite_differences import gradient
 from ._ops.indexing import cat, concat, concatenate, hstack, stack, vstack
 from ._ops.indexing import index_put, index_put_
 from ._ops.index_ops import (
@@ -85,15 +86,15 @@ from ._ops.random import (
     bernoulli, multinomial, normal, poisson, rand, rand_like, randint, randint_like, randn, randn_like,
     randperm,
 )
-from ._ops.linalg import diag, diag_embed, trace, addmm, addmv, baddbmm, bmm, dot, ger, inner_product, matmul, mm, mv, outer
-from ._ops.linalg import addbmm, addr, cross, inner, kron, matrix_exp, matrix_power, vdot
+from ._ops.linalg.products import diag, diag_embed, trace, addmm, addmv, baddbmm, bmm, dot, ger, inner_product, matmul, mm, mv, outer
+from ._ops.linalg.products import addbmm, addr, cross, inner, kron, matrix_exp, matrix_power, vdot
 from ._ops.einsum import einsum, tensordot
 from ._ops.aliases import *  # noqa: F401,F403 - deg2rad, dist, column_stack, resolve_conj, ...
-from ._ops.linalg_legacy import (
+from ._ops.linalg.legacy import (
     cholesky, cholesky_inverse, cholesky_solve, det, geqrf, inverse, logdet, lu, lu_solve, orgqr, ormqr, pinverse, qr,
     slogdet, svd,
 )
-from ._ops.linalg_lu import lu_unpack
+from ._ops.linalg.lu import lu_unpack
 from . import linalg, special
 from .serialization import load, save
 from ._ops.nn import log_softmax, softmax  # noqa: E402 -- also registers the nn kernels (conv, pooling, ...)
@@ -141,7 +142,8 @@ def is_nonzero(input):
 
 def __getattr__(name):
     # Submodules that cost import time load on first use: ember_tensor.cuda, .testing, ...
-    if name in ("cuda", "testing", "accelerator", "backend_flags", "types", "multiprocessing", "hub", "xpu", "mps"):
+    if name in ("cuda", "testing", "accelerator", "backend_flags", "types", "multiprocessing", "hub", "xpu", "mps",
+                "random"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
     if name == "OutOfMemoryError":  # torch.OutOfMemoryError is torch.cuda's, which loads on first use

@@ -10,7 +10,7 @@ wanted (create_graph), when they switch to the same formula in differentiable op
 """
 from ember_tensor import nn_ops as K
 
-from ._registry import RESULT, derivative, not_differentiable
+from ._registry import RESULT, composite, derivative, not_differentiable
 
 # -- convolution --------------------------------------------------------------------------
 
@@ -258,6 +258,14 @@ def _nll_save(input, target, weight=None, reduction="mean", ignore_index=-100):
 @derivative("nll_loss", name="NllLossBackward0", save=_nll_save)
 def nll_loss(ctx, grad, input, target, weight, reduction, ignore_index):
     return K.nll_loss_backward(grad, input, target, weight, reduction, ignore_index)
+
+
+# The other losses are composites: differentiated through the elementwise ops and
+# reductions they are made of, as PyTorch's CompositeImplicitAutograd losses are.
+composite("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "poisson_nll_loss",
+          "binary_cross_entropy", "binary_cross_entropy_with_logits", "soft_margin_loss",
+          "hinge_embedding_loss", "margin_ranking_loss", "cosine_embedding_loss", "triplet_margin_loss",
+          "multi_margin_loss", "multilabel_margin_loss", "cross_entropy_loss")
 
 
 @derivative("nll_loss_backward", inputs=("grad_output",),

@@ -7,7 +7,7 @@ attributes without an import, as ``torch.utils.data`` is.
 
 import importlib
 
-__all__ = ["data", "checkpoint", "backcompat"]
+__all__ = ["data", "checkpoint", "backcompat", "model_zoo"]
 
 
 def __getattr__(name):

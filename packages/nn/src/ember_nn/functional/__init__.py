@@ -15,6 +15,7 @@ from ._conv import *  # noqa: F401,F403
 from ._ctc import *  # noqa: F401,F403
 from ._distance import *  # noqa: F401,F403
 from ._dropout import *  # noqa: F401,F403
+from ._dropout import feature_dropout  # noqa: F401 - torch.feature_dropout calls it; not in F.__all__
 from ._grid import *  # noqa: F401,F403
 from ._loss import *  # noqa: F401,F403
 from ._normalization import *  # noqa: F401,F403

@@ -6,8 +6,9 @@ import ember_tensor as E
 
 from ._util import apply_inplace, check_tensor
 
-__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
-           "feature_dropout"]
+# feature_dropout is public (the meta-package's torch.feature_dropout calls it) but not
+# part of torch.nn.functional's namespace, so not of __all__.
+__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
 
 _SELU_NEG_SATURATION = -1.7580993408473766  # -scale * alpha of SELU
 

@@ -1,6 +1,9 @@
 """Loss functions with PyTorch's `reduction`, legacy size_average/reduce flags, and shape
-checks. nll_loss runs a fused kernel and cross_entropy is log_softmax + nll_loss; the
-others are composites of differentiable elementwise ops and reductions."""
+checks. nll_loss runs a fused kernel; cross_entropy (log_softmax + nll_loss) and the
+losses PyTorch implements as ATen ops (mse_loss, l1_loss, kl_div, ...) are ember-tensor's
+composite loss ops (`nn_ops`), one dispatcher op each, so that autocast's op lists see
+them; the rest (gaussian_nll_loss, multilabel_soft_margin_loss, ...) are composites here,
+as they are Python in PyTorch."""
 import warnings
 
 import ember_tensor as E
@@ -8,7 +11,6 @@ from ember_tensor import nn_ops as K
 
 from ._util import legacy_reduction
 from ._util import reduce as _reduced
-from ._activation import log_softmax
 
 __all__ = ["l1_loss", "mse_loss", "nll_loss", "cross_entropy", "linear_cross_entropy", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "poisson_nll_loss", "gaussian_nll_loss", "kl_div", "huber_loss",
@@ -29,16 +31,12 @@ def _warn_broadcast(input, target, name):
                       "Please ensure they have the same size.", stacklevel=3)
 
 
-def _weighted(loss, weight):
-    return loss if weight is None else loss * weight
-
-
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error |x - y|."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _warn_broadcast(input, target, "l1_loss")
-    return _reduced(_weighted((input - target).abs(), weight), reduction)
+    return K.l1_loss(input, target, reduction, weight)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -46,8 +44,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _warn_broadcast(input, target, "mse_loss")
-    diff = input - target
-    return _reduced(_weighted(diff * diff, weight), reduction)
+    return K.mse_loss(input, target, reduction, weight)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
@@ -67,32 +64,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    class_dim = 0 if input.dim() == 1 else 1
-    logp = log_softmax(input, class_dim)
-    classes = input.shape[class_dim]
-    if target.dtype.is_floating_point:
-        if ignore_index >= 0:  # PyTorch's check: only the default (negative) value passes
-            raise RuntimeError("ignore_index is not supported for floating point target")
-        return _cross_entropy_probabilities(input, logp, target, weight, reduction, label_smoothing, class_dim)
-    loss = K.nll_loss(logp, target, weight, reduction, ignore_index)
-    if label_smoothing == 0.0:
-        return loss
-    # Smoothing mixes in the loss against the uniform distribution over classes.
-    w = 1.0 if weight is None else weight.reshape((classes,) + (1,) * (input.dim() - class_dim - 1))
-    smooth = -(logp * w).sum(class_dim)
-    keep = target != ignore_index
-    smooth = E.where(keep, smooth, 0.0)
-    if reduction == "mean":
-        if weight is None:
-            smooth = smooth.sum() / keep.sum()
-        else:
-            picked = K.embedding(weight.reshape(-1, 1), E.where(keep, target, 0)).reshape(target.shape)
-            smooth = smooth.sum() / (picked * keep).sum()
-    elif reduction == "sum":
-        smooth = smooth.sum()
-    return loss * (1 - label_smoothing) + smooth * (label_smoothing / classes)
+    return K.cross_entropy_loss(input, target, weight, reduction, ignore_index, label_smoothing)
 
 
 def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
@@ -106,22 +78,6 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     return cross_entropy(logits, target, weight, None, ignore, None, reduction, label_smoothing)
 
 
-def _cross_entropy_probabilities(input, logp, target, weight, reduction, label_smoothing, class_dim):
-    if tuple(target.shape) != tuple(input.shape):
-        raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
-    classes = input.shape[class_dim]
-    if label_smoothing > 0:
-        target = target * (1 - label_smoothing) + label_smoothing / classes
-    terms = logp * target
-    if weight is not None:
-        terms = terms * weight.reshape((classes,) + (1,) * (input.dim() - class_dim - 1))
-    loss = -terms.sum(class_dim)
-    if reduction == "mean":
-        batch = input.numel() // classes if input.dim() > 1 else 1
-        return loss.sum() / batch
-    return _reduced(loss, reduction)
-
-
 def _check_same_size(input, target, what="different to"):
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is {what} the input size ({input.shape}) "
@@ -133,8 +89,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _check_same_size(input, target)
-    loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
-    return _reduced(_weighted(loss, weight), reduction)
+    return K.binary_cross_entropy(input, target, weight, reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -144,14 +99,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     _check_reduction(reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
-    # log(1 + exp(-|x|)) + max(-x, 0) = -log(sigmoid(x)), without overflow.
-    log_sig_neg = (-input.abs()).exp().log1p() + (-input).relu()
-    if pos_weight is None:
-        loss = (1 - target) * input + log_sig_neg
-    else:
-        scale = (pos_weight - 1) * target + 1
-        loss = (1 - target) * input + scale * log_sig_neg
-    return _reduced(_weighted(loss, weight), reduction)
+    return K.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
@@ -159,12 +107,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     """Negative log-likelihood of a Poisson target: exp(x) - y x (log_input) or x - y log(x + eps)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
-    if full:
-        # Stirling's term for y > 1.
-        stirling = target * target.log() - target + (target * (2 * 3.141592653589793)).log() * 0.5
-        loss = loss + E.where(target > 1, stirling, 0.0)
-    return _reduced(loss, reduction)
+    return K.poisson_nll_loss(input, target, log_input, full, eps, reduction)
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
@@ -194,22 +137,14 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     reduction = legacy_reduction(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum", "batchmean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    if log_target:
-        loss = target.exp() * (target - input)
-    else:
-        loss = E.where(target > 0, target * (E.where(target > 0, target, 1.0).log() - input), 0.0)
-    if reduction == "batchmean":
-        return loss.sum() / (input.shape[0] if input.dim() else 1)
-    return _reduced(loss, reduction)
+    return K.kl_div(input, target, reduction, log_target=log_target)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
     _check_reduction(reduction)
     _warn_broadcast(input, target, "huber_loss")
-    d = (input - target).abs()
-    loss = E.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
-    return _reduced(_weighted(loss, weight), reduction)
+    return K.huber_loss(input, target, reduction, delta, weight)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
@@ -219,20 +154,14 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     _warn_broadcast(input, target, "smooth_l1_loss")
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = (input - target).abs()
-    if beta == 0:
-        return _reduced(d, reduction)
-    loss = E.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
-    return _reduced(loss, reduction)
+    return K.smooth_l1_loss(input, target, reduction, beta)
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-y x)) for targets y in {-1, 1}."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    z = -target * input
-    loss = z.relu() + (-z.abs()).exp().log1p()
-    return _reduced(loss, reduction)
+    return K.soft_margin_loss(input, target, reduction)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
@@ -253,24 +182,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     target list of each sample ends at the first -1."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    unbatched = input.dim() <= 1
-    x = input.reshape(1, -1) if unbatched else input
-    t = target.reshape(1, -1) if unbatched else target
-    if tuple(t.shape) != tuple(x.shape):
-        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
-                           f"{list(input.shape)}")
-    n, c = x.shape
-    # A sample's labels are its target entries before the first -1 (a running product of
-    # "is a label" masks the rest); each label class j meets each non-label class i once.
-    listed = (t >= 0).long().cumprod(1).bool()
-    hot = K.one_hot(E.where(listed, t, 0), c) * listed.unsqueeze(-1)  # [b, slot, class]
-    is_target = hot.sum(1) > 0
-    pairs = (is_target.unsqueeze(2) & ~is_target.unsqueeze(1)).to(x.dtype)  # [b, j, i]
-    margins = (1 - (x.unsqueeze(2) - x.unsqueeze(1))).relu()  # [b, j, i] = 1 - (x_j - x_i)
-    loss = (margins * pairs).sum((1, 2)) / c
-    if unbatched:
-        loss = loss.reshape(())
-    return _reduced(loss, reduction)
+    return K.multilabel_margin_loss(input, target, reduction)
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
@@ -280,29 +192,14 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     _check_reduction(reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
-    unbatched = input.dim() <= 1
-    x = input.reshape(1, -1) if unbatched else input
-    t = target.reshape(-1)
-    n, c = x.shape
-    picked = K.embedding(x.t(), t).diagonal().unsqueeze(1) if n else x[:, :1]
-    onehot = K.one_hot(t, c).to(x.dtype)
-    terms = (margin - picked + x).relu()
-    if p == 2:
-        terms = terms * terms
-    if weight is not None:
-        terms = terms * K.embedding(weight.reshape(-1, 1), t).reshape(n, 1)
-    loss = (terms * (1 - onehot)).sum(1) / c
-    if unbatched:
-        loss = loss.reshape(())
-    return _reduced(loss, reduction)
+    return K.multi_margin_loss(input, target, p, margin, weight, reduction)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """x where y = 1, max(0, margin - x) where y = -1."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    loss = E.where(target == 1, input, 0.0) + E.where(target == -1, (margin - input).relu(), 0.0)
-    return _reduced(loss, reduction)
+    return K.hinge_embedding_loss(input, target, margin, reduction)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
@@ -310,12 +207,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    eps = 1e-12
-    dot = (input1 * input2).sum(-1)
-    norms = ((input1 * input1).sum(-1) + eps) * ((input2 * input2).sum(-1) + eps)
-    cos = dot / norms.sqrt()
-    loss = E.where(target == 1, 1 - cos, 0.0) + E.where(target == -1, (cos - margin).relu(), 0.0)
-    return _reduced(loss, reduction)
+    return K.cosine_embedding_loss(input1, input2, target, margin, reduction)
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
@@ -325,20 +217,15 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
-    return _reduced((-target * (input1 - input2) + margin).relu(), reduction)
+    return K.margin_ranking_loss(input1, input2, target, margin, reduction)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """max(d(a, p) - d(a, n) + margin, 0) with the p-norm pairwise distance."""
-    from ._distance import pairwise_distance
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    d_pos = pairwise_distance(anchor, positive, p, eps)
-    d_neg = pairwise_distance(anchor, negative, p, eps)
-    if swap:
-        d_neg = E.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
-    return _reduced((d_pos - d_neg + margin).relu(), reduction)
+    return K.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction)
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,

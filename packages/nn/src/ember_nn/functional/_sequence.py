@@ -6,6 +6,8 @@ import numpy as np
 
 import ember_tensor as et
 
+from ..attention import check_a_kernel_is_enabled
+
 from ._activation import softmax
 from ._conv import embedding
 from ._dropout import dropout
@@ -95,6 +97,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     A bool ``attn_mask`` marks the positions that may be attended (True: attend); a float
     one is added to the scores. ``is_causal`` masks the future (upper triangle).
     """
+    check_a_kernel_is_enabled(query.device.type)
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                            "is_causal=True")

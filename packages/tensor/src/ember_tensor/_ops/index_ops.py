@@ -14,7 +14,7 @@ from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor, wrap_dim
 from .. import _backends
-from . import _iter
+from . import _iter, views
 from ._index_plan import IndexPlan
 from .indexing import _advanced_read, _advanced_write, index_put, index_put_  # noqa: F401 - methods
 from .masked import (  # noqa: F401 - the flat and mask ops are index ops (and methods) too
@@ -26,7 +26,7 @@ __all__ = ["index_select", "index_add", "index_add_", "index_copy", "index_copy_
            "index_fill_", "gather", "scatter", "scatter_", "scatter_add", "scatter_add_",
            "scatter_reduce", "scatter_reduce_", "take", "take_along_dim", "put", "put_",
            "masked_fill", "masked_fill_", "masked_scatter", "masked_scatter_", "masked_select",
-           "nonzero", "argwhere", "index_put", "index_put_", "index_reduce", "index_reduce_"]
+           "nonzero", "argwhere", "index_put", "index_put_", "index_reduce", "index_reduce_", "fill_diagonal_"]
 
 
 def _dim_plan(self, dim, index, name):
@@ -148,6 +148,31 @@ def index_fill_(self, dim, index, value):
     return self
 
 
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Fill the main diagonal of `self` (2 or more dims, all equal beyond 2) with
+    `fill_value`; with `wrap`, a matrix taller than wide starts the diagonal again every
+    width + 1 rows, as NumPy's fill_diagonal. In place, through diagonal views, so
+    autograd sees fills of views of `self`.
+
+    >>> zeros(2, 2).fill_diagonal_(3.)
+    tensor([[3., 0.],
+            [0., 3.]])
+    """
+    if self.dim() < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.dim() > 2:
+        if len(set(self.shape)) != 1:
+            raise RuntimeError("all dimensions of input must be of equal length")
+        size = self.shape[0]
+        self.as_strided((size,), (sum(self.stride()),), self.storage_offset()).fill_(fill_value)
+        return self
+    height, width = self.shape
+    starts = range(0, height, width + 1) if wrap and height > width + 1 else (0,)
+    for start in starts:
+        views.narrow(self, 0, start, min(height - start, width) if wrap else height).diagonal().fill_(fill_value)
+    return self
+
+
 @op()
 def index_fill(input, dim, index, value):
     """Out-of-place `index_fill_`.
@@ -248,7 +273,7 @@ def _scatter_src(src, value, self):
         v = value if src is None else src
         return v.item() if isinstance(v, Tensor) else v
     if src._dtype is not self._dtype:
-        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype")
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     return src
 
 

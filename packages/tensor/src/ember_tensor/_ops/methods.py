@@ -3,14 +3,15 @@ from .._dispatch import Operator
 from .._tensor import Tensor
 from . import convert, creation, elementwise, indexing, linalg, pinned, random, reduction, reduction_stats, views
 from . import shared
-from . import linalg_legacy, shape_ops
+from . import shape_ops
+from .linalg import legacy as linalg_legacy, products as linalg_products
 from . import index_ops, scans, sorting
 from . import aliases, combinatorics, quantiles, statistics, view_scatters, views_inplace
 from . import complex_views
 from .signal import stft as _stft
 
 # Functions of these modules that take the tensor first become methods of the same name.
-_METHOD_MODULES = (elementwise, *elementwise._MODULES, views, convert, linalg, random, reduction, reduction_stats,
+_METHOD_MODULES = (elementwise, *elementwise._MODULES, views, convert, linalg_products, random, reduction, reduction_stats,
                   pinned, shared, shape_ops,
                   index_ops, sorting, scans, linalg_legacy, quantiles, views_inplace, combinatorics,
                   statistics, aliases, view_scatters, complex_views, _stft)

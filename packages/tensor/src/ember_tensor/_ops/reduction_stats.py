@@ -14,7 +14,9 @@ import numpy as np
 from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
+from .._tensor import wrap_dim
 from . import _iter
+from .linalg.norms import vector_norm
 from . import elementwise as E
 from .elementwise import copy_to_out
 from .reduction import (
@@ -22,7 +24,8 @@ from .reduction import (
     return_types,
 )
 
-__all__ = ["var", "std", "var_mean", "std_mean", "norm", "logsumexp", "median", "nansum", "nanmean", "aminmax"]
+__all__ = ["var", "std", "var_mean", "std_mean", "norm", "renorm", "logsumexp", "median", "nansum",
+           "nanmean", "aminmax"]
 
 _INF = float("inf")
 
@@ -111,6 +114,33 @@ def _norm_dtypes(input, dtype):
             f"linalg.vector_norm: the dtype of the input ({_iter.type_name(input._dtype)}) should "
             f"be convertible without narrowing to the specified dtype ({_iter.type_name(dtype)})")
     return dtype
+
+
+@op()
+def renorm(input, p, dim, maxnorm, *, out=None):
+    """Each slice of `input` along `dim` whose `p`-norm exceeds `maxnorm`, scaled down to
+    norm `maxnorm` (by maxnorm / (norm + 1e-7), PyTorch's factor); the others unchanged.
+
+    >>> renorm(tensor([[3., 4.], [0.3, 0.4]]), 2, 0, 1.)
+    tensor([[0.6000, 0.8000],
+            [0.3000, 0.4000]])
+    """
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.dim() <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
+    dim = wrap_dim(dim, input.dim())
+    norms = vector_norm(input, p, [d for d in range(input.dim()) if d != dim], keepdim=True)
+    factor = E.where(E.gt(norms, maxnorm), E.div(maxnorm, E.add(norms, 1e-7)), 1.0).to(input.dtype)
+    result = E.mul(input, factor)
+    return result if out is None else copy_to_out(result, out)
+
+
+def renorm_(self, p, dim, maxnorm):
+    """In-place `renorm`."""
+    return self.copy_(renorm(self, p, dim, maxnorm))
 
 
 @op()

@@ -13,17 +13,17 @@ import math
 
 from .. import _dtype
 from .. import return_types
-from .._ops._lapack import LinAlgError
-from .._ops.linalg import matmul, matrix_exp, matrix_power, vdot
-from .._ops.linalg import cross as _cross
-from .._ops.linalg_decomp import (
+from .._ops.linalg.lapack import LinAlgError
+from .._ops.linalg.products import matmul, matrix_exp, matrix_power, vdot
+from .._ops.linalg.products import cross as _cross
+from .._ops.linalg.decompositions import (
     cholesky, det, eigh, eigvalsh, inv, lstsq, matrix_rank, pinv, qr, slogdet, solve, solve_triangular, svd, svdvals,
 )
-from .._ops.linalg_eig import eig, eigvals
-from .._ops.linalg_householder import householder_product
-from .._ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve
-from .._ops.linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve
-from .._ops.linalg_norms import matrix_norm, norm, vector_norm
+from .._ops.linalg.eig import eig, eigvals
+from .._ops.linalg.householder import householder_product
+from .._ops.linalg.ldl import ldl_factor, ldl_factor_ex, ldl_solve
+from .._ops.linalg.lu import lu, lu_factor, lu_factor_ex, lu_solve
+from .._ops.linalg.norms import matrix_norm, norm, vector_norm
 from .._ops.views import diagonal as _diagonal
 from .._ops.indexing import cat as _cat
 

@@ -124,6 +124,13 @@ def _import_attr(module, qualname):
     return obj
 
 
+def is_aliased_module(module):
+    """Whether ``module`` lies under a registered package alias (``torchvision.models`` when
+    ember-vision registered ``torchvision``): such globals must resolve to ember's classes,
+    never to the real package, which would load PyTorch itself."""
+    return any(module == prefix or module.startswith(prefix + ".") for prefix, _ in _MODULE_ALIASES)
+
+
 def resolve_global(module, name):
     """The object that global ``module.name`` means for ``weights_only=False`` loading:
     the registered table, then the module aliases, then Python's own import."""

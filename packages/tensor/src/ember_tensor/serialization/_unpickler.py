@@ -392,7 +392,8 @@ class FullUnpickler(pickle.Unpickler):
         self._persistent_load = persistent_load
 
     def find_class(self, module, name):
-        if module == "torch" or module.startswith("torch.") or f"{module}.{name}" in _globals._BY_NAME:
+        if (module == "torch" or module.startswith("torch.") or f"{module}.{name}" in _globals._BY_NAME
+                or _globals.is_aliased_module(module)):
             return _globals.resolve_global(module, name)
         return super().find_class(module, name)
 

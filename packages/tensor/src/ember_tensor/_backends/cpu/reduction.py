@@ -33,6 +33,7 @@ or tasks, and a few long rows (a full reduction) are cut into chunks that are me
 import numpy as np
 
 from .kernels.reduction import kernels
+from ..plan import merge_dims
 from . import threads
 
 __all__ = ["reduce", "arg_reduce", "var_mean", "median"]
@@ -46,19 +47,6 @@ _MIN_CHUNK = 1 << 14
 def _num_threads():
     import numba  # loaded already: the kernels import it
     return numba.get_num_threads()
-
-
-def _merge_dims(dims):
-    """Merge (size, stride) pairs that are adjacent in memory; drop size-1 dims."""
-    merged = []
-    for n, s in dims:
-        if n == 1:
-            continue
-        if merged and merged[-1][1] == s * n:
-            merged[-1] = (merged[-1][0] * n, s)
-        else:
-            merged.append((n, s))
-    return merged
 
 
 def _flat_buffer(a):
@@ -81,8 +69,8 @@ def _plan(a, dims, allow_cols=True):
     if any(s < 0 for s in a.strides):
         a = np.ascontiguousarray(a)
     buf, strides = _flat_buffer(a)
-    kept = _merge_dims([(n, s) for d, (n, s) in enumerate(zip(a.shape, strides)) if d not in dims])
-    red = _merge_dims([(a.shape[d], strides[d]) for d in dims])
+    kept = merge_dims([(n, s) for d, (n, s) in enumerate(zip(a.shape, strides)) if d not in dims])
+    red = merge_dims([(a.shape[d], strides[d]) for d in dims])
     if len(red) <= 1:
         n_r, s_r = red[0] if red else (1, 0)
         if not kept:

@@ -1,5 +1,6 @@
 """CUDA fused optimizer steps: SGD and Adam/AdamW as one grid-stride kernel per parameter
-(`kernels/fused_optim.py`); Adagrad has none, as in PyTorch (a declared gap).
+(`kernels/fused_optim.py`); Adagrad has none, as in PyTorch (a declared gap). AMP's
+check-and-unscale: one multi-tensor launch over all the gradients of a dtype.
 
 The same functions as `_backends.cpu.optim`. AMP's `grad_scale`/`found_inf` and a step
 counter kept on the device (PyTorch's `fused=True` state) are read by the kernels on the
@@ -16,6 +17,7 @@ __all__ = ["sgd", "adam", "non_finite_check_and_unscale", "update_scale"]
 
 _FLOAT32 = np.dtype(np.float32)
 _placeholders = {}
+_paddings = {}
 
 
 def _placeholder():
@@ -112,18 +114,42 @@ def _device_scalar(value):
 
 
 def non_finite_check_and_unscale(grads, found_inf, inv_scale):
-    """AMP's unscale: every array of `grads` multiplied by `inv_scale` in place, one
-    grid-stride kernel each, with `found_inf` set to 1.0 on the device if any element of
-    any was inf or nan (nothing is read back to the host)."""
+    """AMP's unscale: every array of `grads` multiplied by `inv_scale` in place, with
+    `found_inf` set to 1.0 on the device if any element of any was inf or nan (nothing is
+    read back to the host). One multi-tensor kernel launch per compute dtype covers up to
+    `MULTI_TENSOR_CAPACITY` gradients (PyTorch's multi_tensor_apply, which also launches
+    again when its table fills); half-precision and strided gradients go through float32
+    work copies, written back after the launch."""
     found = arrays.flat(found_inf)
     scale = _device_scalar(inv_scale)
+    groups = {}  # compute dtype -> (FlatOperands, [flat arrays])
     for grad in grads:
         if grad.size == 0:
             continue
-        operands = FlatOperands(storage, _compute(grad.dtype))
-        g = operands(grad)
-        launch.grid_stride(K.check_and_unscale_kernel(g.dtype), g.shape[0], g, found, scale)
+        compute = _compute(grad.dtype)
+        if compute not in groups:
+            groups[compute] = (FlatOperands(storage, compute), [])
+        operands, flats = groups[compute]
+        flats.append(operands(grad))
+    capacity = K.MULTI_TENSOR_CAPACITY
+    for compute, (operands, flats) in groups.items():
+        kernel = K.check_and_unscale_kernel(compute)
+        padding = _padding(compute)
+        for first in range(0, len(flats), capacity):
+            chunk = flats[first:first + capacity]
+            table = tuple(chunk) + (padding,) * (capacity - len(chunk))
+            launch.grid_stride(kernel, max(f.shape[0] for f in chunk), table, np.int64(len(chunk)), found, scale)
         operands.write_back()
+
+
+def _padding(dtype):
+    """A 1-element device array of `dtype` filling the unused places of a multi-tensor
+    launch's tuple (never read: the kernel stops at the count)."""
+    key = (runtime.current_index(), np.dtype(dtype))
+    arr = _paddings.get(key)
+    if arr is None:
+        arr = _paddings[key] = storage.fill_(storage.empty((1,), dtype), 0.0)
+    return arr
 
 
 def update_scale(scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval):

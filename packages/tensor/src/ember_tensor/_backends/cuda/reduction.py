@@ -11,6 +11,7 @@ copy kernel) into (kept..., reduced...) order. A block of threads reduces one ro
 """
 import numpy as np
 
+from ..plan import merge_dims
 from . import arrays, launch, storage
 from .kernels import loops as cuda_loops
 from .kernels.reduction import THREADS, kernels
@@ -18,19 +19,6 @@ from .kernels.reduction import THREADS, kernels
 __all__ = ["reduce", "arg_reduce", "var_mean", "median"]
 
 _IDENTITY = {"sum": 0, "mean": 0, "sumsq": 0, "sumabs": 0, "count_nonzero": 0, "prod": 1}
-
-
-def _merge_dims(dims):
-    """Merge (size, stride) pairs that are adjacent in memory; drop size-1 dims."""
-    merged = []
-    for n, s in dims:
-        if n == 1:
-            continue
-        if merged and merged[-1][1] == s * n:
-            merged[-1] = (merged[-1][0] * n, s)
-        else:
-            merged.append((n, s))
-    return merged
 
 
 def _plan(a, dims):
@@ -42,8 +30,8 @@ def _plan(a, dims):
         return storage.empty((1,), a.dtype), _kept_count(a, dims), 0, 0, 0
     itemsize = a.dtype.itemsize
     strides = [s // itemsize for s in a.strides]
-    kept = _merge_dims([(n, s) for d, (n, s) in enumerate(zip(a.shape, strides)) if d not in dims])
-    red = _merge_dims([(a.shape[d], strides[d]) for d in dims])
+    kept = merge_dims([(n, s) for d, (n, s) in enumerate(zip(a.shape, strides)) if d not in dims])
+    red = merge_dims([(a.shape[d], strides[d]) for d in dims])
     if len(kept) <= 1 and len(red) <= 1 and all(s >= 0 for s in strides):
         n_o, s_o = kept[0] if kept else (1, 0)
         n_r, s_r = red[0] if red else (1, 0)

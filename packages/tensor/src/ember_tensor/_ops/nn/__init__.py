@@ -1,11 +1,18 @@
 """The compute kernels of neural networks, as dispatcher ops (one family per module):
-convolution, pooling, normalisation, softmax and losses, recurrent layers, sampling (pad,
+convolution, pooling, normalisation, softmax and losses (fused nll_loss; the other losses
+as composite ops that autocast's lists can name), recurrent layers, sampling (pad,
 interpolate, grid_sample), embedding and dropout masks. `ember_nn.functional` is the API on top;
 their derivative rules live in `ember_autograd._rules.nn`."""
-from . import activation, conv, dense, loss, normalization, pooling, recurrent, sampling
+from . import (
+    activation, conv, cross_entropy, dense, loss, margin_loss, normalization, pointwise_loss, pooling, recurrent,
+    sampling,
+)
 from .conv import *  # noqa: F401,F403
 from .dense import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .cross_entropy import *  # noqa: F401,F403
+from .pointwise_loss import *  # noqa: F401,F403
+from .margin_loss import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .recurrent import *  # noqa: F401,F403
@@ -18,5 +25,6 @@ from ..._tensor import Tensor
 Tensor.softmax = activation.softmax
 Tensor.log_softmax = activation.log_softmax
 
-__all__ = (conv.__all__ + dense.__all__ + loss.__all__ + normalization.__all__ + pooling.__all__ + recurrent.__all__
+__all__ = (conv.__all__ + dense.__all__ + loss.__all__ + cross_entropy.__all__ + pointwise_loss.__all__ + margin_loss.__all__
+           + normalization.__all__ + pooling.__all__ + recurrent.__all__
            + sampling.__all__ + activation.__all__)

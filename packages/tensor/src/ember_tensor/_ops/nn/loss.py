@@ -3,8 +3,8 @@ N-d inputs) and its backward.
 
 Device-free: the ops check their arguments with PyTorch's errors, then call their
 device's backend (`_backends.<device>.loss`) on the operands in their compute dtypes.
-cross_entropy is log_softmax followed by this loss; the other losses are composites of
-elementwise ops and reductions in `ember_nn.functional`.
+cross_entropy is log_softmax followed by this loss; the other losses are composite ops
+(`pointwise_loss`, `margin_loss`).
 """
 import numpy as np
 

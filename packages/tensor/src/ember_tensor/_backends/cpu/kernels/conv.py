@@ -17,9 +17,10 @@ import math
 import threading
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .. import threads
+from .twins import serial_and_parallel
 
 __all__ = ["im2col_block", "col2im_block", "scratch", "PARALLEL_THRESHOLD"]
 
@@ -134,10 +135,8 @@ def _col2im_block_body(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x):
 
 
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-_im2col_block_serial = njit(**_OPTIONS)(_im2col_block_body)
-_im2col_block_parallel = njit(parallel=True, **_OPTIONS)(_im2col_block_body)
-_col2im_block_serial = njit(**_OPTIONS)(_col2im_block_body)
-_col2im_block_parallel = njit(parallel=True, **_OPTIONS)(_col2im_block_body)
+_im2col_block_serial, _im2col_block_parallel = serial_and_parallel(_im2col_block_body, **_OPTIONS)
+_col2im_block_serial, _col2im_block_parallel = serial_and_parallel(_col2im_block_body, **_OPTIONS)
 
 
 def im2col_block(x, kernel, stride, padding, dilation, out, cols, parallel=False):

@@ -13,9 +13,10 @@ import math
 import threading
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .. import threads
+from .twins import serial_and_parallel
 
 __all__ = ["im2col_2d", "col2im_2d", "max_pool_2d", "batch_norm_stats", "batch_norm_apply",
            "batch_norm_backward", "PARALLEL_THRESHOLD"]
@@ -160,18 +161,12 @@ def _bn_backward_body(g, x, mean, invstd, weight, training, gi, gw, gb):
 
 
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy")
-_im2col_serial = njit(**_OPTIONS)(_im2col_body)
-_im2col_parallel = njit(parallel=True, **_OPTIONS)(_im2col_body)
-_col2im_serial = njit(**_OPTIONS)(_col2im_body)
-_col2im_parallel = njit(parallel=True, **_OPTIONS)(_col2im_body)
-_max_pool_serial = njit(**_OPTIONS)(_max_pool_body)
-_max_pool_parallel = njit(parallel=True, **_OPTIONS)(_max_pool_body)
-_bn_stats_serial = njit(**_OPTIONS)(_bn_stats_body)
-_bn_stats_parallel = njit(parallel=True, **_OPTIONS)(_bn_stats_body)
-_bn_apply_serial = njit(**_OPTIONS)(_bn_apply_body)
-_bn_apply_parallel = njit(parallel=True, **_OPTIONS)(_bn_apply_body)
-_bn_backward_serial = njit(**_OPTIONS)(_bn_backward_body)
-_bn_backward_parallel = njit(parallel=True, **_OPTIONS)(_bn_backward_body)
+_im2col_serial, _im2col_parallel = serial_and_parallel(_im2col_body, **_OPTIONS)
+_col2im_serial, _col2im_parallel = serial_and_parallel(_col2im_body, **_OPTIONS)
+_max_pool_serial, _max_pool_parallel = serial_and_parallel(_max_pool_body, **_OPTIONS)
+_bn_stats_serial, _bn_stats_parallel = serial_and_parallel(_bn_stats_body, **_OPTIONS)
+_bn_apply_serial, _bn_apply_parallel = serial_and_parallel(_bn_apply_body, **_OPTIONS)
+_bn_backward_serial, _bn_backward_parallel = serial_and_parallel(_bn_backward_body, **_OPTIONS)
 
 
 def _pick(serial, parallel, size):

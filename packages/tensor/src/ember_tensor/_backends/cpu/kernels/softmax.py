@@ -27,6 +27,7 @@ from numba import njit, prange, types
 from numba.extending import intrinsic, overload
 
 from .. import threads
+from .twins import serial_and_parallel
 
 __all__ = ["softmax_forward", "softmax_backward", "PARALLEL_THRESHOLD"]
 
@@ -271,12 +272,10 @@ def _columns_backward_body(g, y, gx, log):
 
 
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
-_rows_forward = (njit(**_OPTIONS)(_rows_forward_body), njit(parallel=True, **_OPTIONS)(_rows_forward_body))
-_columns_forward = (njit(**_OPTIONS)(_columns_forward_body),
-                    njit(parallel=True, **_OPTIONS)(_columns_forward_body))
-_rows_backward = (njit(**_OPTIONS)(_rows_backward_body), njit(parallel=True, **_OPTIONS)(_rows_backward_body))
-_columns_backward = (njit(**_OPTIONS)(_columns_backward_body),
-                     njit(parallel=True, **_OPTIONS)(_columns_backward_body))
+_rows_forward = serial_and_parallel(_rows_forward_body, **_OPTIONS)
+_columns_forward = serial_and_parallel(_columns_forward_body, **_OPTIONS)
+_rows_backward = serial_and_parallel(_rows_backward_body, **_OPTIONS)
+_columns_backward = serial_and_parallel(_columns_backward_body, **_OPTIONS)
 
 
 def _pick(pair, size):

@@ -1,6 +1,7 @@
 """numba.cuda kernels of the fused optimizer steps (`ember_tensor._fused_sgd_`,
 `_fused_adam_`, `_fused_adamw_` on CUDA tensors): one grid-stride pass per parameter that
-reads and writes each array once, the CUDA twin of `_backends.cpu.kernels.fused_optim`.
+reads and writes each array once, the CUDA twin of `_backends.cpu.kernels.fused_optim`;
+and AMP's gradient check-and-unscale, one multi-tensor launch over many gradients.
 
 The arithmetic is the CPU loops': both apply `_backends.optim_steps`'s per-element updates
 (scalars in the parameter's dtype), so that a CUDA step equals a CPU step to the last bit
@@ -32,8 +33,8 @@ from ... import optim_steps
 __all__ = ["sgd_kernel", "adam_kernel", "sgd_float32", "sgd_float64", "adam_float32",
            "adam_float64", "SGD_NESTEROV", "SGD_MAXIMIZE", "SGD_FIRST_STEP",
            "HAS_GRAD_SCALE", "HAS_FOUND_INF", "ADAM_AMSGRAD", "ADAM_COUPLED_DECAY",
-           "ADAM_LERP_LOW", "ADAM_DEVICE_STEP", "check_and_unscale_kernel", "check_and_unscale_float32",
-           "check_and_unscale_float64", "update_scale"]
+           "ADAM_LERP_LOW", "ADAM_DEVICE_STEP", "MULTI_TENSOR_CAPACITY", "check_and_unscale_kernel",
+           "multi_check_and_unscale_float32", "multi_check_and_unscale_float64", "update_scale"]
 
 # Flag bits shared by both kernels.
 HAS_GRAD_SCALE = 1
@@ -141,27 +142,41 @@ def adam_kernel(np_dtype):
     return _ADAM[np.dtype(np_dtype)]
 
 
+# Gradients one multi-tensor launch takes: a tuple of that many arrays (the unused places
+# padded). PyTorch's multi_tensor_apply table holds 110 tensors; 64 one-dimensional arrays
+# (7 words each as kernel arguments) keep the launch's parameters under CUDA's 4 KiB.
+MULTI_TENSOR_CAPACITY = 64
+
+
 def _make_check_and_unscale_kernel(scalar):
-    def check_and_unscale(grad, found_inf, inv_scale):
-        """AMP's gradient pass: grad *= inv_scale[0]; found_inf[0] = 1 if any element is inf/nan."""
+    def multi_check_and_unscale(grads, count, found_inf, inv_scale):
+        """AMP's gradient pass over the first `count` arrays of the tuple `grads`:
+        grad *= inv_scale[0]; found_inf[0] = 1 if any element of any is inf/nan."""
         scale = inv_scale[0]
         start, stride = cuda.grid(1), cuda.gridsize(1)
-        for i in range(start, grad.shape[0], stride):
-            v = grad[i]
-            if not math.isfinite(v):
-                found_inf[0] = 1.0  # every writer writes the same value: no atomic needed
-            grad[i] = scalar(v * scale)
+        # The whole grid walks each gradient in turn: a block never waits on a table
+        # lookup, and a gradient smaller than the grid simply leaves threads idle.
+        for k in range(count):
+            grad = grads[k]
+            for i in range(start, grad.shape[0], stride):
+                v = grad[i]
+                if not math.isfinite(v):
+                    found_inf[0] = 1.0  # every writer writes the same value: no atomic needed
+                grad[i] = scalar(v * scale)
 
-    return _named_kernel(check_and_unscale, scalar)
+    return _named_kernel(multi_check_and_unscale, scalar)
 
 
-check_and_unscale_float32 = _make_check_and_unscale_kernel(numba.float32)
-check_and_unscale_float64 = _make_check_and_unscale_kernel(numba.float64)
-_CHECK = {np.dtype(np.float32): check_and_unscale_float32, np.dtype(np.float64): check_and_unscale_float64}
+multi_check_and_unscale_float32 = _make_check_and_unscale_kernel(numba.float32)
+multi_check_and_unscale_float64 = _make_check_and_unscale_kernel(numba.float64)
+_CHECK = {np.dtype(np.float32): multi_check_and_unscale_float32,
+          np.dtype(np.float64): multi_check_and_unscale_float64}
 
 
 def check_and_unscale_kernel(np_dtype):
-    """AMP's check-and-unscale kernel for float32 or float64 gradients."""
+    """AMP's multi-tensor check-and-unscale kernel for float32 or float64 gradients: one
+    launch over a tuple of `MULTI_TENSOR_CAPACITY` flat arrays, of which the first `count`
+    are gradients."""
     return _CHECK[np.dtype(np_dtype)]
 
 

@@ -7,11 +7,11 @@ They run on host copies with the CPU backend (`_backends/cpu/linalg/ldl.py`: Num
 no sytrf, so the unblocked algorithm is written there; a declared gap on CUDA) and are
 not differentiable, as in PyTorch.
 """
-from .. import _dtype as D
-from .. import return_types
-from .._dispatch import op
-from ._iter import type_name
-from ._lapack import LinAlgError, batch_prefix, check_square, host, host_linalg, wrap
+from ... import _dtype as D
+from ... import return_types
+from ..._dispatch import op
+from .._iter import type_name
+from .lapack import LinAlgError, batch_prefix, check_square, host, host_linalg, wrap
 
 __all__ = ["ldl_factor", "ldl_factor_ex", "ldl_solve"]
 

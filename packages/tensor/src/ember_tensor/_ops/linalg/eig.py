@@ -7,11 +7,11 @@ host copies with the CPU backend (LAPACK's geev through NumPy), and their result
 back to the tensor's device. eig's derivative lives in ember_autograd's
 `_rules/linalg_factor.py`; eigvals is differentiated through eig, as in PyTorch.
 """
-from .. import _dtype as D
-from .. import return_types
-from .._dispatch import op
-from ._iter import type_name
-from ._lapack import check_square, host, host_linalg, wrap
+from ... import _dtype as D
+from ... import return_types
+from ..._dispatch import op
+from .._iter import type_name
+from .lapack import check_square, host, host_linalg, wrap
 
 __all__ = ["eig", "eigvals"]
 

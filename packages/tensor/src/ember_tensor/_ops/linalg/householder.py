@@ -7,11 +7,11 @@ geqrf runs on host copies with the CPU backend (NumPy's ``qr(mode="raw")``, a de
 gap on CUDA); the products are composed of differentiable ops, one rank-1 update per
 reflector, so their gradients (in A, tau and the other operand) come through autograd.
 """
-from .. import return_types
-from .._dispatch import op
-from ._iter import type_name
-from ._lapack import check_matrix, host, host_linalg, wrap
-from .creation import eye
+from ... import return_types
+from ..._dispatch import op
+from .._iter import type_name
+from .lapack import check_matrix, host, host_linalg, wrap
+from ..creation import eye
 
 __all__ = ["geqrf", "householder_product", "orgqr", "ormqr"]
 

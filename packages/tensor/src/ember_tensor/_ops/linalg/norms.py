@@ -3,11 +3,11 @@ reductions (and singular values for the spectral and nuclear norms), so autograd
 differentiates them through those ops."""
 import builtins
 
-from .. import _dtype as D
-from .._dispatch import op
-from .._tensor import wrap_dim
-from . import views
-from ._lapack import check_float
+from ... import _dtype as D
+from ..._dispatch import op
+from ..._tensor import wrap_dim
+from .. import views
+from .lapack import check_float
 
 __all__ = ["vector_norm", "matrix_norm", "norm"]
 
@@ -59,7 +59,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if keepdim and dims is None and x.dim():
         result = result.reshape((1,) * x.dim())
     if out is not None:
-        from .elementwise import copy_to_out
+        from ..elementwise import copy_to_out
         return copy_to_out(result, out)
     return result
 
@@ -89,7 +89,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if ord == "fro":
         result = vector_norm(A, 2, (d0, d1), keepdim)
     elif ord in ("nuc", 2, -2):
-        from .linalg_decomp import svdvals
+        from .decompositions import svdvals
         s = svdvals(views.movedim(A, (d0, d1), (-2, -1)))
         result = s.sum(-1) if ord == "nuc" else (_max_of_norms(s, -1, False) if ord == 2 else s.amin(-1))
         if keepdim:
@@ -105,7 +105,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     else:
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     if out is not None:
-        from .elementwise import copy_to_out
+        from ..elementwise import copy_to_out
         return copy_to_out(result, out)
     return result
 

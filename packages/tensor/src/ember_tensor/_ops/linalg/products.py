@@ -3,11 +3,10 @@ cuBLAS. Products built from others (vdot, addbmm, kron, cross, matrix_power) are
 composites, differentiated through the ops they call."""
 import numpy as np
 
-from .. import _backends
-from .. import _dtype as D
-from .._dispatch import op
-from .._tensor import Tensor
-from . import _iter
+from ... import _backends
+from ..._dispatch import op
+from ..._tensor import Tensor
+from .. import _iter
 
 
 def _check_matmul_dtypes(a, b, name):
@@ -57,7 +56,7 @@ def _matmul(input, other, out):
         result = (input if input.is_sparse else other)._sparse_product(input, other)
         if out is None:
             return result
-        from .elementwise import copy_to_out
+        from ..elementwise import copy_to_out
         return copy_to_out(result, out)
     if input._data.ndim == 0 or other._data.ndim == 0:
         raise RuntimeError(
@@ -81,7 +80,7 @@ def _matmul(input, other, out):
         _iter.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]) if len(b_shape) > 1 else ())
     result = _product(input, other)
     if out is not None:
-        from .elementwise import copy_to_out
+        from ..elementwise import copy_to_out
         return copy_to_out(result, out)
     return result
 
@@ -143,9 +142,12 @@ def outer(input, vec2, *, out=None):
     A broadcast product, as PyTorch's (input[:, None] * vec2): operands of different
     dtypes promote, where a matmul would refuse them.
     """
+    for name, vector in (("self", input), ("vec2", vec2)):
+        if vector.dim() != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {vector.dim()}-D")
     result = input.reshape(-1, 1) * vec2.reshape(1, -1)
     if out is not None:
-        from .elementwise import copy_to_out
+        from ..elementwise import copy_to_out
         return copy_to_out(result, out)
     return result
 
@@ -234,7 +236,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     base = input * 0 if beta == 0 else (input if beta == 1 else input * beta)
     result = base + prod
     if out is not None:
-        from .elementwise import copy_to_out
+        from ..elementwise import copy_to_out
         return copy_to_out(result, out)
     return result
 
@@ -252,7 +254,7 @@ def kron(input, other, *, out=None):
         b_shape += [1, m]
     result = (a.reshape(a_shape) * b.reshape(b_shape)).reshape([n * m for n, m in zip(a.shape, b.shape)])
     if out is not None:
-        from .elementwise import copy_to_out
+        from ..elementwise import copy_to_out
         return copy_to_out(result, out)
     return result
 
@@ -263,7 +265,7 @@ def _cross_dim(a, b, dim, name):
         dim = next((d for d, n in enumerate(shape) if n == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
-    from .._tensor import wrap_dim
+    from ..._tensor import wrap_dim
     d = wrap_dim(dim, len(shape))
     sizes = [t.shape[d - len(shape) + t.dim()] if d - len(shape) + t.dim() >= 0 else 1 for t in (a, b)]
     if sizes != [3, 3]:
@@ -282,7 +284,7 @@ def cross(input, other, dim=None, *, out=None):
     # c_i = a_{i+1} b_{i+2} - a_{i+2} b_{i+1}, indices mod 3: rolls line them up.
     result = a.roll(-1, d) * b.roll(-2, d) - a.roll(-2, d) * b.roll(-1, d)
     if out is not None:
-        from .elementwise import copy_to_out
+        from ..elementwise import copy_to_out
         return copy_to_out(result, out)
     return result
 
@@ -290,7 +292,7 @@ def cross(input, other, dim=None, *, out=None):
 @op()
 def matrix_power(input, n, *, out=None):
     """The `n`-th power of each square matrix (n < 0: of its inverse), by repeated squaring."""
-    from . import _lapack
+    from . import lapack
     if input.dim() < 2:
         raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
     m, k = input.shape[-2:]
@@ -298,14 +300,14 @@ def matrix_power(input, n, *, out=None):
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are {m} by {k} "
                            "matrices")
     if n == 0:
-        from .creation import eye
+        from ..creation import eye
         # Written over a copy of the input, as PyTorch does: the identity then carries the
         # input's requires_grad (with a zero gradient), not a detached constant.
         result = input.clone().copy_(eye(m, dtype=input.dtype, device=input.device).expand(input.shape))
     else:
         if n < 0:
-            _lapack.check_float(input, "linalg.inv")
-            from .linalg_decomp import inv
+            lapack.check_float(input, "linalg.inv")
+            from .decompositions import inv
             input, n = inv(input), -n
         result, power = None, input
         while n:
@@ -315,7 +317,7 @@ def matrix_power(input, n, *, out=None):
             if n:
                 power = matmul(power, power)
     if out is not None:
-        from .elementwise import copy_to_out
+        from ..elementwise import copy_to_out
         return copy_to_out(result, out)
     return result
 
@@ -329,10 +331,10 @@ def inner(input, other, *, out=None):
         if input.shape[-1] != other.shape[-1]:
             raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
                                f"{list(input.shape)} and {list(other.shape)}")
-        from .einsum import tensordot
+        from ..einsum import tensordot
         result = tensordot(input, other, ([input.dim() - 1], [other.dim() - 1]))
     if out is not None:
-        from .elementwise import copy_to_out
+        from ..elementwise import copy_to_out
         return copy_to_out(result, out)
     return result
 
@@ -346,7 +348,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     base = input * 0 if beta == 0 else (input if beta == 1 else input * beta)
     result = base + prod
     if out is not None:
-        from .elementwise import copy_to_out
+        from ..elementwise import copy_to_out
         return copy_to_out(result, out)
     return result
 
@@ -366,17 +368,17 @@ def matrix_exp(input):
     Built from matmul and solve, so autograd differentiates it through those.
     """
     import math
-    from . import _lapack
-    from .linalg_decomp import solve
-    from .linalg_norms import matrix_norm
-    _lapack.check_square(input, "linalg.matrix_exp")
+    from . import lapack
+    from .decompositions import solve
+    from .norms import matrix_norm
+    lapack.check_square(input, "linalg.matrix_exp")
     n = input.shape[-1]
     if input.numel() == 0:
         return input.clone()
     norm = float(matrix_norm(input.detach(), 1).amax().item())
     squarings = max(0, math.ceil(math.log2(norm / _PADE13_THETA))) if norm > 0 else 0
     A = input / (2.0 ** squarings) if squarings else input
-    from .creation import eye
+    from ..creation import eye
     identity = eye(n, dtype=input.dtype, device=input.device)
     b = _PADE13
     A2 = matmul(A, A)

@@ -12,13 +12,13 @@ a derivative rule (ember_autograd's `_rules/linalg_factor.py`, PyTorch's formula
 """
 import warnings
 
-from .. import _dtype as D
-from .. import return_types
-from .._dispatch import op
-from ._iter import type_name
-from ._lapack import LinAlgError, batch_prefix, check_matrix, host, host_linalg, wrap
-from .creation import empty, eye
-from .linalg_decomp import solve_triangular
+from ... import _dtype as D
+from ... import return_types
+from ..._dispatch import op
+from .._iter import type_name
+from .lapack import LinAlgError, batch_prefix, check_matrix, host, host_linalg, wrap
+from ..creation import empty, eye
+from .decompositions import solve_triangular
 
 __all__ = ["lu_factor", "lu_factor_ex", "lu", "lu_unpack", "lu_solve", "legacy_lu", "legacy_lu_solve"]
 

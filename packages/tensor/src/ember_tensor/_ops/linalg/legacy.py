@@ -2,9 +2,9 @@
 torch.inverse, det, logdet, slogdet, cholesky(upper=), cholesky_solve, qr(some=),
 svd(some=, compute_uv=) returning V (not Vh), pinverse, lu, lu_solve, geqrf, orgqr and
 ormqr. Each calls the `ember_tensor.linalg` op it stands for."""
-from .. import return_types
-from . import linalg_decomp as decomp
-from . import linalg_householder, linalg_lu
+from ... import return_types
+from . import decompositions as decomp
+from . import householder as householder_ops, lu as lu_ops
 
 __all__ = ["inverse", "det", "logdet", "slogdet", "cholesky", "cholesky_solve", "cholesky_inverse", "qr", "svd",
            "pinverse", "lu", "lu_solve", "geqrf", "orgqr", "ormqr"]
@@ -16,23 +16,23 @@ SVDResult = return_types.structseq("svd", ("U", "S", "V"))
 logdet = decomp.logdet
 cholesky_solve = decomp.cholesky_solve
 cholesky_inverse = decomp.cholesky_inverse
-geqrf = linalg_householder.geqrf
-ormqr = linalg_householder.ormqr
+geqrf = householder_ops.geqrf
+ormqr = householder_ops.ormqr
 
 
 def lu(A, pivot=True, get_infos=False, out=None):
     """(LU, pivots[, infos]) (``torch.lu``, deprecated by PyTorch for ``linalg.lu_factor``)."""
-    return linalg_lu.legacy_lu(A, pivot, get_infos, out)
+    return lu_ops.legacy_lu(A, pivot, get_infos, out)
 
 
 def lu_solve(b, LU_data, LU_pivots, *, out=None):  # noqa: N803
     """X with ``A @ X = b`` from A's ``lu_factor`` (``torch.lu_solve``, deprecated by PyTorch)."""
-    return linalg_lu.legacy_lu_solve(b, LU_data, LU_pivots, out=out)
+    return lu_ops.legacy_lu_solve(b, LU_data, LU_pivots, out=out)
 
 
 def orgqr(input, tau, *, out=None):
     """Q from geqrf's reflectors (``torch.orgqr``: ``linalg.householder_product``)."""
-    return linalg_householder.householder_product(input, tau, out=out)
+    return householder_ops.householder_product(input, tau, out=out)
 
 
 def inverse(input, *, out=None):

@@ -7,19 +7,19 @@ device kernels) and raises PyTorch's LinAlgError from the failure the backend re
 first failing matrix of the batch and LAPACK's `info` for it). qr, svd, eigh, pinv,
 matrix_rank and lstsq have no device kernels (a declared gap, `_backends._families.GAPS`:
 no cuSOLVER binding yet): they compute on host copies with the CPU backend, whatever the
-tensor's device, and their results move back to it (`_lapack.host` / `wrap`). Their
+tensor's device, and their results move back to it (`lapack.host` / `wrap`). Their
 derivatives live in ember_autograd's `_rules/linalg_ext.py`.
 """
 import numpy as np
 
-from .. import _backends
-from .. import _dtype as D
-from .. import return_types
-from .._device import CPU
-from .._dispatch import op
-from . import _lapack as L
-from .creation import zeros
-from ._lapack import LinAlgError, check_float, check_matrix, check_square, host, wrap, wrap_array
+from ... import _backends
+from ... import _dtype as D
+from ... import return_types
+from ..._device import CPU
+from ..._dispatch import op
+from . import lapack as L
+from ..creation import zeros
+from .lapack import LinAlgError, check_float, check_matrix, check_square, host, wrap, wrap_array
 
 __all__ = ["inv", "det", "slogdet", "logdet", "solve", "solve_triangular", "cholesky", "cholesky_solve",
            "cholesky_inverse", "qr", "svd", "svdvals", "eigh", "eigvalsh", "lstsq", "pinv", "matrix_rank",
@@ -74,7 +74,7 @@ def inv(A, *, out=None):
 def _out(result, out):
     if out is None:
         return result
-    from .elementwise import copy_to_out
+    from ..elementwise import copy_to_out
     return copy_to_out(result, out)
 
 
@@ -99,7 +99,7 @@ def logdet(input):
     """log(det(input)): nan where the determinant is negative, -inf where it is zero."""
     check_square(input, "linalg.slogdet")
     sign, logabsdet = slogdet(input)
-    from .elementwise import where
+    from ..elementwise import where
     nan = input.new_full((), float("nan"))
     return where(sign < 0, nan, logabsdet)
 
@@ -290,10 +290,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
     check_float(B, "linalg.lstsq")
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
-        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
     vector = B.dim() == A.dim() - 1
     if (B.shape[-1] if vector else B.shape[-2]) != A.shape[-2]:
-        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     x, res, rank, s = _host_linalg().lstsq(host(A), host(B), rcond, driver, vector)
     real = A._dtype.to_real()
     return LstsqResult(wrap(x, A), wrap(res, A, real), wrap(rank, A, D.int64), wrap(s, A, real))

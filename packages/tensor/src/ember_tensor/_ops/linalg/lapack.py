@@ -9,11 +9,11 @@ holds PyTorch's argument checks and error wording.
 
 import numpy as np
 
-from .. import _backends
-from .. import _dtype as D
-from .._device import CPU
-from .._tensor import Tensor
-from ._iter import type_name
+from ... import _backends
+from ... import _dtype as D
+from ..._device import CPU
+from ..._tensor import Tensor
+from .._iter import type_name
 
 __all__ = ["LinAlgError", "host_linalg", "host", "wrap", "wrap_array", "check_float", "check_matrix",
            "check_square", "batch_prefix"]
