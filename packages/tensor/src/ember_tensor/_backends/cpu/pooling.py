@@ -1,8 +1,10 @@
 """CPU pooling (N-d): max pooling with indices, average pooling, adaptive max pooling, and
 the scatter/gather pair that their backward passes and max_unpool share.
 
-1-d and 2-d float max pooling run a Numba loop (`kernels.nn.max_pool_2d`); other cases
-take the strided-window NumPy path. Indices are PyTorch's: the flat position of the
+1-d and 2-d float max pooling run a Numba loop (`kernels.pooling.max_pool_2d`); other cases
+take the strided-window NumPy path. The backward of every max pooling (a sum of the
+gradient into planes at the indices) is a Numba loop for float32 and float64, NumPy's
+`bincount` for the rest. Indices are PyTorch's: the flat position of the
 chosen element within its (n, c) plane of the *unpadded* input; NaN counts as the
 maximum. Average pooling's divisor (count_include_pad, ceil_mode, divisor_override) is
 itself computed by pooling a mask, so the edge rules live in one place (`windows`).
@@ -20,7 +22,7 @@ from .windows import add_windows, crop_spatial, pad_spatial, windows
 __all__ = ["max_pool", "max_pool_backward", "take_along_planes", "max_unpool", "invalid_index_max", "avg_pool",
            "avg_pool_backward", "adaptive_max_pool"]
 
-cpu_nn = lazy("cpu.kernels.nn")  # Numba loads on first use
+cpu_pooling = lazy("cpu.kernels.pooling")  # Numba loads on first use
 
 
 def _ceil_room(size, kernel, stride, padding, dilation, out):
@@ -36,7 +38,7 @@ def max_pool(x, kernel, stride, padding, dilation, out):
     if nd <= 2 and x.dtype.kind == "f":
         lift = (lambda t, v: (v,) + tuple(t)) if nd == 1 else (lambda t, v: tuple(t))
         x2 = x[:, :, None, :] if nd == 1 else x
-        values, index = cpu_nn.max_pool_2d(x2, lift(kernel, 1), lift(stride, 1), lift(padding, 0),
+        values, index = cpu_pooling.max_pool_2d(x2, lift(kernel, 1), lift(stride, 1), lift(padding, 0),
                                            lift(dilation, 1), lift(out, 1))
         return values.reshape((n, c) + tuple(out)), index.reshape((n, c) + tuple(out))
     extra = _ceil_room(x.shape[2:], kernel, stride, padding, dilation, out)
@@ -61,6 +63,9 @@ def max_pool_backward(g, index, spatial):
     rows = n * c
     if rows == 0:
         return np.zeros((n, c) + tuple(spatial), g.dtype)
+    if g.dtype in (np.float32, np.float64):
+        summed = cpu_pooling.max_pool_backward(g.reshape(rows, -1), index.reshape(rows, -1), plane_size)
+        return summed.reshape((n, c) + tuple(spatial))
     flat = index.reshape(rows, -1) + (np.arange(rows, dtype=np.int64) * plane_size)[:, None]
     summed = np.bincount(flat.ravel(), weights=g.reshape(-1), minlength=rows * plane_size)
     return summed.astype(g.dtype, copy=False).reshape((n, c) + tuple(spatial))

@@ -1,7 +1,7 @@
 """Numba loops of the nn kernels that NumPy cannot express as one vectorised call:
-2-d im2col / col2im (the data movement around convolution's GEMM), 2-d max pooling
-with indices, and batch norm's statistics, affine step and backward (two or three passes
-over the data where the NumPy expression makes ten).
+2-d im2col / col2im (the data movement around convolution's GEMM) and batch norm's
+statistics, affine step and backward (two or three passes over the data where the NumPy
+expression makes ten).
 
 Each loop body is compiled twice: a `prange` version for large inputs and a serial one
 below `PARALLEL_THRESHOLD` elements, where starting threads costs more than the work.
@@ -18,7 +18,7 @@ from numba import prange
 from .. import threads
 from .twins import serial_and_parallel
 
-__all__ = ["im2col_2d", "col2im_2d", "max_pool_2d", "batch_norm_stats", "batch_norm_apply",
+__all__ = ["im2col_2d", "col2im_2d", "batch_norm_stats", "batch_norm_apply",
            "batch_norm_backward", "PARALLEL_THRESHOLD"]
 
 PARALLEL_THRESHOLD = 1 << 15
@@ -66,38 +66,6 @@ def _col2im_body(cols, kh, kw, sh, sw, dh, dw, oh, ow, out):
                 else:
                     for j in range(ow):
                         out[b, ci, dst, j * sw + kj * dw] += cols[b, r, row + j]
-
-
-def _max_pool_body(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, values, indices):
-    n, c, h, w = x.shape
-    for p in prange(n * c):
-        b = p // c
-        ci = p % c
-        for i in range(oh):
-            h0 = i * sh - ph
-            for j in range(ow):
-                w0 = j * sw - pw
-                best = -np.inf
-                where = -1
-                for ki in range(kh):
-                    hi = h0 + ki * dh
-                    if hi < 0 or hi >= h:
-                        continue
-                    for kj in range(kw):
-                        wj = w0 + kj * dw
-                        if wj < 0 or wj >= w:
-                            continue
-                        v = x[b, ci, hi, wj]
-                        # NaN wins, as in PyTorch.
-                        if where < 0 or v > best or v != v:
-                            best = v
-                            where = hi * w + wj
-                            if v != v:
-                                break
-                    if best != best:
-                        break
-                values[b, ci, i, j] = best
-                indices[b, ci, i, j] = where
 
 
 def _bn_stats_body(x, mean, var):
@@ -163,7 +131,6 @@ def _bn_backward_body(g, x, mean, invstd, weight, training, gi, gw, gb):
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy")
 _im2col_serial, _im2col_parallel = serial_and_parallel(_im2col_body, **_OPTIONS)
 _col2im_serial, _col2im_parallel = serial_and_parallel(_col2im_body, **_OPTIONS)
-_max_pool_serial, _max_pool_parallel = serial_and_parallel(_max_pool_body, **_OPTIONS)
 _bn_stats_serial, _bn_stats_parallel = serial_and_parallel(_bn_stats_body, **_OPTIONS)
 _bn_apply_serial, _bn_apply_parallel = serial_and_parallel(_bn_apply_body, **_OPTIONS)
 _bn_backward_serial, _bn_backward_parallel = serial_and_parallel(_bn_backward_body, **_OPTIONS)
@@ -210,17 +177,6 @@ def col2im_2d(cols, padded_shape, kernel, stride, dilation, out):
     fn(np.ascontiguousarray(cols), kernel[0], kernel[1], stride[0], stride[1], dilation[0], dilation[1],
        out[0], out[1], result)
     return result
-
-
-def max_pool_2d(x, kernel, stride, padding, dilation, out):
-    """Max pooling of (N, C, H, W) with implicit -inf padding: (values, int64 indices)."""
-    n, c = x.shape[:2]
-    values = np.empty((n, c) + tuple(out), x.dtype)
-    indices = np.empty((n, c) + tuple(out), np.int64)
-    fn = _max_pool_parallel if threads.parallel(x.size * math.prod(kernel), PARALLEL_THRESHOLD) else _max_pool_serial
-    fn(np.ascontiguousarray(x), kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1],
-       dilation[0], dilation[1], out[0], out[1], values, indices)
-    return values, indices
 
 
 def batch_norm_stats(x3):
