@@ -1,7 +1,7 @@
-"""Numba loops of the nn kernels that NumPy cannot express as one vectorised call:
-2-d im2col / col2im (the data movement around convolution's GEMM) and batch norm's
+"""Numba loops of batch norm that NumPy cannot express as one vectorised call: its
 statistics, affine step and backward (two or three passes over the data where the NumPy
-expression makes ten).
+expression makes ten). Convolution's im2col / col2im live in `conv.py`, max pooling's
+loops in `pooling.py`.
 
 Each loop body is compiled twice: a `prange` version for large inputs and a serial one
 below `PARALLEL_THRESHOLD` elements, where starting threads costs more than the work.
@@ -9,8 +9,6 @@ Nothing compiles at import; a dtype compiles on first use (float32 and float64 o
 half types reach here as float32). The bodies inline no function of another file, so
 Numba's on-disk cache (keyed on this file) can never serve a stale kernel.
 """
-import math
-import threading
 
 import numpy as np
 from numba import prange
@@ -18,54 +16,9 @@ from numba import prange
 from .. import threads
 from .twins import serial_and_parallel
 
-__all__ = ["im2col_2d", "col2im_2d", "batch_norm_stats", "batch_norm_apply",
-           "batch_norm_backward", "PARALLEL_THRESHOLD"]
+__all__ = ["batch_norm_stats", "batch_norm_apply", "batch_norm_backward", "PARALLEL_THRESHOLD"]
 
 PARALLEL_THRESHOLD = 1 << 15
-
-
-def _im2col_body(xp, kh, kw, sh, sw, dh, dw, oh, ow, cols):
-    n, c = xp.shape[0], xp.shape[1]
-    k = kh * kw
-    plane = oh * ow
-    for r in prange(c * k):
-        ci = r // k
-        ki = (r % k) // kw
-        kj = r % kw
-        for b in range(n):
-            base = b * plane
-            for i in range(oh):
-                src = i * sh + ki * dh
-                row = base + i * ow
-                if sw == 1:
-                    # Unit stride: a contiguous run the compiler vectorises.
-                    cols[r, row:row + ow] = xp[b, ci, src, kj * dw:kj * dw + ow]
-                else:
-                    for j in range(ow):
-                        cols[r, row + j] = xp[b, ci, src, j * sw + kj * dw]
-
-
-def _col2im_body(cols, kh, kw, sh, sw, dh, dw, oh, ow, out):
-    # cols: (N, C*K, L), one sample's columns per leading index (the layout of a batched
-    # W^T @ grad product).
-    n, c = out.shape[0], out.shape[1]
-    k = kh * kw
-    # One (sample, channel) plane per iteration: no two iterations write the same element.
-    for p in prange(n * c):
-        b = p // c
-        ci = p % c
-        for kk in range(k):
-            r = ci * k + kk
-            ki = kk // kw
-            kj = kk % kw
-            for i in range(oh):
-                dst = i * sh + ki * dh
-                row = i * ow
-                if sw == 1:
-                    out[b, ci, dst, kj * dw:kj * dw + ow] += cols[b, r, row:row + ow]
-                else:
-                    for j in range(ow):
-                        out[b, ci, dst, j * sw + kj * dw] += cols[b, r, row + j]
 
 
 def _bn_stats_body(x, mean, var):
@@ -129,8 +82,6 @@ def _bn_backward_body(g, x, mean, invstd, weight, training, gi, gw, gb):
 
 
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy")
-_im2col_serial, _im2col_parallel = serial_and_parallel(_im2col_body, **_OPTIONS)
-_col2im_serial, _col2im_parallel = serial_and_parallel(_col2im_body, **_OPTIONS)
 _bn_stats_serial, _bn_stats_parallel = serial_and_parallel(_bn_stats_body, **_OPTIONS)
 _bn_apply_serial, _bn_apply_parallel = serial_and_parallel(_bn_apply_body, **_OPTIONS)
 _bn_backward_serial, _bn_backward_parallel = serial_and_parallel(_bn_backward_body, **_OPTIONS)
@@ -138,45 +89,6 @@ _bn_backward_serial, _bn_backward_parallel = serial_and_parallel(_bn_backward_bo
 
 def _pick(serial, parallel, size):
     return parallel if threads.parallel(size, PARALLEL_THRESHOLD) else serial
-
-
-_workspace = threading.local()
-
-
-def _scratch(shape, dtype):
-    """A reusable per-thread buffer for im2col columns. Fresh memory of that size costs
-    page faults (~15 ms for the 37 MB of a 64-channel 3x3 conv on a 64x16x16 batch);
-    the columns never outlive the op that made them, so one buffer per thread serves."""
-    size = math.prod(shape)
-    key = np.dtype(dtype).str
-    buf = getattr(_workspace, key, None)
-    if buf is None or buf.size < size:
-        buf = np.empty(size, dtype)
-        setattr(_workspace, key, buf)
-    return buf[:size].reshape(shape)
-
-
-def im2col_2d(xp, kernel, stride, dilation, out, scratch=False):
-    """Columns (C*kh*kw, N*oh*ow) of the padded input `xp` (N, C, Hp, Wp); in the
-    thread's scratch buffer when `scratch` (valid until the next im2col_2d call)."""
-    n, c = xp.shape[:2]
-    shape = (c * kernel[0] * kernel[1], n * out[0] * out[1])
-    cols = _scratch(shape, xp.dtype) if scratch else np.empty(shape, xp.dtype)
-    fn = _im2col_parallel if threads.parallel(cols.size, PARALLEL_THRESHOLD) else _im2col_serial
-    fn(np.ascontiguousarray(xp), kernel[0], kernel[1], stride[0], stride[1], dilation[0], dilation[1],
-       out[0], out[1], cols)
-    return cols
-
-
-def col2im_2d(cols, padded_shape, kernel, stride, dilation, out):
-    """Adjoint of `im2col_2d`, from per-sample columns (N, C*K, L): sum them back into a
-    zero array of `padded_shape`."""
-    result = np.zeros(padded_shape, cols.dtype)
-    fn = _col2im_parallel if threads.parallel(cols.size, PARALLEL_THRESHOLD) else _col2im_serial
-    # A contiguous copy first: the loop over a strided view measured 10x slower than the copy.
-    fn(np.ascontiguousarray(cols), kernel[0], kernel[1], stride[0], stride[1], dilation[0], dilation[1],
-       out[0], out[1], result)
-    return result
 
 
 def batch_norm_stats(x3):
