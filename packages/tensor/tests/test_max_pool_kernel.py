@@ -68,3 +68,33 @@ def test_parallel_kernel_matches_pytorch_on_a_resnet_stem():
 def test_backward_refuses_an_index_outside_the_plane():
     with pytest.raises(IndexError, match="outside the planes"):
         N.max_pool_backward(et.ones(1, 1, 2), et.tensor([[[0, 9]]]), (1, 1, 2, 2))
+
+
+NAN = float("nan")
+# Windows holding several NaNs and ties, every max pooling form: (ember call, torch call).
+SEVERAL_NANS = [
+    (lambda x: N.max_pool_with_indices(x, (5,), (5,)), lambda x: torch.nn.functional.max_pool1d(
+        x, 5, return_indices=True), (1, 2, 10)),
+    (lambda x: N.max_pool_with_indices(x, (2, 2, 2), (2, 2, 2)), lambda x: torch.nn.functional.max_pool3d(
+        x, 2, return_indices=True), (1, 2, 2, 4, 4)),
+    (lambda x: N.adaptive_max_pool(x, (1,)), lambda x: torch.nn.functional.adaptive_max_pool1d(
+        x, 1, return_indices=True), (1, 2, 10)),
+    (lambda x: N.adaptive_max_pool(x, (2, 1)), lambda x: torch.nn.functional.adaptive_max_pool2d(
+        x, (2, 1), return_indices=True), (1, 2, 4, 5)),
+    (lambda x: N.adaptive_max_pool(x, (1, 1, 1)), lambda x: torch.nn.functional.adaptive_max_pool3d(
+        x, 1, return_indices=True), (1, 2, 2, 2, 4)),
+]
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("ember_call, torch_call, shape", SEVERAL_NANS)
+def test_every_max_pooling_takes_the_last_nan_of_a_window(device, ember_call, torch_call, shape):
+    if device == "cuda" and not et.cuda.is_available():
+        pytest.skip("no CUDA and no simulator")
+    x = np.random.default_rng(3).integers(0, 3, shape).astype(np.float32)
+    flat = x.reshape(-1)
+    flat[[1, 3, 7, 12, 13]] = NAN  # two or more NaNs in a window, beside ties
+    values, indices = ember_call(et.tensor(x).to(device))
+    vt, it = torch_call(torch.from_numpy(x))
+    np.testing.assert_array_equal(values.cpu().numpy(), vt.numpy())
+    np.testing.assert_array_equal(indices.cpu().numpy(), it.numpy())

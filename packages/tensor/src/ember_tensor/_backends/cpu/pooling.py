@@ -4,9 +4,10 @@ the scatter/gather pair that their backward passes and max_unpool share.
 1-d and 2-d float max pooling run a Numba loop (`kernels.pooling.max_pool_2d`); other cases
 take the strided-window NumPy path. The backward of every max pooling (a sum of the
 gradient into planes at the indices) is a Numba loop for float32 and float64, NumPy's
-`bincount` for the rest. Indices are PyTorch's: the flat position of the
-chosen element within its (n, c) plane of the *unpadded* input; NaN counts as the
-maximum. Average pooling's divisor (count_include_pad, ceil_mode, divisor_override) is
+`bincount` for the rest. Indices are PyTorch's: the flat position of the chosen
+element within its (n, c) plane of the *unpadded* input, chosen by PyTorch's rule (a
+larger value or any NaN replaces the best so far: ties keep the first maximum, the last
+NaN wins). Average pooling's divisor (count_include_pad, ceil_mode, divisor_override) is
 itself computed by pooling a mask, so the edge rules live in one place (`windows`).
 Arrays arrive in their compute dtype (half types as float32).
 """
@@ -31,6 +32,17 @@ def _ceil_room(size, kernel, stride, padding, dilation, out):
                  for o, st, d, k, s, p in zip(out, stride, dilation, kernel, size, padding))
 
 
+def _window_argmax(flat, axis):
+    """Position along `axis` of each window's maximum by PyTorch's rule (a larger value
+    or any NaN replaces the best so far): the first of equal maxima, the last NaN."""
+    which = flat.argmax(axis=axis)
+    if flat.dtype.kind not in "fc":
+        return which
+    nan = np.isnan(flat)
+    last_nan = flat.shape[axis] - 1 - np.flip(nan, axis=axis).argmax(axis=axis)
+    return np.where(nan.any(axis=axis), last_nan, which)
+
+
 def max_pool(x, kernel, stride, padding, dilation, out):
     """(values, int64 indices) of max pooling x (N, C, *S) to spatial `out`."""
     n, c = x.shape[:2]
@@ -45,7 +57,7 @@ def max_pool(x, kernel, stride, padding, dilation, out):
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     view = windows(pad_spatial(x, padding, low, extra), kernel, stride, dilation, out)
     flat = view.reshape((n, c, math.prod(kernel)) + tuple(out))
-    which = flat.argmax(axis=2)  # NaN counts as the maximum, as in PyTorch
+    which = _window_argmax(flat, 2)
     values = np.take_along_axis(flat, which[:, :, None], axis=2)[:, :, 0]
     # Window offset -> position in the unpadded input plane.
     offsets = np.unravel_index(which, kernel)
@@ -144,7 +156,7 @@ def adaptive_max_pool(x, out):
         region = x[(slice(None), slice(None)) + tuple(slice(a, b) for a, b in box)]
         shape = region.shape[2:]
         flat = region.reshape(n, c, math.prod(shape))  # explicit: n may be 0
-        which = flat.argmax(axis=2)
+        which = _window_argmax(flat, 2)
         at = (slice(None), slice(None)) + pos
         values[at] = np.take_along_axis(flat, which[:, :, None], axis=2)[:, :, 0]
         local = np.unravel_index(which, shape)
