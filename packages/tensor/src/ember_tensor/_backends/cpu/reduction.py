@@ -27,8 +27,7 @@ How the CPU maps an input onto a kernel: reduced dims go last, dims that are adj
 memory merge (size-1 dims drop), and the result is a `rows` layout (each output reduces
 one run of elements) or a `cols` layout (reduced dims lie outside a contiguous kept
 inner dim, accumulated along it). Anything else is first copied into (kept, reduced)
-order. Above PARALLEL_THRESHOLD elements the `_par` kernels run: threads split the rows
-or tasks, and a few long rows (a full reduction) are cut into chunks that are merged; each
+order. From PARALLEL_THRESHOLD elements threads split the rows or tasks, and a few long rows (a full reduction) are cut into chunks that are merged; each
 thread runs the serial kernel (`threads.split`), so no reduction compiles a prange twin.
 """
 import numpy as np

@@ -117,6 +117,9 @@ def split(task, n, count, align=64):
     runs the serial (nogil) kernel, so no op compiles a second, ``parallel=True`` kernel
     (a prange loop compiles 3-5x slower than the serial one: most of a cold start). Range
     bounds are multiples of `align` (whole cache lines and SIMD blocks per thread)."""
+    if count <= 1 or n <= align:
+        task(0, n)
+        return
     step = -(-n // count)
     step = -(-step // align) * align
     bounds = [(lo, min(lo + step, n)) for lo in range(0, n, step)]

@@ -10,8 +10,9 @@ core's cache between the copy and the GEMM.
 
 Each kernel is serial, over a range of (sample, channel) planes, and releases the GIL:
 a large block runs it over ranges of planes on several threads at once (`threads.split`),
-so neither compiles a prange twin. float32 and float64 only, nothing at import. The bodies inline no function of another
-file, so Numba's on-disk cache (keyed on this file) can never serve a stale kernel.
+so neither compiles a prange twin. float32 and float64 only, nothing at import. The
+kernels inline no function of another file, so Numba's on-disk cache (keyed on this
+file) can never serve a stale kernel.
 """
 import math
 import threading

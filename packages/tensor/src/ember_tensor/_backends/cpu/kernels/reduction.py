@@ -22,7 +22,7 @@ Functions of a generated module, compiled lazily per dtype:
         (plain Python) each row cut into nchunks pieces, reduced by `split(task, n)` on
         several threads, their partial results merged in order: a few long rows (a full
         reduction) use every core
-  cols(buf, off, n_o, s_o, n_r, s_r, n_i, s_i, *args)
+  cols(buf, off, n_o, s_o, n_r, s_r, n_i, s_i, *args)       (plain Python: all the tasks)
   cols_tasks(buf, off, t_lo, t_hi, n_tiles, s_o, n_r, s_r, n_i, s_i, *args)
         the (outer row, tile of TILE inner elements) tasks t_lo..t_hi of `cols`
 
@@ -167,7 +167,7 @@ def cols_tasks(buf, off, t_lo, t_hi, n_tiles, s_o, n_r, s_r, n_i, s_i, init, out
             out[dst + i] = {final}
 
 
-@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
+# Plain Python: one compiled kernel (cols_tasks) fewer per reduction and dtype.
 def cols(buf, off, n_o, s_o, n_r, s_r, n_i, s_i, init, out):
     n_tiles = (n_i + TILE - 1) // TILE
     cols_tasks(buf, off, 0, n_o * n_tiles, n_tiles, s_o, n_r, s_r, n_i, s_i, init, out)
@@ -270,7 +270,7 @@ def cols_tasks(buf, off, t_lo, t_hi, n_tiles, s_o, n_r, s_r, n_i, s_i, values, i
             indices[dst + i] = idxs[i]
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+# Plain Python: one compiled kernel (cols_tasks) fewer per reduction and dtype.
 def cols(buf, off, n_o, s_o, n_r, s_r, n_i, s_i, values, indices):
     n_tiles = (n_i + TILE - 1) // TILE
     cols_tasks(buf, off, 0, n_o * n_tiles, n_tiles, s_o, n_r, s_r, n_i, s_i, values, indices)
@@ -386,7 +386,7 @@ def cols_tasks(buf, off, t_lo, t_hi, n_tiles, s_o, n_r, s_r, n_i, s_i, correctio
             _finish(tot[i], mu[i], n_r, correction, var, mean, dst + i)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
+# Plain Python: one compiled kernel (cols_tasks) fewer per reduction and dtype.
 def cols(buf, off, n_o, s_o, n_r, s_r, n_i, s_i, correction, var, mean):
     n_tiles = (n_i + TILE - 1) // TILE
     cols_tasks(buf, off, 0, n_o * n_tiles, n_tiles, s_o, n_r, s_r, n_i, s_i, correction, var, mean)
