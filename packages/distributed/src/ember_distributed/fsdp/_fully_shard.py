@@ -28,7 +28,7 @@ class FSDPModule:
     def unshard(self, async_op=False):
         """Gather the full parameters now (forward gathers them anyway)."""
         if self._fsdp_unit is not None:
-            self._fsdp_unit.gather(self._fsdp_hooks.layout.pack(self._fsdp_hooks.shards()))
+            self._fsdp_unit.gather(self._fsdp_hooks.layout.locals(self._fsdp_hooks.shards()))
 
     def set_requires_gradient_sync(self, requires_gradient_sync, *, recurse=True):
         """False: backward keeps full gradients locally (gradient accumulation without communication)."""

@@ -20,9 +20,12 @@ __all__ = []
 class FlatLayout:
     """The optimizer steps one flat shard per unit (the wrapper API, ``_flat_param``)."""
 
-    @staticmethod
-    def pack(shards):
-        return shards[0].detach().numpy()
+    def __init__(self, unit):
+        self.unit = unit
+
+    def locals(self, shards):
+        """Each parameter's padded segment of the flat shard (views: nothing is copied)."""
+        return self.unit.segments(shards[0].detach().numpy())
 
     @staticmethod
     def split(flat):
@@ -35,11 +38,13 @@ class ChunkLayout:
     def __init__(self, unit):
         self.unit = unit
 
-    def pack(self, shards):
-        return self.unit.pack([s.detach().cpu().numpy() for s in shards], dtype=self.unit.dtype.np)
+    def locals(self, shards):
+        """Each parameter's chunk, its own memory (padded by the unit only where it is short)."""
+        return [s.detach().cpu().numpy() for s in shards]
 
     def split(self, flat):
-        return [ember_tensor.from_numpy(chunk.copy()) for chunk in self.unit.unpack(flat)]
+        # views of one fresh array, one per parameter: no copy
+        return [ember_tensor.from_numpy(chunk) for chunk in self.unit.unpack(flat)]
 
 
 class UnitHooks:
@@ -95,7 +100,7 @@ class UnitHooks:
     def _before_backward(self, grad):
         # The module's backward is about to read the saved full parameters: refill them.
         if not self.unit.resident:
-            self.unit.gather(self.layout.pack(self.shards()))
+            self.unit.gather(self.layout.locals(self.shards()))
         return None
 
 

@@ -93,7 +93,7 @@ class FullyShardedDataParallel:
             for owner, name, _ in params:
                 delattr(owner, name)  # the unit's full parameters stand in for them during forward
             input_dtype = param_dtype if mixed_precision is not None and mixed_precision.cast_forward_inputs else None
-            hooks = UnitHooks(unit_module, unit, FlatLayout, lambda fp=flat_param: [fp],
+            hooks = UnitHooks(unit_module, unit, FlatLayout(unit), lambda fp=flat_param: [fp],
                               cast_inputs=input_dtype)
             self._units.append((unit_module, unit, flat_param))
             self._hooks.append(hooks)
@@ -226,7 +226,7 @@ class FullyShardedDataParallel:
         values = {}
         for _, unit, flat in self._units:
             shard = flat.detach().cpu().numpy()
-            arrays = unit.gather_full(shard) if full else unit.unpack(shard)
+            arrays = unit.gather_full(unit.segments(shard)) if full else unit.unpack(shard)
             for spec, array in zip(unit.specs, arrays):
                 tensor = ember_tensor.from_numpy(np.array(array))
                 values[self._qualified[(id(spec.module), spec.name)]] = (
