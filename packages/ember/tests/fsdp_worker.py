@@ -17,7 +17,7 @@ import ember.distributed as dist
 import ember.nn as nn
 import ember.nn.functional as F
 from ember.distributed.device_mesh import init_device_mesh
-from ember.distributed.fsdp import (FullStateDictConfig, FullyShardedDataParallel as FSDP, MixedPrecision,
+from ember.distributed.fsdp import (BackwardPrefetch, FullStateDictConfig, FullyShardedDataParallel as FSDP, MixedPrecision,
                                     ShardedChunk, ShardingStrategy, StateDictType, fully_shard, FSDPModule)
 from ember.distributed.fsdp.wrap import ModuleWrapPolicy, size_based_auto_wrap_policy
 
@@ -83,7 +83,10 @@ def wrapper(strategy="FULL_SHARD", policy="module", width="7"):
     kwargs = {}
     if strategy == "HYBRID_SHARD" and size == 4:
         kwargs["device_mesh"] = init_device_mesh("cpu", (2, 2), mesh_dim_names=("replicate", "shard"))
-    fsdp = FSDP(model, sharding_strategy=getattr(ShardingStrategy, strategy), auto_wrap_policy=auto_wrap, **kwargs)
+    # prefetching posts gathers ahead in each form (4 ranks: after each unit's reduce-scatter)
+    fsdp = FSDP(model, sharding_strategy=getattr(ShardingStrategy, strategy), auto_wrap_policy=auto_wrap,
+                forward_prefetch=True, backward_prefetch=BackwardPrefetch.BACKWARD_POST if size == 4 else
+                BackwardPrefetch.BACKWARD_PRE, **kwargs)
     flat = list(fsdp.parameters())
     assert len(flat) == 3, [p.shape for p in flat]  # the root owns no parameter of its own (module policy)
     optimizer = torch.optim.Adam(fsdp.parameters(), lr=0.05)
@@ -154,6 +157,12 @@ def per_parameter(mesh_shape="1"):
         if isinstance(layer, nn.Linear):
             fully_shard(layer, mesh=mesh)
     fully_shard(model, mesh=mesh)
+    linears = [layer for layer in model if isinstance(layer, nn.Linear)]
+    for before, after in zip(linears, linears[1:]):  # explicit prefetching, as FSDP2's docs show
+        before.set_modules_to_forward_prefetch([after])
+        after.set_modules_to_backward_prefetch([before])
+    posted_ahead = []  # is the next Linear's gather in flight while this one computes?
+    model[0].register_forward_hook(lambda *_: posted_ahead.append(model[2]._fsdp_unit._pending is not None))
     assert isinstance(model, FSDPModule) and isinstance(model, nn.Sequential)
     assert type(model[0]).__name__ == "FSDPLinear"
     shard_size = mesh.size(mesh.ndim - 1)
@@ -162,6 +171,7 @@ def per_parameter(mesh_shape="1"):
     optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
     ref_optimizer = torch.optim.Adam(reference.parameters(), lr=0.05)
     train(model, reference, optimizer, ref_optimizer)
+    assert posted_ahead == [True] * 3, posted_ahead
     # the chunks gathered along the shard dimension are the reference's parameters
     group = mesh.get_group(mesh.ndim - 1)
     for (name, shard), (_, expected) in zip(model.named_parameters(), reference.named_parameters()):

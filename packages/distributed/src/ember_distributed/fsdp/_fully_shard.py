@@ -30,6 +30,23 @@ class FSDPModule:
         if self._fsdp_unit is not None:
             self._fsdp_unit.gather(self._fsdp_hooks.layout.locals(self._fsdp_hooks.shards()))
 
+    def set_modules_to_forward_prefetch(self, modules):
+        """Before this module's forward, post the all-gathers of ``modules`` too (after its own),
+        so that they run while this module computes instead of when each is reached."""
+        self._fsdp_hooks_of(self).forward_prefetch = [self._fsdp_hooks_of(m) for m in modules]
+
+    def set_modules_to_backward_prefetch(self, modules):
+        """Before this module's backward, post the all-gathers of ``modules`` too (after its own)."""
+        self._fsdp_hooks_of(self).backward_prefetch = [self._fsdp_hooks_of(m) for m in modules]
+
+    @staticmethod
+    def _fsdp_hooks_of(module):
+        hooks = getattr(module, "_fsdp_hooks", None)
+        if hooks is None:
+            raise ValueError(f"{type(module).__name__} has no parameters of its own to gather: prefetch applies "
+                             "to fully_shard modules that own parameters")
+        return hooks
+
     def set_requires_gradient_sync(self, requires_gradient_sync, *, recurse=True):
         """False: backward keeps full gradients locally (gradient accumulation without communication)."""
         modules = self.modules() if recurse else [self]

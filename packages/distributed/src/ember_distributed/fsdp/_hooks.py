@@ -64,6 +64,14 @@ class UnitHooks:
         self.cast_inputs, self.cast_outputs = cast_inputs, cast_outputs
         self.handles = [module.register_forward_pre_hook(self.pre_forward),
                         module.register_forward_hook(self.post_forward)]
+        # other units' hooks whose gathers this unit posts ahead, before waiting for its own
+        self.forward_prefetch, self.backward_prefetch = [], []
+        self.forward_order = None  # a list this unit appends itself to in pre_forward (recording)
+
+    def start(self):
+        """Post this unit's all-gather without waiting (a no-op when resident or posted)."""
+        if not self.unit.resident:
+            self.unit.start_gather(self.layout.locals(self.shards()))
 
     def unshard(self):
         """Gather the full parameters and put them on the modules; returns them."""
@@ -80,6 +88,11 @@ class UnitHooks:
             vars(spec.module).pop(spec.name, None)
 
     def pre_forward(self, module, args):
+        if self.forward_order is not None:
+            self.forward_order.append(self)
+        self.start()
+        for other in self.forward_prefetch:
+            other.start()
         self.unshard()
         if self.cast_inputs is not None:
             return tuple(cast(a, self.cast_inputs) for a in args)
@@ -99,8 +112,10 @@ class UnitHooks:
 
     def _before_backward(self, grad):
         # The module's backward is about to read the saved full parameters: refill them.
-        if not self.unit.resident:
-            self.unit.gather(self.layout.locals(self.shards()))
+        self.start()
+        for other in self.backward_prefetch:
+            other.start()
+        self.unit.wait_gather()
         return None
 
 

@@ -142,6 +142,7 @@ class ShardedUnit:
         self.sync_gradients = True
         self._unsynced_grad = None  # per parameter: gradients accumulated under no_sync, not yet reduced
         self._pending = None  # a gather posted ahead of use (prefetch), not yet waited for
+        self.after_backward = None  # called once this unit's gradients are reduced (BACKWARD_POST)
 
     # --- shards ---------------------------------------------------------------------------
 
@@ -299,6 +300,8 @@ class Unshard(ember_autograd.Function):
         unit = ctx.unit
         flat = unit.reduce_gradients(grads)
         unit.release()
+        if unit.after_backward is not None:
+            unit.after_backward()
         if flat is None:  # no_sync: nothing reaches the shards yet
             return (None, None) + (None,) * ctx.n_shards
         return (None, None) + tuple(ctx.layout.split(flat))

@@ -42,8 +42,13 @@ class FullyShardedDataParallel:
         sync_module_states: broadcast rank 0's parameters and buffers before sharding.
         device_mesh: a DeviceMesh instead of ``process_group`` (2-D for HYBRID_SHARD:
             replicate over dimension 0, shard over dimension 1).
-        cpu_offload, backward_prefetch, forward_prefetch, limit_all_gathers, device_id,
-        use_orig_params: accepted (ember's shards are in host memory; gathers are on demand).
+        backward_prefetch: BACKWARD_PRE (default) posts the all-gather of the unit backward
+            reaches next before waiting for the current one's; BACKWARD_POST posts it after the
+            current unit's reduce-scatter; None gathers each unit when it is reached.
+        forward_prefetch: post the next unit's all-gather (in the order of the first
+            forward) before waiting for the current one's.
+        cpu_offload, limit_all_gathers, device_id, use_orig_params: accepted (ember's shards
+            are in host memory).
     """
 
     def __init__(self, module, process_group=None, sharding_strategy=None, cpu_offload=None, auto_wrap_policy=None,
@@ -101,6 +106,31 @@ class FullyShardedDataParallel:
         order = {id(m): i for i, (_, m) in enumerate(module.named_modules())}
         self._units.sort(key=lambda entry: order[id(entry[0])])
         self._state_dict_settings = StateDictSettings(StateDictType.FULL_STATE_DICT, FullStateDictConfig())
+        self._forward_prefetch, self._backward_prefetch = forward_prefetch, backward_prefetch
+        self._execution_order = None  # the units' hooks in the order of the first forward
+
+    def _plan_prefetch(self, forward):
+        """Run the first ``forward()`` recording the order units gather in, then tell each
+        unit which gather to post ahead: every rank records the same order, so the posted
+        collectives match."""
+        order = []
+        for hooks in self._hooks:
+            hooks.forward_order = order
+        try:
+            return forward()
+        finally:
+            for hooks in self._hooks:
+                hooks.forward_order = None
+            self._execution_order = order
+            for before, after in zip(order, order[1:]):
+                if self._forward_prefetch:
+                    before.forward_prefetch = [after]
+                if not before.unit.requires_grad:
+                    continue  # its backward never runs: a gather posted for it would go stale
+                if self._backward_prefetch is BackwardPrefetch.BACKWARD_PRE:
+                    after.backward_prefetch = [before]
+                elif self._backward_prefetch is BackwardPrefetch.BACKWARD_POST:
+                    after.unit.after_backward = before.start
 
     # --- the module protocol --------------------------------------------------------------
 
@@ -113,6 +143,8 @@ class FullyShardedDataParallel:
         if mp is not None and mp.param_dtype is not None and mp.cast_root_forward_inputs:
             args = map_tensors(args, lambda t: cast(t, mp.param_dtype))
             kwargs = map_tensors(kwargs, lambda t: cast(t, mp.param_dtype))
+        if self._execution_order is None:
+            return self._plan_prefetch(lambda: self.module(*args, **kwargs))
         return self.module(*args, **kwargs)
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
