@@ -109,6 +109,7 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
             shard = type(p)(chunk, requires_grad=p.requires_grad)
             shard._fsdp_sharded = True
             shard._fsdp_global_shape, shard._fsdp_row_offset = spec.shape, unit.rank * spec.chunk
+            shard._fsdp_unit, shard._fsdp_spec = unit, spec  # for full state dicts: gather_param
             setattr(owner, name, shard)
             shards.append(shard)  # the optimizer updates these very tensors in place
         hooks = UnitHooks(module, unit, ChunkLayout(unit), lambda: shards,

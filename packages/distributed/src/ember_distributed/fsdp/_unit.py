@@ -224,6 +224,20 @@ class ShardedUnit:
         self._post_gather(locals_, outputs, self.dtype.np).wait()
         return [out[:s.numel].reshape(s.shape) for s, out in zip(self.specs, outputs)]
 
+    def gather_param(self, spec, local):
+        """One full tensor from every rank's chunk ``local`` of it (a parameter's, or state
+        shaped like it, e.g. Adam's ``exp_avg``), in ``local``'s dtype, as a new array."""
+        local = np.asarray(local)
+        out = np.empty(spec.segment * self.world, dtype=local.dtype)
+        send = self._send_segment(spec, local, local.dtype)
+        if self.world == 1:
+            out[...] = send
+        elif send.size:
+            pg = self.shard_group
+            Work([pg.comm.Iallgather(send.view(np.uint8), out.view(np.uint8))],
+                 f"FSDP all_gather of a full state on ranks {pg.ranks}", pg.timeout).wait()
+        return out[:spec.numel].reshape(spec.shape)
+
     def release(self):
         """Free the full parameters' memory (reads as zeros until the next gather)."""
         self.wait_gather()  # never hand back pages that a posted gather is writing into
