@@ -50,7 +50,8 @@ __all__ = [
     "barrier", "broadcast", "gather", "monitored_barrier", "reduce", "reduce_scatter", "reduce_scatter_tensor",
     "scatter", "irecv", "isend", "recv", "send", "P2POp", "batch_isend_irecv", "all_gather_object",
     "broadcast_object_list", "gather_object", "scatter_object_list", "spawn", "ProcessExitedException",
-    "ProcessRaisedException", "DistributedDataParallel", "DistError", "DistBackendError", "DistStoreError", "QueueEmptyError",
+    "ProcessRaisedException", "DistributedDataParallel", "DistError", "DistBackendError", "DistStoreError",
+    "QueueEmptyError",
     "DistNetworkError", "Store", "TCPStore", "FileStore", "HashStore", "PrefixStore", "all_gather_single",
     "reduce_scatter_single", "get_node_local_rank", "is_torchelastic_launched", "DeviceMesh", "init_device_mesh",
 ]
