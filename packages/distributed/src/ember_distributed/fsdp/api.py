@@ -27,7 +27,7 @@ class ShardingStrategy(enum.Enum):
 
 
 class BackwardPrefetch(enum.Enum):
-    """When backward gathers the next unit's parameters (accepted; ember gathers on demand)."""
+    """When backward posts the next unit's all-gather: before the current unit's backward (PRE) or after its reduce-scatter (POST)."""
 
     BACKWARD_PRE = 1
     BACKWARD_POST = 2
