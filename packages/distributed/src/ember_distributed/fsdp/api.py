@@ -27,7 +27,8 @@ class ShardingStrategy(enum.Enum):
 
 
 class BackwardPrefetch(enum.Enum):
-    """When backward posts the next unit's all-gather: before the current unit's backward (PRE) or after its reduce-scatter (POST)."""
+    """When backward posts the next unit's all-gather: before the current unit's backward
+    (BACKWARD_PRE) or after its reduce-scatter (BACKWARD_POST)."""
 
     BACKWARD_PRE = 1
     BACKWARD_POST = 2
