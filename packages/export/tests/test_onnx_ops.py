@@ -56,6 +56,7 @@ CASES = {
                        + et.remainder(x, 0.9) + et.fmod(x, 0.9), [(3,), (3,)], []),
     "compare+where": (lambda x, y: et.where((x > y) & (x >= 0) | (x < -1) ^ (y <= 0.5), x, y * 2)
                       + (x == x).float() + (x != y).float() + et.logical_not(x > 0).float(), [(3,), (3,)], []),
+    "softplus": (lambda x: et.nn_ops.softplus(x * 8) + et.nn_ops.softplus(x, 2.0), [(4,)], []),
     "clamp": (lambda x: x.clamp(-0.5, 0.5) + x.clamp(min=0.1) + x.clamp_min(0.2) + x.clamp_max(0.3), [(4,)], []),
     "matmuls": (lambda x: et.matmul(x, W) + et.addmm(B, x.reshape(-1, 4), W).reshape(x.shape[0], 5), [(4,)],
                 [("w", W), ("b", B)]),
