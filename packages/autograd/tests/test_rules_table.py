@@ -18,6 +18,14 @@ def test_every_entry_names_a_registered_op():
     assert unknown == []
 
 
+def test_ops_marked_composite_are_differentiated_through_their_parts():
+    # Operator.composite says the op only calls other ops (a tracer may record those
+    # instead); autograd must then differentiate it through them too.
+    marked = sorted(name for name, op in _dispatch.operators().items() if op.composite)
+    assert "mse_loss" in marked and "cross_entropy_loss" in marked
+    assert [name for name in marked if TABLE.get(name) is not COMPOSITE] == []
+
+
 def test_entries_are_rules_or_markers():
     for name, entry in TABLE.items():
         assert entry is COMPOSITE or entry is NOT_DIFFERENTIABLE or isinstance(entry, Rule), name

@@ -56,7 +56,7 @@ def diagflat(input, offset=0):
     return linalg.diag(views.flatten(input), offset)
 
 
-@op()
+@op(composite=True)
 def dist(input, other, p=2):
     """The p-norm of ``input - other`` (broadcast), over all elements (an op of its own, as
     ATen's, so that autocast's CUDA float32 list applies)."""

@@ -15,7 +15,7 @@ from ..shape_ops import broadcast_tensors
 __all__ = ["cosine_similarity", "pdist"]
 
 
-@op()
+@op(composite=True)
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """The cosine of the angle between x1 and x2 along `dim`, each normalised by its norm
     clamped at `eps` first (PyTorch's formula).
@@ -31,7 +31,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
-@op()
+@op(composite=True)
 def pdist(input, p=2):
     """The p-norm distances between all pairs of rows of (N, M): the upper triangle of the
     distance matrix, row by row (N (N - 1) / 2 values)."""

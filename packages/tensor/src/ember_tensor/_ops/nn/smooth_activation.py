@@ -11,7 +11,7 @@ from ..elementwise import where
 __all__ = ["softplus"]
 
 
-@op()
+@op(composite=True)
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta * x)) / beta, linear where beta * x > threshold.
 
