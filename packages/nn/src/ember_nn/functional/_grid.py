@@ -6,6 +6,8 @@ import numpy as np
 import ember_tensor as E
 from ember_tensor import nn_ops as K
 
+from ._util import through_composite_op
+
 __all__ = ["affine_grid", "grid_sample"]
 
 
@@ -153,3 +155,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         term = tap(positions, weight)
         total = term if total is None else total + term
     return total
+
+
+# ATen's grid_sampler, which autocast's lists name (CPU: float32; CUDA: the widest input
+# dtype): a composite op under that name.
+grid_sample = through_composite_op("grid_sampler", grid_sample)
