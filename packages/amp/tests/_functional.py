@@ -42,8 +42,8 @@ def nll_loss(x, y):
     return K.nll_loss(x, y)
 
 
-def cross_entropy(x, y):
-    return K.nll_loss(K.log_softmax(x, 1), y)
+def cross_entropy(x, y, label_smoothing=0.0):
+    return K.cross_entropy_loss(x, y, None, "mean", -100, label_smoothing)
 
 
 def mse_loss(x, y):
@@ -126,3 +126,15 @@ class SGD:
                 if p.grad is not None:
                     p.sub_(p.grad * self.param_groups[0]["lr"])
 
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    return K.softplus(x, beta, threshold)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    return K.cosine_similarity(x1, x2, dim, eps)
+
+
+def pdist(x, p=2):
+    return K.pdist(x, p)

@@ -62,6 +62,24 @@ def test_loss_and_gradient_dtypes_match_pytorch_cpu_autocast(name, specs, fn, re
     np.testing.assert_allclose(grad.float().numpy(), their_grad.float().numpy(), rtol=5e-2, atol=2e-2)
 
 
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
+def test_cross_entropy_runs_whole_in_float32_on_the_cpu(label_smoothing):
+    """PyTorch's CPU list names cross_entropy_loss: its log_softmax runs in float32 too, so
+    the loss of bfloat16 logits equals the float32 loss of the same (bfloat16) values."""
+    logits, targets = _values([(16, 7), "i:16:7"], seed=3)
+    logits = logits * 4
+    x = et.tensor(logits).to(et.bfloat16)
+    with ember_amp.autocast("cpu", dtype=et.bfloat16):
+        got = EF.cross_entropy(x, et.tensor(targets), label_smoothing)
+    expected = EF.cross_entropy(x.float(), et.tensor(targets), label_smoothing)
+    assert got.dtype == et.float32 and got.item() == expected.item()
+    torch = pytest.importorskip("torch")
+    theirs = torch.tensor(logits).to(torch.bfloat16)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        their_loss = torch.nn.functional.cross_entropy(theirs, torch.tensor(targets), label_smoothing=label_smoothing)
+    np.testing.assert_allclose(got.item(), their_loss.item(), rtol=1e-6)
+
+
 @pytest.mark.parametrize("name, specs, fn", LOSS_CASES, ids=[c[0] for c in LOSS_CASES])
 def test_losses_outside_autocast_keep_their_input_dtype(name, specs, fn):
     """Outside a region nothing is cast: bfloat16 in, bfloat16 out (as PyTorch)."""
@@ -114,3 +132,29 @@ def test_binary_cross_entropy_is_refused_under_cuda_autocast():
         assert EF.binary_cross_entropy(x, x).dtype == et.float16  # allowed outside a region
     with ember_amp.autocast("cpu"):
         assert EF.binary_cross_entropy(x, x).dtype == et.float16  # a CPU region leaves CUDA ops alone
+
+
+CUDA_FLOAT32_FUNCTIONS = [
+    ("softplus", lambda x, y: EF.softplus(x)),
+    ("cosine_similarity", lambda x, y: EF.cosine_similarity(x, y)),
+    ("pdist", lambda x, y: EF.pdist(x)),
+    ("dist", lambda x, y: et.dist(x, y)),
+]
+
+
+@cuda
+@pytest.mark.parametrize("name, fn", CUDA_FLOAT32_FUNCTIONS, ids=[c[0] for c in CUDA_FLOAT32_FUNCTIONS])
+def test_cuda_float32_list_functions(name, fn):
+    """softplus, cosine_similarity, pdist and dist are on CUDA's float32 list (ops of their
+    own, as ATen's): float16 in, float32 out, the gradient back in float16; outside a
+    region, and on the CPU whose lists do not name them, they keep float16."""
+    x, y = (et.tensor(v, device="cuda").to(et.float16).requires_grad_() for v in _values([(5, 4), (5, 4)]))
+    with ember_amp.autocast("cuda"):
+        got = fn(x, y)
+    assert got.dtype == et.float32
+    got.sum().backward()
+    assert x.grad.dtype == et.float16
+    assert fn(x.detach(), y.detach()).dtype == et.float16
+    cpu_x, cpu_y = x.detach().cpu(), y.detach().cpu()
+    with ember_amp.autocast("cpu", dtype=et.float16):
+        assert fn(cpu_x, cpu_y).dtype == et.float16

@@ -28,6 +28,7 @@ PROGRAMS = {
     "views": lambda lib, z, w, x: lib.view_as_real(z * 2).pow(2).sum() + lib.view_as_complex(
         lib.stack([x, x * 2], -1)).mul(z).real.sum(),
     "polar": lambda lib, z, w, x: lib.polar(x.abs() + 1, x).mul(z).real.sum(),
+    "sgn": lambda lib, z, w, x: (z.sgn() * w[0, 0]).real.sum() + (z * x).sgn().imag.sum() + x.sgn().sum(),
 }
 
 
@@ -49,6 +50,20 @@ def test_real_loss_of_complex_intermediates_matches_pytorch(name):
         np.testing.assert_allclose(o.grad.numpy(), t.grad.numpy(), rtol=1e-7, atol=1e-9)
 
 
+@pytest.mark.parametrize("name", ["sgn", "abs", "angle"])
+def test_gradients_at_zero_match_pytorch(name):
+    """sgn, abs and angle of complex inputs, 0 among them: PyTorch's formulas (0 at 0)."""
+    z, g = [1 + 2j, -0.5 + 0.25j, 0j, 3 - 1j], [0.3 - 0.7j, 1 + 1j, 0.5 + 2j, -1 + 0.5j]
+    grads = []
+    for lib in (et, torch):
+        x = lib.tensor(z, requires_grad=True)
+        y = getattr(lib, name)(x)
+        out_grad = lib.tensor(g) if y.is_complex() else lib.tensor(g).real
+        grad = ember_autograd.grad if lib is et else torch.autograd.grad
+        grads.append(grad(y, x, out_grad)[0].numpy())
+    np.testing.assert_allclose(*grads, rtol=1e-6, atol=1e-7)
+
+
 def test_known_values():
     z = et.tensor([1 + 2j, -3 + 0.5j], requires_grad=True)
     (z * z.conj()).real.sum().backward()
@@ -65,6 +80,7 @@ def test_known_values():
     lambda z: z.sin(),
     lambda z: 1 / (z + 3),
     lambda z: z.abs(),
+    lambda z: z.sgn(),
 ])
 def test_gradcheck_complex128(fn):
     z = et.tensor(Z[:2, :2] * 0.5, requires_grad=True)

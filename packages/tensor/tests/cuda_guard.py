@@ -92,7 +92,7 @@ def same_as_cpu(cpu_result, cuda_result, tol=1e-6):
         assert g.device == et.device("cuda", 0)
         assert g.dtype == c.dtype
         assert g.shape == c.shape
-        if c.dtype.is_floating_point:
+        if c.dtype.is_floating_point or c.dtype.is_complex:
             rtol = {et.float16: 1e-3, et.bfloat16: 1e-2}.get(c.dtype, tol) if tol else 0
             np.testing.assert_allclose(_host(g), _host(c), rtol=rtol, atol=rtol, equal_nan=True)
         else:

@@ -114,8 +114,10 @@ BANNED = {
     "cpu": {},
 }
 
-# Ops whose insides autocast sees, as it sees PyTorch's CompositeImplicitAutograd ops
-# (einsum, tensordot, inner and matrix_power decompose into bmm/mm there, which the lists
-# name). Every other ember op runs as one kernel does in PyTorch: the ops an ember op calls
-# inside (mv and dot call matmul, say) are its implementation, not autocast's business.
-DECOMPOSED = frozenset({"einsum", "tensordot", "inner", "matrix_power"})
+# Ops whose insides autocast sees where no list names them, as it sees PyTorch's
+# CompositeImplicitAutograd ops (einsum, tensordot, inner and matrix_power decompose into
+# bmm/mm there, which the lists name; cross_entropy_loss, named by the CPU's float32 list
+# only, decomposes on CUDA into log_softmax and nll_loss, which CUDA's list names). Every
+# other ember op runs as one kernel does in PyTorch: the ops an ember op calls inside (mv
+# and dot call matmul, say) are its implementation, not autocast's business.
+DECOMPOSED = frozenset({"einsum", "tensordot", "inner", "matrix_power", "cross_entropy_loss"})

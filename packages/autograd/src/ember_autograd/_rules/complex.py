@@ -53,4 +53,16 @@ def angle(ctx, grad, x):
     return E.where(denom == 0, 0.0, grad * x / safe * 1j)
 
 
+@derivative("sgn", save=lambda input, **_: (input,))
+def sgn(ctx, grad, x):
+    if not x.is_complex():  # sign: flat almost everywhere
+        return E.zeros_like(grad)
+    # z / |z| moves only along the circle: PyTorch's (g - sgn * Re(conj(sgn) * g)) / |z|,
+    # the component of g tangent to the circle, scaled by 1 / |z|; 0 at z = 0.
+    r = x.abs()
+    s = x.sgn()
+    safe = E.where(r == 0, 1.0, r)
+    return E.where(r == 0, 0.0, (grad - s * (s.conj() * grad).real) / safe)
+
+
 composite("polar", "view_as_real_copy", "view_as_complex_copy")

@@ -315,7 +315,7 @@ def clamp(ctx, grad, input, lo, hi):
 # (In-place ops that read their input before overwriting it, like lerp_ and clamp_, need
 # their own rule: as composites, the copy back into the input would invalidate what the
 # inner op saved.)
-composite("positive", "sgn", "clamp_min", "clamp_max", "addcmul", "addcmul_", "addcdiv",
+composite("positive", "clamp_min", "clamp_max", "addcmul", "addcmul_", "addcdiv",
           "addcdiv_", "nan_to_num", "nan_to_num_")
 not_differentiable(
     "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isclose",

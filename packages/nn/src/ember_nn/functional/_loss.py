@@ -1,5 +1,5 @@
 """Loss functions with PyTorch's `reduction`, legacy size_average/reduce flags, and shape
-checks. nll_loss runs a fused kernel and cross_entropy is log_softmax + nll_loss; the
+checks. nll_loss runs a fused kernel; cross_entropy (log_softmax + nll_loss) and the
 losses PyTorch implements as ATen ops (mse_loss, l1_loss, kl_div, ...) are ember-tensor's
 composite loss ops (`nn_ops`), one dispatcher op each, so that autocast's op lists see
 them; the rest (gaussian_nll_loss, multilabel_soft_margin_loss, ...) are composites here,
@@ -11,7 +11,6 @@ from ember_tensor import nn_ops as K
 
 from ._util import legacy_reduction
 from ._util import reduce as _reduced
-from ._activation import log_softmax
 
 __all__ = ["l1_loss", "mse_loss", "nll_loss", "cross_entropy", "linear_cross_entropy", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "poisson_nll_loss", "gaussian_nll_loss", "kl_div", "huber_loss",
@@ -65,32 +64,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    class_dim = 0 if input.dim() == 1 else 1
-    logp = log_softmax(input, class_dim)
-    classes = input.shape[class_dim]
-    if target.dtype.is_floating_point:
-        if ignore_index >= 0:  # PyTorch's check: only the default (negative) value passes
-            raise RuntimeError("ignore_index is not supported for floating point target")
-        return _cross_entropy_probabilities(input, logp, target, weight, reduction, label_smoothing, class_dim)
-    loss = K.nll_loss(logp, target, weight, reduction, ignore_index)
-    if label_smoothing == 0.0:
-        return loss
-    # Smoothing mixes in the loss against the uniform distribution over classes.
-    w = 1.0 if weight is None else weight.reshape((classes,) + (1,) * (input.dim() - class_dim - 1))
-    smooth = -(logp * w).sum(class_dim)
-    keep = target != ignore_index
-    smooth = E.where(keep, smooth, 0.0)
-    if reduction == "mean":
-        if weight is None:
-            smooth = smooth.sum() / keep.sum()
-        else:
-            picked = K.embedding(weight.reshape(-1, 1), E.where(keep, target, 0)).reshape(target.shape)
-            smooth = smooth.sum() / (picked * keep).sum()
-    elif reduction == "sum":
-        smooth = smooth.sum()
-    return loss * (1 - label_smoothing) + smooth * (label_smoothing / classes)
+    return K.cross_entropy_loss(input, target, weight, reduction, ignore_index, label_smoothing)
 
 
 def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
@@ -102,22 +76,6 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     # ignore_index=None ignores nothing; no class index is below -2**62.
     ignore = -(2 ** 62) if ignore_index is None else ignore_index
     return cross_entropy(logits, target, weight, None, ignore, None, reduction, label_smoothing)
-
-
-def _cross_entropy_probabilities(input, logp, target, weight, reduction, label_smoothing, class_dim):
-    if tuple(target.shape) != tuple(input.shape):
-        raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
-    classes = input.shape[class_dim]
-    if label_smoothing > 0:
-        target = target * (1 - label_smoothing) + label_smoothing / classes
-    terms = logp * target
-    if weight is not None:
-        terms = terms * weight.reshape((classes,) + (1,) * (input.dim() - class_dim - 1))
-    loss = -terms.sum(class_dim)
-    if reduction == "mean":
-        batch = input.numel() // classes if input.dim() > 1 else 1
-        return loss.sum() / batch
-    return _reduced(loss, reduction)
 
 
 def _check_same_size(input, target, what="different to"):

@@ -8,8 +8,11 @@ they exist. Ops whose real version is already right for complex numbers (add, mu
 eq, pow, ...) use it as is: Numba compiles their complex signature only when it is met.
 
 NumPy's ufuncs on complex scalars are what Numba compiles on the CPU, and what the CUDA
-simulator (plain Python on NumPy scalars) runs without raising at poles; they follow C99's
-special values, as PyTorch does.
+simulator (plain Python on NumPy scalars) runs without raising at poles. Numba's do not
+follow C99's special values (Annex G, which PyTorch's c10::complex does) everywhere: exp,
+pow, log2 and log1p are written out below where they part; the trigonometric and
+hyperbolic functions still differ at NaN and infinite parts (the op database's expected
+failures list them).
 """
 import math
 
@@ -17,6 +20,49 @@ import numpy as np
 from numba.extending import register_jitable
 
 # --- arithmetic ------------------------------------------------------------------------
+
+
+def add_complex(a, b):
+    # PyTorch's add is a + alpha * b with alpha = 1 + 0j multiplied in: an infinite part of b
+    # meets 0 * inf, so 0 + inf j gives nan + inf j, as PyTorch's.
+    return a + b * (1.0 + 0j)
+
+
+def sub_complex(a, b):
+    return a + b * (-1.0 + 0j)
+
+
+@register_jitable
+def _mul_c99(a, b, c, d):
+    # (a + bj)(c + dj) by C99's Annex G (G.5.1, the __muldc3 that C compilers call): where
+    # the plain product is NaN in both parts, an infinite factor is boxed to +-1 and the
+    # product recomputed, so that it stays infinite (cpow's exponent times log 0).
+    ac, bd, ad, bc = a * c, b * d, a * d, b * c
+    x, y = ac - bd, ad + bc
+    if x == x or y == y:
+        return complex(x, y)
+    recalc = False
+    if abs(a) == math.inf or abs(b) == math.inf:
+        a = math.copysign(1.0 if abs(a) == math.inf else 0.0, a)
+        b = math.copysign(1.0 if abs(b) == math.inf else 0.0, b)
+        c = math.copysign(0.0, c) if c != c else c
+        d = math.copysign(0.0, d) if d != d else d
+        recalc = True
+    if abs(c) == math.inf or abs(d) == math.inf:
+        c = math.copysign(1.0 if abs(c) == math.inf else 0.0, c)
+        d = math.copysign(1.0 if abs(d) == math.inf else 0.0, d)
+        a = math.copysign(0.0, a) if a != a else a
+        b = math.copysign(0.0, b) if b != b else b
+        recalc = True
+    if not recalc and (abs(ac) == math.inf or abs(bd) == math.inf or abs(ad) == math.inf or abs(bc) == math.inf):
+        a = math.copysign(0.0, a) if a != a else a
+        b = math.copysign(0.0, b) if b != b else b
+        c = math.copysign(0.0, c) if c != c else c
+        d = math.copysign(0.0, d) if d != d else d
+        recalc = True
+    if recalc:
+        return complex(math.inf * (a * c - b * d), math.inf * (a * d + b * c))
+    return complex(x, y)
 
 
 @register_jitable
@@ -85,12 +131,41 @@ def isfinite_complex(a):
 # --- transcendental functions ----------------------------------------------------------
 
 
+@register_jitable
+def _exp(a):
+    # C99's cexp: a real argument stays real (exp(800+0j) is inf+0j, not inf+nanj), an
+    # infinite real part with an infinite or NaN imaginary one gives 0 or inf+nanj, and a
+    # result past the float range keeps its phase (exp(x/2) squared, each with a factor).
+    x, y = a.real, a.imag
+    if y == 0:  # NaN + 0j too: NaN + 0j
+        return complex(np.exp(x), y)
+    if x == math.inf and y - y != 0:
+        return complex(x, math.nan)
+    if x == -math.inf and y - y != 0:
+        return complex(0.0, 0.0)
+    if y - y != 0:  # y infinite or NaN, x finite or NaN
+        return complex(math.nan, math.nan)
+    c, s = np.cos(y), np.sin(y)
+    e = np.exp(x)
+    if e == math.inf and x != math.inf:
+        h = np.exp(x / 2.0)
+        return complex(h * c * h, h * s * h)
+    return complex(e * c, e * s)
+
+
 def exp_complex(a):
-    return np.exp(a)
+    return _exp(a)
 
 
 def exp2_complex(a):
-    return np.exp(a * 0.6931471805599453)
+    return _exp(complex(a.real * 0.6931471805599453, a.imag * 0.6931471805599453))
+
+
+def pow_complex(a, b):
+    # C99's cpow (PyTorch's std::pow): exp(b * log(a)), so 0 ** b is 0 where Re(b) > 0 and
+    # NaN or infinite elsewhere, as PyTorch's.
+    log_a = np.log(a)
+    return _exp(_mul_c99(b.real, b.imag, log_a.real, log_a.imag))
 
 
 def expm1_complex(a):
@@ -106,7 +181,9 @@ def log_complex(a):
 
 
 def log2_complex(a):
-    return np.log(a) * 1.4426950408889634
+    # Part by part: a complex product would turn log(0)'s -inf + 0j into -inf + nanj.
+    r = np.log(a)
+    return complex(r.real / 0.6931471805599453, r.imag / 0.6931471805599453)  # (PyTorch divides by ln 2)
 
 
 def log10_complex(a):
@@ -114,7 +191,16 @@ def log10_complex(a):
 
 
 def log1p_complex(a):
-    return np.log(a + 1.0)
+    # PyTorch's formula: log|1 + z| by log1p near 0 (exact for tiny z), the phase by atan2,
+    # which keeps the sign of a zero imaginary part (log1p(-1.5 - 0j) has phase -pi).
+    x, y = a.real, a.imag
+    theta = np.arctan2(y, x + 1.0)
+    if np.hypot(x, y) < 0.5:
+        r = x * (2.0 + x) + y * y
+        if r == 0:
+            return complex(x, theta)
+        return complex(0.5 * np.log1p(r), theta)
+    return complex(np.log(np.hypot(x + 1.0, y)), theta)
 
 
 def sqrt_complex(a):
@@ -171,6 +257,13 @@ def acosh_complex(a):
 
 def atanh_complex(a):
     return np.arctanh(a)
+
+
+def lerp_complex(start, end, weight):
+    # PyTorch's formula for complex weights: which end it starts from depends on |weight|.
+    if np.hypot(weight.real, weight.imag) < 0.5:
+        return start + weight * (end - start)
+    return end - (end - start) * (1 - weight)
 
 
 def sigmoid_complex(a):

@@ -95,11 +95,16 @@ if SIMULATOR:
 
     def restride(arr, shape, strides, byte_offset=0, dtype=None):
         base = arr._ary
+        resized = dtype is not None and np.dtype(dtype).itemsize != base.itemsize
+        if resized:
+            # Reinterpret the (1-d, dense) buffer first: strides in the new dtype's bytes
+            # would not be a valid view of the old one's elements (complex64 as float32 pairs).
+            base = base.reshape(-1).view(dtype)
         if byte_offset:
             skip = byte_offset // base.itemsize
             base = np.lib.stride_tricks.as_strided(base, (skip + 1,), (base.itemsize,))[skip:]
         view = np.lib.stride_tricks.as_strided(base, tuple(shape), tuple(strides))
-        return _SimArray(view if dtype is None else view.view(dtype))
+        return _SimArray(view if dtype is None or resized else view.view(dtype))
 
     def ptr(arr):
         return arr._ary.__array_interface__["data"][0]

@@ -52,12 +52,12 @@ def _plan(result, rule):
 # those with a `<name>_complex` twin in `_backends/scalar_complex.py`. Any other op refuses
 # complex dtypes with PyTorch's dispatch error.
 _COMPLEX_AS_IS = frozenset((
-    "add", "sub", "mul", "neg", "copy", "square", "eq", "ne", "pow", "logical_and", "logical_or",
+    "mul", "neg", "copy", "square", "eq", "ne", "logical_and", "logical_or",
     "logical_xor", "logical_not"))
 _COMPLEX_TWINS = frozenset((
     "div", "reciprocal", "abs", "angle", "sgn", "conj", "isnan", "isinf", "isfinite", "exp", "exp2",
     "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan",
-    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid"))
+    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "pow", "lerp", "add", "sub"))
 
 
 def complex_kernel(name, dtype, *where):
@@ -82,10 +82,10 @@ def binary(name, a, b, out=None, rule=_SAME, kernel=None, inplace=False):
             # Fast path for the common case: same dtype and device, no out=, no casting.
             dtype, device = a._dtype, a._device
             if dtype is b._dtype and device is b._device and dtype not in _LOW_PRECISION:
-                kernel = kernel or name
+                fast = kernel or name  # (not `kernel`: the general path below names its own)
                 if dtype.category == _COMPLEX_CATEGORY:
-                    kernel = complex_kernel(kernel, dtype, a, b)
-                data = _backends.get(device).elementwise.binary_fresh(kernel, a._data, b._data)
+                    fast = complex_kernel(fast, dtype, a, b)
+                data = _backends.get(device).elementwise.binary_fresh(fast, a._data, b._data)
                 if data is not None:
                     return _wrap(data, dtype, device)
         elif a_t or b_t:

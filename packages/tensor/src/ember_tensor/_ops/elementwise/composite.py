@@ -14,6 +14,8 @@ from .arithmetic import (
     _FLOAT, _NOT_FLOAT, _check_alpha, _reject_dtypes, add, binary, copy_to_out, div, eq, le, logical_and,
     logical_or, mul, sub, unary,
 )
+from ..complex_views import imag, real
+from .complex_numbers import complex as complex_from_parts
 from .pointwise import abs, isfinite, isnan, isneginf, isposinf
 
 __all__ = [
@@ -129,7 +131,7 @@ def _check_lerp(input, end, weight):
     """lerp does not promote: `end` (and a tensor `weight`) must have input's dtype."""
     kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
     _reject_dtypes(kernel, input._dtype, _NOT_FLOAT)
-    for what, x in (("end", end), ("weight", weight)):
+    for what, x in (("end", end), ("weight", weight)):  # (complex: c10::complex<float> in PyTorch's words)
         if isinstance(x, Tensor) and x._dtype is not input._dtype:
             raise RuntimeError(f"expected dtype {_LERP_NAMES[input._dtype]} for `{what}` but got dtype "
                                f"{_LERP_NAMES.get(x._dtype, _iter.type_name(x._dtype))}")
@@ -148,7 +150,8 @@ def lerp(input, end, weight, *, out=None):
         _iter.resize_out(out, shape)
     arrays = tuple(_full_array(_iter.operand_array(x, kdtype, device, shape), shape, device)
                    for x in (input, end, weight))
-    return _iter.run_kernel("ternary", "lerp", arrays, shape, kdtype, promoted, device, out)
+    kernel = "lerp_complex" if promoted.is_complex else "lerp"  # which end: |weight| < 0.5
+    return _iter.run_kernel("ternary", kernel, arrays, shape, kdtype, promoted, device, out)
 
 
 @op("lerp_", inplace=True)
@@ -168,7 +171,7 @@ def _addc(kind, input, tensor1, tensor2, value):
     promoted = D.result_type_of((input, tensor1, tensor2))
     if kind == "addcmul":
         _reject_dtypes("addcmul_cpu_out", promoted, (D.bool,))
-    elif tensor1._dtype.category != D._FLOAT and tensor2._dtype.category != D._FLOAT:
+    elif tensor1._dtype.category < D._FLOAT and tensor2._dtype.category < D._FLOAT:  # both integral or bool
         raise RuntimeError(
             "Integer division with addcdiv is no longer supported, and in a future  release "
             "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
@@ -224,6 +227,9 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     if out is not None and out._dtype is not input._dtype:
         raise RuntimeError(f"nan_to_num: dtype of out: {_iter.type_name(out._dtype)} should be same as "
                            f"input: {_iter.type_name(input._dtype)}")
+    if input._dtype.is_complex:  # each part on its own, with the real dtype's bounds
+        parts = (nan_to_num(part(input), nan, posinf, neginf) for part in (real, imag))
+        return copy_to_out(complex_from_parts(*parts), out)
     if input._dtype.category != D._FLOAT:
         return copy_to_out(input.clone(), out)
     info = ml_dtypes.finfo(input._dtype.np)  # NumPy's finfo does not know bfloat16

@@ -112,34 +112,46 @@ def xlogy_(self, other):
     return self.copy_(_xlogy(self, other))
 
 
+def _float_power_wide(input, exponent):
+    """float64, or complex128 where an operand is complex (PyTorch's rule)."""
+    complex_operand = any(x._dtype.is_complex if isinstance(x, Tensor) else isinstance(x, complex)
+                          for x in (input, exponent))
+    return D.complex128 if complex_operand else D.float64
+
+
 def _float_power_operands(input, exponent):
-    def as_double(x):
+    wide = _float_power_wide(input, exponent)
+
+    def as_wide(x):
         if isinstance(x, Tensor):
-            return x if x._dtype is D.float64 else x.to(D.float64)
-        return float(x)
-    return as_double(input), as_double(exponent)
+            return x if x._dtype is wide else x.to(wide)
+        return complex(x) if wide is D.complex128 else float(x)
+    return as_wide(input), as_wide(exponent)
 
 
 @op()
 def float_power(input, exponent, *, out=None):
-    """`input` to the power `exponent`, computed in float64 whatever the operands' dtypes.
+    """`input` to the power `exponent`, computed in float64 (complex128 for complex operands).
 
     >>> import ember_tensor as torch
     >>> torch.float_power(torch.tensor([2, 3]), 2)
     tensor([4., 9.], dtype=torch.float64)
     """
     if not isinstance(input, Tensor):
-        input = creation.tensor(float(input), dtype=D.float64, device=exponent.device)
+        wide = _float_power_wide(input, exponent)
+        input = creation.tensor(complex(input) if wide is D.complex128 else float(input), dtype=wide,
+                                device=exponent.device)
     base, exp_ = _float_power_operands(input, exponent)
     return _to_out(pow(base, exp_), out)
 
 
 @op("float_power_", inplace=True)
 def float_power_(self, exponent):
-    """In-place `float_power`: `self` must already be float64."""
-    if self._dtype is not D.float64:
+    """In-place `float_power`: `self` must already be float64 (complex128 for complex operands)."""
+    wide = _float_power_wide(self, exponent)
+    if self._dtype is not wide:
         raise RuntimeError(f"the base given to float_power_ has dtype {_iter.type_name(self._dtype)} "
-                           "but the operation's result requires dtype Double")
+                           f"but the operation's result requires dtype {_iter.type_name(wide)}")
     return self.copy_(pow(self, _float_power_operands(self, exponent)[1]))
 
 

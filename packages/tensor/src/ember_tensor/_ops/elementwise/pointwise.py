@@ -39,9 +39,11 @@ def _reject_bool_neg(x):
     return x
 
 
-def _reject_bool_abs(x):
+def _reject_bool_abs(x, inplace):
     if isinstance(x, Tensor):
         _reject_dtypes("abs_cpu", x._dtype, (D.bool,))
+        if inplace and x._dtype.is_complex:  # |z| is real: it cannot be written into z
+            raise RuntimeError("In-place abs is not supported for complex tensors.")
     return x
 
 
@@ -55,7 +57,7 @@ def _square_input(x, inplace):
 
 
 # Argument checks that run before a unary kernel: (input, inplace) -> the input to use.
-_UNARY_CHECKS = {"neg": lambda x, inplace: _reject_bool_neg(x), "abs": lambda x, inplace: _reject_bool_abs(x),
+_UNARY_CHECKS = {"neg": lambda x, inplace: _reject_bool_neg(x), "abs": _reject_bool_abs,
                  "square": _square_input, "sign": lambda x, inplace: _reject_complex_sign(x)}
 
 

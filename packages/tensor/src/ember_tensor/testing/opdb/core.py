@@ -16,19 +16,25 @@ import numpy as np
 import ember_tensor as et
 
 __all__ = [
-    "F16", "BF16", "F32", "F64", "I8", "I16", "I32", "I64", "U8", "B", "ALL_DTYPES", "NP", "FLOAT_DTYPES",
+    "F16", "BF16", "F32", "F64", "I8", "I16", "I32", "I64", "U8", "B", "C64", "C128", "COMPLEX", "ALL_DTYPES", "NP",
+    "FLOAT_DTYPES", "COMPLEX_EXTREMAL", "is_inexact",
     "INT_DTYPES", "FLOATING", "INTEGRAL", "_ABBR", "_PROMOTION_TABLE", "_CAN_CAST_TABLE", "_parse_table",
     "PROMOTE", "CAN_CAST", "TYPE_NAME", "_category", "_combine", "reference_result_type", "same", "to_float",
-    "to_bool", "_div_result", "_square_result", "Operand", "SampleInput", "_to_ember", "_dtype_of_array",
+    "to_real", "to_bool", "_div_result", "_square_result", "Operand", "SampleInput", "_to_ember", "_dtype_of_array",
     "make_values", "EXTREMAL", "SPECIAL", "rng_for", "XFail", "ErrorInput", "OpInfo", "_kwargs_for", "_unary_samples",
     "_scalars_for", "_binary_samples", "TOLERANCE", "reference_operands", "expected_result"
 ]
 
 F16, BF16, F32, F64 = et.float16, et.bfloat16, et.float32, et.float64
 I8, I16, I32, I64, U8, B = et.int8, et.int16, et.int32, et.int64, et.uint8, et.bool
+C64, C128 = et.complex64, et.complex128
+# The real dtypes: the promotion tests draw from these (their real kernels). An entry
+# adds COMPLEX to its dtypes where PyTorch has the op for complex numbers.
 ALL_DTYPES = (F16, BF16, F32, F64, I8, I16, I32, I64, U8, B)
+COMPLEX = (C64, C128)
 NP = {F16: np.float16, BF16: ml_dtypes.bfloat16, F32: np.float32, F64: np.float64, I8: np.int8,
-      I16: np.int16, I32: np.int32, I64: np.int64, U8: np.uint8, B: np.bool_}
+      I16: np.int16, I32: np.int32, I64: np.int64, U8: np.uint8, B: np.bool_, C64: np.complex64,
+      C128: np.complex128}
 FLOAT_DTYPES = (F16, BF16, F32, F64)
 INT_DTYPES = (I8, I16, I32, I64, U8)
 # Low-precision dtypes compute in float32 kernels, so testing them costs no compile time.
@@ -38,36 +44,39 @@ INTEGRAL = (I64, I32, U8)
 # --- PyTorch's promotion rules, as data -------------------------------------------------
 
 _ABBR = {"f16": F16, "bf16": BF16, "f32": F32, "f64": F64, "i8": I8, "i16": I16, "i32": I32,
-         "i64": I64, "u8": U8, "b": B}
+         "i64": I64, "u8": U8, "b": B, "c64": C64, "c128": C128}
 # torch.promote_types(row, column).
 _PROMOTION_TABLE = """
-       f16 bf16  f32  f64   i8  i16  i32  i64   u8    b
-  f16  f16  f32  f32  f64  f16  f16  f16  f16  f16  f16
- bf16  f32 bf16  f32  f64 bf16 bf16 bf16 bf16 bf16 bf16
-  f32  f32  f32  f32  f64  f32  f32  f32  f32  f32  f32
-  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64
-   i8  f16 bf16  f32  f64   i8  i16  i32  i64  i16   i8
-  i16  f16 bf16  f32  f64  i16  i16  i32  i64  i16  i16
-  i32  f16 bf16  f32  f64  i32  i32  i32  i64  i32  i32
-  i64  f16 bf16  f32  f64  i64  i64  i64  i64  i64  i64
-   u8  f16 bf16  f32  f64  i16  i16  i32  i64   u8   u8
-    b  f16 bf16  f32  f64   i8  i16  i32  i64   u8    b
+       f16 bf16  f32  f64   i8  i16  i32  i64   u8    b  c64 c128
+  f16  f16  f32  f32  f64  f16  f16  f16  f16  f16  f16  c64 c128
+ bf16  f32 bf16  f32  f64 bf16 bf16 bf16 bf16 bf16 bf16  c64 c128
+  f32  f32  f32  f32  f64  f32  f32  f32  f32  f32  f32  c64 c128
+  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64  f64 c128 c128
+   i8  f16 bf16  f32  f64   i8  i16  i32  i64  i16   i8  c64 c128
+  i16  f16 bf16  f32  f64  i16  i16  i32  i64  i16  i16  c64 c128
+  i32  f16 bf16  f32  f64  i32  i32  i32  i64  i32  i32  c64 c128
+  i64  f16 bf16  f32  f64  i64  i64  i64  i64  i64  i64  c64 c128
+   u8  f16 bf16  f32  f64  i16  i16  i32  i64   u8   u8  c64 c128
+    b  f16 bf16  f32  f64   i8  i16  i32  i64   u8    b  c64 c128
+  c64  c64  c64  c64 c128  c64  c64  c64  c64  c64  c64  c64 c128
+ c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128 c128
 """
-# torch.can_cast(row, column): casting never lowers the kind (float > int > bool).
+# torch.can_cast(row, column): casting never lowers the kind (complex > float > int > bool).
 _CAN_CAST_TABLE = """
-       f16 bf16  f32  f64   i8  i16  i32  i64   u8    b
-  f16    1    1    1    1    0    0    0    0    0    0
- bf16    1    1    1    1    0    0    0    0    0    0
-  f32    1    1    1    1    0    0    0    0    0    0
-  f64    1    1    1    1    0    0    0    0    0    0
-   i8    1    1    1    1    1    1    1    1    1    0
-  i16    1    1    1    1    1    1    1    1    1    0
-  i32    1    1    1    1    1    1    1    1    1    0
-  i64    1    1    1    1    1    1    1    1    1    0
-   u8    1    1    1    1    1    1    1    1    1    0
-    b    1    1    1    1    1    1    1    1    1    1
+       f16 bf16  f32  f64   i8  i16  i32  i64   u8    b  c64 c128
+  f16    1    1    1    1    0    0    0    0    0    0    1    1
+ bf16    1    1    1    1    0    0    0    0    0    0    1    1
+  f32    1    1    1    1    0    0    0    0    0    0    1    1
+  f64    1    1    1    1    0    0    0    0    0    0    1    1
+   i8    1    1    1    1    1    1    1    1    1    0    1    1
+  i16    1    1    1    1    1    1    1    1    1    0    1    1
+  i32    1    1    1    1    1    1    1    1    1    0    1    1
+  i64    1    1    1    1    1    1    1    1    1    0    1    1
+   u8    1    1    1    1    1    1    1    1    1    0    1    1
+    b    1    1    1    1    1    1    1    1    1    1    1    1
+  c64    0    0    0    0    0    0    0    0    0    0    1    1
+ c128    0    0    0    0    0    0    0    0    0    0    1    1
 """
-
 
 def _parse_table(text, cell):
     header, *rows = text.strip().splitlines()
@@ -84,23 +93,26 @@ PROMOTE = _parse_table(_PROMOTION_TABLE, lambda c: _ABBR[c])
 CAN_CAST = _parse_table(_CAN_CAST_TABLE, lambda c: c == "1")
 # PyTorch's names for scalar types in error messages.
 TYPE_NAME = {F16: "Half", BF16: "BFloat16", F32: "Float", F64: "Double", I8: "Char", I16: "Short",
-             I32: "Int", I64: "Long", U8: "Byte", B: "Bool"}
+             I32: "Int", I64: "Long", U8: "Byte", B: "Bool", C64: "ComplexFloat", C128: "ComplexDouble"}
+
+
+def is_inexact(d):
+    """Floating or complex: compared within a tolerance, computed in float64/complex128."""
+    return d.is_floating_point or d.is_complex
 
 
 def _category(d):
-    return 2 if d.is_floating_point else (0 if d is B else 1)
+    return 3 if d.is_complex else 2 if d.is_floating_point else (0 if d is B else 1)
 
 
 def _combine(higher, lower):
     # c10's combine_categories: a lower-priority operand only counts when it is of a
-    # higher category than the higher-priority one.
+    # higher category than the higher-priority one (bool < int < float < complex).
     if higher is None:
         return lower
-    if lower is None or higher.is_floating_point:
+    if lower is None or _category(lower) <= _category(higher):
         return higher
-    if higher is B or lower.is_floating_point:
-        return PROMOTE[(higher, lower)]
-    return higher
+    return PROMOTE[(higher, lower)]
 
 
 def reference_result_type(operands, default=F32):
@@ -116,7 +128,8 @@ def reference_result_type(operands, default=F32):
         if isinstance(x, et.Tensor):
             d, slot = x.dtype, (0 if x.dim() else 1)
         else:
-            d = B if isinstance(x, bool) else I64 if isinstance(x, int) else default
+            d = (B if isinstance(x, bool) else I64 if isinstance(x, int)
+                 else default.to_complex() if isinstance(x, complex) else default)
             slot = 2
         states[slot] = d if states[slot] is None else PROMOTE[(states[slot], d)]
     return _combine(states[0], _combine(states[1], states[2]))
@@ -130,8 +143,13 @@ def same(promoted, kwargs):
 
 
 def to_float(promoted, kwargs):
-    """Integer and bool inputs give the default float dtype."""
-    return promoted if promoted.is_floating_point else et.get_default_dtype()
+    """Integer and bool inputs give the default float dtype (complex ones stay complex)."""
+    return promoted if is_inexact(promoted) else et.get_default_dtype()
+
+
+def to_real(promoted, kwargs):
+    """Complex inputs give their real dtype (abs, angle); the others `to_float`'s."""
+    return promoted.to_real() if promoted.is_complex else to_float(promoted, kwargs)
 
 
 def to_bool(promoted, kwargs):
@@ -204,9 +222,14 @@ def _dtype_of_array(a):
 
 
 def make_values(shape, dtype, rng, low=None, high=None, nonzero=False):
-    """Random values of `dtype` in [low, high] (ints: small and within the dtype's range)."""
+    """Random values of `dtype` in [low, high] (ints: small and within the dtype's range;
+    complex: real and imaginary parts each drawn from [low, high])."""
     if dtype is B:
         return rng.random(shape) < 0.5
+    if dtype.is_complex:
+        real = dtype.to_real()
+        parts = make_values(shape, real, rng, low, high, nonzero), make_values(shape, real, rng, low, high)
+        return (parts[0] + 1j * parts[1]).astype(NP[dtype])
     if dtype.is_floating_point:
         lo, hi = (-5.0 if low is None else low), (5.0 if high is None else high)
         v = rng.uniform(lo, hi, shape)
@@ -229,6 +252,13 @@ EXTREMAL = (math.nan, math.inf, -math.inf, 0.0, -0.0, 0.5, -1.5, 3.0)
 # (800 even in float64), underflow and values past each dtype's range (1e300 is inf in
 # float32), where compiled code and the CPU most easily part ways.
 SPECIAL = EXTREMAL + (1.0, -1.0, -2.5, -3.0, 1e-30, 100.0, -100.0, 800.0, -800.0, 1e300, -1e300)
+
+
+# A complex op's special values: every pair of these as (real, imaginary) parts. Signed
+# zeros pick a side of a branch cut, infinities and NaN follow C99's Annex G (PyTorch's
+# c10::complex), 800 overflows exp, 1e-30 takes the paths for tiny arguments.
+_COMPLEX_PARTS = (0.0, -0.0, 0.5, -1.5, 3.0, 800.0, 1e-30, math.inf, -math.inf, math.nan)
+COMPLEX_EXTREMAL = tuple(complex(re, im) for re in _COMPLEX_PARTS for im in _COMPLEX_PARTS)
 
 
 def rng_for(name, dtype):
@@ -366,6 +396,10 @@ def _unary_samples(op, dtype, rng):
     for kw in _kwargs_for(op, dtype):
         yield SampleInput(Operand(v((3, 5))), kwargs=kw, name=f"kwargs {kw}")
         yield SampleInput(Operand(v((4, 3)), "transposed"), kwargs=kw, name=f"transposed, kwargs {kw}")
+    if op.extremal and dtype.is_complex:
+        special = np.array(COMPLEX_EXTREMAL).astype(NP[dtype])
+        yield SampleInput(Operand(special), name="complex extremal")
+        yield SampleInput(Operand(special[1::3], "stepped"), name="complex extremal, stepped")
     if op.extremal and dtype.is_floating_point:
         with np.errstate(over="ignore"):  # 1e300 is inf in float32
             special = np.array(SPECIAL).astype(NP[dtype])
@@ -377,6 +411,8 @@ def _unary_samples(op, dtype, rng):
 def _scalars_for(op, dtype):
     if op.int_scalars_only:
         return [s for s in op.scalars if not isinstance(s, float)]
+    if dtype.is_complex and op.scalars:  # a Python complex too, beside the real numbers
+        return list(op.scalars) + [2 - 1.5j]
     return list(op.scalars)
 
 
@@ -406,6 +442,11 @@ def _binary_samples(op, dtype, rng):
         yield S(O(a((3, 5))), (O(b((3, 5))),), kwargs=kw, name=f"kwargs {kw}")
         yield S(O(a((3, 1))), (O(b(())),), kwargs=kw, name=f"0-d other, kwargs {kw}")
         yield S(O(a((3, 4)), "transposed"), (O(b((3, 4))),), kwargs=kw, name=f"transposed, kwargs {kw}")
+    if op.extremal and dtype.is_complex:
+        vals = np.array(COMPLEX_EXTREMAL[::7])  # a spread of 15: every pair of them
+        lhs = np.repeat(vals, len(vals)).astype(NP[dtype])
+        rhs = np.tile(vals, len(vals)).astype(NP[dtype])
+        yield S(O(lhs), (O(rhs),), name="complex extremal")
     if op.extremal and dtype.is_floating_point:
         vals = np.array(EXTREMAL)
         lhs = np.repeat(vals, len(vals)).astype(NP[dtype])
@@ -415,21 +456,27 @@ def _binary_samples(op, dtype, rng):
 
 # --- reference values -------------------------------------------------------------------
 
-TOLERANCE = {F64: (1e-7, 1e-7), F32: (1.3e-6, 1e-5), F16: (1e-3, 1e-5), BF16: (1.6e-2, 1e-5)}
+TOLERANCE = {F64: (1e-7, 1e-7), F32: (1.3e-6, 1e-5), F16: (1e-3, 1e-5), BF16: (1.6e-2, 1e-5),
+             C128: (1e-7, 1e-7), C64: (2e-6, 1e-5)}
 
 
 def reference_operands(op, sample, result_dtype):
     """The sample's operands as NumPy arrays to feed `op.ref`.
 
-    Operands that take part in promotion are cast to the computation dtype: float64 when
-    the result or the promoted inputs are floating, else the result dtype (the promoted
+    Operands that take part in promotion are cast to the computation dtype: complex128
+    when the result or the promoted inputs are complex, float64 when they are floating,
+    else the result dtype (the promoted
     dtype for bool results), so integer results wrap like PyTorch's. Python numbers are
     cast the same way (-1 into uint8 is 255, as in PyTorch).
     """
     operands = sample.operands()
     promoted = reference_result_type(op.promoted_operands(sample.ember()))
     # result_dtype is None for ops returning a Python bool (allclose, equal): compare in float64.
-    if result_dtype is None or result_dtype.is_floating_point or promoted.is_floating_point:
+    complex_operand = any(isinstance(x, Operand) and x.value.dtype.kind == "c" for x in operands)
+    if (result_dtype or promoted or B).is_complex or (promoted or B).is_complex or \
+            (result_dtype is None and complex_operand):
+        compute = np.complex128
+    elif result_dtype is None or result_dtype.is_floating_point or promoted.is_floating_point:
         compute = np.float64
     else:
         compute = NP[promoted if result_dtype is B else result_dtype]
@@ -443,7 +490,8 @@ def reference_operands(op, sample, result_dtype):
             if takes_part:
                 arrays.append(native.astype(compute))
             else:
-                arrays.append(native.astype(np.float64) if _dtype_of_array(native).is_floating_point else native)
+                arrays.append(native.astype(np.complex128) if native.dtype.kind == "c" else
+                              native.astype(np.float64) if native.dtype.kind == "f" else native)
         else:
             arrays.append(np.array(x).astype(compute) if takes_part else x)
     return arrays

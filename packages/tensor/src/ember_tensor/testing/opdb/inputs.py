@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from .core import (
-    B, EXTREMAL, ErrorInput, F16, F32, F64, I32, I64, NP, Operand, PROMOTE, SampleInput, TYPE_NAME, U8,
+    B, C64, EXTREMAL, ErrorInput, F16, F32, F64, I32, I64, NP, Operand, PROMOTE, SampleInput, TYPE_NAME, U8,
     _binary_samples, make_values,
 )
 
@@ -13,7 +13,7 @@ __all__ = [
     "_pow_samples", "_shift_samples", "_t", "_not_implemented", "_errors_unsupported", "_chain", "_errors_neg",
     "_BOOL_SUB", "_errors_sub", "_errors_alpha", "_errors_zero_division", "_errors_div", "_errors_pow",
     "_errors_where", "_errors_clamp", "_errors_lerp", "_errors_addcmul", "_errors_addcdiv", "_errors_isclose",
-    "_errors_round", "_errors_float_only_binary", "_errors_bitwise", "_errors_heaviside"
+    "_errors_round", "_errors_float_only_binary", "_errors_bitwise", "_errors_heaviside", "_errors_abs_complex_inplace"
 ]
 
 
@@ -48,7 +48,7 @@ def _where_samples(op, dtype, rng):
 
     def v(shape):
         return make_values(shape, dtype, rng)
-    num = 2.5 if dtype.is_floating_point else (True if dtype is B else 3)
+    num = 2.5 if dtype.is_floating_point else 2.5 - 1j if dtype.is_complex else (True if dtype is B else 3)
     yield S(cond((3, 5)), (O(v((3, 5))), O(v((3, 5)))), name="same shape")
     yield S(cond((3, 1)), (O(v((1, 5))), O(v((5,)))), name="broadcast")
     yield S(cond(()), (O(v(())), O(v(()))), name="0-d")
@@ -78,7 +78,7 @@ def _addc_samples(op, dtype, rng):
 
     def v(shape, nz=False):
         return make_values(shape, dtype, rng, nonzero=nz)
-    value = 0.5 if dtype.is_floating_point else 2
+    value = 0.5 if dtype.is_floating_point or dtype.is_complex else 2
     yield S(O(v((3, 5))), (O(v((3, 5))), O(v((3, 5), nonzero))), name="same shape")
     yield S(O(v((3, 5))), (O(v((3, 5))), O(v((3, 5), nonzero))), {"value": value}, name="value")
     yield S(O(v((3, 1))), (O(v((5,))), O(v((3, 5), nonzero))), {"value": value}, name="broadcast")
@@ -92,10 +92,11 @@ def _addc_samples(op, dtype, rng):
 def _isclose_samples(op, dtype, rng):
     S, O = SampleInput, Operand
     a = make_values((4, 6), dtype, rng)
-    if dtype.is_floating_point:
-        # Relative perturbations far from the tolerance boundaries (none, tiny, large).
-        factors = rng.choice([0.0, 1e-7, 1e-3, 0.5], size=a.shape)
-        b = (a.astype(np.float64) * (1 + factors)).astype(NP[dtype])
+    if dtype.is_floating_point or dtype.is_complex:
+        # Relative perturbations far from the tolerance boundaries (none, tiny, large),
+        # turned as well as scaled for complex numbers.
+        factors = rng.choice([0.0, 1e-7, 1e-3, 0.5], size=a.shape) * (1j if dtype.is_complex else 1)
+        b = (a.astype(np.complex128 if dtype.is_complex else np.float64) * (1 + factors)).astype(NP[dtype])
         special = np.array([math.nan, math.inf, -math.inf, math.nan, 1.0, math.inf]).astype(NP[dtype])
         special_other = np.array([math.nan, math.inf, math.inf, 1.0, math.nan, 1e4]).astype(NP[dtype])
         kwargs = ({}, {"rtol": 0.1, "atol": 0.5}, {"equal_nan": True})
@@ -125,13 +126,17 @@ def _equal_samples(op, dtype, rng):
     yield S(O(a, "transposed"), (O(a.copy(), "stepped"),), name="non-contiguous, equal")
     yield S(O(a[:1]), (O(np.broadcast_to(a[:1], (3, 4))),), name="shapes differ")
     yield S(O(a[0, 0]), (O(a[0, 0].copy()),), name="0-d")
-    if op.name == "allclose" and dtype.is_floating_point:
-        yield S(O(a), (O((a.astype(np.float64) * (1 + 1e-3)).astype(NP[dtype])),), {"rtol": 1e-2}, name="rtol")
+    if op.name == "allclose" and (dtype.is_floating_point or dtype.is_complex):
+        yield S(O(a), (O((a * (1 + 1e-3)).astype(NP[dtype])),), {"rtol": 1e-2}, name="rtol")
 
 
 def _pow_samples(op, dtype, rng):
     yield from _binary_samples(op, dtype, rng)
-    if not dtype.is_floating_point:
+    if dtype.is_complex:  # zero bases to exponents of positive real part: 0 (others: see extremal)
+        base = np.zeros(4, NP[dtype])
+        exp = np.array([2, 0.5 + 1j, 1.5, 3 - 2j]).astype(NP[dtype])
+        yield SampleInput(Operand(base), (Operand(exp),), name="zero bases")
+    elif not dtype.is_floating_point:
         base = np.array([0, 1, -1, 2, -1, 3, 1, -2]).astype(NP[dtype])
         exp = np.array([-1, -3, -3, -1, -2, 0, 5, 3]).astype(NP[dtype])
         yield SampleInput(Operand(base), (Operand(exp),), name="negative integer exponents")
@@ -299,6 +304,11 @@ def _errors_bitwise(kernel, with_bool=False):
             yield ErrorInput(SampleInput(_t([True], B), (_t([True], B),)), NotImplementedError,
                              _not_implemented(kernel, B))
     return gen
+
+
+def _errors_abs_complex_inplace(op):
+    yield ErrorInput(SampleInput(_t([1 + 1j], C64)), RuntimeError, "In-place abs is not supported for complex tensors.",
+                     variant="inplace")
 
 
 def _errors_heaviside(op):

@@ -10,7 +10,7 @@ from .core import (
 
 __all__ = [
     "_vectorized", "_lgamma_scalar", "_erfinv_scalar", "_digamma_scalar", "_erf", "_erfc", "_erfinv", "_digamma",
-    "_lgamma", "_ref_sign", "_ref_round", "_ref_logit", "_FLOAT_MAX", "_ref_nan_to_num", "_ref_add", "_ref_sub",
+    "_lgamma", "_ref_sign", "_ref_sgn", "_ref_round", "_ref_logit", "_FLOAT_MAX", "_ref_nan_to_num", "_ref_add", "_ref_sub",
     "_ref_div", "_ref_pow", "_ref_lshift", "_ref_rshift", "_ref_clamp", "_ref_lerp", "_ref_addcmul",
     "_ref_addcdiv", "_ref_isclose", "_ref_allclose", "_ref_equal", "_ref_xlogy", "_ref_float_power", "_ref_heaviside"
 ]
@@ -79,6 +79,15 @@ def _ref_sign(x):
     return np.where(np.isnan(x), 0, np.sign(x)) if x.dtype.kind == "f" else np.sign(x)
 
 
+def _ref_sgn(x):
+    """z / |z| for complex numbers (0 at 0, NaN parts where |z| is), sign for the others."""
+    if x.dtype.kind != "c":
+        return _ref_sign(x)
+    r = np.abs(x)
+    with np.errstate(all="ignore"):
+        return np.where(r == 0, 0, x / r)
+
+
 def _ref_round(x, decimals=0):
     return np.round(x, decimals)
 
@@ -95,6 +104,10 @@ _FLOAT_MAX = {F16: 65504.0, BF16: float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
 
 
 def _ref_nan_to_num(x, nan=0.0, posinf=None, neginf=None, *, result_dtype):
+    if result_dtype.is_complex:  # each part on its own, with the real dtype's bounds
+        real = result_dtype.to_real()
+        return (_ref_nan_to_num(x.real, nan, posinf, neginf, result_dtype=real)
+                + 1j * _ref_nan_to_num(x.imag, nan, posinf, neginf, result_dtype=real))
     if not result_dtype.is_floating_point:
         return x
     big = _FLOAT_MAX[result_dtype]
@@ -122,7 +135,7 @@ def _ref_div(a, b, rounding_mode=None):
 
 
 def _ref_pow(a, b):
-    if a.dtype.kind == "f":
+    if a.dtype.kind in "fc":
         return np.power(a, b)
     # Integer powers with a negative exponent: 1 and -1 keep their magnitude, the rest are 0.
     a, b = np.broadcast_arrays(a, b)
@@ -170,7 +183,8 @@ def _ref_addcdiv(x, t1, t2, value=1):
 
 def _ref_isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     # PyTorch's formula for every dtype (integers too): |a - b| <= atol + |rtol * b|.
-    a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    wide = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64
+    a64, b64 = np.asarray(a, wide), np.asarray(b, wide)
     close = a64 == b64
     err = np.abs(a64 - b64)
     close |= np.isfinite(err) & (err <= atol + np.abs(rtol * b64))
@@ -184,7 +198,8 @@ def _ref_allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def _ref_equal(a, b):
-    return a.shape == b.shape and bool(np.all(np.asarray(a, np.float64) == np.asarray(b, np.float64)))
+    wide = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64
+    return a.shape == b.shape and bool(np.all(np.asarray(a, wide) == np.asarray(b, wide)))
 
 
 def _ref_xlogy(x, y):
@@ -195,8 +210,9 @@ def _ref_xlogy(x, y):
 
 
 def _ref_float_power(a, b):
+    wide = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.power(np.asarray(a, np.float64), np.asarray(b, np.float64))
+        return np.power(np.asarray(a, wide), np.asarray(b, wide))
 
 
 def _ref_heaviside(a, b):
