@@ -3,9 +3,10 @@
 with indices, and batch norm's statistics, affine step and backward (two or three passes
 over the data where the NumPy expression makes ten).
 
-Each loop body is compiled twice: a `prange` version for large inputs and a serial one
-below `PARALLEL_THRESHOLD` elements, where starting threads costs more than the work.
-Nothing compiles at import; a dtype compiles on first use (float32 and float64 only:
+Each kernel is serial over a range of tasks (channels, or (sample, channel) planes) and
+releases the GIL: from `PARALLEL_THRESHOLD` elements the task ranges run on several
+threads at once (`threads.split`), so no kernel compiles a prange twin (which compiles
+3-5x slower, and a first training step is mostly compiling). Nothing compiles at import; a dtype compiles on first use (float32 and float64 only:
 half types reach here as float32). The bodies inline no function of another file, so
 Numba's on-disk cache (keyed on this file) can never serve a stale kernel.
 """
@@ -13,22 +14,24 @@ import math
 import threading
 
 import numpy as np
-from numba import prange
+from numba import njit
 
 from .. import threads
-from .twins import serial_and_parallel
 
 __all__ = ["im2col_2d", "col2im_2d", "max_pool_2d", "batch_norm_stats", "batch_norm_apply",
            "batch_norm_backward", "PARALLEL_THRESHOLD"]
 
-PARALLEL_THRESHOLD = 1 << 15
+PARALLEL_THRESHOLD = 1 << 16  # a split over threads costs ~20-40 us
+_OPTIONS = dict(cache=True, nogil=True, error_model="numpy")
 
 
-def _im2col_body(xp, kh, kw, sh, sw, dh, dw, oh, ow, cols):
-    n, c = xp.shape[0], xp.shape[1]
+@njit(**_OPTIONS)
+def _im2col(xp, kh, kw, sh, sw, dh, dw, oh, ow, cols, t_lo, t_hi):
+    # Task r fills row r of the columns (one channel and kernel offset).
+    n = xp.shape[0]
     k = kh * kw
     plane = oh * ow
-    for r in prange(c * k):
+    for r in range(t_lo, t_hi):
         ci = r // k
         ki = (r % k) // kw
         kj = r % kw
@@ -45,13 +48,14 @@ def _im2col_body(xp, kh, kw, sh, sw, dh, dw, oh, ow, cols):
                         cols[r, row + j] = xp[b, ci, src, j * sw + kj * dw]
 
 
-def _col2im_body(cols, kh, kw, sh, sw, dh, dw, oh, ow, out):
+@njit(**_OPTIONS)
+def _col2im(cols, kh, kw, sh, sw, dh, dw, oh, ow, out, t_lo, t_hi):
     # cols: (N, C*K, L), one sample's columns per leading index (the layout of a batched
     # W^T @ grad product).
-    n, c = out.shape[0], out.shape[1]
+    c = out.shape[1]
     k = kh * kw
     # One (sample, channel) plane per iteration: no two iterations write the same element.
-    for p in prange(n * c):
+    for p in range(t_lo, t_hi):
         b = p // c
         ci = p % c
         for kk in range(k):
@@ -68,9 +72,10 @@ def _col2im_body(cols, kh, kw, sh, sw, dh, dw, oh, ow, out):
                         out[b, ci, dst, j * sw + kj * dw] += cols[b, r, row + j]
 
 
-def _max_pool_body(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, values, indices):
+@njit(**_OPTIONS)
+def _max_pool(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, values, indices, t_lo, t_hi):
     n, c, h, w = x.shape
-    for p in prange(n * c):
+    for p in range(t_lo, t_hi):
         b = p // c
         ci = p % c
         for i in range(oh):
@@ -100,12 +105,13 @@ def _max_pool_body(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, values, indices):
                 indices[b, ci, i, j] = where
 
 
-def _bn_stats_body(x, mean, var):
+@njit(**_OPTIONS)
+def _bn_stats(x, mean, var, t_lo, t_hi):
     # x: (N, C, L). Two passes per channel in float64 (the mean first, then the centred
     # squares): as accurate as Welford for these sizes, and vectorisable.
     n, c, length = x.shape
     count = n * length
-    for ci in prange(c):
+    for ci in range(t_lo, t_hi):
         total = 0.0
         for b in range(n):
             for i in range(length):
@@ -120,9 +126,10 @@ def _bn_stats_body(x, mean, var):
         var[ci] = sq / count
 
 
-def _bn_apply_body(x, scale, shift, out):
+@njit(**_OPTIONS)
+def _bn_apply(x, scale, shift, out, t_lo, t_hi):
     n, c, length = x.shape
-    for p in prange(n * c):
+    for p in range(t_lo, t_hi):
         b = p // c
         ci = p % c
         a = scale[ci]
@@ -131,10 +138,11 @@ def _bn_apply_body(x, scale, shift, out):
             out[b, ci, i] = x[b, ci, i] * a + s
 
 
-def _bn_backward_body(g, x, mean, invstd, weight, training, gi, gw, gb):
+@njit(**_OPTIONS)
+def _bn_backward(g, x, mean, invstd, weight, training, gi, gw, gb, t_lo, t_hi):
     n, c, length = x.shape
     count = n * length
-    for ci in prange(c):
+    for ci in range(t_lo, t_hi):
         m = mean[ci]
         r = invstd[ci]
         sum_g = 0.0
@@ -160,17 +168,13 @@ def _bn_backward_body(g, x, mean, invstd, weight, training, gi, gw, gb):
                     gi[b, ci, i] = g[b, ci, i] * a
 
 
-_OPTIONS = dict(cache=True, nogil=True, error_model="numpy")
-_im2col_serial, _im2col_parallel = serial_and_parallel(_im2col_body, **_OPTIONS)
-_col2im_serial, _col2im_parallel = serial_and_parallel(_col2im_body, **_OPTIONS)
-_max_pool_serial, _max_pool_parallel = serial_and_parallel(_max_pool_body, **_OPTIONS)
-_bn_stats_serial, _bn_stats_parallel = serial_and_parallel(_bn_stats_body, **_OPTIONS)
-_bn_apply_serial, _bn_apply_parallel = serial_and_parallel(_bn_apply_body, **_OPTIONS)
-_bn_backward_serial, _bn_backward_parallel = serial_and_parallel(_bn_backward_body, **_OPTIONS)
-
-
-def _pick(serial, parallel, size):
-    return parallel if threads.parallel(size, PARALLEL_THRESHOLD) else serial
+def _run(kernel, args, tasks, size):
+    """kernel(*args, 0, tasks); for `size` elements or more, over ranges of the tasks on
+    several threads at once."""
+    if threads.parallel(size, PARALLEL_THRESHOLD):
+        threads.split(lambda lo, hi: kernel(*args, lo, hi), tasks, threads.part_count(), align=1)
+    else:
+        kernel(*args, 0, tasks)
 
 
 _workspace = threading.local()
@@ -195,9 +199,8 @@ def im2col_2d(xp, kernel, stride, dilation, out, scratch=False):
     n, c = xp.shape[:2]
     shape = (c * kernel[0] * kernel[1], n * out[0] * out[1])
     cols = _scratch(shape, xp.dtype) if scratch else np.empty(shape, xp.dtype)
-    fn = _im2col_parallel if threads.parallel(cols.size, PARALLEL_THRESHOLD) else _im2col_serial
-    fn(np.ascontiguousarray(xp), kernel[0], kernel[1], stride[0], stride[1], dilation[0], dilation[1],
-       out[0], out[1], cols)
+    _run(_im2col, (np.ascontiguousarray(xp), kernel[0], kernel[1], stride[0], stride[1], dilation[0],
+                   dilation[1], out[0], out[1], cols), shape[0], cols.size)
     return cols
 
 
@@ -205,10 +208,9 @@ def col2im_2d(cols, padded_shape, kernel, stride, dilation, out):
     """Adjoint of `im2col_2d`, from per-sample columns (N, C*K, L): sum them back into a
     zero array of `padded_shape`."""
     result = np.zeros(padded_shape, cols.dtype)
-    fn = _col2im_parallel if threads.parallel(cols.size, PARALLEL_THRESHOLD) else _col2im_serial
     # A contiguous copy first: the loop over a strided view measured 10x slower than the copy.
-    fn(np.ascontiguousarray(cols), kernel[0], kernel[1], stride[0], stride[1], dilation[0], dilation[1],
-       out[0], out[1], result)
+    _run(_col2im, (np.ascontiguousarray(cols), kernel[0], kernel[1], stride[0], stride[1], dilation[0],
+                   dilation[1], out[0], out[1], result), padded_shape[0] * padded_shape[1], cols.size)
     return result
 
 
@@ -217,9 +219,9 @@ def max_pool_2d(x, kernel, stride, padding, dilation, out):
     n, c = x.shape[:2]
     values = np.empty((n, c) + tuple(out), x.dtype)
     indices = np.empty((n, c) + tuple(out), np.int64)
-    fn = _max_pool_parallel if threads.parallel(x.size * math.prod(kernel), PARALLEL_THRESHOLD) else _max_pool_serial
-    fn(np.ascontiguousarray(x), kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1],
-       dilation[0], dilation[1], out[0], out[1], values, indices)
+    _run(_max_pool, (np.ascontiguousarray(x), kernel[0], kernel[1], stride[0], stride[1], padding[0],
+                     padding[1], dilation[0], dilation[1], out[0], out[1], values, indices),
+         n * c, x.size * math.prod(kernel))
     return values, indices
 
 
@@ -227,15 +229,15 @@ def batch_norm_stats(x3):
     """Per-channel (mean, biased variance) in float64 of x3 (N, C, L)."""
     c = x3.shape[1]
     mean, var = np.empty(c), np.empty(c)
-    _pick(_bn_stats_serial, _bn_stats_parallel, x3.size)(np.ascontiguousarray(x3), mean, var)
+    _run(_bn_stats, (np.ascontiguousarray(x3), mean, var), c, x3.size)
     return mean, var
 
 
 def batch_norm_apply(x3, scale, shift):
     """x3 * scale[c] + shift[c] for x3 (N, C, L), in x3's dtype."""
     out = np.empty_like(x3)
-    _pick(_bn_apply_serial, _bn_apply_parallel, x3.size)(
-        np.ascontiguousarray(x3), scale.astype(x3.dtype), shift.astype(x3.dtype), out)
+    _run(_bn_apply, (np.ascontiguousarray(x3), scale.astype(x3.dtype), shift.astype(x3.dtype), out),
+         x3.shape[0] * x3.shape[1], x3.size)
     return out
 
 
@@ -244,7 +246,7 @@ def batch_norm_backward(g3, x3, mean, invstd, weight, training):
     c = x3.shape[1]
     gi = np.empty_like(x3)
     gw, gb = np.empty(c), np.empty(c)
-    _pick(_bn_backward_serial, _bn_backward_parallel, x3.size)(
-        np.ascontiguousarray(g3, dtype=x3.dtype), np.ascontiguousarray(x3), mean.astype(np.float64),
-        invstd.astype(np.float64), weight.astype(np.float64), bool(training), gi, gw, gb)
+    _run(_bn_backward, (np.ascontiguousarray(g3, dtype=x3.dtype), np.ascontiguousarray(x3), mean.astype(np.float64),
+                        invstd.astype(np.float64), weight.astype(np.float64), bool(training), gi, gw, gb),
+         c, x3.size)
     return gi, gw, gb
