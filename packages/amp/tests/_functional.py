@@ -126,3 +126,15 @@ class SGD:
                 if p.grad is not None:
                     p.sub_(p.grad * self.param_groups[0]["lr"])
 
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    return K.softplus(x, beta, threshold)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    return K.cosine_similarity(x1, x2, dim, eps)
+
+
+def pdist(x, p=2):
+    return K.pdist(x, p)

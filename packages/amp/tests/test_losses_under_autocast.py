@@ -132,3 +132,29 @@ def test_binary_cross_entropy_is_refused_under_cuda_autocast():
         assert EF.binary_cross_entropy(x, x).dtype == et.float16  # allowed outside a region
     with ember_amp.autocast("cpu"):
         assert EF.binary_cross_entropy(x, x).dtype == et.float16  # a CPU region leaves CUDA ops alone
+
+
+CUDA_FLOAT32_FUNCTIONS = [
+    ("softplus", lambda x, y: EF.softplus(x)),
+    ("cosine_similarity", lambda x, y: EF.cosine_similarity(x, y)),
+    ("pdist", lambda x, y: EF.pdist(x)),
+    ("dist", lambda x, y: et.dist(x, y)),
+]
+
+
+@cuda
+@pytest.mark.parametrize("name, fn", CUDA_FLOAT32_FUNCTIONS, ids=[c[0] for c in CUDA_FLOAT32_FUNCTIONS])
+def test_cuda_float32_list_functions(name, fn):
+    """softplus, cosine_similarity, pdist and dist are on CUDA's float32 list (ops of their
+    own, as ATen's): float16 in, float32 out, the gradient back in float16; outside a
+    region, and on the CPU whose lists do not name them, they keep float16."""
+    x, y = (et.tensor(v, device="cuda").to(et.float16).requires_grad_() for v in _values([(5, 4), (5, 4)]))
+    with ember_amp.autocast("cuda"):
+        got = fn(x, y)
+    assert got.dtype == et.float32
+    got.sum().backward()
+    assert x.grad.dtype == et.float16
+    assert fn(x.detach(), y.detach()).dtype == et.float16
+    cpu_x, cpu_y = x.detach().cpu(), y.detach().cpu()
+    with ember_amp.autocast("cpu", dtype=et.float16):
+        assert fn(cpu_x, cpu_y).dtype == et.float16

@@ -8,7 +8,9 @@ from ember_tensor import dispatch as _dispatch
 
 
 def test_every_registered_op_has_an_entry():
-    # Users' ops (ember.kernel, "custom::...") have a rule only when they are given derivatives.
+    # Users' ops (ember.kernel, "custom::...") have a rule only when they are given derivatives;
+    # ember-tensor's composite ops are named in the table too (layers above may register
+    # composites without an entry: they are differentiated through their parts).
     missing = sorted(name for name in _dispatch.operators() if name not in TABLE and not name.startswith("custom::"))
     assert missing == []
 
@@ -16,6 +18,14 @@ def test_every_registered_op_has_an_entry():
 def test_every_entry_names_a_registered_op():
     unknown = sorted(name for name in TABLE if name not in _dispatch.operators())
     assert unknown == []
+
+
+def test_ops_marked_composite_are_differentiated_through_their_parts():
+    # Operator.composite says the op only calls other ops (a tracer may record those
+    # instead); autograd must then differentiate it through them too.
+    marked = sorted(name for name, op in _dispatch.operators().items() if op.composite)
+    assert "mse_loss" in marked and "cross_entropy_loss" in marked
+    assert [name for name in marked if TABLE.get(name) is not COMPOSITE] == []
 
 
 def test_entries_are_rules_or_markers():

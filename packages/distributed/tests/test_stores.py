@@ -53,6 +53,50 @@ def test_store_answers_match_pytorch(kind, tmp_path):
     assert _operations(ours) == _operations(theirs)
 
 
+def _queue_operations(store, module):
+    """A script of queue calls and list_keys, with the error each raises (by name)."""
+    answers = [store.queue_len("q")]
+    store.queue_push("q", "first")
+    store.queue_push("q", b"\x00second")
+    answers += [store.queue_len("q"), store.queue_pop("q"), store.queue_len("q"), store.queue_pop("q", block=False)]
+    try:
+        store.queue_pop("q", block=False)
+    except module.QueueEmptyError as error:  # a DistStoreError, as PyTorch's
+        answers += [isinstance(error, module.DistStoreError), str(error)]
+    store.set("k", "v")
+    store.queue_push("other", "x")
+    answers += [sorted(k for k in store.list_keys() if not k.startswith("init/")), store.queue_len("other")]
+    store.set_timeout(SHORT)
+    try:
+        store.queue_pop("empty")
+    except module.DistStoreError as error:
+        answers += [type(error).__name__]
+    return answers
+
+
+@pytest.mark.parametrize("kind", ["HashStore", "PrefixStore", "TCPStore"])
+def test_queues_and_list_keys_match_pytorch(kind, tmp_path):
+    torch_dist = pytest.importorskip("torch.distributed")
+    ours = dict(_stores(tmp_path))[kind]()
+    theirs = dict(_stores(tmp_path, torch_dist))[kind]()
+    assert _queue_operations(ours, dist) == _queue_operations(theirs, torch_dist)
+
+
+def test_file_store_has_no_queues_as_pytorch(tmp_path):
+    store = dist.FileStore(str(tmp_path / "store"), 1)
+    with pytest.raises(NotImplementedError, match="queue support is not implemented."):
+        store.queue_push("q", "v")
+    store.set("k", "v")
+    assert "k" in store.list_keys()  # beside its bookkeeping key, as PyTorch counts it in num_keys
+
+
+def test_queue_pop_wakes_when_another_thread_pushes():
+    store = dist.TCPStore("127.0.0.1", 0, 1, True, timeout=datetime.timedelta(seconds=10))
+    threading.Timer(0.1, lambda: store.queue_push("q", "late")).start()
+    started = time.monotonic()
+    assert store.queue_pop("q") == b"late" and time.monotonic() - started < 5
+
+
 @pytest.mark.parametrize("kind", ["HashStore", "PrefixStore", "FileStore", "TCPStore"])
 def test_wait_and_get_time_out_with_pytorchs_error(kind, tmp_path):
     store = dict(_stores(tmp_path))[kind]()

@@ -17,7 +17,7 @@ import ember.distributed as dist
 import ember.nn as nn
 import ember.nn.functional as F
 from ember.distributed.device_mesh import init_device_mesh
-from ember.distributed.fsdp import (FullStateDictConfig, FullyShardedDataParallel as FSDP, MixedPrecision,
+from ember.distributed.fsdp import (BackwardPrefetch, FullStateDictConfig, FullyShardedDataParallel as FSDP, MixedPrecision,
                                     ShardedChunk, ShardingStrategy, StateDictType, fully_shard, FSDPModule)
 from ember.distributed.fsdp.wrap import ModuleWrapPolicy, size_based_auto_wrap_policy
 
@@ -83,7 +83,10 @@ def wrapper(strategy="FULL_SHARD", policy="module", width="7"):
     kwargs = {}
     if strategy == "HYBRID_SHARD" and size == 4:
         kwargs["device_mesh"] = init_device_mesh("cpu", (2, 2), mesh_dim_names=("replicate", "shard"))
-    fsdp = FSDP(model, sharding_strategy=getattr(ShardingStrategy, strategy), auto_wrap_policy=auto_wrap, **kwargs)
+    # prefetching posts gathers ahead in each form (4 ranks: after each unit's reduce-scatter)
+    fsdp = FSDP(model, sharding_strategy=getattr(ShardingStrategy, strategy), auto_wrap_policy=auto_wrap,
+                forward_prefetch=True, backward_prefetch=BackwardPrefetch.BACKWARD_POST if size == 4 else
+                BackwardPrefetch.BACKWARD_PRE, **kwargs)
     flat = list(fsdp.parameters())
     assert len(flat) == 3, [p.shape for p in flat]  # the root owns no parameter of its own (module policy)
     optimizer = torch.optim.Adam(fsdp.parameters(), lr=0.05)
@@ -154,6 +157,12 @@ def per_parameter(mesh_shape="1"):
         if isinstance(layer, nn.Linear):
             fully_shard(layer, mesh=mesh)
     fully_shard(model, mesh=mesh)
+    linears = [layer for layer in model if isinstance(layer, nn.Linear)]
+    for before, after in zip(linears, linears[1:]):  # explicit prefetching, as FSDP2's docs show
+        before.set_modules_to_forward_prefetch([after])
+        after.set_modules_to_backward_prefetch([before])
+    posted_ahead = []  # is the next Linear's gather in flight while this one computes?
+    model[0].register_forward_hook(lambda *_: posted_ahead.append(model[2]._fsdp_unit._pending is not None))
     assert isinstance(model, FSDPModule) and isinstance(model, nn.Sequential)
     assert type(model[0]).__name__ == "FSDPLinear"
     shard_size = mesh.size(mesh.ndim - 1)
@@ -162,6 +171,7 @@ def per_parameter(mesh_shape="1"):
     optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
     ref_optimizer = torch.optim.Adam(reference.parameters(), lr=0.05)
     train(model, reference, optimizer, ref_optimizer)
+    assert posted_ahead == [True] * 3, posted_ahead
     # the chunks gathered along the shard dimension are the reference's parameters
     group = mesh.get_group(mesh.ndim - 1)
     for (name, shard), (_, expected) in zip(model.named_parameters(), reference.named_parameters()):
@@ -251,6 +261,170 @@ def checkpoint_load(directory):
             np.testing.assert_array_equal(value.numpy(), expected[name].numpy(), err_msg=name)
     assert state["step"] == 2
     print(f"OK checkpoint_load {rank}", flush=True)
+
+
+def _steps(model, optimizer, x, y, steps):
+    """``steps`` Adam steps of this rank's equal share of the global batch (x, y)."""
+    rank, size = dist.get_rank(), dist.get_world_size()
+    share = x.shape[0] // size
+    for _ in range(steps):
+        optimizer.zero_grad()
+        F.cross_entropy(model(x[share * rank:share * (rank + 1)]), y[share * rank:share * (rank + 1)]).backward()
+        optimizer.step()
+
+
+def _sharded_model():
+    model = make_model_of_width()
+    for layer in model:
+        if isinstance(layer, nn.Linear):
+            fully_shard(layer)
+    fully_shard(model)
+    return model
+
+
+def optim_save(directory):
+    """fully_shard + Adam trained on 4 ranks, saved with its optimizer state (get_state_dict);
+    rank 0 also writes what one process reaches after 2 more steps."""
+    import ember.distributed.checkpoint as dcp
+    from ember.distributed.checkpoint.state_dict import StateDictOptions, get_optimizer_state_dict, get_state_dict
+
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    x, y = data(4)
+    model, reference = _sharded_model(), make_model_of_width()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+    ref_optimizer = torch.optim.Adam(reference.parameters(), lr=0.05)
+    _steps(model, optimizer, x, y, 2)
+    for _ in range(2):
+        ref_optimizer.zero_grad()
+        F.cross_entropy(reference(x), y).backward()
+        ref_optimizer.step()
+    # the full optimizer state (all-gathered) is the one-process optimizer's, by name
+    full = get_optimizer_state_dict(model, optimizer, options=StateDictOptions(full_state_dict=True))
+    names = [name for name, _ in reference.named_parameters()]
+    expected = ref_optimizer.state_dict()
+    assert [g["params"] for g in full["param_groups"]] == [names]
+    for index, name in enumerate(names):
+        for key, value in expected["state"][index].items():
+            np.testing.assert_allclose(full["state"][name][key].numpy(), value.numpy(), rtol=1e-10, atol=1e-14,
+                                       err_msg=f"{name} {key}")
+    offloaded = get_optimizer_state_dict(model, optimizer, options=StateDictOptions(full_state_dict=True,
+                                                                                    cpu_offload=True))
+    assert (offloaded == {}) == (rank != 0)  # PyTorch: full + cpu_offload keeps it on rank 0 only
+    model_sd, optim_sd = get_state_dict(model, optimizer)
+    assert isinstance(optim_sd["state"]["0.weight"]["exp_avg"], ShardedChunk)
+    dcp.save({"model": model_sd, "optim": optim_sd}, checkpoint_id=directory)
+    if rank == 0:
+        for _ in range(2):
+            ref_optimizer.zero_grad()
+            F.cross_entropy(reference(x), y).backward()
+            ref_optimizer.step()
+        torch.save(reference.state_dict(), f"{directory}/../resumed.pt")
+    print(f"OK optim_save {rank}", flush=True)
+
+
+def optim_load(directory):
+    """The 4-rank checkpoint (model + Adam state) loads onto 2 ranks of fully_shard, or into
+    one unsharded process, and 2 more steps there equal 4 steps of one process."""
+    import ember.distributed.checkpoint as dcp
+    from ember.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+
+    dist.init_process_group("gloo")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    torch.manual_seed(7)
+    model = _sharded_model() if size > 1 else make_model_of_width()
+    for p in model.parameters():  # start far from the checkpoint: loading must overwrite everything
+        p.detach().normal_()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.3, betas=(0.5, 0.6))
+    model_sd, optim_sd = get_state_dict(model, optimizer)  # creates the fresh optimizer's state
+    state = {"model": model_sd, "optim": optim_sd}
+    dcp.load(state, checkpoint_id=directory)
+    set_state_dict(model, optimizer, model_state_dict=state["model"], optim_state_dict=state["optim"])
+    group = optimizer.param_groups[0]
+    assert group["lr"] == 0.05 and group["betas"] == (0.9, 0.999), group  # hyper-parameters come back too
+    x, y = data(4)
+    _steps(model, optimizer, x, y, 2)
+    expected = torch.load(f"{directory}/../resumed.pt")
+    for name, p in model.named_parameters():
+        value = p.detach().numpy()
+        rows = slice(getattr(p, "_fsdp_row_offset", 0), getattr(p, "_fsdp_row_offset", 0) + value.shape[0])
+        np.testing.assert_allclose(value, expected[name].numpy()[rows], rtol=1e-9, atol=1e-12, err_msg=name)
+    print(f"OK optim_load {rank}", flush=True)
+
+
+def wrapper_state():
+    """The wrapper API's optimizer state dicts (full, sharded, local), LOCAL_STATE_DICT and
+    summon_full_params, against one process."""
+    from ember.distributed.fsdp import FullOptimStateDictConfig
+
+    dist.init_process_group("gloo")
+    rank, size = dist.get_rank(), dist.get_world_size()
+    policy = ModuleWrapPolicy({nn.Linear})
+    reference, fsdp = make_model_of_width(), FSDP(make_model_of_width(), auto_wrap_policy=policy)
+    optimizer = torch.optim.Adam(fsdp.parameters(), lr=0.05)
+    ref_optimizer = torch.optim.Adam(reference.parameters(), lr=0.05)
+    train(fsdp, reference, optimizer, ref_optimizer, steps=2)
+    names = [name for name, _ in reference.named_parameters()]
+    expected = ref_optimizer.state_dict()["state"]
+    with FSDP.state_dict_type(fsdp, StateDictType.FULL_STATE_DICT):
+        full = FSDP.optim_state_dict(fsdp, optimizer)
+        model_full = fsdp.state_dict()
+    assert [g["params"] for g in full["param_groups"]] == [names]
+    for index, name in enumerate(names):
+        for key, value in expected[index].items():
+            np.testing.assert_allclose(full["state"][name][key].numpy(), value.numpy(), rtol=1e-10, atol=1e-14)
+    with FSDP.state_dict_type(fsdp, StateDictType.FULL_STATE_DICT,
+                              optim_state_dict_config=FullOptimStateDictConfig(rank0_only=True)):
+        assert (FSDP.optim_state_dict(fsdp, optimizer) == {}) == (rank != 0)
+    with FSDP.state_dict_type(fsdp, StateDictType.SHARDED_STATE_DICT):
+        sharded = FSDP.optim_state_dict(fsdp, optimizer)
+    chunk = sharded["state"]["2.weight"]["exp_avg_sq"]
+    np.testing.assert_allclose(chunk.local.numpy(), expected[2]["exp_avg_sq"].numpy()[
+        chunk.row_offset:chunk.row_offset + chunk.local.shape[0]], rtol=1e-10, atol=1e-14)
+    # a fresh model and optimizer take the full state (and the sharded one) and train on equally
+    for saved, kind in ((full, StateDictType.FULL_STATE_DICT), (sharded, StateDictType.SHARDED_STATE_DICT)):
+        other = FSDP(make_model_of_width(), auto_wrap_policy=policy)
+        other_optimizer = torch.optim.Adam(other.parameters(), lr=0.5)
+        with FSDP.state_dict_type(other, kind):
+            other.load_state_dict(model_full if kind is StateDictType.FULL_STATE_DICT else fsdp.state_dict())
+            FSDP.optim_state_dict_to_load(other, other_optimizer, saved, load_directly=True)
+        assert other_optimizer.param_groups[0]["lr"] == 0.05
+        x, y = data(size)
+        other_optimizer.zero_grad()
+        F.cross_entropy(other(x[4 * rank:4 * rank + 4]), y[4 * rank:4 * rank + 4]).backward()
+        other_optimizer.step()
+        with FSDP.state_dict_type(other, StateDictType.FULL_STATE_DICT):
+            stepped = other.state_dict()
+        one = copy.deepcopy(reference)
+        one_optimizer = torch.optim.Adam(one.parameters(), lr=0.05)
+        one_optimizer.load_state_dict(ref_optimizer.state_dict())
+        one_optimizer.zero_grad()
+        F.cross_entropy(one(x), y).backward()
+        one_optimizer.step()
+        assert_same(stepped, one)
+    # LOCAL_STATE_DICT: each unit's flat shard, loading into the same sharding
+    with FSDP.state_dict_type(fsdp, StateDictType.LOCAL_STATE_DICT):
+        local = fsdp.state_dict()
+    assert sorted(local) == ["0._flat_param", "2._flat_param", "4._flat_param"], sorted(local)
+    twin = FSDP(make_model_of_width(), auto_wrap_policy=policy)
+    with FSDP.state_dict_type(twin, StateDictType.LOCAL_STATE_DICT):
+        twin.load_state_dict(local)
+    x, _ = data(size)
+    np.testing.assert_allclose(twin(x).detach().numpy(), reference(x).detach().numpy(), rtol=1e-10)
+    # summon_full_params: the full parameters on the modules; writeback keeps changes made inside
+    with FSDP.summon_full_params(fsdp):
+        np.testing.assert_allclose(fsdp.module[2].weight.detach().numpy(), reference[2].weight.detach().numpy(),
+                                   rtol=1e-10)
+        with torch.no_grad():
+            fsdp.module[2].weight.mul_(2.0)
+    with FSDP.summon_full_params(fsdp, writeback=False):
+        with torch.no_grad():
+            fsdp.module[2].weight.zero_()
+    assert "weight" not in vars(fsdp.module[2])
+    with FSDP.state_dict_type(fsdp, StateDictType.FULL_STATE_DICT):
+        doubled = fsdp.state_dict()["2.weight"].numpy()
+    np.testing.assert_allclose(doubled, 2 * reference[2].weight.detach().numpy(), rtol=1e-10)
+    print(f"OK wrapper_state {rank}", flush=True)
 
 
 if __name__ == "__main__":

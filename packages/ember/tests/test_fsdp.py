@@ -69,3 +69,14 @@ def test_checkpoint_saved_on_4_ranks_loads_onto_2_and_into_one_process(tmp_path)
     assert files == [".metadata"] + [f"__{rank}_0.safetensors" for rank in range(4)]
     run(2, "checkpoint_load", directory)
     run(1, "checkpoint_load", directory)
+
+
+def test_optimizer_state_saved_on_4_ranks_resumes_on_2_and_in_one_process(tmp_path):
+    directory = str(tmp_path / "ckpt")
+    run(4, "optim_save", directory)
+    run(2, "optim_load", directory)
+    run(1, "optim_load", directory)
+
+
+def test_wrapper_optimizer_state_dicts_local_state_dict_and_summon_full_params():
+    run(2, "wrapper_state")

@@ -56,6 +56,11 @@ CASES = {
                        + et.remainder(x, 0.9) + et.fmod(x, 0.9), [(3,), (3,)], []),
     "compare+where": (lambda x, y: et.where((x > y) & (x >= 0) | (x < -1) ^ (y <= 0.5), x, y * 2)
                       + (x == x).float() + (x != y).float() + et.logical_not(x > 0).float(), [(3,), (3,)], []),
+    "softplus": (lambda x: et.nn_ops.softplus(x * 8) + et.nn_ops.softplus(x, 2.0), [(4,)], []),
+    # Composite ops with no ONNX form of their own are exported as the ops they are made of.
+    "composite losses": (lambda x, y: (et.nn_ops.mse_loss(x, y, "none") + et.nn_ops.smooth_l1_loss(x, y, "none")
+                                       + et.nn_ops.binary_cross_entropy_with_logits(x, y.sigmoid(), None, None, "none")),
+                         [(4,), (4,)], []),
     "clamp": (lambda x: x.clamp(-0.5, 0.5) + x.clamp(min=0.1) + x.clamp_min(0.2) + x.clamp_max(0.3), [(4,)], []),
     "matmuls": (lambda x: et.matmul(x, W) + et.addmm(B, x.reshape(-1, 4), W).reshape(x.shape[0], 5), [(4,)],
                 [("w", W), ("b", B)]),
@@ -183,3 +188,20 @@ def test_trace_of_pure_ops_does_not_warn_and_matches():
         traced = trace(lambda x, y: (x @ y).relu().sum(0), (et.ones(2, 3), et.ones(3, 4)))
     x, y = _weights(5, 3), _weights(3, 4)
     np.testing.assert_allclose(traced(x, y).numpy(), (x @ y).relu().sum(0).numpy())
+
+
+def test_tracing_and_export_flags_are_set_only_while_recording():
+    from ember_export import jit
+    seen = []
+
+    def fn(x):
+        seen.append((jit.is_tracing(), eonnx.is_in_onnx_export()))
+        return x * 2
+
+    assert not jit.is_tracing() and not eonnx.is_in_onnx_export() and jit.is_scripting() is False
+    trace(fn, (et.ones(2),))
+    assert seen[0] == (True, False)
+    seen.clear()
+    eonnx.export(Program(fn), (et.ones(2),), io.BytesIO())
+    assert seen[0] == (True, True)
+    assert not jit.is_tracing() and not eonnx.is_in_onnx_export()

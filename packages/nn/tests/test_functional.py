@@ -314,3 +314,23 @@ def test_fractional_max_pool_picks_window_maxima():
     assert cols[..., :, 0].min() <= 1 and cols[..., :, -1].max() >= 6
     with pytest.raises(ValueError, match="requires specifying either an output_size or an output_ratio"):
         F.fractional_max_pool2d(et.tensor(x), 2)
+
+
+def test_grid_sample_nearest_gives_the_grid_a_zero_gradient():
+    # PyTorch's result requires grad through the grid too; the grid's gradient is zeros.
+    inp = et.randn(1, 2, 3, 3, requires_grad=True)
+    grid = et.tensor(np.random.default_rng(0).uniform(-0.9, 0.9, (1, 2, 2, 2)).astype(np.float32),
+                     requires_grad=True)
+    out = F.grid_sample(inp, grid, mode="nearest", align_corners=False)
+    assert out.requires_grad
+    out.sum().backward()
+    assert grid.grad is not None and grid.grad.abs().sum().item() == 0.0
+    assert inp.grad.sum().item() == 8.0  # each of the 2 x 4 outputs picks one input
+
+
+def test_grid_sample_of_a_nan_grid_does_not_crash():
+    grid = et.zeros(1, 1, 2, 2)
+    grid[0, 0, 0, 0] = float("nan")
+    for mode in ("nearest", "bilinear", "bicubic"):
+        out = F.grid_sample(et.ones(1, 1, 3, 3), grid, mode=mode, align_corners=False)
+        assert out.shape == (1, 1, 1, 2) and out[0, 0, 0, 1].item() == 1.0

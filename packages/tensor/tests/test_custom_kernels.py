@@ -90,7 +90,7 @@ def test_non_contiguous_and_0d_inputs(layout):
 
 
 def test_large_tensor_runs_the_parallel_loop():
-    x = et.linspace(-3, 3, 100_001)
+    x = et.linspace(-3, 3, 300_001)  # above the threshold of splitting a loop over threads
     np.testing.assert_allclose(swish(x).numpy(), _swish_np(x.numpy().astype(np.float64)), rtol=1e-5, atol=1e-7)
 
 

@@ -34,6 +34,20 @@ def test_abs_of_signed_zeros_and_nan_is_positive(device):
     assert E.tensor([-3, 0, 4], device=device).abs().tolist() == [3, 0, 4]
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_maximum_minimum_and_clamp_keep_the_first_operand_on_signed_zero_ties(device):
+    # PyTorch's kernels use std::max / std::min: on a tie the first operand is returned.
+    def signs(t):
+        return [math.copysign(1, v) for v in t.tolist()]
+
+    a = E.tensor([-0.0, 0.0], device=device)
+    b = E.tensor([0.0, -0.0], device=device)
+    assert signs(E.maximum(a, b)) == [-1, 1] and signs(E.minimum(a, b)) == [-1, 1]
+    assert signs(a.clamp(min=0.0)) == [-1, 1] and signs(b.clamp(max=-0.0)) == [1, -1]
+    assert signs(E.tensor([-0.0, 0.0, 7.0], device=device).clamp(0, 6)) == [-1, 1, 1]
+    assert math.isnan(E.maximum(E.tensor([nan], device=device), E.tensor([1.0], device=device)).item())
+
+
 def test_topk_of_a_0d_tensor_returns_its_value_for_k_0_and_1():
     for k in (0, 1):
         values, indices = E.topk(E.tensor(1.5), k)

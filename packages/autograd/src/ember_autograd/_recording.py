@@ -57,7 +57,9 @@ def record(op, args, kwargs, redispatch):
             return redispatch(op, args, kwargs)
     if not _state.enabled:
         return redispatch(op, args, kwargs)
-    entry = TABLE.get(op.name, NOT_DIFFERENTIABLE)
+    # An op the table does not name is differentiated through its parts when it says it
+    # is made of ops (layers above register such composites: ember-nn's ctc_loss, ...).
+    entry = TABLE.get(op.name, COMPOSITE if op.composite else NOT_DIFFERENTIABLE)
     if entry is COMPOSITE:
         return redispatch(op, args, kwargs)
     if entry is NOT_DIFFERENTIABLE:

@@ -26,7 +26,7 @@ from ._group import (  # noqa: E402
     is_gloo_available, is_initialized, is_mpi_available, is_nccl_available, new_group, new_subgroups,
     new_subgroups_by_enumeration,
 )
-from ._errors import DistBackendError, DistError, DistNetworkError, DistStoreError  # noqa: E402
+from ._errors import DistBackendError, DistError, DistNetworkError, DistStoreError, QueueEmptyError  # noqa: E402
 from ._store import FileStore, HashStore, PrefixStore, Store, TCPStore  # noqa: E402
 from ._work import DistributedTimeoutError, Work  # noqa: E402
 from ._collectives import (  # noqa: E402
@@ -51,6 +51,7 @@ __all__ = [
     "scatter", "irecv", "isend", "recv", "send", "P2POp", "batch_isend_irecv", "all_gather_object",
     "broadcast_object_list", "gather_object", "scatter_object_list", "spawn", "ProcessExitedException",
     "ProcessRaisedException", "DistributedDataParallel", "DistError", "DistBackendError", "DistStoreError",
+    "QueueEmptyError",
     "DistNetworkError", "Store", "TCPStore", "FileStore", "HashStore", "PrefixStore", "all_gather_single",
     "reduce_scatter_single", "get_node_local_rank", "is_torchelastic_launched", "DeviceMesh", "init_device_mesh",
 ]

@@ -3,7 +3,7 @@
 All are RuntimeErrors, as in PyTorch, so ``except RuntimeError`` keeps working.
 """
 
-__all__ = ["DistError", "DistBackendError", "DistStoreError", "DistNetworkError"]
+__all__ = ["DistError", "DistBackendError", "DistStoreError", "DistNetworkError", "QueueEmptyError"]
 
 
 class DistError(RuntimeError):
@@ -16,6 +16,10 @@ class DistBackendError(DistError):
 
 class DistStoreError(DistError):
     """A store operation failed, typically a ``get``/``wait`` that timed out."""
+
+
+class QueueEmptyError(DistStoreError):
+    """``Store.queue_pop(key, block=False)`` found the queue empty."""
 
 
 class DistNetworkError(DistError):

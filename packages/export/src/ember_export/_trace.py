@@ -44,12 +44,13 @@ def _user_frame():
 
 
 class _Tracer:
-    def __init__(self, named_tensors):
+    def __init__(self, named_tensors, expand=None):
         self.graph = Graph()
         self.values = {}          # id(tensor) -> Value
         self.alive = []           # keeps traced tensors alive so their ids stay unique
         self.named = {id(t): name for name, t in named_tensors}
         self.depth = 0
+        self.expand = expand      # op -> bool: record a composite op's parts instead of it
 
     def value_of(self, tensor):
         value = self.values.get(id(tensor))
@@ -87,6 +88,8 @@ class _Tracer:
     def __call__(self, op, args, kwargs, redispatch):
         if self.depth:
             return redispatch(op, args, kwargs)
+        if op.composite and self.expand is not None and self.expand(op):
+            return redispatch(op, args, kwargs)  # its parts come through here and are recorded
         # Inside, the op's own op calls and the tracer's bookkeeping (copying a constant)
         # are not recorded.
         self.depth += 1
@@ -179,16 +182,18 @@ def _flatten_outputs(result, tracer):
                        f"{type(result).__name__}")
 
 
-def record(fn, example_inputs, named_tensors=()):
-    """The Graph of one run of ``fn(*example_inputs)`` (tensors only as inputs)."""
-    tracer = _Tracer(named_tensors)
+def record(fn, example_inputs, named_tensors=(), expand=None):
+    """The Graph of one run of ``fn(*example_inputs)`` (tensors only as inputs). A composite
+    op (``Operator.composite``) for which ``expand(op)`` is true is recorded as the ops it
+    calls, not as itself."""
+    tracer = _Tracer(named_tensors, expand)
     for i, tensor in enumerate(example_inputs):
         if not isinstance(tensor, Tensor):
             raise TypeError(f"trace: example input {i} must be a Tensor, got {type(tensor).__name__}")
         tracer._remember(tensor, tracer.graph.new_value("input", tensor))
     _dispatch.register_wrapper(tracer, outermost=True)
     try:
-        with _warn_on_python_values(tracer), ember_autograd.no_grad():
+        with _warn_on_python_values(tracer), ember_autograd.no_grad(), _dispatch.tracing():
             result = fn(*example_inputs)
     finally:
         _dispatch.unregister_wrapper(tracer)

@@ -40,15 +40,19 @@ class Operator:
         impl: the function computing the op with no wrapper involved.
         inplace: whether the op writes into its first argument.
         view: whether the op returns a view of its first argument.
+        composite: whether the op computes only by calling other ops (PyTorch's
+            CompositeImplicitAutograd): a tracer that cannot express the op itself (an ONNX
+            export) may record the ops it is made of instead.
     """
 
-    __slots__ = ("name", "impl", "inplace", "view", "__dict__")
+    __slots__ = ("name", "impl", "inplace", "view", "composite", "__dict__")
 
-    def __init__(self, name, impl, *, inplace=False, view=False):
+    def __init__(self, name, impl, *, inplace=False, view=False, composite=False):
         self.name = name
         self.impl = impl
         self.inplace = inplace
         self.view = view
+        self.composite = composite
         self.__doc__ = impl.__doc__
         self.__name__ = self.__qualname__ = name
         self.__module__ = "ember_tensor"
@@ -79,10 +83,11 @@ def _operator_named(name):
     return _OPERATORS[name]
 
 
-def op(name=None, *, inplace=False, view=False):
-    """Decorator: turn an implementation function into a registered `Operator`."""
+def op(name=None, *, inplace=False, view=False, composite=False):
+    """Decorator: turn an implementation function into a registered `Operator` (see its
+    attributes for the flags)."""
     def wrap(impl):
-        o = Operator(name or impl.__name__, impl, inplace=inplace, view=view)
+        o = Operator(name or impl.__name__, impl, inplace=inplace, view=view, composite=composite)
         if o.name in _OPERATORS:
             raise RuntimeError(f"operator {o.name!r} is registered twice")
         _OPERATORS[o.name] = o
@@ -125,3 +130,28 @@ def unregister_wrapper(wrapper):
     """Remove a wrapper registered with `register_wrapper`."""
     _wrappers.remove(wrapper)
     _rebuild_chain()
+
+
+# How many traces (torch.jit.trace, ONNX export) are recording op calls now. Code above
+# the dispatcher reads it through `is_tracing` to take the path a trace can record: ember-nn's
+# recurrent layers run their composition of ops, not the fused layer op, while tracing.
+_tracing = 0
+
+
+def is_tracing():
+    """Whether a trace is recording op calls (``torch.jit.is_tracing()``)."""
+    return _tracing > 0
+
+
+class tracing:
+    """Context manager for the recorders: op calls inside are being traced."""
+
+    def __enter__(self):
+        global _tracing
+        _tracing += 1
+        return self
+
+    def __exit__(self, *exc):
+        global _tracing
+        _tracing -= 1
+        return False

@@ -7,6 +7,8 @@ Declared for the layers above (they import this module, never ``ember_tensor._di
     register_wrapper, unregister_wrapper    wrappers composed around every op call
     install_autograd                        ember-autograd's hooks (backward, hooks, rules)
     result_type_of                          the dtype promotion ops apply to their operands
+    is_tracing, tracing                     whether a trace records op calls (and the recorders'
+                                            context manager saying so)
 
 >>> import ember_tensor as et
 >>> from ember_tensor import dispatch
@@ -14,11 +16,11 @@ Declared for the layers above (they import this module, never ``ember_tensor._di
 True
 """
 from ._autograd_slot import install as install_autograd
-from ._dispatch import Operator, op, operators, register_wrapper, unregister_wrapper, _OPERATORS
+from ._dispatch import Operator, is_tracing, op, operators, register_wrapper, tracing, unregister_wrapper, _OPERATORS
 from ._dtype import result_type_of
 
 __all__ = ["Operator", "op", "operators", "get_operator", "register_wrapper", "unregister_wrapper",
-           "install_autograd", "result_type_of"]
+           "install_autograd", "result_type_of", "is_tracing", "tracing"]
 
 
 def get_operator(name):

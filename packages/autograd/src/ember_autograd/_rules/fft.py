@@ -59,3 +59,5 @@ def fft_c2r(ctx, grad, dim, normalization):
 composite("fft_fft", "fft_ifft", "fft_rfft", "fft_irfft", "fft_hfft", "fft_ihfft",
           "fft_fft2", "fft_ifft2", "fft_rfft2", "fft_irfft2", "fft_hfft2", "fft_ihfft2",
           "fft_fftn", "fft_ifftn", "fft_rfftn", "fft_irfftn", "fft_hfftn", "fft_ihfftn")
+# stft frames, windows and transforms through the ops above (an op of its own for autocast).
+composite("stft")

@@ -266,6 +266,8 @@ composite("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "pois
           "binary_cross_entropy", "binary_cross_entropy_with_logits", "soft_margin_loss",
           "hinge_embedding_loss", "margin_ranking_loss", "cosine_embedding_loss", "triplet_margin_loss",
           "multi_margin_loss", "multilabel_margin_loss", "cross_entropy_loss")
+# Composite ops of their own so that autocast's lists name them, as PyTorch's ATen ops.
+composite("softplus", "cosine_similarity", "pdist")
 
 
 @derivative("nll_loss_backward", inputs=("grad_output",),

@@ -327,5 +327,5 @@ composite("cov", "corrcoef", "cdist")
 not_differentiable("histogram", "histogramdd")
 # sum_to_size is a sum; the trapezoidal rules are slices, diff, sum and cumsum.
 composite("sum_to_size", "trapezoid", "cumulative_trapezoid")
-# torch.gradient is slices and arithmetic; renorm is a norm, a where and a product.
-composite("gradient", "renorm")
+# torch.gradient is slices and arithmetic; renorm is a norm, a where and a product; dist a norm.
+composite("gradient", "renorm", "dist")

@@ -9,7 +9,7 @@ open, and if it closes without ``BYE`` — its process died — the server sets 
 import socket
 import threading
 
-from .._errors import DistStoreError
+from .._errors import DistStoreError, QueueEmptyError
 from ._wire import ConnectionLost, receive_message, send_message
 from .base import KeyTable
 
@@ -56,6 +56,8 @@ class StoreServer:
                     return
                 try:
                     reply = [b"OK"] + self._answer(command, arguments)
+                except QueueEmptyError as error:
+                    reply = [b"EMPTY", str(error)]
                 except DistStoreError as error:
                     reply = [b"TIMEOUT", str(error)]
                 except (ValueError, KeyError) as error:
@@ -85,6 +87,15 @@ class StoreServer:
             return [b"1" if table.delete_key(arguments[0].decode()) else b"0"]
         if command == "NUM_KEYS":
             return [str(table.num_keys(hidden_prefix=arguments[0].decode()))]
+        if command == "QPUSH":
+            table.queue_push(arguments[0].decode(), arguments[1])
+            return []
+        if command == "QPOP":
+            return [table.queue_pop(arguments[0].decode(), arguments[1] == b"1", float(arguments[2]))]
+        if command == "QLEN":
+            return [str(table.queue_len(arguments[0].decode()))]
+        if command == "LIST":
+            return [k.encode() for k in table.list_keys(hidden_prefix=arguments[0].decode())]
         if command == "WAIT":
             table.wait([k.decode() for k in arguments[1:]], float(arguments[0]))
             return []

@@ -9,7 +9,9 @@ import datetime
 import threading
 import time
 
-from .._errors import DistStoreError
+from collections import deque
+
+from .._errors import DistStoreError, QueueEmptyError
 
 __all__ = ["Store", "KeyTable", "as_bytes", "DEFAULT_STORE_TIMEOUT"]
 
@@ -83,6 +85,23 @@ class Store:
         """Append ``value`` to ``key``'s value (created empty)."""
         self.set(key, (self.get(key) if self.check([key]) else b"") + as_bytes(value))
 
+    def queue_push(self, key, value):
+        """Append ``value`` to the queue ``key`` (a queue is not a key: get/set do not see it)."""
+        raise NotImplementedError("queue support is not implemented.")
+
+    def queue_pop(self, key, block=True):
+        """The oldest value of the queue ``key`` (bytes), waiting up to the store's timeout
+        for one; ``block=False`` raises QueueEmptyError at once when it is empty."""
+        raise NotImplementedError("queue support is not implemented.")
+
+    def queue_len(self, key):
+        """The number of values in the queue ``key`` (0 if there is none)."""
+        raise NotImplementedError("queue support is not implemented.")
+
+    def list_keys(self):
+        """Every key set in the store (not the queues), as strings."""
+        raise NotImplementedError
+
     def multi_get(self, keys):
         """The values of several keys, waiting for each."""
         return [self.get(key) for key in keys]
@@ -102,6 +121,7 @@ class KeyTable:
 
     def __init__(self):
         self._values = {}
+        self._queues = {}
         self._changed = threading.Condition()
 
     def set(self, key, value):
@@ -154,6 +174,32 @@ class KeyTable:
             if hidden_prefix is None:
                 return len(self._values)
             return sum(1 for key in self._values if not key.startswith(hidden_prefix))
+
+    def queue_push(self, key, value):
+        with self._changed:
+            self._queues.setdefault(key, deque()).append(value)
+            self._changed.notify_all()
+
+    def queue_pop(self, key, block, seconds):
+        with self._changed:
+            if not self._queues.get(key):
+                if not block:
+                    raise QueueEmptyError("queue is empty")
+                deadline = time.monotonic() + seconds
+                while not self._queues.get(key):
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise _timeout_error(seconds, [key])
+                    self._changed.wait(left)
+            return self._queues[key].popleft()
+
+    def queue_len(self, key):
+        with self._changed:
+            return len(self._queues.get(key, ()))
+
+    def list_keys(self, hidden_prefix=None):
+        with self._changed:
+            return [k for k in self._values if hidden_prefix is None or not k.startswith(hidden_prefix)]
 
     def wait(self, keys, seconds):
         with self._changed:

@@ -130,6 +130,10 @@ class FileStore(Store):
         self._locked()
         return sum(1 for key in self._values if not key.startswith("__ember/"))
 
+    def list_keys(self):
+        self._locked()
+        return [key for key in self._values if not key.startswith("__ember/")]
+
     def wait(self, keys, timeout=None):
         seconds = self._seconds(timeout)
         deadline = time.monotonic() + seconds

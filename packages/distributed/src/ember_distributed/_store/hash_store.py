@@ -43,5 +43,17 @@ class HashStore(Store):
     def num_keys(self):
         return self._table.num_keys()
 
+    def queue_push(self, key, value):
+        self._table.queue_push(key, as_bytes(value))
+
+    def queue_pop(self, key, block=True):
+        return self._table.queue_pop(key, block, self._seconds())
+
+    def queue_len(self, key):
+        return self._table.queue_len(key)
+
+    def list_keys(self):
+        return self._table.list_keys()
+
     def wait(self, keys, timeout=None):
         self._table.wait(list(keys), self._seconds(timeout))

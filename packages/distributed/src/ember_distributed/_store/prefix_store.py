@@ -52,5 +52,19 @@ class PrefixStore(Store):
     def num_keys(self):
         return self.underlying_store.num_keys()
 
+    def queue_push(self, key, value):
+        self.underlying_store.queue_push(self._key(key), value)
+
+    def queue_pop(self, key, block=True):
+        return self.underlying_store.queue_pop(self._key(key), block)
+
+    def queue_len(self, key):
+        return self.underlying_store.queue_len(self._key(key))
+
+    def list_keys(self):
+        """The keys under this prefix, without it."""
+        start = f"{self.prefix}/"
+        return [k[len(start):] for k in self.underlying_store.list_keys() if k.startswith(start)]
+
     def wait(self, keys, timeout=None):
         self.underlying_store.wait([self._key(k) for k in keys], timeout)

@@ -4,7 +4,7 @@ import socket
 import threading
 import time
 
-from .._errors import DistNetworkError, DistStoreError
+from .._errors import DistNetworkError, DistStoreError, QueueEmptyError
 from ._server import StoreServer
 from ._wire import ConnectionLost, receive_message, send_message
 from .base import DEFAULT_STORE_TIMEOUT, Store, as_bytes
@@ -98,6 +98,8 @@ class TCPStore(Store):
             raise DistNetworkError(f"the TCPStore at {self.host}:{self.port} was lost: {error} "
                                    f"(its process, usually rank 0, may have died)") from None
         status, values = reply[0], reply[1:]
+        if status == b"EMPTY":
+            raise QueueEmptyError(values[0].decode())
         if status == b"TIMEOUT":
             raise DistStoreError(values[0].decode())
         if status == b"ERROR":
@@ -128,6 +130,19 @@ class TCPStore(Store):
 
     def num_keys(self):
         return int(self._request("NUM_KEYS", HIDDEN_PREFIX)[0])
+
+    def queue_push(self, key, value):
+        self._request("QPUSH", key, as_bytes(value))
+
+    def queue_pop(self, key, block=True):
+        seconds = self._seconds()
+        return self._request("QPOP", key, b"1" if block else b"0", str(seconds), wait_seconds=seconds)[0]
+
+    def queue_len(self, key):
+        return int(self._request("QLEN", key)[0])
+
+    def list_keys(self):
+        return [k.decode() for k in self._request("LIST", HIDDEN_PREFIX)]
 
     def wait(self, keys, timeout=None):
         seconds = self._seconds(timeout)

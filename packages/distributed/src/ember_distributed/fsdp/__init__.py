@@ -8,12 +8,14 @@ its gradients reduce-scattered, so training equals one process on the whole batc
 """
 
 from ._fully_shard import FSDPModule, fully_shard
-from .api import (BackwardPrefetch, CPUOffload, CPUOffloadPolicy, FullStateDictConfig, LocalStateDictConfig,
-                  MixedPrecision, MixedPrecisionPolicy, OffloadPolicy, ShardedStateDictConfig, ShardingStrategy,
+from .api import (BackwardPrefetch, CPUOffload, CPUOffloadPolicy, FullOptimStateDictConfig, FullStateDictConfig,
+                  LocalOptimStateDictConfig, LocalStateDictConfig, MixedPrecision, MixedPrecisionPolicy, OffloadPolicy,
+                  OptimStateDictConfig, ShardedOptimStateDictConfig, ShardedStateDictConfig, ShardingStrategy,
                   StateDictConfig, StateDictSettings, StateDictType)
 from .fully_sharded_data_parallel import FullyShardedDataParallel, ShardedChunk
 
 __all__ = ["FullyShardedDataParallel", "ShardingStrategy", "BackwardPrefetch", "MixedPrecision", "CPUOffload",
            "StateDictType", "StateDictConfig", "FullStateDictConfig", "ShardedStateDictConfig",
            "LocalStateDictConfig", "StateDictSettings", "fully_shard", "FSDPModule", "MixedPrecisionPolicy",
-           "OffloadPolicy", "CPUOffloadPolicy", "ShardedChunk"]
+           "OffloadPolicy", "CPUOffloadPolicy", "ShardedChunk", "OptimStateDictConfig", "FullOptimStateDictConfig",
+           "ShardedOptimStateDictConfig", "LocalOptimStateDictConfig"]

@@ -28,7 +28,24 @@ class FSDPModule:
     def unshard(self, async_op=False):
         """Gather the full parameters now (forward gathers them anyway)."""
         if self._fsdp_unit is not None:
-            self._fsdp_unit.gather(self._fsdp_hooks.layout.pack(self._fsdp_hooks.shards()))
+            self._fsdp_unit.gather(self._fsdp_hooks.layout.locals(self._fsdp_hooks.shards()))
+
+    def set_modules_to_forward_prefetch(self, modules):
+        """Before this module's forward, post the all-gathers of ``modules`` too (after its own),
+        so that they run while this module computes instead of when each is reached."""
+        self._fsdp_hooks_of(self).forward_prefetch = [self._fsdp_hooks_of(m) for m in modules]
+
+    def set_modules_to_backward_prefetch(self, modules):
+        """Before this module's backward, post the all-gathers of ``modules`` too (after its own)."""
+        self._fsdp_hooks_of(self).backward_prefetch = [self._fsdp_hooks_of(m) for m in modules]
+
+    @staticmethod
+    def _fsdp_hooks_of(module):
+        hooks = getattr(module, "_fsdp_hooks", None)
+        if hooks is None:
+            raise ValueError(f"{type(module).__name__} has no parameters of its own to gather: prefetch applies "
+                             "to fully_shard modules that own parameters")
+        return hooks
 
     def set_requires_gradient_sync(self, requires_gradient_sync, *, recurse=True):
         """False: backward keeps full gradients locally (gradient accumulation without communication)."""
@@ -92,6 +109,7 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
             shard = type(p)(chunk, requires_grad=p.requires_grad)
             shard._fsdp_sharded = True
             shard._fsdp_global_shape, shard._fsdp_row_offset = spec.shape, unit.rank * spec.chunk
+            shard._fsdp_unit, shard._fsdp_spec = unit, spec  # for full state dicts: gather_param
             setattr(owner, name, shard)
             shards.append(shard)  # the optimizer updates these very tensors in place
         hooks = UnitHooks(module, unit, ChunkLayout(unit), lambda: shards,

@@ -20,9 +20,12 @@ __all__ = []
 class FlatLayout:
     """The optimizer steps one flat shard per unit (the wrapper API, ``_flat_param``)."""
 
-    @staticmethod
-    def pack(shards):
-        return shards[0].detach().numpy()
+    def __init__(self, unit):
+        self.unit = unit
+
+    def locals(self, shards):
+        """Each parameter's padded segment of the flat shard (views: nothing is copied)."""
+        return self.unit.segments(shards[0].detach().numpy())
 
     @staticmethod
     def split(flat):
@@ -35,11 +38,13 @@ class ChunkLayout:
     def __init__(self, unit):
         self.unit = unit
 
-    def pack(self, shards):
-        return self.unit.pack([s.detach().cpu().numpy() for s in shards], dtype=self.unit.dtype.np)
+    def locals(self, shards):
+        """Each parameter's chunk, its own memory (padded by the unit only where it is short)."""
+        return [s.detach().cpu().numpy() for s in shards]
 
     def split(self, flat):
-        return [ember_tensor.from_numpy(chunk.copy()) for chunk in self.unit.unpack(flat)]
+        # views of one fresh array, one per parameter: no copy
+        return [ember_tensor.from_numpy(chunk) for chunk in self.unit.unpack(flat)]
 
 
 class UnitHooks:
@@ -59,6 +64,14 @@ class UnitHooks:
         self.cast_inputs, self.cast_outputs = cast_inputs, cast_outputs
         self.handles = [module.register_forward_pre_hook(self.pre_forward),
                         module.register_forward_hook(self.post_forward)]
+        # other units' hooks whose gathers this unit posts ahead, before waiting for its own
+        self.forward_prefetch, self.backward_prefetch = [], []
+        self.forward_order = None  # a list this unit appends itself to in pre_forward (recording)
+
+    def start(self):
+        """Post this unit's all-gather without waiting (a no-op when resident or posted)."""
+        if not self.unit.resident:
+            self.unit.start_gather(self.layout.locals(self.shards()))
 
     def unshard(self):
         """Gather the full parameters and put them on the modules; returns them."""
@@ -75,6 +88,11 @@ class UnitHooks:
             vars(spec.module).pop(spec.name, None)
 
     def pre_forward(self, module, args):
+        if self.forward_order is not None:
+            self.forward_order.append(self)
+        self.start()
+        for other in self.forward_prefetch:
+            other.start()
         self.unshard()
         if self.cast_inputs is not None:
             return tuple(cast(a, self.cast_inputs) for a in args)
@@ -94,8 +112,10 @@ class UnitHooks:
 
     def _before_backward(self, grad):
         # The module's backward is about to read the saved full parameters: refill them.
-        if not self.unit.resident:
-            self.unit.gather(self.layout.pack(self.shards()))
+        self.start()
+        for other in self.backward_prefetch:
+            other.start()
+        self.unit.wait_gather()
         return None
 
 

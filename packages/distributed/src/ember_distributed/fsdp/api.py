@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 __all__ = ["ShardingStrategy", "BackwardPrefetch", "MixedPrecision", "CPUOffload", "StateDictType",
            "StateDictConfig", "FullStateDictConfig", "ShardedStateDictConfig", "LocalStateDictConfig",
-           "StateDictSettings", "MixedPrecisionPolicy", "OffloadPolicy", "CPUOffloadPolicy"]
+           "StateDictSettings", "MixedPrecisionPolicy", "OffloadPolicy", "CPUOffloadPolicy", "OptimStateDictConfig",
+           "FullOptimStateDictConfig", "ShardedOptimStateDictConfig", "LocalOptimStateDictConfig"]
 
 
 class ShardingStrategy(enum.Enum):
@@ -26,7 +27,8 @@ class ShardingStrategy(enum.Enum):
 
 
 class BackwardPrefetch(enum.Enum):
-    """When backward gathers the next unit's parameters (accepted; ember gathers on demand)."""
+    """When backward posts the next unit's all-gather: before the current unit's backward
+    (BACKWARD_PRE) or after its reduce-scatter (BACKWARD_POST)."""
 
     BACKWARD_PRE = 1
     BACKWARD_POST = 2
@@ -84,7 +86,35 @@ class ShardedStateDictConfig(StateDictConfig):
 
 @dataclass
 class LocalStateDictConfig(StateDictConfig):
-    """The flat shards as they are (not provided by ember's FSDP: the type exists for imports)."""
+    """The flat shards as they are (``_flat_param`` of each unit, this rank's padded shard)."""
+
+
+@dataclass
+class OptimStateDictConfig:
+    """Base of the optimizer state-dict settings."""
+
+    offload_to_cpu: bool = True
+
+
+@dataclass
+class FullOptimStateDictConfig(OptimStateDictConfig):
+    """Full optimizer state on every rank, or on rank 0 only (``rank0_only``; the others get ``{}``)."""
+
+    rank0_only: bool = False
+
+
+@dataclass
+class ShardedOptimStateDictConfig(OptimStateDictConfig):
+    """Each rank's chunks of the optimizer state (ShardedChunks), for ``torch.distributed.checkpoint``."""
+
+    _use_dtensor: bool = False
+
+
+@dataclass
+class LocalOptimStateDictConfig(OptimStateDictConfig):
+    """The optimizer state as it is, keyed by the flat shards."""
+
+    offload_to_cpu: bool = False
 
 
 @dataclass

@@ -19,10 +19,11 @@ from .._group import ProcessGroup, resolve
 from .._mpi import mpi
 from .._work import guarded
 from .._sharded_chunk import ShardedChunk
+from . import _optim_state, _summon
 from ._hooks import FlatLayout, UnitHooks, cast, map_tensors
 from ._unit import ShardedUnit
-from .api import (BackwardPrefetch, FullStateDictConfig, ShardedStateDictConfig, ShardingStrategy,
-                  StateDictSettings, StateDictType)
+from .api import (BackwardPrefetch, FullStateDictConfig, LocalStateDictConfig, ShardedStateDictConfig,
+                  ShardingStrategy, StateDictSettings, StateDictType)
 from .wrap import unit_modules
 
 __all__ = ["FullyShardedDataParallel", "ShardedChunk"]
@@ -42,8 +43,13 @@ class FullyShardedDataParallel:
         sync_module_states: broadcast rank 0's parameters and buffers before sharding.
         device_mesh: a DeviceMesh instead of ``process_group`` (2-D for HYBRID_SHARD:
             replicate over dimension 0, shard over dimension 1).
-        cpu_offload, backward_prefetch, forward_prefetch, limit_all_gathers, device_id,
-        use_orig_params: accepted (ember's shards are in host memory; gathers are on demand).
+        backward_prefetch: BACKWARD_PRE (default) posts the all-gather of the unit backward
+            reaches next before waiting for the current one's; BACKWARD_POST posts it after the
+            current unit's reduce-scatter; None gathers each unit when it is reached.
+        forward_prefetch: post the next unit's all-gather (in the order of the first
+            forward) before waiting for the current one's.
+        cpu_offload, limit_all_gathers, device_id, use_orig_params: accepted (ember's shards
+            are in host memory).
     """
 
     def __init__(self, module, process_group=None, sharding_strategy=None, cpu_offload=None, auto_wrap_policy=None,
@@ -93,7 +99,7 @@ class FullyShardedDataParallel:
             for owner, name, _ in params:
                 delattr(owner, name)  # the unit's full parameters stand in for them during forward
             input_dtype = param_dtype if mixed_precision is not None and mixed_precision.cast_forward_inputs else None
-            hooks = UnitHooks(unit_module, unit, FlatLayout, lambda fp=flat_param: [fp],
+            hooks = UnitHooks(unit_module, unit, FlatLayout(unit), lambda fp=flat_param: [fp],
                               cast_inputs=input_dtype)
             self._units.append((unit_module, unit, flat_param))
             self._hooks.append(hooks)
@@ -101,6 +107,31 @@ class FullyShardedDataParallel:
         order = {id(m): i for i, (_, m) in enumerate(module.named_modules())}
         self._units.sort(key=lambda entry: order[id(entry[0])])
         self._state_dict_settings = StateDictSettings(StateDictType.FULL_STATE_DICT, FullStateDictConfig())
+        self._forward_prefetch, self._backward_prefetch = forward_prefetch, backward_prefetch
+        self._execution_order = None  # the units' hooks in the order of the first forward
+
+    def _plan_prefetch(self, forward):
+        """Run the first ``forward()`` recording the order units gather in, then tell each
+        unit which gather to post ahead: every rank records the same order, so the posted
+        collectives match."""
+        order = []
+        for hooks in self._hooks:
+            hooks.forward_order = order
+        try:
+            return forward()
+        finally:
+            for hooks in self._hooks:
+                hooks.forward_order = None
+            self._execution_order = order
+            for before, after in zip(order, order[1:]):
+                if self._forward_prefetch:
+                    before.forward_prefetch = [after]
+                if not before.unit.requires_grad:
+                    continue  # its backward never runs: a gather posted for it would go stale
+                if self._backward_prefetch is BackwardPrefetch.BACKWARD_PRE:
+                    after.backward_prefetch = [before]
+                elif self._backward_prefetch is BackwardPrefetch.BACKWARD_POST:
+                    after.unit.after_backward = before.start
 
     # --- the module protocol --------------------------------------------------------------
 
@@ -113,6 +144,8 @@ class FullyShardedDataParallel:
         if mp is not None and mp.param_dtype is not None and mp.cast_root_forward_inputs:
             args = map_tensors(args, lambda t: cast(t, mp.param_dtype))
             kwargs = map_tensors(kwargs, lambda t: cast(t, mp.param_dtype))
+        if self._execution_order is None:
+            return self._plan_prefetch(lambda: self.module(*args, **kwargs))
         return self.module(*args, **kwargs)
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
@@ -206,11 +239,11 @@ class FullyShardedDataParallel:
     @staticmethod
     @contextlib.contextmanager
     def state_dict_type(module, state_dict_type, state_dict_config=None, optim_state_dict_config=None):
-        """Within, ``module.state_dict()`` and ``load_state_dict`` use ``state_dict_type``."""
-        if state_dict_type is StateDictType.LOCAL_STATE_DICT:
-            raise NotImplementedError("ember's FSDP provides FULL_STATE_DICT and SHARDED_STATE_DICT")
-        config = state_dict_config or (FullStateDictConfig() if state_dict_type is StateDictType.FULL_STATE_DICT
-                                       else ShardedStateDictConfig())
+        """Within, ``module.state_dict()``, ``load_state_dict`` and ``FSDP.optim_state_dict``
+        use ``state_dict_type`` (FULL, SHARDED or LOCAL_STATE_DICT)."""
+        config = state_dict_config or {StateDictType.FULL_STATE_DICT: FullStateDictConfig,
+                                       StateDictType.SHARDED_STATE_DICT: ShardedStateDictConfig,
+                                       StateDictType.LOCAL_STATE_DICT: LocalStateDictConfig}[state_dict_type]()
         previous = module._state_dict_settings
         module._state_dict_settings = StateDictSettings(state_dict_type, config, optim_state_dict_config)
         try:
@@ -222,11 +255,13 @@ class FullyShardedDataParallel:
         """Full tensors (FULL_STATE_DICT) or this rank's chunks (SHARDED_STATE_DICT), under
         the unwrapped model's names."""
         settings = self._state_dict_settings
+        if settings.state_dict_type is StateDictType.LOCAL_STATE_DICT:
+            return self._local_state_dict(destination, prefix)
         full = settings.state_dict_type is StateDictType.FULL_STATE_DICT
         values = {}
         for _, unit, flat in self._units:
             shard = flat.detach().cpu().numpy()
-            arrays = unit.gather_full(shard) if full else unit.unpack(shard)
+            arrays = unit.gather_full(unit.segments(shard)) if full else unit.unpack(shard)
             for spec, array in zip(unit.specs, arrays):
                 tensor = ember_tensor.from_numpy(np.array(array))
                 values[self._qualified[(id(spec.module), spec.name)]] = (
@@ -239,8 +274,41 @@ class FullyShardedDataParallel:
             result[prefix + key] = values[key] if key in values else buffers[key].detach()
         return result
 
+    def _local_names(self):
+        """LOCAL_STATE_DICT's keys: ``<unit path>._flat_param`` (PyTorch's, wrappers' names cleaned)."""
+        paths = {id(m): path for path, m in self.module.named_modules()}
+        return [(_join(paths[id(m)], "_flat_param"), flat) for m, _, flat in self._units]
+
+    def _local_state_dict(self, destination, prefix):
+        """Each unit's flat shard as it is (padded; this rank's), and the buffers."""
+        result = {} if destination is None else destination
+        for name, flat in self._local_names():
+            result[prefix + name] = flat.detach().clone()
+        for name, buffer in self.module.named_buffers():
+            result[prefix + name] = buffer.detach()
+        return result
+
     def load_state_dict(self, state_dict, strict=True):
-        """Load full tensors (or SHARDED_STATE_DICT chunks) into the shards and buffers."""
+        """Load full tensors (or SHARDED_STATE_DICT chunks, or LOCAL_STATE_DICT flat shards
+        saved with the same sharding) into the shards and buffers."""
+        if self._state_dict_settings.state_dict_type is StateDictType.LOCAL_STATE_DICT:
+            keys = [name for name, _ in self._local_names()] + [n for n, _ in self.module.named_buffers()]
+            missing = [k for k in keys if k not in state_dict]
+            unexpected = [k for k in state_dict if k not in keys]
+            if strict and (missing or unexpected):
+                raise RuntimeError(f"Error(s) in loading state_dict for FullyShardedDataParallel: missing keys "
+                                   f"{missing}, unexpected keys {unexpected}")
+            for name, flat in self._local_names():
+                value = state_dict[name]
+                if tuple(value.shape) != tuple(flat.shape):
+                    raise RuntimeError(f"size mismatch for {name}: the local state dict holds {tuple(value.shape)}, "
+                                       f"this rank's flat shard is {tuple(flat.shape)} (LOCAL_STATE_DICT loads only "
+                                       "into the same sharding)")
+                flat.detach().copy_(value)
+            for name, buffer in self.module.named_buffers():
+                if name in state_dict:
+                    buffer.detach().copy_(state_dict[name])
+            return missing, unexpected
         missing = [k for k in self._state_keys if k not in state_dict]
         unexpected = [k for k in state_dict if k not in self._state_keys]
         if strict and (missing or unexpected):
@@ -260,6 +328,34 @@ class FullyShardedDataParallel:
             if key in state_dict:
                 buffer.detach().copy_(state_dict[key])
         return missing, unexpected
+
+
+    @staticmethod
+    def optim_state_dict(model, optim, optim_state_dict=None, group=None):
+        """The optimizer's state keyed by parameter name, full or sharded as the model's
+        ``state_dict_type`` says (LOCAL_STATE_DICT: the optimizer's own)."""
+        return _optim_state.optim_state_dict(model, optim)
+
+    @staticmethod
+    def optim_state_dict_to_load(model, optim, optim_state_dict, is_named_optimizer=False, load_directly=False,
+                                 group=None):
+        """A state dict of ``optim_state_dict`` as ``optim.load_state_dict`` takes it (and
+        loaded, with ``load_directly=True``)."""
+        result = _optim_state.optim_state_dict_to_load(model, optim, optim_state_dict)
+        if load_directly:
+            optim.load_state_dict(result)
+        return result
+
+    @staticmethod
+    def summon_full_params(module, recurse=True, writeback=True, rank0_only=False, offload_to_cpu=False,
+                           with_grads=False):
+        """A context in which the original modules hold their full parameters; with
+        ``writeback``, changes made inside go back into the shards on exit.
+
+        >>> # with FSDP.summon_full_params(model):
+        >>> #     print(model.module[0].weight.shape)
+        """
+        return _summon.summon_full_params(module, recurse, writeback, rank0_only, offload_to_cpu, with_grads)
 
 
 def _join(prefix, name):

@@ -6,11 +6,12 @@
     >>> net = torch.onnx.load("net.onnx")          # runs (and trains) in ember  # doctest: +SKIP
 """
 from ._emitter import SymbolicError
-from ._export import DEFAULT_OPSET, MIN_OPSET, build_model, export
+from ._export import DEFAULT_OPSET, MIN_OPSET, build_model, export, is_in_onnx_export
 from ._import import OnnxModule, load
 from ._symbolic import SYMBOLICS
 
-__all__ = ["export", "load", "OnnxModule", "SymbolicError", "build_model", "supported_ops", "MIN_OPSET",
+__all__ = ["export", "load", "OnnxModule", "SymbolicError", "build_model", "supported_ops", "is_in_onnx_export",
+           "MIN_OPSET",
            "DEFAULT_OPSET"]
 
 

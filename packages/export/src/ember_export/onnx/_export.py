@@ -8,7 +8,7 @@ from onnx import helper
 from .._graph import Value
 from .._trace import _named_tensors, record
 from ._emitter import Emitter, SymbolicError, value_info
-from ._symbolic import emit_node
+from ._symbolic import SYMBOLICS, emit_node
 
 __all__ = ["export", "SymbolicError", "MIN_OPSET", "DEFAULT_OPSET"]
 
@@ -54,6 +54,14 @@ def _dynamic_axes(dynamic_axes, name):
     return {int(a): f"{name}_dynamic_axes_{i + 1}" for i, a in enumerate(axes)}
 
 
+_exporting = 0  # how many exports are recording their model now
+
+
+def is_in_onnx_export():
+    """Whether an ONNX export is running the model now (``torch.onnx.is_in_onnx_export``)."""
+    return _exporting > 0
+
+
 def build_model(model, args, input_names=None, output_names=None, opset_version=None, dynamic_axes=None,
                 export_params=True):
     """The checked onnx.ModelProto of ``model(*args)``."""
@@ -65,7 +73,13 @@ def build_model(model, args, input_names=None, output_names=None, opset_version=
     if training and hasattr(model, "train"):
         model.train(False)  # export is of the inference graph: dropout off, batch norm on running stats
     try:
-        graph = record(model, args, _named_tensors(model))
+        # A composite op with no ONNX form of its own (mse_loss, say) is exported as its parts.
+        global _exporting
+        _exporting += 1
+        try:
+            graph = record(model, args, _named_tensors(model), expand=lambda op: op.name not in SYMBOLICS)
+        finally:
+            _exporting -= 1
     finally:
         if training and hasattr(model, "train"):
             model.train(True)

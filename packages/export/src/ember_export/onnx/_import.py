@@ -11,6 +11,7 @@ from onnx import numpy_helper
 
 import ember_tensor as et
 from ember_tensor import dispatch as _dispatch
+from ember_tensor import nn_ops
 
 __all__ = ["load", "OnnxModule"]
 
@@ -108,6 +109,7 @@ _HANDLERS = {
     "Pow": lambda a, x, y: x ** y, "Neg": lambda a, x: -x, "Exp": lambda a, x: x.exp(), "Log": lambda a, x: x.log(),
     "Sqrt": lambda a, x: x.sqrt(), "Abs": lambda a, x: x.abs(), "Tanh": lambda a, x: x.tanh(),
     "Sigmoid": lambda a, x: x.sigmoid(), "Relu": lambda a, x: x.relu(), "Sin": lambda a, x: x.sin(),
+    "Softplus": lambda a, x: nn_ops.softplus(x),
     "Cos": lambda a, x: x.cos(), "Erf": lambda a, x: x.erf(), "Floor": lambda a, x: x.floor(),
     "Ceil": lambda a, x: x.ceil(), "Reciprocal": lambda a, x: x.reciprocal(), "Sign": lambda a, x: x.sign(),
     "Not": lambda a, x: et.logical_not(x), "IsNaN": lambda a, x: x.isnan(),

@@ -16,6 +16,20 @@ def _softmax(g, node, args):
                 axis=args["dim"] % max(len(x.shape), 1))
 
 
+@symbolic("softplus")
+def _softplus(g, node, args):
+    # ONNX's Softplus is log(exp(x) + 1) computed stably; like PyTorch's exporter, ours
+    # leaves `threshold` to it (above beta x = 20 the two differ by under exp(-20)).
+    values = list(args.values())
+    dtype = output_of(node).dtype
+    x = g.operand(values[0], dtype)
+    beta = float(args.get("beta", values[1] if len(values) > 1 else 1.0))
+    if beta == 1.0:
+        return g.op("Softplus", x)
+    scale = g.operand(beta, dtype)
+    return g.op("Div", g.op("Softplus", g.op("Mul", x, scale)), scale)
+
+
 def _tuple(value, n):
     return list(value) if isinstance(value, (list, tuple)) else [value] * n
 

@@ -199,11 +199,7 @@ def softsign(input):
 
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta * x)) / beta, linear where beta * x > threshold."""
-    scaled = input * beta
-    # Capped with `where`, not clamp: clamp passes no gradient to NaN, and PyTorch's
-    # softplus gradient at NaN is nan.
-    soft = E.where(scaled > threshold, threshold, scaled).exp().log1p() / beta
-    return E.where(scaled > threshold, input, soft)
+    return K.softplus(input, beta, threshold)
 
 
 def softshrink(input, lambd=0.5):

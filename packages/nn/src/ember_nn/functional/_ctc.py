@@ -5,6 +5,8 @@ import numpy as np
 
 import ember_tensor as E
 
+from ._util import through_composite_op
+
 __all__ = ["ctc_loss"]
 
 # A large finite stand-in for log(0): -inf would make logsumexp's gradient nan where a
@@ -76,3 +78,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         return loss.sum()
     lens = E.tensor([max(v, 1) for v in tgt_lens], dtype=loss.dtype, device=loss.device)
     return (loss / lens).mean()
+
+
+# On PyTorch's CPU autocast list (float32): a composite op under ATen's name.
+ctc_loss = through_composite_op("ctc_loss", ctc_loss)

@@ -6,6 +6,8 @@ import numpy as np
 import ember_tensor as E
 from ember_tensor import nn_ops as K
 
+from ._util import through_composite_op
+
 __all__ = ["affine_grid", "grid_sample"]
 
 
@@ -120,7 +122,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         for p, size in reversed(list(zip(positions, sizes))):  # slowest-varying coordinate first
             inside = (p >= 0) & (p <= size - 1)
             valid = inside if valid is None else valid & inside
-            clamped = p.clamp(0, size - 1)
+            clamped = E.where(inside, p, 0.0)  # NaN or outside: any index in range (weight 0)
             flat = clamped if flat is None else flat * size + clamped
         index = flat.long().reshape(n, 1, points).expand(n, c, points).contiguous()
         values = K.take_along_planes(input, index).reshape((n, c) + out_shape)
@@ -139,7 +141,10 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         return total
     coords = [_apply_padding(p, size, padding_mode, align_corners) for p, size in zip(coords, sizes)]
     if mode == "nearest":
-        return tap([p.round() for p in coords], E.ones_like(coords[0]))
+        # Weights of 1 that still depend on the grid (a zero gradient flows back): PyTorch's
+        # result requires grad when the grid does, and grid.grad is zeros, not None.
+        link = E.where(coords[0].isfinite(), coords[0], 0.0) * 0.0
+        return tap([p.round() for p in coords], link + 1.0)
     lows = [p.floor() for p in coords]
     fracs = [p - lo for p, lo in zip(coords, lows)]
     total = None
@@ -153,3 +158,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         term = tap(positions, weight)
         total = term if total is None else total + term
     return total
+
+
+# ATen's grid_sampler, which autocast's lists name (CPU: float32; CUDA: the widest input
+# dtype): a composite op under that name.
+grid_sample = through_composite_op("grid_sampler", grid_sample)

@@ -6,7 +6,7 @@ import ember_tensor as E
 from ember_tensor import nn_ops as K
 from ember_tensor.nn_ops import adaptive_bounds
 
-from ._util import batched
+from ._util import batched, composite_op, through_composite_op
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
            "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
@@ -56,7 +56,16 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """Max over windows of (N, C, D, H, W)."""
-    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    if return_indices:  # ATen's max_pool3d_with_indices, which autocast's lists do not name
+        return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+    return _MAX_POOL3D(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+# PyTorch's CPU autocast list names the 3-d pools (not the 1-d and 2-d ones): these run as
+# composite ops under ATen's names, so that the list applies to them.
+_MAX_POOL3D = composite_op(
+    "max_pool3d", lambda input, kernel_size, stride, padding, dilation, ceil_mode:
+    _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, False))
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -187,7 +196,12 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
     """`adaptive_max_pool3d` returning (values, indices)."""
-    return _adaptive_max_pool(3, input, output_size, True)
+    return adaptive_max_pool3d(input, output_size, True)
+
+
+avg_pool3d = through_composite_op("avg_pool3d", avg_pool3d)
+adaptive_avg_pool3d = through_composite_op("adaptive_avg_pool3d", adaptive_avg_pool3d)
+adaptive_max_pool3d = through_composite_op("adaptive_max_pool3d", adaptive_max_pool3d)
 
 
 def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
@@ -195,7 +209,8 @@ def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
     area = 1
     for k in kernel:
         area *= k
-    pooled = _avg_pool(nd, input.pow(norm_type), kernel, stride, 0, ceil_mode, True, None)
+    # Through the public pools, as PyTorch's Python lp_pool (avg_pool3d is an op autocast sees).
+    pooled = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1](input.pow(norm_type), kernel, stride, 0, ceil_mode, True)
     # sign(x) * relu(|x|) keeps the gradient defined where the pooled power is 0.
     return (pooled.sign() * pooled.abs().relu() * area).pow(1.0 / norm_type)
 
@@ -315,10 +330,15 @@ def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=Non
 def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
                                        return_indices=False, _random_samples=None):
     """`fractional_max_pool2d` returning (values, indices)."""
-    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio, True, _random_samples)
+    return fractional_max_pool2d(input, kernel_size, output_size, output_ratio, True, _random_samples)
 
 
 def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
                                        return_indices=False, _random_samples=None):
     """`fractional_max_pool3d` returning (values, indices)."""
-    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio, True, _random_samples)
+    return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+# On PyTorch's CPU autocast list (float32), as the 3-d pools above.
+fractional_max_pool2d = through_composite_op("fractional_max_pool2d", fractional_max_pool2d)
+fractional_max_pool3d = through_composite_op("fractional_max_pool3d", fractional_max_pool3d)

@@ -15,6 +15,7 @@ import ember_tensor as E
 from ember_tensor import nn_ops as K
 
 from ._pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
+from ._util import composite_op
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 
@@ -48,12 +49,23 @@ def pad(input, pad, mode="constant", value=None):
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     count = len(pad) // 2
-    if count > 3 or input.dim() < count + 1:
-        raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now")
+    if count > 3 or input.dim() not in (count + 1, count + 2):
+        # PyTorch's rule: the padded dims plus one (unbatched) or two (batched).
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    return _PAD_OPS[mode, count](input, tuple(int(p) for p in pad), mode)
+
+
+def _pad_by_index(input, pad, mode):
+    """Reflect, replicate or wrap the last len(pad) // 2 dims: each an index gather."""
     out = input
-    for i in range(count):
+    for i in range(len(pad) // 2):
         d = input.dim() - 1 - i
-        left, right = int(pad[2 * i]), int(pad[2 * i + 1])
+        left, right = pad[2 * i], pad[2 * i + 1]
         size = input.shape[d]
         if mode == "reflect" and (left >= size or right >= size):
             raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input "
@@ -66,6 +78,15 @@ def pad(input, pad, mode="constant", value=None):
         index = E.tensor(_pad_indices(size, left, right, mode), dtype=E.int64, device=input.device)
         out = out[(slice(None),) * d + (index,)]
     return out
+
+
+# Each mode and rank is an op under ATen's name (reflection_pad2d, replication_pad3d, ...;
+# circular padding is one, _pad_circular): PyTorch's CPU autocast list names several of
+# them (float32).
+_PAD_OPS = {(mode, count): composite_op(f"{aten}_pad{count}d", _pad_by_index)
+            for mode, aten in (("reflect", "reflection"), ("replicate", "replication")) for count in (1, 2, 3)}
+_PAD_CIRCULAR = composite_op("_pad_circular", _pad_by_index)
+_PAD_OPS.update({("circular", count): _PAD_CIRCULAR for count in (1, 2, 3)})
 
 
 # -- interpolate --------------------------------------------------------------------------
@@ -208,6 +229,21 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     sizes, scales = _output_sizes(input, nd, size, scale_factor, recompute_scale_factor)
     if mode == "area":
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1](input, sizes)
+    return _RESAMPLE_OPS[_aten_upsample(mode, nd, antialias)](input, sizes, scales, mode, align_corners, antialias)
+
+
+def _aten_upsample(mode, nd, antialias):
+    """ATen's name of the resampling op for `mode` over `nd` dims (upsample_bilinear2d, ...)."""
+    if mode == "nearest-exact":
+        return f"_upsample_nearest_exact{nd}d"
+    name = f"upsample_{mode}{nd}d"
+    return f"_{name}_aa" if antialias else name
+
+
+def _resample(input, sizes, scales, mode, align_corners, antialias):
+    """Resize each spatial dim of `input` in turn: an index gather (nearest modes) or a
+    product with a resampling matrix (linear, cubic, antialiased)."""
+    nd = len(sizes)
     out = input
     for d in range(nd):
         axis = 2 + d
@@ -238,3 +274,11 @@ def upsample_nearest(input, size=None, scale_factor=None):
 def upsample_bilinear(input, size=None, scale_factor=None):
     """Deprecated: interpolate(..., mode='bilinear', align_corners=True)."""
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# Each mode and rank is an op under ATen's name, as PyTorch's CUDA autocast list (float32)
+# names them.
+_RESAMPLE_OPS = {name: composite_op(name, _resample) for name in (
+    "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d", "_upsample_nearest_exact1d",
+    "_upsample_nearest_exact2d", "_upsample_nearest_exact3d", "upsample_linear1d", "upsample_bilinear2d",
+    "upsample_trilinear3d", "upsample_bicubic2d", "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa")}

@@ -1,10 +1,31 @@
 """Helpers shared by the functional modules: reductions, legacy reduction flags,
-unbatched inputs, in-place results."""
+unbatched inputs, in-place results, and functions called through a composite op."""
+import functools
 import warnings
 
-from ember_tensor import Tensor
+from ember_tensor import Tensor, dispatch
 
-__all__ = ["reduce", "legacy_reduction", "apply_inplace", "batched", "check_tensor"]
+__all__ = ["reduce", "legacy_reduction", "apply_inplace", "batched", "check_tensor", "composite_op",
+           "through_composite_op"]
+
+
+def composite_op(name, fn):
+    """`fn` registered as ember-tensor dispatcher op `name`, one made of other ops
+    (``Operator.composite``): autograd differentiates it through its parts, and autocast's
+    op lists, the profiler and traces see a call by `name` (ATen's name: autocast runs
+    ``ctc_loss`` in float32 on the CPU, as PyTorch's list says)."""
+    return dispatch.op(name, composite=True)(fn)
+
+
+def through_composite_op(name, fn):
+    """A function like `fn` (its signature and docstring) that calls it through
+    `composite_op(name, fn)`; torch.fx and the docs see a plain function."""
+    operator = composite_op(name, fn)
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        return operator(*args, **kwargs)
+    return call
 
 
 def legacy_reduction(size_average, reduce_, reduction):

@@ -9,14 +9,14 @@ fused op, which walks the sequence once. The cells call it with a sequence of on
 The composition (a `_step` per time step from ops that autograd records one by one) is
 kept for what the fused ops do not cover: packed sequences (their per-sequence masks),
 LSTM projections (`proj_size`), devices without the kernels (CUDA, for now), mixed
-dtypes, and higher-order gradients: when the backward itself is recorded
+dtypes, traces (torch.jit.trace and ONNX export record ops), and higher-order gradients: when the backward itself is recorded
 (``create_graph=True``) the fused Function's backward re-runs the composition on the
 saved inputs and differentiates that, so double backward works as before.
 """
 import ember_autograd
 import ember_tensor as et
 from ember_autograd import Function
-from ember_tensor import nn_ops
+from ember_tensor import dispatch, nn_ops
 
 __all__ = ["linear", "step", "run_composed", "run_fused", "can_fuse"]
 
@@ -78,6 +78,8 @@ def can_fuse(x, h, c, weights, mask):
     """Whether the fused layer ops compute this call (see the module docstring)."""
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     if mask is not None or w_hr is not None or x.shape[0] == 0:
+        return False
+    if dispatch.is_tracing():  # a trace (ONNX export) records the composition's ops
         return False
     if x.dtype not in _FUSED_DTYPES or not nn_ops.fused_rnn_available(x.device):
         return False

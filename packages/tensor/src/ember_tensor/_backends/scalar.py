@@ -95,12 +95,13 @@ def copysign(a, b):
 
 
 def maximum(a, b):
-    # NaN propagates, as in torch.maximum.
+    # NaN propagates, as in torch.maximum; on a tie (-0. and 0.) the first operand wins,
+    # as C++'s std::max does in PyTorch's kernels: clamp(-0., min=0.) stays -0.
     if a != a:
         return a
     if b != b:
         return b
-    return a if a > b else b
+    return b if a < b else a
 
 
 def minimum(a, b):
@@ -108,7 +109,7 @@ def minimum(a, b):
         return a
     if b != b:
         return b
-    return a if a < b else b
+    return b if b < a else a
 
 
 def fmax(a, b):

@@ -7,6 +7,7 @@ comes from the ops it calls.
 import math
 
 from .. import _dtype as D
+from .._dispatch import op
 from .._tensor import Tensor
 from . import elementwise as E
 from . import convert, indexing, linalg, shape_ops, views
@@ -55,8 +56,10 @@ def diagflat(input, offset=0):
     return linalg.diag(views.flatten(input), offset)
 
 
+@op(composite=True)
 def dist(input, other, p=2):
-    """The p-norm of ``input - other`` (broadcast), over all elements."""
+    """The p-norm of ``input - other`` (broadcast), over all elements (an op of its own, as
+    ATen's, so that autocast's CUDA float32 list applies)."""
     return E.sub(input, other).norm(p)
 
 

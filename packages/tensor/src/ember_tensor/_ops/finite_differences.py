@@ -106,7 +106,7 @@ def _coordinates(f, dim, x, edge_order):
     return indexing.cat([start, inner, end], dim)
 
 
-@op()
+@op(composite=True)
 def gradient(input, *, spacing=None, dim=None, edge_order=1):
     """The derivative of the samples `input` along each of `dim` (all dims by default),
     one tensor per dim, by central differences inside and one-sided differences of order

@@ -116,7 +116,7 @@ def _norm_dtypes(input, dtype):
     return dtype
 
 
-@op()
+@op(composite=True)
 def renorm(input, p, dim, maxnorm, *, out=None):
     """Each slice of `input` along `dim` whose `p`-norm exceeds `maxnorm`, scaled down to
     norm `maxnorm` (by maxnorm / (norm + 1e-7), PyTorch's factor); the others unchanged.

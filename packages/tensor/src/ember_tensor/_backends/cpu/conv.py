@@ -13,8 +13,8 @@ the blocks are split over threads (`threads.run_parts`).
 
 The rest keeps the whole-batch forms: small outputs (where per-sample GEMMs are too
 small for the BLAS: ResNet's 7x7 layers) the same Numba im2col writing (C*K, N*L)
-columns, one GEMM per group and the same Numba col2im reading them; 3-d convolutions a strided window view of the input and a batched
-`np.matmul`. Arrays arrive in their compute dtype (half types as float32).
+columns, one GEMM per group and the same Numba col2im reading them; 3-d convolutions a
+strided window view of the input and a batched `np.matmul`. Arrays arrive in their compute dtype (half types as float32).
 """
 import math
 

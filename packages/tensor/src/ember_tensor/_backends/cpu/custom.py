@@ -11,7 +11,7 @@ it compiles in memory (`_backends.codegen.compile_function`) once per process, p
 built-in ops (`kernels.loops.loop_source`). The layouts are ember's (see
 ember_tensor._backends.cpu.elementwise): contiguous operands run one flat loop (array or
 scalar per operand), anything else runs one 4-d strided loop after merging dimensions;
-each has a parallel twin for large tensors.
+large tensors run the same loop over ranges on several threads.
 """
 import warnings
 import weakref
@@ -42,14 +42,15 @@ class CpuLoops:
         self._device_fn = njit(inline="always", error_model="numpy")(fn)
         self._loops = {}
 
-    def loop(self, kinds, parallel):
-        """The loop over operands of `kinds` (built-in ops' letters: c, v, s), compiled once."""
-        loop = self._loops.get((kinds, parallel))
+    def loop(self, kinds):
+        """The loop over operands of `kinds` (built-in ops' letters: c, v, s), compiled once
+        (serial and nogil: `elementwise.run` splits large ones over threads)."""
+        loop = self._loops.get(kinds)
         if loop is None:
-            source = loop_source("loop", kinds, parallel)  # the generator of the built-in ops' loops
-            loop = codegen.compile_function(source, "loop", {"f": self._device_fn, "prange": prange},
+            source = loop_source("loop", kinds)  # the generator of the built-in ops' loops
+            loop = codegen.compile_function(source, "loop", {"f": self._device_fn},
                                             f"<ember kernel {self.fn.__name__}>")
-            loop = self._loops[kinds, parallel] = njit(nogil=True, error_model="numpy", parallel=parallel)(loop)
+            loop = self._loops[kinds] = njit(nogil=True, error_model="numpy")(loop)
         return loop
 
     def has(self, kinds):
@@ -81,11 +82,11 @@ class FusedLoops:
         """Only the all-contiguous flat loop exists (else `run` takes the strided one)."""
         return kinds == self.flat
 
-    def loop(self, kinds, parallel):
-        """The compiled loop over operands of `kinds` (parallel: its prange twin)."""
-        loop = self._loops.get((kinds, parallel))
+    def loop(self, kinds):
+        """The compiled (serial, nogil) loop over operands of `kinds`."""
+        loop = self._loops.get(kinds)
         if loop is None:
-            loop = self._loops[kinds, parallel] = getattr(self.module, kinds + "_par" if parallel else kinds)
+            loop = self._loops[kinds] = getattr(self.module, kinds)
         return loop
 
 

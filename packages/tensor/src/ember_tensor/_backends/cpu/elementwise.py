@@ -18,8 +18,9 @@ from . import threads
 
 __all__ = ["run", "builtin", "unary", "binary", "ternary", "unary_fresh", "binary_fresh", "binary_scalar_fresh"]
 
-# Below this many elements a serial loop wins: starting threads costs ~2 us.
-PARALLEL_THRESHOLD = 1 << 15
+# From this many elements a loop is split over the thread budget (`threads.split`): handing
+# ranges to pool threads costs ~20-40 us, a serial float32 add of 2**17 elements ~30 us.
+PARALLEL_THRESHOLD = 1 << 17
 
 
 def _is_scalar_operand(x):
@@ -68,11 +69,11 @@ class BuiltinLoops:
         """Whether a loop over operands of `kinds` exists (else `run` takes the strided one)."""
         return kinds in self.variants
 
-    def loop(self, kinds, parallel):
-        """The compiled loop over operands of `kinds` (parallel: its prange twin)."""
-        loop = self._loops.get((kinds, parallel))
+    def loop(self, kinds):
+        """The compiled (serial, nogil) loop over operands of `kinds`."""
+        loop = self._loops.get(kinds)
         if loop is None:
-            loop = self._loops[kinds, parallel] = getattr(self.module, kinds + "_par" if parallel else kinds)
+            loop = self._loops[kinds] = getattr(self.module, kinds)
         return loop
 
 
@@ -111,11 +112,39 @@ def run(f_loops, operands, out):
         kinds = _flat_kinds(operands, out)
         if kinds is not None and f_loops.has(kinds):
             args = [x.reshape(-1) if kind == "c" else _as_scalar(x) for x, kind in zip(operands, kinds)]
-            f_loops.loop(kinds, parallel)(*args, out.reshape(-1))
+            if parallel:
+                _split_flat(f_loops.loop(kinds), args, kinds, out.reshape(-1))
+            else:
+                f_loops.loop(kinds)(*args, out.reshape(-1))
             return out
     views, extra = _merged_views(operands, out)
-    _run_strided(f_loops.loop("s" * len(operands), parallel), views, extra)
+    loop = f_loops.loop("s" * len(operands))
+    _run_strided(_split_strided(loop) if parallel else loop, views, extra)
     return out
+
+
+def _split_flat(loop, args, kinds, out):
+    """Run flat `loop` over ranges of the elements, one range a thread (`threads.split`)."""
+    def part(lo, hi):
+        loop(*[x[lo:hi] if kind == "c" else x for x, kind in zip(args, kinds)], out[lo:hi])
+    threads.split(part, out.shape[0], threads.part_count())
+
+
+def _split_strided(loop):
+    """`loop` over 4-d views, run over ranges of one dim, one range a thread: the first
+    dim with a range for every thread, else the longest."""
+    def run_split(*views):
+        shape = views[-1].shape
+        count = threads.part_count()
+        dim = next((d for d, n in enumerate(shape) if n >= count), None)
+        if dim is None:
+            dim = max(range(len(shape)), key=shape.__getitem__)
+        lead = (slice(None),) * dim
+
+        def part(lo, hi):
+            loop(*(v[lead + (slice(lo, hi),)] for v in views))
+        threads.split(part, shape[dim], count, align=1)
+    return run_split
 
 
 def unary(name, a, out):
@@ -135,8 +164,8 @@ def binary(name, a, b, out):
 _fresh_loops = {}
 
 
-def _fresh_loop(kind, name, kinds, parallel):
-    loop = _fresh_loops[kind, name, kinds, parallel] = builtin(kind, name).loop(kinds, parallel)
+def _fresh_loop(kind, name, kinds):
+    loop = _fresh_loops[kind, name, kinds] = builtin(kind, name).loop(kinds)
     return loop
 
 
@@ -147,12 +176,14 @@ def binary_fresh(name, a, b):
         return None
     n = a.size
     out = np.empty(n, a.dtype)
-    parallel = n >= PARALLEL_THRESHOLD and threads.parallel(n, PARALLEL_THRESHOLD)
-    loop = _fresh_loops.get(("binary", name, "cc", parallel)) or _fresh_loop("binary", name, "cc", parallel)
-    if len(shape) == 1:
+    loop = _fresh_loops.get(("binary", name, "cc")) or _fresh_loop("binary", name, "cc")
+    if n >= PARALLEL_THRESHOLD and threads.parallel(n, PARALLEL_THRESHOLD):
+        _split_flat(loop, (a.ravel(), b.ravel()), "cc", out)
+    elif len(shape) == 1:
         loop(a, b, out)
         return out
-    loop(a.ravel(), b.ravel(), out)
+    else:
+        loop(a.ravel(), b.ravel(), out)
     return out.reshape(shape)
 
 
@@ -163,14 +194,20 @@ def binary_scalar_fresh(name, a, scalar, tensor_first):
     shape = a.shape
     n = a.size
     out = np.empty(n, a.dtype)
-    parallel = n >= PARALLEL_THRESHOLD and threads.parallel(n, PARALLEL_THRESHOLD)
     flat = a if len(shape) == 1 else a.ravel()
+    parallel = n >= PARALLEL_THRESHOLD and threads.parallel(n, PARALLEL_THRESHOLD)
     if tensor_first:
-        loop = _fresh_loops.get(("binary", name, "cv", parallel)) or _fresh_loop("binary", name, "cv", parallel)
-        loop(flat, scalar, out)
+        loop = _fresh_loops.get(("binary", name, "cv")) or _fresh_loop("binary", name, "cv")
+        if parallel:
+            _split_flat(loop, (flat, scalar), "cv", out)
+        else:
+            loop(flat, scalar, out)
     else:
-        loop = _fresh_loops.get(("binary", name, "vc", parallel)) or _fresh_loop("binary", name, "vc", parallel)
-        loop(scalar, flat, out)
+        loop = _fresh_loops.get(("binary", name, "vc")) or _fresh_loop("binary", name, "vc")
+        if parallel:
+            _split_flat(loop, (scalar, flat), "vc", out)
+        else:
+            loop(scalar, flat, out)
     return out if len(shape) == 1 else out.reshape(shape)
 
 
@@ -181,12 +218,14 @@ def unary_fresh(name, a):
     shape = a.shape
     n = a.size
     out = np.empty(n, a.dtype)
-    parallel = n >= PARALLEL_THRESHOLD and threads.parallel(n, PARALLEL_THRESHOLD)
-    loop = _fresh_loops.get(("unary", name, "c", parallel)) or _fresh_loop("unary", name, "c", parallel)
-    if len(shape) == 1:
+    loop = _fresh_loops.get(("unary", name, "c")) or _fresh_loop("unary", name, "c")
+    if n >= PARALLEL_THRESHOLD and threads.parallel(n, PARALLEL_THRESHOLD):
+        _split_flat(loop, (a.ravel(),), "c", out)
+    elif len(shape) == 1:
         loop(a, out)
         return out
-    loop(a.ravel(), out)
+    else:
+        loop(a.ravel(), out)
     return out.reshape(shape)
 
 

@@ -1,8 +1,8 @@
 """CPU pooling (N-d): max pooling with indices, average pooling, adaptive max pooling, and
 the scatter/gather pair that their backward passes and max_unpool share.
 
-1-d and 2-d float max pooling run a Numba loop (`kernels.pooling.max_pool_2d`); other cases
-take the strided-window NumPy path. The backward of every max pooling (a sum of the
+1-d and 2-d float max pooling run a Numba loop (`kernels.pooling.max_pool_2d`); other
+cases take the strided-window NumPy path. The backward of every max pooling (a sum of the
 gradient into planes at the indices) is a Numba loop for float32 and float64, NumPy's
 `bincount` for the rest. Indices are PyTorch's: the flat position of the chosen
 element within its (n, c) plane of the *unpadded* input, chosen by PyTorch's rule (a
@@ -51,7 +51,7 @@ def max_pool(x, kernel, stride, padding, dilation, out):
         lift = (lambda t, v: (v,) + tuple(t)) if nd == 1 else (lambda t, v: tuple(t))
         x2 = x[:, :, None, :] if nd == 1 else x
         values, index = cpu_pooling.max_pool_2d(x2, lift(kernel, 1), lift(stride, 1), lift(padding, 0),
-                                           lift(dilation, 1), lift(out, 1))
+                                                lift(dilation, 1), lift(out, 1))
         return values.reshape((n, c) + tuple(out)), index.reshape((n, c) + tuple(out))
     extra = _ceil_room(x.shape[2:], kernel, stride, padding, dilation, out)
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min

@@ -27,8 +27,8 @@ How the CPU maps an input onto a kernel: reduced dims go last, dims that are adj
 memory merge (size-1 dims drop), and the result is a `rows` layout (each output reduces
 one run of elements) or a `cols` layout (reduced dims lie outside a contiguous kept
 inner dim, accumulated along it). Anything else is first copied into (kept, reduced)
-order. Above PARALLEL_THRESHOLD elements the `_par` kernels run: threads split the rows
-or tasks, and a few long rows (a full reduction) are cut into chunks that are merged.
+order. From PARALLEL_THRESHOLD elements threads split the rows or tasks, and a few long rows (a full reduction) are cut into chunks that are merged; each
+thread runs the serial kernel (`threads.split`), so no reduction compiles a prange twin.
 """
 import numpy as np
 
@@ -38,15 +38,11 @@ from . import threads
 
 __all__ = ["reduce", "arg_reduce", "var_mean", "median"]
 
-# Below this many elements a serial loop wins: starting threads costs ~2 us.
-PARALLEL_THRESHOLD = 1 << 16
+# From this many elements a reduction is split over the thread budget (`threads.split`):
+# handing ranges to pool threads costs ~20-40 us, a serial sum of 2**17 floats ~20 us.
+PARALLEL_THRESHOLD = 1 << 17
 # A parallel full reduction cuts each row into pieces of at least this many elements.
 _MIN_CHUNK = 1 << 14
-
-
-def _num_threads():
-    import numba  # loaded already: the kernels import it
-    return numba.get_num_threads()
 
 
 def _flat_buffer(a):
@@ -93,26 +89,41 @@ def _plan(a, dims, allow_cols=True):
 
 
 def _launch(mod, plan, args):
-    """Run the plan's serial kernel, or its parallel twin with a chunk count for big inputs."""
+    """Run the plan's serial kernel, or for big inputs the same kernels on several threads
+    at once: over ranges of rows or tasks, or over pieces of a few long rows."""
     layout, buf, geom = plan
     if layout == "rows":
-        n_o, _, n_r, _ = geom
+        n_o, s_o, n_r, s_r = geom
         work = n_o * n_r
     else:
-        n_o, _, n_r, _, n_i, _ = geom
+        n_o, s_o, n_r, s_r, n_i, s_i = geom
         work = n_o * n_r * n_i
     if not threads.parallel(work, PARALLEL_THRESHOLD):
         getattr(mod, layout)(buf, 0, *geom, *args)
         return
-    workers = _num_threads()
-    if layout == "rows":
-        # Enough rows to share out, or else cut each row into chunks merged afterwards.
-        nchunks = 1 if n_o >= 2 * workers else max(
-            1, min(-(-4 * workers // n_o), n_r // _MIN_CHUNK))
+    count = threads.part_count()
+    if layout == "cols":
+        n_tiles = -(-n_i // mod.TILE)
+        threads.split(lambda lo, hi: mod.cols_tasks(buf, 0, lo, hi, n_tiles, s_o, n_r, s_r, n_i, s_i, *args),
+                      n_o * n_tiles, count, align=1)
+        return
+    # Enough rows to share out, or else cut each row into pieces merged afterwards.
+    nchunks = 1 if n_o >= 2 * count else max(1, min(-(-4 * count // n_o), n_r // _MIN_CHUNK))
+    if nchunks > 1:
+        mod.rows_chunked(lambda task, n: threads.split(task, n, count, align=1), buf, 0, *geom, *args, nchunks)
     else:
-        tasks = n_o * -(-n_i // 1024)
-        nchunks = min(tasks, 4 * workers)
-    getattr(mod, layout + "_par")(buf, 0, *geom, *args, nchunks)
+        _split_rows(mod, buf, geom, args, count)
+
+
+def _split_rows(mod, buf, geom, args, count):
+    """`mod.rows` over ranges of the output rows, one range a thread (the outputs among
+    `args`, the arrays, sliced to each range)."""
+    n_o, s_o, n_r, s_r = geom
+
+    def part(lo, hi):
+        mod.rows(buf, lo * s_o, hi - lo, s_o, n_r, s_r,
+                 *[x[lo:hi] if x.__class__ is np.ndarray else x for x in args])
+    threads.split(part, n_o, count, align=1)
 
 
 def _kept_shape(a, dims):
@@ -183,5 +194,5 @@ def median(a, dim):
         if not threads.parallel(n_o * n_r, PARALLEL_THRESHOLD) or n_o == 1:
             mod.rows(buf, 0, n_o, s_o, n_r, s_r, *args)
         else:
-            mod.rows_par(buf, 0, n_o, s_o, n_r, s_r, *args, min(n_o, 4 * _num_threads()))
+            _split_rows(mod, buf, (n_o, s_o, n_r, s_r), args, threads.part_count())
     return values, indices

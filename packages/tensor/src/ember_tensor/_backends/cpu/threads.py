@@ -21,7 +21,7 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["budget", "set_budget", "parallel", "run_parts"]
+__all__ = ["budget", "set_budget", "parallel", "part_count", "run_parts", "split"]
 
 
 def _budget_from_environment():
@@ -42,9 +42,14 @@ _BLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_th
 _blas_setter = None
 _blas_getter = None
 
-# Worker threads for `run_parts`, made on first use and grown to the budget.
+# Worker threads for `run_parts` and `split`, made on first use and grown to the budget
+# (and made again in a forked child, which inherits the pool object but not its threads).
 _pool = None
 _pool_size = 0
+_pool_pid = None
+# Set in the pool's workers: a kernel launched there runs serially, so that a part never
+# waits on the pool it runs in (that would deadlock once every worker waits).
+_in_worker = threading.local()
 # Guards the pool and the count of `run_parts` calls holding the BLAS at one thread (and
 # its thread count before them).
 _blas_lock = threading.Lock()
@@ -78,7 +83,56 @@ def set_budget(threads):
 def parallel(work, threshold):
     """Whether a kernel over `work` elements should take its parallel path: the work is
     worth starting threads for (`threshold`, the kernel's own) and the budget allows them."""
-    return work >= threshold and (_budget is None or _budget > 1)
+    return work >= threshold and (_budget is None or _budget > 1) and not getattr(_in_worker, "active", False)
+
+
+def part_count():
+    """How many threads a parallel kernel spreads over: the budget, at most Numba's count."""
+    import numba  # here, as in `budget`
+
+    return max(1, min(budget(), numba.config.NUMBA_NUM_THREADS))
+
+
+def _mark_worker():
+    _in_worker.active = True
+
+
+def _workers(count):
+    """The pool, with at least `count` worker threads."""
+    global _pool, _pool_size, _pool_pid
+    with _blas_lock:
+        if _pool is None or _pool_size < count or _pool_pid != os.getpid():
+            if _pool is not None and _pool_pid == os.getpid():
+                _pool.shutdown(wait=False)
+            _pool = ThreadPoolExecutor(count, thread_name_prefix="ember-cpu", initializer=_mark_worker)
+            _pool_size, _pool_pid = count, os.getpid()
+        return _pool
+
+
+def split(task, n, count, align=64):
+    """task(lo, hi) over `count` contiguous ranges that cover range(n), run at once on the
+    calling thread and pool workers; returns when all are done (a part's error is raised).
+
+    This is how ember's elementwise loops and reductions use several cores: each range
+    runs the serial (nogil) kernel, so no op compiles a second, ``parallel=True`` kernel
+    (a prange loop compiles 3-5x slower than the serial one: most of a cold start). Range
+    bounds are multiples of `align` (whole cache lines and SIMD blocks per thread)."""
+    if count <= 1 or n <= align:
+        task(0, n)
+        return
+    step = -(-n // count)
+    step = -(-step // align) * align
+    bounds = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
+    if len(bounds) <= 1:
+        task(0, n)
+        return
+    pool = _workers(len(bounds) - 1)
+    futures = [pool.submit(task, lo, hi) for lo, hi in bounds[1:]]
+    try:
+        task(*bounds[0])
+    finally:
+        for future in futures:
+            future.result()
 
 
 def run_parts(task, parts):
@@ -90,15 +144,9 @@ def run_parts(task, parts):
     thread stalls every meeting (measured 10x slower); one GEMM per thread on its own part
     of the data has no meetings. A task must take the serial path of Numba's kernels: the
     parallel ones may not be launched from two threads at once."""
-    global _pool, _pool_size
     if parts <= 1:
         return [task(i) for i in range(parts)]
-    with _blas_lock:
-        if _pool is None or _pool_size < parts - 1:
-            if _pool is not None:
-                _pool.shutdown(wait=False)
-            _pool, _pool_size = ThreadPoolExecutor(parts - 1, thread_name_prefix="ember-cpu"), parts - 1
-        pool = _pool
+    pool = _workers(parts - 1)
     _single_threaded_blas(True)
     try:
         futures = [pool.submit(task, i) for i in range(1, parts)]

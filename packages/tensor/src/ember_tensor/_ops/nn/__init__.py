@@ -4,13 +4,15 @@ as composite ops that autocast's lists can name), recurrent layers, sampling (pa
 interpolate, grid_sample), embedding and dropout masks. `ember_nn.functional` is the API on top;
 their derivative rules live in `ember_autograd._rules.nn`."""
 from . import (
-    activation, conv, cross_entropy, dense, loss, margin_loss, normalization, pointwise_loss, pooling, recurrent,
-    sampling,
+    activation, conv, cross_entropy, dense, distance, loss, margin_loss, normalization, pointwise_loss, pooling,
+    recurrent, sampling, smooth_activation,
 )
 from .conv import *  # noqa: F401,F403
 from .dense import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .cross_entropy import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403
+from .smooth_activation import *  # noqa: F401,F403
 from .pointwise_loss import *  # noqa: F401,F403
 from .margin_loss import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403
@@ -25,6 +27,6 @@ from ..._tensor import Tensor
 Tensor.softmax = activation.softmax
 Tensor.log_softmax = activation.log_softmax
 
-__all__ = (conv.__all__ + dense.__all__ + loss.__all__ + cross_entropy.__all__ + pointwise_loss.__all__ + margin_loss.__all__
-           + normalization.__all__ + pooling.__all__ + recurrent.__all__
-           + sampling.__all__ + activation.__all__)
+__all__ = (conv.__all__ + dense.__all__ + loss.__all__ + cross_entropy.__all__ + distance.__all__
+           + smooth_activation.__all__ + pointwise_loss.__all__ + margin_loss.__all__ + normalization.__all__
+           + pooling.__all__ + recurrent.__all__ + sampling.__all__ + activation.__all__)

@@ -18,7 +18,7 @@ from .sampling import embedding
 __all__ = ["cross_entropy_loss"]
 
 
-@op()
+@op(composite=True)
 def cross_entropy_loss(input, target, weight=None, reduction="mean", ignore_index=-100, label_smoothing=0.0):
     """The cross entropy of `input` logits (C), (N, C) or (N, C, d1, ...) against class
     indices or class probabilities `target`.

@@ -14,7 +14,7 @@ from .sampling import embedding, one_hot
 __all__ = ["cosine_embedding_loss", "triplet_margin_loss", "multi_margin_loss", "multilabel_margin_loss"]
 
 
-@op()
+@op(composite=True)
 def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean"):
     """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1."""
     eps = 1e-12
@@ -29,7 +29,7 @@ def _pairwise_distance(x1, x2, p, eps):
     return (x1 - x2 + eps).norm(p, -1, False)
 
 
-@op()
+@op(composite=True)
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, reduction="mean"):
     """max(d(a, p) - d(a, n) + margin, 0) with the p-norm pairwise distance d."""
     d_pos = _pairwise_distance(anchor, positive, p, eps)
@@ -39,7 +39,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     return reduce_loss((d_pos - d_neg + margin).relu(), reduction)
 
 
-@op()
+@op(composite=True)
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, reduction="mean"):
     """sum over i != y of max(0, margin - x[y] + x[i])^p / C (multi-class hinge)."""
     unbatched = input.dim() <= 1
@@ -59,7 +59,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, reduction="me
     return reduce_loss(loss, reduction)
 
 
-@op()
+@op(composite=True)
 def multilabel_margin_loss(input, target, reduction="mean"):
     """sum over targets j and non-targets i of max(0, 1 - (x[y_j] - x[i])) / C; the target
     list of each sample ends at the first -1."""

@@ -31,7 +31,7 @@ def _weighted(loss, weight):
     return loss if weight is None else loss * weight
 
 
-@op()
+@op(composite=True)
 def mse_loss(input, target, reduction="mean", weight=None):
     """Mean squared error (x - y)^2, optionally weighted elementwise.
 
@@ -44,13 +44,13 @@ def mse_loss(input, target, reduction="mean", weight=None):
     return reduce_loss(_weighted(diff * diff, weight), reduction)
 
 
-@op()
+@op(composite=True)
 def l1_loss(input, target, reduction="mean", weight=None):
     """Mean absolute error |x - y|, optionally weighted elementwise."""
     return reduce_loss(_weighted((input - target).abs(), weight), reduction)
 
 
-@op()
+@op(composite=True)
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (|d| when beta is 0)."""
     d = (input - target).abs()
@@ -59,7 +59,7 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
     return reduce_loss(where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
 
 
-@op()
+@op(composite=True)
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
     d = (input - target).abs()
@@ -67,7 +67,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return reduce_loss(_weighted(loss, weight), reduction)
 
 
-@op()
+@op(composite=True)
 def kl_div(input, target, reduction="mean", *, log_target=False):
     """Kullback-Leibler divergence of `target` from log-probabilities `input`; reduction may
     also be "batchmean" (the sum over the batch size)."""
@@ -82,7 +82,7 @@ def kl_div(input, target, reduction="mean", *, log_target=False):
     return reduce_loss(loss, reduction)
 
 
-@op()
+@op(composite=True)
 def poisson_nll_loss(input, target, log_input=True, full=False, eps=1e-8, reduction="mean"):
     """Negative log-likelihood of a Poisson target: exp(x) - y x (log_input) or x - y log(x + eps)."""
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
@@ -93,14 +93,14 @@ def poisson_nll_loss(input, target, log_input=True, full=False, eps=1e-8, reduct
     return reduce_loss(loss, reduction)
 
 
-@op()
+@op(composite=True)
 def binary_cross_entropy(input, target, weight=None, reduction="mean"):
     """-(y log x + (1 - y) log(1 - x)), logs clamped at -100 as PyTorch does."""
     loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
     return reduce_loss(_weighted(loss, weight), reduction)
 
 
-@op()
+@op(composite=True)
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction="mean"):
     """binary_cross_entropy(sigmoid(x), y) computed stably from the logits x."""
     # log(1 + exp(-|x|)) + max(-x, 0) = -log(sigmoid(x)), without overflow.
@@ -113,21 +113,21 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     return reduce_loss(_weighted(loss, weight), reduction)
 
 
-@op()
+@op(composite=True)
 def soft_margin_loss(input, target, reduction="mean"):
     """log(1 + exp(-y x)) for targets y in {-1, 1}."""
     z = -target * input
     return reduce_loss(z.relu() + (-z.abs()).exp().log1p(), reduction)
 
 
-@op()
+@op(composite=True)
 def hinge_embedding_loss(input, target, margin=1.0, reduction="mean"):
     """x where y = 1, max(0, margin - x) where y = -1."""
     loss = where(target == 1, input, 0.0) + where(target == -1, (margin - input).relu(), 0.0)
     return reduce_loss(loss, reduction)
 
 
-@op()
+@op(composite=True)
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean"):
     """max(0, -y (x1 - x2) + margin)."""
     return reduce_loss((-target * (input1 - input2) + margin).relu(), reduction)

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from ... import _dtype as D
+from ..._dispatch import op
 from ..creation import ones, tensor, zeros
 from ..fft.primitives import NORM_BY_N, NORM_BY_ROOT_N, NORM_NONE, _fft_c2c, _fft_c2r, _fft_r2c
 from ..indexing import cat
@@ -75,6 +76,8 @@ def _centered_window(window, n_fft, win_length, like):
     return constant_pad_nd(window, (left, n_fft - win_length - left)) if win_length < n_fft else window
 
 
+# An op of its own (a composite, as ATen's): PyTorch's CPU autocast list names stft.
+@op(composite=True)
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
          normalized=False, onesided=None, return_complex=None, align_to_window=None):
     """The short-time Fourier transform: the DFTs of windowed frames of `input`.

@@ -9,26 +9,28 @@ input gradient). The caller keeps the block small enough for the columns to stay
 core's cache between the copy and the GEMM. Both also take the whole-batch layout
 (C*kh*kw, B*oh*ow), one matrix for one GEMM over the batch (small outputs).
 
-Each body is compiled twice (a `prange` version over samples x channels and a serial one
-for small blocks, a budget of one thread and the per-thread parts of `threads.run_parts`),
-float32 and float64 only, nothing at import. The bodies inline no function of another
-file, so Numba's on-disk cache (keyed on this file) can never serve a stale kernel.
+Each kernel is serial, over a range of (sample, channel) planes, and releases the GIL:
+a large block runs it over ranges of planes on several threads at once (`threads.split`),
+so neither compiles a prange twin. float32 and float64 only, nothing at import. The
+kernels inline no function of another file, so Numba's on-disk cache (keyed on this
+file) can never serve a stale kernel.
 """
 import math
 import threading
 
 import numpy as np
-from numba import prange
+from numba import njit
 
 from .. import threads
-from .twins import serial_and_parallel
 
 __all__ = ["im2col_block", "col2im_block", "scratch", "PARALLEL_THRESHOLD"]
 
-PARALLEL_THRESHOLD = 1 << 15
+PARALLEL_THRESHOLD = 1 << 16  # elements of columns: a split over threads costs ~20-40 us
+_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
 
-def _im2col_block_body(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cf, sample_stride, row_stride):
+@njit(**_OPTIONS)
+def _im2col_planes(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cf, sample_stride, row_stride, p_lo, p_hi):
     # Column row r of sample b starts at cf[b * sample_stride + r * row_stride].
     nb, c, h, w = x.shape
     length = oh * ow
@@ -54,7 +56,7 @@ def _im2col_block_body(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cf, sample_str
     # columns that wrapped around to the neighbouring row are zeroed after.
     flat = sh == 1 and sw == 1 and ow == w
     usw = np.uint64(sw)
-    for p in prange(nb * c):
+    for p in range(p_lo, p_hi):
         plane = p * h * w
         first_row = (p % c) * kh * kw
         sample = (p // c) * sample_stride
@@ -97,7 +99,8 @@ def _im2col_block_body(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cf, sample_str
                         cf[d + j] = 0
 
 
-def _col2im_block_body(cf, sample_stride, row_stride, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x):
+@njit(**_OPTIONS)
+def _col2im_planes(cf, sample_stride, row_stride, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, p_lo, p_hi):
     # The adjoint of the body above: x (B, C, H, W) = the sum of the columns back over
     # the windows, padding dropped. One (sample, channel) plane per iteration: no two
     # iterations write the same element.
@@ -114,7 +117,7 @@ def _col2im_block_body(cf, sample_stride, row_stride, kh, kw, sh, sw, ph, pw, dh
         i0 = min(0 if top >= 0 else (sh - 1 - top) // sh, oh)
         row_lo[ki], row_hi[ki] = i0, max(min((h - top + sh - 1) // sh if h > top else 0, oh), i0)
     usw = np.uint64(sw)
-    for p in prange(nb * c):
+    for p in range(p_lo, p_hi):
         plane = p * h * w
         for e in range(np.uint64(plane), np.uint64(plane + h * w)):
             xf[e] = 0
@@ -133,9 +136,13 @@ def _col2im_block_body(cf, sample_stride, row_stride, kh, kw, sh, sw, ph, pw, dh
                         xf[d + j * usw] += cf[s + j]
 
 
-_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-_im2col_block_serial, _im2col_block_parallel = serial_and_parallel(_im2col_block_body, **_OPTIONS)
-_col2im_block_serial, _col2im_block_parallel = serial_and_parallel(_col2im_block_body, **_OPTIONS)
+def _run_planes(kernel, args, planes, parallel, size):
+    """kernel(*args, 0, planes), or for a large block (`size` elements of columns) over
+    ranges of the planes on several threads at once."""
+    if parallel and threads.parallel(size, PARALLEL_THRESHOLD):
+        threads.split(lambda lo, hi: kernel(*args, lo, hi), planes, threads.part_count(), align=1)
+    else:
+        kernel(*args, 0, planes)
 
 
 def _layout(cols, samples):
@@ -150,26 +157,24 @@ def im2col_block(x, kernel, stride, padding, dilation, out, cols, parallel=False
     """Fill the columns `cols` with the im2col columns of the unpadded, C-contiguous input
     block `x` (B, C, H, W), zero where a window reaches into the `padding` (which may be
     negative: a crop). `cols` is C-contiguous, per sample (B, R >= C*kh*kw, oh*ow: rows
-    past C*kh*kw are the caller's) or one matrix (C*kh*kw, B*oh*ow). Runs on Numba's
+    past C*kh*kw are the caller's) or one matrix (C*kh*kw, B*oh*ow). Runs on several
     threads when `parallel` and the block is large enough. Returns `cols`."""
-    big = parallel and threads.parallel(cols.size, PARALLEL_THRESHOLD)
-    fn = _im2col_block_parallel if big else _im2col_block_serial
     flat, sample_stride, row_stride = _layout(cols, x.shape[0])
-    fn(x, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1],
-       out[0], out[1], flat, sample_stride, row_stride)
+    _run_planes(_im2col_planes, (x, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1],
+                                 dilation[0], dilation[1], out[0], out[1], flat, sample_stride, row_stride),
+                x.shape[0] * x.shape[1], parallel, cols.size)
     return cols
 
 
 def col2im_block(cols, kernel, stride, padding, dilation, out, x, parallel=False):
     """The adjoint of `im2col_block`: overwrite the C-contiguous block `x` (B, C, H, W)
     with the sum of the columns `cols` (either layout of `im2col_block`) over their
-    windows (the parts in the `padding` dropped). Runs on Numba's threads when
+    windows (the parts in the `padding` dropped). Runs on several threads when
     `parallel` and the block is large enough. Returns `x`."""
-    big = parallel and threads.parallel(cols.size, PARALLEL_THRESHOLD)
-    fn = _col2im_block_parallel if big else _col2im_block_serial
     flat, sample_stride, row_stride = _layout(cols, x.shape[0])
-    fn(flat, sample_stride, row_stride, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1],
-       dilation[0], dilation[1], out[0], out[1], x)
+    _run_planes(_col2im_planes, (flat, sample_stride, row_stride, kernel[0], kernel[1], stride[0], stride[1],
+                                 padding[0], padding[1], dilation[0], dilation[1], out[0], out[1], x),
+                x.shape[0] * x.shape[1], parallel, cols.size)
     return x
 
 

@@ -10,22 +10,23 @@ columns still do). The order in which window elements are compared is row-major,
 PyTorch, with its rule: a larger value or any NaN replaces the best so far (ties keep the
 first maximum; of several NaNs the last wins).
 
-Each body is compiled twice (a `prange` version over planes and a serial one below
-`PARALLEL_THRESHOLD` or with a budget of one thread), float32 and float64 only, nothing
-at import. The bodies inline no function of another file, so Numba's on-disk cache
-(keyed on this file) can never serve a stale kernel.
+Each kernel is serial over a range of (sample, channel) planes and releases the GIL: from
+`PARALLEL_THRESHOLD` elements the ranges run on several threads at once
+(`threads.split`), so no kernel compiles a prange twin. float32 and float64 only,
+nothing at import. The kernels inline no function of another file, so Numba's on-disk
+cache (keyed on this file) can never serve a stale kernel.
 """
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .. import threads
-from .twins import serial_and_parallel
 
 __all__ = ["max_pool_2d", "max_pool_backward", "PARALLEL_THRESHOLD"]
 
-PARALLEL_THRESHOLD = 1 << 15
+PARALLEL_THRESHOLD = 1 << 16  # a split over threads costs ~20-40 us
+_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
 
 @njit(inline="always", error_model="numpy", boundscheck=False)
@@ -41,7 +42,8 @@ def _max_row(xf, start, stride, offset, j_lo, j_hi, best, where):
         where[j] = (offset & mask) | (where[j] & ~mask)
 
 
-def _max_pool_body(x, kh, kw, sh, sw, ph, pw, dh, dw, values, indices):
+@njit(**_OPTIONS)
+def _max_pool_planes(x, kh, kw, sh, sw, ph, pw, dh, dw, values, indices, p_lo, p_hi):
     n, c, h, w = x.shape
     oh, ow = values.shape[2], values.shape[3]
     xf = x.reshape(n * c * h * w)
@@ -51,10 +53,10 @@ def _max_pool_body(x, kh, kw, sh, sw, ph, pw, dh, dw, values, indices):
     j_lo = min((pw + sw - 1) // sw, ow)
     last = w - 1 - (kw - 1) * dw + pw  # the largest window start, padded coordinates
     j_hi = max(min(last // sw + 1 if last >= 0 else 0, ow), j_lo)
-    for p in prange(n * c):
+    best = np.empty(ow, x.dtype)
+    where = np.empty(ow, np.int64)
+    for p in range(p_lo, p_hi):
         plane = p * h * w
-        best = np.empty(ow, x.dtype)
-        where = np.empty(ow, np.int64)
         for i in range(oh):
             h0 = i * sh - ph
             # Window rows [k0, k1) fall inside the input.
@@ -115,13 +117,14 @@ def _max_pool_body(x, kh, kw, sh, sw, ph, pw, dh, dw, values, indices):
                 jf[row + j] = corner + j * sw + where[j]
 
 
-def _max_pool_backward_body(g, index, plane_size, out):
+@njit(**_OPTIONS)
+def _max_pool_backward_planes(g, index, plane_size, out, bad, p_lo, p_hi):
     # out (P, plane_size) = zeros with g (P, L) summed at index (P, L), plane by plane (no
     # two iterations write the same plane), in the order of the outputs as PyTorch sums.
-    # Returns the number of indices outside [0, plane_size) (skipped).
-    planes, length = g.shape
-    bad = 0
-    for p in prange(planes):
+    # bad[p] counts plane p's indices outside [0, plane_size) (skipped).
+    length = g.shape[1]
+    for p in range(p_lo, p_hi):
+        bad[p] = 0
         for e in range(plane_size):
             out[p, e] = 0
         for j in range(length):
@@ -129,13 +132,16 @@ def _max_pool_backward_body(g, index, plane_size, out):
             if 0 <= k < plane_size:
                 out[p, k] += g[p, j]
             else:
-                bad += 1
-    return bad
+                bad[p] += 1
 
 
-_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
-_max_pool_serial, _max_pool_parallel = serial_and_parallel(_max_pool_body, **_OPTIONS)
-_max_pool_backward_serial, _max_pool_backward_parallel = serial_and_parallel(_max_pool_backward_body, **_OPTIONS)
+def _run_planes(kernel, args, planes, size):
+    """kernel(*args, 0, planes); for `size` elements or more, over ranges of the planes
+    on several threads at once."""
+    if threads.parallel(size, PARALLEL_THRESHOLD):
+        threads.split(lambda lo, hi: kernel(*args, lo, hi), planes, threads.part_count(), align=1)
+    else:
+        kernel(*args, 0, planes)
 
 
 def max_pool_2d(x, kernel, stride, padding, dilation, out):
@@ -144,18 +150,20 @@ def max_pool_2d(x, kernel, stride, padding, dilation, out):
     n, c = x.shape[:2]
     values = np.empty((n, c) + tuple(out), x.dtype)
     indices = np.empty((n, c) + tuple(out), np.int64)
-    big = threads.parallel(x.size * math.prod(kernel), PARALLEL_THRESHOLD)
-    fn = _max_pool_parallel if big else _max_pool_serial
-    fn(np.ascontiguousarray(x), kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1],
-       dilation[0], dilation[1], values, indices)
+    _run_planes(_max_pool_planes, (np.ascontiguousarray(x), kernel[0], kernel[1], stride[0], stride[1],
+                                   padding[0], padding[1], dilation[0], dilation[1], values, indices),
+                n * c, x.size * math.prod(kernel))
     return values, indices
 
 
 def max_pool_backward(g, index, plane_size):
     """(P, plane_size) planes of zeros with float `g` (P, L) summed at int64 `index`
     (P, L). Raises IndexError for an index outside [0, plane_size)."""
-    out = np.empty((g.shape[0], plane_size), g.dtype)
-    fn = _max_pool_backward_parallel if threads.parallel(out.size, PARALLEL_THRESHOLD) else _max_pool_backward_serial
-    if fn(np.ascontiguousarray(g), np.ascontiguousarray(index), plane_size, out):
+    planes = g.shape[0]
+    out = np.empty((planes, plane_size), g.dtype)
+    bad = np.empty(planes, np.int64)
+    _run_planes(_max_pool_backward_planes, (np.ascontiguousarray(g), np.ascontiguousarray(index), plane_size, out,
+                                            bad), planes, out.size)
+    if bad.any():
         raise IndexError(f"max_pool_backward: an index is outside the planes of {plane_size} elements")
     return out

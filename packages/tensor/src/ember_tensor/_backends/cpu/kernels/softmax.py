@@ -15,23 +15,25 @@ accumulate in the input's dtype, as PyTorch's CPU kernels do for float32. Numba'
 reductions (a max, a sum) compile to one serial dependency chain: `_row_max` keeps
 eight maxima, the sums are helpers compiled with reassociation allowed.
 
-Each body is compiled twice (a `prange` version above `PARALLEL_THRESHOLD` elements, a
-serial one below), lazily, for float32 and float64 only (half types arrive as float32).
+Every kernel is serial and releases the GIL; above `PARALLEL_THRESHOLD` elements the
+backend runs it over ranges of rows (or column tasks) on several threads at once
+(`threads.split`), so none compiles a prange twin. softmax and log_softmax, forward and
+backward, rows and columns are eight kernels, each compiled lazily (a first step compiles
+only those it runs), for float32 and float64 only (half types arrive as float32).
 Everything the kernels inline lives in this file, so Numba's on-disk cache (keyed on
 this file) never serves a stale kernel.
 """
 import math
 
 import numpy as np
-from numba import njit, prange, types
+from numba import njit, types
 from numba.extending import intrinsic, overload
 
 from .. import threads
-from .twins import serial_and_parallel
 
 __all__ = ["softmax_forward", "softmax_backward", "PARALLEL_THRESHOLD"]
 
-PARALLEL_THRESHOLD = 1 << 15
+PARALLEL_THRESHOLD = 1 << 16  # a split over threads costs ~20-40 us
 _BLOCK = 512  # columns per task when softmax runs along a non-last dim
 
 # The row sums run with fast-math flags that let LLVM reassociate them (which is what
@@ -40,6 +42,8 @@ _BLOCK = 512  # columns per task when softmax runs along a non-last dim
 # only: on the elementwise output loops reassociation would turn (x - max) - log(sum)
 # into x - (max + log(sum)) and lose the digits of a large max.
 _SUM_FLAGS = {"contract", "reassoc", "nsz"}
+# The kernels' own options: multiply-adds contracted, nothing reassociated (see above).
+_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
 
 
 @intrinsic
@@ -139,19 +143,27 @@ def _dot(a, b):
     return total
 
 
-def _rows_forward_body(x, y, log):
-    for r in prange(x.shape[0]):
+# softmax and log_softmax are kernels of their own, not one kernel with a `log` switch:
+# a first step compiles only the one it runs (and only its helpers).
+@njit(**_OPTIONS)
+def _rows_softmax(x, y):
+    for r in range(x.shape[0]):
+        xr = x[r]
+        yr = y[r]
+        total = _exp_store_sum(xr, _row_max(xr), yr)
+        for j in range(xr.shape[0]):
+            yr[j] = yr[j] / total
+
+
+@njit(**_OPTIONS)
+def _rows_log_softmax(x, y):
+    for r in range(x.shape[0]):
         xr = x[r]
         yr = y[r]
         peak = _row_max(xr)
-        if log:
-            log_total = math.log(_sum_exp(xr, peak))  # -inf for an all -inf row, NaN for a NaN
-            for j in range(xr.shape[0]):
-                yr[j] = (xr[j] - peak) - log_total
-        else:
-            total = _exp_store_sum(xr, peak, yr)
-            for j in range(xr.shape[0]):
-                yr[j] = yr[j] / total
+        log_total = math.log(_sum_exp(xr, peak))  # -inf for an all -inf row, NaN for a NaN
+        for j in range(xr.shape[0]):
+            yr[j] = (xr[j] - peak) - log_total
 
 
 # The column kernels work on one (size, width) block at a time, a row of `width`
@@ -189,42 +201,67 @@ def _divide_into(out, total):
         out[j] = out[j] / total[j]
 
 
-def _columns_forward_body(x, y, log):
+@njit(**_OPTIONS)
+def _columns_peak(x, o, j0, j1):
+    peak = np.full(j1 - j0, -np.inf, x.dtype)
+    for c in range(x.shape[1]):
+        _max_into(peak, x[o, c, j0:j1])
+    return peak
+
+
+# Task t of the column kernels: block t % blocks of outer index t // blocks (a task range,
+# so that threads can share the tasks out: `_run_columns`).
+@njit(**_OPTIONS)
+def _columns_softmax(x, y, t_lo, t_hi):
     outer, size, inner = x.shape
-    chunks = (inner + _BLOCK - 1) // _BLOCK
-    for task in prange(outer * chunks):
-        o = task // chunks
-        j0 = (task % chunks) * _BLOCK
+    blocks = (inner + _BLOCK - 1) // _BLOCK
+    for task in range(t_lo, t_hi):
+        o = task // blocks
+        j0 = (task % blocks) * _BLOCK
         j1 = min(j0 + _BLOCK, inner)
-        peak = np.full(j1 - j0, -np.inf, x.dtype)
-        for c in range(size):
-            _max_into(peak, x[o, c, j0:j1])
+        peak = _columns_peak(x, o, j0, j1)
         total = np.zeros(j1 - j0, x.dtype)
-        if log:
-            for c in range(size):
-                _exp_sum_into(total, x[o, c, j0:j1], peak)
-            log_total = np.log(total)
-            for c in range(size):
-                _log_softmax_into(y[o, c, j0:j1], x[o, c, j0:j1], peak, log_total)
-        else:
-            for c in range(size):
-                _exp_store_sum_into(total, x[o, c, j0:j1], peak, y[o, c, j0:j1])
-            for c in range(size):
-                _divide_into(y[o, c, j0:j1], total)
+        for c in range(size):
+            _exp_store_sum_into(total, x[o, c, j0:j1], peak, y[o, c, j0:j1])
+        for c in range(size):
+            _divide_into(y[o, c, j0:j1], total)
 
 
-def _rows_backward_body(g, y, gx, log):
-    # softmax: gx = y * (g - sum(g * y)); log_softmax: gx = g - exp(y) * sum(g).
-    for r in prange(g.shape[0]):
+@njit(**_OPTIONS)
+def _columns_log_softmax(x, y, t_lo, t_hi):
+    outer, size, inner = x.shape
+    blocks = (inner + _BLOCK - 1) // _BLOCK
+    for task in range(t_lo, t_hi):
+        o = task // blocks
+        j0 = (task % blocks) * _BLOCK
+        j1 = min(j0 + _BLOCK, inner)
+        peak = _columns_peak(x, o, j0, j1)
+        total = np.zeros(j1 - j0, x.dtype)
+        for c in range(size):
+            _exp_sum_into(total, x[o, c, j0:j1], peak)
+        log_total = np.log(total)
+        for c in range(size):
+            _log_softmax_into(y[o, c, j0:j1], x[o, c, j0:j1], peak, log_total)
+
+
+@njit(**_OPTIONS)
+def _rows_softmax_backward(g, y, gx):
+    # gx = y * (g - sum(g * y))
+    for r in range(g.shape[0]):
         gr, yr, out = g[r], y[r], gx[r]
-        if log:
-            total = _sum(gr)
-            for j in range(gr.shape[0]):
-                out[j] = gr[j] - _exp(yr[j]) * total
-        else:
-            total = _dot(gr, yr)
-            for j in range(gr.shape[0]):
-                out[j] = yr[j] * (gr[j] - total)
+        total = _dot(gr, yr)
+        for j in range(gr.shape[0]):
+            out[j] = yr[j] * (gr[j] - total)
+
+
+@njit(**_OPTIONS)
+def _rows_log_softmax_backward(g, y, gx):
+    # gx = g - exp(y) * sum(g)
+    for r in range(g.shape[0]):
+        gr, yr, out = g[r], y[r], gx[r]
+        total = _sum(gr)
+        for j in range(gr.shape[0]):
+            out[j] = gr[j] - _exp(yr[j]) * total
 
 
 @njit(fastmath={"contract"}, nogil=True, cache=True)
@@ -251,35 +288,55 @@ def _softmax_grad_into(out, g, y, total):
         out[j] = y[j] * (g[j] - total[j])
 
 
-def _columns_backward_body(g, y, gx, log):
+@njit(**_OPTIONS)
+def _columns_softmax_backward(g, y, gx, t_lo, t_hi):
     outer, size, inner = g.shape
-    chunks = (inner + _BLOCK - 1) // _BLOCK
-    for task in prange(outer * chunks):
-        o = task // chunks
-        j0 = (task % chunks) * _BLOCK
+    blocks = (inner + _BLOCK - 1) // _BLOCK
+    for task in range(t_lo, t_hi):
+        o = task // blocks
+        j0 = (task % blocks) * _BLOCK
         j1 = min(j0 + _BLOCK, inner)
         total = np.zeros(j1 - j0, g.dtype)
-        if log:
-            for c in range(size):
-                _add_into(total, g[o, c, j0:j1])
-            for c in range(size):
-                _log_softmax_grad_into(gx[o, c, j0:j1], g[o, c, j0:j1], y[o, c, j0:j1], total)
-        else:
-            for c in range(size):
-                _multiply_add_into(total, g[o, c, j0:j1], y[o, c, j0:j1])
-            for c in range(size):
-                _softmax_grad_into(gx[o, c, j0:j1], g[o, c, j0:j1], y[o, c, j0:j1], total)
+        for c in range(size):
+            _multiply_add_into(total, g[o, c, j0:j1], y[o, c, j0:j1])
+        for c in range(size):
+            _softmax_grad_into(gx[o, c, j0:j1], g[o, c, j0:j1], y[o, c, j0:j1], total)
 
 
-_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
-_rows_forward = serial_and_parallel(_rows_forward_body, **_OPTIONS)
-_columns_forward = serial_and_parallel(_columns_forward_body, **_OPTIONS)
-_rows_backward = serial_and_parallel(_rows_backward_body, **_OPTIONS)
-_columns_backward = serial_and_parallel(_columns_backward_body, **_OPTIONS)
+@njit(**_OPTIONS)
+def _columns_log_softmax_backward(g, y, gx, t_lo, t_hi):
+    outer, size, inner = g.shape
+    blocks = (inner + _BLOCK - 1) // _BLOCK
+    for task in range(t_lo, t_hi):
+        o = task // blocks
+        j0 = (task % blocks) * _BLOCK
+        j1 = min(j0 + _BLOCK, inner)
+        total = np.zeros(j1 - j0, g.dtype)
+        for c in range(size):
+            _add_into(total, g[o, c, j0:j1])
+        for c in range(size):
+            _log_softmax_grad_into(gx[o, c, j0:j1], g[o, c, j0:j1], y[o, c, j0:j1], total)
 
 
-def _pick(pair, size):
-    return pair[1] if threads.parallel(size, PARALLEL_THRESHOLD) else pair[0]
+def _run_rows(kernel, *arrays):
+    """kernel(*arrays) over 2-d (rows, size) arrays; big ones over ranges of rows, one a
+    thread (`threads.split`)."""
+    if threads.parallel(arrays[0].size, PARALLEL_THRESHOLD):
+        threads.split(lambda lo, hi: kernel(*(a[lo:hi] for a in arrays)), arrays[0].shape[0],
+                      threads.part_count(), align=1)
+    else:
+        kernel(*arrays)
+
+
+def _run_columns(kernel, *arrays):
+    """kernel(*arrays, t_lo, t_hi) over all the (outer, block of _BLOCK columns) tasks of
+    3-d arrays; big ones over ranges of tasks, one a thread."""
+    outer, _, inner = arrays[0].shape
+    tasks = outer * -(-inner // _BLOCK)
+    if threads.parallel(arrays[0].size, PARALLEL_THRESHOLD):
+        threads.split(lambda lo, hi: kernel(*arrays, lo, hi), tasks, threads.part_count(), align=1)
+    else:
+        kernel(*arrays, 0, tasks)
 
 
 def softmax_forward(x3, log):
@@ -289,9 +346,9 @@ def softmax_forward(x3, log):
     if x3.size:
         if x3.shape[2] == 1:
             rows = x3.shape[:2]
-            _pick(_rows_forward, x3.size)(x3.reshape(rows), y.reshape(rows), log)
+            _run_rows(_rows_log_softmax if log else _rows_softmax, x3.reshape(rows), y.reshape(rows))
         else:
-            _pick(_columns_forward, x3.size)(x3, y, log)
+            _run_columns(_columns_log_softmax if log else _columns_softmax, x3, y)
     return y
 
 
@@ -303,7 +360,8 @@ def softmax_backward(g3, y3, log):
     if g3.size:
         if g3.shape[2] == 1:
             rows = g3.shape[:2]
-            _pick(_rows_backward, g3.size)(g3.reshape(rows), y3.reshape(rows), gx.reshape(rows), log)
+            _run_rows(_rows_log_softmax_backward if log else _rows_softmax_backward,
+                      g3.reshape(rows), y3.reshape(rows), gx.reshape(rows))
         else:
-            _pick(_columns_backward, g3.size)(g3, y3, gx, log)
+            _run_columns(_columns_log_softmax_backward if log else _columns_softmax_backward, g3, y3, gx)
     return gx
