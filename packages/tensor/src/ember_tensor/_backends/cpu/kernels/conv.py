@@ -148,6 +148,8 @@ def _run_planes(kernel, args, planes, parallel, size):
 def _layout(cols, samples):
     """(flat view, sample stride, row stride) of columns laid out per sample (B, R, L) or
     as one matrix (R, B*L), the layout of a whole-batch GEMM."""
+    if not cols.flags.c_contiguous:  # the flat view would be a copy, and writes to it lost
+        raise ValueError("im2col/col2im columns must be C-contiguous")
     if cols.ndim == 3:
         return cols.reshape(-1), cols.shape[1] * cols.shape[2], cols.shape[2]
     return cols.reshape(-1), cols.shape[1] // samples if samples else 0, cols.shape[1]

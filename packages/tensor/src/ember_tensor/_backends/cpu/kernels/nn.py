@@ -3,12 +3,13 @@ statistics, affine step and backward (two or three passes over the data where th
 expression makes ten). Convolution's im2col / col2im live in `conv.py`, max pooling's
 loops in `pooling.py`.
 
-Each kernel is serial over a range of channels and releases the GIL: from
-`PARALLEL_THRESHOLD` elements the ranges run on several threads at once
-(`threads.split`), so no kernel compiles a prange twin (which compiles 3-5x slower, and
-a first training step is mostly compiling). Nothing compiles at import; a dtype compiles
-on first use (float32 and float64 only: half types reach here as float32). The bodies inline no function of another file, so
-Numba's on-disk cache (keyed on this file) can never serve a stale kernel.
+Each kernel is serial over a range of tasks (channels, or (sample, channel) planes) and
+releases the GIL: from `PARALLEL_THRESHOLD` elements the ranges run on several threads
+at once (`threads.split`), so no kernel compiles a prange twin (which compiles 3-5x
+slower, and a first training step is mostly compiling). Nothing compiles at import; a
+dtype compiles on first use (float32 and float64 only: half types reach here as
+float32). The bodies inline no function of another file, so Numba's on-disk cache
+(keyed on this file) can never serve a stale kernel.
 """
 
 import numpy as np

@@ -4,9 +4,10 @@ that sums the gradient into each (sample, channel) plane at those indices.
 The forward splits each output row into the columns whose windows lie inside the input
 (all but one or two) and the edge columns whose windows reach into the padding. The inner
 columns run window element by window element over the whole row: a compare and two
-selects per element, with no bounds test, which LLVM vectorises (measured 8-10x faster
-than a loop that tests every window element against the input's bounds, as the edge
-columns still do). The order in which window elements are compared is row-major, as in
+selects per element, with no bounds test, which LLVM vectorises (ResNet's 3x3/2 stem
+pool measured 2.7x faster than one loop per output element that tests every window
+element against the input's bounds and branches on each comparison, as the edge columns
+still do). The order in which window elements are compared is row-major, as in
 PyTorch, with its rule: a larger value or any NaN replaces the best so far (ties keep the
 first maximum; of several NaNs the last wins).
 
