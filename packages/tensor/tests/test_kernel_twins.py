@@ -1,7 +1,8 @@
 """Numba keys its disk cache by the Python function, not by njit's ``parallel`` flag, so
-two dispatchers of one function would load each other's machine code (the parallel twin
-of a loop then runs serially, or the serial one starts threads). Every compiled CPU
-kernel of ember-tensor must have a function of its own."""
+two disk-cached dispatchers of one function would load each other's machine code (the
+parallel twin of a loop then runs serially, or the serial one starts threads). Every
+disk-cached CPU kernel of ember-tensor must have a function of its own (kernels compiled
+in memory only, as the fused optimizer steps are, cannot collide)."""
 import importlib
 import pkgutil
 from collections import defaultdict
@@ -13,6 +14,10 @@ import ember_tensor._backends.cpu.kernels as kernels
 from ember_tensor._backends.cpu.kernels.twins import serial_and_parallel
 
 
+def _disk_cached(dispatcher):
+    return type(dispatcher._cache).__name__ != "NullCache"
+
+
 def _dispatchers():
     for info in pkgutil.iter_modules(kernels.__path__):
         module = importlib.import_module(f"{kernels.__name__}.{info.name}")
@@ -20,7 +25,7 @@ def _dispatchers():
             candidates = value.values() if isinstance(value, dict) else (value if isinstance(value, tuple) else (value,))
             for candidate in candidates:
                 for item in (candidate if isinstance(candidate, tuple) else (candidate,)):
-                    if isinstance(item, Dispatcher):
+                    if isinstance(item, Dispatcher) and _disk_cached(item):
                         yield item
 
 
