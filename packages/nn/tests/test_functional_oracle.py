@@ -60,6 +60,8 @@ CASES = [
     ("avg_pool3d", (r(1, 2, 4, 4, 4), 2), {}),
     ("adaptive_avg_pool1d", (r(2, 3, 7), 3), {}), ("adaptive_avg_pool2d", (x2355, (2, 3)), {}),
     ("adaptive_avg_pool2d", (x2355, (None, 1)), {}), ("adaptive_avg_pool3d", (r(1, 2, 5, 4, 3), 2), {}),
+    ("adaptive_avg_pool2d", (x2355, 1), {}), ("adaptive_avg_pool2d", (r(3, 5, 5), (1, 1)), {}),  # global
+    ("adaptive_avg_pool1d", (r(2, 3, 7), 1), {}), ("adaptive_avg_pool3d", (r(1, 2, 5, 4, 3), 1), {}),
     ("adaptive_max_pool1d", (r(2, 3, 7), 3), {}), ("adaptive_max_pool2d", (x2355, (2, 3)), {"return_indices": True}),
     ("lp_pool1d", (pos(2, 3, 8), 2, 3), {}), ("lp_pool2d", (pos(2, 3, 6, 6), 3, 2), {}),
     ("batch_norm", (r(4, 3, 5), None, None, r(3), r(3), True), {}),

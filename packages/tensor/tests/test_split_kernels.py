@@ -11,7 +11,7 @@ import pytest
 
 import ember_tensor as et
 from ember_tensor._backends.cpu import elementwise, reduction, threads
-from ember_tensor._backends.cpu.kernels import conv, nn, softmax
+from ember_tensor._backends.cpu.kernels import conv, nn, pooling, softmax
 
 rng = np.random.default_rng(7)
 
@@ -22,7 +22,7 @@ def _run_both(monkeypatch, fn):
     serial = fn()
     monkeypatch.setattr(threads, "_budget", 3)
     monkeypatch.setattr(threads, "part_count", lambda: 3)
-    for module in (elementwise, reduction, softmax, conv, nn):
+    for module in (elementwise, reduction, softmax, conv, nn, pooling):
         monkeypatch.setattr(module, "PARALLEL_THRESHOLD", 1)
     return serial, fn()
 
@@ -94,10 +94,13 @@ def test_convolution_pooling_and_batch_norm(monkeypatch):
         back = np.empty_like(x)
         conv.col2im_block(cols, *plan_args, (oh, ow), back, parallel=True)
         out += [cols, back]
-        c2 = nn.im2col_2d(x, (3, 3), (1, 2), (1, 1), (9, 4))
-        out += [c2, nn.col2im_2d(c2.reshape(5 * 9, 3, 36).transpose(1, 0, 2), x.shape, (3, 3), (1, 2), (1, 1),
-                                 (9, 4))]
-        out += list(nn.max_pool_2d(x, (3, 2), (2, 2), (1, 0), (1, 1), (6, 4)))
+        # The whole-batch layout (C*K, N*L) of the small-output convolutions.
+        c2 = np.zeros((5 * 9, 3 * 36))
+        conv.im2col_block(x, (3, 3), (1, 2), (0, 0), (1, 1), (9, 4), c2, parallel=True)
+        back2 = np.empty_like(x)
+        out += [c2, conv.col2im_block(c2, (3, 3), (1, 2), (0, 0), (1, 1), (9, 4), back2, parallel=True)]
+        values, indices = pooling.max_pool_2d(x, (3, 2), (2, 2), (1, 0), (1, 1), (6, 4))
+        out += [values, indices, pooling.max_pool_backward(values.reshape(15, 24), indices.reshape(15, 24), 99)]
         x3 = x.reshape(3, 5, 99)
         mean, var = nn.batch_norm_stats(x3)
         invstd = 1 / np.sqrt(var + 1e-5)

@@ -133,6 +133,10 @@ def _adaptive_avg_pool(nd, input, output_size):
                            f"dimensions, but input has sizes {list(input.shape)} with dimension "
                            f"{input.dim() - 1} being empty")
     out = _output_size(nd, output_size, x.shape[2:])
+    if all(o == 1 for o in out):
+        # Global average pooling (the head of ResNet and most CNNs): one mean, where the
+        # matmuls below would build an averaging matrix per dim and call.
+        return _unbatch(x.mean(dim=tuple(range(2, 2 + nd)), keepdim=True), unbatched)
     # A box average is separable: average along each spatial dim in turn, one matmul each.
     for d, (size, o) in enumerate(zip(x.shape[2:], out)):
         if size == o:

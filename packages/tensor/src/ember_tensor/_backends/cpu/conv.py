@@ -12,9 +12,9 @@ columns W^T @ grad_b and a Numba col2im into the block's samples. With a thread 
 the blocks are split over threads (`threads.run_parts`).
 
 The rest keeps the whole-batch forms: small outputs (where per-sample GEMMs are too
-small for the BLAS) a Numba im2col to (C*K, N*L) columns, one GEMM per group and a
-Numba col2im; 3-d convolutions a strided window view of the input and a batched
-`np.matmul`. Arrays arrive in their compute dtype (half types as float32).
+small for the BLAS: ResNet's 7x7 layers) the same Numba im2col writing (C*K, N*L)
+columns, one GEMM per group and the same Numba col2im reading them; 3-d convolutions a
+strided window view of the input and a batched `np.matmul`. Arrays arrive in their compute dtype (half types as float32).
 """
 import math
 
@@ -27,8 +27,7 @@ from .windows import add_windows, crop_spatial, pad_spatial, windows
 
 __all__ = ["forward", "backward_input", "backward_weight", "add_channel_bias"]
 
-cpu_nn = lazy("cpu.kernels.nn")  # Numba loads on first use
-cpu_conv = lazy("cpu.kernels.conv")
+cpu_conv = lazy("cpu.kernels.conv")  # Numba loads on first use
 
 # Below this many output positions per sample a per-sample GEMM is too narrow for the
 # BLAS to run near its peak, and the whole-batch GEMM plus a transposing copy wins.
@@ -59,17 +58,17 @@ def _as_2d(x, kernel, stride, padding, dilation):
 
 
 def _columns_2d(x, kernel, stride, padding, dilation):
-    """(C*K, N*L) columns of a 1-d or 2-d input (Numba im2col) and the output shape."""
+    """(C*K, N*L) columns of a 1-d or 2-d input and the 2-d output shape: the Numba
+    im2col of the blocked path writing the whole-batch layout, padding included (no
+    padded copy of the input). In this thread's scratch buffer: every caller consumes
+    the columns before the next im2col."""
     x2, kernel, stride, padding, dilation = _as_2d(x, kernel, stride, padding, dilation)
+    n, c = x2.shape[:2]
     out = tuple(output_size(s, k, st, p, d) for s, k, st, p, d in
                 zip(x2.shape[2:], kernel, stride, padding, dilation))
-    # Scratch memory: every caller consumes the columns before the next im2col.
-    return cpu_nn.im2col_2d(pad_spatial(x2, padding), kernel, stride, dilation, out, scratch=True), out
-
-
-def _per_sample(cols, n):
-    """(C*K, N*L) columns viewed as (N, C*K, L), no copy."""
-    return cols.reshape(cols.shape[0], n, cols.shape[1] // n if n else 0).transpose(1, 0, 2)
+    cols = cpu_conv.scratch((c * math.prod(kernel), n * math.prod(out)), x2.dtype)
+    cpu_conv.im2col_block(np.ascontiguousarray(x2), kernel, stride, padding, dilation, out, cols, parallel=True)
+    return cols, out
 
 
 def _grouped_matmul(a, b, groups, transpose_a=False):
@@ -268,14 +267,16 @@ def backward_input(gy, w, input_size, stride, padding, dilation, groups):
         padded = (n, c) + tuple(s + 2 * p for s, p in zip(input_size, padding))
         gx = add_windows(gcols, padded, kernel, stride, dilation, out)
         return crop_spatial(gx, padding, input_size)
-    gcols = _per_sample(_grouped_matmul(w.reshape(o, math.prod(w.shape[1:])), _grad_rows(gy), groups,
-                                        transpose_a=True), n)
+    # Few output positions: one GEMM per group over the whole batch, W^T @ (O, N*L), and
+    # the Numba col2im of the blocked path reading that (C*K, N*L) layout as it is,
+    # dropping the padding as it sums (no per-sample copy, no padded array to crop).
+    gcols = _grouped_matmul(w.reshape(o, math.prod(w.shape[1:])), _grad_rows(gy), groups, transpose_a=True)
     if len(kernel) == 1:
         kernel, stride, padding, dilation = ((1,) + tuple(kernel), (1,) + tuple(stride), (0,) + tuple(padding),
                                              (1,) + tuple(dilation))
         input_size, out = (1,) + tuple(input_size), (1,) + tuple(out)
-    padded = (n, c) + tuple(s + 2 * p for s, p in zip(input_size, padding))
-    gx = crop_spatial(cpu_nn.col2im_2d(gcols, padded, kernel, stride, dilation, out), padding, input_size)
+    gx = np.empty((n, c) + tuple(input_size), gcols.dtype)
+    cpu_conv.col2im_block(gcols, kernel, stride, padding, dilation, out, gx, parallel=True)
     return gx.reshape((n, c) + tuple(input_size)[-len(w.shape[2:]):])
 
 

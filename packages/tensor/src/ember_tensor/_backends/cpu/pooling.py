@@ -1,10 +1,13 @@
 """CPU pooling (N-d): max pooling with indices, average pooling, adaptive max pooling, and
 the scatter/gather pair that their backward passes and max_unpool share.
 
-1-d and 2-d float max pooling run a Numba loop (`kernels.nn.max_pool_2d`); other cases
-take the strided-window NumPy path. Indices are PyTorch's: the flat position of the
-chosen element within its (n, c) plane of the *unpadded* input; NaN counts as the
-maximum. Average pooling's divisor (count_include_pad, ceil_mode, divisor_override) is
+1-d and 2-d float max pooling run a Numba loop (`kernels.pooling.max_pool_2d`); other
+cases take the strided-window NumPy path. The backward of every max pooling (a sum of the
+gradient into planes at the indices) is a Numba loop for float32 and float64, NumPy's
+`bincount` for the rest. Indices are PyTorch's: the flat position of the chosen
+element within its (n, c) plane of the *unpadded* input, chosen by PyTorch's rule (a
+larger value or any NaN replaces the best so far: ties keep the first maximum, the last
+NaN wins). Average pooling's divisor (count_include_pad, ceil_mode, divisor_override) is
 itself computed by pooling a mask, so the edge rules live in one place (`windows`).
 Arrays arrive in their compute dtype (half types as float32).
 """
@@ -20,13 +23,24 @@ from .windows import add_windows, crop_spatial, pad_spatial, windows
 __all__ = ["max_pool", "max_pool_backward", "take_along_planes", "max_unpool", "invalid_index_max", "avg_pool",
            "avg_pool_backward", "adaptive_max_pool"]
 
-cpu_nn = lazy("cpu.kernels.nn")  # Numba loads on first use
+cpu_pooling = lazy("cpu.kernels.pooling")  # Numba loads on first use
 
 
 def _ceil_room(size, kernel, stride, padding, dilation, out):
     """Room on the right of each padded spatial dim for ceil_mode's last window."""
     return tuple(max(0, (o - 1) * st + d * (k - 1) + 1 - (s + 2 * p))
                  for o, st, d, k, s, p in zip(out, stride, dilation, kernel, size, padding))
+
+
+def _window_argmax(flat, axis):
+    """Position along `axis` of each window's maximum by PyTorch's rule (a larger value
+    or any NaN replaces the best so far): the first of equal maxima, the last NaN."""
+    which = flat.argmax(axis=axis)
+    if flat.dtype.kind not in "fc":
+        return which
+    nan = np.isnan(flat)
+    last_nan = flat.shape[axis] - 1 - np.flip(nan, axis=axis).argmax(axis=axis)
+    return np.where(nan.any(axis=axis), last_nan, which)
 
 
 def max_pool(x, kernel, stride, padding, dilation, out):
@@ -36,14 +50,14 @@ def max_pool(x, kernel, stride, padding, dilation, out):
     if nd <= 2 and x.dtype.kind == "f":
         lift = (lambda t, v: (v,) + tuple(t)) if nd == 1 else (lambda t, v: tuple(t))
         x2 = x[:, :, None, :] if nd == 1 else x
-        values, index = cpu_nn.max_pool_2d(x2, lift(kernel, 1), lift(stride, 1), lift(padding, 0),
-                                           lift(dilation, 1), lift(out, 1))
+        values, index = cpu_pooling.max_pool_2d(x2, lift(kernel, 1), lift(stride, 1), lift(padding, 0),
+                                                lift(dilation, 1), lift(out, 1))
         return values.reshape((n, c) + tuple(out)), index.reshape((n, c) + tuple(out))
     extra = _ceil_room(x.shape[2:], kernel, stride, padding, dilation, out)
     low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     view = windows(pad_spatial(x, padding, low, extra), kernel, stride, dilation, out)
     flat = view.reshape((n, c, math.prod(kernel)) + tuple(out))
-    which = flat.argmax(axis=2)  # NaN counts as the maximum, as in PyTorch
+    which = _window_argmax(flat, 2)
     values = np.take_along_axis(flat, which[:, :, None], axis=2)[:, :, 0]
     # Window offset -> position in the unpadded input plane.
     offsets = np.unravel_index(which, kernel)
@@ -61,6 +75,9 @@ def max_pool_backward(g, index, spatial):
     rows = n * c
     if rows == 0:
         return np.zeros((n, c) + tuple(spatial), g.dtype)
+    if g.dtype in (np.float32, np.float64):
+        summed = cpu_pooling.max_pool_backward(g.reshape(rows, -1), index.reshape(rows, -1), plane_size)
+        return summed.reshape((n, c) + tuple(spatial))
     flat = index.reshape(rows, -1) + (np.arange(rows, dtype=np.int64) * plane_size)[:, None]
     summed = np.bincount(flat.ravel(), weights=g.reshape(-1), minlength=rows * plane_size)
     return summed.astype(g.dtype, copy=False).reshape((n, c) + tuple(spatial))
@@ -139,7 +156,7 @@ def adaptive_max_pool(x, out):
         region = x[(slice(None), slice(None)) + tuple(slice(a, b) for a, b in box)]
         shape = region.shape[2:]
         flat = region.reshape(n, c, math.prod(shape))  # explicit: n may be 0
-        which = flat.argmax(axis=2)
+        which = _window_argmax(flat, 2)
         at = (slice(None), slice(None)) + pos
         values[at] = np.take_along_axis(flat, which[:, :, None], axis=2)[:, :, 0]
         local = np.unravel_index(which, shape)

@@ -6,7 +6,8 @@ columns, writing the zeros of the padding itself (no padded copy of the input), 
 the GEMM of each sample can write its output straight into the sample's (O, oh*ow) rows
 of the NCHW result; `col2im_block` sums such columns back into a block of samples (the
 input gradient). The caller keeps the block small enough for the columns to stay in the
-core's cache between the copy and the GEMM.
+core's cache between the copy and the GEMM. Both also take the whole-batch layout
+(C*kh*kw, B*oh*ow), one matrix for one GEMM over the batch (small outputs).
 
 Each kernel is serial, over a range of (sample, channel) planes, and releases the GIL:
 a large block runs it over ranges of planes on several threads at once (`threads.split`),
@@ -29,15 +30,14 @@ _OPTIONS = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
 
 @njit(**_OPTIONS)
-def _im2col_planes(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols, p_lo, p_hi):
+def _im2col_planes(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cf, sample_stride, row_stride, p_lo, p_hi):
+    # Column row r of sample b starts at cf[b * sample_stride + r * row_stride].
     nb, c, h, w = x.shape
     length = oh * ow
     # Flat views and unsigned offsets: the runs are short (a row of the output, often
     # 8-32 elements), and a signed index makes Numba test it for wraparound on every
     # element, which stops LLVM from vectorising the copy (measured 3x slower).
-    rows = cols.shape[1]  # C*kh*kw, or more: rows past those are the caller's
     xf = x.reshape(nb * c * h * w)
-    cf = cols.reshape(nb * rows * length)
     # Output column j of kernel column kj reads input column j*sw + kj*dw - pw; those in
     # [col_lo, col_hi) fall inside the input, the others read the padding (zero). Likewise
     # the rows. Found once here: integer divisions in the loop below cost as much as the copy.
@@ -58,14 +58,15 @@ def _im2col_planes(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols, p_lo, p_hi):
     usw = np.uint64(sw)
     for p in range(p_lo, p_hi):
         plane = p * h * w
-        first_row = (p // c) * rows + (p % c) * kh * kw
+        first_row = (p % c) * kh * kw
+        sample = (p // c) * sample_stride
         for ki in range(kh):
             top = ki * dh - ph
             i0, i1 = row_lo[ki], row_hi[ki]
             for kj in range(kw):
                 off = kj * dw - pw
                 j0, j1 = col_lo[kj], col_hi[kj]
-                dst = (first_row + ki * kw + kj) * length
+                dst = sample + (first_row + ki * kw + kj) * row_stride
                 for j in range(np.uint64(dst), np.uint64(dst + i0 * ow)):
                     cf[j] = 0
                 for j in range(np.uint64(dst + i1 * ow), np.uint64(dst + length)):
@@ -99,15 +100,12 @@ def _im2col_planes(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cols, p_lo, p_hi):
 
 
 @njit(**_OPTIONS)
-def _col2im_planes(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, p_lo, p_hi):
+def _col2im_planes(cf, sample_stride, row_stride, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, p_lo, p_hi):
     # The adjoint of the body above: x (B, C, H, W) = the sum of the columns back over
     # the windows, padding dropped. One (sample, channel) plane per iteration: no two
     # iterations write the same element.
     nb, c, h, w = x.shape
-    length = oh * ow
-    rows = cols.shape[1]
     xf = x.reshape(nb * c * h * w)
-    cf = cols.reshape(nb * rows * length)
     col_lo, col_hi = np.empty(kw, np.int64), np.empty(kw, np.int64)
     for kj in range(kw):
         off = kj * dw - pw
@@ -123,13 +121,14 @@ def _col2im_planes(cols, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, p_lo, p_hi):
         plane = p * h * w
         for e in range(np.uint64(plane), np.uint64(plane + h * w)):
             xf[e] = 0
-        first_row = (p // c) * rows + (p % c) * kh * kw
+        first_row = (p % c) * kh * kw
+        sample = (p // c) * sample_stride
         for ki in range(kh):
             top = ki * dh - ph
             for kj in range(kw):
                 off = kj * dw - pw
                 j0, j1 = col_lo[kj], col_hi[kj]
-                src = (first_row + ki * kw + kj) * length
+                src = sample + (first_row + ki * kw + kj) * row_stride
                 for i in range(row_lo[ki], row_hi[ki]):
                     d = np.uint64(plane + (i * sh + top) * w + off)
                     s = np.uint64(src + i * ow)
@@ -146,24 +145,37 @@ def _run_planes(kernel, args, planes, parallel, size):
         kernel(*args, 0, planes)
 
 
+def _layout(cols, samples):
+    """(flat view, sample stride, row stride) of columns laid out per sample (B, R, L) or
+    as one matrix (R, B*L), the layout of a whole-batch GEMM."""
+    if not cols.flags.c_contiguous:  # the flat view would be a copy, and writes to it lost
+        raise ValueError("im2col/col2im columns must be C-contiguous")
+    if cols.ndim == 3:
+        return cols.reshape(-1), cols.shape[1] * cols.shape[2], cols.shape[2]
+    return cols.reshape(-1), cols.shape[1] // samples if samples else 0, cols.shape[1]
+
+
 def im2col_block(x, kernel, stride, padding, dilation, out, cols, parallel=False):
-    """Fill the first C*kh*kw rows of each sample of `cols` (B, R >= C*kh*kw, oh*ow) with
-    the im2col columns of the unpadded, C-contiguous input block `x` (B, C, H, W), zero
-    where a window reaches into the `padding` (which may be negative: a crop). Runs on
-    several threads when `parallel` and the block is large enough. Returns `cols`."""
+    """Fill the columns `cols` with the im2col columns of the unpadded, C-contiguous input
+    block `x` (B, C, H, W), zero where a window reaches into the `padding` (which may be
+    negative: a crop). `cols` is C-contiguous, per sample (B, R >= C*kh*kw, oh*ow: rows
+    past C*kh*kw are the caller's) or one matrix (C*kh*kw, B*oh*ow). Runs on several
+    threads when `parallel` and the block is large enough. Returns `cols`."""
+    flat, sample_stride, row_stride = _layout(cols, x.shape[0])
     _run_planes(_im2col_planes, (x, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1],
-                                 dilation[0], dilation[1], out[0], out[1], cols),
+                                 dilation[0], dilation[1], out[0], out[1], flat, sample_stride, row_stride),
                 x.shape[0] * x.shape[1], parallel, cols.size)
     return cols
 
 
 def col2im_block(cols, kernel, stride, padding, dilation, out, x, parallel=False):
     """The adjoint of `im2col_block`: overwrite the C-contiguous block `x` (B, C, H, W)
-    with the sum of the columns `cols` (B, C*kh*kw, oh*ow) over their windows (the parts
-    in the `padding` dropped). Runs on several threads when `parallel` and the block is
-    large enough. Returns `x`."""
-    _run_planes(_col2im_planes, (cols, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1],
-                                 dilation[0], dilation[1], out[0], out[1], x),
+    with the sum of the columns `cols` (either layout of `im2col_block`) over their
+    windows (the parts in the `padding` dropped). Runs on several threads when
+    `parallel` and the block is large enough. Returns `x`."""
+    flat, sample_stride, row_stride = _layout(cols, x.shape[0])
+    _run_planes(_col2im_planes, (flat, sample_stride, row_stride, kernel[0], kernel[1], stride[0], stride[1],
+                                 padding[0], padding[1], dilation[0], dilation[1], out[0], out[1], x),
                 x.shape[0] * x.shape[1], parallel, cols.size)
     return x
 

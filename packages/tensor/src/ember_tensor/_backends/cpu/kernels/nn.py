@@ -1,108 +1,26 @@
-"""Numba loops of the nn kernels that NumPy cannot express as one vectorised call:
-2-d im2col / col2im (the data movement around convolution's GEMM), 2-d max pooling
-with indices, and batch norm's statistics, affine step and backward (two or three passes
-over the data where the NumPy expression makes ten).
+"""Numba loops of batch norm that NumPy cannot express as one vectorised call: its
+statistics, affine step and backward (two or three passes over the data where the NumPy
+expression makes ten). Convolution's im2col / col2im live in `conv.py`, max pooling's
+loops in `pooling.py`.
 
 Each kernel is serial over a range of tasks (channels, or (sample, channel) planes) and
-releases the GIL: from `PARALLEL_THRESHOLD` elements the task ranges run on several
-threads at once (`threads.split`), so no kernel compiles a prange twin (which compiles
-3-5x slower, and a first training step is mostly compiling). Nothing compiles at import; a dtype compiles on first use (float32 and float64 only:
-half types reach here as float32). The bodies inline no function of another file, so
-Numba's on-disk cache (keyed on this file) can never serve a stale kernel.
+releases the GIL: from `PARALLEL_THRESHOLD` elements the ranges run on several threads
+at once (`threads.split`), so no kernel compiles a prange twin (which compiles 3-5x
+slower, and a first training step is mostly compiling). Nothing compiles at import; a
+dtype compiles on first use (float32 and float64 only: half types reach here as
+float32). The bodies inline no function of another file, so Numba's on-disk cache
+(keyed on this file) can never serve a stale kernel.
 """
-import math
-import threading
 
 import numpy as np
 from numba import njit
 
 from .. import threads
 
-__all__ = ["im2col_2d", "col2im_2d", "max_pool_2d", "batch_norm_stats", "batch_norm_apply",
-           "batch_norm_backward", "PARALLEL_THRESHOLD"]
+__all__ = ["batch_norm_stats", "batch_norm_apply", "batch_norm_backward", "PARALLEL_THRESHOLD"]
 
 PARALLEL_THRESHOLD = 1 << 16  # a split over threads costs ~20-40 us
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy")
-
-
-@njit(**_OPTIONS)
-def _im2col(xp, kh, kw, sh, sw, dh, dw, oh, ow, cols, t_lo, t_hi):
-    # Task r fills row r of the columns (one channel and kernel offset).
-    n = xp.shape[0]
-    k = kh * kw
-    plane = oh * ow
-    for r in range(t_lo, t_hi):
-        ci = r // k
-        ki = (r % k) // kw
-        kj = r % kw
-        for b in range(n):
-            base = b * plane
-            for i in range(oh):
-                src = i * sh + ki * dh
-                row = base + i * ow
-                if sw == 1:
-                    # Unit stride: a contiguous run the compiler vectorises.
-                    cols[r, row:row + ow] = xp[b, ci, src, kj * dw:kj * dw + ow]
-                else:
-                    for j in range(ow):
-                        cols[r, row + j] = xp[b, ci, src, j * sw + kj * dw]
-
-
-@njit(**_OPTIONS)
-def _col2im(cols, kh, kw, sh, sw, dh, dw, oh, ow, out, t_lo, t_hi):
-    # cols: (N, C*K, L), one sample's columns per leading index (the layout of a batched
-    # W^T @ grad product).
-    c = out.shape[1]
-    k = kh * kw
-    # One (sample, channel) plane per iteration: no two iterations write the same element.
-    for p in range(t_lo, t_hi):
-        b = p // c
-        ci = p % c
-        for kk in range(k):
-            r = ci * k + kk
-            ki = kk // kw
-            kj = kk % kw
-            for i in range(oh):
-                dst = i * sh + ki * dh
-                row = i * ow
-                if sw == 1:
-                    out[b, ci, dst, kj * dw:kj * dw + ow] += cols[b, r, row:row + ow]
-                else:
-                    for j in range(ow):
-                        out[b, ci, dst, j * sw + kj * dw] += cols[b, r, row + j]
-
-
-@njit(**_OPTIONS)
-def _max_pool(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, values, indices, t_lo, t_hi):
-    n, c, h, w = x.shape
-    for p in range(t_lo, t_hi):
-        b = p // c
-        ci = p % c
-        for i in range(oh):
-            h0 = i * sh - ph
-            for j in range(ow):
-                w0 = j * sw - pw
-                best = -np.inf
-                where = -1
-                for ki in range(kh):
-                    hi = h0 + ki * dh
-                    if hi < 0 or hi >= h:
-                        continue
-                    for kj in range(kw):
-                        wj = w0 + kj * dw
-                        if wj < 0 or wj >= w:
-                            continue
-                        v = x[b, ci, hi, wj]
-                        # NaN wins, as in PyTorch.
-                        if where < 0 or v > best or v != v:
-                            best = v
-                            where = hi * w + wj
-                            if v != v:
-                                break
-                    if best != best:
-                        break
-                values[b, ci, i, j] = best
-                indices[b, ci, i, j] = where
 
 
 @njit(**_OPTIONS)
@@ -175,54 +93,6 @@ def _run(kernel, args, tasks, size):
         threads.split(lambda lo, hi: kernel(*args, lo, hi), tasks, threads.part_count(), align=1)
     else:
         kernel(*args, 0, tasks)
-
-
-_workspace = threading.local()
-
-
-def _scratch(shape, dtype):
-    """A reusable per-thread buffer for im2col columns. Fresh memory of that size costs
-    page faults (~15 ms for the 37 MB of a 64-channel 3x3 conv on a 64x16x16 batch);
-    the columns never outlive the op that made them, so one buffer per thread serves."""
-    size = math.prod(shape)
-    key = np.dtype(dtype).str
-    buf = getattr(_workspace, key, None)
-    if buf is None or buf.size < size:
-        buf = np.empty(size, dtype)
-        setattr(_workspace, key, buf)
-    return buf[:size].reshape(shape)
-
-
-def im2col_2d(xp, kernel, stride, dilation, out, scratch=False):
-    """Columns (C*kh*kw, N*oh*ow) of the padded input `xp` (N, C, Hp, Wp); in the
-    thread's scratch buffer when `scratch` (valid until the next im2col_2d call)."""
-    n, c = xp.shape[:2]
-    shape = (c * kernel[0] * kernel[1], n * out[0] * out[1])
-    cols = _scratch(shape, xp.dtype) if scratch else np.empty(shape, xp.dtype)
-    _run(_im2col, (np.ascontiguousarray(xp), kernel[0], kernel[1], stride[0], stride[1], dilation[0],
-                   dilation[1], out[0], out[1], cols), shape[0], cols.size)
-    return cols
-
-
-def col2im_2d(cols, padded_shape, kernel, stride, dilation, out):
-    """Adjoint of `im2col_2d`, from per-sample columns (N, C*K, L): sum them back into a
-    zero array of `padded_shape`."""
-    result = np.zeros(padded_shape, cols.dtype)
-    # A contiguous copy first: the loop over a strided view measured 10x slower than the copy.
-    _run(_col2im, (np.ascontiguousarray(cols), kernel[0], kernel[1], stride[0], stride[1], dilation[0],
-                   dilation[1], out[0], out[1], result), padded_shape[0] * padded_shape[1], cols.size)
-    return result
-
-
-def max_pool_2d(x, kernel, stride, padding, dilation, out):
-    """Max pooling of (N, C, H, W) with implicit -inf padding: (values, int64 indices)."""
-    n, c = x.shape[:2]
-    values = np.empty((n, c) + tuple(out), x.dtype)
-    indices = np.empty((n, c) + tuple(out), np.int64)
-    _run(_max_pool, (np.ascontiguousarray(x), kernel[0], kernel[1], stride[0], stride[1], padding[0],
-                     padding[1], dilation[0], dilation[1], out[0], out[1], values, indices),
-         n * c, x.size * math.prod(kernel))
-    return values, indices
 
 
 def batch_norm_stats(x3):

@@ -97,7 +97,8 @@ def col2im(cols, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od, oh, ow, zer
 def max_pool(x, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, low, values, indices):
     """Window maxima of x (N, C, D, H, W) and their flat positions in the (n, c) plane.
 
-    The first maximum wins ties and the first NaN wins outright (as the CPU kernel);
+    PyTorch's rule, as the CPU kernel: a larger value or any NaN replaces the best so
+    far (the first maximum wins ties, the last NaN wins);
     a window that lies wholly in the padding gives `low` and index -1. Blocks stride
     over the N*C planes, threads (and blocks along y) over a plane's outputs.
     """
@@ -115,24 +116,22 @@ def max_pool(x, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, low, values, ind
             oz = q // oh
             best = low
             where = -1
-            found_nan = False
             for kz in range(kd):
                 z = oz * sd - pd + kz * dd
-                if z < 0 or z >= depth or found_nan:
+                if z < 0 or z >= depth:
                     continue
                 for ky in range(kh):
                     y = oy * sh - ph + ky * dh
-                    if y < 0 or y >= height or found_nan:
+                    if y < 0 or y >= height:
                         continue
                     for kx in range(kw):
                         xx = ox * sw - pw + kx * dw
-                        if xx < 0 or xx >= width or found_nan:
+                        if xx < 0 or xx >= width:
                             continue
                         v = x[b, c, z, y, xx]
                         if where < 0 or v > best or v != v:
                             best = v
                             where = (z * height + y) * width + xx
-                            found_nan = v != v
             values[b, c, oz, oy, ox] = best
             indices[b, c, oz, oy, ox] = where
 
@@ -224,7 +223,7 @@ def avg_pool_backward(g, kd, kh, kw, sd, sh, sw, pd, ph, pw, count_include_pad, 
 @cuda.jit(cache=True)
 def adaptive_max_pool(x, values, indices):
     """Adaptive max pooling of x (N, C, D, H, W): output o of a dim of size s to n
-    outputs covers [floor(o*s/n), ceil((o+1)*s/n)); first maximum / first NaN wins.
+    outputs covers [floor(o*s/n), ceil((o+1)*s/n)); first maximum / last NaN wins.
     Blocks stride over the N*C planes, threads (and blocks along y) over a plane's outputs."""
     channels, depth, height, width = x.shape[1], x.shape[2], x.shape[3], x.shape[4]
     od, oh, ow = values.shape[2], values.shape[3], values.shape[4]
@@ -243,15 +242,13 @@ def adaptive_max_pool(x, values, indices):
             x0, x1 = (ox * width) // ow, ((ox + 1) * width + ow - 1) // ow
             best = x[b, c, z0, y0, x0]
             where = (z0 * height + y0) * width + x0
-            found_nan = best != best
             for z in range(z0, z1):
                 for y in range(y0, y1):
                     for xx in range(x0, x1):
                         v = x[b, c, z, y, xx]
-                        if not found_nan and (v > best or v != v):
+                        if v > best or v != v:
                             best = v
                             where = (z * height + y) * width + xx
-                            found_nan = v != v
             values[b, c, oz, oy, ox] = best
             indices[b, c, oz, oy, ox] = where
 
