@@ -14,10 +14,24 @@ pow, log2 and log1p are written out below where they part; the trigonometric and
 hyperbolic functions still differ at NaN and infinite parts (the op database's expected
 failures list them).
 """
+import cmath
 import math
 
 import numpy as np
+from numba.core import config
 from numba.extending import register_jitable
+
+# exp, expm1 and log1p of a real part, and exp and sqrt of a complex number. Compiled
+# (Numba's CPU target, and its CUDA target, which has math's and cmath's functions but not
+# NumPy's exp, expm1, log1p or sqrt ufuncs on scalars) they are math's and cmath's; under the
+# CUDA simulator these functions run as plain Python, where math's raise at overflow and
+# poles (math.exp(800.0), math.log1p(-1.0)) and NumPy's give inf and nan as the kernels do.
+if config.ENABLE_CUDASIM:
+    _exp_real, _expm1_real, _log1p_real = np.exp, np.expm1, np.log1p
+    _exp_of_complex, _sqrt_of_complex = np.exp, np.sqrt
+else:
+    _exp_real, _expm1_real, _log1p_real = math.exp, math.expm1, math.log1p
+    _exp_of_complex, _sqrt_of_complex = cmath.exp, cmath.sqrt
 
 # --- arithmetic ------------------------------------------------------------------------
 
@@ -138,7 +152,7 @@ def _exp(a):
     # result past the float range keeps its phase (exp(x/2) squared, each with a factor).
     x, y = a.real, a.imag
     if y == 0:  # NaN + 0j too: NaN + 0j
-        return complex(np.exp(x), y)
+        return complex(_exp_real(x), y)
     if x == math.inf and y - y != 0:
         return complex(x, math.nan)
     if x == -math.inf and y - y != 0:
@@ -146,9 +160,9 @@ def _exp(a):
     if y - y != 0:  # y infinite or NaN, x finite or NaN
         return complex(math.nan, math.nan)
     c, s = np.cos(y), np.sin(y)
-    e = np.exp(x)
+    e = _exp_real(x)
     if e == math.inf and x != math.inf:
-        h = np.exp(x / 2.0)
+        h = _exp_real(x / 2.0)
         return complex(h * c * h, h * s * h)
     return complex(e * c, e * s)
 
@@ -171,9 +185,9 @@ def pow_complex(a, b):
 def expm1_complex(a):
     # exp(x)(cos y - 1) + (exp(x) - 1) + i exp(x) sin y, accurate near 0 in both parts.
     x, y = a.real, a.imag
-    ex = np.exp(x)
+    ex = _exp_real(x)
     s = np.sin(y / 2.0)
-    return complex(np.expm1(x) - 2.0 * ex * s * s, ex * np.sin(y))
+    return complex(_expm1_real(x) - 2.0 * ex * s * s, ex * np.sin(y))
 
 
 def log_complex(a):
@@ -199,16 +213,16 @@ def log1p_complex(a):
         r = x * (2.0 + x) + y * y
         if r == 0:
             return complex(x, theta)
-        return complex(0.5 * np.log1p(r), theta)
+        return complex(0.5 * _log1p_real(r), theta)
     return complex(np.log(np.hypot(x + 1.0, y)), theta)
 
 
 def sqrt_complex(a):
-    return np.sqrt(a)
+    return _sqrt_of_complex(a)
 
 
 def rsqrt_complex(a):
-    return _divide(1.0 + 0j, np.sqrt(a))
+    return _divide(1.0 + 0j, _sqrt_of_complex(a))
 
 
 def sin_complex(a):
@@ -267,4 +281,4 @@ def lerp_complex(start, end, weight):
 
 
 def sigmoid_complex(a):
-    return _divide(1.0 + 0j, 1.0 + np.exp(-a))
+    return _divide(1.0 + 0j, 1.0 + _exp_of_complex(-a))
