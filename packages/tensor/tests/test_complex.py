@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import ember_tensor as E
+from cuda_guard import DEVICES
 
 torch = pytest.importorskip("torch")
 
@@ -256,7 +257,7 @@ def test_complex_polar_conj_and_indexing():
     assert E.isreal(E.tensor([1 + 0j, 1j])).tolist() == [True, False]
 
 
-@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("device", DEVICES)
 def test_elementwise_on_each_device(device):
     z = E.tensor(Z[:3], device=device)
     expected = np.exp(np.array(Z[:3], np.complex64)) * 2 + 1j
