@@ -77,7 +77,9 @@ def test_dead_peer_never_leaves_the_job_hanging(tmp_path):
                        env=dict(os.environ, EMBER_TEST_REPORT=str(report)))
     assert time.monotonic() - start < 30, output
     assert code != 0, output  # the killed rank fails the job
-    if report.exists():
+    # An empty report is a missing one: mpiexec stopped the survivor between its opening the
+    # file and writing the line (seen once in CI).
+    if report.exists() and report.read_text():
         assert "OK dead_peer 0: DistBackendError" in report.read_text() or \
             "OK dead_peer 0: DistributedTimeoutError" in report.read_text()
 
