@@ -5,7 +5,8 @@ On a GPU a device array is Numba's `DeviceNDArray` and a view is a new one on th
 buffer's device memory (`gpu_data`) at a byte offset. Under the simulator
 (NUMBA_ENABLE_CUDASIM=1) device arrays are NumPy arrays in a wrapper: `_SimArray` gives
 them plain-tuple shapes and keeps views wrapped, and the simulator's shared arrays are
-repaired (`_lock_simulated_shared_arrays`). Both branches give the same names: `ARRAY`, `alloc`, `upload`, `restride`, `ptr`, `memory_of`.
+repaired (`_lock_simulated_shared_arrays`). Both branches give the same names: `ARRAY`, `alloc`, `upload`,
+`download`, `restride`, `ptr`, `memory_of`.
 Above them, the helpers every CUDA module uses (`is_c`, `flat`, `reinterpret`,
 `broadcast_to`) and `empty`, which allocates through ember's caching allocator and counts
 the memory when Numba's own allocator is in charge.
@@ -22,12 +23,19 @@ from . import allocator as _cuda_alloc
 from . import runtime
 from .kernels.loops import SIMULATOR
 
-__all__ = ["ARRAY", "BF16", "UINT", "alloc", "upload", "restride", "ptr", "memory_of", "is_array", "is_c", "flat",
+__all__ = ["ARRAY", "BF16", "UINT", "alloc", "upload", "download", "restride", "ptr", "memory_of", "is_array", "is_c", "flat",
            "reinterpret", "broadcast_to", "empty", "track"]
 
 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # a dtype's bits, by size
 BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _bits_type(dtype):
+    """The unsigned integer type to move `dtype`'s elements as between host and GPU, or
+    None: the buffer protocol that Numba's copies go through cannot export ml_dtypes'
+    types (bfloat16: "cannot include dtype 'E' in a buffer", seen on an H100)."""
+    return UINT[dtype.itemsize] if dtype.type.__module__.startswith("ml_dtypes") else None
 
 if SIMULATOR:
     from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
@@ -93,6 +101,9 @@ if SIMULATOR:
         np.copyto(arr._ary, host)
         return arr
 
+    def download(arr):
+        return arr.copy_to_host()
+
     def restride(arr, shape, strides, byte_offset=0, dtype=None):
         base = arr._ary
         resized = dtype is not None and np.dtype(dtype).itemsize != base.itemsize
@@ -122,10 +133,22 @@ else:
 
     def upload(host, stream=0):
         # to_device copies from `host` as it is: asynchronously on `stream` when host is pinned.
+        bits = _bits_type(host.dtype)
+        if bits is not None:
+            return reinterpret(cuda.to_device(host.view(bits), stream=stream), host.dtype)
         return cuda.to_device(host, stream=stream)
 
+    def download(arr):
+        bits = _bits_type(arr.dtype)
+        if bits is not None:
+            return reinterpret(arr, bits).copy_to_host().view(arr.dtype)
+        return arr.copy_to_host()
+
     def restride(arr, shape, strides, byte_offset=0, dtype=None):
-        gpu_data = arr.gpu_data.view(byte_offset) if byte_offset else arr.gpu_data
+        gpu_data = arr.gpu_data
+        # An empty buffer has no address (NULL) to offset: Numba refuses to view it past 0.
+        if byte_offset and getattr(gpu_data, "device_pointer_value", 1):
+            gpu_data = gpu_data.view(byte_offset)
         return DeviceNDArray(tuple(shape), tuple(strides), arr.dtype if dtype is None else dtype,
                              gpu_data=gpu_data)
 

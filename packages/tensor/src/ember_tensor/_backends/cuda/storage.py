@@ -17,7 +17,7 @@ from numba import cuda
 
 from . import runtime
 from .arrays import (
-    BF16, UINT, broadcast_to, empty, flat, is_array, is_c, ptr, reinterpret, restride, track, upload,
+    BF16, UINT, broadcast_to, download, empty, flat, is_array, is_c, ptr, reinterpret, restride, track, upload,
 )
 from .elementwise import unary
 from .kernels.loops import SIMULATOR, loops
@@ -71,7 +71,7 @@ def to_numpy(data):
         return np.empty(data.shape, data.dtype)
     if not is_c(data):
         data = astype(data, data.dtype)
-    return data.copy_to_host()
+    return download(data)
 
 
 def from_numpy(arr, device=None, non_blocking=False):
@@ -186,7 +186,7 @@ def _convert_into(dst, src):
             unary("copy", reinterpret(src, uint), reinterpret(dst, uint))
     elif sd == BF16:
         wide = empty(src.shape, _F32)
-        unary("bf16_bits_to_f32_bits", reinterpret(src, np.uint16), wide.view(np.uint32))
+        unary("bf16_bits_to_f32_bits", reinterpret(src, np.uint16), reinterpret(wide, np.uint32))
         _convert_into(dst, wide)
     elif dd == BF16:
         if sd != _F32:
@@ -194,8 +194,17 @@ def _convert_into(dst, src):
             _convert_into(wide, src)
             src = wide
         unary("f32_bits_to_bf16_bits", reinterpret(src, np.uint32), reinterpret(dst, np.uint16))
-    elif sd == _F16 and dd == _BOOL:  # NVVM rejects a direct half -> bool conversion
+    elif sd == _F16 and dd.kind in "biu":
+        # NVVM rejects a direct half -> bool conversion, and Numba converts half to integers
+        # rounding to nearest (cvt.rni, seen on an H100) where C and the CPU truncate: widen
+        # to float32 first (exact), whose conversions truncate.
         wide = empty(src.shape, _F32)
+        unary("copy", src, wide)
+        _convert_into(dst, wide)
+    elif sd.kind == "f" and dd.kind == "u" and dd.itemsize < 8:
+        # PTX's float -> unsigned conversion saturates (-2.0 -> 0); PyTorch, NumPy and the
+        # CPU wrap through a signed integer (-2.0 -> 254 in uint8): convert through int64.
+        wide = empty(src.shape, np.dtype(np.int64))
         unary("copy", src, wide)
         unary("copy", wide, dst)
     else:
