@@ -38,11 +38,40 @@ def div_trunc(a, b):
 
 def floor_divide(a, b):
     # Python's // is floor division for ints and floats alike, which is PyTorch's rule.
+    # (Floats take floor_divide_float: the CUDA target gets // wrong for an infinite b.)
+    return a // b
+
+
+def floor_divide_float(a, b):
+    # Python's // for floats. Numba compiles a float // through LLVM's frem, which the
+    # CUDA target lowers as a - trunc(a / b) * b: NaN for a finite a over +-inf (seen on an
+    # H100). There Python's rule is: NaN, else +-0 (a's sign times b's), else -1 when a and
+    # b lie on opposite sides of zero.
+    if b - b != b - b:  # b is +-inf or NaN
+        if b != b or a - a != a - a:
+            return b - b
+        if a == 0:
+            return a if b > 0 else -a
+        return (a - a) if (a < 0) == (b < 0) else (a - a) - 1.0
     return a // b
 
 
 def remainder(a, b):
     # Python's % takes the sign of the divisor, like torch.remainder.
+    # (Floats take remainder_float, as floor_divide_float.)
+    return a % b
+
+
+def remainder_float(a, b):
+    # Python's % for floats, with an infinite b written out (NaN through frem on CUDA, as in
+    # floor_divide_float): NaN, else a when it lies on b's side of zero (+-0 taking b's
+    # sign), else b itself.
+    if b - b != b - b:  # b is +-inf or NaN
+        if b != b or a - a != a - a:
+            return b - b
+        if a == 0:
+            return (a - a) if b > 0 else -(a - a)
+        return a if (a < 0) == (b < 0) else b
     return a % b
 
 
@@ -761,7 +790,8 @@ UNARY = (
     "i0", "i0e", "i1", "i1e", "erfcx", "log_ndtr", "ndtri", "sinc", "entr",
 )
 BINARY = (
-    "add", "sub", "mul", "div", "div_trunc", "floor_divide", "remainder", "fmod", "fmod_int", "pow",
+    "add", "sub", "mul", "div", "div_trunc", "floor_divide", "floor_divide_float", "remainder",
+    "remainder_float", "fmod", "fmod_int", "pow",
     "pow_int", "atan2", "hypot",
     "copysign", "maximum", "minimum", "fmax", "fmin", "eq", "ne", "lt", "le", "gt", "ge",
     "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",

@@ -223,7 +223,8 @@ def _div(input, other, rounding_mode, out, inplace):
         return binary("div", input, other, out, rule=_FLOAT, inplace=inplace)
     if rounding_mode == "floor":
         _check_int_zero_division(input, other, "div_floor_cpu")
-        return binary("floor_divide", input, other, out, inplace=inplace)
+        return binary("floor_divide", input, other, out, inplace=inplace,
+                      kernel=_float_kernel("floor_divide", input, other))
     if rounding_mode == "trunc":
         _check_int_zero_division(input, other, "div_trunc_cpu")
         promoted = D.result_type_of((input, other))
@@ -262,28 +263,28 @@ def div_(self, other, *, rounding_mode=None):
 def floor_divide(input, other, *, out=None):
     """Division rounded toward negative infinity (Python's //)."""
     _check_int_zero_division(input, other, "div_floor_cpu")
-    return binary("floor_divide", input, other, out)
+    return binary("floor_divide", input, other, out, kernel=_float_kernel("floor_divide", input, other))
 
 
 @op("floor_divide_", inplace=True)
 def floor_divide_(self, other):
     """In-place `floor_divide`."""
     _check_int_zero_division(self, other, "div_floor_cpu")
-    return binary("floor_divide", self, other, inplace=True)
+    return binary("floor_divide", self, other, inplace=True, kernel=_float_kernel("floor_divide", self, other))
 
 
 @op()
 def remainder(input, other, *, out=None):
     """Python-style modulus: the result has the sign of `other`."""
     _check_int_zero_division(input, other, "remainder_cpu")
-    return binary("remainder", input, other, out)
+    return binary("remainder", input, other, out, kernel=_float_kernel("remainder", input, other))
 
 
 @op("remainder_", inplace=True)
 def remainder_(self, other):
     """In-place `remainder`."""
     _check_int_zero_division(self, other, "remainder_cpu")
-    return binary("remainder", self, other, inplace=True)
+    return binary("remainder", self, other, inplace=True, kernel=_float_kernel("remainder", self, other))
 
 
 @op()
@@ -303,6 +304,12 @@ def fmod_(self, other):
 def _int_kernel(name, a, b):
     """Integer twin of a float kernel (`fmod_int`, `pow_int`) when the inputs promote to ints."""
     return name + "_int" if D.result_type_of((a, b)).category < D._FLOAT else name
+
+
+def _float_kernel(name, a, b):
+    """Float twin of an integer-safe kernel (`floor_divide_float`, `remainder_float`: an
+    infinite divisor written out) when the inputs promote to a floating type."""
+    return name + "_float" if D.result_type_of((a, b)).category == D._FLOAT else name
 
 
 def _check_pow(base, exponent):
