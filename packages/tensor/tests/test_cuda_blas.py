@@ -5,9 +5,12 @@ Under Numba's simulator device arrays live in host memory, so a stand-in for nvm
 given pointers with the given ops, leading dimensions and batch strides, check the
 argument rules cuBLAS enforces (CUBLAS_STATUS_INVALID_VALUE otherwise), and write C. A
 matmul routed through it must then equal the CPU's: wrong pointers, leading dimensions,
-ops, types or scalars show up as wrong numbers or a broken rule.
+ops, types or scalars show up as wrong numbers or a broken rule. On a real GPU the
+stand-in would read device pointers as host memory (a segfault, seen on an H100): there
+the `gpu` test below multiplies every layout and dtype with cuBLAS itself.
 """
 import ctypes
+import os
 
 import ml_dtypes
 import numpy as np
@@ -16,6 +19,7 @@ import pytest
 import ember_tensor as et
 
 pytestmark = pytest.mark.skipif(not et.cuda.is_available(), reason="no CUDA and no simulator")
+SIMULATED = os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
 
 OP_N, OP_T = 0, 1
 # cudaDataType_t codes -> NumPy dtypes, for the Ex entry point.
@@ -85,6 +89,8 @@ class FakeCublas:
 @pytest.fixture
 def cublas(monkeypatch):
     """Route CUDA matmuls to the stand-in, as on a GPU with nvmath-python installed."""
+    if not SIMULATED:
+        pytest.skip("the stand-in reads device memory as host memory: simulator only")
     from ember_tensor._backends.cuda import storage as _cuda  # noqa: F401 - the backend first: it imports _cuda_matmul at its end
     from ember_tensor._backends.cuda import blas as _cuda_blas, matmul as _cuda_matmul
     fake = FakeCublas()
@@ -128,6 +134,37 @@ def test_cublas_calls_compute_the_cpu_product(cublas, dtype, name, fn):
     assert got.dtype == expected.dtype and got.shape == expected.shape
     tol = {et.float16: 2e-3, et.bfloat16: 2e-2}.get(dtype, 1e-6)
     np.testing.assert_allclose(got.cpu().float().numpy(), expected.float().numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", list(ENTRY), ids=str)
+def test_cublas_computes_the_cpu_product_of_every_layout_on_a_gpu(dtype):
+    """On a real GPU with nvmath-python: every layout of every cuBLAS dtype, through cuBLAS
+    itself (not the tiled kernel), gives the CPU's product."""
+    from ember_tensor._backends.cuda import blas as _cuda_blas
+    if not _cuda_blas.available():
+        pytest.skip("nvmath-python (cuBLAS bindings) is not installed")
+    calls = []
+    gemm = _cuda_blas.gemm
+
+    def counted(*args):
+        done = gemm(*args)
+        calls.append(done)
+        return done
+
+    _cuda_blas.gemm = counted
+    try:
+        for name, fn in LAYOUTS:
+            a, b = _operands(dtype)
+            calls.clear()
+            got = fn(a.cuda(), b.cuda())
+            assert calls and all(calls), f"{name}: not computed by cuBLAS"
+            expected = fn(a, b)
+            tol = {et.float16: 2e-3, et.bfloat16: 2e-2}.get(dtype, 1e-6)
+            np.testing.assert_allclose(got.cpu().float().numpy(), expected.float().numpy(), rtol=tol, atol=tol,
+                                       err_msg=name)
+    finally:
+        _cuda_blas.gemm = gemm
 
 
 def test_half_types_use_the_ex_entry_point_with_float32_compute(cublas):
