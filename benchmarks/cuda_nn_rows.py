@@ -8,7 +8,7 @@ synchronisation. Memory-bound rows report GB/s of the bytes that must move at le
 (PyTorch's kernels read/write them once or a few times too), as a share of the device's
 peak bandwidth; linear reports TFLOP/s.
 
-Not run on a real GPU yet: no GPU has been lent to this work so far.
+`tools/gpu_run.py` runs it on a GPU machine with the other CUDA tables.
 """
 
 from . import _cuda_table

@@ -8,7 +8,8 @@ with a device synchronisation except the "queue" rows, which time how long the h
 to launch an op (the launch overhead the issue asks to measure). Rates are compared with
 the device's peak memory bandwidth (from its memory clock and bus width).
 
-Not run on a real GPU yet: no GPU has been lent to this work so far.
+`tools/gpu_run.py` runs this table (with the measured copy bandwidth as `--bandwidth`)
+together with the others and the CUDA tests on a GPU machine.
 """
 
 from . import _cuda_table
@@ -115,7 +116,7 @@ def _training_workloads(quick):
 
 def workloads(quick=False):
     """The CUDA workloads; `quick` shrinks every size (for a smoke run)."""
-    n = 1 << 10 if quick else 10_000_000
+    n = 1 << 10 if quick else 100_000_000  # 400 MB a float32 operand: far past any cache
     m = 16 if quick else 4096
     rows = (16, 64) if quick else (4096, 2048)
     g = "cuda"

@@ -9,7 +9,7 @@ synchronisation. Rates are the bytes the op must read and write at least once, a
 share of the device's peak bandwidth (a sort moves its data several times, so its share
 is low by nature: compare the time with PyTorch's).
 
-Not run on a real GPU yet: no GPU has been lent to this work so far.
+`tools/gpu_run.py` runs it on a GPU machine with the other CUDA tables.
 """
 
 from . import _cuda_table
@@ -42,6 +42,7 @@ def workloads(quick=False):
     rows, cols = (4, 8) if quick else (8192, 256)          # many short rows
     brows, bcols = (2, 40) if quick else (32, 32768)       # vocabulary-sized rows
     long_n = 100 if quick else 1 << 22                     # one long row
+    sort_n = 200 if quick else 10_000_000                  # the issue's sort of 1e7
     g = "cuda"
     f4, i8 = 4.0, 8.0
     return [
@@ -49,6 +50,8 @@ def workloads(quick=False):
                  work=(f4 * 2 + i8) * rows * cols, unit="B"),
         Workload(f"sort {brows}x{bcols} (global stages)", _setup(lambda t, x: lambda: t.sort(x, -1), (brows, bcols)),
                  g, work=(f4 * 2 + i8) * brows * bcols, unit="B"),
+        Workload(f"sort {sort_n:.0e} (one row)", _setup(lambda t, x: lambda: t.sort(x), (sort_n,)), g,
+                 work=(f4 * 2 + i8) * sort_n, unit="B"),
         Workload(f"argsort {long_n} (one row)", _setup(lambda t, x: lambda: t.argsort(x), (long_n,)), g,
                  work=(f4 + i8) * long_n, unit="B"),
         Workload(f"topk k=10 of {brows}x{bcols}", _setup(lambda t, x: lambda: t.topk(x, 10), (brows, bcols)), g,

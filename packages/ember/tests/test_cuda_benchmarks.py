@@ -1,9 +1,10 @@
-"""Smoke test of the CUDA benchmark script (benchmarks/cuda_ops.py) on tiny sizes.
+"""Smoke tests of the CUDA benchmark script (benchmarks/cuda_ops.py) and of tools/gpu_run.py on tiny sizes.
 
 `python -m benchmarks.cuda_ops --quick --no-torch` under Numba's CUDA simulator must run
 every workload (elementwise, reductions, float32/bfloat16 matmul, copies, the MNIST conv
 net and MLP training steps) and print its table, so the script works when a GPU is lent.
-The benchmarks live in the repository, not in a package: skipped where they are absent.
+The benchmarks and tools/gpu_run.py live in the repository, not in a package: skipped where
+they are absent.
 """
 import os
 import subprocess
@@ -29,3 +30,31 @@ def test_cuda_benchmarks_run_quick_on_the_simulator():
                      "MNIST conv net SGD step", "MLP 16-8-8-10 SGD step"):
         assert workload in names, f"{workload!r} missing from:\n{result.stdout}"
     assert len(rows) == 1 + 15  # the header and every workload
+
+
+@pytest.mark.skipif(not (REPO / "tools" / "gpu_run.py").exists(), reason="no tools/ checkout")
+def test_gpu_run_quick_on_the_simulator(tmp_path):
+    """tools/gpu_run.py (the one script a GPU lease runs) runs end to end on the simulator:
+    the environment, a listed test, the ceilings, launch-shape and launch-count tables and
+    the launch profile, then summary.md and logs.tar.gz (its other files packed in)."""
+    pytest.importorskip("numba.cuda")
+    import tarfile
+    listing = tmp_path / "rerun.txt"
+    listing.write_text("packages/tensor/tests/test_cuda_memory.py::test_memory_stats_follow_tensors\n")
+    out = tmp_path / "out"
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
+               PYTHONPATH=os.pathsep.join([str(REPO)] + [p for p in sys.path if p]))
+    result = subprocess.run([sys.executable, "tools/gpu_run.py", "--out", str(out), "--quick", "--deadline", "400",
+                             "--node-ids", str(listing),
+                             "--benchmarks", "cuda_ceilings,cuda_launch_config,cuda_launches,cuda_launch_profile"],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    summary = (out / "summary.md").read_text()
+    assert "| tensor | 1 | 0 | 0 | 0 |" in summary, summary
+    for heading in ("# GPU ceilings", "# grid-stride launch shapes", "# kernel launches per training step",
+                    "# host time of add(a, b, out=out)", "## Targets"):
+        assert heading in summary, f"{heading!r} missing from:\n{summary}"
+    with tarfile.open(out / "logs.tar.gz") as tar:
+        names = set(tar.getnames())
+    assert {"env.txt", "bench.log", "junit-tensor.xml", "tests-tensor.log", "cuda_ceilings.json"} <= names
+    assert sorted(p.name for p in out.iterdir()) == ["logs.tar.gz", "summary.md"]
