@@ -18,11 +18,11 @@ stride is passed as is (op N, leading dimension = its row stride), one with unit
 stride (a transposed view) as op T (leading dimension = its column stride). Batches use
 the strided-batched entry points (a batch stride of 0 broadcasts one matrix).
 
-Not yet run on a real GPU (no GPU has been lent to this work so far): the code follows
-cuBLAS's documented contract, and `tests/test_cuda_blas.py` checks the calls it makes
-against that contract with a stand-in bindings module that computes what cuBLAS would
-(and, where nvmath-python is installed, the stand-in's signatures and the constants below
-against nvmath's; checked with nvmath-python 1.0.0).
+Run on an H100 with nvmath-python 1.0.0: `tests/test_cuda_blas.py`'s `gpu` test multiplies
+every layout and dtype through cuBLAS and matches the CPU. Under the simulator the same
+file checks the calls against cuBLAS's documented contract with a stand-in bindings
+module that computes what cuBLAS would (and, where nvmath-python is installed, the
+stand-in's signatures and the constants below against nvmath's).
 """
 import threading
 
