@@ -114,7 +114,8 @@ def test_integer_inputs_take_truncated_limits(dtype):
     (lambda F, t: F.hardtanh(t.tensor([True, False])), RuntimeError),
     (lambda F, t: F.hardtanh(t.tensor([1, 2], dtype=t.uint8)), RuntimeError),
     (lambda F, t: F.hardtanh(t.tensor([1.0]), 2.0, 1.0), ValueError),
-], ids=["bool", "uint8 with a negative limit", "min above max"])
+    (lambda F, t: F.hardtanh(t.tensor([1j])), NotImplementedError),
+], ids=["bool", "uint8 with a negative limit", "min above max", "complex"])
 def test_errors_match_pytorch(call, error):
     with pytest.raises(error) as theirs:
         call(torch.nn.functional, torch)

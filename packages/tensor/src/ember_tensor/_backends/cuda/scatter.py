@@ -8,8 +8,8 @@ tolerance) and integer amax/amin take atomic max/min (exact). Everything else (p
 multiply, float amax/amin, whose NaN rule CUDA's atomics do not follow, and the small
 dtypes), and float sums under deterministic algorithms, walk each line of the index
 along `dim` in order on one thread (`scatter_lines`), which gives the CPU's results
-exactly; products with a tensor source raise PyTorch's deterministic-algorithms alert. float16/bfloat16 are scattered
-in float32 copies. The same functions as `_backends.cpu.scatter`: indices are checked
+exactly; products with a tensor source raise PyTorch's deterministic-algorithms alert.
+float16/bfloat16 are scattered in float32 copies. The same functions as `_backends.cpu.scatter`: indices are checked
 first (one value is read back) and the first bad one returned, nothing written.
 """
 import numpy as np

@@ -1,12 +1,11 @@
 """The compute kernels of neural networks, as dispatcher ops (one family per module):
-convolution, pooling, normalisation, hardtanh, softmax and losses (fused nll_loss; the other losses
-as composite ops that autocast's lists can name), recurrent layers, sampling (pad,
-interpolate, grid_sample), embedding and dropout masks. `ember_nn.functional` is the API on top;
+convolution, pooling, normalisation, hardtanh, softmax and losses (fused nll_loss; the
+other losses as composite ops that autocast's lists can name), recurrent layers, sampling
+(pad, interpolate, grid_sample), embedding and dropout masks. `ember_nn.functional` is the API on top;
 their derivative rules live in `ember_autograd._rules.nn`."""
 from . import (
     activation, clamped_activation, conv, cross_entropy, dense, distance, loss, margin_loss, normalization,
-    pointwise_loss, pooling,
-    recurrent, sampling, smooth_activation,
+    pointwise_loss, pooling, recurrent, sampling, smooth_activation,
 )
 from .conv import *  # noqa: F401,F403
 from .dense import *  # noqa: F401,F403

@@ -18,6 +18,8 @@ def _limits(input, min_val, max_val):
     truncates a float limit: hardtanh(int tensor, -1.5, 1.5) clamps to [-1, 1])."""
     if input._dtype == D.bool:
         raise RuntimeError("Bool inputs not supported for hardtanh")
+    if input._dtype.is_complex:
+        raise NotImplementedError("clamp is not supported for complex types")
     if input._dtype.category == D._FLOAT:
         return float(min_val), float(max_val)
     if input._dtype == D.uint8 and (min_val < 0 or max_val < 0):
