@@ -87,7 +87,7 @@ def node_rendezvous(host, port, run_id, min_nodes, max_nodes, nproc, join_timeou
         if serving:
             # The others read their placement from this process: let them, before it may exit.
             _wait_for_readers(keys, nnodes, poll)
-    except DistError as error:
+    except (DistError, OSError) as error:  # the store lost, or its port not ours to serve
         raise SystemExit(f"ember-run: the rendezvous at {host}:{port} failed: {error}") from None
     if index >= nnodes:
         raise SystemExit(f"ember-run: the rendezvous '{run_id}' at {host}:{port} closed with {nnodes} "
