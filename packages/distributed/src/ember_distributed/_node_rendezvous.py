@@ -13,7 +13,9 @@ numbers of processes. The workers then meet on the first node's address and port
 
 What torchrun does and ember does not: a node that comes after the close is refused
 (torchrun keeps it waiting for the next round; ember's jobs across nodes do not restart,
-so there is no next round), and the membership is fixed for the job's life.
+so there is no next round), and the membership is fixed for the job's life. The keys
+live under ``ember-run/<rdzv-id>/``: a store that outlives its job (an external one) needs
+a new ``--rdzv-id`` for each job, or the next one finds the rendezvous closed.
 """
 
 import datetime
