@@ -178,3 +178,82 @@ def test_init_process_group_with_a_store_in_one_process():
               "print('OK', x.tolist())\n")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and "OK [1.0, 1.0]" in result.stdout, result.stderr
+
+
+def _clone_operations(store, module):
+    """A clone used from another thread meets the original: what each side reads."""
+    twin = store.clone()
+    answers = [type(twin).__name__, twin is store]
+    store.set("from_original", "1")
+    errors = []
+
+    def in_another_thread():
+        try:
+            twin.set("from_clone", b"2")
+            answers.extend([twin.get("from_original"), twin.add("n", 5)])
+        except Exception as error:  # surfaced by the assertion below, not lost in the thread
+            errors.append(error)
+
+    worker = threading.Thread(target=in_another_thread)
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive() and not errors, errors
+    answers += [store.get("from_clone"), store.add("n", 1), twin.check(["from_original", "from_clone"])]
+    if isinstance(store, module.PrefixStore):
+        # the clone keeps the prefix ("job/") and writes into the same underlying store
+        answers += [twin.underlying_store.get("job/from_clone"), store.underlying_store.get("job/from_clone")]
+    return answers
+
+
+@pytest.mark.parametrize("kind", ["HashStore", "PrefixStore", "FileStore", "TCPStore"])
+def test_clone_shares_the_store_across_threads_as_pytorch(kind, tmp_path):
+    torch_dist = pytest.importorskip("torch.distributed")
+    ours = dict(_stores(tmp_path))[kind]()
+    theirs = dict(_stores(tmp_path, torch_dist))[kind]()
+    expected = _clone_operations(theirs, torch_dist)
+    assert _clone_operations(ours, dist) == expected
+    assert expected[1] == (kind == "HashStore")  # PyTorch's HashStore clone is the store itself
+
+
+@pytest.mark.parametrize("kind", ["HashStore", "PrefixStore", "FileStore", "TCPStore"])
+def test_clone_without_pytorch(kind, tmp_path):
+    store = dict(_stores(tmp_path))[kind]()
+    answers = _clone_operations(store, dist)
+    assert answers[0] == kind and answers[2:] == [b"1", 5, b"2", 6, True] + ([b"2", b"2"] if kind == "PrefixStore" else [])
+
+
+def test_clone_timeouts_follow_pytorch(tmp_path):
+    # TCPStore: the clone starts with the original's timeout and then has its own.
+    tcp = dist.TCPStore("127.0.0.1", 0, 1, True, timeout=datetime.timedelta(seconds=7))
+    twin = tcp.clone()
+    twin.set_timeout(SHORT)
+    assert (tcp.timeout, twin.timeout) == (datetime.timedelta(seconds=7), SHORT)
+    assert twin.port == tcp.port and tcp.num_keys() == 1  # a clone is not counted as a worker
+    over_tcp = dist.PrefixStore("p", tcp).clone()  # clones the underlying client, as PyTorch
+    assert isinstance(over_tcp.underlying_store, dist.TCPStore) and over_tcp.underlying_store is not tcp
+    # PrefixStore: its timeout is the underlying store's, a HashStore clone is that store.
+    prefixed = dist.PrefixStore("p", dist.HashStore())
+    prefixed.clone().set_timeout(SHORT)
+    assert prefixed.timeout == SHORT
+    # FileStore: PyTorch's clone starts from the default timeout.
+    store = dist.FileStore(str(tmp_path / "store"), 1)
+    store.set_timeout(SHORT)
+    assert store.clone().timeout == datetime.timedelta(seconds=300)
+
+
+def test_file_store_clone_counts_as_a_user_of_the_file(tmp_path):
+    path = str(tmp_path / "store")
+    store = dist.FileStore(path, 1)
+    twin = store.clone()
+    store.close()
+    assert os.path.exists(path)  # the clone still uses it
+    twin.close()
+    assert not os.path.exists(path)
+
+
+def test_clone_of_a_store_written_in_python_is_its_own_to_write():
+    class Custom(dist.Store):
+        pass
+
+    with pytest.raises(RuntimeError, match="Custom does not implement clone"):  # PyTorch: a RuntimeError too
+        Custom().clone()

@@ -18,12 +18,17 @@ def mpiexec_command():
 
 
 def worker_environments(nproc, nnodes=1, node_rank=0, master_addr="127.0.0.1", master_port=29500,
-                        restart_count=0, max_restarts=0, run_id="none"):
-    """The variables torchrun gives each of this node's ``nproc`` workers, in local-rank order."""
-    world_size = nnodes * nproc
+                        restart_count=0, max_restarts=0, run_id="none", rank_offset=None, world_size=None):
+    """The variables torchrun gives each of this node's ``nproc`` workers, in local-rank order.
+
+    ``rank_offset`` (this node's first global rank) and ``world_size`` default to every
+    node running ``nproc`` workers; an elastic rendezvous gives them when nodes differ.
+    """
+    rank_offset = node_rank * nproc if rank_offset is None else rank_offset
+    world_size = nnodes * nproc if world_size is None else world_size
     environments = []
     for local_rank in range(nproc):
-        rank = node_rank * nproc + local_rank
+        rank = rank_offset + local_rank
         environments.append({
             "RANK": rank, "LOCAL_RANK": local_rank, "WORLD_SIZE": world_size, "LOCAL_WORLD_SIZE": nproc,
             "GROUP_RANK": node_rank, "GROUP_WORLD_SIZE": nnodes, "ROLE_RANK": rank, "ROLE_WORLD_SIZE": world_size,

@@ -7,6 +7,10 @@ WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT, TORCHELASTIC
 With ``--nnodes N`` it runs this node's share of the ranks (``--node-rank``), each under
 its own ``mpiexec -n 1``; every rank meets the others at MASTER_ADDR:MASTER_PORT (the
 TCPStore of global rank 0) and MPI joins them into one world (see `_rendezvous`).
+With ``--rdzv-backend c10d`` the launchers first meet at ``--rdzv-endpoint`` and take
+node ranks in the order they come; ``--nnodes MIN:MAX`` starts the job once MIN nodes
+have joined and no more came within the last call, or at once when MAX have (see
+`_node_rendezvous`). The static backend, as torchrun's, runs MAX nodes.
 
 Failures are handled as torchrun does: mpiexec runs with ``-disable-auto-cleanup`` so
 that it does not kill the survivors of a dead rank (they raise ``DistBackendError`` at
@@ -29,6 +33,7 @@ import time
 import uuid
 
 from ._launch import launch_command, mpiexec_command, worker_environments
+from ._node_rendezvous import DEFAULT_RDZV_PORT, node_rendezvous, parse_rdzv_conf, static_placement
 
 __all__ = ["main", "mpiexec_command", "launch_command", "worker_environments"]
 
@@ -37,11 +42,15 @@ _POLL_SECONDS = 0.1
 
 
 def _nnodes(text):
-    """torchrun's ``--nnodes``: N or MIN:MAX (elastic ranges are not supported: MIN must equal MAX)."""
-    low, _, high = str(text).partition(":")
-    if high and int(high) != int(low):
-        raise argparse.ArgumentTypeError(f"--nnodes {text}: elastic ranges are not supported; give one number")
-    return int(low)
+    """torchrun's ``--nnodes``: N or MIN:MAX, as (min_nodes, max_nodes), checked as torchrun does."""
+    parts = str(text).split(":")
+    if len(parts) > 2:
+        raise argparse.ArgumentTypeError(f'nnodes={text} is not in "MIN:MAX" format')
+    min_nodes, max_nodes = int(parts[0]), int(parts[-1])
+    if not 0 < min_nodes <= max_nodes:
+        raise argparse.ArgumentTypeError(f"min_nodes must be > 0 and <= max_nodes, got min_nodes={min_nodes}, "
+                                         f"max_nodes={max_nodes}")
+    return min_nodes, max_nodes
 
 
 def _nproc(text):
@@ -56,15 +65,19 @@ def _parser():
     parser = argparse.ArgumentParser(
         prog="ember-run", description="Start a distributed ember job (torchrun's flags), through mpiexec.")
     add = parser.add_argument
-    add("--nnodes", type=_nnodes, default=1, help="number of nodes (N, or N:N)")
+    add("--nnodes", type=_nnodes, default="1", help="number of nodes: N, or MIN:MAX (with --rdzv-backend c10d)")
     add("--node-rank", "--node_rank", type=int, default=0, help="this node's rank, 0 .. nnodes-1")
     add("--nproc-per-node", "--nproc_per_node", type=_nproc, default=1, help="processes on this node (or 'cpu')")
     add("--master-addr", "--master_addr", default="127.0.0.1", help="address of the node of rank 0")
     add("--master-port", "--master_port", type=int, default=29500, help="free port on the node of rank 0")
     add("--rdzv-endpoint", "--rdzv_endpoint", default="", help="host[:port]: overrides --master-addr/--master-port")
-    add("--rdzv-backend", "--rdzv_backend", default="static", help="accepted; ember always meets on a TCPStore")
+    add("--rdzv-backend", "--rdzv_backend", default="static",
+        help="static (--node-rank given) or c10d (the launchers meet at --rdzv-endpoint); others act as static")
     add("--rdzv-id", "--rdzv_id", default="none", help="the job id (TORCHELASTIC_RUN_ID)")
-    add("--rdzv-conf", "--rdzv_conf", default="", help="accepted and ignored")
+    add("--rdzv-conf", "--rdzv_conf", default="",
+        help="key=value,...: c10d's join_timeout (600 s) and last_call_timeout (30 s); others ignored")
+    add("--local-addr", "--local_addr", default=None,
+        help="this node's address for the other nodes (c10d; default: the endpoint's if it is here, else the FQDN)")
     add("--standalone", action="store_true", help="one node: rendezvous on a free local port")
     add("--max-restarts", "--max_restarts", type=int, default=0, help="restarts of the whole job after a failure")
     add("--monitor-interval", "--monitor_interval", type=float, default=_POLL_SECONDS,
@@ -84,17 +97,55 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _settings(args):
-    """(master_addr, master_port) from the flags, as torchrun resolves them."""
+def _endpoint(text):
+    """(host, port) of ``--rdzv-endpoint host[:port]`` (torchrun's port 29400 by default)."""
+    host, _, port = text.rpartition(":") if ":" in text else (text, "", str(DEFAULT_RDZV_PORT))
+    return host, int(port)
+
+
+def _check_flags(args):
+    """Refuse, saying why, what ember's launcher cannot do with these flags."""
+    min_nodes, max_nodes = args.nnodes
+    if args.nproc_per_node < 1:
+        raise SystemExit("--nproc-per-node must be at least 1")
+    if args.standalone and min_nodes != 1:
+        # Nobody else can reach a standalone rendezvous: MIN > 1 would wait for nobody.
+        raise SystemExit(f"--standalone runs one node: it cannot be used with --nnodes {min_nodes}:{max_nodes} "
+                         f"(give --nnodes 1 or 1:MAX)")
     if args.standalone:
-        if args.nnodes != 1:
-            raise SystemExit("--standalone runs one node: it cannot be used with --nnodes > 1")
-        return "127.0.0.1", _free_port()
-    if args.rdzv_endpoint:
-        host, _, port = args.rdzv_endpoint.rpartition(":") if ":" in args.rdzv_endpoint else \
-            (args.rdzv_endpoint, "", "29400")
-        return host, int(port)
-    return args.master_addr, args.master_port
+        return
+    if args.rdzv_backend == "c10d":
+        if not args.rdzv_endpoint:
+            raise SystemExit("--rdzv-backend c10d needs --rdzv-endpoint host[:port]: where the launchers meet")
+        if args.node_rank != 0:
+            _warn(f"node_rank is only used for static rdzv_backend. It will be ignored for "
+                  f"rdzv_backend={args.rdzv_backend}.")
+    elif not 0 <= args.node_rank < max_nodes:
+        raise SystemExit(f"--node-rank {args.node_rank} must be in [0, --nnodes {max_nodes})")
+    if args.max_restarts and max_nodes > 1:
+        raise SystemExit("--max-restarts needs --nnodes 1: ember's launchers on several nodes do not restart "
+                         "together")
+
+
+def _placement(args):
+    """Where this node's workers sit in the job, as torchrun's rendezvous backends decide."""
+    min_nodes, max_nodes = args.nnodes
+    if args.standalone:
+        # One node; with 1:MAX torchrun would wait its last call for nodes that cannot come.
+        return static_placement(0, 1, args.nproc_per_node, "127.0.0.1", _free_port())
+    if args.rdzv_backend == "c10d":
+        host, port = _endpoint(args.rdzv_endpoint)
+        conf = parse_rdzv_conf(args.rdzv_conf)
+        return node_rendezvous(host, port, args.rdzv_id, min_nodes, max_nodes, args.nproc_per_node,
+                               join_timeout=float(conf.get("join_timeout", 600)),
+                               last_call=float(conf.get("last_call_timeout", 30)), local_addr=args.local_addr)
+    # torchrun's static rendezvous: --node-rank among MAX nodes.
+    addr, port = _endpoint(args.rdzv_endpoint) if args.rdzv_endpoint else (args.master_addr, args.master_port)
+    return static_placement(args.node_rank, max_nodes, args.nproc_per_node, addr, port)
+
+
+def _warn(message):
+    print(f"ember-run: warning: {message}", file=sys.stderr, flush=True)
 
 
 _THREADS_BANNER = (
@@ -115,14 +166,16 @@ def _thread_default(nproc):
 class _Job:
     """One attempt: this node's workers, started, watched and stopped."""
 
-    def __init__(self, args, program, master_addr, master_port, restart_count):
+    def __init__(self, args, program, placement, restart_count):
         self.status_dir = tempfile.mkdtemp(prefix="ember-run-")
-        environments = worker_environments(args.nproc_per_node, args.nnodes, args.node_rank, master_addr,
-                                           master_port, restart_count, args.max_restarts, args.rdzv_id)
+        environments = worker_environments(args.nproc_per_node, placement.nnodes, placement.node_rank,
+                                           placement.master_addr, placement.master_port, restart_count,
+                                           args.max_restarts, args.rdzv_id, rank_offset=placement.rank_offset,
+                                           world_size=placement.world_size)
         for env in environments:
             env.update(_thread_default(args.nproc_per_node))
         wrapped = [sys.executable, _AGENT, self.status_dir] + program
-        if args.nnodes == 1:
+        if placement.nnodes == 1:
             commands = [(launch_command(args.nproc_per_node, wrapped, environments=environments,
                                         mpiexec_options=["-disable-auto-cleanup"]), None)]
         else:
@@ -228,14 +281,8 @@ def _terminated(signum, frame):
 def main(argv=None):
     """Entry point of ``ember-run``; returns the job's exit status (0, or 1 after a failure)."""
     args = _parser().parse_args(argv)
-    if args.nproc_per_node < 1:
-        raise SystemExit("--nproc-per-node must be at least 1")
-    if not 0 <= args.node_rank < args.nnodes:
-        raise SystemExit(f"--node-rank {args.node_rank} must be in [0, --nnodes {args.nnodes})")
-    if args.max_restarts and args.nnodes > 1:
-        raise SystemExit("--max-restarts needs --nnodes 1: ember's launchers on several nodes do not restart "
-                         "together")
-    master_addr, master_port = _settings(args)
+    _check_flags(args)
+    placement = _placement(args)
     if _thread_default(args.nproc_per_node):
         print(_THREADS_BANNER, file=sys.stderr, flush=True)
     if args.no_python:
@@ -247,7 +294,7 @@ def main(argv=None):
     run_id = args.rdzv_id if args.rdzv_id != "none" else uuid.uuid4().hex[:8]
     args.rdzv_id = run_id
     for attempt in range(args.max_restarts + 1):
-        job = _Job(args, program, master_addr, master_port, attempt)
+        job = _Job(args, program, placement, attempt)
         try:
             statuses, first = job.watch(args.monitor_interval, args.grace_period)
         except BaseException:  # Ctrl-C, SIGTERM: take the workers down with the launcher
@@ -261,7 +308,7 @@ def main(argv=None):
         if attempt < args.max_restarts:
             sys.stderr.write(f"ember-run: restarting the job ({attempt + 1}/{args.max_restarts})\n")
             if args.standalone:
-                master_port = _free_port()
+                placement = placement._replace(master_port=_free_port())
     return 1
 
 

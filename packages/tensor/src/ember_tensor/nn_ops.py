@@ -15,6 +15,8 @@ import this module, never ``ember_tensor._ops`` (a contract in CI checks it).
 from ._backends.plan import adaptive_bounds, output_size
 from ._ops.nn import *  # noqa: F401,F403 - the nn kernels
 from ._ops.nn import __all__ as _KERNELS
+from ._ops.nn.pointwise_loss import reduce_loss
 from .sparse._nn import embedding_sparse, embedding_sparse_backward
 
-__all__ = [*_KERNELS, "adaptive_bounds", "output_size", "embedding_sparse", "embedding_sparse_backward"]
+__all__ = [*_KERNELS, "adaptive_bounds", "output_size", "embedding_sparse", "embedding_sparse_backward",
+           "reduce_loss"]

@@ -47,6 +47,14 @@ class Store:
     def _seconds(self, timeout=None):
         return (self._timeout if timeout is None else timeout).total_seconds()
 
+    def clone(self):
+        """A new store object on the same underlying store, for another thread to use.
+
+        PyTorch's contract: clone once per thread rather than share one object. A store
+        written in Python implements it; the base, as PyTorch's, has none.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not implement clone()")
+
     def set(self, key, value):
         """Store ``value`` under ``key``, replacing any old value."""
         raise NotImplementedError

@@ -43,6 +43,17 @@ class FileStore(Store):
         self._closed = False
         self._users_added = self.add(_USERS_KEY, 1)
 
+    def clone(self):
+        """A new instance on the same file: it counts as one more user, so the file lives
+        until it is closed too, and its timeout is the default, as PyTorch's clone.
+
+        >>> import tempfile, os
+        >>> store = FileStore(os.path.join(tempfile.mkdtemp(), "store"))
+        >>> store.clone().set("k", "v"); store.get("k")
+        b'v'
+        """
+        return FileStore(self.path, self.world_size)
+
     def _locked(self, update=None):
         """Replay new records under the lock; ``update(values)`` may return records to append."""
         with open(self.path, "a+b") as f:

@@ -19,6 +19,11 @@ class HashStore(Store):
         super().__init__()
         self._table = KeyTable()
 
+    def clone(self):
+        """This same store: its data lives in this process and its every call takes a
+        lock, so threads may share it (PyTorch's HashStore.clone returns itself too)."""
+        return self
+
     def set(self, key, value):
         self._table.set(key, as_bytes(value))
 

@@ -18,6 +18,15 @@ class PrefixStore(Store):
         self.prefix = prefix
         self.underlying_store = store
 
+    def clone(self):
+        """A PrefixStore with the same prefix over a clone of the underlying store.
+
+        >>> from ember_distributed import HashStore
+        >>> base = HashStore(); PrefixStore("job", base).clone().set("k", "v"); base.get("job/k")
+        b'v'
+        """
+        return PrefixStore(self.prefix, self.underlying_store.clone())
+
     def _key(self, key):
         return f"{self.prefix}/{key}"
 

@@ -55,6 +55,20 @@ class TCPStore(Store):
             if is_master and wait_for_workers:
                 self._wait_for_workers(world_size)
 
+    def clone(self):
+        """A new client of the same server, with this one's timeout (never a master: the
+        server stays with the instance that started it, and a clone is not counted as
+        one of ``world_size``'s workers, as PyTorch's).
+
+        >>> import datetime
+        >>> master = TCPStore("127.0.0.1", 0, 1, True, timeout=datetime.timedelta(seconds=5))
+        >>> master.clone().set("x", "1"); master.get("x")
+        b'1'
+        """
+        twin = TCPStore(self.host, self.port, is_master=False, timeout=self.timeout)
+        twin.world_size = self.world_size
+        return twin
+
     @property
     def libuvBackend(self):  # noqa: N802 -- PyTorch's name
         return False

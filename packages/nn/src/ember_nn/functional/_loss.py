@@ -10,7 +10,6 @@ import ember_tensor as E
 from ember_tensor import nn_ops as K
 
 from ._util import legacy_reduction
-from ._util import reduce as _reduced
 
 __all__ = ["l1_loss", "mse_loss", "nll_loss", "cross_entropy", "linear_cross_entropy", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "poisson_nll_loss", "gaussian_nll_loss", "kl_div", "huber_loss",
@@ -129,7 +128,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     loss = 0.5 * (var.log() + diff * diff / var)
     if full:
         loss = loss + 0.5 * 1.8378770664093453  # log(2 pi)
-    return _reduced(loss, reduction)
+    return K.reduce_loss(loss, reduction)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -174,7 +173,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     if weight is not None:
         loss = loss * weight
     loss = loss.sum(-1) / input.shape[-1]
-    return _reduced(loss, reduction)
+    return K.reduce_loss(loss, reduction)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -240,4 +239,4 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
     if swap:
         d_neg = E.minimum(d_neg, dist(positive, negative))
-    return _reduced((d_pos - d_neg + margin).relu(), reduction)
+    return K.reduce_loss((d_pos - d_neg + margin).relu(), reduction)

@@ -5,7 +5,7 @@ import warnings
 
 from ember_tensor import Tensor, dispatch
 
-__all__ = ["reduce", "legacy_reduction", "apply_inplace", "batched", "check_tensor", "composite_op",
+__all__ = ["legacy_reduction", "apply_inplace", "batched", "check_tensor", "composite_op",
            "through_composite_op"]
 
 
@@ -43,17 +43,6 @@ def _legacy(size_average, reduce_):
     if not reduce_:
         return "none"
     return "mean" if size_average else "sum"
-
-
-def reduce(loss, reduction):
-    """Apply a loss `reduction` ("none", "mean" or "sum")."""
-    if reduction == "none":
-        return loss
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
 def apply_inplace(input, formula, inplace):
