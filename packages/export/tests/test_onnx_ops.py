@@ -61,6 +61,8 @@ CASES = {
     "composite losses": (lambda x, y: (et.nn_ops.mse_loss(x, y, "none") + et.nn_ops.smooth_l1_loss(x, y, "none")
                                        + et.nn_ops.binary_cross_entropy_with_logits(x, y.sigmoid(), None, None, "none")),
                          [(4,), (4,)], []),
+    "hardtanh": (lambda x: et.nn_ops.hardtanh(x * 4, 0.0, 6.0) + et.nn_ops.hardtanh(x) + et.nn_ops.hardtanh(x, -0.5, 0.25),
+                 [(4,)], []),
     "clamp": (lambda x: x.clamp(-0.5, 0.5) + x.clamp(min=0.1) + x.clamp_min(0.2) + x.clamp_max(0.3), [(4,)], []),
     "matmuls": (lambda x: et.matmul(x, W) + et.addmm(B, x.reshape(-1, 4), W).reshape(x.shape[0], 5), [(4,)],
                 [("w", W), ("b", B)]),

@@ -8,6 +8,7 @@ are themselves differentiable (double backward). The softmax/log_softmax and
 normalisation rules use their fused backward kernels unless a graph of the gradient is
 wanted (create_graph), when they switch to the same formula in differentiable ops.
 """
+import ember_tensor as E
 from ember_tensor import nn_ops as K
 
 from ._registry import RESULT, composite, derivative, not_differentiable
@@ -229,6 +230,22 @@ def _not_differentiated_again(op_name):
 # The fused backward kernels only run when no graph is being built for the gradient.
 for _name in ("batch_norm_backward", "layer_norm_backward", "group_norm_backward"):
     derivative(_name, inputs=("grad_output",))(_not_differentiated_again(_name))
+
+
+# -- hardtanh (relu6) ---------------------------------------------------------------------
+
+def _hardtanh_backward(ctx, grad, x, min_val, max_val):
+    # PyTorch's hardtanh_backward: zero at and beyond the limits, so a NaN passes its gradient
+    # on (as its CUDA kernel and its CPU scalar loop; its vectorised CPU loop zeroes NaN's).
+    return E.where((x <= min_val) | (x >= max_val), 0.0, grad)
+
+
+# The out-of-place form saves its input (its output may be changed in place afterwards);
+# the in-place one its result, which sits on the same side of each limit as the input.
+derivative("hardtanh", name="HardtanhBackward0",
+           save=lambda input, min_val=-1.0, max_val=1.0: (input, min_val, max_val))(_hardtanh_backward)
+derivative("hardtanh_", name="HardtanhBackward0",
+           save=lambda self, min_val=-1.0, max_val=1.0: (RESULT, min_val, max_val))(_hardtanh_backward)
 
 
 # -- softmax, losses ----------------------------------------------------------------------

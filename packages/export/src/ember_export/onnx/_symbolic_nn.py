@@ -30,6 +30,17 @@ def _softplus(g, node, args):
     return g.op("Div", g.op("Softplus", g.op("Mul", x, scale)), scale)
 
 
+@symbolic("hardtanh", "hardtanh_")
+def _hardtanh(g, node, args):
+    # Max then Min, as clamp exports (PyTorch writes a Clip): the same values, -0.0 kept.
+    values = list(args.values())
+    dtype = output_of(node).dtype
+    low = args.get("min_val", values[1] if len(values) > 1 else -1.0)
+    high = args.get("max_val", values[2] if len(values) > 2 else 1.0)
+    x = g.operand(values[0], dtype)
+    return g.op("Min", g.op("Max", x, g.operand(low, dtype)), g.operand(high, dtype))
+
+
 def _tuple(value, n):
     return list(value) if isinstance(value, (list, tuple)) else [value] * n
 

@@ -41,15 +41,16 @@ def relu_(input):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    """x clamped to [min_val, max_val].
+    """x clamped to [min_val, max_val]: ``hardtanh(tensor([-2., 0.5]))`` -> ``tensor([-1., 0.5])``.
 
-    Not `clamp`: PyTorch's hardtanh (and relu6) pass no gradient at the limits themselves,
-    where clamp passes it, and a NaN input gets the gradient (it is inside no limit).
+    One operator (`nn_ops.hardtanh`), not `clamp`: its values are clamp's (-0.0 stays -0.0),
+    but PyTorch's hardtanh (and relu6) pass no gradient at the limits themselves, where
+    clamp passes it, and a NaN input gets the gradient (it is at no limit).
     """
+    check_tensor(input, "hardtanh")
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return apply_inplace(input, lambda x: E.where(x <= min_val, min_val, E.where(x >= max_val, max_val, x)),
-                         inplace)
+    return K.hardtanh_(input, min_val, max_val) if inplace else K.hardtanh(input, min_val, max_val)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):

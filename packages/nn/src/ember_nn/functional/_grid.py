@@ -65,16 +65,28 @@ def _reflect(coord, twice_low, twice_high):
     return E.where(flips.remainder(2) == 0, extra + low, span - extra + low)
 
 
-def _apply_padding(coord, size, padding_mode, align_corners):
-    """Source coordinate after the padding mode (PyTorch's compute_coordinates)."""
+def _clip(coord, size, nan_to):
+    """`coord` clamped to [0, size - 1], NaN sent to `nan_to` (see `_apply_padding`)."""
+    return E.where(coord.isnan(), float(nan_to), coord.clamp(0, size - 1))
+
+
+def _apply_padding(coord, size, padding_mode, align_corners, volumetric):
+    """Source coordinate after the padding mode (PyTorch's compute_coordinates).
+
+    A NaN coordinate (a NaN in the grid, or an infinite one reflected) lands where
+    PyTorch's CPU kernels send it: on 0 for images, whose vectorised kernel clips with
+    max(x, 0) that drops NaN (as CUDA's fmaxf does); on size - 1 for volumes, whose scalar
+    kernel clips with min(size - 1, max(x, 0)), where max keeps the NaN and min drops it.
+    """
+    nan_to = size - 1 if volumetric else 0
     if padding_mode == "border":
-        return coord.clamp(0, size - 1)
+        return _clip(coord, size, nan_to)
     if padding_mode == "reflection":
         if align_corners:
             coord = _reflect(coord, 0, 2 * (size - 1))
         else:
             coord = _reflect(coord, -1, 2 * size - 1)
-        return coord.clamp(0, size - 1)
+        return _clip(coord, size, nan_to)
     return coord
 
 
@@ -116,7 +128,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         """weight * input at integer `positions` (one per coordinate); zero outside."""
         if mode == "bicubic":
             # Each bicubic tap gets the padding mode on its own, as in PyTorch.
-            positions = [_apply_padding(p, size, padding_mode, align_corners) for p, size in zip(positions, sizes)]
+            positions = [_apply_padding(p, size, padding_mode, align_corners, False)
+                         for p, size in zip(positions, sizes)]
         valid = None
         flat = None
         for p, size in reversed(list(zip(positions, sizes))):  # slowest-varying coordinate first
@@ -139,7 +152,11 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                 term = tap([x0 + (j - 1), y0 + (i - 1)], wx[j] * wy[i])
                 total = term if total is None else total + term
         return total
-    coords = [_apply_padding(p, size, padding_mode, align_corners) for p, size in zip(coords, sizes)]
+    coords = [_apply_padding(p, size, padding_mode, align_corners, nd == 3) for p, size in zip(coords, sizes)]
+    if nd == 3 and padding_mode == "zeros" and mode == "bilinear":
+        # PyTorch's scalar volume kernel casts a non-finite corner to an index outside the
+        # volume, so such a point reads nothing (0); the image kernel's weights give NaN.
+        coords = [E.where(p.isfinite(), p, -2.0) for p in coords]
     if mode == "nearest":
         # Weights of 1 that still depend on the grid (a zero gradient flows back): PyTorch's
         # result requires grad when the grid does, and grid.grad is zeros, not None.

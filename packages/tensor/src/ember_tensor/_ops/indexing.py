@@ -61,12 +61,13 @@ def _value_array(value, dtype, shape, device):
     return storage.contiguous(arr)
 
 
-def _advanced_write(plan, value, accumulate):
+def _advanced_write(plan, value, accumulate, alert=None):
     """view[advanced part] = value (+= with `accumulate`), in place (the caller bumps the
-    version)."""
+    version); `alert` names the op to the backend where a device's accumulation has no
+    deterministic form in PyTorch (put_ on CUDA)."""
     view = plan.view
     values = _value_array(value, view._dtype, plan.result_shape(), view._device)
-    _indexing(view).write(view._data, plan, values, accumulate)
+    _indexing(view).write(view._data, plan, values, accumulate, alert=alert)
 
 
 def _key_arrays(self, key):

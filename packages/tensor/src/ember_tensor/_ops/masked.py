@@ -6,6 +6,7 @@ family (on CUDA nonzero reads back only its count).
 from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
+from .._runtime.determinism import alert_not_deterministic
 from .._tensor import Tensor
 from . import _iter
 from . import indexing as _indexing
@@ -58,6 +59,9 @@ def take(input, index):
 @op("put_", inplace=True)
 def put_(self, index, source, accumulate=False):
     """Write `source` into self read as 1-d (row-major) at positions `index`."""
+    if not accumulate:
+        # Which of several writes to one position wins is unspecified, on every device.
+        alert_not_deterministic("put_")
     _check_int_index(index, "put_", "int64")
     if index._data.size != source._data.size:
         raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
@@ -65,7 +69,7 @@ def put_(self, index, source, accumulate=False):
     arr = _flat_indices(index, self._data.size, self._device)
     work = self.contiguous().reshape(-1)
     plan = IndexPlan(work, [0], [arr])
-    _advanced_write(plan, source.reshape(-1).to(self._dtype), accumulate)
+    _advanced_write(plan, source.reshape(-1).to(self._dtype), accumulate, alert="put_")
     if work._storage is not self._storage:
         self.copy_(work.reshape(self.shape))
     self._bump_version()

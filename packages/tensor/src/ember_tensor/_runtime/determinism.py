@@ -1,15 +1,20 @@
-"""``torch.use_deterministic_algorithms`` and its queries.
+"""``torch.use_deterministic_algorithms``, its queries, and the alert ops call where they
+have no deterministic implementation.
 
 ember's CPU kernels give the same bits on every run for a given thread budget (parallel
 reductions split their work by a fixed plan), so the switch changes no CPU result. On
-CUDA the scatter-style kernels that accumulate with atomics (index_add, scatter_add,
-index_put with accumulate, bincount, histc, the backward of gather/embedding) are not
-bit-reproducible; PyTorch raises for those when the switch is on, ember does not yet
-(see the package README).
+CUDA, with the switch on, the float sums that otherwise add with atomics (index_put_ and
+index_add_ with accumulation, scatter_add, scatter_reduce 'sum'/'mean') take ordered
+kernels instead, as PyTorch's take its sorted index_put; where PyTorch has no such path
+(put_, bincount with weights, histc of floats and scatter's products on CUDA, put_
+without accumulation anywhere) the backend calls `alert_not_deterministic` with the
+name PyTorch's kernel reports, which raises PyTorch's error (or warns, with warn_only).
 """
+import warnings
+
 __all__ = ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
-           "get_deterministic_debug_mode"]
+           "get_deterministic_debug_mode", "alert_not_deterministic"]
 
 _state = {"enabled": False, "warn_only": False}
 _DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
@@ -53,3 +58,21 @@ def get_deterministic_debug_mode():
     if not _state["enabled"]:
         return 0
     return 1 if _state["warn_only"] else 2
+
+
+def alert_not_deterministic(caller):
+    """PyTorch's ``alertNotDeterministic``: with deterministic algorithms on, raise its
+    RuntimeError naming `caller` (the kernel PyTorch names), or warn with warn_only."""
+    if not _state["enabled"]:
+        return
+    if _state["warn_only"]:
+        warnings.warn(f"{caller} does not have a deterministic implementation, but you set "
+                      "'torch.use_deterministic_algorithms(True, warn_only=True)'. You can file an issue at "
+                      "https://github.com/pytorch/pytorch/issues to help us prioritize adding deterministic "
+                      "support for this operation.", UserWarning, stacklevel=3)
+        return
+    raise RuntimeError(f"{caller} does not have a deterministic implementation, but you set "
+                       "'torch.use_deterministic_algorithms(True)'. You can turn off determinism just for this "
+                       "operation, or you can use the 'warn_only=True' option, if that's acceptable for your "
+                       "application. You can also file an issue at https://github.com/pytorch/pytorch/issues to "
+                       "help us prioritize adding deterministic support for this operation.")

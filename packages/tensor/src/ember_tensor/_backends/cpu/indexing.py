@@ -99,9 +99,11 @@ def read(data, plan):
     return out.reshape(shape)
 
 
-def write(data, plan, values, accumulate):
+def write(data, plan, values, accumulate, alert=None):
     """data[advanced part] = values (+= with `accumulate`: repeated targets add up), in
-    place; `values` is a C-contiguous array of data's dtype and the plan's result shape."""
+    place; `values` is a C-contiguous array of data's dtype and the plan's result shape.
+    The CPU's sums run in index order, deterministic: `alert` (the op CUDA reports under
+    deterministic algorithms) is not raised here."""
     buf, strides = flat_buffer(data)
     before, offs, after, _ = _plan_offsets(plan, strides.tolist())
     if before.size * offs.size * after.size == 0:

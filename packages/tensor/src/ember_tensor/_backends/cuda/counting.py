@@ -11,6 +11,7 @@ with a device cumsum and scatters values, inverse and counts.
 """
 import numpy as np
 
+from ..._runtime.determinism import alert_not_deterministic
 from . import arrays, launch, scans, storage
 from .reduction import reduce as _reduce
 from .sorting import as_bits, sort_key_dtype, launch_codes, lines, sorted_codes
@@ -66,6 +67,8 @@ def bincount(a, weights, minlength, result_dtype):
     """Counts of the values 0..max(a) of the 1-d non-negative integer array `a` (int64), or
     the sums of `weights` at them (`result_dtype`); at least `minlength` bins. The largest
     value is read back to size the result."""
+    if weights is not None:
+        alert_not_deterministic("_bincount_cuda")  # PyTorch's float atomics
     values = _flat(a, np.int64)
     size = minlength
     if values.size:
@@ -103,6 +106,9 @@ def data_range(a):
 def histc(a, bins, lo, hi):
     """Histogram of `a` in `bins` equal bins over [lo, hi] (finite, lo < hi), values outside
     ignored, in `a`'s dtype."""
+    if a.dtype.kind == "f":
+        # PyTorch's name since its integer histograms became exact (2.x; earlier "_histc_cuda").
+        alert_not_deterministic("_histc_cuda with floating point input")
     values = _flat(a, np.float64)
     counts = storage.empty((bins,), np.int64)
     storage.fill_(counts, 0)

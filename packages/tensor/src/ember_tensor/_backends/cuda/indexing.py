@@ -16,6 +16,7 @@ plain writes to repeated targets keep one of the values, as on PyTorch's GPU.
 """
 import numpy as np
 
+from ..._runtime.determinism import alert_not_deterministic, are_deterministic_algorithms_enabled
 from . import arrays, launch, layout, storage
 from .index_arrays import (
     bad_flag, padded_layout, read_flag, as_mask, first_out_of_range, index_on_device,
@@ -99,10 +100,14 @@ def read(data, plan):
     return out
 
 
-def write(data, plan, values, accumulate):
+def write(data, plan, values, accumulate, alert=None):
     """data[advanced part] = values (+= with `accumulate`: repeated targets add up with
     atomics), in place; `values` is a C-contiguous device array of data's dtype and the
-    plan's result shape."""
+    plan's result shape. With deterministic algorithms on, float sums add in index order
+    instead (PyTorch's sorted index_put), unless `alert` names an op PyTorch refuses then
+    (put_: its alert is raised or warned)."""
+    if accumulate and alert is not None:
+        alert_not_deterministic(alert)
     wide = _ATOMIC_WORK.get(data.dtype) if accumulate else None
     work = storage.astype(data, wide) if wide is not None else data
     buf, strides = layout.flat_buffer(work)
@@ -117,7 +122,10 @@ def write(data, plan, values, accumulate):
         launch.grid_stride(K.put_3, n, layout.movement(buf), before, offs, after, layout.movement(arrays.flat(values)))
         return
     vals = storage.astype(values, wide) if wide is not None else values
-    launch.grid_stride(K.put_3_add, n, buf, before, offs, after, arrays.flat(vals))
+    if are_deterministic_algorithms_enabled() and work.dtype.kind in "fc":
+        launch.grid_stride(K.put_3_add_ordered, before.size * after.size, buf, before, offs, after, arrays.flat(vals))
+    else:
+        launch.grid_stride(K.put_3_add, n, buf, before, offs, after, arrays.flat(vals))
     if wide is not None:
         storage.copy_(data, work)
 

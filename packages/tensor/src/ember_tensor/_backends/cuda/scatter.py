@@ -6,13 +6,15 @@ of the values, as on PyTorch's GPU). Where CUDA has atomics (32/64-bit ints and 
 sum/mean add with them (float sums may round differently from the CPU's, within
 tolerance) and integer amax/amin take atomic max/min (exact). Everything else (prod,
 multiply, float amax/amin, whose NaN rule CUDA's atomics do not follow, and the small
-dtypes) walks each line of the index along `dim` in order on one thread
-(`scatter_lines`), which gives the CPU's results exactly. float16/bfloat16 are scattered
-in float32 copies. The same functions as `_backends.cpu.scatter`: indices are checked
+dtypes), and float sums under deterministic algorithms, walk each line of the index
+along `dim` in order on one thread (`scatter_lines`), which gives the CPU's results
+exactly; products with a tensor source raise PyTorch's deterministic-algorithms alert.
+float16/bfloat16 are scattered in float32 copies. The same functions as `_backends.cpu.scatter`: indices are checked
 first (one value is read back) and the first bad one returned, nothing written.
 """
 import numpy as np
 
+from ..._runtime.determinism import alert_not_deterministic, are_deterministic_algorithms_enabled
 from . import arrays, elementwise, launch, layout, storage
 from .index_arrays import dim_offsets, first_out_of_range, padded_layout, to_index_array
 from .kernels import index as K
@@ -78,7 +80,11 @@ def scatter(target, dim, index, src, mode, include_self, identity, work_dtype):
         storage.fill_(counts, 1)
     if not include_self:
         _reset_targets(flat, offs, counts, identity)
-    atomic = flat.dtype.kind in "fi" and flat.dtype.itemsize >= 4
+    if arrays.is_array(src) and mode in _NONDETERMINISTIC:
+        alert_not_deterministic(_NONDETERMINISTIC[mode])
+    # Deterministic algorithms: float sums walk the lines in order (PyTorch's sorted path).
+    ordered = are_deterministic_algorithms_enabled() and flat.dtype.kind == "f"
+    atomic = flat.dtype.kind in "fi" and flat.dtype.itemsize >= 4 and not ordered
     if mode == "copy":
         launch.grid_stride(K.put_flat, n, layout.movement(flat), offs, layout.movement(vals))
     elif atomic and mode in ("add", "sum", "mean"):
@@ -98,6 +104,11 @@ def scatter(target, dim, index, src, mode, include_self, identity, work_dtype):
     if not in_place:
         storage.copy_(target, layout.view(work, target.shape))
     return None
+
+
+# The scatter products PyTorch's CUDA kernels refuse under deterministic algorithms (its
+# sums and means take a sorted path; amax/amin are exact), by the kernel name it reports.
+_NONDETERMINISTIC = {"prod": "scatter_reduce_cuda_prod_", "multiply": "scatter_reduce_cuda_kernel"}
 
 
 def _reset_targets(flat, offs, counts, identity):

@@ -118,6 +118,20 @@ def put_3_add(buf, before, offs, after, vals):
 
 
 @cuda.jit(cache=True)
+def put_3_add_ordered(buf, before, offs, after, vals):
+    """put_3_add without atomics, for deterministic algorithms: one thread per (b, a) adds
+    vals[b, :, a] in index order. Targets of different (b, a) differ (the advanced dims are
+    not b's or a's), so the threads never meet, and each sum runs in the CPU's order."""
+    no = offs.shape[0]
+    na = after.shape[0]
+    for t in range(cuda.grid(1), before.shape[0] * na, cuda.gridsize(1)):
+        a = t % na
+        b = t // na
+        for o in range(no):
+            buf[before[b] + offs[o] + after[a]] += vals[(b * no + o) * na + a]
+
+
+@cuda.jit(cache=True)
 def dim_offsets(shape, strides, dim_stride, idx, offs):
     """offs[i] = offset of element i of a view of `shape` (its `strides` 0 at the indexed
     dim) + idx[i] * dim_stride: where gather reads / scatter writes element i."""
