@@ -341,10 +341,11 @@ def tan_complex(a):
 
 def acosh_complex(a):
     # Kahan's formula for finite arguments ("Branch cuts for complex elementary functions"):
-    # acosh z = asinh Re(conj(sqrt(z - 1)) sqrt(z + 1)) + 2 atan2(Im sqrt(z - 1), Re sqrt(z + 1)) j,
-    # exact for tiny parts, signed zeros on the cut, and no overflow; Numba's cacosh loses
-    # both (acosh(1e-30j) has real part 0, acosh(-1.5 - 0j) the wrong sheet). C99's table
-    # (G.6.2.1) where a part is infinite or NaN: an infinite real part, the phase a multiple of pi/4.
+    #   acosh z = asinh Re(conj(sqrt(z - 1)) sqrt(z + 1)) + 2 atan2(Im sqrt(z - 1), Re sqrt(z + 1)) j,
+    # accurate for tiny parts, right on both sides of the cut (signed zeros), and free of
+    # overflow; Numba's cacosh loses the first two (acosh(1e-30j) has real part 0,
+    # acosh(-1.5 - 0j) lands on the wrong side). C99's table (G.6.2.1) where a part is
+    # infinite or NaN: an infinite real part, the phase a multiple of pi/4.
     x, y = np.float64(a.real), np.float64(a.imag)
     if x - x == 0 and y - y == 0:
         below = _sqrt_of_complex(complex(x - 1.0, y))
@@ -354,7 +355,11 @@ def acosh_complex(a):
     if y == math.inf or y == -math.inf:  # x + inf j: phase pi/2, or pi/4 or 3pi/4 at x = +-inf
         if x != x:
             return complex(math.inf, x)
-        phase = 0.7853981633974483 if x == math.inf else (2.356194490192345 if x == -math.inf else 1.5707963267948966)
+        phase = 1.5707963267948966
+        if x == math.inf:
+            phase = 0.7853981633974483
+        elif x == -math.inf:
+            phase = 2.356194490192345
         return complex(math.inf, math.copysign(phase, y))
     if x == math.inf or x == -math.inf:  # inf + y j: phase 0 or pi; nan where y is NaN
         if y != y:
