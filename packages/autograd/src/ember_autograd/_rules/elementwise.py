@@ -332,6 +332,7 @@ not_differentiable(
 # forms read `self` before overwriting it, so they have rules of their own.
 composite("logaddexp", "logaddexp2", "float_power")
 not_differentiable("signbit")
+not_differentiable("gcd", "gcd_", "lcm", "lcm_")  # integers only
 
 
 # Complex logaddexp is one kernel (PyTorch's formula); its rule is PyTorch's, conjugated
@@ -343,7 +344,6 @@ def logaddexp_complex(ctx, grad, input, other):
     grad_input = grad / (1 + E.exp(other - input)).conj() if needs[0] else None
     grad_other = grad / (1 + E.exp(input - other)).conj() if needs[1] else None
     return grad_input, grad_other
-not_differentiable("gcd", "gcd_", "lcm", "lcm_")  # integers only
 
 
 @derivative("xlogy", inputs=("input", "other"), save=lambda input, other, **_: (input, other))

@@ -12,7 +12,8 @@ __all__ = [
     "_vectorized", "_lgamma_scalar", "_erfinv_scalar", "_digamma_scalar", "_erf", "_erfc", "_erfinv", "_digamma",
     "_lgamma", "_ref_sign", "_ref_sgn", "_ref_round", "_ref_logit", "_FLOAT_MAX", "_ref_nan_to_num", "_ref_add", "_ref_sub",
     "_ref_div", "_ref_pow", "_ref_lshift", "_ref_rshift", "_ref_clamp", "_ref_lerp", "_ref_addcmul",
-    "_ref_addcdiv", "_ref_isclose", "_ref_allclose", "_ref_equal", "_ref_logaddexp", "_ref_xlogy", "_ref_float_power", "_ref_heaviside"
+    "_ref_addcdiv", "_ref_isclose", "_ref_allclose", "_ref_equal", "_ref_logaddexp", "_ref_xlogy", "_ref_float_power",
+    "_ref_heaviside"
 ]
 
 try:  # scipy is only a better reference for the special functions; math does without it
