@@ -30,7 +30,7 @@ RTOL = {et.float64: 1e-13, et.float32: 1e-6, et.float16: 1e-3, et.bfloat16: 1e-2
 
 
 def _capacities():
-    from ember_tensor._backends.cuda.kernels import fused_optim  # the simulator's, when collected with it
+    from ember_tensor._backends.cuda.kernels import fused_optim  # here: it loads numba.cuda
     return fused_optim.SGD_CAPACITY, fused_optim.ADAM_CAPACITY
 
 
@@ -77,8 +77,9 @@ def _run_sgd(count, dtypes, device, case, together, amp=False):
     grads, launches = [], []
     for step in range(STEPS):
         step_grads = _tensors(_values(count, step + 1), dtypes, device)
-        extra = dict(grad_scale=et.tensor(0.5, device=device), found_inf=et.tensor(0.0, device=device)) if amp \
-            else {}
+        extra = {}
+        if amp:  # gradients scaled by 2, stored back unscaled
+            extra = dict(grad_scale=et.tensor(2.0, device=device), found_inf=et.tensor(0.0, device=device))
         with kernel_launches() as names:
             if together:
                 et._fused_sgd_(params, step_grads, bufs, is_first_step=step == 0, **case, **extra)

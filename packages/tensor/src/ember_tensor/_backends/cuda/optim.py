@@ -61,7 +61,7 @@ class _Table:
         self.rows = []
 
 
-def _tables(key, tables):
+def _table_of(key, tables):
     """The `_Table` of `key` (its first item the compute dtype) in `tables`, made on first use."""
     table = tables.get(key)
     if table is None:
@@ -91,7 +91,7 @@ def sgd(params, grads, bufs, grad_scale, found_inf, *, lr, weight_decay, momentu
     for i, param in enumerate(params):
         if param.size == 0:
             continue
-        table = _tables((_compute(param.dtype),), tables)
+        table = _table_of((_compute(param.dtype),), tables)
         operands = table.operands
         p = operands(param)
         g = operands(grads[i], written=grad_scale is not None)
@@ -123,7 +123,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, grad_scale, found
             continue
         step = steps[i]
         on_device = arrays.is_array(step)
-        table = _tables((_compute(param.dtype), None if on_device else step), tables)
+        table = _table_of((_compute(param.dtype), None if on_device else step), tables)
         operands = table.operands
         p, m, v = operands(param), operands(exp_avgs[i]), operands(exp_avg_sqs[i])
         g = operands(grads[i], written=grad_scale is not None)
@@ -170,7 +170,7 @@ def non_finite_check_and_unscale(grads, found_inf, inv_scale):
     for grad in grads:
         if grad.size == 0:
             continue
-        table = _tables((_compute(grad.dtype),), tables)
+        table = _table_of((_compute(grad.dtype),), tables)
         table.rows.append((table.operands(grad),))
     for table in tables.values():
         _launch_multi(K.check_and_unscale_kernel(table.compute), K.MULTI_TENSOR_CAPACITY, table.rows, found, scale)
