@@ -22,16 +22,15 @@ ADAM_CASES = [
     dict(lr=0.01, beta1=0.9, beta2=0.999, weight_decay=0.0, eps=1e-8, amsgrad=False, maximize=False),
     dict(lr=0.01, beta1=0.3, beta2=0.9, weight_decay=0.1, eps=1e-6, amsgrad=True, maximize=True),
 ]
-# (parameter count, their dtypes in turn): one compute dtype; float32 with its half types
-# plus float64 (two launches' worth); more parameters than one launch holds.
-MIXES = [(7, [et.float32]), (9, [et.float32, et.float64, et.float16, et.bfloat16]), (25, [et.float64])]
+# (parameter count, their dtypes in turn, launches of a step: SGD, Adam with device step
+# counters, Adam with host counters that differ every other parameter). One compute dtype;
+# float32 with its half types plus float64 (two groups); more parameters than one launch
+# holds (21 for SGD, 10 for Adam; the 0-d and empty parameters of `_values` included).
+MIXES = [(7, [et.float32], 1, 1, 2),
+         (9, [et.float32, et.float64, et.float16, et.bfloat16], 2, 2, 3),
+         (25, [et.float64], 2, 3, 4)]
 MIX_IDS = ["7-float32", "9-mixed", "25-float64"]
 RTOL = {et.float64: 1e-13, et.float32: 1e-6, et.float16: 1e-3, et.bfloat16: 1e-2}
-
-
-def _capacities():
-    from ember_tensor._backends.cuda.kernels import fused_optim  # here: it loads numba.cuda
-    return fused_optim.SGD_CAPACITY, fused_optim.ADAM_CAPACITY
 
 
 def _values(count, seed):
@@ -57,18 +56,6 @@ def _tensors(values, dtypes, device):
 def _f64(t):
     t = t.cpu()
     return np.array((t.float() if t.dtype == et.bfloat16 else t).numpy(), dtype=np.float64)
-
-
-def _expected_launches(values, dtypes, capacity, groups_of=lambda i: 0):
-    """Launches of one step: per (compute dtype, extra group key) with a non-empty
-    parameter, one per `capacity` of them."""
-    counts = {}
-    for i, v in enumerate(values):
-        if v.size:
-            dtype = dtypes[i % len(dtypes)]
-            key = (et.float64 if dtype == et.float64 else et.float32, groups_of(i))
-            counts[key] = counts.get(key, 0) + 1
-    return sum(-(-n // capacity) for n in counts.values())
 
 
 def _run_sgd(count, dtypes, device, case, together, amp=False):
@@ -127,13 +114,12 @@ def _assert_close(got, cpu):
         np.testing.assert_allclose(_f64(g), _f64(c), rtol=RTOL[c.dtype], atol=RTOL[c.dtype])
 
 
-@pytest.mark.parametrize("count, dtypes", MIXES, ids=MIX_IDS)
+@pytest.mark.parametrize("count, dtypes, expected, _, __", MIXES, ids=MIX_IDS)
 @pytest.mark.parametrize("case", SGD_CASES)
-def test_sgd_is_one_launch_per_dtype_group(count, dtypes, case):
-    sgd_capacity, _ = _capacities()
+def test_sgd_is_one_launch_per_dtype_group(count, dtypes, expected, _, __, case):
     with device_only():
         together, launches = _run_sgd(count, dtypes, "cuda", case, together=True)
-    assert launches == [_expected_launches(_values(count, 0), dtypes, sgd_capacity)] * STEPS
+    assert launches == [expected] * STEPS
     one_by_one, _ = _run_sgd(count, dtypes, "cuda", case, together=False)
     _assert_equal(together, one_by_one)
     cpu, _ = _run_sgd(count, dtypes, "cpu", case, together=True)
@@ -141,7 +127,7 @@ def test_sgd_is_one_launch_per_dtype_group(count, dtypes, case):
 
 
 def test_sgd_with_amp_unscales_in_the_same_launch():
-    count, dtypes = MIXES[1]
+    count, dtypes = MIXES[1][:2]
     case = SGD_CASES[1]
     with device_only():
         together, launches = _run_sgd(count, dtypes, "cuda", case, together=True, amp=True)
@@ -152,17 +138,15 @@ def test_sgd_with_amp_unscales_in_the_same_launch():
     _assert_close(together, cpu)
 
 
-@pytest.mark.parametrize("count, dtypes", MIXES, ids=MIX_IDS)
+@pytest.mark.parametrize("count, dtypes, _, on_device, on_host", MIXES, ids=MIX_IDS)
 @pytest.mark.parametrize("case", ADAM_CASES)
 @pytest.mark.parametrize("decoupled", [False, True], ids=["adam", "adamw"])
 @pytest.mark.parametrize("step_device", ["cuda", "cpu"], ids=["device-step", "host-step"])
-def test_adam_is_one_launch_per_dtype_group(count, dtypes, case, decoupled, step_device):
-    _, adam_capacity = _capacities()
+def test_adam_is_one_launch_per_dtype_group(count, dtypes, _, on_device, on_host, case, decoupled, step_device):
     with device_only():
         together, launches = _run_adam(count, dtypes, "cuda", case, decoupled, True, step_device)
     # Host counters are host math: parameters whose counts differ need their own launch.
-    groups_of = (lambda i: i % 2) if step_device == "cpu" else (lambda i: 0)
-    assert launches == [_expected_launches(_values(count, 0), dtypes, adam_capacity, groups_of)] * STEPS
+    assert launches == [on_device if step_device == "cuda" else on_host] * STEPS
     one_by_one, _ = _run_adam(count, dtypes, "cuda", case, decoupled, False, step_device)
     _assert_equal(together, one_by_one)
     cpu, _ = _run_adam(count, dtypes, "cpu", case, decoupled, True, "cpu")
@@ -170,7 +154,7 @@ def test_adam_is_one_launch_per_dtype_group(count, dtypes, case, decoupled, step
 
 
 def test_found_inf_skips_every_parameter_of_the_launch():
-    count, dtypes = MIXES[1]
+    count, dtypes = MIXES[1][:2]
     params = _tensors(_values(count, 0), dtypes, "cuda")
     grads = _tensors(_values(count, 1), dtypes, "cuda")
     m = _tensors([np.zeros_like(v) for v in _values(count, 0)], dtypes, "cuda")
