@@ -69,13 +69,21 @@ def _table_of(key, tables):
     return table
 
 
+# A launch of at most this many rows pads its tuples only to it (when the capacity is at
+# least twice as large): Numba marshals every array argument on the host, padding
+# included, and a small model (an MLP's 6 parameters, AMP's few gradients) would otherwise
+# pay for 64 arrays a launch. Two widths: two specialisations per kernel and dtype.
+_SMALL_ROWS = 8
+
+
 def _launch_multi(kernel, capacity, rows, *args):
     """Launch `kernel` over `rows` (tuples of flat arrays, one per parameter), `capacity` rows
-    at a time: its arguments are one tuple per column, padded to `capacity`, the count of
-    rows used, then `args`."""
+    at a time: its arguments are one tuple per column, padded to `capacity` (or to
+    `_SMALL_ROWS` for a small last launch), the count of rows used, then `args`."""
     for first in range(0, len(rows), capacity):
         chunk = rows[first:first + capacity]
-        columns = tuple(tuple(column) + (_padding(column[0].dtype),) * (capacity - len(chunk))
+        width = _SMALL_ROWS if len(chunk) <= _SMALL_ROWS and capacity >= 2 * _SMALL_ROWS else capacity
+        columns = tuple(tuple(column) + (_padding(column[0].dtype),) * (width - len(chunk))
                         for column in zip(*chunk))
         launch.grid_stride(kernel, max(row[0].shape[0] for row in chunk), *columns, np.int64(len(chunk)), *args)
 

@@ -9,8 +9,9 @@ The arithmetic is the CPU loops': both apply `_backends.optim_steps`'s per-eleme
 or two. What the kernels add around them:
 
 * the table: one tuple of 1-d arrays per operand (parameters, gradients, buffers, ...),
-  of which the first `count` are used; the tuples always hold the kernel's capacity of
-  arrays (the rest padding, never read), so there is one specialisation per dtype
+  of which the first `count` are used; the tuples hold the kernel's capacity of arrays,
+  or 8 rows' worth for a small launch (the rest padding, never read; see
+  `_backends.cuda.optim._launch_multi`), so there are two specialisations per dtype
   whatever the number of parameters. The whole grid walks each parameter in turn: a
   block never waits on a table lookup, and a parameter smaller than the grid simply
   leaves threads idle;
