@@ -1,5 +1,6 @@
 """How many kernels one training step launches on CUDA, ember beside PyTorch: the MNIST
-conv net and the MLP of `benchmarks.cuda_ops` (SGD with momentum, batch 64).
+conv net and the MLP of `benchmarks.cuda_ops` (SGD with momentum, and the MLP with Adam;
+batch 64).
 
 At a few microseconds of host time per launch, a small model's step is bounded by its
 launch count rather than by the GPU: the count says what a multi-tensor launch (one

@@ -78,13 +78,19 @@ def _mlp(nn, features, hidden):
                          nn.Linear(hidden, 10))
 
 
-def _training_step(make_model, input_shape):
-    """One SGD step (zero_grad, forward, log_softmax + nll_loss, backward, step) on the GPU."""
+_SGD_MOMENTUM = ("SGD", dict(lr=0.01, momentum=0.9))
+
+
+def _training_step(make_model, input_shape, optimizer=_SGD_MOMENTUM):
+    """One training step (zero_grad, forward, log_softmax + nll_loss, backward, step) on the
+    GPU; `optimizer` is (class name, options), SGD with momentum by default."""
+    name, options = optimizer
+
     def setup(lib):
         t, nn, F, optim = _nn_libs(lib)
         t.manual_seed(0)
         model = make_model(nn).to("cuda")
-        optimizer = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        optimizer = getattr(optim, name)(model.parameters(), **options)
         data = t.randn(*input_shape, device="cuda")
         target = t.randint(0, 10, (input_shape[0],), device="cuda")
         synchronize = t.cuda.synchronize
@@ -111,6 +117,9 @@ def _training_workloads(quick):
         Workload(f"MLP {features}-{width}-{width}-10 SGD step, batch {batch}",
                  _training_step(lambda nn: _mlp(nn, features, width), (batch, features)), g,
                  work=mlp_flops, unit="FLOP"),
+        Workload(f"MLP {features}-{width}-{width}-10 Adam step, batch {batch}",
+                 _training_step(lambda nn: _mlp(nn, features, width), (batch, features), ("Adam", dict(lr=1e-3))),
+                 g, work=mlp_flops, unit="FLOP"),
     ]
 
 

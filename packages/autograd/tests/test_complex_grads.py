@@ -29,6 +29,9 @@ PROGRAMS = {
         lib.stack([x, x * 2], -1)).mul(z).real.sum(),
     "polar": lambda lib, z, w, x: lib.polar(x.abs() + 1, x).mul(z).real.sum(),
     "sgn": lambda lib, z, w, x: (z.sgn() * w[0, 0]).real.sum() + (z * x).sgn().imag.sum() + x.sgn().sum(),
+    # (Not with a real operand: PyTorch's backward then fails an internal check on its dtype.)
+    "logaddexp": lambda lib, z, w, x: (lib.logaddexp(z, w[:, 0]) * w[0, 1]).real.sum()
+    + lib.logaddexp(z * 2j, z).imag.sum() + lib.logaddexp(z, z).abs().sum(),
 }
 
 
@@ -81,6 +84,7 @@ def test_known_values():
     lambda z: 1 / (z + 3),
     lambda z: z.abs(),
     lambda z: z.sgn(),
+    lambda z: et.logaddexp(z, z.flip(0) * 2j),
 ])
 def test_gradcheck_complex128(fn):
     z = et.tensor(Z[:2, :2] * 0.5, requires_grad=True)

@@ -165,3 +165,58 @@ def test_det_gradient_of_a_singular_matrix_is_the_adjugate_when_differentiable()
     cofactors = np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1)) for j in range(3)]
                           for i in range(3)])
     np.testing.assert_allclose(singular.grad.detach().numpy(), cofactors, atol=1e-12)
+
+
+SINGULAR = [[[1., 2.], [2., 4.]], [[0., 0.], [0., 1.]], [[0., 1.], [0., 0.]], [[0., 0.], [0., 0.]],
+            [[1., 2., 3.], [2., 4., 6.], [0., 1., 5.]], [[0., 0., 1.], [0., 0., 2.], [3., 1., 1.]]]
+_LOGDETS = {"slogdet": lambda lib, a: lib.linalg.slogdet(a)[1], "logdet": lambda lib, a: lib.logdet(a),
+            "det": lambda lib, a: lib.linalg.det(a)}
+
+
+def _grad_of(lib):
+    return ember_autograd.grad if lib is E else lib.autograd.grad
+
+
+def _gradient_at(lib, name, a, dtype, transposed, scale=1.0):
+    a = lib.tensor(a, dtype=getattr(lib, dtype))
+    a = (a.mT.contiguous().mT if transposed else a).requires_grad_()
+    out = _LOGDETS[name](lib, a)
+    (grad,) = _grad_of(lib)(out, a, grad_outputs=lib.full_like(out, scale))
+    return np.array(grad.tolist())
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", sorted(_LOGDETS))
+@pytest.mark.parametrize("a", SINGULAR, ids=str)
+def test_logdet_gradients_at_singular_matrices_are_pytorchs(a, name, dtype, transposed):
+    # PyTorch solves A^T X = grad I with the LU factors its forward kept (of A^T for a
+    # contiguous A, else of A, solved with the adjoint) and no check of the pivots: inf and
+    # nan where a pivot is zero. det multiplies by det(A) = +-0 after a solve whose zero
+    # pivots became eps: zeros.
+    torch = pytest.importorskip("torch")
+    want = _gradient_at(torch, name, a, dtype, transposed, scale=-2.0)
+    got = _gradient_at(E, name, a, dtype, transposed, scale=-2.0)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=0, equal_nan=True)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+
+
+def test_slogdet_gradient_of_a_batch_with_one_singular_matrix():
+    torch = pytest.importorskip("torch")
+    batch = [[[2., 1.], [1., 3.]], [[1., 2.], [2., 4.]], [[0., 1.], [-1., 0.]]]
+    want = _gradient_at(torch, "slogdet", batch, "float64", False)
+    np.testing.assert_allclose(_gradient_at(E, "slogdet", batch, "float64", False), want, rtol=1e-12)
+    # Non-singular matrices keep their A^-T.
+    np.testing.assert_allclose(_gradient_at(E, "slogdet", batch[::2], "float64", False), want[::2], rtol=1e-12)
+
+
+def test_slogdet_differentiable_backward_at_a_singular_matrix_raises_as_pytorch():
+    torch = pytest.importorskip("torch")
+    messages = []
+    for lib in (torch, E):
+        a = lib.tensor([[1., 2.], [2., 4.]], dtype=lib.float64, requires_grad=True)
+        with pytest.raises(RuntimeError) as info:
+            _grad_of(lib)(lib.linalg.slogdet(a)[1], a, create_graph=True)
+        assert isinstance(info.value, lib.linalg.LinAlgError)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1] == "torch.linalg.solve: The solver failed because the input matrix is singular."

@@ -14,6 +14,8 @@ result being checked against the reference by the "cpu" parameter. `DEVICES` is 
 parameter; `cpu_result(device, call, *args)` is a CPU test's call made generic: the CPU's
 result for the test's own asserts, checked first against CUDA when `device` is "cuda". `run_on_simulated_devices(script, devices)` runs a script in a fresh interpreter on that
 many simulated GPUs (the device count is fixed when CUDA first initialises).
+`kernel_launches()` collects the names of the kernels the simulator launches inside a
+block (tests marked `simulator_only`), for tests that count launches.
 """
 import contextlib
 import os
@@ -29,7 +31,7 @@ import pytest
 import ember_tensor as et
 
 __all__ = ["DEVICES", "device_only", "as_on_cuda", "run_on_simulated_devices", "same_as_cpu", "matches_the_cpu",
-           "on_cuda", "cpu_result"]
+           "on_cuda", "cpu_result", "kernel_launches", "simulator_only"]
 
 # The device parameter of the generic tests: CUDA runs on Numba's simulator where no GPU is.
 DEVICES = [pytest.param("cpu"),
@@ -56,6 +58,30 @@ def device_only(allow_scalar_reads=False):
         yield
     finally:
         storage.to_numpy = original
+
+
+simulator_only = pytest.mark.skipif(not (et.cuda.is_available() and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"),
+                                    reason="counts launches on Numba's CUDA simulator")
+
+
+@contextlib.contextmanager
+def kernel_launches():
+    """The names of the CUDA kernels the simulator launches inside the block, in order."""
+    from numba.cuda.simulator import kernel  # here, not at import: only the simulator has it
+
+    names = []
+    original = kernel.FakeCUDAKernel.__call__
+
+    def recording(self, *args):
+        if not self._device:  # the simulator's device functions are calls too
+            names.append(self.fn.__name__)
+        return original(self, *args)
+
+    kernel.FakeCUDAKernel.__call__ = recording
+    try:
+        yield names
+    finally:
+        kernel.FakeCUDAKernel.__call__ = original
 
 
 def run_on_simulated_devices(script, devices=2):

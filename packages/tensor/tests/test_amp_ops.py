@@ -2,15 +2,13 @@
 against NumPy on every floating dtype and on contiguous, transposed, 0-d and empty
 gradients, on the CPU and on CUDA inside `device_only()` (found_inf, the scale and the
 tracker never read back), and PyTorch's errors."""
-import contextlib
 import doctest
-import os
 
 import numpy as np
 import pytest
 
 import ember_tensor as et
-from cuda_guard import DEVICES, device_only
+from cuda_guard import DEVICES, device_only, kernel_launches, simulator_only
 
 DTYPES = [et.float32, et.float64, et.float16, et.bfloat16]
 # (shape, layout, poison): poison puts inf or nan at one element, or nothing
@@ -120,30 +118,6 @@ def test_against_pytorch():
         np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
-@contextlib.contextmanager
-def _launches():
-    """The names of the CUDA kernels the simulator launches inside the block."""
-    from numba.cuda.simulator import kernel
-
-    names = []
-    original = kernel.FakeCUDAKernel.__call__
-
-    def recording(self, *args):
-        if not self._device:
-            names.append(self.fn.__name__)
-        return original(self, *args)
-
-    kernel.FakeCUDAKernel.__call__ = recording
-    try:
-        yield names
-    finally:
-        kernel.FakeCUDAKernel.__call__ = original
-
-
-simulator_only = pytest.mark.skipif(not (et.cuda.is_available() and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"),
-                                    reason="counts launches on Numba's CUDA simulator")
-
-
 def _many_grads(count, dtype, poison_at=None, poison=float("inf")):
     """`count` gradients of assorted sizes and layouts (every third transposed, one 0-d,
     one empty) as NumPy values, one optionally poisoned."""
@@ -173,7 +147,7 @@ def test_cuda_unscale_is_one_multi_tensor_launch_per_64_gradients(dtype, count, 
     together = _on(values, dtype, "cuda")
     found_inf = et.zeros(1, device="cuda")
     inv_scale = et.full((1,), 0.125, device="cuda")
-    with _launches() as names, device_only():
+    with kernel_launches() as names, device_only():
         et._amp_foreach_non_finite_check_and_unscale_(together, found_inf, inv_scale)
     checks = [n for n in names if "check_and_unscale" in n]
     assert len(checks) == -(-count // 64)

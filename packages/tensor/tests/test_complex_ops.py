@@ -11,6 +11,8 @@ import warnings
 import numpy as np
 import pytest
 
+import ember_tensor as et
+from cuda_guard import DEVICES
 from ember_tensor.testing.opdb import (ALL_DTYPES, CAN_CAST, COMPLEX, COMPLEX_SPECIAL_VALUES_DIFFER, OP_DB, PROMOTE,
                                       TOLERANCE, Operand)
 
@@ -92,3 +94,71 @@ def test_complex_rows_of_the_dtype_tables_are_pytorchs(a):
         ta, tb = getattr(torch, a.name), getattr(torch, b.name)
         assert PROMOTE[(a, b)].name == str(torch.promote_types(ta, tb)).split(".")[1], (a, b)
         assert CAN_CAST[(a, b)] is torch.can_cast(ta, tb) and CAN_CAST[(b, a)] is torch.can_cast(tb, ta), (a, b)
+
+
+# --- logaddexp, logaddexp2, xlogy: which take complex numbers -------------------------------
+
+_PARTS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, -2.5, 100.0, 800.0, 0.5]
+_GRID = np.array([complex(re, im) for re in _PARTS for im in _PARTS])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+def test_logaddexp_of_complex_special_values_is_pytorchs(dtype, device):
+    # Every pair of infinite, NaN, signed-zero, tiny and overflowing parts: PyTorch's
+    # formula (ordered by real part, an infinity shared by both, NaN infectious).
+    a, b = (x.ravel() for x in np.meshgrid(_GRID, _GRID))
+    if dtype == "complex64":
+        # PyTorch's float32 log1p (Kahan's log(u) z / (u - 1)) overflows its Smith division
+        # to nan where exp(min - max) is subnormal; ember's kernels scale in float64 there.
+        with np.errstate(invalid="ignore"):
+            kept = ~(np.abs(a.real - b.real) > 87) | ~np.isfinite(a.real - b.real)
+        a, b = a[kept], b[kept]
+    want = torch.logaddexp(torch.tensor(a, dtype=getattr(torch, dtype)), torch.tensor(b, dtype=getattr(torch, dtype)))
+    got = et.logaddexp(et.tensor(a, dtype=getattr(et, dtype), device=device),
+                       et.tensor(b, dtype=getattr(et, dtype), device=device))
+    assert got.dtype is getattr(et, dtype)
+    rtol = 1e-12 if dtype == "complex128" else 1e-5
+    for g, w in zip(_parts(got.cpu().numpy()), _parts(want.numpy())):
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=0, equal_nan=True)
+
+
+def test_logaddexp_of_complex_and_real_tensors_promotes_as_pytorch():
+    z, x = [1 + 2j, 0.5 - 1j, 3 + 4j], [1.0, -2.0, 0.5]
+    for a, b in ((z, x), (x, z)):
+        want = torch.logaddexp(torch.tensor(a), torch.tensor(b))
+        got = et.logaddexp(et.tensor(a), et.tensor(b))
+        assert got.dtype is et.complex64
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    want = torch.logaddexp(torch.tensor(z, dtype=torch.complex128), torch.tensor(z, dtype=torch.complex64))
+    got = et.logaddexp(et.tensor(z, dtype=et.complex128), et.tensor(z, dtype=et.complex64))
+    assert got.dtype is et.complex128
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+def _errors(lib, special):
+    z = lib.tensor([1 + 1j])
+    return [
+        lambda: lib.logaddexp(z.to(lib.complex32), z.to(lib.complex32)),
+        lambda: lib.logaddexp2(z, z),
+        lambda: lib.logaddexp2(lib.tensor([1.0]), z.to(lib.complex128)),
+        lambda: lib.xlogy(z, z),
+        lambda: lib.xlogy(lib.tensor([1.0]), 1j),
+        lambda: lib.xlogy(2.0, z.to(lib.complex128)),
+        lambda: special(lib).xlogy(z, lib.tensor([2.0])),
+        lambda: z.clone().xlogy_(lib.tensor([2.0])),
+        lambda: lib.tensor([2.0]).xlogy_(z),
+        lambda: lib.logaddexp(z, lib.tensor([1.0]), out=lib.empty(1)),
+    ]
+
+
+def test_complex_errors_of_logaddexp2_and_xlogy_are_pytorchs():
+    # PyTorch 2.13 has no complex kernel for logaddexp2 or xlogy (nor complex32 logaddexp).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # (PyTorch's "ComplexHalf support is experimental")
+        for ours, theirs in zip(_errors(et, lambda lib: et.special), _errors(torch, lambda lib: torch.special)):
+            with pytest.raises(Exception) as want:
+                theirs()
+            with pytest.raises(type(want.value)) as got:
+                ours()
+            assert str(got.value) == str(want.value)

@@ -298,3 +298,41 @@ def test_complex_matrices_on_every_device_match_numpy(device, dtype):
                                np.linalg.solve(upper, b), atol=tol)
     spd = a @ np.conj(np.swapaxes(a, -1, -2)) + 3 * np.eye(3)
     np.testing.assert_allclose(_np(E.linalg.cholesky(_t(spd, device))), np.linalg.cholesky(spd), atol=tol)
+
+
+# --- singular factors ----------------------------------------------------------------------
+
+SINGULAR = [[[0., 1.], [0., 0.]], [[0., 0.], [0., 1.]], [[1., 2.], [2., 4.]],
+            [[0., 0., 1.], [0., 0., 2.], [3., 1., 1.]], [[1., 2., 3.], [2., 4., 6.], [0., 1., 5.]]]
+
+
+@pytest.mark.parametrize("left, adjoint", [(True, False), (True, True), (False, False), (False, True)])
+@pytest.mark.parametrize("a", SINGULAR, ids=str)
+def test_lu_solve_divides_by_zero_pivots_as_pytorch(a, left, adjoint):
+    # getrs checks no pivot: a zero on U's diagonal gives inf and nan, and the row swaps
+    # move them (a product with P would turn them into nan).
+    torch = pytest.importorskip("torch")
+    LU, pivots, _ = torch.linalg.lu_factor_ex(torch.tensor(a, dtype=torch.float64))
+    B = 2 * torch.eye(len(a), dtype=torch.float64) + 1
+    want = torch.linalg.lu_solve(LU, pivots, B, left=left, adjoint=adjoint).numpy()
+    ours, our_pivots, info = E.linalg.lu_factor_ex(_t(np.array(a)))
+    assert info.item() > 0
+    np.testing.assert_array_equal(_np(our_pivots), pivots.numpy())
+    got = _np(E.linalg.lu_solve(ours, our_pivots, _t(B.numpy()), left=left, adjoint=adjoint))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("transposed", [False, True])
+def test_det_of_singular_matrices_is_pytorchs_signed_zero(transposed, device):
+    # PyTorch multiplies its LU's pivots (of A^T for a contiguous A): a singular matrix's
+    # determinant is 0 or -0, as the other pivots' and the permutation's signs say.
+    torch = pytest.importorskip("torch")
+    batch = np.array([m for m in SINGULAR if len(m) == 3] + [[[-2., -2., -2.], [-2., -2., -2.], [1., 0., 1.]]])
+    theirs, ours = torch.tensor(batch), _t(batch, device)
+    if transposed:
+        theirs, ours = theirs.mT.contiguous().mT, ours.mT.contiguous().mT
+    want, got = torch.linalg.det(theirs).numpy(), _np(E.linalg.det(ours))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

@@ -335,6 +335,17 @@ not_differentiable("signbit")
 not_differentiable("gcd", "gcd_", "lcm", "lcm_")  # integers only
 
 
+# Complex logaddexp is one kernel (PyTorch's formula); its rule is PyTorch's, conjugated
+# for the complex case: d/da log(e^a + e^b) = 1 / (1 + e^(b - a)).
+@derivative("logaddexp_complex", inputs=("input", "other"), save=lambda input, other: (input, other),
+            name="LogaddexpBackward0")
+def logaddexp_complex(ctx, grad, input, other):
+    needs = ctx.needs_input_grad
+    grad_input = grad / (1 + E.exp(other - input)).conj() if needs[0] else None
+    grad_other = grad / (1 + E.exp(input - other)).conj() if needs[1] else None
+    return grad_input, grad_other
+
+
 @derivative("xlogy", inputs=("input", "other"), save=lambda input, other, **_: (input, other))
 def xlogy(ctx, grad, input, other):
     # PyTorch's rule, not the composition's: d/dx is log(y) even where x = 0 (inf at

@@ -32,6 +32,24 @@ def inv(ctx, grad, inverse):
     return -(inverse.mT @ grad @ inverse.mT)
 
 
+def _solve_with_lu_of(A, D, perturb_zero_pivots=False):
+    """A^-T D from A's LU factors, as PyTorch's det and slogdet backward solve: with the
+    factors of A^T for a contiguous A (the factorisation PyTorch's forward keeps), else of A
+    and the adjoint solve. A zero pivot is divided by, as LAPACK's getrs does (inf and nan
+    at a singular A), or first replaced by the dtype's eps when `perturb_zero_pivots`."""
+    transposed = A.is_contiguous()
+    LU, pivots, _ = E.linalg.lu_factor_ex(A.mT if transposed else A)
+    if perturb_zero_pivots:
+        diagonal = LU.diagonal(0, -2, -1)
+        LU = LU + E.where(diagonal == 0, E.finfo(A.dtype).eps, 0.0).diag_embed()
+    return E.linalg.lu_solve(LU, pivots, D, adjoint=not transposed)
+
+
+def _diagonal_of(values, n):
+    """Matrices with `values` (one per matrix) on the diagonal: value * I."""
+    return values.unsqueeze(-1).expand(tuple(values.shape) + (n,)).diag_embed()
+
+
 @derivative("linalg_det", inputs=("A",), save=lambda A, **_: (A, RESULT))
 @_real_only
 def det(ctx, grad, A, determinant):
@@ -49,20 +67,27 @@ def det(ctx, grad, A, determinant):
         sign = (E.linalg.det(U) * E.linalg.det(Vh)).detach()
         adjugate_t = (U * others.unsqueeze(-2)) @ Vh
         return (grad * sign).unsqueeze(-1).unsqueeze(-1) * adjugate_t
-    # Plain backward: PyTorch solves det(A) * grad * A^-H with A's LU, which is 0 wherever
-    # det(A) is 0. The singular matrices of a batch are inverted as the identity so that
-    # the others still get their gradient.
-    A = E.where(singular, E.eye(A.shape[-1], dtype=A.dtype, device=A.device), A)
-    return (grad * determinant).unsqueeze(-1).unsqueeze(-1) * A.inverse().mT
+    # Plain backward: PyTorch solves A^T X = det(A) grad I with A's LU, its zero pivots
+    # replaced by eps, so a singular A's gradient is det(A) = +-0 times finite numbers:
+    # zeros with the signs of those products.
+    return _solve_with_lu_of(A, _diagonal_of(grad * determinant, A.shape[-1]), perturb_zero_pivots=True)
 
 
-@derivative("linalg_slogdet", inputs=("A",), save=lambda A: (A,))
+@derivative("linalg_slogdet", inputs=("A",), save=lambda A: (A, RESULT[0]))
 @_real_only
-def slogdet(ctx, grad, A):
+def slogdet(ctx, grad, A, sign):
     _, grad_logabsdet = grad
     if grad_logabsdet is None:
         return None  # sign is piecewise constant
-    return grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * A.inverse().mT
+    if _grad_mode.is_grad_enabled():
+        # Differentiable backward (create_graph): a solve with A^T, which refuses a singular
+        # A with linalg.solve's error, as PyTorch's.
+        return E.linalg.solve(A.mT, _diagonal_of(grad_logabsdet, A.shape[-1]))
+    if not bool((sign == 0).any()):
+        return grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * A.inverse().mT
+    # A singular A: PyTorch solves A^T X = grad I with A's LU factors and no check of their
+    # pivots, so the zero pivots give getrs's inf and nan.
+    return _solve_with_lu_of(A, _diagonal_of(grad_logabsdet, A.shape[-1]))
 
 
 def _solve_save(A, B, *, left=True, out=None):

@@ -207,6 +207,11 @@ def log10_complex(a):
 
 
 def log1p_complex(a):
+    return _log1p(a)
+
+
+@register_jitable
+def _log1p(a):
     # PyTorch's formula: log|1 + z| by log1p near 0 (exact for tiny z), the phase by atan2,
     # which keeps the sign of a zero imaginary part (log1p(-1.5 - 0j) has phase -pi).
     x, y = a.real, a.imag
@@ -217,6 +222,21 @@ def log1p_complex(a):
             return complex(x, theta)
         return complex(0.5 * _log1p_real(r), theta)
     return complex(np.log(np.hypot(x + 1.0, y)), theta)
+
+
+def logaddexp_complex(a, b):
+    # PyTorch's log(exp(a) + exp(b)) of complex numbers: the operands ordered by real part
+    # (a NaN part, b's first, wins both places and gives NaN), an infinite real part shared
+    # by both computed plainly (-inf: the smaller operand; +inf: log of the sum of exps),
+    # else max + log1p(exp(min - max)).
+    if b.real != b.real or b.imag != b.imag or a.real != a.real or a.imag != a.imag:
+        return complex(math.nan, math.nan)
+    low, high = (a, b) if a.real < b.real else (b, a)
+    if low.real - low.real != 0 and low.real == high.real:
+        if low.real < 0:
+            return low
+        return np.log(_exp(low) + _exp(high))
+    return _log1p(_exp(low - high)) + high
 
 
 def sqrt_complex(a):

@@ -3,10 +3,11 @@
 Adagrad's is CPU-only, as in PyTorch).
 
 Each takes lists of tensors (parameters, gradients, state buffers), checks them with
-PyTorch's errors, and updates them in place through the device's `optim` backend family:
-one pass over memory per parameter, a Numba loop on the CPU, a numba.cuda grid-stride
-kernel on CUDA. ``ember_optim`` calls them for ``fused=True`` and, where the tensors
-allow, by default.
+PyTorch's errors, and updates them in place through the device's `optim` backend family,
+one call per device with every parameter on it: a Numba pass over each parameter on the
+CPU; on CUDA multi-tensor kernels (PyTorch's multi_tensor_apply), one launch per compute
+dtype for up to a kernel's capacity of parameters. ``ember_optim`` calls them for
+``fused=True`` and, where the tensors allow, by default.
 
 What the kernels see: 1-d contiguous float32/float64 arrays. A float16/bfloat16 tensor
 is widened to a float32 copy and written back after the step (PyTorch computes half
@@ -91,6 +92,20 @@ def _step_value(step, device):
     return step._data if step._device == device else step.item()
 
 
+def _by_device(params):
+    """The indices of `params` by device, in order: each device's backend steps them all in
+    one call (on CUDA, multi-tensor launches)."""
+    indices = {}
+    for i, param in enumerate(params):
+        indices.setdefault(param._device, []).append(i)
+    return indices
+
+
+def _arrays(tensors, indices):
+    """The arrays of the tensors at `indices`, as a backend takes them."""
+    return [tensors[i]._data for i in indices]
+
+
 def _bump_versions(tensors):
     for t in tensors:
         if t is not None:
@@ -131,15 +146,18 @@ def _fused_sgd_(self, grads, momentum_buffer_list, *, weight_decay, momentum, lr
     _check_amp_tensor(found_inf)
     lr = _number(lr)
     for i, param in enumerate(params):
-        buf = momentum_buffer_list[i] if momentum != 0 else None
-        _check_group("fused_sgd_kernel", param, (grads[i], buf), _SGD_NAMES)
-        device = param._device
+        _check_group("fused_sgd_kernel", param, (grads[i], momentum_buffer_list[i] if momentum != 0 else None),
+                     _SGD_NAMES)
+    for device, indices in _by_device(params).items():
         written = _backends.get(device).optim.sgd(
-            param._data, grads[i]._data, None if buf is None else buf._data, _on(grad_scale, device),
+            _arrays(params, indices), _arrays(grads, indices),
+            _arrays(momentum_buffer_list, indices) if momentum != 0 else None, _on(grad_scale, device),
             _on(found_inf, device), lr=lr, weight_decay=weight_decay, momentum=momentum, dampening=dampening,
             nesterov=nesterov, maximize=maximize, first_step=is_first_step)
-        if written:
-            _bump_versions((param, buf, grads[i] if grad_scale is not None else None))
+        for i, wrote in zip(indices, written):
+            if wrote:
+                _bump_versions((params[i], momentum_buffer_list[i] if momentum != 0 else None,
+                                grads[i] if grad_scale is not None else None))
 
 
 # --- Adam / AdamW --------------------------------------------------------------------------
@@ -191,18 +209,24 @@ def _adam_step(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_step
     lr = _number(lr)
     options = dict(lr=lr, beta1=beta1, beta2=beta2, weight_decay=weight_decay, eps=eps,
                    amsgrad=amsgrad, maximize=maximize, decoupled=decoupled)
+    groups = []
     for i, param in enumerate(params):
         group = (grads[i], exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] if amsgrad else None)
         _check_group("fused_adam_kernel", param, group, _ADAM_NAMES)
         step = state_steps[i]
         if step._data.size != 1:
             raise RuntimeError(f"a Tensor with {step._data.size} elements cannot be converted to Scalar")
-        device = param._device
+        groups.append(group)
+    for device, indices in _by_device(params).items():
         written = _backends.get(device).optim.adam(
-            param._data, *(None if t is None else t._data for t in group), _step_value(step, device),
+            _arrays(params, indices), _arrays(grads, indices), _arrays(exp_avgs, indices),
+            _arrays(exp_avg_sqs, indices), _arrays(max_exp_avg_sqs, indices) if amsgrad else None,
+            [_step_value(state_steps[i], device) for i in indices],
             _on(grad_scale, device), _on(found_inf, device), **options)
-        if written:
-            _bump_versions((param,) + group[1:] + (group[0] if grad_scale is not None else None,))
+        for i, wrote in zip(indices, written):
+            if wrote:
+                group = groups[i]
+                _bump_versions((params[i],) + group[1:] + (group[0] if grad_scale is not None else None,))
 
 
 # --- Adagrad (CPU only, as in PyTorch) -------------------------------------------------------

@@ -1,11 +1,13 @@
 """CPU fused optimizer steps: SGD, Adam/AdamW and Adagrad, one Numba pass over each
 parameter (`kernels/fused_optim.py`), serial below a size threshold and `prange` above.
 
-Each function updates one parameter and its state in place and returns whether it wrote
-anything (False when AMP's `found_inf` skips the step or the parameter is empty), so the
-op knows which versions to bump. Arrays arrive in their storage dtype: float16/bfloat16
-and strided ones go through float32 or contiguous copies (`FlatOperands`). AMP's
-`grad_scale`/`found_inf` are read on the host (one-element arrays), where reading is free.
+`sgd` and `adam` take lists of arrays (parameters, gradients, state), as the CUDA
+backend's multi-tensor steps do, and return, per parameter, whether they wrote it (False
+when AMP's `found_inf` skips the step or the parameter is empty), so the op knows which
+versions to bump; `adagrad` (CPU only) updates one parameter. Arrays arrive in their
+storage dtype: float16/bfloat16 and strided ones go through float32 or contiguous copies
+(`FlatOperands`). AMP's `grad_scale`/`found_inf` are read on the host (one-element
+arrays), where reading is free.
 """
 import numpy as np
 
@@ -53,8 +55,8 @@ def _compute(dtype):
     return np.dtype(np.float32) if dtype.itemsize == 2 else dtype  # half types in float32
 
 
-def sgd(param, grad, buf, grad_scale, found_inf, *, lr, weight_decay, momentum, dampening, nesterov, maximize,
-        first_step):
+def _sgd_one(param, grad, buf, grad_scale, found_inf, *, lr, weight_decay, momentum, dampening, nesterov,
+             maximize, first_step):
     """One SGD step of `param` (and its momentum buffer `buf`, or None), in place."""
     skip, scale = _amp(grad_scale, found_inf)
     if skip or param.size == 0:
@@ -68,8 +70,8 @@ def sgd(param, grad, buf, grad_scale, found_inf, *, lr, weight_decay, momentum, 
     return True
 
 
-def adam(param, grad, exp_avg, exp_avg_sq, max_sq, step, grad_scale, found_inf, *, lr, beta1, beta2,
-         weight_decay, eps, amsgrad, maximize, decoupled):
+def _adam_one(param, grad, exp_avg, exp_avg_sq, max_sq, step, grad_scale, found_inf, *, lr, beta1, beta2,
+              weight_decay, eps, amsgrad, maximize, decoupled):
     """One Adam (AdamW with `decoupled`) step of `param` and its moments, in place; `step`
     counts this step (a number, or a one-element array)."""
     skip, scale = _amp(grad_scale, found_inf)
@@ -83,6 +85,21 @@ def adam(param, grad, exp_avg, exp_avg_sq, max_sq, step, grad_scale, found_inf, 
     if operands is not None:
         operands.write_back()
     return True
+
+
+def sgd(params, grads, bufs, grad_scale, found_inf, **options):
+    """One SGD step of every array of `params` (with its momentum buffer in `bufs`, or `bufs`
+    None), in place; the options are `_sgd_one`'s."""
+    return [_sgd_one(param, grads[i], None if bufs is None else bufs[i], grad_scale, found_inf, **options)
+            for i, param in enumerate(params)]
+
+
+def adam(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, grad_scale, found_inf, **options):
+    """One Adam (AdamW with `decoupled`) step of every array of `params` and its moments, in
+    place (`max_sqs` None without amsgrad); the options are `_adam_one`'s."""
+    return [_adam_one(param, grads[i], exp_avgs[i], exp_avg_sqs[i], None if max_sqs is None else max_sqs[i],
+                      steps[i], grad_scale, found_inf, **options)
+            for i, param in enumerate(params)]
 
 
 def adagrad(param, grad, state_sum, step, grad_scale, found_inf, *, lr, lr_decay, weight_decay, eps, maximize):

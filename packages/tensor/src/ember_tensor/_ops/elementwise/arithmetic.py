@@ -57,7 +57,7 @@ _COMPLEX_AS_IS = frozenset((
 _COMPLEX_TWINS = frozenset((
     "div", "reciprocal", "abs", "angle", "sgn", "conj", "isnan", "isinf", "isfinite", "exp", "exp2",
     "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan",
-    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "pow", "lerp", "add", "sub"))
+    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "pow", "lerp", "add", "sub", "logaddexp"))
 
 
 def complex_kernel(name, dtype, *where):

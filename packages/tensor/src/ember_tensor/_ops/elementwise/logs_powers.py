@@ -4,7 +4,9 @@ float_power, and the sign tests signbit and heaviside.
 Each is a composition of existing elementwise ops (maximum, log1p, exp, where, pow, ...),
 so it runs on every device and autograd differentiates it through its parts. They keep
 PyTorch's dtype rules: logaddexp/logaddexp2 reject integers, xlogy computes integers in
-the default float dtype, float_power always computes in float64.
+the default float dtype, float_power always computes in float64. Of complex dtypes,
+PyTorch has logaddexp (complex64/complex128: one kernel, `logaddexp_complex`, with its own
+derivative rule) and float_power; logaddexp2 and xlogy refuse them.
 """
 import math
 
@@ -13,8 +15,8 @@ from ..._dispatch import op
 from ..._tensor import Tensor
 from .. import _iter, creation
 from .arithmetic import (
-    _not_implemented, add, copy_to_out, copysign, eq, gt, logical_and, lt, maximum, mul, pow, require_tensors,
-    sub,
+    _not_implemented, add, binary, copy_to_out, copysign, eq, gt, logical_and, lt, maximum, mul, pow,
+    require_tensors, sub,
 )
 from .composite import where
 from .pointwise import abs, exp, exp2, isinf, isnan, log, log1p
@@ -63,8 +65,19 @@ def logaddexp(input, other, *, out=None):
     tensor([6.9315e-01, 1.0007e+03], dtype=torch.float64)
     """
     require_tensors("logaddexp", input, other)
+    result = D.result_type(input, other)
+    if result in (D.complex64, D.complex128):
+        return _to_out(logaddexp_complex(*_operands(input, other, result)), out)
     a, b = _float_operands("logaddexp_cpu", input, other)
     return _to_out(_log_add(a, b, lambda d: log1p(exp(-d))), out)
+
+
+@op("logaddexp_complex")
+def logaddexp_complex(input, other):
+    """`logaddexp` of two complex tensors of one dtype: PyTorch's formula in one kernel
+    (`_backends/scalar_complex.py`), an op of its own so that autograd has PyTorch's rule
+    for it (LogaddexpBackward0)."""
+    return binary("logaddexp", input, other)
 
 
 @op()
@@ -82,6 +95,8 @@ def logaddexp2(input, other, *, out=None):
 
 def _xlogy(input, other):
     result = D.result_type(input, other)
+    if result.category == D._COMPLEX:
+        raise _not_implemented("xlogy_cpu", result, *(x for x in (input, other) if isinstance(x, Tensor)))
     if result.category != D._FLOAT:
         result = D.get_default_dtype()
     x, y = _operands(input, other, result)
@@ -106,7 +121,11 @@ def xlogy(input, other, *, out=None):
 @op("xlogy_", inplace=True)
 def xlogy_(self, other):
     """In-place `xlogy`."""
-    if self._dtype.category != D._FLOAT:
+    result = D.result_type(self, other)
+    if result.category == D._COMPLEX and self._dtype.category != D._COMPLEX:
+        raise RuntimeError(f"result type {_iter.type_name(result)} can't be cast to the desired output type "
+                           f"{_iter.type_name(self._dtype)}")
+    if self._dtype.category not in (D._FLOAT, D._COMPLEX):
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_iter.type_name(self._dtype)}")
     return self.copy_(_xlogy(self, other))

@@ -15,9 +15,10 @@ import warnings
 from ... import _dtype as D
 from ... import return_types
 from ..._dispatch import op
-from .._iter import type_name
+from .._iter import broadcast_shapes, type_name
 from .lapack import LinAlgError, batch_prefix, check_matrix, host, host_linalg, wrap
 from ..creation import empty, eye
+from ..index_ops import take_along_dim
 from .decompositions import solve_triangular
 
 __all__ = ["lu_factor", "lu_factor_ex", "lu", "lu_unpack", "lu_solve", "legacy_lu", "legacy_lu_solve"]
@@ -178,18 +179,40 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):  # noqa: N80
 
 def _solve_with_factors(P, L, U, B, left, adjoint):
     """A = P L U: X = A^-1 B, A^-H B, B A^-1 or B A^-H by two triangular solves and a
-    permutation (all differentiable, so gradients reach LU and B)."""
+    permutation (all differentiable, so gradients reach LU and B). As LAPACK's getrs, a
+    zero on U's diagonal is divided by (inf and nan), never checked."""
     if left and not adjoint:    # U^-1 L^-1 P^T B
-        Y = solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
+        Y = solve_triangular(L, _permute(P, B, rows=True, transpose=True), upper=False, unitriangular=True)
         return solve_triangular(U, Y, upper=True)
     if left:                    # P L^-H U^-H B
         Y = solve_triangular(U.mH, B, upper=False)
-        return P @ solve_triangular(L.mH, Y, upper=True, unitriangular=True)
+        return _permute(P, solve_triangular(L.mH, Y, upper=True, unitriangular=True), rows=True, transpose=False)
     if not adjoint:             # B U^-1 L^-1 P^T
         Y = solve_triangular(U, B, upper=True, left=False)
-        return solve_triangular(L, Y, upper=False, left=False, unitriangular=True) @ P.mT
-    Y = solve_triangular(L.mH, B @ P, upper=True, left=False, unitriangular=True)  # B P L^-H U^-H
+        return _permute(P, solve_triangular(L, Y, upper=False, left=False, unitriangular=True), rows=False,
+                        transpose=True)
+    Y = solve_triangular(L.mH, _permute(P, B, rows=False, transpose=False), upper=True, left=False,
+                         unitriangular=True)  # B P L^-H U^-H
     return solve_triangular(U.mH, Y, upper=False, left=False)
+
+
+def _permute(P, X, rows, transpose):
+    """P @ X, P^T @ X (`rows`), X @ P or X @ P^T as a gather of X's rows or columns: a
+    permutation moves values, where a product with P would turn an inf of X into nan
+    (0 * inf) as getrs's row swaps never do."""
+    if P.shape[-1] == 0 or X.is_complex():
+        # The product for complex matrices: the gather kernels move at most 8-byte items.
+        P = P.mT if transpose else P
+        return P @ X if rows else X @ P
+    # (P X)[r] = X[i] and (X P^T)[:, r] = X[:, i] where P[r, i] = 1: the column of row r's
+    # one; P^T X and X P take the row of column r's one.
+    index = P.argmax(-2 if transpose == rows else -1)
+    batch = broadcast_shapes(tuple(P.shape[:-2]), tuple(X.shape[:-2]))
+    X = X.expand(batch + tuple(X.shape[-2:]))
+    index = index.expand(batch + tuple(index.shape[-1:]))
+    if rows:
+        return take_along_dim(X, index.unsqueeze(-1), dim=-2)
+    return take_along_dim(X, index.unsqueeze(-2), dim=-1)
 
 
 _LU_DEPRECATED = (

@@ -17,7 +17,8 @@ from .core import *  # noqa: F401,F403 - the database's public names live here t
 from .refs import (
     _digamma, _erf, _erfc, _erfinv, _lgamma, _ref_add, _ref_addcdiv, _ref_addcmul, _ref_allclose, _ref_clamp,
     _ref_div, _ref_equal, _ref_isclose, _ref_lerp, _ref_logit, _ref_lshift, _ref_nan_to_num, _ref_pow,
-    _ref_round, _ref_rshift, _ref_sgn, _ref_sign, _ref_sub, _ref_xlogy, _ref_float_power, _ref_heaviside,
+    _ref_round, _ref_rshift, _ref_sgn, _ref_sign, _ref_sub, _ref_logaddexp, _ref_xlogy, _ref_float_power,
+    _ref_heaviside,
 )
 from .inputs import (
     _addc_samples, _chain, _clamp_samples, _equal_samples, _errors_addcdiv, _errors_addcmul, _errors_alpha,
@@ -164,12 +165,16 @@ OP_DB = [
             error_inputs_func=_errors_float_only_binary("hypot_cpu")),
     _binary("copysign", np.copysign, (F32, F64, F16, I64, B), result=to_float, scalars=(-1, 2.5)),
     # --- compositions of the log/exp/pow kernels ---
-    _binary("logaddexp", np.logaddexp, (F32, F64), scalars=(), inplace=False,
+    # PyTorch has complex logaddexp, but neither complex logaddexp2 nor complex xlogy.
+    _binary("logaddexp", _ref_logaddexp, (F32, F64) + _C, scalars=(), inplace=False,
             error_inputs_func=_errors_float_only_binary("logaddexp_cpu")),
     _binary("logaddexp2", np.logaddexp2, (F32, F64), scalars=(), inplace=False,
-            error_inputs_func=_errors_float_only_binary("logaddexp2_cpu")),
+            error_inputs_func=_chain(_errors_float_only_binary("logaddexp2_cpu"),
+                                     _errors_unsupported("logaddexp2_cpu", _C, unary=False))),
     _binary("xlogy", _ref_xlogy, (F32, F64, I64, B), result=to_float, domain=(0, 3), rhs_domain=(0.1, 3),
-            scalars=(3, 2.5), scalar_lhs=True),
+            scalars=(3, 2.5), scalar_lhs=True,
+            error_inputs_func=_chain(_errors_unsupported("xlogy_cpu", _C, unary=False),
+                                     _errors_unsupported("xlogy_cpu", (C64,), unary=False, other=2.5))),
     # float_power_ needs a float64 self (its own error): tests/test_more_ops.py covers it.
     _binary("float_power", _ref_float_power, (F32, F64, I64) + _C,
             result=lambda promoted, kwargs: C128 if promoted.is_complex else F64,

@@ -12,7 +12,8 @@ __all__ = [
     "_vectorized", "_lgamma_scalar", "_erfinv_scalar", "_digamma_scalar", "_erf", "_erfc", "_erfinv", "_digamma",
     "_lgamma", "_ref_sign", "_ref_sgn", "_ref_round", "_ref_logit", "_FLOAT_MAX", "_ref_nan_to_num", "_ref_add", "_ref_sub",
     "_ref_div", "_ref_pow", "_ref_lshift", "_ref_rshift", "_ref_clamp", "_ref_lerp", "_ref_addcmul",
-    "_ref_addcdiv", "_ref_isclose", "_ref_allclose", "_ref_equal", "_ref_xlogy", "_ref_float_power", "_ref_heaviside"
+    "_ref_addcdiv", "_ref_isclose", "_ref_allclose", "_ref_equal", "_ref_logaddexp", "_ref_xlogy", "_ref_float_power",
+    "_ref_heaviside"
 ]
 
 try:  # scipy is only a better reference for the special functions; math does without it
@@ -200,6 +201,16 @@ def _ref_allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 def _ref_equal(a, b):
     wide = np.complex128 if np.iscomplexobj(a) or np.iscomplexobj(b) else np.float64
     return a.shape == b.shape and bool(np.all(np.asarray(a, wide) == np.asarray(b, wide)))
+
+
+def _ref_logaddexp(a, b):
+    """NumPy's logaddexp; for complex operands PyTorch's formula, max + log1p(exp(min - max))
+    with the operands ordered by real part (its imaginary part is not wrapped to (-pi, pi])."""
+    if not (np.iscomplexobj(a) or np.iscomplexobj(b)):
+        return np.logaddexp(a, b)
+    a, b = np.broadcast_arrays(np.asarray(a, np.complex128), np.asarray(b, np.complex128))
+    low, high = np.where(a.real < b.real, a, b), np.where(a.real < b.real, b, a)
+    return high + np.log1p(np.exp(low - high))
 
 
 def _ref_xlogy(x, y):

@@ -79,16 +79,23 @@ def solve_triangular(a, b, upper, left, unitriangular, batch):
     if not left:
         a, b = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)
     a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        try:
-            x = np.linalg.solve(a, b)
-        except np.linalg.LinAlgError:
-            x = _substitute(a, b, lower=(upper != left))
+    # Substitution, as trsm, where LAPACK's general solve would differ: a triangle that is
+    # singular (a zero on its diagonal; a solve pivots a lower one and rounds the zero
+    # away), or a right side with inf or nan (which the solve's own L spreads as 0 * inf).
+    singular = (np.diagonal(a, 0, -2, -1) == 0).any(-1) | ~np.isfinite(b).all((-2, -1))
+    if not singular.any():
+        x = np.linalg.solve(a, b)
+    else:
+        x = np.empty(np.broadcast_shapes(a.shape[:-1], b.shape[:-1]) + b.shape[-1:], np.result_type(a, b))
+        x[~singular] = np.linalg.solve(a[~singular], b[~singular])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x[singular] = _substitute(a[singular], b[singular], lower=(upper != left))
     return x if left else np.swapaxes(x, -1, -2)
 
 
 def _substitute(a, b, lower):
-    """Forward/back substitution (only for singular triangles, where LAPACK's solve refuses)."""
+    """Forward/back substitution for singular triangles: every product is taken, so a zero
+    on the diagonal spreads inf and nan as LAPACK's trsm does."""
     n = a.shape[-1]
     x = np.zeros(np.broadcast_shapes(a.shape[:-1], b.shape[:-1]) + b.shape[-1:], np.result_type(a, b))
     rows = range(n) if lower else range(n - 1, -1, -1)
