@@ -10,9 +10,9 @@ eq, pow, ...) use it as is: Numba compiles their complex signature only when it 
 NumPy's ufuncs on complex scalars are what Numba compiles on the CPU, and what the CUDA
 simulator (plain Python on NumPy scalars) runs without raising at poles. Numba's do not
 follow C99's special values (Annex G, which PyTorch's c10::complex does) everywhere: exp,
-pow, log2 and log1p are written out below where they part; the trigonometric and
-hyperbolic functions still differ at NaN and infinite parts (the op database's expected
-failures list them).
+pow, log2, log1p, expm1, sinh/cosh/tanh (and sin/cos/tan through them) and acosh are
+written out below where they part; the inverse trigonometric functions and asinh/atanh
+still differ at NaN and infinite parts (the op database's expected failures list them).
 """
 import cmath
 import math
@@ -21,16 +21,18 @@ import numpy as np
 from numba.core import config
 from numba.extending import register_jitable
 
-# exp, expm1 and log1p of a real part, and exp and sqrt of a complex number. Compiled
+# exp, expm1, log1p, sinh and cosh of a real part, and exp and sqrt of a complex number. Compiled
 # (Numba's CPU target, and its CUDA target, which has math's and cmath's functions but not
 # NumPy's exp, expm1, log1p or sqrt ufuncs on scalars) they are math's and cmath's; under the
 # CUDA simulator these functions run as plain Python, where math's raise at overflow and
 # poles (math.exp(800.0), math.log1p(-1.0)) and NumPy's give inf and nan as the kernels do.
 if config.ENABLE_CUDASIM:
     _exp_real, _expm1_real, _log1p_real = np.exp, np.expm1, np.log1p
+    _sinh_real, _cosh_real = np.sinh, np.cosh
     _exp_of_complex, _sqrt_of_complex = np.exp, np.sqrt
 else:
     _exp_real, _expm1_real, _log1p_real = math.exp, math.expm1, math.log1p
+    _sinh_real, _cosh_real = math.sinh, math.cosh
     _exp_of_complex, _sqrt_of_complex = cmath.exp, cmath.sqrt
 
 # --- arithmetic ------------------------------------------------------------------------
@@ -183,11 +185,11 @@ def pow_complex(a, b):
 
 
 def expm1_complex(a):
-    # exp(x)(cos y - 1) + (exp(x) - 1) + i exp(x) sin y, accurate near 0 in both parts.
+    # c10's formula, expm1(x) cos y - 2 sin(y/2)^2 + i exp(x) sin y: accurate near 0 in both
+    # parts, and infinite for an infinite x (inf + nan j at y = 0, as PyTorch's).
     x, y = a.real, a.imag
-    ex = _exp_real(x)
     s = np.sin(y / 2.0)
-    return complex(_expm1_real(x) - 2.0 * ex * s * s, ex * np.sin(y))
+    return complex(_expm1_real(x) * np.cos(y) - 2.0 * s * s, _exp_real(x) * np.sin(y))
 
 
 def log_complex(a):
@@ -245,16 +247,147 @@ def rsqrt_complex(a):
     return _divide(1.0 + 0j, _sqrt_of_complex(a))
 
 
+# --- hyperbolic functions, and the trigonometric ones through them (C99's Annex G) -----
+# C99's tables (G.6.2) for csinh, ccosh and ctanh, with glibc's choices where C99 leaves a
+# sign open (PyTorch's values: its CPU kernels call the C library's complex functions), and
+# csin(z) = -i csinh(iz), ccos(z) = ccosh(iz), ctan(z) = -i ctanh(iz) as C99 defines them.
+# Parts are taken as float64 (np.float64, as float() keeps a float32 in Numba), so the overflow
+# limits are float64's and a complex64 result rounds once, when stored.
+
+# Past this |x|, exp(|x|) overflows float64 while exp(|x|) cos y may not: such a part is
+# computed as exp(|x|/2) (cos y / 2) exp(|x|/2), finite as long as the true value is.
+_EXP_OVERFLOW = 709.0
+# Past this |x|, tanh(x + yj) is sign(x) + 4 sin y cos y exp(-2|x|) j to the last bit, and
+# sinh(x)^2 would overflow in the general formula.
+_TANH_SATURATES = 354.0
+
+
+@register_jitable
+def _sinh(x, y, open_inf):
+    # sinh(x + yj) = sinh x cos y + cosh x sin y j, x and y floats. `open_inf` is the real
+    # part at an infinite x and a y that is not finite, whose sign C99 leaves open: glibc's
+    # csinh has +inf, its csin (-i csinh(iz)) the opposite.
+    if x - x == 0 and y - y == 0:  # both finite
+        if y == 0:  # a real argument stays real: sinh(x) + y j, with y's signed zero
+            return complex(_sinh_real(x), y)
+        c, s = np.cos(y), np.sin(y)
+        if abs(x) < _EXP_OVERFLOW:
+            return complex(_sinh_real(x) * c, _cosh_real(x) * s)
+        h = _exp_real(abs(x) / 2.0)
+        return complex(math.copysign(h, x) * (0.5 * c) * h, h * (0.5 * s) * h)
+    if x - x == 0:  # y infinite or NaN: +-0 + nan j at x = +-0, else nan + nan j
+        return complex(x, y - y) if x == 0 else complex(math.nan, math.nan)
+    if x != x:  # NaN + 0j stays NaN + 0j, any other y gives nan + nan j
+        return complex(x, y) if y == 0 else complex(math.nan, math.nan)
+    # x = +-inf: sinh(+-inf) cis(y), keeping y's zero; open_inf + nan j where y is not finite
+    if y == 0:
+        return complex(x, y)
+    if y - y == 0:
+        return complex(x * np.cos(y), math.inf * np.sin(y))
+    return complex(open_inf, y - y)
+
+
+@register_jitable
+def _cosh(x, y):
+    # cosh(x + yj) = cosh x cos y + sinh x sin y j, x and y floats.
+    if x - x == 0 and y - y == 0:
+        if y == 0:  # cosh(x) + (sign of x y) 0 j
+            return complex(_cosh_real(x), x * y)
+        c, s = np.cos(y), np.sin(y)
+        if abs(x) < _EXP_OVERFLOW:
+            return complex(_cosh_real(x) * c, _sinh_real(x) * s)
+        h = _exp_real(abs(x) / 2.0)
+        return complex(h * (0.5 * c) * h, math.copysign(h, x) * (0.5 * s) * h)
+    if x - x == 0:  # y infinite or NaN: nan + 0j at x = +-0, else nan + nan j
+        return complex(y - y, 0.0) if x == 0 else complex(math.nan, math.nan)
+    if x != x:
+        return complex(x, y) if y == 0 else complex(math.nan, math.nan)
+    # x = +-inf: inf cis(y) with sinh's sign in the imaginary part
+    if y == 0:
+        return complex(math.inf, math.copysign(1.0, x) * y)
+    if y - y == 0:
+        return complex(math.inf * np.cos(y), x * np.sin(y))
+    return complex(math.inf, y - y)
+
+
+@register_jitable
+def _tanh(x, y):
+    # tanh(x + yj) = (sinh x cosh x + sin y cos y j) / (sinh(x)^2 + cos(y)^2), x and y floats.
+    if x - x == 0 and y - y == 0:
+        s, c = np.sin(y), np.cos(y)
+        if abs(x) > _TANH_SATURATES:
+            return complex(math.copysign(1.0, x), 4.0 * s * c * _exp_real(-2.0 * abs(x)))
+        sh = _sinh_real(x)
+        den = sh * sh + c * c
+        return complex(sh * _cosh_real(x) / den, s * c / den)
+    if x - x == 0:  # y infinite or NaN: +-0 + nan j at x = +-0 (C23's choice, glibc's), else nan + nan j
+        return complex(x, y - y) if x == 0 else complex(math.nan, math.nan)
+    if x != x:
+        return complex(x, y) if y == 0 else complex(math.nan, math.nan)
+    # x = +-inf: +-1 and a zero with the sign of sin(2y), or of y where y is not finite
+    if y - y == 0:
+        return complex(math.copysign(1.0, x), math.copysign(0.0, np.sin(y) * np.cos(y)))
+    return complex(math.copysign(1.0, x), math.copysign(0.0, y))
+
+
+def sinh_complex(a):
+    return _sinh(np.float64(a.real), np.float64(a.imag), math.inf)
+
+
+def cosh_complex(a):
+    return _cosh(np.float64(a.real), np.float64(a.imag))
+
+
+def tanh_complex(a):
+    return _tanh(np.float64(a.real), np.float64(a.imag))
+
+
 def sin_complex(a):
-    return np.sin(a)
+    # sin(z) = -i sinh(iz), iz = -y + xj
+    w = _sinh(-np.float64(a.imag), np.float64(a.real), -math.inf)
+    return complex(w.imag, -w.real)
 
 
 def cos_complex(a):
-    return np.cos(a)
+    # cos(z) = cosh(iz)
+    return _cosh(-np.float64(a.imag), np.float64(a.real))
 
 
 def tan_complex(a):
-    return np.tan(a)
+    # tan(z) = -i tanh(iz)
+    w = _tanh(-np.float64(a.imag), np.float64(a.real))
+    return complex(w.imag, -w.real)
+
+
+def acosh_complex(a):
+    # Kahan's formula for finite arguments ("Branch cuts for complex elementary functions"):
+    #   acosh z = asinh Re(conj(sqrt(z - 1)) sqrt(z + 1)) + 2 atan2(Im sqrt(z - 1), Re sqrt(z + 1)) j,
+    # accurate for tiny parts, right on both sides of the cut (signed zeros), and free of
+    # overflow; Numba's cacosh loses the first two (acosh(1e-30j) has real part 0,
+    # acosh(-1.5 - 0j) lands on the wrong side). C99's table (G.6.2.1) where a part is
+    # infinite or NaN: an infinite real part, the phase a multiple of pi/4.
+    x, y = np.float64(a.real), np.float64(a.imag)
+    if x - x == 0 and y - y == 0:
+        below = _sqrt_of_complex(complex(x - 1.0, y))
+        above = _sqrt_of_complex(complex(x + 1.0, y))
+        return complex(math.asinh(below.real * above.real + below.imag * above.imag),
+                       2.0 * math.atan2(below.imag, above.real))
+    if y == math.inf or y == -math.inf:  # x + inf j: phase pi/2, or pi/4 or 3pi/4 at x = +-inf
+        if x != x:
+            return complex(math.inf, x)
+        phase = 1.5707963267948966
+        if x == math.inf:
+            phase = 0.7853981633974483
+        elif x == -math.inf:
+            phase = 2.356194490192345
+        return complex(math.inf, math.copysign(phase, y))
+    if x == math.inf or x == -math.inf:  # inf + y j: phase 0 or pi; nan where y is NaN
+        if y != y:
+            return complex(math.inf, y)
+        return complex(math.inf, math.copysign(0.0 if x > 0 else math.pi, y))
+    if x == 0 and y != y:  # +-0 + nan j: nan + pi/2 j (glibc's)
+        return complex(y, 1.5707963267948966)
+    return complex(math.nan, math.nan)
 
 
 def asin_complex(a):
@@ -269,24 +402,8 @@ def atan_complex(a):
     return np.arctan(a)
 
 
-def sinh_complex(a):
-    return np.sinh(a)
-
-
-def cosh_complex(a):
-    return np.cosh(a)
-
-
-def tanh_complex(a):
-    return np.tanh(a)
-
-
 def asinh_complex(a):
     return np.arcsinh(a)
-
-
-def acosh_complex(a):
-    return np.arccosh(a)
 
 
 def atanh_complex(a):
