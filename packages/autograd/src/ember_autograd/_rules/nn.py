@@ -135,6 +135,18 @@ def avg_pool_backward(ctx, a, params):
     return K.avg_pool(a, *params)
 
 
+# -- backward kernels PyTorch refuses under deterministic algorithms -----------------------
+# ember-nn wraps the result of such an op (reflection padding, interpolate, adaptive
+# average pooling, ...) in this mark: its gradient passes through unchanged, alerting
+# first where PyTorch's backward kernel would (on CUDA), so the error comes when the
+# backward runs, as PyTorch's does.
+
+@derivative("nondeterministic_backward", save=lambda input, caller: (caller,))
+def nondeterministic_backward(ctx, grad, caller):
+    K.alert_nondeterministic_backward(grad, caller)
+    return grad
+
+
 # -- normalisation ------------------------------------------------------------------------
 # First-order backward runs the fused kernels. Under create_graph (grad mode on inside
 # backward) the same formula is written in differentiable ops instead, so the gradient
