@@ -169,3 +169,18 @@ def test_mark_is_transparent():
     assert F.pad(x.detach(), (1, 1), mode="reflect").requires_grad is False
     et.use_deterministic_algorithms(True)
     F.pad(x.detach(), (1, 1), mode="reflect").sum()  # no graph, no backward: no alert
+
+
+def test_marked_results_have_pytorchs_node_names():
+    torch = pytest.importorskip("torch")
+    calls = [
+        lambda F, lib: F.pad(lib.ones(1, 1, 3, 3, requires_grad=True), (1, 1, 1, 1), mode="reflect"),
+        lambda F, lib: F.interpolate(lib.ones(1, 1, 3, requires_grad=True), size=5, mode="linear"),
+        lambda F, lib: F.adaptive_avg_pool2d(lib.ones(1, 1, 4, 4, requires_grad=True), 3),
+        lambda F, lib: F.avg_pool3d(lib.ones(1, 1, 2, 2, 2, requires_grad=True), 2),
+        lambda F, lib: F.max_pool3d(lib.ones(1, 1, 2, 2, 2, requires_grad=True), 2),
+        lambda F, lib: F.grid_sample(lib.ones(1, 1, 3, 3, requires_grad=True), lib.zeros(1, 2, 2, 2),
+                                     align_corners=False),
+    ]
+    for call in calls:
+        assert call(F, et).grad_fn.name() == call(torch.nn.functional, torch).grad_fn.name()
