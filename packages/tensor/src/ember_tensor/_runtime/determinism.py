@@ -9,6 +9,9 @@ kernels instead, as PyTorch's take its sorted index_put; where PyTorch has no su
 (put_, bincount with weights, histc of floats and scatter's products on CUDA, put_
 without accumulation anywhere) the backend calls `alert_not_deterministic` with the
 name PyTorch's kernel reports, which raises PyTorch's error (or warns, with warn_only).
+So do max_unpool (every device), N-d nll_loss and median/nanmedian with indices on CUDA;
+the backward passes PyTorch refuses on CUDA alert through ember-nn's marks
+(`nn_ops.nondeterministic_backward`) as the backward runs.
 """
 import warnings
 
