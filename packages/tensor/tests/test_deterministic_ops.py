@@ -5,7 +5,9 @@ PyTorch makes deterministic (index_put_ and index_add_ with repeats, scatter_add
 scatter_reduce 'sum'/'mean') give the CPU's bits, and the ones it refuses (put_,
 bincount with weights, histc of floats, scatter's products with a tensor source) raise
 its RuntimeError naming its CUDA kernel, or warn with warn_only. put_ without
-accumulation is refused on every device; the CPU messages are checked against PyTorch.
+accumulation and max_unpool are refused on every device; N-d nll_loss and median/nanmedian
+with indices on CUDA; the CPU messages are checked against PyTorch. (The backward passes
+PyTorch refuses are ember-nn's `tests/test_deterministic_backward.py`.)
 """
 import os
 import sys
