@@ -287,11 +287,6 @@ def _charge_free(nbytes, is_device):
         event.self_cpu_memory_usage -= nbytes
 
 
-def _op_name(op):
-    # Built-in ops are "aten::<name>" as in PyTorch; users' ops keep their namespace ("custom::swish").
-    return op.name if "::" in op.name else "aten::" + op.name
-
-
 def _counts_flops_already(stack):
     """Whether an op that PyTorch counts is running: ember's addmm runs mm and add, and
     PyTorch's count of the addmm already holds theirs."""
@@ -299,7 +294,8 @@ def _counts_flops_already(stack):
 
 
 def _profiling_wrapper(op, args, kwargs, redispatch):
-    name = _op_name(op)
+    # Built-in ops are "aten::<name>" as in PyTorch; users' ops keep their namespace ("custom::swish").
+    name = op.name if "::" in op.name else "aten::" + op.name
     shapes = [_shape_of(a) for a in args] if _Options.shapes else None
     flops = 0
     if _Options.flops and not _counts_flops_already(getattr(_local, "stack", None)):

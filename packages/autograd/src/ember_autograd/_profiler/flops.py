@@ -68,11 +68,13 @@ def _baddbmm(args, kwargs):
 
 
 def _matmul(args, kwargs):
-    """The count of the mm/bmm PyTorch's matmul runs: 2·batch·M·K·N when both operands are
-    matrices (or stacks of them); a product with a vector goes to mv/dot, which count 0."""
+    """The count of the mm/bmm PyTorch's matmul runs: 2·batch·M·K·N, a vector on the left
+    taken as one row; a vector on the right goes to mv/dot, which count 0."""
     a, b = _shape(_arg(args, kwargs, 0, "input")), _shape(_arg(args, kwargs, 1, "other"))
-    if a is None or b is None or len(a) < 2 or len(b) < 2:
+    if a is None or b is None or len(b) < 2 or not a:
         return 0
+    if len(a) == 1:
+        a = (1,) + a
     batch = math.prod(_broadcast(a[:-2], b[:-2]))
     return 2 * batch * a[-2] * a[-1] * b[-1]
 

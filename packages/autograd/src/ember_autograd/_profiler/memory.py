@@ -16,14 +16,17 @@ blocks.
 """
 import weakref
 
-from ember_tensor import Tensor
+from ember_tensor import Tensor, strided
 
 __all__ = ["MemoryWatch"]
 
 
 def _tensors(value, found):
+    """The strided tensors in `value` (sparse tensors hold theirs as indices and values,
+    which the ops that built them returned and were charged for)."""
     if isinstance(value, Tensor):
-        found.append(value)
+        if value.layout is strided:
+            found.append(value)
     elif isinstance(value, (list, tuple)):
         for item in value:
             _tensors(item, found)
@@ -74,7 +77,7 @@ class MemoryWatch:
                 start, end = _span(storage)
                 if any(start < e and s < end for s, e in spans):
                     continue  # a fresh Storage object over an input's memory: a view
-            is_device = storage.device.type != "cpu"
+            is_device = t.device.type != "cpu"
             self._watch(storage, key, nbytes, is_device)
             if is_device:
                 device += nbytes
