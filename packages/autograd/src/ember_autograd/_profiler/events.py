@@ -98,6 +98,8 @@ class FunctionEventAvg:
         self.self_device_memory_usage = 0
 
     def add(self, event):
+        if not self.count:  # the group's parent is its first event's, as in PyTorch (top_level_events_only)
+            self.cpu_parent = getattr(event, "cpu_parent", None)
         self.count += event.count
         self.flops += event.flops
         for attr in ("cpu_time_total", "self_cpu_time_total", "device_time_total", "self_device_time_total",
