@@ -6,7 +6,7 @@ import numpy as np
 import ember_tensor as E
 from ember_tensor import nn_ops as K
 
-from ._util import through_composite_op
+from ._util import nondeterministic_backward, through_composite_op
 
 __all__ = ["affine_grid", "grid_sample"]
 
@@ -184,7 +184,7 @@ def _marked(sample):
     and grid gradients) add with atomics on CUDA."""
     def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
         out = sample(input, grid, mode, padding_mode, align_corners)
-        return K.nondeterministic_backward(out, f"grid_sampler_{input.dim() - 2}d_backward_cuda")
+        return nondeterministic_backward(out, f"grid_sampler_{input.dim() - 2}d_backward_cuda")
     grid_sample.__doc__ = sample.__doc__
     return grid_sample
 

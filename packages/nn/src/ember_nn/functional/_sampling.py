@@ -15,7 +15,7 @@ import ember_tensor as E
 from ember_tensor import nn_ops as K
 
 from ._pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
-from ._util import composite_op
+from ._util import composite_op, nondeterministic_backward
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 
@@ -59,11 +59,11 @@ def pad(input, pad, mode="constant", value=None):
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     out = _PAD_OPS[mode, count](input, tuple(int(p) for p in pad), mode)
     if mode == "reflect":
-        return K.nondeterministic_backward(out, _REFLECTION_PAD_BACKWARD[count])
+        return nondeterministic_backward(out, _REFLECTION_PAD_BACKWARD[count])
     if mode == "replicate" and not E.are_deterministic_algorithms_enabled():
         # Under the switch PyTorch's pad takes a decomposition whose backward is
         # deterministic (on CUDA); otherwise its replication kernel's backward adds with atomics.
-        return K.nondeterministic_backward(out, f"replication_pad{count}d_backward_cuda")
+        return nondeterministic_backward(out, f"replication_pad{count}d_backward_cuda")
     return out
 
 
@@ -248,7 +248,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             mode in ("linear", "bicubic") or not E.are_deterministic_algorithms_enabled()):
         # PyTorch's backward kernels of these add with atomics on CUDA; bilinear and
         # trilinear under the switch take a decomposition (deterministic backward) instead.
-        out = K.nondeterministic_backward(out, f"{name}_backward_out_cuda")
+        out = nondeterministic_backward(out, f"{name}_backward_out_cuda")
     return out
 
 
