@@ -14,6 +14,8 @@ A = RNG.standard_normal((3, 4))
 VA = RNG.standard_normal((3, 4))
 B = RNG.standard_normal((4, 2))
 VB = RNG.standard_normal((4, 2))
+Z = A[0] + 1j * A[1]
+VZ = VA[0] - 1j * VA[2]
 
 
 def _as_list(out):
@@ -67,6 +69,7 @@ CASES = {
     "cat_split": (lambda L, x, y: L.cat([x, y]).split(2), [(A, VA), (A * 2, None)]),
     "argmax_compare": (lambda L, x: (x.argmax(), x > 0), [(A, VA)]),
     "detach": (lambda L, x: x.detach(), [(A, VA)]),
+    "complex": (lambda L, x: ((x * x).exp(), x.abs(), (x.conj() * x).real), [(Z, VZ)]),
     "inplace_mul": (lambda L, x: x.clone().mul_(3), [(A, VA)]),
     "inplace_into_plain": (lambda L, x: L.zeros(3, 4, dtype=L.float64).add_(x.exp()), [(A, VA)]),
     "inplace_through_view": (lambda L, x: _write_view(x), [(A, VA)]),
