@@ -72,6 +72,11 @@ CASES = {
     "complex": (lambda L, x: ((x * x).exp(), x.abs(), (x.conj() * x).real), [(Z, VZ)]),
     "inplace_mul": (lambda L, x: x.clone().mul_(3), [(A, VA)]),
     "inplace_into_plain": (lambda L, x: L.zeros(3, 4, dtype=L.float64).add_(x.exp()), [(A, VA)]),
+    "inplace_zero_clamp": (lambda L, x: (x.clone().zero_(), x.clone().clamp_(max=0.2)), [(A, VA)]),
+    "inplace_geometry": (lambda L, x: (x.clone().t_(), x.clone().unsqueeze_(0)), [(A, VA)]),
+    "copy_plain_into_dual": (lambda L, x: x.clone().copy_(L.ones(3, 4, dtype=L.float64)), [(A, VA)]),
+    "stack_unbind_where": (lambda L, x: (*L.stack([x, x * 2]).unbind(0), L.where(x > 0, x, x * x)), [(A, VA)]),
+    "expand_cast": (lambda L, x: (x.expand(2, 3, 4).sum(0), x.float().double()), [(A, VA)]),
     "inplace_through_view": (lambda L, x: _write_view(x), [(A, VA)]),
     "inplace_view_of_plain": (lambda L, x: _copy_into_view(L, x), [(A, VA)]),
 }

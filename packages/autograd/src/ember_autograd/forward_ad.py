@@ -322,5 +322,12 @@ def _jvp(op, args, kwargs):
             jvps = [None] * len(wanted)
     result = [None] * len(outs)
     for i, j in zip(wanted, jvps):
-        result[i] = j.detach() if j is not None else outs[i].detach().new_zeros(outs[i].shape)
+        if j is None:
+            result[i] = outs[i].detach().new_zeros(outs[i].shape)
+        elif any(j._storage is v._storage for v in directions):
+            # The JVP of an identity-like op (clone, ...) is the input's tangent itself;
+            # an output must own its tangent, or writing one in place would change the other.
+            result[i] = j.detach().clone()
+        else:
+            result[i] = j.detach()
     return result[0] if single else result
