@@ -10,9 +10,9 @@ eq, pow, ...) use it as is: Numba compiles their complex signature only when it 
 NumPy's ufuncs on complex scalars are what Numba compiles on the CPU, and what the CUDA
 simulator (plain Python on NumPy scalars) runs without raising at poles. Numba's do not
 follow C99's special values (Annex G, which PyTorch's c10::complex does) everywhere: exp,
-pow, log2, log1p, expm1, sinh/cosh/tanh (and sin/cos/tan through them) and acosh are
-written out below where they part; the inverse trigonometric functions and asinh/atanh
-still differ at NaN and infinite parts (the op database's expected failures list them).
+pow, log2, log1p, expm1, sinh/cosh/tanh (and sin/cos/tan through them), acosh, asinh/atanh
+(and asin/atan through them) and acos are written out below where they part, with
+glibc's choices where C99 leaves one open (PyTorch's CPU kernels call glibc).
 """
 import cmath
 import math
@@ -238,7 +238,9 @@ def log1p_complex(a):
         shifted = 1.0 + x
         exact = shifted - 1.0 == x
         if _is_complex64(a):
-            shifted = np.float32(shifted)  # (1 + x exact in float64, or past float32's rounding)
+            # float32's 1 + x and its - 1: the float64 results (exact, or rounded where
+            # float32's would round the same way) rounded to float32
+            shifted = np.float32(shifted)
             exact = np.float32(shifted - 1.0) == x
         if exact:
             return complex(math.inf, math.atan2(y, shifted))
@@ -466,8 +468,9 @@ def _asinh(x, y):
             return complex(math.copysign(_log_twice_abs(x, y), x), math.atan2(y, abs(x)))
         if abs(x) < _ASINH_IS_Z and abs(y) < _ASINH_IS_Z:  # Kahan's products lose subnormal bits
             return complex(x, y)
-        # Kahan: asinh z = asinh Im(conj(sqrt(1 + iz)) sqrt(1 - iz)) + atan2(y, Re(sqrt(1 + iz) sqrt(1 - iz))) j,
-        # 1 + iz = (1 - y) + x j and 1 - iz = (1 + y) - x j built part by part to keep signed zeros.
+        # Kahan: with p = sqrt(1 + iz) and m = sqrt(1 - iz),
+        #   asinh z = asinh Im(conj(m) p) + atan2(y, Re(p m)) j,
+        # 1 + iz = (1 - y) + x j and 1 - iz = (1 + y) - x j built part by part (signed zeros).
         plus = _sqrt_scaled(complex(1.0 - y, x))
         minus = _sqrt_scaled(complex(1.0 + y, -x))
         return complex(math.asinh(plus.imag * minus.real - plus.real * minus.imag),
