@@ -5,7 +5,9 @@ PyTorch makes deterministic (index_put_ and index_add_ with repeats, scatter_add
 scatter_reduce 'sum'/'mean') give the CPU's bits, and the ones it refuses (put_,
 bincount with weights, histc of floats, scatter's products with a tensor source) raise
 its RuntimeError naming its CUDA kernel, or warn with warn_only. put_ without
-accumulation is refused on every device; the CPU messages are checked against PyTorch.
+accumulation and max_unpool are refused on every device; N-d nll_loss and median/nanmedian
+with indices on CUDA; the CPU messages are checked against PyTorch. (The backward passes
+PyTorch refuses are ember-nn's `tests/test_deterministic_backward.py`.)
 """
 import os
 import sys
@@ -19,6 +21,7 @@ if "numba" in sys.modules:  # numba read its config at import: make it see the v
     _numba_config.reload_config()
 
 import ember_tensor as et  # noqa: E402
+from ember_tensor import nn_ops  # noqa: E402
 
 cuda = pytest.mark.skipif(not et.cuda.is_available(), reason="no CUDA and no simulator")
 
@@ -148,5 +151,96 @@ def test_cpu_ops_match_pytorch_under_the_switch():
                 assert str(ours.value) == str(error)
             else:
                 assert call(et).tolist() == expected
+    finally:
+        torch.use_deterministic_algorithms(False)
+
+
+def _unpool_args(device, nd):
+    values = et.tensor([[[1.0, 2.0]]], device=device).reshape((1, 1) + (1,) * (nd - 1) + (2,))
+    indices = et.zeros(values.shape, dtype=et.int64, device=device)  # a repeated index
+    return values, indices, (3,) * nd
+
+
+# The ops PyTorch refuses at the call (not in a backward), with the names its kernels give.
+REFUSED_AT_THE_CALL = [
+    ("nll_loss2d_forward_out_cuda_template", "cuda",
+     lambda d: nn_ops.nll_loss(et.zeros(2, 3, 4, device=d), et.zeros(2, 4, dtype=et.int64, device=d))),
+    ("nll_loss2d_forward_out_cuda_template", "cuda",
+     lambda d: nn_ops.nll_loss(et.zeros(2, 3, 2, 2, device=d), et.zeros(2, 2, 2, dtype=et.int64, device=d),
+                                  reduction="sum")),
+    ("median CUDA with indices output", "cuda", lambda d: et.median(et.tensor([[3.0, 1.0, 3.0]], device=d), 1)),
+    ("median CUDA with indices output", "cuda", lambda d: et.tensor([2.0, 2.0], device=d).median(0)),
+    ("median CUDA with indices output", "cuda", lambda d: et.nanmedian(et.tensor([1.0, 1.0], device=d), 0)),
+    ("max_unpooling2d_forward_out", "cpu", lambda d: nn_ops.max_unpool(*_unpool_args(d, 1))),
+    ("max_unpooling2d_forward_out", "cpu", lambda d: nn_ops.max_unpool(*_unpool_args(d, 2))),
+    ("max_unpooling3d_forward_out", "cpu", lambda d: nn_ops.max_unpool(*_unpool_args(d, 3))),
+]
+_REFUSED_IDS = [f"{name}-{i}" for i, (name, _, _) in enumerate(REFUSED_AT_THE_CALL)]
+
+
+def _devices_refusing(where):
+    """The devices on which PyTorch refuses: CUDA only, or every device ("cpu")."""
+    cuda_devices = ["cuda"] if et.cuda.is_available() else []
+    return cuda_devices if where == "cuda" else ["cpu"] + cuda_devices
+
+
+@pytest.mark.parametrize("name, where, call", REFUSED_AT_THE_CALL, ids=_REFUSED_IDS)
+def test_ops_refused_at_the_call_raise_and_warn(name, where, call):
+    for device in _devices_refusing(where):
+        expected = call(device)  # the switch off: they run
+        et.use_deterministic_algorithms(True)
+        with pytest.raises(RuntimeError) as error:
+            call(device)
+        assert str(error.value) == ERROR.format(name)
+        et.use_deterministic_algorithms(True, warn_only=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = call(device)
+        assert [str(w.message) for w in caught] == [WARNING.format(name)]
+        first = result[0] if isinstance(result, tuple) else result
+        assert first.cpu().tolist() == (expected[0] if isinstance(expected, tuple) else expected).cpu().tolist()
+        et.use_deterministic_algorithms(False)
+
+
+@pytest.mark.parametrize("device", ["cpu"] + (["cuda"] if et.cuda.is_available() else []))
+def test_ops_pytorch_allows_under_the_switch(device):
+    et.use_deterministic_algorithms(True)
+    x = et.tensor([[3.0, 1.0, 2.0]], device=device)
+    target = et.tensor([0], device=device)
+    assert et.median(x).item() == 2.0  # no indices
+    assert et.nanmedian(x).item() == 2.0
+    assert nn_ops.nll_loss(x, target).item() == -3.0  # (N, C): PyTorch's nll_loss, no atomics
+    per_pixel = nn_ops.nll_loss(x.reshape(1, 3, 1), target.reshape(1, 1), reduction="none")
+    assert per_pixel.cpu().tolist() == [[-3.0]]
+    assert et.kthvalue(x, 2, 1).values.cpu().tolist() == [2.0]  # not on 2.13's list (see the README)
+    assert et.cumsum(x, 1).cpu().tolist() == [[3.0, 4.0, 6.0]]  # likewise
+    if device == "cpu":
+        assert et.median(x, 1).indices.tolist() == [2]  # PyTorch's CPU median is deterministic
+
+
+def test_cpu_refusals_match_pytorch():
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    pairs = [  # (PyTorch's call, ember's)
+        (lambda: F.max_unpool1d(torch.ones(1, 1, 2), torch.zeros(1, 1, 2, dtype=torch.int64), 2),
+         lambda: nn_ops.max_unpool(*_unpool_args("cpu", 1))),
+        (lambda: F.max_unpool3d(torch.ones(1, 1, 1, 1, 2), torch.zeros(1, 1, 1, 1, 2, dtype=torch.int64), 2),
+         lambda: nn_ops.max_unpool(*_unpool_args("cpu", 3))),
+        (lambda: torch.median(torch.tensor([[2.0, 2.0]]), 1), lambda: et.median(et.tensor([[2.0, 2.0]]), 1)),
+        (lambda: F.nll_loss(torch.zeros(2, 3, 4), torch.zeros(2, 4, dtype=torch.int64)),
+         lambda: nn_ops.nll_loss(et.zeros(2, 3, 4), et.zeros(2, 4, dtype=et.int64))),
+    ]
+    try:
+        torch.use_deterministic_algorithms(True)
+        et.use_deterministic_algorithms(True)
+        for theirs, ours in pairs:
+            try:
+                theirs()
+            except RuntimeError as error:
+                with pytest.raises(RuntimeError) as raised:
+                    ours()
+                assert str(raised.value) == str(error)
+            else:
+                ours()
     finally:
         torch.use_deterministic_algorithms(False)

@@ -6,6 +6,9 @@ op includes autograd's recording; ops called inside other ops (and inside
 ``record_function`` ranges) become their children, and self time excludes children. With
 ``use_cuda=True`` (or ``use_device='cuda'``) the device is synchronized around each op, so
 the measured time includes the kernels it queued (PyTorch reports that as "CUDA total").
+``profile_memory``, ``with_stack`` and ``with_flops`` add PyTorch's memory columns, source
+locations and FLOP counts (`_profiler.memory`, `_profiler.stack`, `_profiler.flops` say
+how each is measured).
 
 >>> import ember_tensor as torch
 >>> x = torch.ones(2, 3)
@@ -16,15 +19,17 @@ the measured time includes the kernels it queued (PyTorch reports that as "CUDA 
 >>> prof.function_events[1].input_shapes
 [[2, 3], []]
 """
-import collections
 import functools
-import json
-import os
 import threading
 import time
 
 import ember_tensor
 from ember_tensor import Tensor, register_wrapper, unregister_wrapper
+
+from ._profiler.events import EventList, FunctionEvent, FunctionEventAvg
+from ._profiler.flops import op_flops
+from ._profiler.memory import MemoryWatch
+from ._profiler.stack import StackRecorder
 
 __all__ = ["profile", "record_function", "FunctionEvent", "FunctionEventAvg", "EventList"]
 
@@ -44,194 +49,34 @@ def _shape_of(a):
     return []
 
 
-class FunctionEvent:
-    """One op call or ``record_function`` range: times in microseconds."""
+class _Options:
+    """What the active profiles record beyond times (any of them asking is enough)."""
 
-    def __init__(self, name, start_us, thread, input_shapes=None, is_user_annotation=False):
-        self.name = name
-        self.start_us = start_us
-        self.end_us = start_us
-        self.thread = thread
-        self.input_shapes = input_shapes if input_shapes is not None else []
-        self.cpu_children = []
-        self.cpu_parent = None
-        self.device_time_total = 0.0
-        self.is_user_annotation = is_user_annotation
-        self.count = 1
+    shapes = memory = flops = stack = False
+    stack_recorder = None  # a StackRecorder while a profile keeps stacks
+    memory_watch = None  # a MemoryWatch while a profile records memory
 
-    @property
-    def key(self):
-        return self.name
-
-    @property
-    def cpu_time_total(self):
-        return self.end_us - self.start_us
-
-    @property
-    def self_cpu_time_total(self):
-        return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
-
-    @property
-    def cpu_time(self):
-        return self.cpu_time_total
-
-    cuda_time_total = property(lambda self: self.device_time_total)
-
-    def __repr__(self):
-        return (f"<FunctionEvent name={self.name} cpu_time={self.cpu_time_total:.3f}us "
-                f"input_shapes={self.input_shapes}>")
+    @classmethod
+    def refresh(cls):
+        cls.shapes = any(p.record_shapes for p in _active)
+        cls.flops = any(p.with_flops for p in _active)
+        cls.stack = any(p.with_stack for p in _active)
+        cls.memory = any(p.profile_memory for p in _active)
+        cls.stack_recorder = (cls.stack_recorder or StackRecorder()) if cls.stack else None
+        if cls.memory and cls.memory_watch is None:
+            cls.memory_watch = MemoryWatch(_charge_free)
+        elif not cls.memory and cls.memory_watch is not None:
+            cls.memory_watch.close()
+            cls.memory_watch = None
 
 
-class FunctionEventAvg:
-    """The events of one key added up (`EventList.key_averages`)."""
-
-    def __init__(self, key, input_shapes=None):
-        self.key = key
-        self.name = key
-        self.input_shapes = input_shapes
-        self.count = 0
-        self.cpu_time_total = 0.0
-        self.self_cpu_time_total = 0.0
-        self.device_time_total = 0.0
-
-    def add(self, event):
-        self.count += event.count
-        self.cpu_time_total += event.cpu_time_total
-        self.self_cpu_time_total += event.self_cpu_time_total
-        self.device_time_total += event.device_time_total
-        return self
-
-    @property
-    def cpu_time(self):
-        return self.cpu_time_total / self.count if self.count else 0.0
-
-    cuda_time_total = property(lambda self: self.device_time_total)
-
-    def __repr__(self):
-        return f"<FunctionEventAvg key={self.key} count={self.count} cpu_time_total={self.cpu_time_total:.3f}us>"
-
-
-def _fmt_us(us):
-    if us >= 1e6:
-        return f"{us / 1e6:.3f}s"
-    if us >= 1e3:
-        return f"{us / 1e3:.3f}ms"
-    return f"{us:.3f}us"
-
-
-_SORT_KEYS = {
-    "cpu_time_total": "cpu_time_total", "self_cpu_time_total": "self_cpu_time_total",
-    "cpu_time": "cpu_time", "count": "count", "cuda_time_total": "device_time_total",
-    "device_time_total": "device_time_total", "self_cuda_time_total": "device_time_total",
-}
-
-
-class EventList(list):
-    """A list of events with PyTorch's summaries: `key_averages`, `table`, `export_chrome_trace`."""
-
-    def __init__(self, events=(), use_device=None):
-        super().__init__(events)
-        self._use_device = use_device
-
-    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
-        """One `FunctionEventAvg` per op name (and per input shapes if asked)."""
-        groups = collections.OrderedDict()
-        for e in self:
-            key = (e.key, str(e.input_shapes)) if group_by_input_shape else e.key
-            if key not in groups:
-                groups[key] = FunctionEventAvg(e.key, e.input_shapes if group_by_input_shape else None)
-            groups[key].add(e)
-        return EventList(groups.values(), self._use_device)
-
-    def total_average(self):
-        """All events added up into one `FunctionEventAvg` named 'Total'."""
-        total = FunctionEventAvg("Total")
-        for e in self:
-            total.add(e)
-        return total
-
-    @property
-    def self_cpu_time_total(self):
-        return sum(e.self_cpu_time_total for e in self)
-
-    def table(self, sort_by=None, row_limit=100, max_src_column_width=75, max_name_column_width=55,
-              max_shapes_column_width=80, header=None, top_level_events_only=False):
-        """The per-op table PyTorch prints: self and total CPU time, calls (and device time)."""
-        events = list(self)
-        if top_level_events_only:
-            events = [e for e in events if getattr(e, "cpu_parent", None) is None]
-        if sort_by is not None:
-            attr = _SORT_KEYS.get(sort_by, sort_by)
-            events.sort(key=lambda e: getattr(e, attr), reverse=True)
-        if row_limit is not None and row_limit >= 0:
-            events = events[:row_limit]
-        with_shapes = any(getattr(e, "input_shapes", None) for e in events)
-        with_device = bool(self._use_device)
-        self_total = self.self_cpu_time_total or 1.0
-        name_width = max([len("Name")] + [len(e.key) for e in events])
-        name_width = min(name_width, max_name_column_width)
-        headers = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
-        if with_device:
-            headers += ["Self CUDA", "CUDA total"]
-        headers.append("# of Calls")
-        if with_shapes:
-            headers.append("Input Shapes")
-        widths = [name_width] + [12] * (len(headers) - 1)
-        if with_shapes:
-            widths[-1] = min(max_shapes_column_width,
-                             max([12] + [len(str(e.input_shapes)) for e in events]))
-        rule = "  ".join("-" * w for w in widths) + "  "
-
-        def row(cells):
-            out = [cells[0][:name_width].ljust(name_width)]
-            out += [str(c).rjust(w) for c, w in zip(cells[1:], widths[1:])]
-            if with_shapes:
-                out[-1] = str(cells[-1])[:widths[-1]].ljust(widths[-1])
-            return "  ".join(out) + "  "
-
-        lines = []
-        if header is not None:
-            lines += ["=" * len(rule), header]
-        lines += [rule, row(headers), rule]
-        for e in events:
-            cells = [e.key, f"{100 * e.self_cpu_time_total / self_total:.2f}%", _fmt_us(e.self_cpu_time_total),
-                     f"{100 * e.cpu_time_total / self_total:.2f}%", _fmt_us(e.cpu_time_total),
-                     _fmt_us(e.cpu_time_total / max(e.count, 1))]
-            if with_device:
-                cells += [_fmt_us(e.device_time_total), _fmt_us(e.device_time_total)]
-            cells.append(e.count)
-            if with_shapes:
-                cells.append(e.input_shapes)
-            lines.append(row(cells))
-        lines += [rule, f"Self CPU time total: {_fmt_us(self.self_cpu_time_total)}"]
-        if with_device:
-            lines.append(f"Self CUDA time total: {_fmt_us(sum(e.device_time_total for e in self))}")
-        return "\n".join(lines) + "\n"
-
-    def export_chrome_trace(self, path):
-        """Write the events as Chrome trace JSON (chrome://tracing, Perfetto): one complete
-        ('X') event per op call, nested by time on its thread."""
-        pid = os.getpid()
-        trace = []
-        for e in self:
-            if not isinstance(e, FunctionEvent):
-                continue
-            args = {"Input Dims": e.input_shapes} if e.input_shapes else {}
-            if e.device_time_total:
-                args["Device time (us)"] = e.device_time_total
-            trace.append({"name": e.name, "ph": "X", "cat": "user_annotation" if e.is_user_annotation else "cpu_op",
-                          "ts": e.start_us, "dur": e.cpu_time_total, "pid": pid, "tid": e.thread,
-                          "args": args})
-        with open(path, "w") as f:
-            json.dump({"traceEvents": trace, "displayTimeUnit": "ms"}, f)
-
-
-def _open_event(name, input_shapes=None, is_user_annotation=False):
+def _open_event(name, input_shapes=None, is_user_annotation=False, flops=0):
     """Start an event on this thread (a child of the innermost open one) in every active profile."""
     stack = getattr(_local, "stack", None)
     if stack is None:
         stack = _local.stack = []
-    event = FunctionEvent(name, _now_us(), threading.get_ident(), input_shapes, is_user_annotation)
+    frames = _Options.stack_recorder() if _Options.stack_recorder is not None else None
+    event = FunctionEvent(name, _now_us(), threading.get_ident(), input_shapes, is_user_annotation, frames, flops)
     if stack:
         event.cpu_parent = stack[-1]
         stack[-1].cpu_children.append(event)
@@ -248,20 +93,52 @@ def _close_event(event):
         stack.pop()
 
 
+def _charge_free(nbytes, is_device):
+    """A watched storage died: charge the free to the innermost running event, or to a
+    ``[memory]`` event when none runs (PyTorch's name for memory outside any op)."""
+    stack = getattr(_local, "stack", None)
+    if stack:
+        event = stack[-1]
+    else:
+        event = FunctionEvent("[memory]", _now_us(), threading.get_ident())
+        for prof in _active:
+            if prof.profile_memory:
+                prof._events.append(event)
+    if is_device:
+        event.self_device_memory_usage -= nbytes
+    else:
+        event.self_cpu_memory_usage -= nbytes
+
+
+def _counts_flops_already(stack):
+    """Whether an op that PyTorch counts is running: ember's addmm runs mm and add, and
+    PyTorch's count of the addmm already holds theirs."""
+    return stack is not None and any(e.flops for e in stack)
+
+
 def _profiling_wrapper(op, args, kwargs, redispatch):
-    record_shapes = any(p.record_shapes for p in _active)
-    shapes = [_shape_of(a) for a in args] if record_shapes else None
     # Built-in ops are "aten::<name>" as in PyTorch; users' ops keep their namespace ("custom::swish").
-    event = _open_event(op.name if "::" in op.name else "aten::" + op.name, shapes)
+    name = op.name if "::" in op.name else "aten::" + op.name
+    shapes = [_shape_of(a) for a in args] if _Options.shapes else None
+    flops = 0
+    if _Options.flops and not _counts_flops_already(getattr(_local, "stack", None)):
+        flops = op_flops(name, args, kwargs)
+    event = _open_event(name, shapes, flops=flops)
     sync = _device_sync()
     try:
         if sync is None:
-            return redispatch(op, args, kwargs)
-        sync()
-        start = _now_us()
-        out = redispatch(op, args, kwargs)
-        sync()
-        event.device_time_total = _now_us() - start
+            out = redispatch(op, args, kwargs)
+        else:
+            sync()
+            start = _now_us()
+            out = redispatch(op, args, kwargs)
+            sync()
+            event.device_time_total = _now_us() - start
+        watch = _Options.memory_watch
+        if watch is not None:
+            cpu, device = watch.charge_outputs(args, kwargs, out)
+            event.self_cpu_memory_usage += cpu
+            event.self_device_memory_usage += device
         return out
     finally:
         _close_event(event)
@@ -280,7 +157,12 @@ class profile:
     Args:
         enabled: profile at all (False makes the context manager do nothing).
         use_cuda / use_device: also measure device time ('cuda'), synchronizing around ops.
-        record_shapes: record the shapes of each op's tensor arguments.
+        record_shapes: record the shapes of each op's tensor arguments (``input_shapes``).
+        profile_memory: charge the bytes of the tensors each op allocates (and of their
+            frees) to the op: ``cpu_memory_usage``/``self_cpu_memory_usage`` and the CUDA pair.
+        with_stack: keep the Python frames that called each op (``stack``).
+        with_flops: count each op's FLOPs by PyTorch's formulas (``flops``).
+        Each option costs only while it is on; with none, an op pays for its timing alone.
     """
 
     def __init__(self, enabled=True, *, use_cuda=False, use_device=None, record_shapes=False,
@@ -292,6 +174,7 @@ class profile:
         self.use_device = "cuda" if use_cuda else use_device
         self.profile_memory = profile_memory
         self.with_stack = with_stack
+        self.with_flops = with_flops
         self._events = []
         self._device_sync = None
         self._function_events = None
@@ -308,6 +191,7 @@ class profile:
         if not _active:
             register_wrapper(_profiling_wrapper, outermost=True)
         _active.append(self)
+        _Options.refresh()
         return self
 
     def __exit__(self, *exc):
@@ -316,7 +200,8 @@ class profile:
         _active.remove(self)
         if not _active:
             unregister_wrapper(_profiling_wrapper)
-        self._function_events = EventList(self._events, self.use_device)
+        _Options.refresh()
+        self._function_events = EventList(self._events, self.use_device, self.profile_memory, self.with_flops)
         return False
 
     def _check_finished(self):

@@ -9,8 +9,9 @@ the whole block is recorded. Each recorded step is a ``ProfilerStep#<n>`` range,
 PyTorch.
 
 Profiling with ``ProfilerActivity.CUDA`` synchronizes the device around each op, so op
-times include their kernels (ember has no CUPTI tracer); memory, stack, FLOP and module
-recording options are accepted and not recorded.
+times include their kernels (ember has no CUPTI tracer). ``profile_memory``,
+``with_stack`` and ``with_flops`` are recorded as `ember_autograd.profiler` records them;
+``with_modules`` is accepted and not recorded.
 """
 import enum
 import gzip
@@ -107,6 +108,9 @@ class profile:
         self.schedule = schedule or _record_everything
         self.on_trace_ready = on_trace_ready
         self.record_shapes = record_shapes
+        self.profile_memory = profile_memory
+        self.with_stack = with_stack
+        self.with_flops = with_flops
         self.step_num = 0
         self.current_action = None
         self.profiler = None  # the recorder of the current cycle (an autograd profiler)
@@ -155,7 +159,9 @@ class profile:
         if action is ProfilerAction.NONE:
             return
         use_device = "cuda" if ProfilerActivity.CUDA in self.activities else None
-        self.profiler = _autograd_profiler.profile(record_shapes=self.record_shapes, use_device=use_device)
+        self.profiler = _autograd_profiler.profile(
+            record_shapes=self.record_shapes, profile_memory=self.profile_memory, with_stack=self.with_stack,
+            with_flops=self.with_flops, use_device=use_device)
         self.profiler.__enter__()
         self._next_step_range()
 

@@ -135,6 +135,26 @@ def avg_pool_backward(ctx, a, params):
     return K.avg_pool(a, *params)
 
 
+# -- backward kernels PyTorch refuses under deterministic algorithms -----------------------
+# ember-nn wraps the result of such an op (reflection padding, interpolate, adaptive
+# average pooling, ...) in this mark: its gradient passes through unchanged, alerting
+# first where PyTorch's backward kernel would (on CUDA), so the error comes when the
+# backward runs, as PyTorch's does.
+
+def _marked_node_name(input, caller):
+    """PyTorch's node name for the op whose kernel `caller` is: reflection_pad2d_backward_cuda
+    -> ReflectionPad2DBackward0, grid_sampler_2d_backward_cuda -> GridSampler2DBackward0."""
+    op_name = caller.split("_backward")[0]
+    words = [w[:-1] + "D" if w[-2:] in ("1d", "2d", "3d") else w for w in op_name.split("_")]
+    return "".join(w[:1].upper() + w[1:] for w in words) + "Backward0"
+
+
+@derivative("nondeterministic_backward", save=lambda input, caller: (caller,), name=_marked_node_name)
+def nondeterministic_backward(ctx, grad, caller):
+    K.alert_nondeterministic_backward(grad, caller)
+    return grad
+
+
 # -- normalisation ------------------------------------------------------------------------
 # First-order backward runs the fused kernels. Under create_graph (grad mode on inside
 # backward) the same formula is written in differentiable ops instead, so the gradient

@@ -65,7 +65,9 @@ def _movedim_perm(ndim, source, destination):
     return [p if p is not None else next(rest) for p in perm]
 
 
-@symbolic("contiguous", "clone", "detach", "alias", "positive")
+# nondeterministic_backward: ember-nn's mark on the ops whose backward PyTorch refuses
+# under deterministic algorithms; the forward is the input.
+@symbolic("contiguous", "clone", "detach", "alias", "positive", "nondeterministic_backward")
 def _identity(g, node, args):
     return g.op("Identity", g.name_of(first(args)))
 

@@ -5,7 +5,7 @@ import numpy as np
 
 import ember_tensor as E
 
-from ._util import through_composite_op
+from ._util import nondeterministic_backward, through_composite_op
 
 __all__ = ["ctc_loss"]
 
@@ -49,6 +49,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     padded, or 1-d concatenated targets."""
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    # PyTorch's CUDA backward (ctc_loss_backward_gpu) adds with atomics.
+    log_probs = nondeterministic_backward(log_probs, "ctc_loss_backward_gpu")
     unbatched = log_probs.dim() == 2
     if unbatched:
         log_probs = log_probs.unsqueeze(1)

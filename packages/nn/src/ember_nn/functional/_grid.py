@@ -6,7 +6,7 @@ import numpy as np
 import ember_tensor as E
 from ember_tensor import nn_ops as K
 
-from ._util import through_composite_op
+from ._util import nondeterministic_backward, through_composite_op
 
 __all__ = ["affine_grid", "grid_sample"]
 
@@ -179,4 +179,14 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
 # ATen's grid_sampler, which autocast's lists name (CPU: float32; CUDA: the widest input
 # dtype): a composite op under that name.
-grid_sample = through_composite_op("grid_sampler", grid_sample)
+def _marked(sample):
+    """`sample` with its result marked: PyTorch's backward kernels of grid_sample (input
+    and grid gradients) add with atomics on CUDA."""
+    def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+        out = sample(input, grid, mode, padding_mode, align_corners)
+        return nondeterministic_backward(out, f"grid_sampler_{input.dim() - 2}d_backward_cuda")
+    grid_sample.__doc__ = sample.__doc__
+    return grid_sample
+
+
+grid_sample = through_composite_op("grid_sampler", _marked(grid_sample))

@@ -6,7 +6,7 @@ import ember_tensor as E
 from ember_tensor import nn_ops as K
 from ember_tensor.nn_ops import adaptive_bounds
 
-from ._util import batched, composite_op, through_composite_op
+from ._util import batched, composite_op, nondeterministic_backward, through_composite_op
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
            "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
@@ -36,6 +36,10 @@ def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, retu
     stride = None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else _tuple(stride, nd)
     values, indices = K.max_pool_with_indices(x, _tuple(kernel_size, nd), stride, _tuple(padding, nd),
                                               _tuple(dilation, nd), ceil_mode)
+    if nd == 3 and not E.are_deterministic_algorithms_enabled():
+        # PyTorch's max_pool3d takes a decomposition with a deterministic backward when
+        # the switch is on at the forward (on CUDA), its atomic-add kernel otherwise.
+        values = nondeterministic_backward(values, "max_pool3d_with_indices_backward_cuda")
     return _unbatch((values, indices) if return_indices else values, unbatched)
 
 
@@ -91,6 +95,8 @@ def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_
     stride = None if stride is None or (isinstance(stride, (list, tuple)) and not stride) else _tuple(stride, nd)
     out = K.avg_pool(x, _tuple(kernel_size, nd), stride, _tuple(padding, nd), ceil_mode, count_include_pad,
                      divisor_override)
+    if nd == 3:  # PyTorch's 3-d backward on CUDA adds with atomics (the 1-d/2-d ones gather)
+        out = nondeterministic_backward(out, "avg_pool3d_backward_cuda")
     return _unbatch(out, unbatched)
 
 
@@ -144,6 +150,9 @@ def _adaptive_avg_pool(nd, input, output_size):
         axis = 2 + d
         moved = x.movedim(axis, -1)
         x = moved.matmul(averaging_matrix(size, o, x).t()).movedim(-1, axis)
+    # PyTorch's backward kernel (not the global mean's) adds with atomics on CUDA; its 1-d
+    # pool is the 2-d one over a unit dim.
+    x = nondeterministic_backward(x, f"adaptive_avg_pool{max(nd, 2)}d_backward_cuda")
     return _unbatch(x, unbatched)
 
 
@@ -166,6 +175,8 @@ def _adaptive_max_pool(nd, input, output_size, return_indices):
     x, unbatched = batched(input, nd, f"adaptive_max_pool{nd}d")
     out = _output_size(nd, output_size, x.shape[2:])
     values, indices = K.adaptive_max_pool(x, out)
+    if nd < 3:  # PyTorch's 2-d backward (the 1-d pool's too) adds with atomics on CUDA
+        values = nondeterministic_backward(values, "adaptive_max_pool2d_backward_cuda")
     return _unbatch((values, indices) if return_indices else values, unbatched)
 
 
@@ -311,7 +322,7 @@ def _fractional_max_pool(nd, input, kernel_size, output_size, output_ratio, retu
     which = values.argmax(-1)[..., None]
     chosen = np.take_along_axis(flat.reshape((n, c) + out + (-1,)), which, -1)[..., 0]
     indices = E.tensor(chosen, dtype=E.int64, device=x.device)
-    result = K.take_along_planes(x, indices)
+    result = nondeterministic_backward(K.take_along_planes(x, indices), f"fractional_max_pool{nd}d_backward_cuda")
     return _unbatch((result, indices) if return_indices else result, unbatched)
 
 

@@ -15,7 +15,7 @@ import ember_tensor as E
 from ember_tensor import nn_ops as K
 
 from ._pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
-from ._util import composite_op
+from ._util import composite_op, nondeterministic_backward
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 
@@ -57,7 +57,20 @@ def pad(input, pad, mode="constant", value=None):
             "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
-    return _PAD_OPS[mode, count](input, tuple(int(p) for p in pad), mode)
+    out = _PAD_OPS[mode, count](input, tuple(int(p) for p in pad), mode)
+    if mode == "reflect":
+        return nondeterministic_backward(out, _REFLECTION_PAD_BACKWARD[count])
+    if mode == "replicate" and not E.are_deterministic_algorithms_enabled():
+        # Under the switch PyTorch's pad takes a decomposition whose backward is
+        # deterministic (on CUDA); otherwise its replication kernel's backward adds with atomics.
+        return nondeterministic_backward(out, f"replication_pad{count}d_backward_cuda")
+    return out
+
+
+# The names PyTorch's CUDA backward kernels give the alert: the 2-d one is the functional
+# (not structured) kernel, as autograd calls it.
+_REFLECTION_PAD_BACKWARD = {1: "reflection_pad1d_backward_out_cuda", 2: "reflection_pad2d_backward_cuda",
+                            3: "reflection_pad3d_backward_out_cuda"}
 
 
 def _pad_by_index(input, pad, mode):
@@ -229,7 +242,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     sizes, scales = _output_sizes(input, nd, size, scale_factor, recompute_scale_factor)
     if mode == "area":
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1](input, sizes)
-    return _RESAMPLE_OPS[_aten_upsample(mode, nd, antialias)](input, sizes, scales, mode, align_corners, antialias)
+    name = _aten_upsample(mode, nd, antialias)
+    out = _RESAMPLE_OPS[name](input, sizes, scales, mode, align_corners, antialias)
+    if mode in _LINEAR_MODES and not antialias and (
+            mode in ("linear", "bicubic") or not E.are_deterministic_algorithms_enabled()):
+        # PyTorch's backward kernels of these add with atomics on CUDA; bilinear and
+        # trilinear under the switch take a decomposition (deterministic backward) instead.
+        out = nondeterministic_backward(out, f"{name}_backward_out_cuda")
+    return out
 
 
 def _aten_upsample(mode, nd, antialias):

@@ -11,6 +11,7 @@ from ..attention import check_a_kernel_is_enabled
 from ._activation import softmax
 from ._conv import embedding
 from ._dropout import dropout
+from ._util import nondeterministic_backward
 
 __all__ = ["embedding_bag", "scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -72,7 +73,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         for b in range(bags):
             chosen = np.nonzero(keep[starts[b]:ends[b]])[0] + starts[b]
             parts.append(rows[et.from_numpy(chosen)].amax(0) if len(chosen) else et.zeros(dim, dtype=weight.dtype, device=weight.device))
-        return et.stack(parts) if parts else et.zeros(0, dim, dtype=weight.dtype, device=weight.device)
+        result = et.stack(parts) if parts else et.zeros(0, dim, dtype=weight.dtype, device=weight.device)
+        # PyTorch's CUDA backward of the max mode adds with atomics.
+        return nondeterministic_backward(result, "embedding_bag_backward_cuda_max")
     # Bags as rows of a padded (bags, longest) index matrix: one gather, a masked sum.
     counts = np.bincount(bag_of[keep], minlength=bags) if n else np.zeros(bags, dtype=np.int64)
     longest = max(int(counts.max()) if bags else 0, 1)

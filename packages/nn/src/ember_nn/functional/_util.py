@@ -3,10 +3,10 @@ unbatched inputs, in-place results, and functions called through a composite op.
 import functools
 import warnings
 
-from ember_tensor import Tensor, dispatch
+from ember_tensor import Tensor, dispatch, nn_ops
 
 __all__ = ["legacy_reduction", "apply_inplace", "batched", "check_tensor", "composite_op",
-           "through_composite_op"]
+           "through_composite_op", "nondeterministic_backward"]
 
 
 def composite_op(name, fn):
@@ -74,3 +74,13 @@ def check_tensor(value, name, argument="input"):
     if not isinstance(value, Tensor):
         raise TypeError(f"{name}(): argument '{argument}' (position 1) must be Tensor, not "
                         f"{type(value).__name__}")
+
+
+def nondeterministic_backward(out, caller):
+    """`out`, marked (`nn_ops.nondeterministic_backward`) so that its backward alerts as
+    PyTorch's CUDA backward kernel `caller` does under `use_deterministic_algorithms`, and
+    its node carries PyTorch's name (ReflectionPad2DBackward0, ...). Only a result that
+    requires grad is marked: inference stays free of the extra view op."""
+    if out.requires_grad:
+        return nn_ops.nondeterministic_backward(out, caller)
+    return out

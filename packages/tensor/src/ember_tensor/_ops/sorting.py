@@ -11,6 +11,7 @@ import numpy as np
 from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
+from .._runtime.determinism import alert_not_deterministic_on_cuda
 from .._tensor import Tensor, wrap_dim
 from .creation import full, zeros
 from .reduction import _pair, return_types
@@ -136,6 +137,8 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
             fill = float("nan") if input._dtype.category == D._FLOAT else np.iinfo(input._dtype.np).min
             return full((), fill, dtype=input._dtype, device=input._device)
         return _select_position(flat, 0, False, return_types.nanmedian, None, "nanmedian").values
+    # PyTorch's CUDA nanmedian along a dim is its median's kernel, with the same alert.
+    alert_not_deterministic_on_cuda(input, "median CUDA with indices output")
     if input._data.ndim and not input._data.shape[wrap_dim(dim, input._data.ndim)]:
         raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")  # sic, PyTorch's
     return _select_position(input, dim, keepdim, return_types.nanmedian, out, "nanmedian")

@@ -9,12 +9,15 @@ kernels instead, as PyTorch's take its sorted index_put; where PyTorch has no su
 (put_, bincount with weights, histc of floats and scatter's products on CUDA, put_
 without accumulation anywhere) the backend calls `alert_not_deterministic` with the
 name PyTorch's kernel reports, which raises PyTorch's error (or warns, with warn_only).
+So do max_unpool (every device), N-d nll_loss and median/nanmedian with indices on CUDA;
+the backward passes PyTorch refuses on CUDA alert through ember-nn's marks
+(`nn_ops.nondeterministic_backward`) as the backward runs.
 """
 import warnings
 
 __all__ = ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
-           "get_deterministic_debug_mode", "alert_not_deterministic"]
+           "get_deterministic_debug_mode", "alert_not_deterministic", "alert_not_deterministic_on_cuda"]
 
 _state = {"enabled": False, "warn_only": False}
 _DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
@@ -76,3 +79,11 @@ def alert_not_deterministic(caller):
                        "operation, or you can use the 'warn_only=True' option, if that's acceptable for your "
                        "application. You can also file an issue at https://github.com/pytorch/pytorch/issues to "
                        "help us prioritize adding deterministic support for this operation.")
+
+
+def alert_not_deterministic_on_cuda(tensor, caller):
+    """`alert_not_deterministic(caller)` when `tensor` is on CUDA: for the ops whose CUDA
+    kernels PyTorch counts nondeterministic and whose CPU kernels it does not, at the op
+    (median's indices) or in a backward (the marks of `nn_ops.nondeterministic_backward`)."""
+    if tensor._device.type == "cuda":
+        alert_not_deterministic(caller)

@@ -87,16 +87,22 @@ def _adam_one(param, grad, exp_avg, exp_avg_sq, max_sq, step, grad_scale, found_
     return True
 
 
-def sgd(params, grads, bufs, grad_scale, found_inf, **options):
+def sgd(params, grads, bufs, grad_scale, found_inf, *, lr, weight_decay, momentum, dampening, nesterov, maximize,
+        first_step):
     """One SGD step of every array of `params` (with its momentum buffer in `bufs`, or `bufs`
-    None), in place; the options are `_sgd_one`'s."""
+    None), in place (the CUDA backend's parameters: one multi-tensor launch there)."""
+    options = dict(lr=lr, weight_decay=weight_decay, momentum=momentum, dampening=dampening, nesterov=nesterov,
+                   maximize=maximize, first_step=first_step)
     return [_sgd_one(param, grads[i], None if bufs is None else bufs[i], grad_scale, found_inf, **options)
             for i, param in enumerate(params)]
 
 
-def adam(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, grad_scale, found_inf, **options):
+def adam(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, grad_scale, found_inf, *, lr, beta1, beta2,
+         weight_decay, eps, amsgrad, maximize, decoupled):
     """One Adam (AdamW with `decoupled`) step of every array of `params` and its moments, in
-    place (`max_sqs` None without amsgrad); the options are `_adam_one`'s."""
+    place (`max_sqs` None without amsgrad; the CUDA backend's parameters)."""
+    options = dict(lr=lr, beta1=beta1, beta2=beta2, weight_decay=weight_decay, eps=eps, amsgrad=amsgrad,
+                   maximize=maximize, decoupled=decoupled)
     return [_adam_one(param, grads[i], exp_avgs[i], exp_avg_sqs[i], None if max_sqs is None else max_sqs[i],
                       steps[i], grad_scale, found_inf, **options)
             for i, param in enumerate(params)]

@@ -9,6 +9,7 @@ instead).
 """
 import numpy as np
 
+from ..._runtime.determinism import alert_not_deterministic
 from . import storage
 from .kernels import loss as K
 from .rows import flat_operand, launch_flat, launch_rows, optional_operand, shaped
@@ -40,6 +41,9 @@ def nll_loss(x, target, weight, reduction, ignore_index):
     """The NLL loss of log-probabilities `x` (C), (N, C) or (N, C, d1, ...) at class
     indices `target`: float64 per-sample losses shaped like the target for 'none', else
     a 0-d array of x's dtype ('mean': weighted by `weight`, an optional (C,) array)."""
+    if x.ndim > 2 and reduction != "none":
+        # PyTorch's N-d loss (nll_loss2d) sums with atomics; its (C)/(N, C) one does not.
+        alert_not_deterministic("nll_loss2d_forward_out_cuda_template")
     flat_x, t, w, has_weight, classes, inner, first_bad = _operands(x, target, weight)
     losses = storage.empty((t.size,), np.float64)
     weights = storage.empty((t.size,), np.float64)

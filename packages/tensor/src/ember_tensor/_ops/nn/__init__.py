@@ -4,8 +4,8 @@ other losses as composite ops that autocast's lists can name), recurrent layers,
 (pad, interpolate, grid_sample), embedding and dropout masks. `ember_nn.functional` is the API on top;
 their derivative rules live in `ember_autograd._rules.nn`."""
 from . import (
-    activation, clamped_activation, conv, cross_entropy, dense, distance, loss, margin_loss, normalization,
-    pointwise_loss, pooling, recurrent, sampling, smooth_activation,
+    activation, clamped_activation, conv, cross_entropy, dense, distance, loss, margin_loss, nondeterministic,
+    normalization, pointwise_loss, pooling, recurrent, sampling, smooth_activation,
 )
 from .conv import *  # noqa: F401,F403
 from .dense import *  # noqa: F401,F403
@@ -21,6 +21,7 @@ from .recurrent import *  # noqa: F401,F403
 from .sampling import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403
 from .clamped_activation import *  # noqa: F401,F403
+from .nondeterministic import *  # noqa: F401,F403
 
 from ..._tensor import Tensor
 
@@ -31,4 +32,4 @@ Tensor.log_softmax = activation.log_softmax
 __all__ = (conv.__all__ + dense.__all__ + loss.__all__ + cross_entropy.__all__ + distance.__all__
            + smooth_activation.__all__ + pointwise_loss.__all__ + margin_loss.__all__ + normalization.__all__
            + pooling.__all__ + recurrent.__all__ + sampling.__all__ + activation.__all__
-           + clamped_activation.__all__)
+           + clamped_activation.__all__ + nondeterministic.__all__)

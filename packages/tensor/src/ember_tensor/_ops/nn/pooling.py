@@ -14,6 +14,7 @@ from ... import _backends
 from ... import _dtype as D
 from ..._backends.plan import adaptive_bounds, output_size
 from ..._dispatch import op
+from ..._runtime.determinism import alert_not_deterministic
 from ..._tensor import Tensor
 from .._iter import common_device
 from ._common import array_of, check_float, ntuple, tensor_of
@@ -97,6 +98,9 @@ def max_unpool(input, indices, output_size):
     if tuple(indices.shape) != tuple(input.shape):
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
                            f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
+    # PyTorch alerts on every device: with repeated indices, which value lands is up to
+    # the kernel (its 1-d unpool is the 2-d one).
+    alert_not_deterministic(f"max_unpooling{3 if len(output_size) == 3 else 2}d_forward_out")
     device = common_device((input, indices))
     pooling = _pooling(device)
     index = array_of(indices, np.int64)
