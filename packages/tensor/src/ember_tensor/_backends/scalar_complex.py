@@ -10,9 +10,9 @@ eq, pow, ...) use it as is: Numba compiles their complex signature only when it 
 NumPy's ufuncs on complex scalars are what Numba compiles on the CPU, and what the CUDA
 simulator (plain Python on NumPy scalars) runs without raising at poles. Numba's do not
 follow C99's special values (Annex G, which PyTorch's c10::complex does) everywhere: exp,
-pow, log2, log1p, expm1, sinh/cosh/tanh (and sin/cos/tan through them) and acosh are
-written out below where they part; the inverse trigonometric functions and asinh/atanh
-still differ at NaN and infinite parts (the op database's expected failures list them).
+pow, log2, log1p, expm1, sinh/cosh/tanh (and sin/cos/tan through them), acosh, asinh/atanh
+(and asin/atan through them) and acos are written out below where they part, with
+glibc's choices where C99 leaves one open (PyTorch's CPU kernels call glibc).
 """
 import cmath
 import math
@@ -34,6 +34,17 @@ else:
     _exp_real, _expm1_real, _log1p_real = math.exp, math.expm1, math.log1p
     _sinh_real, _cosh_real = math.sinh, math.cosh
     _exp_of_complex, _sqrt_of_complex = cmath.exp, cmath.sqrt
+
+# Past this |x| or |y| the inverse functions' leading terms are exact to the last bit
+# (asinh z = log 2z, atanh z = 1/z + pi/2 j), and Kahan's products, (1 - x)^2 or |1 + z|
+# may overflow near 2^1024: they are computed from halved parts there.
+_ASYMPTOTIC = 2.0 ** 500
+# Below this |x| and |y|, asinh(z) = z - z^3/6 is z to the last bit.
+_ASINH_IS_Z = 1e-9
+_LN2 = 0.6931471805599453
+_HALF_PI = 1.5707963267948966
+_QUARTER_PI = 0.7853981633974483
+
 
 # --- arithmetic ------------------------------------------------------------------------
 
@@ -206,14 +217,44 @@ def log10_complex(a):
     return np.log10(a)
 
 
+@register_jitable
+def _is_complex64(a):
+    # Whether a's parts are float32: x ** 0 is 1 for every x (NaN and inf too) and keeps the
+    # part's type, compiled and under the simulator alike, and 1 + 2^-30 is 1 in float32 alone.
+    one = a.real ** np.float32(0.0)
+    return one + np.float32(2.0 ** -30) == one
+
+
 def log1p_complex(a):
-    return _log1p(a)
+    # PyTorch's CPU log1p (Kahan's log(u) z / (u - 1), u = 1 + z, returning log(u) where
+    # u - 1 == z and z where u == 1) is c10's formula below for finite z, as accurate; its
+    # values at infinite and NaN parts are written out. At an infinite imaginary part Kahan's
+    # formula is log(u) where 1 + x rounds back to x, in the operand's precision, and 0 * inf
+    # (nan + nan j) where it does not, as PyTorch's.
+    x, y = np.float64(a.real), np.float64(a.imag)
+    if x - x == 0 and y - y == 0:
+        return _log1p(complex(x, y))
+    if x - x == 0 and y == y:  # y = +-inf
+        shifted = 1.0 + x
+        exact = shifted - 1.0 == x
+        if _is_complex64(a):
+            # float32's 1 + x and its - 1: the float64 results (exact, or rounded where
+            # float32's would round the same way) rounded to float32
+            shifted = np.float32(shifted)
+            exact = np.float32(shifted - 1.0) == x
+        if exact:
+            return complex(math.inf, math.atan2(y, shifted))
+        return complex(math.nan, math.nan)
+    if x == x and y == y:  # x = +-inf, y finite or infinite: log(u) = inf + arg(z) j
+        return complex(math.inf, math.atan2(y, x))
+    return complex(math.nan, math.nan)
 
 
 @register_jitable
 def _log1p(a):
-    # PyTorch's formula: log|1 + z| by log1p near 0 (exact for tiny z), the phase by atan2,
-    # which keeps the sign of a zero imaginary part (log1p(-1.5 - 0j) has phase -pi).
+    # c10's formula: log|1 + z| by log1p near 0 (exact for tiny z), the phase by atan2,
+    # which keeps the sign of a zero imaginary part (log1p(-1.5 - 0j) has phase -pi); |1 + z|
+    # halved where it would overflow.
     x, y = a.real, a.imag
     theta = np.arctan2(y, x + 1.0)
     if np.hypot(x, y) < 0.5:
@@ -221,6 +262,8 @@ def _log1p(a):
         if r == 0:
             return complex(x, theta)
         return complex(0.5 * _log1p_real(r), theta)
+    if abs(x) > _ASYMPTOTIC or abs(y) > _ASYMPTOTIC:
+        return complex(np.log(np.hypot(x / 2.0 + 0.5, y / 2.0)) + _LN2, theta)
     return complex(np.log(np.hypot(x + 1.0, y)), theta)
 
 
@@ -245,6 +288,22 @@ def sqrt_complex(a):
 
 def rsqrt_complex(a):
     return _divide(1.0 + 0j, _sqrt_of_complex(a))
+
+
+@register_jitable
+def _sqrt_scaled(w):
+    # sqrt(w), scaled by 2^600 (exactly) where both parts are tiny: Numba's compiled
+    # cmath.sqrt loses bits on subnormal parts, which Kahan's formulas meet at 1 + tiny j.
+    if abs(w.real) < 1e-300 and abs(w.imag) < 1e-300:
+        r = _sqrt_of_complex(complex(w.real * 2.0 ** 600, w.imag * 2.0 ** 600))
+        return complex(r.real * 2.0 ** -300, r.imag * 2.0 ** -300)
+    return _sqrt_of_complex(w)
+
+
+@register_jitable
+def _log_twice_abs(x, y):
+    # log |2z|, for parts so large that hypot(x, y) may overflow.
+    return math.log(math.hypot(x / 2.0, y / 2.0)) + 2.0 * _LN2
 
 
 # --- hyperbolic functions, and the trigonometric ones through them (C99's Annex G) -----
@@ -368,8 +427,10 @@ def acosh_complex(a):
     # infinite or NaN: an infinite real part, the phase a multiple of pi/4.
     x, y = np.float64(a.real), np.float64(a.imag)
     if x - x == 0 and y - y == 0:
-        below = _sqrt_of_complex(complex(x - 1.0, y))
-        above = _sqrt_of_complex(complex(x + 1.0, y))
+        if abs(x) > _ASYMPTOTIC or abs(y) > _ASYMPTOTIC:  # log 2z, where the products overflow
+            return complex(_log_twice_abs(x, y), math.atan2(y, x))
+        below = _sqrt_scaled(complex(x - 1.0, y))
+        above = _sqrt_scaled(complex(x + 1.0, y))
         return complex(math.asinh(below.real * above.real + below.imag * above.imag),
                        2.0 * math.atan2(below.imag, above.real))
     if y == math.inf or y == -math.inf:  # x + inf j: phase pi/2, or pi/4 or 3pi/4 at x = +-inf
@@ -390,24 +451,134 @@ def acosh_complex(a):
     return complex(math.nan, math.nan)
 
 
-def asin_complex(a):
-    return np.arcsin(a)
+# --- inverse trigonometric and hyperbolic functions (Kahan's formulas, C99's tables) -----
+# Finite arguments by Kahan's formulas ("Branch cuts for complex elementary functions"),
+# which keep tiny parts and the side of a branch cut (signed zeros) and, past _ASYMPTOTIC,
+# by their limits, where the sqrt products would overflow; C99's tables (G.6.2.2, G.6.2.3)
+# where a part is infinite or NaN, with glibc's choices (PyTorch's CPU kernels call glibc's
+# casinh, casin, cacos, catanh and catan). asin(z) = -i asinh(iz) and atan(z) = -i atanh(iz)
+# as C99 defines them; their NaN cases are written out, as glibc does, because iz negates a
+# NaN and the tables copy a NaN's sign. Parts are float64, as for the hyperbolic functions.
+
+@register_jitable
+def _asinh(x, y):
+    # asinh(x + yj) for x and y not NaN: odd, and conj(asinh z) = asinh(conj z).
+    if x - x == 0 and y - y == 0:
+        if abs(x) > _ASYMPTOTIC or abs(y) > _ASYMPTOTIC:
+            return complex(math.copysign(_log_twice_abs(x, y), x), math.atan2(y, abs(x)))
+        if abs(x) < _ASINH_IS_Z and abs(y) < _ASINH_IS_Z:  # Kahan's products lose subnormal bits
+            return complex(x, y)
+        # Kahan: with p = sqrt(1 + iz) and m = sqrt(1 - iz),
+        #   asinh z = asinh Im(conj(m) p) + atan2(y, Re(p m)) j,
+        # 1 + iz = (1 - y) + x j and 1 - iz = (1 + y) - x j built part by part (signed zeros).
+        plus = _sqrt_scaled(complex(1.0 - y, x))
+        minus = _sqrt_scaled(complex(1.0 + y, -x))
+        return complex(math.asinh(plus.imag * minus.real - plus.real * minus.imag),
+                       math.atan2(y, plus.real * minus.real - plus.imag * minus.imag))
+    if y - y != 0:  # y infinite: inf + pi/2 j, pi/4 j where x is infinite too
+        return complex(math.copysign(math.inf, x), math.copysign(_QUARTER_PI if x - x != 0 else _HALF_PI, y))
+    return complex(x, math.copysign(0.0, y))  # x infinite, y finite
 
 
-def acos_complex(a):
-    return np.arccos(a)
+@register_jitable
+def _atanh(x, y):
+    # atanh(x + yj) for x and y not NaN: odd, and conj(atanh z) = atanh(conj z).
+    if x - x != 0 or y - y != 0:  # an infinite part: +-0 + pi/2 j
+        return complex(math.copysign(0.0, x), math.copysign(_HALF_PI, y))
+    if math.copysign(1.0, x) < 0:  # computed as -atanh(-z), where log1p's argument is not near -1
+        w = _atanh_right(-x, -y)
+        return complex(-w.real, -w.imag)
+    return _atanh_right(x, y)
 
 
-def atan_complex(a):
-    return np.arctan(a)
+@register_jitable
+def _atanh_right(x, y):
+    # atanh(x + yj) for finite y and x >= +0.
+    if x > _ASYMPTOTIC or abs(y) > _ASYMPTOTIC:  # 1/z + pi/2 j: x/|z|^2, scaled against overflow
+        h = math.hypot(x / 2.0, y / 2.0)
+        return complex(x / h / h / 4.0, math.copysign(_HALF_PI, y))
+    if x == 1.0 and y != 0 and abs(y) < 1e-150:  # y^2 underflows: log(|1 + z| / |y|) / 2
+        return complex((math.log(math.hypot(y, 2.0)) - math.log(abs(y))) / 2.0,
+                       math.copysign(math.atan2(2.0, -abs(y)) / 2.0, y))
+    # Re = log(|1 + z|^2 / |1 - z|^2) / 4 = log1p(4x / |1 - z|^2) / 4, Im = arg((1 + z)(1 - conj z)) / 2
+    return complex(_log1p_real(4.0 * x / ((1.0 - x) * (1.0 - x) + y * y)) / 4.0,
+                   math.atan2(2.0 * y, (1.0 - x) * (1.0 + x) - y * y) / 2.0)
 
 
 def asinh_complex(a):
-    return np.arcsinh(a)
+    x, y = np.float64(a.real), np.float64(a.imag)
+    if x == x and y == y:
+        return _asinh(x, y)
+    if y - y != 0 and y == y:  # NaN + inf j: inf + nan j
+        return complex(math.inf, x)
+    if y == 0:  # NaN + 0j stays
+        return complex(x, y)
+    if x - x != 0 and x == x:  # +-inf + nan j: +-inf + nan j
+        return complex(x, y)
+    return complex(math.nan, math.nan)
+
+
+@register_jitable
+def _asin(x, y):
+    # asin z = -i asinh(iz), iz = -y + xj; x and y floats.
+    if x == x and y == y:
+        w = _asinh(-y, x)
+        return complex(w.imag, -w.real)
+    if x == 0:  # +-0 + nan j stays
+        return complex(x, y)
+    if x - x != 0 and x == x or y - y != 0 and y == y:  # an infinite part: nan +- inf j
+        return complex(math.nan, math.copysign(math.inf, y) if y == y else math.inf)
+    return complex(math.nan, math.nan)
+
+
+def asin_complex(a):
+    return _asin(np.float64(a.real), np.float64(a.imag))
+
+
+def acos_complex(a):
+    # PyTorch's complex128 acos is its vectorised pi/2 - asin z, part by part (the imaginary
+    # part 0 - Im asin z, +0 on the real axis; the real part cancels to 0 where asin's is
+    # pi/2). Its complex64 acos is glibc's cacosf: Kahan's formula for finite nonzero z,
+    #   acos z = 2 atan2(Re sqrt(1 - z), Re sqrt(1 + z)) + asinh Im(conj(sqrt(1 + z)) sqrt(1 - z)) j,
+    # and pi/2 - asin z elsewhere, with -Im asin z and a real part +0 where it cancels.
+    x, y = np.float64(a.real), np.float64(a.imag)
+    if not _is_complex64(a):
+        w = _asin(x, y)
+        return complex(_HALF_PI - w.real, 0.0 - w.imag)
+    if x - x == 0 and y - y == 0 and not (x == 0 and y == 0):
+        if abs(x) > _ASYMPTOTIC or abs(y) > _ASYMPTOTIC:  # -i log 2z
+            return complex(math.atan2(abs(y), x), -math.copysign(_log_twice_abs(x, y), y))
+        below = _sqrt_scaled(complex(1.0 - x, -y))
+        above = _sqrt_scaled(complex(1.0 + x, y))
+        return complex(2.0 * math.atan2(below.real, above.real),
+                       math.asinh(above.real * below.imag - above.imag * below.real))
+    w = _asin(x, y)
+    real = _HALF_PI - w.real
+    return complex(0.0 if real == 0 else real, -w.imag)
 
 
 def atanh_complex(a):
-    return np.arctanh(a)
+    x, y = np.float64(a.real), np.float64(a.imag)
+    if x == x and y == y:
+        return _atanh(x, y)
+    if y - y != 0 and y == y:  # NaN + inf j: 0 + pi/2 j
+        return complex(0.0, math.copysign(_HALF_PI, y))
+    if x == 0 or (x - x != 0 and x == x):  # +-0 or +-inf + nan j: +-0 + nan j
+        return complex(math.copysign(0.0, x), y)
+    return complex(math.nan, math.nan)
+
+
+def atan_complex(a):
+    # atan z = -i atanh(iz), iz = -y + xj
+    x, y = np.float64(a.real), np.float64(a.imag)
+    if x == x and y == y:
+        w = _atanh(-y, x)
+        return complex(w.imag, -w.real)
+    if x - x != 0 and x == x:  # +-inf + nan j: +-pi/2 + 0j
+        return complex(math.copysign(_HALF_PI, x), 0.0)
+    if y - y != 0 and y == y or y == 0:  # NaN + inf j, NaN +- 0j: nan +- 0j
+        return complex(math.nan, math.copysign(0.0, y))
+    return complex(math.nan, math.nan)
 
 
 def lerp_complex(start, end, weight):

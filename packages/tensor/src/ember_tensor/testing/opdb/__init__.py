@@ -236,19 +236,11 @@ OP_DB = [
             error_inputs_func=_errors_unsupported("lcm_cpu", (F32, F64, B), unary=False)),
 ]
 
-# Where ember's special values still part from PyTorch's: Numba's inverse trigonometric
-# functions and asinh/atanh do not follow Annex G at NaN and infinite parts (asin(nan j) is
-# nan + nan j where C99 has 0 + nan j); sin/cos/tan, the hyperbolic functions, acosh and
-# expm1 are written out in scalar_complex.py and do. test_complex_ops.py holds these as
-# expected failures; the CUDA simulator (NumPy's functions) differs there too.
-COMPLEX_SPECIAL_VALUES_DIFFER = {
-    "asin": "asin(nan j): Numba's casin gives nan + nan j where C99 has 0 + nan j",
-    "acos": "acos(nan j): Numba's cacos gives nan + nan j where C99 has pi/2 + nan j",
-    "atan": "atan(nan j): Numba's catan is not C99's at NaN parts",
-    "asinh": "asinh(nan + 0j): Numba's casinh gives nan + nan j where C99 has nan + 0j",
-    "atanh": "atanh(nan j): Numba's catanh is not C99's at NaN parts",
-    "log1p": "log1p(x + inf j), log1p(inf + nan j): PyTorch's vectorised log1p gives nan + nan j",
-}
+# Where ember's special values still part from PyTorch's (test_complex_ops.py holds these as
+# expected failures). None now: exp, pow, log1p, expm1, the trigonometric and hyperbolic
+# functions and their inverses are written out in scalar_complex.py with C99's Annex G values
+# (glibc's, which PyTorch's CPU kernels call).
+COMPLEX_SPECIAL_VALUES_DIFFER = {}
 
 OPS = {op.name: op for op in OP_DB}
 assert len(OPS) == len(OP_DB), "an op is listed twice"
