@@ -3,10 +3,10 @@ the same path or listed, with the reason, in not_provided.txt; a listed name tha
 now has fails too, so the list only shrinks.
 
 The namespaces: torch, torch.Tensor, torch.nn, torch.nn.functional, torch.nn.init,
-torch.nn.utils, torch.optim, torch.autograd, torch.linalg, torch.cuda, torch.fft,
-torch.signal.windows, torch.fx (and its Graph, Node, Tracer, Interpreter). Their public names
-are ``dir()`` less what is not PyTorch's API (see ``torch_names``). Runs in the `oracle`
-tox environment, the one place PyTorch is installed.
+torch.nn.utils, torch.optim, torch.autograd, torch.autograd.forward_ad, torch.linalg,
+torch.cuda, torch.fft, torch.signal.windows, torch.fx (and its Graph, Node, Tracer,
+Interpreter). Their public names are ``dir()`` less what is not PyTorch's API (see
+``torch_names``). Runs in the `oracle` tox environment, the one place PyTorch is installed.
 """
 import importlib
 import pathlib
@@ -27,6 +27,7 @@ NAMESPACES = [
     "torch.nn.utils",
     "torch.optim",
     "torch.autograd",
+    "torch.autograd.forward_ad",
     "torch.linalg",
     "torch.cuda",
     "torch.fft",

@@ -31,7 +31,7 @@ from ._tensor_api import AutogradHooks, backward, grad  # noqa: E402
 from ._variable import Variable  # noqa: E402
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled  # noqa: E402
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
-from . import _recording, anomaly_mode, functional, graph, profiler  # noqa: E402,F401
+from . import _recording, anomaly_mode, forward_ad, functional, graph, profiler  # noqa: E402,F401
 
 install_autograd(AutogradHooks())
 register_wrapper(_recording.record)
@@ -40,5 +40,5 @@ __all__ = [
     "Function", "FunctionCtx", "InplaceFunction", "NestedIOFunction", "Variable", "backward", "grad",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode",
     "is_inference_mode_enabled", "once_differentiable", "gradcheck", "gradgradcheck", "detect_anomaly",
-    "set_detect_anomaly", "is_anomaly_enabled", "functional", "graph", "profiler", "anomaly_mode",
+    "set_detect_anomaly", "is_anomaly_enabled", "forward_ad", "functional", "graph", "profiler", "anomaly_mode",
 ]
