@@ -159,3 +159,23 @@ def test_double_backward_on_cuda_matches_cpu(name, fn, x_values):
     for e, g in zip(expected, got):
         assert g.device.type == "cuda"
         np.testing.assert_allclose(g.cpu().numpy(), e.numpy(), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_on_cuda_matches_cpu(mode):
+    """embedding_bag of CUDA tensors (its bag plan is made on the host) stays on the device
+    and gives the CPU's values and gradients, padding_idx and per-sample weights included."""
+    rng = np.random.default_rng(3)
+    weight = rng.standard_normal((10, 4)).astype(np.float32)
+    index = np.array([1, 2, 4, 5, 4, 3, 0, 9])
+    offsets = np.array([0, 3, 3, 6])
+    results = {}
+    for device in ("cpu", "cuda"):
+        w = et.tensor(weight, device=device, requires_grad=True)
+        out = F.embedding_bag(et.tensor(index, device=device), w, et.tensor(offsets, device=device), mode=mode,
+                              padding_idx=4)
+        assert out.device.type == device
+        out.sum().backward()
+        results[device] = (out.detach().cpu().numpy(), w.grad.cpu().numpy())
+    np.testing.assert_allclose(results["cuda"][0], results["cpu"][0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(results["cuda"][1], results["cpu"][1], rtol=1e-6, atol=1e-6)

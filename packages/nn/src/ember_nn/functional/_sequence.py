@@ -85,11 +85,14 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     slot = np.arange(len(entries)) - np.repeat(np.cumsum(counts) - counts, counts)
     positions[bag_of[entries], slot] = entries
     valid[bag_of[entries], slot] = True
-    gathered = rows[et.from_numpy(positions)] * et.from_numpy(valid.astype(rows.dtype.np)).unsqueeze(2)
+    # The plan is made on the host; its index and mask go to the rows' device.
+    device = rows.device
+    gathered = rows[et.from_numpy(positions).to(device)] * et.from_numpy(
+        valid.astype(rows.dtype.np)).to(device).unsqueeze(2)
     sums = gathered.sum(1)
     if mode == "sum":
         return sums
-    divisor = et.from_numpy(np.maximum(counts, 1).astype(weight.dtype.np)).unsqueeze(1)
+    divisor = et.from_numpy(np.maximum(counts, 1).astype(weight.dtype.np)).to(device).unsqueeze(1)
     return sums / divisor
 
 
