@@ -2,7 +2,7 @@
 
 `python -m benchmarks.cuda_ops --quick --no-torch` under Numba's CUDA simulator must run
 every workload (elementwise, reductions, float32/bfloat16 matmul, copies, the MNIST conv
-net and MLP training steps) and print its table, so the script works when a GPU is lent.
+net and MLP training steps, SGD and Adam) and print its table, so the script works when a GPU is lent.
 The benchmarks and tools/gpu_run.py live in the repository, not in a package: skipped where
 they are absent.
 """
@@ -27,9 +27,9 @@ def test_cuda_benchmarks_run_quick_on_the_simulator():
     rows = [line for line in result.stdout.splitlines() if line.startswith("| ") and "---" not in line]
     names = " ".join(rows)
     for workload in ("add 8 elem", "a + b 1e+03 bf16", "sum dim=0", "matmul 16x16 f32", "matmul 16x16 bf16",
-                     "MNIST conv net SGD step", "MLP 16-8-8-10 SGD step"):
+                     "MNIST conv net SGD step", "MLP 16-8-8-10 SGD step", "MLP 16-8-8-10 Adam step"):
         assert workload in names, f"{workload!r} missing from:\n{result.stdout}"
-    assert len(rows) == 1 + 15  # the header and every workload
+    assert len(rows) == 1 + 16  # the header and every workload
 
 
 @pytest.mark.skipif(not (REPO / "tools" / "gpu_run.py").exists(), reason="no tools/ checkout")

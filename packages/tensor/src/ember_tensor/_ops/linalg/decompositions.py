@@ -80,25 +80,10 @@ def _out(result, out):
 
 @op("linalg_det")
 def det(A, *, out=None):
-    """The determinant of each square matrix of `A`."""
+    """The determinant of each square matrix of `A` (a singular real matrix's as PyTorch's
+    signed zero on the CPU: see the CPU backend's `det`)."""
     check_square(A, "linalg.det")
-    result = wrap_array(_linalg(A).det(A._data), A)
-    zero = result == 0
-    if A._dtype.is_complex or not bool(zero.any()):
-        return _out(result, out)
-    from ..elementwise import where
-    return _out(where(zero, wrap(_signed_zeros(A), A), result), out)
-
-
-def _signed_zeros(A):
-    """+-0 for each (singular) real matrix of `A`, as PyTorch's determinant gives it: the sign
-    of its LU's product of pivots and permutation, from the factors of A^T for a contiguous
-    A (PyTorch factors the transpose then) and of A otherwise. The backward of det reads it."""
-    factors = A.mT if A.is_contiguous() else A
-    lu, pivots, _ = L.host_linalg().lu_factor(host(factors))
-    swaps = (pivots != np.arange(1, pivots.shape[-1] + 1)).sum(-1)
-    product = np.diagonal(lu, 0, -2, -1).prod(-1) * np.where(swaps % 2, -1, 1)
-    return np.copysign(np.zeros_like(product), product)
+    return _out(wrap_array(_linalg(A).det(A._data), A), out)
 
 
 @op("linalg_slogdet")

@@ -7,6 +7,8 @@ LinAlgError wording.
 """
 import numpy as np
 
+from .lu import lu_factor
+
 __all__ = ["inv", "det", "slogdet", "solve", "solve_triangular", "cholesky", "qr", "svd", "eigh", "pinv",
            "matrix_rank", "lstsq"]
 
@@ -43,8 +45,19 @@ def inv(a):
 
 
 def det(a):
-    """The determinant of each matrix of `a`: an array of its batch shape."""
-    return np.asarray(np.linalg.det(a))
+    """The determinant of each matrix of `a`: an array of its batch shape. A singular real
+    matrix's is +-0 as PyTorch's CPU gives it: the sign of its LU's product of pivots and
+    permutation, from the factors of a^T for a C-contiguous `a` (PyTorch factors the
+    transpose then) and of `a` otherwise; det's backward reads that sign."""
+    result = np.asarray(np.linalg.det(a))
+    zero = result == 0
+    if a.dtype.kind == "c" or not zero.any():
+        return result
+    factors = np.swapaxes(a, -1, -2) if a.flags.c_contiguous else a
+    lu, pivots, _ = lu_factor(factors)
+    swaps = (pivots != np.arange(1, pivots.shape[-1] + 1)).sum(-1)
+    product = np.diagonal(lu, 0, -2, -1).prod(-1) * np.where(swaps % 2, -1, 1)
+    return np.where(zero, np.copysign(np.zeros_like(result), product), result)
 
 
 def slogdet(a):
