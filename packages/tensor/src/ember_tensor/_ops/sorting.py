@@ -11,7 +11,7 @@ import numpy as np
 from .. import _backends
 from .. import _dtype as D
 from .._dispatch import op
-from .._runtime.determinism import alert_not_deterministic_on_cuda
+from .._runtime.determinism import alert_if_atomic
 from .._tensor import Tensor, wrap_dim
 from .creation import full, zeros
 from .reduction import _pair, return_types
@@ -138,7 +138,7 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
             return full((), fill, dtype=input._dtype, device=input._device)
         return _select_position(flat, 0, False, return_types.nanmedian, None, "nanmedian").values
     # PyTorch's CUDA nanmedian along a dim is its median's kernel, with the same alert.
-    alert_not_deterministic_on_cuda(input, "median CUDA with indices output")
+    alert_if_atomic(input, "median CUDA with indices output")
     if input._data.ndim and not input._data.shape[wrap_dim(dim, input._data.ndim)]:
         raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")  # sic, PyTorch's
     return _select_position(input, dim, keepdim, return_types.nanmedian, out, "nanmedian")

@@ -15,9 +15,11 @@ the backward passes PyTorch refuses on CUDA alert through ember-nn's marks
 """
 import warnings
 
+from .. import _backends
+
 __all__ = ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
-           "get_deterministic_debug_mode", "alert_not_deterministic", "alert_not_deterministic_on_cuda"]
+           "get_deterministic_debug_mode", "alert_not_deterministic", "alert_if_atomic"]
 
 _state = {"enabled": False, "warn_only": False}
 _DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
@@ -81,9 +83,10 @@ def alert_not_deterministic(caller):
                        "help us prioritize adding deterministic support for this operation.")
 
 
-def alert_not_deterministic_on_cuda(tensor, caller):
-    """`alert_not_deterministic(caller)` when `tensor` is on CUDA: for the ops whose CUDA
-    kernels PyTorch counts nondeterministic and whose CPU kernels it does not, at the op
-    (median's indices) or in a backward (the marks of `nn_ops.nondeterministic_backward`)."""
-    if tensor._device.type == "cuda":
+def alert_if_atomic(tensor, caller):
+    """`alert_not_deterministic(caller)` when `tensor`'s backend accumulates with atomics
+    (CUDA): for the ops whose CUDA kernels PyTorch counts nondeterministic and whose CPU
+    kernels it does not, at the op (median's indices) or in a backward (the marks of
+    `nn_ops.nondeterministic_backward`). The backend says so: no device type is read here."""
+    if _state["enabled"] and _backends.get(tensor._device).ATOMIC_ACCUMULATION:
         alert_not_deterministic(caller)

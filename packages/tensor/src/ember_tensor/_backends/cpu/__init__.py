@@ -8,7 +8,11 @@ import importlib
 
 from .._families import FAMILIES
 
-__all__ = ["FAMILIES"]
+__all__ = ["FAMILIES", "ATOMIC_ACCUMULATION"]
+
+# Whether this backend's accumulating kernels add with atomics, in an order that varies
+# from run to run (the ops PyTorch refuses under use_deterministic_algorithms): not here.
+ATOMIC_ACCUMULATION = False
 
 
 def __getattr__(name):

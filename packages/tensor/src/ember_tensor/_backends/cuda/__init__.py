@@ -17,7 +17,11 @@ import types
 from . import runtime
 from .._families import FAMILIES
 
-__all__ = ["FAMILIES", "on_device", "current_index", "ensure_available"]
+__all__ = ["FAMILIES", "ATOMIC_ACCUMULATION", "on_device", "current_index", "ensure_available"]
+
+# Whether this backend's accumulating kernels add with atomics, in an order that varies
+# from run to run (the ops PyTorch refuses under use_deterministic_algorithms): as PyTorch's.
+ATOMIC_ACCUMULATION = True
 
 current_index = runtime.current_index  # the index of the current GPU
 

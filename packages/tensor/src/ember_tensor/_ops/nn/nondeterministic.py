@@ -10,7 +10,7 @@ such an op's result in `nondeterministic_backward`; the derivative rule
 (ember_autograd's `_rules.nn`) calls `alert_nondeterministic_backward` as the gradient
 passes, so the alert fires when (and only if) the backward runs, as PyTorch's does.
 """
-from ..._runtime.determinism import alert_not_deterministic_on_cuda
+from ..._runtime.determinism import alert_if_atomic
 from ..._dispatch import op
 from ..views import make_view
 
@@ -28,4 +28,4 @@ def alert_nondeterministic_backward(grad, caller):
     """Alert (`alert_not_deterministic(caller)`) when `grad` is on CUDA, where PyTorch's
     backward kernel `caller` adds with atomics; nothing on the CPU, whose kernels PyTorch
     counts as deterministic."""
-    alert_not_deterministic_on_cuda(grad, caller)
+    alert_if_atomic(grad, caller)
