@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 from cuda_ptx_check import DEFAULT_TARGETS  # noqa: E402 - the CUDA test files, one list
 
 # Simulator smoke tests of benchmark scripts: the real run below replaces them.
-_NOT_ON_A_GPU = {"packages/ember/tests/test_cuda_benchmarks.py", "packages/ember/tests/test_gpu_run.py"}
+_NOT_ON_A_GPU = {"packages/ember/tests/test_cuda_benchmarks.py"}
 _TABLES = ["cuda_ceilings", "cuda_ops", "cuda_launch_config", "cuda_nn_rows", "cuda_sort_scan"]
 _BENCHMARKS = _TABLES + ["cuda_launches", "cuda_launch_profile"]
 # Each module's share of the time the benchmarks have (what it took on an H100, roughly).
@@ -174,7 +174,7 @@ def _pytest(package, files, out, simulator, workers, extra, per_test_limit, sele
                             stderr=subprocess.STDOUT, start_new_session=True), junit
 
 
-def tests(out, clock, budget, simulator, quick, extra, node_ids=None):
+def tests(out, budget, simulator, quick, extra, node_ids=None):
     """Run every package's CUDA tests (or the node ids listed in the file `node_ids`); the
     tensor suite over most CPUs, the rest beside it one package after another. Returns the
     JUnit reports written."""
@@ -379,7 +379,7 @@ def main(argv=None):
     print(env_text, flush=True)
     reports = []
     if not args.skip_tests:
-        reports = tests(out, clock, args.tests_share * clock.left(), simulator, args.quick, shlex.split(args.tests),
+        reports = tests(out, args.tests_share * clock.left(), simulator, args.quick, shlex.split(args.tests),
                         args.node_ids)
     totals, failures = test_totals(reports)
     print(f"tests done at {time.monotonic() - start:.0f} s: {totals}", flush=True)
