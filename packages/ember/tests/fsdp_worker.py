@@ -202,6 +202,41 @@ def per_parameter(mesh_shape="1", prefetch="explicit"):
     print(f"OK per_parameter {rank}", flush=True)
 
 
+def unused_branch():
+    """fully_shard's implicit backward prefetching gathers a unit whose output then misses the
+    loss (its backward never runs): parameters changed before the next forward are the ones
+    that forward computes with, not the prefetched copy."""
+    dist.init_process_group("gloo")
+    rank, size = dist.get_rank(), dist.get_world_size()
+
+    class Branches(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(5, 3), nn.Linear(5, 3)
+
+        def forward(self, x):
+            return self.a(x), self.b(x)
+
+    torch.manual_seed(0)
+    model = Branches().double()
+    reference = copy.deepcopy(model)
+    mesh = init_device_mesh("cpu", (size,))
+    fully_shard(model.a, mesh=mesh)
+    fully_shard(model.b, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    x, y = data(size)
+    mine = slice(4 * rank, 4 * rank + 4)
+    for _ in range(2):
+        F.cross_entropy(model(x[mine])[1], y[mine]).backward()  # a's output is left out
+        assert model.a._fsdp_unit._pending is not None or model.a._fsdp_unit.resident  # prefetched by b
+        with torch.no_grad():
+            model.a.weight.mul_(0.5)  # this rank's chunk
+            reference.a.weight.mul_(0.5)
+        np.testing.assert_allclose(model(x[mine])[0].detach().numpy(), reference(x[mine])[0].detach().numpy(),
+                                   rtol=1e-10)
+    print(f"OK unused_branch {rank}", flush=True)
+
+
 def mixed_precision():
     """bfloat16 compute, float32 shards: gradients reach the float32 shards; loss close."""
     dist.init_process_group("gloo")

@@ -50,6 +50,10 @@ def test_fully_shard_trains_as_one_process(n, mesh, prefetch):
     run(n, "per_parameter", mesh, prefetch)
 
 
+def test_fully_shard_prefetched_unit_whose_backward_never_ran_gathers_anew():
+    run(2, "unused_branch")
+
+
 def test_mixed_precision_computes_in_param_dtype_and_steps_float32_shards():
     run(2, "mixed_precision")
 
