@@ -102,7 +102,7 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
     module._fsdp_unit = module._fsdp_hooks = None
     # this module is the root of the units under it (until fully_shard is called on a module
     # above): they record their forward order for implicit backward prefetching
-    order = ForwardOrder(module)
+    order = ForwardOrder()
     module.register_forward_pre_hook(order.begin)
     if params:
         unit = ShardedUnit(params, shard_group, replicate_group, mp_policy.param_dtype, mp_policy.reduce_dtype,

@@ -62,8 +62,7 @@ class ForwardOrder:
     its next forward frees them first and gathers anew.
     """
 
-    def __init__(self, root):
-        self.root = root
+    def __init__(self):
         self.units = []
 
     def begin(self, module, args):
@@ -116,7 +115,7 @@ class UnitHooks:
 
     def pre_forward(self, module, args):
         if self.stale:
-            self.unit.release()  # gathered before the optimizer changed the shards
+            self.unit.release()  # gathered ahead for a backward that never came: the shards may have changed
             self.stale = False
         if self.forward_order is not None:
             self.forward_order.append(self)
@@ -144,12 +143,15 @@ class UnitHooks:
     def _backward_hook(self):
         """The hook for this forward call's outputs, run when backward reaches them."""
         order = self.order
-        if order is None or self.backward_prefetch:
+        if order is None:
             return self._before_backward
-        # implicit prefetching: record this call's place; its first output hook prefetches
-        # the unit recorded before it (once, however many outputs the call has)
+        # record this call's place (units prefetching explicitly too, so that the others'
+        # predecessors are right); with implicit prefetching, the call's first output hook
+        # prefetches the unit recorded before it (once, however many outputs the call has)
         units, index = order.units, len(order.units)
         units.append(self)
+        if self.backward_prefetch:
+            return self._before_backward
         previous = [units[index - 1]] if index else []
 
         def hook(grad):
