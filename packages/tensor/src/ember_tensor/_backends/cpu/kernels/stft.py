@@ -1,0 +1,225 @@
+"""Numba kernels of the short-time Fourier transform: framing and a batched real FFT.
+
+`stft_onesided` runs, for each chunk of frames of each signal:
+
+* framing: the padded signal (reflect, constant, replicate or circular ends, mapped on
+  the fly) is first laid out as a (hop, steps) matrix of its phases, so that sample n of
+  every frame is one contiguous run of a phase row; each is scaled by its window value
+  into row n of a frames-inner buffer. Every later loop then runs along the frames,
+  contiguous, and vectorises whatever the transform size. (Reading sample n of every
+  frame straight from the signal strides by `hop`, a power of two: those loads share a
+  few L1 sets and miss, 2.5x slower.)
+* a complex FFT of h = n_fft / 2 points: the even and odd samples of each frame, packed
+  as the real and imaginary parts of h points (split re/im rows, bit-reversed row order as
+  the framing wrote them), go through an iterative decimation-in-time FFT, two radix-2
+  stages a pass over the buffer (radix 2^2). Every butterfly multiplies one scalar
+  twiddle into a whole row of frames: SIMD loops.
+* a real-to-complex pass turning the h-point spectrum into the n_fft / 2 + 1
+  frequencies of the real frames, written straight into PyTorch's (B, n_freq, frames)
+  layout.
+
+float32 is computed in float32, twiddles included, as PyTorch's FFT libraries do. The
+kernel is serial, releases the GIL, compiles lazily for float32 and float64 only and
+caches on disk; everything it inlines lives in this file (Numba's cache keys on it).
+"""
+import numpy as np
+from numba import njit
+
+__all__ = ["stft_onesided", "chunk_width"]
+
+_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+
+
+@njit(inline="always")
+def _source(p, length, mode):
+    """The index of the signal sample that padded position `p` shows (-1: a zero)."""
+    if 0 <= p < length:
+        return p
+    if mode == 0:
+        return -1
+    if mode == 1:
+        return -p if p < 0 else 2 * (length - 1) - p
+    if mode == 2:
+        return 0 if p < 0 else length - 1
+    return p + length if p < 0 else p - length
+
+
+@njit(**_OPTIONS)
+def stft_onesided(signal, window, win_left, scale, hop, offset, mode, cos_n, sin_n, rows, width, out):
+    """The onesided STFT of every row of `signal` into `out` (B, n_fft // 2 + 1, T), complex.
+
+    Frame t, sample n is ``scale * window[n - win_left] * x[t * hop + n - offset]``, x
+    padded by `mode` outside [0, L), the window zero outside [win_left, win_left + W).
+    Frames go through in chunks of `width` columns (`chunk_width`) so that the working
+    buffer stays in cache; `rows` places sample n in the buffer (see the backend's `_tables`).
+    """
+    batch = signal.shape[0]
+    count = out.shape[2]
+    n_fft = rows.shape[0]
+    h = n_fft // 2
+    # The padded signal as a (hop, M) matrix: phase r, step m holds x[m * hop + r - offset].
+    steps = count + (n_fft + hop - 1) // hop
+    phases = np.empty((hop, chunk_width(steps)), signal.dtype)
+    buf = np.empty((n_fft, width), signal.dtype)
+    for b in range(batch):
+        _phases(signal[b], hop, offset, mode, steps, phases)
+        for first in range(0, count, width):
+            cols = min(width, count - first)
+            _frame(phases, window, win_left, scale, hop, first, cols, rows, buf)
+            _fft_rows(buf, h, cos_n, sin_n)
+            _real_spectrum(buf, h, cos_n, sin_n, out[b], first, cols)
+
+
+@njit(**_OPTIONS)
+def chunk_width(count):
+    """A buffer row length for `count` columns: a multiple of 8 (whole SIMD vectors) whose
+    eighth is odd, so that rows a power of two apart do not share L1 cache sets."""
+    width = (count + 7) // 8 * 8
+    return width + 8 if (width // 8) % 2 == 0 else width
+
+
+@njit(inline="always")
+def _phases(x, hop, offset, mode, steps, phases):
+    # Blocks of 8 x 8 (step, phase): reads run along the signal, writes along a phase row,
+    # each within a few cache lines. Positions outside the signal map through `mode`.
+    length = x.shape[0]
+    for m0 in range(0, steps, 8):
+        m1 = min(m0 + 8, steps)
+        for r0 in range(0, hop, 8):
+            r1 = min(r0 + 8, hop)
+            inside = m0 * hop - offset >= 0 and (m1 - 1) * hop + r1 - 1 - offset < length
+            for m in range(m0, m1):
+                p0 = m * hop - offset
+                for r in range(r0, r1):
+                    if inside:
+                        phases[r, m] = x[p0 + r]
+                    else:
+                        s = _source(p0 + r, length, mode)
+                        phases[r, m] = 0 if s < 0 else x[s]
+
+
+@njit(inline="always")
+def _frame(phases, window, win_left, scale, hop, first, cols, rows, buf):
+    # Sample n = q * hop + r of frame t is phase r at step t + q: a contiguous run of a
+    # phase row fills one buffer row.
+    win = window.shape[0]
+    width = buf.shape[1]
+    zero = buf.dtype.type(0)
+    for n in range(rows.shape[0]):
+        row = rows[n]
+        if n < win_left or n >= win_left + win:
+            for c in range(width):
+                buf[row, c] = zero
+            continue
+        w = scale * window[n - win_left]
+        q = n // hop
+        r = n - q * hop
+        source = phases[r, first + q: first + q + cols]
+        for c in range(cols):
+            buf[row, c] = w * source[c]
+        # Columns past the last frame hold zeros, never NaN garbage.
+        for c in range(cols, width):
+            buf[row, c] = zero
+
+
+@njit(inline="always")
+def _fft_rows(buf, h, cos_n, sin_n):
+    # The h-point complex DFT of every column (rows 0 .. h-1 real parts, h .. 2h-1
+    # imaginary parts, bit-reversed input, natural output): radix-2 decimation in time,
+    # two stages a pass (radix 2^2) so that the buffer is read and written half as often.
+    width = buf.shape[1]
+    n_fft = 2 * h
+    stages = 0
+    while (1 << stages) < h:
+        stages += 1
+    q = 1
+    if stages % 2 == 1:
+        # An odd number of stages: the first (twiddle 1) alone.
+        for s in range(0, h, 2):
+            for c in range(width):
+                ar = buf[s, c]
+                ai = buf[h + s, c]
+                br = buf[s + 1, c]
+                bi = buf[h + s + 1, c]
+                buf[s, c] = ar + br
+                buf[h + s, c] = ai + bi
+                buf[s + 1, c] = ar - br
+                buf[h + s + 1, c] = ai - bi
+        q = 2
+    while q < h:
+        # Stages q and 2q: rows a, b = a + q, c = a + 2q, d = a + 3q; b and d take w1 in
+        # the first stage, c takes w2 in the second and d takes -i w2.
+        for j in range(q):
+            w1r = cos_n[j * (n_fft // (2 * q))]
+            w1i = -sin_n[j * (n_fft // (2 * q))]
+            w2r = cos_n[j * (n_fft // (4 * q))]
+            w2i = -sin_n[j * (n_fft // (4 * q))]
+            for g in range(j, h, 4 * q):
+                ra, rb, rc, rd = g, g + q, g + 2 * q, g + 3 * q
+                ia, ib, ic, id_ = h + ra, h + rb, h + rc, h + rd
+                for c in range(width):
+                    ar = buf[ra, c]
+                    ai = buf[ia, c]
+                    br = buf[rb, c]
+                    bi = buf[ib, c]
+                    cr = buf[rc, c]
+                    ci = buf[ic, c]
+                    dr = buf[rd, c]
+                    di = buf[id_, c]
+                    # first stage: w1 b, w1 d
+                    tr = w1r * br - w1i * bi
+                    ti = w1r * bi + w1i * br
+                    ur = w1r * dr - w1i * di
+                    ui = w1r * di + w1i * dr
+                    a2r = ar + tr
+                    a2i = ai + ti
+                    b2r = ar - tr
+                    b2i = ai - ti
+                    c2r = cr + ur
+                    c2i = ci + ui
+                    d2r = cr - ur
+                    d2i = ci - ui
+                    # second stage: w2 c, and -i w2 d = (w2i d2r + w2r d2i) - i (w2r d2r - w2i d2i)
+                    tr = w2r * c2r - w2i * c2i
+                    ti = w2r * c2i + w2i * c2r
+                    ur = w2r * d2i + w2i * d2r
+                    ui = w2i * d2i - w2r * d2r
+                    buf[ra, c] = a2r + tr
+                    buf[ia, c] = a2i + ti
+                    buf[rc, c] = a2r - tr
+                    buf[ic, c] = a2i - ti
+                    buf[rb, c] = b2r + ur
+                    buf[ib, c] = b2i + ui
+                    buf[rd, c] = b2r - ur
+                    buf[id_, c] = b2i - ui
+        q *= 4
+
+
+@njit(inline="always")
+def _real_spectrum(buf, h, cos_n, sin_n, dest, first, cols):
+    # With Z the h-point DFT of z = even + i odd samples, A = Z[k], B = Z[h - k]:
+    # X[k] = E - i W^k O, E = (A + conj(B)) / 2, O = (A - conj(B)) / 2, W = exp(-2 pi i / n).
+    # Stores go through a row slice (a non-negative index): LLVM vectorises them then.
+    low = dest[0, first: first + cols]
+    high = dest[h, first: first + cols]
+    for c in range(cols):
+        zr = buf[0, c]
+        zi = buf[h, c]
+        low[c] = complex(zr + zi, 0)
+        high[c] = complex(zr - zi, 0)
+    one_half = buf.dtype.type(0.5)
+    for k in range(1, h):
+        wr = cos_n[k]
+        wi = -sin_n[k]
+        seg = dest[k, first: first + cols]
+        for c in range(cols):
+            ar = buf[k, c]
+            ai = buf[h + k, c]
+            br = buf[h - k, c]
+            bi = buf[2 * h - k, c]
+            er = one_half * (ar + br)
+            ei = one_half * (ai - bi)
+            orr = one_half * (ar - br)
+            oi = one_half * (ai + bi)
+            # -i W O = (wr oi + wi orr) - i (wr orr - wi oi)
+            seg[c] = complex(er + (wr * oi + wi * orr), ei - (wr * orr - wi * oi))
