@@ -57,6 +57,19 @@ def stft_onesided(signal, window, win_left, scale, hop, offset, mode, cos_n, sin
     count = out.shape[2]
     n_fft = rows.shape[0]
     h = n_fft // 2
+    # What buffer row i is made of: sample n (phase n % hop, step n // hop of the frame)
+    # times its window value, 0 outside the window (phase 0, step 0 then: any valid run).
+    weight = np.zeros(n_fft, signal.dtype)
+    phase = np.zeros(n_fft, np.int64)
+    step = np.zeros(n_fft, np.int64)
+    for n in range(win_left, win_left + window.shape[0]):
+        i = rows[n]
+        weight[i] = scale * window[n - win_left]
+        phase[i] = n % hop
+        step[i] = n // hop
+    stages = 0
+    while (1 << stages) < h:
+        stages += 1
     # The padded signal as a (hop, M) matrix: phase r, step m holds x[m * hop + r - offset].
     steps = count + (n_fft + hop - 1) // hop
     phases = np.empty((hop, chunk_width(steps)), signal.dtype)
@@ -65,8 +78,12 @@ def stft_onesided(signal, window, win_left, scale, hop, offset, mode, cos_n, sin
         _phases(signal[b], hop, offset, mode, steps, phases)
         for first in range(0, count, width):
             cols = min(width, count - first)
-            _frame(phases, window, win_left, scale, hop, first, cols, rows, buf)
-            _fft_rows(buf, h, cos_n, sin_n)
+            if stages % 2 == 0:
+                _frame_radix4(phases, weight, phase, step, first, cols, h, buf)
+                _fft_rows(buf, h, 4, cos_n, sin_n)
+            else:
+                _frame_radix2(phases, weight, phase, step, first, cols, h, buf)
+                _fft_rows(buf, h, 2, cos_n, sin_n)
             _real_spectrum(buf, h, cos_n, sin_n, out[b], first, cols)
 
 
@@ -80,72 +97,113 @@ def chunk_width(count):
 
 @njit(inline="always")
 def _phases(x, hop, offset, mode, steps, phases):
-    # Blocks of 8 x 8 (step, phase): reads run along the signal, writes along a phase row,
-    # each within a few cache lines. Positions outside the signal map through `mode`.
+    # Steps wholly inside the signal copy one contiguous run each; the few at the ends
+    # map every position through `mode`.
     length = x.shape[0]
-    for m0 in range(0, steps, 8):
-        m1 = min(m0 + 8, steps)
-        for r0 in range(0, hop, 8):
-            r1 = min(r0 + 8, hop)
-            inside = m0 * hop - offset >= 0 and (m1 - 1) * hop + r1 - 1 - offset < length
-            for m in range(m0, m1):
-                p0 = m * hop - offset
-                for r in range(r0, r1):
-                    if inside:
-                        phases[r, m] = x[p0 + r]
-                    else:
-                        s = _source(p0 + r, length, mode)
-                        phases[r, m] = 0 if s < 0 else x[s]
+    inner_first = min((offset + hop - 1) // hop, steps)
+    inner_end = min(max((length + offset - hop) // hop + 1, inner_first), steps)
+    for m in range(inner_first, inner_end):
+        run = x[m * hop - offset: m * hop - offset + hop]
+        for r in range(hop):
+            phases[r, m] = run[r]
+    for m in range(inner_first):
+        _edge_step(x, hop, offset, mode, m, phases)
+    for m in range(inner_end, steps):
+        _edge_step(x, hop, offset, mode, m, phases)
 
 
 @njit(inline="always")
-def _frame(phases, window, win_left, scale, hop, first, cols, rows, buf):
-    # Sample n = q * hop + r of frame t is phase r at step t + q: a contiguous run of a
-    # phase row fills one buffer row.
-    win = window.shape[0]
-    width = buf.shape[1]
+def _edge_step(x, hop, offset, mode, m, phases):
+    for r in range(hop):
+        s = _source(m * hop + r - offset, x.shape[0], mode)
+        phases[r, m] = 0 if s < 0 else x[s]
+
+
+@njit(inline="always")
+def _frame_radix2(phases, weight, phase, step, first, cols, h, buf):
+    # Framing fused with the first radix-2 stage (twiddle 1): rows g, g + 1 (and their
+    # imaginary rows) come from their runs and leave as their sum and difference.
     zero = buf.dtype.type(0)
-    for n in range(rows.shape[0]):
-        row = rows[n]
-        if n < win_left or n >= win_left + win:
-            for c in range(width):
-                buf[row, c] = zero
-            continue
-        w = scale * window[n - win_left]
-        q = n // hop
-        r = n - q * hop
-        source = phases[r, first + q: first + q + cols]
+    for g in range(0, h, 2):
+        ra, rb, ia, ib = g, g + 1, h + g, h + g + 1
+        sa = phases[phase[ra], first + step[ra]: first + step[ra] + cols]
+        sb = phases[phase[rb], first + step[rb]: first + step[rb] + cols]
+        ta = phases[phase[ia], first + step[ia]: first + step[ia] + cols]
+        tb = phases[phase[ib], first + step[ib]: first + step[ib] + cols]
+        wa, wb, va, vb = weight[ra], weight[rb], weight[ia], weight[ib]
         for c in range(cols):
-            buf[row, c] = w * source[c]
+            ar = wa * sa[c]
+            br = wb * sb[c]
+            ai = va * ta[c]
+            bi = vb * tb[c]
+            buf[ra, c] = ar + br
+            buf[rb, c] = ar - br
+            buf[ia, c] = ai + bi
+            buf[ib, c] = ai - bi
         # Columns past the last frame hold zeros, never NaN garbage.
-        for c in range(cols, width):
-            buf[row, c] = zero
+        for c in range(cols, buf.shape[1]):
+            buf[ra, c] = zero
+            buf[rb, c] = zero
+            buf[ia, c] = zero
+            buf[ib, c] = zero
 
 
 @njit(inline="always")
-def _fft_rows(buf, h, cos_n, sin_n):
-    # The h-point complex DFT of every column (rows 0 .. h-1 real parts, h .. 2h-1
-    # imaginary parts, bit-reversed input, natural output): radix-2 decimation in time,
-    # two stages a pass (radix 2^2) so that the buffer is read and written half as often.
+def _frame_radix4(phases, weight, phase, step, first, cols, h, buf):
+    # Framing fused with the first two stages (twiddles 1 and -i): rows g .. g + 3 come
+    # from their runs and leave transformed, one write of the buffer instead of three.
+    zero = buf.dtype.type(0)
+    for g in range(0, h, 4):
+        sa = phases[phase[g], first + step[g]: first + step[g] + cols]
+        sb = phases[phase[g + 1], first + step[g + 1]: first + step[g + 1] + cols]
+        sc = phases[phase[g + 2], first + step[g + 2]: first + step[g + 2] + cols]
+        sd = phases[phase[g + 3], first + step[g + 3]: first + step[g + 3] + cols]
+        ta = phases[phase[h + g], first + step[h + g]: first + step[h + g] + cols]
+        tb = phases[phase[h + g + 1], first + step[h + g + 1]: first + step[h + g + 1] + cols]
+        tc = phases[phase[h + g + 2], first + step[h + g + 2]: first + step[h + g + 2] + cols]
+        td = phases[phase[h + g + 3], first + step[h + g + 3]: first + step[h + g + 3] + cols]
+        wa, wb, wc, wd = weight[g], weight[g + 1], weight[g + 2], weight[g + 3]
+        va, vb, vc, vd = weight[h + g], weight[h + g + 1], weight[h + g + 2], weight[h + g + 3]
+        for c in range(cols):
+            ar = wa * sa[c]
+            br = wb * sb[c]
+            cr = wc * sc[c]
+            dr = wd * sd[c]
+            ai = va * ta[c]
+            bi = vb * tb[c]
+            ci = vc * tc[c]
+            di = vd * td[c]
+            # A = a + b, B = a - b, C = c + d, D = c - d; out: A + C, B - i D, A - C, B + i D.
+            a2r = ar + br
+            a2i = ai + bi
+            b2r = ar - br
+            b2i = ai - bi
+            c2r = cr + dr
+            c2i = ci + di
+            d2r = cr - dr
+            d2i = ci - di
+            buf[g, c] = a2r + c2r
+            buf[h + g, c] = a2i + c2i
+            buf[g + 2, c] = a2r - c2r
+            buf[h + g + 2, c] = a2i - c2i
+            buf[g + 1, c] = b2r + d2i
+            buf[h + g + 1, c] = b2i - d2r
+            buf[g + 3, c] = b2r - d2i
+            buf[h + g + 3, c] = b2i + d2r
+        for i in range(4):
+            for c in range(cols, buf.shape[1]):
+                buf[g + i, c] = zero
+                buf[h + g + i, c] = zero
+
+
+@njit(inline="always")
+def _fft_rows(buf, h, q, cos_n, sin_n):
+    # The rest of the h-point complex DFT of every column (rows 0 .. h-1 real parts,
+    # h .. 2h-1 imaginary parts, bit-reversed input, natural output), from stage `q` on
+    # (the framing ran the first ones): radix-2 decimation in time, two stages a pass
+    # (radix 2^2) so that the buffer is read and written half as often.
     width = buf.shape[1]
     n_fft = 2 * h
-    stages = 0
-    while (1 << stages) < h:
-        stages += 1
-    q = 1
-    if stages % 2 == 1:
-        # An odd number of stages: the first (twiddle 1) alone.
-        for s in range(0, h, 2):
-            for c in range(width):
-                ar = buf[s, c]
-                ai = buf[h + s, c]
-                br = buf[s + 1, c]
-                bi = buf[h + s + 1, c]
-                buf[s, c] = ar + br
-                buf[h + s, c] = ai + bi
-                buf[s + 1, c] = ar - br
-                buf[h + s + 1, c] = ai - bi
-        q = 2
     while q < h:
         # Stages q and 2q: rows a, b = a + q, c = a + 2q, d = a + 3q; b and d take w1 in
         # the first stage, c takes w2 in the second and d takes -i w2.
