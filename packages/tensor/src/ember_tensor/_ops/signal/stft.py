@@ -119,10 +119,11 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     """
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
-    # The fused op takes real float32/float64 signals with a real window of their dtype,
-    # onesided: it pads on the fly, so the checks below read the padded length.
+    # The fused op takes real float32/float64 signals with a real window of their dtype
+    # and device, onesided: it pads on the fly, so the checks below read the padded length.
+    # Anything else (and its errors) takes the composed path.
     fused = (input._dtype in (D.float32, D.float64) and input.dim() in (1, 2) and onesided in (None, True)
-             and (window is None or window._dtype is input._dtype))
+             and (window is None or (window._dtype == input._dtype and window._device == input._device)))
     pad = n_fft // 2 if center else 0
     if center:
         if fused:
