@@ -73,6 +73,13 @@ def test_fused_stft_pad_modes(mode, n_fft, hop):
     _compare(n_fft, hop, None, 1200, np.float32, True, mode=mode)
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("n_fft, hop, length", [(16, 300, 100), (16, 97, 100), (32, 40, 33)])
+def test_fused_stft_hops_past_the_signal(mode, n_fft, hop, length):
+    # Padding as wide as the signal allows and hops longer than it: one or two frames.
+    _compare(n_fft, hop, None, length, np.float64, False, mode=mode)
+
+
 @pytest.mark.parametrize("options", [dict(center=False), dict(normalized=True), dict(windowed=False),
                                      dict(center=False, normalized=True, windowed=False)],
                          ids=["center-false", "normalized", "no-window", "all"])

@@ -32,16 +32,20 @@ _OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract
 
 @njit(inline="always")
 def _source(p, length, mode):
-    """The index of the signal sample that padded position `p` shows (-1: a zero)."""
+    """The index of the signal sample that padded position `p` shows (-1: a zero).
+
+    The op's checks keep every position a frame reads within one reflection or wrap of
+    the signal; the phase matrix also holds a few positions past the last frame, which
+    may lie further out: they read as zeros, never outside the signal."""
     if 0 <= p < length:
         return p
-    if mode == 0:
-        return -1
     if mode == 1:
-        return -p if p < 0 else 2 * (length - 1) - p
-    if mode == 2:
-        return 0 if p < 0 else length - 1
-    return p + length if p < 0 else p - length
+        p = -p if p < 0 else 2 * (length - 1) - p
+    elif mode == 2:
+        p = 0 if p < 0 else length - 1
+    elif mode == 3:
+        p = p + length if p < 0 else p - length
+    return p if 0 <= p < length else -1
 
 
 @njit(**_OPTIONS)
