@@ -15,12 +15,13 @@ RNG = np.random.default_rng(27)
 TOLERANCE = {np.float32: 2e-6, np.float64: 1e-12}  # relative to the spectrum's largest magnitude
 
 # (n_fft, hop_length, win_length, signal length): powers of two from the smallest the
-# Numba FFT takes (odd and even stage counts) to 2048, a non-power-of-two (pocketfft),
-# hops that divide n_fft, do not, and exceed it, a shorter centred window, and enough frames
-# for several chunks of the buffer (32, 2: 501 frames).
-SIZES = [(4, 1, None, 20), (8, 3, None, 50), (32, 2, None, 1000), (16, 4, None, 100), (16, 5, 9, 100), (32, 8, None, 90),
-         (64, 16, None, 1000), (64, 80, 48, 1000), (128, 32, None, 700), (400, 160, None, 3000),
-         (512, 128, None, 4000), (512, 128, 400, 4000), (2048, 512, None, 9000)]
+# Numba FFT takes (odd and even stage counts) to 2048; other sizes (pocketfft: 2, odd 15,
+# 400); hops that divide n_fft, do not, and exceed it; a shorter centred window; and
+# enough frames for several chunks of the buffer (32, 2: 501 frames).
+SIZES = [(2, 1, None, 10), (4, 1, None, 20), (8, 3, None, 50), (15, 4, None, 100), (16, 4, None, 100),
+         (16, 5, 9, 100), (32, 8, None, 90), (32, 2, None, 1000), (64, 16, None, 1000), (64, 80, 48, 1000),
+         (128, 32, None, 700), (400, 160, None, 3000), (512, 128, None, 4000), (512, 128, 400, 4000),
+         (2048, 512, None, 9000)]
 MODES = ["reflect", "constant", "replicate", "circular"]
 
 
