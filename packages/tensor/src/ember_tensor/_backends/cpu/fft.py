@@ -97,11 +97,12 @@ _PAD_MODES = {"constant": 0, "reflect": 1, "replicate": 2, "circular": 3}
 # and the buffer row of each sample (even samples are real parts, odd ones imaginary
 # parts, in bit-reversed order).
 _TABLES = {}
-# Frames a chunk of the buffer holds at most: the butterflies' loops run along the frames,
-# and below ~64 of them each row's loop overhead dominates (3x slower at 8); past 128 the
-# buffer spills from L2 for nothing. Measured on n_fft 256 .. 4096.
+# Frames a chunk of the buffer holds: the butterflies' loops run along the frames, and
+# each row's loop set-up costs about 9 SIMD iterations' work, so longer rows pay (n_fft
+# 2048: 128 frames ~1.4x faster than 64); but past ~2^18 elements (1 MiB in float32) the
+# buffer leaves L2 and calls slow down erratically (n_fft 4096 at 128 frames: 3-5x).
 _CHUNK_FRAMES = 128
-_LONG_FFT = 1024  # above: 64 frames a chunk, the buffer near 1 MiB in float32
+_CHUNK_ELEMENTS = 1 << 18
 
 
 def _tables(n_fft, dtype):
@@ -159,7 +160,7 @@ def stft(signal, window, n_fft, hop_length, win_length, offset, pad_mode, frames
     out = np.empty((batch, n_fft // 2 + 1, frames), _COMPLEX_OF[dtype])
     if n_fft >= 4 and n_fft & (n_fft - 1) == 0:
         cos_n, sin_n, rows = _tables(n_fft, dtype)
-        width = K.chunk_width(min(frames, _CHUNK_FRAMES if n_fft <= _LONG_FFT else _CHUNK_FRAMES // 2))
+        width = K.chunk_width(min(frames, _CHUNK_FRAMES, max(32, _CHUNK_ELEMENTS // n_fft)))
         K.stft_onesided(signal, window, win_left, dtype.type(scale), hop_length, offset, _PAD_MODES[pad_mode],
                         cos_n, sin_n, rows, width, out)
         return out
