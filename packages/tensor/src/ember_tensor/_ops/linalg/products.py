@@ -7,6 +7,7 @@ from ... import _backends
 from ..._dispatch import op
 from ..._tensor import Tensor
 from .. import _iter
+from ..elementwise import conj
 
 
 def _check_matmul_dtypes(a, b, name):
@@ -224,6 +225,8 @@ def vdot(input, other, *, out=None):
         raise RuntimeError(
             f"vdot : expected both vectors to have same dtype, but found {_iter.type_name(input._dtype)} "
             f"and {_iter.type_name(other._dtype)}")
+    if input.is_complex():
+        input = conj(input)
     return dot(input, other, out=out)
 
 
