@@ -24,7 +24,7 @@ def _long_name(d):
 
 def _product(a, b):
     """The matmul of backend arrays with NumPy's (= PyTorch's) batching rules."""
-    device = _iter.common_device((a, b))
+    device = a._device if a._device is b._device else _iter.common_device((a, b))
     backend = _backends.get(device)
     # Each backend multiplies float16/bfloat16 its own way (float32 math on the CPU,
     # cuBLAS accumulating in float32 on CUDA); the result comes back in a's dtype.
@@ -35,9 +35,9 @@ def _product(a, b):
         data = backend.matmul.matmul(x.reshape(-1, x.shape[-1]), y).reshape(tuple(x.shape[:-1]) + (y.shape[-1],))
     else:
         data = backend.matmul.matmul(x, y)
-    if isinstance(data, np.generic):
+    if data.__class__ is not np.ndarray and isinstance(data, np.generic):
         data = np.asarray(data)  # NumPy returns a scalar for vector @ vector: keep an array
-    if data.dtype != a._dtype.np:
+    if data.dtype is not a._dtype.np and data.dtype != a._dtype.np:
         data = backend.storage.astype(data, a._dtype.np)
     return Tensor._wrap(data, a._dtype, device)
 
