@@ -29,9 +29,13 @@ def _product(a, b):
     # Each backend multiplies float16/bfloat16 its own way (float32 math on the CPU,
     # cuBLAS accumulating in float32 on CUDA); the result comes back in a's dtype.
     x, y = a._data, b._data
-    if x.ndim > 2 and y.ndim == 2 and backend.storage.is_contiguous(x):
+    if x.ndim > 2 and y.ndim == 2:
         # (..., n, k) @ (k, m) is one GEMM of (batch * n, k) @ (k, m): BLAS runs it far
-        # better than one small call per matrix (a Linear layer on a sequence, say).
+        # better than one small call per matrix (a Linear layer on a sequence, say). A
+        # strided x (a transposed sequence, as attention's projections read it) is copied
+        # first: the copy reads each element once, the GEMM m times.
+        if not backend.storage.is_contiguous(x):
+            x = backend.storage.contiguous(x)
         data = backend.matmul.matmul(x.reshape(-1, x.shape[-1]), y).reshape(tuple(x.shape[:-1]) + (y.shape[-1],))
     else:
         data = backend.matmul.matmul(x, y)
