@@ -97,10 +97,13 @@ def slogdet(A):
 
 @op()
 def logdet(input):
-    """log(det(input)): nan where the determinant is negative, -inf where it is zero."""
+    """log(det(input)): for real matrices nan where the determinant is negative, -inf where
+    it is zero; for complex ones log(sign) + log|det| (the principal branch)."""
     check_square(input, "linalg.slogdet")
     sign, logabsdet = slogdet(input)
-    from ..elementwise import where
+    from ..elementwise import log, where
+    if input.is_complex():
+        return log(sign) + logabsdet
     nan = input.new_full((), float("nan"))
     return where(sign < 0, nan, logabsdet)
 
