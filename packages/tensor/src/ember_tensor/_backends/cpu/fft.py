@@ -22,7 +22,6 @@ K = lazy("cpu.kernels.stft")  # Numba loads on first use
 # PyTorch's normalization code -> NumPy's `norm` for a forward (exp(-i...)) transform, and
 # for an inverse one: NumPy names the direction that is scaled by 1/n.
 _FORWARD_NORM = ("backward", "ortho", "forward")
-_BY_ROOT_N, _BY_N = 1, 2  # the codes that scale
 _INVERSE_NORM = ("forward", "ortho", "backward")
 
 _COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
@@ -55,31 +54,29 @@ def r2c(a, dims, normalization, onesided):
             shape[dims[-1]] = shape[dims[-1]] // 2 + 1
         return np.zeros(shape, dtype)
     size = a.shape[dims[-1]]
-    if (a.dtype == np.float32 and tuple(dims) == (a.ndim - 1,) and _ROWS_RFFT_MIN <= size <= _ROWS_RFFT_MAX
-            and size & (size - 1) == 0):
-        half = _rows_rfft(a, normalization)
+    if a.dtype == np.float32 and tuple(dims) == (a.ndim - 1,) and a.size // size > _RFFT_ROWS:
+        half = _rfft_by_rows(a, normalization, dtype)
     else:
         half = np.fft.rfftn(a, axes=dims, norm=_FORWARD_NORM[normalization]).astype(dtype, copy=False)
     return half if onesided else _full_spectrum(half, dims, size)
 
 
-# float32 rffts along the last dim of these power-of-two sizes go to `kernels.stft`'s
-# batched FFT (each row a frame): 0.25-0.98x pocketfft's time from 1 to 1024 rows
-# (2x faster at 4-16 points, where NumPy's per-call cost dominates); above 512 points,
-# or in float64, pocketfft is as fast or faster.
-_ROWS_RFFT_MIN, _ROWS_RFFT_MAX = 4, 512
+# NumPy 2.4's float32 rfft gets ~4-10x slower a row past ~128 rows in one call (1000 rows
+# of 256 points: 2.8 ms in one call, 0.7 ms in chunks of 128): last-dim float32
+# transforms of more rows run in chunks of this many.
+_RFFT_ROWS = 128
 
 
-def _rows_rfft(a, normalization):
-    """The onesided rfft of every row of float32 `a` along its last dim (a power of two),
-    as stft frames with a hop of one row: (..., n // 2 + 1), complex64."""
+def _rfft_by_rows(a, normalization, dtype):
+    """The onesided rfft of every row of float32 `a` along its last dim, `_RFFT_ROWS`
+    rows a call."""
     size = a.shape[-1]
-    rows = a.size // size
-    # 1/n (code 2) rides on the window; 1/sqrt(n) (code 1) is stft's own normalization.
-    window = np.full(size, 1 / size, a.dtype) if normalization == _BY_N else None
-    spectra = stft(np.ascontiguousarray(a).reshape(1, rows * size), window, size, size, size, 0, "constant", rows,
-                   normalization == _BY_ROOT_N)[0]
-    return np.ascontiguousarray(spectra.T).reshape(a.shape[:-1] + (size // 2 + 1,))
+    rows = a.reshape(-1, size)
+    out = np.empty((rows.shape[0], size // 2 + 1), dtype)
+    for start in range(0, rows.shape[0], _RFFT_ROWS):
+        out[start:start + _RFFT_ROWS] = np.fft.rfft(rows[start:start + _RFFT_ROWS], axis=-1,
+                                                    norm=_FORWARD_NORM[normalization])
+    return out.reshape(a.shape[:-1] + (size // 2 + 1,))
 
 
 def _full_spectrum(half, dims, size):
