@@ -133,7 +133,7 @@ _EDGES = [-0.0, 0.0, -float("inf"), float("inf"), float("nan"), 1e-30, -1e-30, 3
 
 @pytest.mark.parametrize("dtype", [E.float32, E.float64])
 @pytest.mark.parametrize("exponent, expected", [
-    (2, lambda x: x * x), (2.0, lambda x: x * x), (3, lambda x: (x * x) * x), (0.5, E.sqrt),
+    (1, lambda x: x * 1), (2, lambda x: x * x), (2.0, lambda x: x * x), (3, lambda x: (x * x) * x), (0.5, E.sqrt),
     (-0.5, E.rsqrt), (-1, E.reciprocal), (-2, lambda x: E.reciprocal(x * x))])
 def test_pow_by_the_numbers_pytorch_special_cases(dtype, exponent, expected):
     # PyTorch's pow computes these exponents as products, roots and reciprocals (x ** 3 is

@@ -326,8 +326,8 @@ def _check_pow(base, exponent):
 # the same, for PyTorch's values (x ** 3 is (x * x) * x there, not the correctly rounded
 # cube; x ** 0.5 is sqrt(x): -0 at -0 and NaN at -inf) and a multiply at memory speed
 # instead of a powf call per element.
-_FLOAT_SPECIAL_EXPONENTS = frozenset((2, 3, 0.5, -0.5, -1, -2))
-_COMPLEX_SPECIAL_EXPONENTS = frozenset((2, 3))
+_FLOAT_SPECIAL_EXPONENTS = frozenset((1, 2, 3, 0.5, -0.5, -1, -2))
+_COMPLEX_SPECIAL_EXPONENTS = frozenset((1, 2, 3))
 
 
 def _pow_by_special_number(base, exponent, out, inplace):
@@ -340,6 +340,8 @@ def _pow_by_special_number(base, exponent, out, inplace):
                _COMPLEX_SPECIAL_EXPONENTS if category == _COMPLEX_CATEGORY else ())
     if exponent not in allowed:
         return None
+    if exponent == 1:  # a copy (pow_Tensor_Scalar_out copies base), as pow's gradient at 2 asks
+        return unary("copy", base, out, inplace=inplace) if not inplace else base
     if exponent == 0.5 or exponent == -0.5:
         return unary("sqrt" if exponent == 0.5 else "rsqrt", base, out, inplace=inplace)
     if exponent == -1:
