@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ..plan import output_size
+from . import threads
 from .kernels import embedding_bag as bag_kernels
 from .windows import add_windows, crop_spatial, pad_spatial, windows
 
@@ -74,12 +75,22 @@ def embedding_bag(weight, indices, offsets, bags, mode, per_sample_weights, padd
     bag_size = np.zeros(bags, np.int64)
     if mode == 2:
         max_indices = np.empty((bags, w.shape[1]), np.int64)
-        bag_kernels.bag_max(w, idx, off, bags, padding_idx, out, offset2bag, bag_size, max_indices)
+        args = (w, idx, off, padding_idx, out, offset2bag, bag_size, max_indices)
+        _over_bags(bag_kernels.bag_max, args, bags, idx.size * w.shape[1])
         return out, offset2bag, bag_size, max_indices
     scales = (bag_kernels.empty_scales(w.dtype) if per_sample_weights is None
               else np.ascontiguousarray(per_sample_weights.reshape(-1), dtype=w.dtype))
-    bag_kernels.bag_sum(w, idx, off, bags, scales, padding_idx, mode == 1, out, offset2bag, bag_size)
+    args = (w, idx, off, scales, padding_idx, mode == 1, out, offset2bag, bag_size)
+    _over_bags(bag_kernels.bag_sum, args, bags, idx.size * w.shape[1])
     return out, offset2bag, bag_size, np.zeros(0, np.int64)
+
+
+def _over_bags(kernel, args, bags, work):
+    # Bags are independent: ranges of them on several threads when the work is worth it.
+    if threads.parallel(work, bag_kernels.PARALLEL_THRESHOLD):
+        threads.split(lambda lo, hi: kernel(*args, lo, hi), bags, threads.part_count(), align=1)
+    else:
+        kernel(*args, 0, bags)
 
 
 def _frequencies(idx, num_weights, dtype, scale_grad_by_freq):
