@@ -154,3 +154,17 @@ def test_negative_padding_idx_below_the_table_is_pytorchs_error():
     with pytest.raises(RuntimeError, match="padding_idx must be within") as got:
         F.embedding_bag(et.tensor([0]), et.ones(3, 2), et.tensor([0]), padding_idx=-4)
     assert str(got.value) == str(want.value)
+
+
+def test_non_contiguous_indices_offsets_and_weights():
+    weight = RNG.standard_normal((NUM, 2 * DIM)).astype(np.float32)
+    wide_idx = np.stack([INDICES_1D, INDICES_1D[::-1]], 1)        # column 0 is INDICES_1D, strided
+    wide_off = np.repeat(OFFSETS, 2)                                 # every other one is OFFSETS
+    psw = np.stack([RNG.standard_normal(len(INDICES_1D)), np.zeros(len(INDICES_1D))], 1).astype(np.float32)
+    results = []
+    for lib, module in ((et, F), (torch, torch.nn.functional)):
+        w = lib.tensor(weight)[:, ::2]
+        out = module.embedding_bag(lib.tensor(wide_idx)[:, 0], w, lib.tensor(wide_off)[::2], mode="sum",
+                                   per_sample_weights=lib.tensor(psw)[:, 0])
+        results.append(out.numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=1e-6)
