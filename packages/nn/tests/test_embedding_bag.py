@@ -168,3 +168,26 @@ def test_non_contiguous_indices_offsets_and_weights():
                                    per_sample_weights=lib.tensor(psw)[:, 0])
         results.append(out.numpy())
     np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["sum", "max"])
+def test_many_bags_split_over_threads_match_pytorch(mode):
+    """Above the loops' parallel threshold (64K row elements) ranges of bags run on several
+    threads (where the budget allows): the same values as PyTorch's."""
+    before = et.get_num_threads()
+    et.set_num_threads(2)
+    try:
+        _compare_many_bags(mode)
+    finally:
+        et.set_num_threads(before)
+
+
+def _compare_many_bags(mode):
+    lengths = RNG.integers(0, 40, 300)
+    indices = RNG.integers(0, 50, int(lengths.sum()))
+    offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    weight = RNG.standard_normal((50, 64)).astype(np.float32)
+    got = F.embedding_bag(et.tensor(indices), et.tensor(weight), et.tensor(offsets), mode=mode)
+    want = torch.nn.functional.embedding_bag(torch.tensor(indices), torch.tensor(weight), torch.tensor(offsets),
+                                             mode=mode)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
