@@ -1,4 +1,5 @@
-"""CPU sampling: embedding and its backward, one_hot, constant padding and unfold/fold
+"""CPU sampling: embedding and its backward, embedding_bag and its two backward products
+(Numba loops in `kernels/embedding_bag.py`), one_hot, constant padding and unfold/fold
 (im2col/col2im) over NumPy arrays, with the index checks their ops make.
 
 The same functions as `_backends.cuda.sampling`. Embedding is NumPy fancy indexing and

@@ -1,4 +1,5 @@
-"""CUDA sampling: embedding and its backward, one_hot, constant padding and
+"""CUDA sampling: embedding and its backward, embedding_bag and its two backward products
+(`kernels/embedding_bag.py`), one_hot, constant padding and
 unfold/fold (im2col/col2im) over device arrays, with the index checks their ops make.
 
 The same functions as `_backends.cpu.sampling`. Embedding gathers rows with one thread
