@@ -97,9 +97,12 @@ def slogdet(A):
 
 @op()
 def logdet(input):
-    """log(det(input)): nan where the determinant is negative, -inf where it is zero."""
+    """log(det(input)): nan where the determinant is negative, -inf where it is zero; for
+    complex matrices the complex logarithm, logabsdet + i angle(det)."""
     check_square(input, "linalg.slogdet")
     sign, logabsdet = slogdet(input)
+    if input.is_complex():
+        return logabsdet + sign.angle() * 1j
     from ..elementwise import where
     nan = input.new_full((), float("nan"))
     return where(sign < 0, nan, logabsdet)
