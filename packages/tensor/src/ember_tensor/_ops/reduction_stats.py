@@ -17,6 +17,8 @@ from .._dispatch import op
 from .._runtime.determinism import alert_if_atomic
 from .._tensor import wrap_dim
 from . import _iter
+from .complex_views import imag, real
+from .elementwise.complex_numbers import complex as complex_
 from .linalg.norms import vector_norm
 from . import elementwise as E
 from .elementwise import copy_to_out
@@ -43,7 +45,7 @@ def _var_args(name, input, dim, unbiased, correction):
     if unbiased is not None and correction is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments: pass either "
                         "unbiased or correction, not both")
-    if input._dtype.category != D._FLOAT:
+    if input._dtype.category not in (D._FLOAT, D._COMPLEX):
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if correction is None:
         correction = 0 if unbiased is False else 1
@@ -60,6 +62,13 @@ def _var_args(name, input, dim, unbiased, correction):
 
 def _var_mean(name, input, dim, unbiased, keepdim, correction, sqrt_var):
     dims, correction = _var_args(name, input, dim, unbiased, correction)
+    if input._dtype.category == D._COMPLEX:
+        # |z - mean|^2 = (x - mean_x)^2 + (y - mean_y)^2: the real kernel on each part; the
+        # variance is real, the mean complex (PyTorch's dtypes).
+        (var_x, mean_x), (var_y, mean_y) = (_var_mean(name, part, dims, None, keepdim, correction, False)
+                                            for part in (real(input), imag(input)))
+        var = E.add(var_x, var_y)
+        return (E.sqrt(var) if sqrt_var else var), complex_(mean_x, mean_y)
     var, mu = _backends.get(input._device).reduction.var_mean(_kernel_data(input), dims, correction)
     shape = _out_shape(input, dims, keepdim)
     compute = _iter.compute_dtype(input._dtype)
@@ -104,17 +113,18 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 # --- norm, logsumexp ------------------------------------------------------------------------
 
 def _norm_dtypes(input, dtype):
-    if input._dtype.category != D._FLOAT:
+    """The (real) result dtype of a norm of `input` with dtype= `dtype`."""
+    if input._dtype.category not in (D._FLOAT, D._COMPLEX):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_iter.type_name(input._dtype)}")
     if dtype is None:
-        return input._dtype
+        return input._dtype.to_real()
     dtype = D.to_dtype(dtype)
     if D.promote_types(input._dtype, dtype) is not dtype:
         raise RuntimeError(
             f"linalg.vector_norm: the dtype of the input ({_iter.type_name(input._dtype)}) should "
             f"be convertible without narrowing to the specified dtype ({_iter.type_name(dtype)})")
-    return dtype
+    return dtype.to_real()
 
 
 @op(composite=True)
@@ -163,7 +173,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
             f"norm(p={p!r}) is not supported by ember; use p='fro' or a number")
     dims = _reduce_dims(input, dim, "norm")
     compute = _iter.compute_dtype(result)
-    x = input.to(compute)
+    x = (E.abs(input) if input._dtype.category == D._COMPLEX else input).to(compute)  # norms of |z|
     if p == 2:
         r = E.sqrt(_reduce("sumsq", x, dims, keepdim, compute))
     elif p == 1:
@@ -189,7 +199,8 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     tensor(0.6931)
     """
     _check_tensor(input, "logsumexp")
-    result = input._dtype if input._dtype.category == D._FLOAT else D.get_default_dtype()
+    inexact = input._dtype.category in (D._FLOAT, D._COMPLEX)
+    result = input._dtype if inexact else D.get_default_dtype()
     dims = _reduce_dims(input, dim, "logsumexp")
     compute = _iter.compute_dtype(result)
     x = input.to(compute)
@@ -197,7 +208,9 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     if builtins.any(input._data.shape[d] == 0 for d in dims):
         from .creation import full
         return copy_to_out(full(shape, -_INF, dtype=result, device=input._device), out)
-    m = _reduce("amax", x, dims, True, compute)
+    # Complex numbers take out the largest real part (PyTorch's choice): it bounds |exp|.
+    real_x = real(x) if result.category == D._COMPLEX else x
+    m = _reduce("amax", real_x, dims, True, real_x._dtype)
     m = E.where(E.isinf(m), 0.0, m)  # all -inf (or an inf) must not turn into NaN
     r = E.log(_reduce("sum", E.exp(x - m), dims, True, compute)) + m
     return copy_to_out(r.reshape(shape).to(result), out)
