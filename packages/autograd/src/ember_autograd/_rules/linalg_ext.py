@@ -130,19 +130,15 @@ def solve_triangular(ctx, grad, A, X, upper, left, unitriangular):
     return grad_a, grad_b if ctx.needs_input_grad[1] else None
 
 
-def _phi(X):
-    # The lower triangle with the diagonal halved: the part of a symmetric dA that a
-    # triangular factor "sees".
-    return X.tril() - 0.5 * X.diagonal(0, -2, -1).diag_embed()
-
-
 @derivative("linalg_cholesky", inputs=("A",), save=lambda A, *, upper=False, out=None: (RESULT, upper))
 def cholesky(ctx, grad, L, upper):
+    # PyTorch's formula (Murray 2016): with M = tril(L^H gL), gA = L^-H X L^-1 where
+    # X = (M + tril(M, -1)^H) / 2 (for complex inputs its diagonal keeps M's imaginary part).
     if upper:
         L, grad = L.mH, grad.mH
+    M = (L.mH @ grad).tril()
     L_inv = L.inverse()
-    grad_a = L_inv.mH @ _phi(L.mH @ grad) @ L_inv
-    return 0.5 * (grad_a + grad_a.mH)
+    return L_inv.mH @ (0.5 * (M + M.tril(-1).mH)) @ L_inv
 
 
 @derivative("linalg_eigh", inputs=("A",), save=lambda A, UPLO="L": (RESULT[0], RESULT[1]))

@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..core import B, C64, C128, F32, F64, I64, NP, Operand, SampleInput, _dtype_of_array, make_values, rng_for
+from ..core import B, C64, C128, F32, F64, I32, I64, NP, Operand, SampleInput, _dtype_of_array, make_values, rng_for
 
 __all__ = ["FamilyOpInfo", "XFailOn", "FAMILIES", "FAMILY_TOLERANCE", "floats", "ints", "well_conditioned",
            "as_tuple"]
@@ -56,7 +56,7 @@ class FamilyOpInfo:
              bool ones as they are. The result's dtype is the sample dtype for a floating
              or complex output (a complex sample's real dtype for a real output: a norm,
              slogdet's logabsdet), int64 for an integer one and bool for a bool one
-             (`result_dtypes`). None for random ops.
+             (`result_dtypes`; int32 for an int32 one: LAPACK's pivots). None for random ops.
     dtypes:  the dtypes the samples are drawn in (float32/float64; int64 where the op
              takes integer data; complex64/complex128 where PyTorch has the op for complex
              numbers), so the suite compiles no kernels it does not already.
@@ -129,6 +129,8 @@ class FamilyOpInfo:
                 return dtype if dtype.is_complex else dtype.to_complex()
             if kind == "f":
                 return dtype.to_real() if dtype.is_complex else dtype
+            if np.asarray(r).dtype == np.int32:  # LAPACK's pivots
+                return I32
             return B if kind == "b" else I64
         return tuple(one(r) for r in reference)
 
@@ -167,10 +169,13 @@ def ints(shape, high, rng, low=0):
 
 def well_conditioned(shape, dtype, rng, spd=False):
     """Square matrices (batched by shape[:-2]) far from singular: a random matrix plus n
-    on the diagonal; `spd` gives a symmetric positive-definite one (M M^T + n I)."""
+    on the diagonal (complex parts for a complex dtype); `spd` gives a Hermitian
+    positive-definite one (M M^H + n I)."""
     n = shape[-1]
     m = rng.uniform(-1, 1, shape)
+    if dtype.is_complex:
+        m = m + 1j * rng.uniform(-1, 1, shape)
     if spd:
-        m = m @ np.swapaxes(m, -1, -2)
+        m = m @ np.conj(np.swapaxes(m, -1, -2))
     return (m + n * np.eye(n)).astype(NP[dtype])
 
