@@ -48,8 +48,10 @@ def _ref_slogdet(a):
 
 def _ref_logdet(a):
     sign, logabsdet = np.linalg.slogdet(a)
-    if np.iscomplexobj(a):  # the complex log: logabsdet + i angle(det)
-        return logabsdet + 1j * np.angle(sign)
+    if np.iscomplexobj(a):
+        # PyTorch's complex logdet, logabsdet + log(sign), as its complex add computes it:
+        # the second operand times 1 + 0j, so a singular matrix gives -inf + nan j.
+        return logabsdet + np.log(sign) * (1 + 0j)
     return np.where(sign < 0, np.nan, logabsdet)  # a negative determinant has no real log
 
 
