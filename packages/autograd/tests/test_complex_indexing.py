@@ -12,7 +12,6 @@ CUDA runs on Numba's simulator unless NUMBA_ENABLE_CUDASIM=0 is set.
 import os
 import sys
 import warnings
-from pathlib import Path
 
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 if "numba" in sys.modules:  # numba read its config at import: make it see the variable

@@ -65,17 +65,22 @@ def _var_mean(name, input, dim, unbiased, keepdim, correction, sqrt_var):
     if input._dtype.category == D._COMPLEX:
         # |z - mean|^2 = (x - mean_x)^2 + (y - mean_y)^2: the real kernel on each part; the
         # variance is real, the mean complex (PyTorch's dtypes).
-        (var_x, mean_x), (var_y, mean_y) = (_var_mean(name, part, dims, None, keepdim, correction, False)
+        (var_x, mean_x), (var_y, mean_y) = (_var_mean_of(part, dims, keepdim, correction)
                                             for part in (real(input), imag(input)))
         var = E.add(var_x, var_y)
-        return (E.sqrt(var) if sqrt_var else var), complex_(mean_x, mean_y)
-    var, mu = _backends.get(input._device).reduction.var_mean(_kernel_data(input), dims, correction)
-    shape = _out_shape(input, dims, keepdim)
-    compute = _iter.compute_dtype(input._dtype)
-    var = _result(var, compute, input._device, shape)
+        return (E.sqrt(var) if sqrt_var else var).to(input._dtype.to_real()), complex_(mean_x, mean_y)
+    var, mu = _var_mean_of(input, dims, keepdim, correction)
     if sqrt_var:
         var = E.sqrt(var)
-    return var.to(input._dtype), _result(mu, input._dtype, input._device, shape)
+    return var.to(input._dtype), mu
+
+
+def _var_mean_of(input, dims, keepdim, correction):
+    """(variance in the compute dtype, mean in input's dtype) of a real `input` over `dims`."""
+    var, mu = _backends.get(input._device).reduction.var_mean(_kernel_data(input), dims, correction)
+    shape = _out_shape(input, dims, keepdim)
+    return (_result(var, _iter.compute_dtype(input._dtype), input._device, shape),
+            _result(mu, input._dtype, input._device, shape))
 
 
 @op()
