@@ -1,7 +1,8 @@
 """Gradients of the linear algebra on complex matrices against PyTorch's (its conjugate
 Wirtinger convention) and by gradcheck in complex128: the formulas take conjugate
 transposes, slogdet's sign cotangent, the phases of eigh's and svd's vectors (a loss
-that depends on them is refused, as PyTorch refuses it) and qr's real diagonal of R."""
+that depends on them is refused, as PyTorch refuses it) and qr's real diagonal of R (a
+wide matrix's QR as a square one and the columns that move with Q)."""
 import numpy as np
 import pytest
 
@@ -54,6 +55,7 @@ PROGRAMS = {
     "lstsq": lambda lib, a, b, t: lib.linalg.lstsq(a, b).solution,
     "qr": lambda lib, a, b, t: lib.linalg.qr(t.mT),
     "qr, square": lambda lib, a, b, t: lib.linalg.qr(a),
+    "qr, wide": lambda lib, a, b, t: lib.linalg.qr(t),
     "lu_factor": lambda lib, a, b, t: lib.linalg.lu_factor(a)[0],
     "lu": lambda lib, a, b, t: lib.linalg.lu(t)[1:],
     "lu, tall": lambda lib, a, b, t: lib.linalg.lu(t.mT)[1:],

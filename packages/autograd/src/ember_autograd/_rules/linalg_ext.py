@@ -225,13 +225,27 @@ def qr(ctx, grad, Q, R, mode, shape):
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
                            "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
                            "linalg.qr.")
-    if m < n or (mode == "complete" and m > n):
-        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols, "
-                           "or when ncols > nrows (not implemented in ember).")
-    # A = QR with Q^H Q = I and R's diagonal real: C = Q^H dA R^-1 is a skew-Hermitian
-    # Q^H dQ plus dR R^-1 (upper, real diagonal), so with M = R gR^H - gQ^H Q,
-    # gA = (gQ + Q (tril(M, -1) + tril(M, -1)^H + Re diag(M))) R^-H.
-    M = Q.new_zeros(tuple(R.shape))
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    if m >= n:
+        return _qr_backward_tall(grad_q, grad_r, Q, R)
+    # A wide A = [X | Y] = Q [U | V]: X = Q U is a square QR, and Y = Q V moves with Q.
+    U, V = R[..., :, :m], R[..., :, m:]
+    grad_u = grad_r[..., :, :m] if grad_r is not None else None
+    grad_v = grad_r[..., :, m:] if grad_r is not None else None
+    if grad_v is not None:
+        Y = Q @ V
+        grad_q = Y @ grad_v.mH if grad_q is None else grad_q + Y @ grad_v.mH
+    grad_x = _qr_backward_tall(grad_q, grad_u, Q, U)
+    grad_y = Q @ grad_v if grad_v is not None else E.zeros_like(V)
+    return E.cat([grad_x, grad_y], -1)
+
+
+def _qr_backward_tall(grad_q, grad_r, Q, R):
+    """gA of A = QR with m >= n (Q^H Q = I, R's diagonal real): C = Q^H dA R^-1 is a
+    skew-Hermitian Q^H dQ plus dR R^-1 (upper, real diagonal), so with M = R gR^H - gQ^H Q,
+    gA = (gQ + Q (tril(M, -1) + tril(M, -1)^H + Re diag(M))) R^-H."""
+    M = Q.new_zeros(tuple(R.shape[:-2]) + (R.shape[-1], R.shape[-1]))
     if grad_r is not None:
         M = M + R @ grad_r.mH
     if grad_q is not None:

@@ -1,7 +1,9 @@
-"""Linear algebra: matmul, bmm, linalg.inv, det, slogdet, logdet, solve, solve_triangular,
-cholesky, cholesky_solve, cholesky_inverse, vector_norm and the LU family (lu_factor, lu,
-lu_solve), in float32/float64 and complex64/complex128 (Hermitian where real entries are
-symmetric; conjugate transposes in the references).
+"""Linear algebra: matmul, mm, bmm, linalg.inv, det, slogdet, logdet, solve,
+solve_triangular, cholesky, cholesky_solve, cholesky_inverse, vector_norm, matrix_norm,
+matrix_exp, householder_product, the LU family (lu_factor, lu, lu_solve) and the
+LAPACK-on-the-host decompositions (qr, svdvals, eigvalsh, eigvals, pinv), in
+float32/float64 and complex64/complex128 (Hermitian where real entries are symmetric;
+conjugate transposes in the references).
 
 Square operands are well conditioned (`well_conditioned`), so float32 results stay
 within a tolerance a few ulps times the condition number allows. The square samples take
@@ -126,6 +128,15 @@ def _matmul_samples(op, dtype, rng):
     yield S(v(4), (v(2, 4, 3),), name="vector by batched matrices")
     yield S(v(33, 17), (v(17, 35, layout="transposed"),), name="past a 16/32 tile in every dim")
     yield S(v(2, 3, 4, layout="stepped"), (v(4),), name="batched matrices by a vector")
+
+
+def _mm_samples(op, dtype, rng):
+    def v(*shape, layout="contiguous"):
+        return O(floats(shape, dtype, rng), layout)
+    yield S(v(3, 4), (v(4, 2),), name="matrices")
+    yield S(v(4, 3, layout="transposed"), (v(3, 5, layout="stepped"),), name="transposed by stepped")
+    yield S(v(3, 0), (v(0, 2),), name="empty inner dim")
+    yield S(v(17, 33, layout="stepped"), (v(33, 18, layout="transposed"),), name="past a 16/32 tile")
 
 
 def _bmm_samples(op, dtype, rng):
@@ -324,6 +335,109 @@ def _lu_family_samples(rectangular, rhs=False):
     return samples
 
 
+def _ref_matrix_norm(A, ord="fro", keepdim=False):
+    return np.linalg.norm(A, ord, axis=(-2, -1), keepdims=keepdim)
+
+
+def _matrix_norm(A, ord="fro", keepdim=False):
+    return et.linalg.matrix_norm(A, ord, keepdim=keepdim)
+
+
+_MATRIX_NORM_ORDS = ("fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf)
+
+
+def _matrix_norm_samples(op, dtype, rng):
+    def v(*shape, layout="contiguous"):
+        return O(floats(shape, dtype, rng), layout)
+    for k, ord in enumerate(_MATRIX_NORM_ORDS):
+        yield S(v(3, 4, layout=_LAYOUTS[k % 3]), kwargs={"ord": ord}, name=f"{ord}")
+        yield S(v(2, 4, 3, layout=_LAYOUTS[(k + 1) % 3]), kwargs={"ord": ord, "keepdim": True},
+                name=f"{ord}, batched, keepdim")
+    yield S(v(0, 2, 3), name="empty batch")
+
+
+def _ref_matrix_exp(A):
+    """exp(A) by scaling and squaring a 24-term Taylor series (float64 / complex128)."""
+    norm = np.abs(A).sum(axis=-2).max(initial=0.0)
+    squarings = max(0, int(np.ceil(np.log2(norm))) + 1) if norm > 0.5 else 0
+    X = A / 2.0 ** squarings
+    term = np.broadcast_to(np.eye(A.shape[-1], dtype=A.dtype), A.shape).copy()
+    result = term.copy()
+    for k in range(1, 24):
+        term = term @ X / k
+        result = result + term
+    for _ in range(squarings):
+        result = result @ result
+    return result
+
+
+def _matrix_exp_samples(op, dtype, rng):
+    def v(*shape, layout="contiguous", scale=1.0):
+        return O((floats(shape, dtype, rng) * scale).astype(NP[dtype]), layout)
+    yield S(v(3, 3), name="matrix")
+    yield S(v(2, 4, 4, layout="transposed", scale=0.2), name="batched, small, transposed")
+    yield S(v(2, 3, 3, layout="stepped", scale=2.0), name="stepped, large: squarings")
+    yield S(v(1, 1), name="1x1")
+    yield S(v(0, 0), name="empty")
+
+
+def _ref_householder_product(A, tau):
+    """Q = H_1 ... H_k, H_i = I - tau_i v_i v_i^H, v_i column i of A below the diagonal
+    with a 1 on it."""
+    m, n = A.shape[-2:]
+    Q = np.broadcast_to(np.eye(m, n, dtype=np.result_type(A, tau)), A.shape[:-2] + (m, n)).copy()
+    for i in reversed(range(tau.shape[-1])):
+        v = np.array(A[..., :, i])
+        v[..., :i] = 0
+        v[..., i] = 1
+        Q = Q - tau[..., i, None, None] * v[..., :, None] * (np.conj(v)[..., None, :] @ Q)
+    return Q
+
+
+def _householder_samples(op, dtype, rng):
+    def v(*shape, layout="contiguous"):
+        return O(floats(shape, dtype, rng, -1, 1), layout)
+    yield S(v(4, 3), (v(3),), name="tall, every reflector")
+    yield S(v(2, 5, 3, layout="transposed"), (v(2, 2, layout="stepped"),), name="batched, fewer reflectors")
+    yield S(v(3, 3, layout="stepped"), (v(0),), name="no reflectors: the identity's columns")
+    yield S(v(0, 4, 2), (v(0, 1),), name="empty batch")
+
+
+def _ref_qr(A):
+    return np.linalg.qr(A) if A.size else (np.zeros(A.shape[:-1] + (min(A.shape[-2:]),), A.dtype),
+                                           np.zeros(A.shape[:-2] + (min(A.shape[-2:]), A.shape[-1]), A.dtype))
+
+
+def _ref_svdvals(A):
+    return np.linalg.svd(A, compute_uv=False)
+
+
+def _rectangular_samples(op, dtype, rng):
+    def v(*shape, layout="contiguous"):
+        return O(floats(shape, dtype, rng), layout)
+    yield S(v(5, 3), name="tall")
+    yield S(v(3, 5, layout="transposed"), name="wide, transposed")
+    yield S(v(2, 4, 3, layout="stepped"), name="batched, stepped")
+    yield S(v(0, 3, 2), name="empty batch")
+
+
+def _eigvalsh_samples(op, dtype, rng):
+    yield S(O(well_conditioned((4, 4), dtype, rng, spd=True)), name="matrix, lower")
+    yield S(O(well_conditioned((2, 3, 3), dtype, rng, spd=True), "transposed"), kwargs={"UPLO": "U"},
+            name="batched, transposed, upper")
+    yield S(O(well_conditioned((0, 2, 2), dtype, rng, spd=True)), name="empty batch")
+
+
+def _eigvals_samples(op, dtype, rng):
+    # Random matrices with well separated eigenvalues: a dominant, distinct diagonal.
+    def a(*shape, layout="contiguous"):
+        spread = np.diag(np.arange(1, shape[-1] + 1) * 3.0)
+        return O((floats(shape, dtype, rng, -1, 1) + spread).astype(NP[dtype]), layout)
+    yield S(a(4, 4), name="matrix")
+    yield S(a(2, 3, 3, layout="transposed"), name="batched, transposed")
+    yield S(a(0, 2, 2), name="empty batch")
+
+
 def _vector_norm_samples(op, dtype, rng):
     def v(*shape, layout="contiguous"):
         return O(floats(shape, dtype, rng), layout)
@@ -349,6 +463,10 @@ _DTYPES = (F32, F64) + COMPLEX
 # computes right, but on host copies, which the comparison refuses):
 _COMPLEX_ON_HOST = (XFailOn("cuda", "complex matrices go through the host's LAPACK on CUDA: the device kernels "
                                     "compute in float32/float64 only", COMPLEX),)
+# SVD, eigh, QR, eig and pinv run NumPy's LAPACK on host copies on CUDA (README, "Where
+# each op runs"); matrix norms through them too.
+_SVD_NORMS = tuple(name for ord in ("nuc", 2, -2) for name in (f"{ord}", f"{ord}, batched, keepdim"))
+_ON_HOST = (XFailOn("cuda", "qr, svd, eigh, eig and pinv compute on host copies on CUDA (NumPy's LAPACK)"),)
 _LU_ON_HOST = (XFailOn("cuda", "the LU family (lu_factor, lu, lu_solve) factors on host copies on CUDA "
                                "(_backends._families.GAPS)"),)
 # inv, solve and cholesky read back the factorisation's info flag on CUDA, to raise the
@@ -356,6 +474,7 @@ _LU_ON_HOST = (XFailOn("cuda", "the LU family (lu_factor, lu, lu_solve) factors 
 _INFO = {"tol": _SOLVER_TOL, "reads_scalars": True}
 LINALG_DB = [
     FamilyOpInfo("matmul", "linalg", et.matmul, np.matmul, _DTYPES, sample_inputs_func=_matmul_samples),
+    FamilyOpInfo("mm", "linalg", et.mm, np.matmul, _DTYPES, sample_inputs_func=_mm_samples),
     FamilyOpInfo("bmm", "linalg", et.bmm, np.matmul, _DTYPES, sample_inputs_func=_bmm_samples),
     FamilyOpInfo("linalg.inv", "linalg", et.linalg.inv, np.linalg.inv, _DTYPES, sample_inputs_func=_lu_samples(big=True),
                  xfails=_COMPLEX_ON_HOST, **_INFO),
@@ -378,6 +497,26 @@ LINALG_DB = [
                  sample_inputs_func=_factor_samples(rhs=False), xfails=_COMPLEX_ON_HOST, **_INFO),
     FamilyOpInfo("linalg.vector_norm", "linalg", _vector_norm, _ref_vector_norm, _DTYPES,
                  sample_inputs_func=_vector_norm_samples),
+    FamilyOpInfo("linalg.matrix_norm", "linalg", _matrix_norm, _ref_matrix_norm, _DTYPES,
+                 sample_inputs_func=_matrix_norm_samples, tol=_SOLVER_TOL,
+                 xfails=(XFailOn("cuda", "the nuclear and spectral norms take the SVD on host copies on CUDA",
+                                 samples=_SVD_NORMS),)),
+    # The norms that choose the number of squarings are read back (PyTorch's CUDA kernel
+    # also reads them to pick its degree).
+    FamilyOpInfo("linalg.matrix_exp", "linalg", et.linalg.matrix_exp, _ref_matrix_exp, _DTYPES,
+                 sample_inputs_func=_matrix_exp_samples, tol=_SOLVER_TOL, reads_scalars=True, xfails=_COMPLEX_ON_HOST),
+    FamilyOpInfo("linalg.householder_product", "linalg", et.linalg.householder_product, _ref_householder_product,
+                 _DTYPES, sample_inputs_func=_householder_samples),
+    FamilyOpInfo("linalg.qr", "linalg", et.linalg.qr, _ref_qr, _DTYPES, sample_inputs_func=_rectangular_samples,
+                 tol=_SOLVER_TOL, xfails=_ON_HOST),
+    FamilyOpInfo("linalg.svdvals", "linalg", et.linalg.svdvals, _ref_svdvals, _DTYPES,
+                 sample_inputs_func=_rectangular_samples, tol=_SOLVER_TOL, xfails=_ON_HOST),
+    FamilyOpInfo("linalg.pinv", "linalg", et.linalg.pinv, np.linalg.pinv, _DTYPES,
+                 sample_inputs_func=_rectangular_samples, tol=_SOLVER_TOL, xfails=_ON_HOST),
+    FamilyOpInfo("linalg.eigvalsh", "linalg", et.linalg.eigvalsh, lambda A, UPLO="L": np.linalg.eigvalsh(A, UPLO),
+                 _DTYPES, sample_inputs_func=_eigvalsh_samples, tol=_SOLVER_TOL, xfails=_ON_HOST),
+    FamilyOpInfo("linalg.eigvals", "linalg", et.linalg.eigvals, lambda A: np.linalg.eigvals(A).astype(complex), _DTYPES,
+                 sample_inputs_func=_eigvals_samples, tol=_SOLVER_TOL, xfails=_ON_HOST),
     FamilyOpInfo("linalg.lu_factor", "linalg", et.linalg.lu_factor, _ref_lu_factor, _DTYPES,
                  sample_inputs_func=_lu_family_samples(rectangular=False), tol=_SOLVER_TOL, xfails=_LU_ON_HOST),
     FamilyOpInfo("linalg.lu", "linalg", et.linalg.lu, _ref_lu, _DTYPES,
