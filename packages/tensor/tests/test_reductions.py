@@ -335,6 +335,24 @@ _ERRORS = [
      "identity"),
     (lambda: et.norm(et.ones(2, 3), p="fro", dim=(0, 1, 0)), RuntimeError,
      "linalg.matrix_norm: dim must be a 2-tuple. Got 0 1 0"),
+    # Complex inputs where PyTorch has no complex kernel (complex numbers have no order).
+    (lambda: et.nansum(et.ones(3, dtype=et.complex64)), RuntimeError, "nansum on CPU does not support complex inputs"),
+    (lambda: et.nanmean(et.ones(3, dtype=et.complex64)), RuntimeError, "nansum on CPU does not support complex inputs"),
+    (lambda: et.max(et.ones(2, 3, dtype=et.complex64), 1), RuntimeError, "max(): does not support complex input"),
+    (lambda: et.max(et.ones(2, 3, dtype=et.complex64)), NotImplementedError,
+     "\"max_all\" not implemented for 'ComplexFloat'"),
+    (lambda: et.median(et.ones(2, 3, dtype=et.complex128), 1), NotImplementedError,
+     "\"median_out\" not implemented for 'ComplexDouble'"),
+    (lambda: et.nanmedian(et.ones(2, 3, dtype=et.complex64)), NotImplementedError,
+     "\"median_cpu\" not implemented for 'ComplexFloat'"),
+    (lambda: et.cummax(et.ones(2, 3, dtype=et.complex64), 1), NotImplementedError,
+     "\"cummax_cpu\" not implemented for 'ComplexFloat'"),
+    (lambda: et.aminmax(et.ones(2, 3, dtype=et.complex64)), NotImplementedError,
+     "\"aminmax_cpu\" not implemented for 'ComplexFloat'"),
+    (lambda: et.mode(et.ones(2, 3, dtype=et.complex64)), NotImplementedError,
+     "\"mode_cpu\" not implemented for 'ComplexFloat'"),
+    (lambda: et.kthvalue(et.ones(2, 3, dtype=et.complex64), 1), NotImplementedError,
+     "\"kthvalue_cpu\" not implemented for 'ComplexFloat'"),
 ]
 
 

@@ -196,7 +196,9 @@ def _extreme(name, input, dim, keepdim, other, out):
         return (E.maximum if name == "max" else E.minimum)(input, other if other is not None else dim,
                                                        out=out)
     _check_tensor(input, name)
-    _reject_complex(input, f"{name}_all" if dim is None else f"{name}_cpu")
+    if dim is not None and input._dtype.category == D._COMPLEX:
+        raise RuntimeError(f"{name}(): does not support complex input")
+    _reject_complex(input, f"{name}_all")
     if dim is None:
         _check_nonempty(input, (), name, False)
         return _reduce("a" + name, input, tuple(range(input._data.ndim)), False, input._dtype,

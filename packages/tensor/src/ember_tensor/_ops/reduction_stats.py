@@ -23,8 +23,8 @@ from .linalg.norms import vector_norm
 from . import elementwise as E
 from .elementwise import copy_to_out
 from .reduction import (
-    _check_nonempty, _check_tensor, _kernel_data, _out_shape, _pair, _reduce, _reduce_dims, _result, _single_dim,
-    return_types,
+    _check_nonempty, _check_tensor, _kernel_data, _out_shape, _pair, _reduce, _reduce_dims, _reject_complex, _result,
+    _single_dim, return_types,
 )
 
 __all__ = ["var", "std", "var_mean", "std_mean", "norm", "renorm", "logsumexp", "median", "nansum",
@@ -231,6 +231,7 @@ def median(input, dim=None, keepdim=False, *, out=None):
     tensor(2.)
     """
     _check_tensor(input, "median")
+    _reject_complex(input, "median_cpu" if dim is None else "median_out")
     if input._dtype is D.bool:
         raise NotImplementedError(f"\"median_{input._device.type}\" not implemented for 'Bool'")
     backend = _backends.get(input._device)
@@ -267,6 +268,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     tensor(3.)
     """
     _check_tensor(input, "nansum")
+    if input._dtype.category == D._COMPLEX:
+        raise RuntimeError("nansum on CPU does not support complex inputs")  # (PyTorch's wording)
     if input._dtype.category == D._FLOAT:
         # A where, not a masked copy: autograd then gives NaN positions a zero gradient.
         input = E.where(E.isnan(input), 0.0, input)
@@ -281,6 +284,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     tensor(1.5000)
     """
     _check_tensor(input, "nanmean")
+    if input._dtype.category == D._COMPLEX:
+        raise RuntimeError("nansum on CPU does not support complex inputs")  # nanmean is nansum / count
     if input._dtype.category != D._FLOAT:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_iter.type_name(input._dtype)}")
@@ -303,6 +308,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     max=tensor([7., 5.]))
     """
     _check_tensor(input, "aminmax")
+    _reject_complex(input, "aminmax_cpu")
     if dim is None:
         if input._data.size == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation "

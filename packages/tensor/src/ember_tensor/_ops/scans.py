@@ -13,7 +13,7 @@ from .._tensor import Tensor, wrap_dim
 from . import _iter
 from .creation import full
 from .elementwise import copy_to_out
-from .reduction import _pair, return_types
+from .reduction import _pair, _reject_complex, return_types
 
 __all__ = ["cumsum", "cumsum_", "cumprod", "cumprod_", "cummax", "cummin", "logcumsumexp", "diff"]
 
@@ -76,6 +76,7 @@ def cumprod_(self, dim, *, dtype=None):
 
 
 def _cumextreme(input, dim, take_max, cls, out):
+    _reject_complex(input, "cummax_cpu" if take_max else "cummin_cpu")
     values, indices = _scans(input).extreme(input._data, _line_dim(input, dim), take_max)
     return _pair(cls, Tensor._wrap(values, input._dtype, input._device),
                  Tensor._wrap(indices, D.int64, input._device), out)
