@@ -1,4 +1,4 @@
-"""Linear algebra: matmul, mm, bmm, linalg.inv, det, slogdet, logdet, solve,
+"""Linear algebra: matmul, mm, bmm, einsum, linalg.inv, det, slogdet, logdet, solve,
 solve_triangular, cholesky, cholesky_solve, cholesky_inverse, vector_norm, matrix_norm,
 matrix_exp, householder_product, the LU family (lu_factor, lu, lu_solve) and the
 LAPACK-on-the-host decompositions (qr, svdvals, eigvalsh, eigvals, pinv), in
@@ -137,6 +137,26 @@ def _mm_samples(op, dtype, rng):
     yield S(v(4, 3, layout="transposed"), (v(3, 5, layout="stepped"),), name="transposed by stepped")
     yield S(v(3, 0), (v(0, 2),), name="empty inner dim")
     yield S(v(17, 33, layout="stepped"), (v(33, 18, layout="transposed"),), name="past a 16/32 tile")
+
+
+def _einsum(*operands, equation):
+    return et.einsum(equation, *operands)
+
+
+def _ref_einsum(*operands, equation):
+    return np.einsum(equation, *operands)
+
+
+def _einsum_samples(op, dtype, rng):
+    def v(*shape, layout="contiguous"):
+        return O(floats(shape, dtype, rng), layout)
+    yield S(v(3, 4), (v(4, 2),), {"equation": "ij,jk->ik"}, name="matrix product")
+    yield S(v(2, 3, 4, layout="transposed"), (v(2, 4, 5, layout="stepped"),), {"equation": "bij,bjk->bik"},
+            name="batched, transposed, stepped")
+    yield S(v(4), (v(4),), {"equation": "i,i->"}, name="dot: 0-d")
+    yield S(v(3, 3, layout="stepped"), kwargs={"equation": "ii->i"}, name="diagonal")
+    yield S(v(2, 3), (v(3, 4), v(4)), {"equation": "ij,jk,k->i"}, name="three operands")
+    yield S(v(0, 3), (v(3, 2),), {"equation": "ij,jk->ik"}, name="empty")
 
 
 def _bmm_samples(op, dtype, rng):
@@ -476,6 +496,7 @@ LINALG_DB = [
     FamilyOpInfo("matmul", "linalg", et.matmul, np.matmul, _DTYPES, sample_inputs_func=_matmul_samples),
     FamilyOpInfo("mm", "linalg", et.mm, np.matmul, _DTYPES, sample_inputs_func=_mm_samples),
     FamilyOpInfo("bmm", "linalg", et.bmm, np.matmul, _DTYPES, sample_inputs_func=_bmm_samples),
+    FamilyOpInfo("einsum", "linalg", _einsum, _ref_einsum, _DTYPES, sample_inputs_func=_einsum_samples),
     FamilyOpInfo("linalg.inv", "linalg", et.linalg.inv, np.linalg.inv, _DTYPES, sample_inputs_func=_lu_samples(big=True),
                  xfails=_COMPLEX_ON_HOST, **_INFO),
     FamilyOpInfo("linalg.det", "linalg", et.linalg.det, np.linalg.det, _DTYPES, sample_inputs_func=_det_samples(big=True),
