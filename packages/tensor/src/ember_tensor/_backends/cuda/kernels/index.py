@@ -20,9 +20,10 @@ thread scans the chunk sums, each thread writes its chunk.
 from numba import cuda
 
 __all__ = ["MAX_DIMS", "strided_offsets", "gather_strided", "add_index_offsets", "first_out_of_range",
-           "gather_3", "put_3", "put_3_add", "dim_offsets", "add_scaled", "gather_dim", "take_flat", "put_flat", "put_flat_add",
-           "put_flat_max", "put_flat_min", "count_flat", "mark_flat", "scatter_lines", "scatter_lines_complex", "chunk_sums", "scan_chunk_sums", "write_positions",
-           "unravel", "positions_to_offsets", "chunk_prefix", "fill_repeats"]
+           "gather_3", "put_3", "put_3_add", "dim_offsets", "add_scaled", "gather_dim", "take_flat", "put_flat",
+           "put_flat_add", "put_flat_max", "put_flat_min", "count_flat", "mark_flat", "scatter_lines",
+           "scatter_lines_complex", "chunk_sums", "scan_chunk_sums", "write_positions", "unravel",
+           "positions_to_offsets", "chunk_prefix", "fill_repeats"]
 
 MAX_DIMS = 8
 

@@ -185,13 +185,12 @@ _WITH_INT = (F32, F64, I64) + COMPLEX
 INDEXING_DB = [
     FamilyOpInfo("index_select", "indexing", _index_select, _ref_index_select, _WITH_COMPLEX,
                  sample_inputs_func=_index_select_samples, reads_scalars=True),
-    FamilyOpInfo("gather", "indexing", _gather, _ref_gather, _WITH_COMPLEX, sample_inputs_func=_gather_samples, reads_scalars=True),
+    FamilyOpInfo("gather", "indexing", _gather, _ref_gather, _WITH_COMPLEX, sample_inputs_func=_gather_samples,
+                 reads_scalars=True),
     FamilyOpInfo("scatter_add", "indexing", _scatter_add, _ref_scatter_add, _WITH_COMPLEX,
-                 sample_inputs_func=_scatter_add_samples,
-                 reads_scalars=True),
+                 sample_inputs_func=_scatter_add_samples, reads_scalars=True),
     FamilyOpInfo("index_add", "indexing", _index_add, _ref_index_add, _WITH_COMPLEX,
-                 sample_inputs_func=_index_add_samples,
-                 reads_scalars=True),
+                 sample_inputs_func=_index_add_samples, reads_scalars=True),
     FamilyOpInfo("take", "indexing", et.take, _ref_take, _WITH_INT, sample_inputs_func=_take_samples,
                  reads_scalars=True),
     # The output's size is a count of the mask's True elements: read back, as PyTorch does.
