@@ -68,7 +68,7 @@ _unary("acosh", _input, lambda ctx, grad, x: grad * (conj((x + 1).rsqrt() * (x -
 _unary("atanh", _input, lambda ctx, grad, x: grad / conj(1 - x * x))
 _unary("sigmoid", _result, lambda ctx, grad, result: grad * conj(result * (1 - result)))
 # PyTorch's threshold_backward: zero where result <= 0, so a NaN passes its gradient on.
-_unary("relu", _result, lambda ctx, grad, result: E.where(result <= 0, 0.0, grad))
+_unary("relu", _result, lambda ctx, grad, result: E.nn_ops.threshold_backward(grad, result, 0))
 _unary("erf", _input, lambda ctx, grad, x: grad * (2.0 / math.sqrt(math.pi)) * (-(x * x)).exp())
 _unary("erfc", _input, lambda ctx, grad, x: grad * (-2.0 / math.sqrt(math.pi)) * (-(x * x)).exp())
 _unary("erfinv", _result,

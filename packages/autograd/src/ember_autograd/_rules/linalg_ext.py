@@ -6,18 +6,12 @@ are written with differentiable ember ops, so second derivatives work too. They 
 complex inputs in PyTorch's convention (the conjugate Wirtinger derivative): conjugate
 transposes (``.mH``, a plain transpose for real matrices) where the references have
 them, slogdet's sign cotangent, eigh's and svd's gauge checks and svd's phase term,
-qr's real diagonal of R. One path remains real-only and raises NotImplementedError for
-complex inputs rather than come out wrong: det's differentiable (create_graph) backward
-at a singular matrix.
+qr's real diagonal of R, det's adjugate with the conjugate phase.
 """
 import ember_tensor as E
 
 from .. import _grad_mode
 from ._registry import RESULT, composite, derivative, not_differentiable
-
-
-def _is_complex(ctx):
-    return any(meta is not None and meta[1].is_complex for meta in ctx._input_meta)
 
 
 @derivative("linalg_inv", inputs=("A",), save=lambda A, **_: (RESULT,))
@@ -51,18 +45,15 @@ def det(ctx, grad, A, determinant):
     if not bool(singular.any()):
         return (grad * determinant.conj()).unsqueeze(-1).unsqueeze(-1) * A.inverse().mH
     if _grad_mode.is_grad_enabled():
-        if _is_complex(ctx):
-            raise NotImplementedError("ember: the differentiable (create_graph) derivative of linalg.det at a "
-                                      "singular complex matrix is not implemented")
         # Differentiable backward (create_graph): PyTorch takes the adjugate through an SVD,
-        # adj(A)^T = det(U) det(Vh) U diag(prod_{j != i} s_j) Vh, from A = U S Vh.
+        # adj(A)^H = conj(det(U) det(Vh)) U diag(prod_{j != i} s_j) Vh, from A = U S Vh.
         U, S, Vh = E.linalg.svd(A)
         k = S.shape[-1]
         others = E.where(E.eye(k, dtype=E.bool, device=A.device), S.new_ones(()),
                          S.unsqueeze(-2).expand(tuple(S.shape) + (k,))).prod(-1)
-        sign = (E.linalg.det(U) * E.linalg.det(Vh)).detach()
-        adjugate_t = (U * others.unsqueeze(-2)) @ Vh
-        return (grad * sign).unsqueeze(-1).unsqueeze(-1) * adjugate_t
+        phase = (E.linalg.det(U) * E.linalg.det(Vh)).conj().detach()
+        adjugate_h = (U * others.unsqueeze(-2)) @ Vh
+        return (grad * phase).unsqueeze(-1).unsqueeze(-1) * adjugate_h
     # Plain backward: PyTorch solves A^T X = det(A) grad I with A's LU, its zero pivots
     # replaced by eps, so a singular A's gradient is det(A) = +-0 times finite numbers:
     # zeros with the signs of those products.
@@ -193,7 +184,7 @@ def svd(ctx, grad, U, S, Vh, full_matrices, shape):
         # a loss that depends on it is ill-defined.
         phases = sum(X.diagonal(0, -2, -1).imag for X in (UhgU, VhgV) if X is not None)
         if not bool(E.allclose(phases, S.new_zeros(()), rtol=1e-2, atol=1e-2)):
-            raise RuntimeError("linalg_svd_backward: The singular vectors in the complex case are specified up to "
+            raise RuntimeError("svd_backward: The singular vectors in the complex case are specified up to "
                                "multiplication by e^{i phi}. The specified loss function depends on this phase "
                                "term, making it ill-defined.")
     if UhgU is not None:

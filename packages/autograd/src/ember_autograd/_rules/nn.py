@@ -268,6 +268,14 @@ derivative("hardtanh_", name="HardtanhBackward0",
            save=lambda self, min_val=-1.0, max_val=1.0: (RESULT, min_val, max_val))(_hardtanh_backward)
 
 
+# relu's backward (threshold_backward) is linear in the gradient and piecewise constant in
+# the input: its own gradient is the same mask applied again, and none for the input.
+@derivative("threshold_backward", inputs=("grad_output", "input"), name="ThresholdBackwardBackward0",
+            save=lambda grad_output, input, threshold: (input, threshold))
+def threshold_backward(ctx, grad, input, threshold):
+    return K.threshold_backward(grad, input, threshold), None
+
+
 # -- softmax, losses ----------------------------------------------------------------------
 
 @derivative("softmax", save=lambda input, dim, dtype=None: (RESULT, dim))

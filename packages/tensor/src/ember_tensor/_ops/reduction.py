@@ -90,6 +90,8 @@ def _check_nonempty(input, dims, name, dim_given, error=RuntimeError, hint=True)
 
 def _out_shape(input, dims, keepdim):
     shape = input._data.shape
+    if len(dims) == len(shape):  # a full reduction (the common `x.sum()`)
+        return (1,) * len(shape) if keepdim else ()
     if keepdim:
         return tuple(1 if d in dims else n for d, n in enumerate(shape))
     return tuple(n for d, n in enumerate(shape) if d not in dims)

@@ -5,7 +5,7 @@ other losses as composite ops that autocast's lists can name), recurrent layers,
 their derivative rules live in `ember_autograd._rules.nn`."""
 from . import (
     activation, clamped_activation, conv, cross_entropy, dense, distance, loss, margin_loss, nondeterministic,
-    normalization, pointwise_loss, pooling, recurrent, sampling, smooth_activation,
+    normalization, pointwise_loss, pooling, recurrent, sampling, smooth_activation, threshold,
 )
 from .conv import *  # noqa: F401,F403
 from .dense import *  # noqa: F401,F403
@@ -22,6 +22,7 @@ from .sampling import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403
 from .clamped_activation import *  # noqa: F401,F403
 from .nondeterministic import *  # noqa: F401,F403
+from .threshold import *  # noqa: F401,F403
 
 from ..._tensor import Tensor
 
@@ -32,4 +33,4 @@ Tensor.log_softmax = activation.log_softmax
 __all__ = (conv.__all__ + dense.__all__ + loss.__all__ + cross_entropy.__all__ + distance.__all__
            + smooth_activation.__all__ + pointwise_loss.__all__ + margin_loss.__all__ + normalization.__all__
            + pooling.__all__ + recurrent.__all__ + sampling.__all__ + activation.__all__
-           + clamped_activation.__all__ + nondeterministic.__all__)
+           + clamped_activation.__all__ + nondeterministic.__all__ + threshold.__all__)
