@@ -3,10 +3,10 @@ eigh, svd, qr, pinv) and the composites built on them.
 
 Formulas follow PyTorch's (tools/autograd/derivatives.yaml, FunctionsManual.cpp) and
 are written with differentiable ember ops, so second derivatives work too. They hold for
-real and complex matrices alike: transposes are conjugate transposes (``.mH``, which is
-``.mT`` for real ones) and a complex result's gradient is the conjugate Wirtinger
-derivative, PyTorch's convention. Where a complex decomposition is defined only up to a
-phase (eigh's and svd's vectors), a loss that depends on the phase raises PyTorch's error.
+complex inputs in PyTorch's convention (the conjugate Wirtinger derivative): conjugate
+transposes (``.mH``, a plain transpose for real matrices) where the references have
+them, slogdet's sign cotangent, eigh's and svd's gauge checks and svd's phase term,
+qr's real diagonal of R, det's adjugate with the conjugate phase.
 """
 import ember_tensor as E
 
@@ -22,11 +22,11 @@ def inv(ctx, grad, inverse):
 
 def _solve_with_lu_of(A, D, perturb_zero_pivots=False):
     """A^-H D from A's LU factors, as PyTorch's det and slogdet backward solve: with the
-    factors of A^T for a contiguous real A (the factorisation PyTorch's forward keeps), else
-    of A and the adjoint solve. A zero pivot is divided by, as LAPACK's getrs does (inf and
-    nan at a singular A), or first replaced by the dtype's eps when `perturb_zero_pivots`."""
-    transposed = A.is_contiguous() and not A.is_complex()
-    LU, pivots, _ = E.linalg.lu_factor_ex(A.mT if transposed else A)
+    factors of A^H for a contiguous A (the factorisation PyTorch's forward keeps), else of A
+    and the adjoint solve. A zero pivot is divided by, as LAPACK's getrs does (inf and nan
+    at a singular A), or first replaced by the dtype's eps when `perturb_zero_pivots`."""
+    transposed = A.is_contiguous()
+    LU, pivots, _ = E.linalg.lu_factor_ex(A.mH if transposed else A)
     if perturb_zero_pivots:
         diagonal = LU.diagonal(0, -2, -1)
         LU = LU + E.where(diagonal == 0, E.finfo(A.dtype).eps, 0.0).diag_embed()
@@ -42,9 +42,8 @@ def _diagonal_of(values, n):
 def det(ctx, grad, A, determinant):
     # d det(A) = tr(adj(A) dA), and adj(A) = det(A) A^-1 when A is invertible.
     singular = (determinant == 0).unsqueeze(-1).unsqueeze(-1)
-    scaled = grad * determinant.conj()
     if not bool(singular.any()):
-        return scaled.unsqueeze(-1).unsqueeze(-1) * A.inverse().mH
+        return (grad * determinant.conj()).unsqueeze(-1).unsqueeze(-1) * A.inverse().mH
     if _grad_mode.is_grad_enabled():
         # Differentiable backward (create_graph): PyTorch takes the adjugate through an SVD,
         # adj(A)^H = conj(det(U) det(Vh)) U diag(prod_{j != i} s_j) Vh, from A = U S Vh.
@@ -55,22 +54,22 @@ def det(ctx, grad, A, determinant):
         phase = (E.linalg.det(U) * E.linalg.det(Vh)).conj().detach()
         adjugate_h = (U * others.unsqueeze(-2)) @ Vh
         return (grad * phase).unsqueeze(-1).unsqueeze(-1) * adjugate_h
-    # Plain backward: PyTorch solves A^H X = conj(det(A)) grad I with A's LU, its zero
-    # pivots replaced by eps, so a singular A's gradient is det(A) = +-0 times finite
-    # numbers: zeros with the signs of those products.
-    return _solve_with_lu_of(A, _diagonal_of(scaled, A.shape[-1]), perturb_zero_pivots=True)
+    # Plain backward: PyTorch solves A^T X = det(A) grad I with A's LU, its zero pivots
+    # replaced by eps, so a singular A's gradient is det(A) = +-0 times finite numbers:
+    # zeros with the signs of those products.
+    return _solve_with_lu_of(A, _diagonal_of(grad * determinant.conj(), A.shape[-1]), perturb_zero_pivots=True)
 
 
 @derivative("linalg_slogdet", inputs=("A",), save=lambda A: (A, RESULT[0]))
 def slogdet(ctx, grad, A, sign):
     grad_sign, grad_logabsdet = grad
-    if A.is_complex():
-        # (sign, logabsdet) is the polar form of det: both come from log det, holomorphic
-        # with derivative A^-1. logabsdet is its real part; the phase of sign turns with
-        # its imaginary part, so sign's gradient enters as i Im(conj(sign) grad_sign).
-        if grad_logabsdet is None and grad_sign is None:
+    if sign.is_complex():
+        # log det = logabsdet + i angle: both parts of tr(A^-1 dA). A real loss changes with
+        # the sign's angle through Im(conj(sign) grad_sign), so gA = g A^-H with
+        # g = grad_logabsdet + i Im(conj(sign) grad_sign).
+        if grad_sign is None and grad_logabsdet is None:
             return None
-        g = sign.new_zeros(()) if grad_logabsdet is None else grad_logabsdet.to(sign.dtype)
+        g = sign.new_zeros(tuple(sign.shape)) if grad_logabsdet is None else grad_logabsdet.to(sign.dtype)
         if grad_sign is not None:
             g = g + 1j * (sign.conj() * grad_sign).imag
         grad_logabsdet = g
@@ -82,7 +81,7 @@ def slogdet(ctx, grad, A, sign):
         return E.linalg.solve(A.mH, _diagonal_of(grad_logabsdet, A.shape[-1]))
     if not bool((sign == 0).any()):
         return grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * A.inverse().mH
-    # A singular A: PyTorch solves A^H X = grad I with A's LU factors and no check of their
+    # A singular A: PyTorch solves A^T X = grad I with A's LU factors and no check of their
     # pivots, so the zero pivots give getrs's inf and nan.
     return _solve_with_lu_of(A, _diagonal_of(grad_logabsdet, A.shape[-1]))
 
@@ -124,23 +123,13 @@ def solve_triangular(ctx, grad, A, X, upper, left, unitriangular):
 
 @derivative("linalg_cholesky", inputs=("A",), save=lambda A, *, upper=False, out=None: (RESULT, upper))
 def cholesky(ctx, grad, L, upper):
-    # dL = L phi(L^-1 dA L^-H) (phi: the lower triangle, diagonal halved); its adjoint is
-    # gA = L^-H pi(tril(L^H gL)) L^-1 with pi(X) = (X + X^H - diag X) / 2. For complex
-    # matrices pi keeps half of X's complex diagonal: PyTorch's gradient is not Hermitian.
+    # PyTorch's formula (Murray 2016): with M = tril(L^H gL), gA = L^-H X L^-1 where
+    # X = (M + tril(M, -1)^H) / 2 (for complex inputs its diagonal keeps M's imaginary part).
     if upper:
         L, grad = L.mH, grad.mH
+    M = (L.mH @ grad).tril()
     L_inv = L.inverse()
-    X = (L.mH @ grad).tril()
-    return L_inv.mH @ (0.5 * (X + X.tril(-1).mH)) @ L_inv
-
-
-def _check_phase_invariance(measure, allowed, where, vectors):
-    """PyTorch's error when a loss depends on the free phase e^{i phi} of complex singular
-    or eigen vectors: `measure` (imaginary diagonals of V^H gV) must stay within `allowed`."""
-    if bool((measure.abs() > allowed).any()):
-        raise RuntimeError(f"{where}: The {vectors} in the complex case are specified up to multiplication by "
-                           "e^{i phi}. The specified loss function depends on this phase term, making it "
-                           "ill-defined.")
+    return L_inv.mH @ (0.5 * (M + M.tril(-1).mH)) @ L_inv
 
 
 @derivative("linalg_eigh", inputs=("A",), save=lambda A, UPLO="L": (RESULT[0], RESULT[1]))
@@ -150,13 +139,19 @@ def eigh(ctx, grad, values, vectors):
     inner = V.new_zeros(tuple(V.shape))
     if grad_vectors is not None:
         VhgV = V.mH @ grad_vectors
-        if V.is_complex():
-            _check_phase_invariance(VhgV.diagonal(0, -2, -1).imag, 1e-2, "linalg_eigh_backward", "eigenvectors")
+        if V.is_complex() and not bool(E.allclose(VhgV.diagonal(0, -2, -1).imag, values.new_zeros(()),
+                                                  rtol=1e-2, atol=1e-2)):
+            raise RuntimeError("linalg_eigh_backward: The eigenvectors in the complex case are specified up to "
+                               "multiplication by e^{i phi}. The specified loss function depends on this quantity, "
+                               "so it is ill-defined.")
         skew = 0.5 * (VhgV - VhgV.mH)
-        # E[i, j] = lambda_j - lambda_i, with 1 on the diagonal (where skew is 0).
+        # E[i, j] = lambda_j - lambda_i, with 1 on the diagonal; the diagonal of the
+        # quotient (0, or an imaginary part the gauge check above allows) is dropped.
         gaps = values.unsqueeze(-2) - values.unsqueeze(-1)
         gaps = gaps + values.new_ones(gaps.shape[-1]).diag_embed()
         inner = skew / gaps
+        if V.is_complex():
+            inner = inner - inner.diagonal(0, -2, -1).diag_embed()
     if grad_values is not None:
         inner = inner + grad_values.diag_embed()
     return V @ inner @ V.mH
@@ -176,38 +171,39 @@ def svd(ctx, grad, U, S, Vh, full_matrices, shape):
                            "Use full_matrices=False")
     U, Vh = U[..., :k], Vh[..., :k, :]
     if grad_u is None and grad_vh is None:
-        return (U * grad_s.unsqueeze(-2)) @ Vh
+        return (U * grad_s.unsqueeze(-2).to(U.dtype)) @ Vh
     V = Vh.mH
     S2 = S * S
     gaps = S2.unsqueeze(-2) - S2.unsqueeze(-1)
     gaps = gaps + S.new_ones(k).diag_embed()
-    grad_v = grad_vh.mH if grad_vh is not None else None
-    # skew(X) = X - X^H of U^H gU and V^H gV (their diagonals are 0 for real matrices).
+    inner = U.new_zeros(tuple(S.shape) + (k,))
     UhgU = U.mH @ grad_u if grad_u is not None else None
-    VhgV = V.mH @ grad_v if grad_v is not None else None
-    skew_u = UhgU - UhgU.mH if UhgU is not None else None
-    skew_v = VhgV - VhgV.mH if VhgV is not None else None
-    both = skew_u is not None and skew_v is not None
+    VhgV = V.mH @ grad_vh.mH if grad_vh is not None else None
     if U.is_complex():
-        # (U e^{i phi}, V e^{i phi}) is as good an SVD: a loss must not see phi, that is
-        # Im diag(skew_u) = -Im diag(skew_v) (PyTorch's allclose, rtol = atol = 1e-2).
-        im_u = skew_u.diagonal(0, -2, -1).imag if skew_u is not None else S.new_zeros(S.shape)
-        im_v = skew_v.diagonal(0, -2, -1).imag if skew_v is not None else S.new_zeros(S.shape)
-        _check_phase_invariance(im_u + im_v, 1e-2 + 1e-2 * im_v.abs(), "svd_backward", "singular vectors")
-    if both:
-        inner = (skew_u * S.unsqueeze(-2) + S.unsqueeze(-1) * skew_v) / gaps
-    elif skew_u is not None:
-        inner = (skew_u / gaps) * S.unsqueeze(-2)
-    else:
-        inner = S.unsqueeze(-1) * (skew_v / gaps)
+        # Singular vectors are unique up to a common phase e^{i phi} of a pair (u_j, v_j):
+        # a loss that depends on it is ill-defined.
+        phases = sum(X.diagonal(0, -2, -1).imag for X in (UhgU, VhgV) if X is not None)
+        if not bool(E.allclose(phases, S.new_zeros(()), rtol=1e-2, atol=1e-2)):
+            raise RuntimeError("svd_backward: The singular vectors in the complex case are specified up to "
+                               "multiplication by e^{i phi}. The specified loss function depends on this phase "
+                               "term, making it ill-defined.")
+    if UhgU is not None:
+        inner = inner + (UhgU - UhgU.mH) * S.unsqueeze(-2) / gaps
+    if VhgV is not None:
+        inner = inner + S.unsqueeze(-1) * (VhgV - VhgV.mH) / gaps
+    if U.is_complex():
+        # Only the phase difference of u_j and v_j is fixed by A: Im diag(U^H dA V) =
+        # (Im diag(U^H dU) - Im diag(V^H dV)) S. Its term, i (Im diag(U^H gU) -
+        # Im diag(V^H gV)) / (2 S), replaces the diagonal of the skew parts above.
+        phase = sum(sign * X.diagonal(0, -2, -1).imag for sign, X in ((1, UhgU), (-1, VhgV)) if X is not None)
+        inner = inner - inner.diagonal(0, -2, -1).diag_embed() + (phase / (2 * S) * 1j).diag_embed()
     if grad_s is not None:
-        inner = inner + grad_s.diag_embed()
-    if U.is_complex() and both:
-        inner = inner + (skew_u.diagonal(0, -2, -1) / (2 * S)).diag_embed()
+        inner = inner + grad_s.diag_embed().to(inner.dtype)
     grad_a = U @ inner @ Vh
     if m > n and grad_u is not None:
         grad_a = grad_a + ((grad_u - U @ UhgU) / S.unsqueeze(-2)) @ Vh
-    if m < n and grad_v is not None:
+    if m < n and grad_vh is not None:
+        grad_v = grad_vh.mH
         grad_a = grad_a + U @ ((grad_v - V @ VhgV) / S.unsqueeze(-2)).mH
     return grad_a
 
@@ -220,18 +216,34 @@ def qr(ctx, grad, Q, R, mode, shape):
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
                            "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
                            "linalg.qr.")
-    if m < n or (mode == "complete" and m > n):
-        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols, "
-                           "or when ncols > nrows (not implemented in ember).")
-    # A = QR: M = triu(gR R^H - Q^H gQ), gA = (gQ + Q (M + M^H - Re diag M)) R^-H.
-    M = Q.new_zeros(tuple(R.shape))
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    if m >= n:
+        return _qr_backward_tall(grad_q, grad_r, Q, R)
+    # A wide A = [X | Y] = Q [U | V]: X = Q U is a square QR, and Y = Q V moves with Q.
+    U, V = R[..., :, :m], R[..., :, m:]
+    grad_u = grad_r[..., :, :m] if grad_r is not None else None
+    grad_v = grad_r[..., :, m:] if grad_r is not None else None
+    if grad_v is not None:
+        Y = Q @ V
+        grad_q = Y @ grad_v.mH if grad_q is None else grad_q + Y @ grad_v.mH
+    grad_x = _qr_backward_tall(grad_q, grad_u, Q, U)
+    grad_y = Q @ grad_v if grad_v is not None else E.zeros_like(V)
+    return E.cat([grad_x, grad_y], -1)
+
+
+def _qr_backward_tall(grad_q, grad_r, Q, R):
+    """gA of A = QR with m >= n (Q^H Q = I, R's diagonal real): C = Q^H dA R^-1 is a
+    skew-Hermitian Q^H dQ plus dR R^-1 (upper, real diagonal), so with M = R gR^H - gQ^H Q,
+    gA = (gQ + Q (tril(M, -1) + tril(M, -1)^H + Re diag(M))) R^-H."""
+    M = Q.new_zeros(tuple(R.shape[:-2]) + (R.shape[-1], R.shape[-1]))
     if grad_r is not None:
-        M = M + grad_r @ R.mH
+        M = M + R @ grad_r.mH
     if grad_q is not None:
-        M = M - Q.mH @ grad_q
-    M = M.triu()
+        M = M - grad_q.mH @ Q
+    lower = M.tril(-1)
     diagonal = M.diagonal(0, -2, -1)
-    b = Q @ (M + M.mH - (diagonal.real if M.is_complex() else diagonal).diag_embed())
+    b = Q @ (lower + lower.mH + (diagonal.real if diagonal.is_complex() else diagonal).diag_embed().to(M.dtype))
     if grad_q is not None:
         b = b + grad_q
     return b @ R.inverse().mH

@@ -71,7 +71,9 @@ def install():
         "view_as": views.view_as, "reshape_as": views.reshape_as, "expand_as": views.expand_as,
         "__getitem__": indexing.getitem, "__setitem__": indexing._setitem,
         # Python operators
-        "__add__": E.add, "__radd__": lambda self, other: E.add(other, self),
+        # PyTorch's __radd__ is add(self, other): with complex numbers the order shows at an
+        # infinite part (add's second operand is multiplied by alpha = 1 + 0j).
+        "__add__": E.add, "__radd__": lambda self, other: E.add(self, other),
         "__iadd__": E.add_,
         "__sub__": E.sub, "__rsub__": lambda self, other: E.sub(other, self), "__isub__": E.sub_,
         "__mul__": E.mul, "__rmul__": lambda self, other: E.mul(other, self), "__imul__": E.mul_,

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..plan import WORDS
 from . import arrays, launch, layout, storage
 from .index_arrays import to_index_array
 from .kernels import embedding_bag as bag_kernels
@@ -45,8 +46,9 @@ def embedding(weight, index):
     idx = to_index_array(index)
     width = weight.shape[1]
     out = storage.empty(tuple(index.shape) + (width,), weight.dtype)
-    launch.grid_stride(K.take_rows, out.size, layout.movement(arrays.flat(storage.contiguous(weight))), idx, width,
-            layout.movement(arrays.flat(out)))
+    words = WORDS[weight.dtype.itemsize]  # a row of 16-byte items moves as twice as many words
+    launch.grid_stride(K.take_rows, out.size * words, layout.movement(arrays.flat(storage.contiguous(weight))), idx,
+                       width * words, layout.movement(arrays.flat(out)))
     return out
 
 
