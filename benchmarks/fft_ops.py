@@ -1,7 +1,8 @@
 """ember-tensor FFT workloads (issue 27): fft and rfft of 2^20 float32 points and the
 stft of one second of 16 kHz audio (n_fft=512, hop 128, Hann window), side by side with
-PyTorch. ember's CPU transforms are NumPy's pocketfft (single-threaded); PyTorch's are
-MKL's or its own pocketfft build.
+PyTorch. ember's CPU fft/rfft are NumPy's pocketfft (single-threaded), its stft of real
+signals one fused op with its own Numba FFT for power-of-two n_fft; PyTorch's are MKL's
+or its own pocketfft build.
 
 Run alone: ``python -m benchmarks.fft_ops`` (or ``python -m benchmarks --group fft``).
 """

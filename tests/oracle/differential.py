@@ -139,9 +139,10 @@ def outcome(call, lib, args):
 
 def differences_of_call(key, call, make_args, tol=None, grad=False):
     """The differences of one call: forward (values or error type), then, when `grad` and
-    PyTorch's result is floating, the gradients of a weighted sum of the outputs with
-    respect to every floating input (a second run whose inputs require grad; skipped where
-    PyTorch refuses to differentiate)."""
+    PyTorch's result is floating or complex, the gradients of a weighted sum of the
+    outputs (their real parts, weighted by complex numbers: a real loss) with respect to
+    every floating or complex input (a second run whose inputs require grad; skipped
+    where PyTorch refuses to differentiate)."""
     e_kind, e_value = outcome(call, ember, make_args(ember, False))
     t_kind, t_value = outcome(call, torch, make_args(torch, False))
     if t_kind == "error":
@@ -182,12 +183,22 @@ def _same_error_kind(ours, theirs):
 
 def _outputs(value):
     values = value if isinstance(value, (tuple, list)) else (value,)
-    return [v for v in values if isinstance(v, (ember.Tensor, torch.Tensor)) and v.dtype.is_floating_point]
+    return [v for v in values if isinstance(v, (ember.Tensor, torch.Tensor))
+            and (v.dtype.is_floating_point or v.dtype.is_complex)]
 
 
 def _weights(lib, t, index):
     rng = np.random.default_rng(7 + index)
-    return tensor_for(lib, rng.uniform(0.5, 1.5, tuple(t.shape)), dtype_name(t))
+    weights = rng.uniform(0.5, 1.5, tuple(t.shape))
+    if t.is_complex():
+        weights = weights + 1j * rng.uniform(-1.0, 1.0, tuple(t.shape))
+    return tensor_for(lib, weights, dtype_name(t))
+
+
+def _loss_term(o, weights):
+    """A real number from output `o`: its weighted sum, the real part for a complex `o`."""
+    weighted = o * weights
+    return (weighted.real if weighted.is_complex() else weighted).sum()
 
 
 def _gradient_differences(key, e_args, t_args, e_value, t_value, tol):
@@ -203,12 +214,12 @@ def _gradient_differences(key, e_args, t_args, e_value, t_value, tol):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            t_loss = sum((o * _weights(torch, o, i)).sum() for i, o in enumerate(t_outs))
+            t_loss = sum(_loss_term(o, _weights(torch, o, i)) for i, o in enumerate(t_outs))
             t_grads = torch.autograd.grad(t_loss, t_inputs, allow_unused=True)
         except Exception:  # PyTorch has no gradient here: nothing to compare
             return []
         try:
-            e_loss = sum((o * _weights(ember, o, i)).sum() for i, o in enumerate(e_outs))
+            e_loss = sum(_loss_term(o, _weights(ember, o, i)) for i, o in enumerate(e_outs))
             e_grads = ember.autograd.grad(e_loss, e_inputs, allow_unused=True)
         except Exception as error:
             return [Difference(f"{key}/grad", f"ember's backward raises {type(error).__name__}: "

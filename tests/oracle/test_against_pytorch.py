@@ -1,7 +1,8 @@
 """ember against PyTorch, op by op: every entry of ember's op database (elementwise ops,
 reductions and the other families), on its samples and on edge samples (NaN, ±inf,
 signed zeros, empty, 0-d, ties), in every dtype the entry lists — result dtype, shape and
-values, the error where PyTorch raises, and in float64 the gradients. A difference must be
+values, the error where PyTorch raises, and in float64 and complex128 the gradients (of a
+real loss: PyTorch's conjugate Wirtinger convention). A difference must be
 listed, with its reason, in known_differences.txt; a listed pattern that no longer
 matches anything fails too, so the file only shrinks as ember is fixed.
 
@@ -26,6 +27,7 @@ KNOWN = known_differences()
 SEEN = set()  # the known patterns some difference matched in this run
 EDGE = np.array([math.nan, math.inf, -math.inf, 0.0, -0.0, 1e-30, -2.5, 100.0, 0.5, -1.0])
 FLOAT64 = "float64"
+GRAD_DTYPES = (FLOAT64, "complex128")  # the dtypes whose samples are differentiated too
 
 
 def _check(differences):
@@ -44,8 +46,8 @@ def _lib_value(lib, x, grad):
         name = _dtype_of_array(x.value).name
         if lib is ember:
             t = x.tensor(getattr(ember, name))
-            return t.detach().requires_grad_(True) if grad and t.dtype.is_floating_point else t
-        return tensor_for(torch, x.value, name, grad and name.startswith(("float", "bfloat")))
+            return t.detach().requires_grad_(True) if grad and (t.dtype.is_floating_point or t.dtype.is_complex) else t
+        return tensor_for(torch, x.value, name, grad and name.startswith(("float", "bfloat", "complex")))
     if isinstance(x, ember.dtype):
         return getattr(lib, x.name)
     if isinstance(x, (list, tuple)) and x and all(isinstance(v, Operand) for v in x):
@@ -113,9 +115,9 @@ def test_elementwise_op(op):
     differences = []
     for dtype in op.dtypes:
         for i, sample in enumerate(op.sample_inputs(dtype)):
-            call, make_args = _sample_calls(op.name, sample, grad=dtype.name == FLOAT64)
+            call, make_args = _sample_calls(op.name, sample, grad=dtype.name in GRAD_DTYPES)
             key = f"{op.name}/{dtype.name}/{sample.name or i}"
-            differences += differences_of_call(key, call, make_args, grad=dtype.name == FLOAT64)
+            differences += differences_of_call(key, call, make_args, grad=dtype.name in GRAD_DTYPES)
     for name in ("float32", "float64"):
         if getattr(ember, name) not in op.dtypes or op.kind not in ("unary", "binary"):
             continue
@@ -133,6 +135,11 @@ def test_elementwise_op(op):
 
 def _reduction_inputs(info, dtype):
     rng = np.random.default_rng(3)
+    if dtype.is_complex:
+        values = rng.uniform(*info.domain, (3, 4)) + 1j * rng.uniform(*info.domain, (3, 4))
+        nan = values.copy()
+        nan[1, 2] = complex(1.0, math.nan)
+        return {"random": values, "nan": nan, "0-d": np.array(1.5 - 0.5j), "empty": np.zeros((0, 4), complex)}
     if dtype.is_floating_point:
         values = rng.uniform(*info.domain, (3, 4))
         ties = np.array([[1.0, 2.0, 2.0, 1.0], [3.0, 3.0, 3.0, 3.0], [0.5, 2.0, 0.5, 2.0]])
@@ -162,7 +169,9 @@ def test_reduction(info):
                     continue
                 for keepdim in ((False, True) if dim is not None and info.keepdim else (None,)):
                     for kwargs in info.kwargs:
-                        grad = dtype.name == FLOAT64
+                        if dtype.is_complex and kwargs.get("dtype") is not None and not kwargs["dtype"].is_complex:
+                            continue  # a complex input cast to a real dtype= loses its imaginary part
+                        grad = dtype.name in GRAD_DTYPES
 
                         def call(lib, x, dim=dim, keepdim=keepdim, kwargs=kwargs):
                             extra = {} if keepdim is None else {"keepdim": keepdim}
@@ -170,7 +179,8 @@ def test_reduction(info):
                             return getattr(lib, info.name)(x, **dims, **extra, **_kwargs_for(lib, kwargs))
 
                         def make_args(lib, wants_grad, values=values, dtype=dtype):
-                            return [tensor_for(lib, values, dtype.name, wants_grad and dtype.is_floating_point)]
+                            return [tensor_for(lib, values, dtype.name,
+                                               wants_grad and (dtype.is_floating_point or dtype.is_complex))]
                         key = f"{info.name}/{dtype.name}/{input_name}-dim{dim}-keep{keepdim}-{sorted(kwargs)}"
                         differences += differences_of_call(key, call, make_args, grad=grad)
     _check(differences)
@@ -194,10 +204,10 @@ def test_family_op(op):
     for dtype in op.dtypes:
         for i, sample in enumerate(op.sample_inputs(dtype)):
             sample.kwargs = {**_ENTRY_KWARGS.get(op.name, {}), **sample.kwargs}
-            call, make_args = _sample_calls(op.name, sample, grad=dtype.name == FLOAT64)
+            call, make_args = _sample_calls(op.name, sample, grad=dtype.name in GRAD_DTYPES)
             key = f"{op.name}/{dtype.name}/{sample.name or i}"
             tol = op.tolerance(dtype) if hasattr(op, "tolerance") else None
-            differences += differences_of_call(key, call, make_args, tol=tol, grad=dtype.name == FLOAT64)
+            differences += differences_of_call(key, call, make_args, tol=tol, grad=dtype.name in GRAD_DTYPES)
     _check(differences)
 
 

@@ -2,6 +2,7 @@
 differentiable) in float64, on small shapes."""
 import pytest
 
+import ember_autograd
 import ember_tensor as et
 from ember_autograd import gradcheck, gradgradcheck
 from ember_tensor import nn_ops as K
@@ -82,3 +83,19 @@ def test_embedding_padding_row_gets_no_gradient():
     w = rand(4, 2)
     K.embedding(w, et.tensor([0, 2, 0]), 0).sum().backward()
     assert w.grad.tolist() == [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 0.0]]
+
+
+def test_relu_backward_is_pytorchs_threshold_backward():
+    # No gradient where the result is <= 0 (-0 included), a NaN passes its gradient on;
+    # double backward applies the same mask (ThresholdBackwardBackward0), none for x.
+    values = [-1.0, 0.0, -0.0, 2.0, float("nan"), 3.0, -float("inf"), float("inf")]
+    x = et.tensor(values, dtype=et.float64, requires_grad=True)
+    g, = ember_autograd.grad((et.relu(x) * et.arange(8.)).sum(), x, create_graph=True)
+    assert g.tolist() == [0.0, 0.0, 0.0, 3.0, 4.0, 5.0, 0.0, 7.0]
+    assert type(g.grad_fn).__name__ == "ThresholdBackwardBackward0"
+    a = et.randn(6, 5, dtype=et.float64, requires_grad=True)
+    assert gradgradcheck(et.relu, (a,))
+    for dtype in (et.float32, et.float16, et.bfloat16):
+        h = et.tensor([[-1.0, 2.0], [0.5, -0.25]], dtype=dtype, requires_grad=True)
+        et.relu(h).sum().backward()
+        assert h.grad.dtype is dtype and h.grad.tolist() == [[0.0, 1.0], [1.0, 0.0]]

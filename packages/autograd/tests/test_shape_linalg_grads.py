@@ -220,3 +220,19 @@ def test_slogdet_differentiable_backward_at_a_singular_matrix_raises_as_pytorch(
         assert isinstance(info.value, lib.linalg.LinAlgError)
         messages.append(str(info.value))
     assert messages[0] == messages[1] == "torch.linalg.solve: The solver failed because the input matrix is singular."
+
+
+def test_matmul_of_a_batch_by_a_matrix_gives_the_matrix_one_gradient():
+    # x (batch, n, k) @ W (k, m): W's gradient is one GEMM over every row of x (not a
+    # product per batch element summed afterwards); x strided as attention reads it.
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    x_np, w_np = rng.standard_normal((5, 6, 4)), rng.standard_normal((4, 3))
+    results = []
+    for lib in (E, torch):
+        x = lib.tensor(x_np).transpose(0, 1).requires_grad_()
+        w = lib.tensor(w_np, requires_grad=True)
+        ((x @ w) * lib.arange(3.)).sum().backward()
+        results.append((x.grad.numpy(), w.grad.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)

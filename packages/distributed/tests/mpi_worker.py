@@ -387,8 +387,24 @@ def killed_peer(token):
         assert "rank 1 exited or died" in str(error), error
         assert elapsed < 5, elapsed
         report(f"OK killed_peer {rank}: {type(error).__name__} after {elapsed:.2f} s")
+        if rank == 0:
+            # Rank 0 hosts the job's store: leaving at once would let a slower survivor
+            # see the store's loss first and name rank 0 instead of rank 1.
+            _wait_for_reports("OK killed_peer", dist.get_world_size() - 1, seconds=10)
         raise
     raise AssertionError("all_reduce with a dead peer returned")
+
+
+def _wait_for_reports(prefix, count, seconds):
+    """Wait (at most `seconds`) until the report file holds `count` lines starting with
+    `prefix`."""
+    path = os.environ.get("EMBER_TEST_REPORT")
+    deadline = time.monotonic() + seconds
+    while path and time.monotonic() < deadline:
+        with open(path) as f:
+            if sum(line.startswith(prefix) for line in f) >= count:
+                return
+        time.sleep(0.05)
 
 
 def straggler(token):

@@ -161,21 +161,36 @@ def test_double_backward_on_cuda_matches_cpu(name, fn, x_values):
         np.testing.assert_allclose(g.cpu().numpy(), e.numpy(), rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
-def test_embedding_bag_on_cuda_matches_cpu(mode):
-    """embedding_bag of CUDA tensors (its bag plan is made on the host) stays on the device
-    and gives the CPU's values and gradients, padding_idx and per-sample weights included."""
+EMBEDDING_BAG_CASES = [
+    dict(mode="sum"), dict(mode="mean"), dict(mode="max"),
+    dict(mode="sum", per_sample_weights=True, include_last_offset=True),
+    dict(mode="mean", scale_grad_by_freq=True), dict(mode="sum", sparse=True, per_sample_weights=True),
+]
+
+
+@pytest.mark.parametrize("case", EMBEDDING_BAG_CASES, ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
+def test_embedding_bag_on_cuda_matches_cpu(case):
+    """embedding_bag of CUDA tensors runs its kernels on the device (one thread per (bag,
+    column) forward, atomic scatter-add backward) and gives the CPU's values and gradients
+    of the weight and per_sample_weights, padding_idx and empty bags included."""
+    case = dict(case)
     rng = np.random.default_rng(3)
     weight = rng.standard_normal((10, 4)).astype(np.float32)
     index = np.array([1, 2, 4, 5, 4, 3, 0, 9])
-    offsets = np.array([0, 3, 3, 6])
+    offsets = np.array([0, 3, 3, 6] + ([8] if case.get("include_last_offset") else []))
+    per_sample = rng.standard_normal(len(index)).astype(np.float32) if case.pop("per_sample_weights", False) else None
     results = {}
     for device in ("cpu", "cuda"):
         w = et.tensor(weight, device=device, requires_grad=True)
-        out = F.embedding_bag(et.tensor(index, device=device), w, et.tensor(offsets, device=device), mode=mode,
-                              padding_idx=4)
-        assert out.device.type == device
-        out.sum().backward()
-        results[device] = (out.detach().cpu().numpy(), w.grad.cpu().numpy())
-    np.testing.assert_allclose(results["cuda"][0], results["cpu"][0], rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(results["cuda"][1], results["cpu"][1], rtol=1e-6, atol=1e-6)
+        psw = None if per_sample is None else et.tensor(per_sample, device=device, requires_grad=True)
+        with device_only(allow_scalar_reads=True):
+            out = F.embedding_bag(et.tensor(index, device=device), w, et.tensor(offsets, device=device),
+                                  padding_idx=4, per_sample_weights=psw, **case)
+            assert out.device.type == device
+            out.pow(2).sum().backward()
+        grad = w.grad.to_dense() if w.grad.is_sparse else w.grad
+        results[device] = (out.detach().cpu().numpy(), grad.cpu().numpy(),
+                           None if psw is None else psw.grad.cpu().numpy())
+    for got, want in zip(results["cuda"], results["cpu"]):
+        if want is not None:
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)

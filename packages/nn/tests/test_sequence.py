@@ -282,3 +282,28 @@ def test_against_pytorch_when_installed():
         got = ours(et.from_numpy(xi.copy()))
         want, got = (want[0], got[0]) if isinstance(want, tuple) else (want, got)
         np.testing.assert_allclose(_np(got), want.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("sharing", ["self", "key_is_value", "separate"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_multihead_attention_projections_and_gradients_equal_pytorchs(sharing, bias):
+    # Self-attention projects q, k, v with one GEMM of the packed weight, key-is-value
+    # attention k and v with one: outputs and gradients as PyTorch's, in float64.
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(1)
+    theirs = torch.nn.MultiheadAttention(8, 2, bias=bias).double()
+    ours = nn.MultiheadAttention(8, 2, bias=bias).double()
+    ours.load_state_dict({k: et.from_numpy(v.detach().numpy().copy()) for k, v in theirs.state_dict().items()})
+    rng = np.random.default_rng(2)
+    q, kv, v = (rng.standard_normal((n, 3, 8)) for n in (4, 5, 5))
+    results = []
+    for lib, module in ((torch, theirs), (et, ours)):
+        query = lib.tensor(q, requires_grad=True)
+        key = query if sharing == "self" else lib.tensor(kv, requires_grad=True)
+        value = key if sharing != "separate" else lib.tensor(v, requires_grad=True)
+        out, weights = module(query, key, value)
+        (out.sum() + (weights * weights).sum()).backward()
+        grads = [p.grad.numpy() for p in module.parameters()] + [query.grad.numpy()]
+        results.append([out.detach().numpy(), weights.detach().numpy()] + grads)
+    for want, got in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

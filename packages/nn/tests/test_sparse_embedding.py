@@ -31,7 +31,13 @@ def test_embedding_sparse_grad_equals_dense_grad(indices, padding_idx):
     np.testing.assert_allclose(sparse.weight.grad.to_dense().numpy(), dense.weight.grad.numpy(), rtol=1e-6)
 
 
-@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_sparse_refuses_max_mode_as_pytorch():
+    sparse, _ = twin_embeddings(nn.EmbeddingBag, mode="max")
+    with pytest.raises(ValueError, match="max mode does not support sparse weights"):
+        sparse(torch.tensor([0, 2]), torch.tensor([0]))
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
 def test_embedding_bag_sparse_grad_equals_dense_grad(mode):
     sparse, dense = twin_embeddings(nn.EmbeddingBag, mode=mode)
     idx, offsets = torch.tensor([0, 2, 2, 5, 1]), torch.tensor([0, 2])

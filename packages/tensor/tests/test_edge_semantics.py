@@ -2,6 +2,8 @@
 zeros, empty and 0-d tensors. Expected values are PyTorch 2.13's, written out literally."""
 import math
 
+import numpy as np
+
 import pytest
 
 import ember_tensor as E
@@ -124,3 +126,26 @@ def test_binary_ops_without_a_scalar_overload_refuse_python_numbers(name):
         with pytest.raises(TypeError, match="must be Tensor, not float"):
             getattr(x, name + "_")(2.0)
     assert getattr(E, name)(x, E.tensor(2.0)).shape == (2,)  # a 0-d tensor is the way to pass one
+
+
+_EDGES = [-0.0, 0.0, -float("inf"), float("inf"), float("nan"), 1e-30, -1e-30, 3.0, -2.5, 1.1, 7.3e5]
+
+
+@pytest.mark.parametrize("dtype", [E.float32, E.float64])
+@pytest.mark.parametrize("exponent, expected", [
+    (1, lambda x: x * 1), (2, lambda x: x * x), (2.0, lambda x: x * x), (3, lambda x: (x * x) * x), (0.5, E.sqrt),
+    (-0.5, E.rsqrt), (-1, E.reciprocal), (-2, lambda x: E.reciprocal(x * x))])
+def test_pow_by_the_numbers_pytorch_special_cases(dtype, exponent, expected):
+    # PyTorch's pow computes these exponents as products, roots and reciprocals (x ** 3 is
+    # (x * x) * x, x ** 0.5 is -0 at -0 and NaN at -inf): ember's values are the same.
+    x = E.tensor(_EDGES + [float(v) for v in np.linspace(-50, 50, 37)], dtype=dtype)
+    want = expected(x)
+    for got in (E.pow(x, exponent), x ** exponent, x.clone().pow_(exponent),
+                E.pow(x, exponent, out=E.empty(3, dtype=dtype))):
+        assert got.dtype is dtype
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        assert (np.signbit(got.numpy()) == np.signbit(want.numpy())).all()
+    torch = pytest.importorskip("torch")
+    theirs = torch.pow(torch.tensor(x.numpy()), exponent).numpy()
+    if exponent not in (0.5,) or dtype is E.float64:  # torch's float32 sqrt is not correctly rounded
+        np.testing.assert_array_equal(E.pow(x, exponent).numpy(), theirs)

@@ -345,3 +345,12 @@ def test_matrix_exp_matches_pytorch(scale):
     a = RNG.standard_normal((2, 4, 4)) * scale
     expected = torch.linalg.matrix_exp(torch.tensor(a)).numpy()
     np.testing.assert_allclose(E.linalg.matrix_exp(E.tensor(a)).numpy(), expected, rtol=1e-11, atol=1e-12)
+
+
+def test_vdot_conjugates_its_first_complex_argument():
+    a, b = np.array([1 + 2j, 3 - 1j, -2j]), np.array([2 - 1j, 1 + 1j, 0.5 + 0j])
+    for dtype in (E.complex64, E.complex128):
+        got = E.vdot(E.tensor(a, dtype=dtype), E.tensor(b, dtype=dtype))
+        assert got.dtype is dtype
+        np.testing.assert_allclose(got.item(), np.vdot(a, b), rtol=1e-6)
+        assert got.item() != np.dot(a, b)

@@ -66,9 +66,10 @@ def _assert_output(op, sample, dtype, got, want, want_dtype):
     assert isinstance(got, et.Tensor), f"{what}: {type(got).__name__} is not a tensor"
     assert got.dtype is want_dtype, f"{what}: dtype {got.dtype}, expected {want_dtype}"
     assert tuple(got.shape) == want.shape, f"{what}: shape {tuple(got.shape)}, expected {want.shape}"
-    if want_dtype.is_floating_point:
+    if want_dtype.is_floating_point or want_dtype.is_complex:
         rtol, atol = op.tolerance(want_dtype)
-        np.testing.assert_allclose(got.numpy().astype(np.float64), want, rtol=rtol, atol=atol, equal_nan=True,
+        wide = np.complex128 if want_dtype.is_complex else np.float64
+        np.testing.assert_allclose(got.numpy().astype(wide), want, rtol=rtol, atol=atol, equal_nan=True,
                                    err_msg=what)
     else:
         np.testing.assert_array_equal(got.numpy(), want, err_msg=what)

@@ -29,7 +29,7 @@ _SPARSE = {"all", "any", "count_nonzero"}  # inputs with many zeros, or the resu
 
 
 def _values(op, shape, dtype, rng):
-    if dtype.is_floating_point:
+    if dtype.is_floating_point or dtype.is_complex:
         v = make_values(shape, dtype, rng, *op.domain)
     else:
         v = make_values(shape, dtype, rng, -2, 2)
@@ -75,7 +75,10 @@ def reduction_samples(op, dtype):
 
 
 def _dtype_kwarg_applies(op, dtype, target):
-    # PyTorch's sum/prod take any dtype=; mean only a floating one its input casts to.
+    # PyTorch's sum/prod take any dtype=; mean only a floating one its input casts to. A
+    # complex input cast to a real dtype loses its imaginary part (with a warning): not sampled.
+    if dtype.is_complex and not target.is_complex:
+        return False
     return op.name != "mean" or dtype.is_floating_point
 
 
@@ -101,9 +104,12 @@ def _axis(dim, ndim, op):
 def _expected(op, x, dim, keepdim, kwargs, dtype):
     value = x.value
     axis = _axis(dim, value.ndim, op)
-    wide = value.astype(np.float64) if (dtype.is_floating_point or op.name in ("logsumexp", "norm", "var", "std",
-                                                                          "mean", "var_mean", "std_mean")) \
-        else value.astype(np.int64)
+    if dtype.is_complex:
+        wide = value.astype(np.complex128)
+    elif dtype.is_floating_point or op.name in ("logsumexp", "norm", "var", "std", "mean", "var_mean", "std_mean"):
+        wide = value.astype(np.float64)
+    else:
+        wide = value.astype(np.int64)
     if op.pair and dim is not None and value.ndim == 0:  # max(0-d, 0): the element, index 0
         return wide, np.int64(0)
     with np.errstate(all="ignore"):
@@ -122,9 +128,10 @@ def _check(op, got, want, result_dtype, what):
     want = np.asarray(want)
     assert got.dtype is result_dtype, f"{what}: {got.dtype} != {result_dtype}"
     assert got_np.shape == want.shape, f"{what}: shape {got_np.shape} != {want.shape}"
-    if result_dtype.is_floating_point:
+    if result_dtype.is_floating_point or result_dtype.is_complex:
         rtol, atol = op.tol.get(result_dtype, TOLERANCE[result_dtype])
-        np.testing.assert_allclose(got_np.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol,
+        wide = np.complex128 if result_dtype.is_complex else np.float64
+        np.testing.assert_allclose(got_np.astype(wide), want.astype(wide), rtol=rtol, atol=atol,
                                    equal_nan=True, err_msg=what)
     else:
         with np.errstate(all="ignore"):
@@ -184,7 +191,7 @@ def test_forward(op, dtype, device):
             _check(op, got.values, want[0], dtype, f"{op.name} values, {what}")
             _check(op, got.indices, want[1], I64, f"{op.name} indices, {what}")
         elif op.name in ("var_mean", "std_mean"):
-            _check(op, got[0], want[0], dtype, f"{op.name}[0], {what}")
+            _check(op, got[0], want[0], result_dtype, f"{op.name}[0], {what}")
             _check(op, got[1], want[1], dtype, f"{op.name}[1], {what}")
         else:
             _check(op, got, want, result_dtype, f"{op.name}, {what}")
@@ -206,10 +213,12 @@ def test_noncontiguous_matches_contiguous(op, dtype):
         got = _flat(_call(op, t, dim, keepdim, kwargs))
         want = _flat(_call(op, t.contiguous(), dim, keepdim, kwargs))
         for g, w in zip(got, want):
-            if g.dtype.kind == "f" or g.dtype == NP[et.bfloat16]:
+            if g.dtype.kind in "fc" or g.dtype == NP[et.bfloat16]:
                 # Sums may add in another order: equal to the last bits of the dtype.
-                rtol = TOLERANCE[op.result_dtype(dtype, kwargs)][0] if dtype.is_floating_point else 1e-6
-                np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=1e-6,
+                rtol = TOLERANCE[op.result_dtype(dtype, kwargs)][0] if g.dtype.kind in "fc" and \
+                    (dtype.is_floating_point or dtype.is_complex) else 1e-6
+                wide = np.complex128 if g.dtype.kind == "c" else np.float64
+                np.testing.assert_allclose(g.astype(wide), w.astype(wide), rtol=rtol, atol=1e-6,
                                            equal_nan=True, err_msg=what)
             else:
                 np.testing.assert_array_equal(g, w, err_msg=what)
@@ -326,6 +335,24 @@ _ERRORS = [
      "identity"),
     (lambda: et.norm(et.ones(2, 3), p="fro", dim=(0, 1, 0)), RuntimeError,
      "linalg.matrix_norm: dim must be a 2-tuple. Got 0 1 0"),
+    # Complex inputs where PyTorch has no complex kernel (complex numbers have no order).
+    (lambda: et.nansum(et.ones(3, dtype=et.complex64)), RuntimeError, "nansum on CPU does not support complex inputs"),
+    (lambda: et.nanmean(et.ones(3, dtype=et.complex64)), RuntimeError, "nansum on CPU does not support complex inputs"),
+    (lambda: et.max(et.ones(2, 3, dtype=et.complex64), 1), RuntimeError, "max(): does not support complex input"),
+    (lambda: et.max(et.ones(2, 3, dtype=et.complex64)), NotImplementedError,
+     "\"max_all\" not implemented for 'ComplexFloat'"),
+    (lambda: et.median(et.ones(2, 3, dtype=et.complex128), 1), NotImplementedError,
+     "\"median_out\" not implemented for 'ComplexDouble'"),
+    (lambda: et.nanmedian(et.ones(2, 3, dtype=et.complex64)), NotImplementedError,
+     "\"median_cpu\" not implemented for 'ComplexFloat'"),
+    (lambda: et.cummax(et.ones(2, 3, dtype=et.complex64), 1), NotImplementedError,
+     "\"cummax_cpu\" not implemented for 'ComplexFloat'"),
+    (lambda: et.aminmax(et.ones(2, 3, dtype=et.complex64)), NotImplementedError,
+     "\"aminmax_cpu\" not implemented for 'ComplexFloat'"),
+    (lambda: et.mode(et.ones(2, 3, dtype=et.complex64)), NotImplementedError,
+     "\"mode_cpu\" not implemented for 'ComplexFloat'"),
+    (lambda: et.kthvalue(et.ones(2, 3, dtype=et.complex64), 1), NotImplementedError,
+     "\"kthvalue_cpu\" not implemented for 'ComplexFloat'"),
 ]
 
 

@@ -312,3 +312,30 @@ def test_repeat_interleave_on_every_device(device):
                        (lambda c: lib_of(c).repeat_interleave(c), [E.tensor([1., 2.])])):
         with pytest.raises(RuntimeError):
             cpu_result(device, call, *args)
+
+
+@pytest.mark.parametrize("numel, shape, message", [
+    (6, (-2, -1, -1), "invalid shape dimension -2 at index 0 of shape [-2, -1, -1]"),
+    (6, (2, -1, -1), "only one dimension can be inferred"),
+    (6, (-2, -3), "invalid shape dimension -2 at index 0 of shape [-2, -3]"),
+    (0, (0, -1), "cannot reshape tensor of 0 elements into shape [0, -1] because the unspecified "
+                 "dimension size -1 can be any value and is ambiguous"),
+    (6, (0, -1), "shape '[0, -1]' is invalid for input of size 6"),
+    (6, (4, -1), "shape '[4, -1]' is invalid for input of size 6"),
+    (6, (4, 2), "shape '[4, 2]' is invalid for input of size 6"),
+])
+@pytest.mark.parametrize("method", ["view", "reshape"])
+def test_bad_shapes_raise_pytorchs_errors(numel, shape, message, method):
+    # PyTorch 2.13's infer_size checks the dims left to right, then the element count.
+    with pytest.raises(RuntimeError) as error:
+        getattr(E.empty(numel), method)(*shape)
+    assert str(error.value) == message
+
+
+@pytest.mark.parametrize("shape, expected", [((-1,), (6,)), ((2, -1), (2, 3)), ((-1, 1, 2), (3, 1, 2)),
+                                             ([3, 2], (3, 2)), ((E.tensor(3), 2), (3, 2))])
+def test_view_shapes_fill_the_inferred_dim(shape, expected):
+    x = E.arange(6.)
+    viewed = x.view(*shape) if isinstance(shape, tuple) else x.view(shape)
+    assert tuple(viewed.shape) == expected
+    assert viewed.data_ptr() == x.data_ptr()

@@ -30,3 +30,36 @@ def test_import_does_not_load_numba():
     script = "import sys, ember_tensor; print('numba' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120)
     assert result.stdout.strip() == "False"
+
+
+FAULTS = """
+import resource, numpy as np, ember_tensor
+from ember_tensor._backends.cpu import startup
+def faults():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+def step():
+    # As a training step: 16 arrays of 1 MiB alive together, then all freed.
+    arrays = [np.ones(1 << 18, np.float32) for _ in range(16)]
+    del arrays
+for _ in range(3):
+    step()
+before = faults()
+for _ in range(10):
+    step()
+print(faults() - before, startup.keep_freed_memory())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc is tuned on Linux only")
+@pytest.mark.parametrize("env, reused", [({}, True), ({"EMBER_NO_MALLOC_TUNING": "1"}, False),
+                                         ({"MALLOC_MMAP_THRESHOLD_": "131072"}, False)])
+def test_freed_arrays_memory_is_reused_not_faulted_in_again(env, reused):
+    # Without the tuning glibc gives the freed 16 MiB back (past its trim threshold) and
+    # faults the pages in again each step: ~4000 page faults a step.
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith("MALLOC_") and k not in ("GLIBC_TUNABLES", "EMBER_NO_MALLOC_TUNING")}
+    result = subprocess.run([sys.executable, "-c", FAULTS], capture_output=True, text=True, check=True,
+                            env={**base, **env}, timeout=120)
+    faults, tuned = result.stdout.split()
+    assert (int(faults) < 500) == reused, result.stdout
+    assert tuned == str(reused)

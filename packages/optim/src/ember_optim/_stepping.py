@@ -1,5 +1,6 @@
 """The step loop the element-wise optimizers share: closure, groups, state creation."""
 import ember_autograd
+import ember_tensor
 
 from ._helpers import params_with_grad
 from .optimizer import Optimizer, _use_grad_for_differentiable
@@ -12,7 +13,9 @@ class GroupwiseOptimizer(Optimizer):
 
     Subclasses name their state (``_state_keys``), create it (``_init_state``) and apply
     the update (``_update(group, params, grads, states)`` where ``states`` is a list of
-    lists, one per key, in ``_state_keys`` order).
+    lists, one per key, in ``_state_keys`` order). A complex parameter is stepped as its
+    real view (``view_as_real``), with its gradient and state, as PyTorch does: each of
+    its real and imaginary parts is a coordinate of its own.
     """
 
     _state_keys = ()
@@ -36,5 +39,14 @@ class GroupwiseOptimizer(Optimizer):
                 if len(self.state[p]) == 0:
                     self.state[p].update(self._init_state(p, group))
             states = [[self.state[p].get(key) for p in params] for key in self._state_keys]
+            if any(p.is_complex() for p in params):
+                params, grads = _real_views(params), _real_views(grads)
+                states = [_real_views(values) for values in states]
             self._update(group, params, grads, states)
         return loss
+
+
+def _real_views(values):
+    """`values` with each complex tensor replaced by its real view (..., 2)."""
+    return [ember_tensor.view_as_real(v) if isinstance(v, ember_tensor.Tensor) and v.is_complex() else v
+            for v in values]

@@ -35,13 +35,20 @@ class LBFGS(Optimizer):
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
 
+    # A complex parameter is two real coordinates an element (its real view), as in PyTorch.
+
     def _gather_flat_grad(self):
-        views = [p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1) for p in self._params]
+        views = []
+        for p in self._params:
+            view = p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1)
+            views.append(ember_tensor.view_as_real(view).reshape(-1) if view.is_complex() else view)
         return ember_tensor.cat(views, 0)
 
     def _add_grad(self, step_size, update):
         offset = 0
         for p in self._params:
+            if p.is_complex():
+                p = ember_tensor.view_as_real(p)
             numel = p.numel()
             p.add_(update[offset:offset + numel].view_as(p), alpha=step_size)
             offset += numel

@@ -23,8 +23,10 @@ class Rprop(GroupwiseOptimizer):
 
     def _init_state(self, param, group):
         lr = group["lr"]
+        # A complex parameter's parts are two coordinates, each starting at step size lr.
+        start = complex(lr, lr) if param.is_complex() else lr
         return {"step": new_step(), "prev": zeros_state(param),
-                "step_size": ember_tensor.full(param.shape, lr, dtype=param.dtype, device=param.device)}
+                "step_size": ember_tensor.full(param.shape, start, dtype=param.dtype, device=param.device)}
 
     def _update(self, group, params, grads, states):
         etaminus, etaplus = group["etas"]

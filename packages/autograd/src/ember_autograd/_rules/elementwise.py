@@ -54,18 +54,21 @@ _unary("square", _input, lambda ctx, grad, x: grad * (2 * conj(x)))
 _unary("sin", _input, lambda ctx, grad, x: grad * conj(x.cos()))
 _unary("cos", _input, lambda ctx, grad, x: -grad * conj(x.sin()))
 _unary("tan", _result, lambda ctx, grad, result: grad * conj(1 + result * result))
-_unary("asin", _input, lambda ctx, grad, x: grad * (1 - x * x).rsqrt())
-_unary("acos", _input, lambda ctx, grad, x: -grad * (1 - x * x).rsqrt())
-_unary("atan", _input, lambda ctx, grad, x: grad / (1 + x * x))
+_unary("asin", _input, lambda ctx, grad, x: grad * conj((1 - x * x).rsqrt()))
+_unary("acos", _input, lambda ctx, grad, x: -grad * conj((1 - x * x).rsqrt()))
+_unary("atan", _input, lambda ctx, grad, x: grad / conj(1 + x * x))
 _unary("sinh", _input, lambda ctx, grad, x: grad * conj(x.cosh()))
 _unary("cosh", _input, lambda ctx, grad, x: grad * conj(x.sinh()))
 _unary("tanh", _result, lambda ctx, grad, result: grad * conj(1 - result * result))
-_unary("asinh", _input, lambda ctx, grad, x: grad * (x * x + 1).rsqrt())
-_unary("acosh", _input, lambda ctx, grad, x: grad * (x * x - 1).rsqrt())
-_unary("atanh", _input, lambda ctx, grad, x: grad / (1 - x * x))
+_unary("asinh", _input, lambda ctx, grad, x: grad * conj((x * x + 1).rsqrt()))
+# Complex: 1 / (sqrt(z + 1) sqrt(z - 1)), acosh's own branch cut rather than that of
+# sqrt(z^2 - 1) (PyTorch's); real: 1 / sqrt(x^2 - 1), finite below -1 too.
+_unary("acosh", _input, lambda ctx, grad, x: grad * (conj((x + 1).rsqrt() * (x - 1).rsqrt()) if x.is_complex()
+                                                     else (x * x - 1).rsqrt()))
+_unary("atanh", _input, lambda ctx, grad, x: grad / conj(1 - x * x))
 _unary("sigmoid", _result, lambda ctx, grad, result: grad * conj(result * (1 - result)))
 # PyTorch's threshold_backward: zero where result <= 0, so a NaN passes its gradient on.
-_unary("relu", _result, lambda ctx, grad, result: E.where(result <= 0, 0.0, grad))
+_unary("relu", _result, lambda ctx, grad, result: E.nn_ops.threshold_backward(grad, result, 0))
 _unary("erf", _input, lambda ctx, grad, x: grad * (2.0 / math.sqrt(math.pi)) * (-(x * x)).exp())
 _unary("erfc", _input, lambda ctx, grad, x: grad * (-2.0 / math.sqrt(math.pi)) * (-(x * x)).exp())
 _unary("erfinv", _result,
@@ -158,7 +161,7 @@ def div(ctx, grad, input, other, rounding_mode):
     if rounding_mode is not None:
         return _zeros(ctx, grad)
     return (grad / conj(other) if needs[0] else None,
-            -grad * conj(input / (other * other)) if needs[1] else None)
+            -grad * conj((input / other) / other) if needs[1] else None)  # (PyTorch's order: finite / inf**2 is 0)
 
 
 def _pow_name(input, exponent, **_):
@@ -180,8 +183,12 @@ def pow(ctx, grad, input, exponent, result):  # noqa: A001
         else:
             grad_input = grad * conj(exponent * input ** (exponent - 1))
     if needs[1]:
-        # Complex exponents: PyTorch compares their real part with 0.
-        real_exponent = exponent.real if _is_complex(exponent) else exponent
+        # 0 ** x has no gradient for real x >= 0 (a complex x: imaginary part 0, PyTorch's rule).
+        if _is_complex(exponent):
+            real_exponent = E.where(exponent.imag == 0, exponent.real, -1.0) if isinstance(exponent, Tensor) \
+                else (exponent.real if exponent.imag == 0 else -1.0)
+        else:
+            real_exponent = exponent
         if isinstance(input, Tensor):
             at_zero = (input == 0) & (real_exponent >= 0)
             grad_exponent = E.where(at_zero, 0.0, grad * conj(result * E.log(E.where(at_zero, 1.0, input))))
@@ -288,9 +295,9 @@ def where(ctx, grad, condition):
             save=lambda input, end, weight, **_: (input, end, weight))
 def lerp(ctx, grad, input, end, weight):
     needs = ctx.needs_input_grad
-    return (grad * (1 - weight) if needs[0] else None,
-            grad * weight if needs[1] else None,
-            grad * (end - input) if needs[2] else None)
+    return (grad * conj(1 - weight) if needs[0] else None,
+            grad * conj(weight) if needs[1] else None,
+            grad * conj(end - input) if needs[2] else None)
 
 
 def _clamp_name(input, min=None, max=None, **_):  # noqa: A002

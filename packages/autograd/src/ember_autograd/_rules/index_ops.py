@@ -77,6 +77,9 @@ def scatter_add(ctx, grad, dim, index):
 
 
 def _scatter_reduce_save(input, dim, index, src, reduce, *, include_self=True):
+    if input.is_complex():  # PyTorch's refusal, when the result would require grad
+        raise RuntimeError("scatter_reduce does not support automatic differentiation for outputs with complex "
+                           "dtype.")
     return (input, dim, index, src, reduce, include_self, RESULT)
 
 

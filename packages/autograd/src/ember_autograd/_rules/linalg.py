@@ -55,7 +55,12 @@ def matmul(ctx, grad, a, b):
     if needs[0]:
         grad_a = grad @ b.transpose(-1, -2)
     if needs[1]:
-        grad_b = a.transpose(-1, -2) @ grad
+        if b.dim() == 2 and a.dim() > 2:
+            # A matrix broadcast over a's batch (x @ W on a sequence): its gradient is one
+            # GEMM over all rows, not a product per batch element summed afterwards.
+            grad_b = a.reshape(-1, a.shape[-1]).transpose(0, 1) @ grad.reshape(-1, grad.shape[-1])
+        else:
+            grad_b = a.transpose(-1, -2) @ grad
     return grad_a, grad_b
 
 

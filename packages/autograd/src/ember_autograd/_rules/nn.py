@@ -268,6 +268,14 @@ derivative("hardtanh_", name="HardtanhBackward0",
            save=lambda self, min_val=-1.0, max_val=1.0: (RESULT, min_val, max_val))(_hardtanh_backward)
 
 
+# relu's backward (threshold_backward) is linear in the gradient and piecewise constant in
+# the input: its own gradient is the same mask applied again, and none for the input.
+@derivative("threshold_backward", inputs=("grad_output", "input"), name="ThresholdBackwardBackward0",
+            save=lambda grad_output, input, threshold: (input, threshold))
+def threshold_backward(ctx, grad, input, threshold):
+    return K.threshold_backward(grad, input, threshold), None
+
+
 # -- softmax, losses ----------------------------------------------------------------------
 
 @derivative("softmax", save=lambda input, dim, dtype=None: (RESULT, dim))
@@ -331,6 +339,68 @@ def embedding_backward(ctx, a, indices, padding_idx):
     if padding_idx is not None and padding_idx >= 0:
         picked = picked * (indices != padding_idx).unsqueeze(-1)
     return picked
+
+
+def _bag_save(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None,
+              include_last_offset=False, padding_idx=-1):
+    # The weight itself only for per_sample_weights' gradient (a dot with each looked-up row).
+    return (weight.shape[0], None if per_sample_weights is None else weight, indices, RESULT[1], RESULT[2],
+            RESULT[3], scale_grad_by_freq, mode, sparse, per_sample_weights,
+            None if padding_idx is None or padding_idx < 0 else padding_idx)
+
+
+def _bag_entry_rows(grad, offset2bag, bag_size, mode, per_sample_weights):
+    # Each entry's share of its bag's gradient (sum and mean modes), as differentiable ops:
+    # the rows the sparse gradient holds, and the double-backward form of the dense one.
+    rows = grad.index_select(0, offset2bag)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.reshape(-1, 1)
+    if mode == 1:
+        rows = rows / bag_size.index_select(0, offset2bag).clamp(min=1).unsqueeze(1).to(grad.dtype)
+    return rows
+
+
+def _bag_weight_grad(grad, num_weights, indices, offset2bag, bag_size, max_indices, scale_grad_by_freq, mode,
+                     sparse, per_sample_weights, padding_idx):
+    if sparse:  # one row per entry, as embedding's sparse gradient (max mode refuses sparse)
+        rows = _bag_entry_rows(grad, offset2bag, bag_size, mode, per_sample_weights)
+        return K.embedding_sparse_backward(rows, indices, num_weights, padding_idx, scale_grad_by_freq)
+    if not _create_graph():
+        return K.embedding_bag_backward(grad, indices, offset2bag, bag_size, max_indices, num_weights,
+                                        scale_grad_by_freq, mode, per_sample_weights, padding_idx)
+    if mode == 2:  # each (bag, column) to its argmax row; empty bags (-1) add nothing
+        found = max_indices >= 0
+        return E.zeros(num_weights, grad.shape[1], dtype=grad.dtype, device=grad.device).scatter_add(
+            0, max_indices.clamp(min=0), grad * found)
+    rows = _bag_entry_rows(grad, offset2bag, bag_size, mode, per_sample_weights)
+    return K.embedding_backward(rows, indices, num_weights, padding_idx, scale_grad_by_freq)
+
+
+@derivative("embedding_bag", inputs=("weight", "per_sample_weights"), name="EmbeddingBagBackward0", save=_bag_save)
+def embedding_bag(ctx, grads, num_weights, weight, indices, offset2bag, bag_size, max_indices, scale_grad_by_freq,
+                  mode, sparse, per_sample_weights, padding_idx):
+    grad = grads[0]
+    needs = ctx.needs_input_grad
+    if grad is None:
+        return None, None
+    grad_weight = grad_weights = None
+    if needs[0]:
+        grad_weight = _bag_weight_grad(grad, num_weights, indices, offset2bag, bag_size, max_indices,
+                                       scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx)
+    if per_sample_weights is not None and needs[1]:
+        if not _create_graph():
+            grad_weights = K.embedding_bag_per_sample_weights_backward(grad, weight, indices, offset2bag, mode,
+                                                                       padding_idx)
+        else:
+            dots = (grad.index_select(0, offset2bag) * weight.index_select(0, indices)).sum(1)
+            grad_weights = dots if padding_idx is None else dots * (indices != padding_idx)
+    return grad_weight, grad_weights
+
+
+# The fused backward kernels run only when no graph is built for the gradient (the rule
+# above composes differentiable ops otherwise).
+for _name in ("embedding_bag_backward", "embedding_bag_per_sample_weights_backward"):
+    derivative(_name, inputs=("grad",))(_not_differentiated_again(_name))
 
 
 @derivative("constant_pad_nd", save=lambda input, pad, value=0: (tuple(pad),))

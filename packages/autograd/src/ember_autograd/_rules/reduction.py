@@ -276,10 +276,11 @@ def norm(ctx, grad, input, result, p, shape, dims, keepdim):
     result = _keep_reduced_dims(result, shape, dims, keepdim)
     if p == 0:
         return E.zeros_like(input)
+    # sgn: z / |z| for complex inputs (the sign for real ones)
     if p == 1:
-        return grad * input.sign()
+        return grad * input.sgn()
     if p in (_INF, -_INF):
-        return input.sign() * _evenly_distribute(grad, input.abs(), result, shape, dims, True)
+        return input.sgn() * _evenly_distribute(grad, input.abs(), result, shape, dims, True)
     if p == 2:
         return E.where(result == 0, 0.0, grad * input / result)
     scale = input * input.abs() ** (p - 2) / result ** (p - 1)
@@ -291,7 +292,8 @@ def norm(ctx, grad, input, result, p, shape, dims, keepdim):
 def logsumexp(ctx, grad, input, result, shape, dims, keepdim):
     grad = _keep_reduced_dims(grad, shape, dims, keepdim)
     result = _keep_reduced_dims(result, shape, dims, keepdim)
-    return grad * (input - result).exp()
+    # exp is holomorphic: the conjugate Wirtinger derivative conjugates it (real: a no-op)
+    return grad * (input - result).exp().conj()
 
 
 # -- diagonals -------------------------------------------------------------------------------

@@ -92,6 +92,9 @@ def cumsum(ctx, grad, dim, dtype):
 def cumprod(ctx, grad, input, dim, result):
     if not input.dim():
         return grad
+    # A holomorphic map: the conjugate Wirtinger derivative is the formula below taken at
+    # the conjugated input and output (no-ops for real tensors).
+    input, result = input.conj(), result.conj()
     # grad[k] = sum over i >= k of grad_out[i] * prod(x[j] for j <= i, j != k). Before a
     # line's first zero that is reverse_cumsum(grad_out * out) / x; after it, 0; at it,
     # prod(x before it) * sum over i >= it of grad_out[i] * prod(x[j], it < j <= i).

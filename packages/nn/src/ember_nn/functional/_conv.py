@@ -214,13 +214,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx = weight.shape[0] + padding_idx
     if max_norm is not None:
-        _renorm_rows_(weight, input, max_norm, norm_type)
+        renorm_rows_(weight, input, max_norm, norm_type)
     if sparse:  # same lookup; its weight gradient is a sparse COO tensor
         return embedding_sparse(weight, input, padding_idx, scale_grad_by_freq)
     return K.embedding(weight, input, padding_idx, scale_grad_by_freq)
 
 
-def _renorm_rows_(weight, input, max_norm, norm_type):
+def renorm_rows_(weight, input, max_norm, norm_type):
     # In place and outside autograd, as PyTorch's embedding_renorm_.
     import numpy as np
     from ember_autograd import no_grad

@@ -2,28 +2,25 @@
 multi_head_attention_forward, composed of differentiable ember ops."""
 import math
 
-import numpy as np
-
 import ember_tensor as et
+from ember_tensor import nn_ops as K
 
 from ..attention import check_a_kernel_is_enabled
 
 from ._activation import softmax
-from ._conv import embedding
+from ._conv import linear, renorm_rows_
 from ._dropout import dropout
 from ._util import nondeterministic_backward
 
 __all__ = ["embedding_bag", "scaled_dot_product_attention", "multi_head_attention_forward"]
 
-
-def _linear(x, weight, bias):
-    out = et.matmul(x, weight.t())
-    return out if bias is None else out + bias
+# PyTorch's EmbeddingBagMode numbers, which the op takes.
+_MODES = {"sum": 0, "mean": 1, "max": 2}
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
                   sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
-    """Sums, means or maxima of bags of embeddings, without materialising each bag.
+    """Sums, means or maxima of bags of embeddings, without materialising each bag (one op).
 
     ``input`` 2-D (B, N): each row is a bag. ``input`` 1-D with ``offsets`` (B): bag i is
     ``input[offsets[i]:offsets[i+1]]``. Entries equal to ``padding_idx`` are left out (an
@@ -52,48 +49,25 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("offsets has to be a 1D Tensor")
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
-    starts = offsets.detach().cpu().numpy().astype(np.int64)
-    if include_last_offset:
-        starts = starts[:-1]
-    bags = len(starts)
-    if bags and starts[0] != 0:
-        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
-                           f"position 0. However, got {starts[0]}")
-    n = input.numel()
-    ends = np.append(starts[1:], n if not include_last_offset else int(offsets[-1].item()))
-    # Which bag each entry belongs to, and which entries count (not padding).
-    bag_of = np.repeat(np.arange(bags), np.maximum(ends - starts, 0))
-    keep = np.ones(n, dtype=bool) if padding_idx is None else input.cpu().numpy() != padding_idx % weight.shape[0]
-    rows = embedding(input, weight, None, max_norm, norm_type, scale_grad_by_freq, sparse)
-    if per_sample_weights is not None:
-        rows = rows * per_sample_weights.unsqueeze(1)
-    dim = weight.shape[1]
+    if padding_idx is not None:
+        num = weight.shape[0]
+        if not -num <= padding_idx < num:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, {-num} through {num - 1}, "
+                               f"but got {padding_idx}")
+        padding_idx %= num
+    if scale_grad_by_freq and mode == "max":
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if sparse and mode == "max":
+        raise ValueError("max mode does not support sparse weights")
+    if max_norm is not None:
+        renorm_rows_(weight, input, max_norm, norm_type)
+    # One op: each bag reduced straight from the weight (the rule scatters the gradient back).
+    result = K.embedding_bag(weight, input, offsets, scale_grad_by_freq, _MODES[mode], sparse, per_sample_weights,
+                             include_last_offset, -1 if padding_idx is None else padding_idx)[0]
     if mode == "max":
-        parts = []
-        for b in range(bags):
-            chosen = np.nonzero(keep[starts[b]:ends[b]])[0] + starts[b]
-            parts.append(rows[et.from_numpy(chosen)].amax(0) if len(chosen) else et.zeros(dim, dtype=weight.dtype, device=weight.device))
-        result = et.stack(parts) if parts else et.zeros(0, dim, dtype=weight.dtype, device=weight.device)
         # PyTorch's CUDA backward of the max mode adds with atomics.
         return nondeterministic_backward(result, "embedding_bag_backward_cuda_max")
-    # Bags as rows of a padded (bags, longest) index matrix: one gather, a masked sum.
-    counts = np.bincount(bag_of[keep], minlength=bags) if n else np.zeros(bags, dtype=np.int64)
-    longest = max(int(counts.max()) if bags else 0, 1)
-    positions = np.zeros((bags, longest), dtype=np.int64)
-    valid = np.zeros((bags, longest), dtype=bool)
-    entries = np.nonzero(keep)[0]
-    slot = np.arange(len(entries)) - np.repeat(np.cumsum(counts) - counts, counts)
-    positions[bag_of[entries], slot] = entries
-    valid[bag_of[entries], slot] = True
-    # The plan is made on the host; its index and mask go to the rows' device.
-    device = rows.device
-    gathered = rows[et.from_numpy(positions).to(device)] * et.from_numpy(
-        valid.astype(rows.dtype.np)).to(device).unsqueeze(2)
-    sums = gathered.sum(1)
-    if mode == "sum":
-        return sums
-    divisor = et.from_numpy(np.maximum(counts, 1).astype(weight.dtype.np)).to(device).unsqueeze(1)
-    return sums / divisor
+    return result
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
@@ -157,15 +131,23 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    biases = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
     if use_separate_proj_weight:
-        biases = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
-        q = _linear(query, q_proj_weight, biases[0])
-        k = _linear(key, k_proj_weight, biases[1])
-        v = _linear(value, v_proj_weight, biases[2])
+        q = linear(query, q_proj_weight, biases[0])
+        k = linear(key, k_proj_weight, biases[1])
+        v = linear(value, v_proj_weight, biases[2])
+    elif query is key and key is value:
+        # Self-attention: q, k and v from one GEMM of the packed weight, as PyTorch's
+        # _in_projection_packed computes them (one (E, 3E) product beats three (E, E)).
+        q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, dim=-1)
+    elif key is value:
+        q_weight, kv_weight = in_proj_weight.split((embed_dim, 2 * embed_dim))
+        kv_bias = None if in_proj_bias is None else in_proj_bias[embed_dim:]
+        q = linear(query, q_weight, biases[0])
+        k, v = linear(key, kv_weight, kv_bias).chunk(2, dim=-1)
     else:
         weights = in_proj_weight.chunk(3)
-        biases = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
-        q, k, v = (_linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))
+        q, k, v = (linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))
     if is_causal and attn_mask is None:
         attn_mask = et.ones(tgt_len, key.shape[0], dtype=et.bool, device=query.device).triu(1)
     attn_mask = _float_mask(attn_mask, q.dtype)
@@ -202,7 +184,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         weights = dropout(weights, dropout_p, training=training)
     out = et.matmul(weights, v)                                   # (N*H, L, hd)
     out = out.transpose(0, 1).reshape(tgt_len, bsz, embed_dim)
-    out = _linear(out, out_proj_weight, out_proj_bias)
+    out = linear(out, out_proj_weight, out_proj_bias)
     if unbatched:
         out = out.squeeze(1)
     if not need_weights:

@@ -23,7 +23,7 @@ FAMILIES = (
     "rnn",          # recurrent layers (LSTM, GRU, Elman RNN) over a sequence, forward and backward
     "normalization",  # batch, layer and group norm and their backward
     "optim",        # fused optimizer steps (SGD, Adam/AdamW, Adagrad)
-    "sampling",     # embedding (and backward), one_hot, constant padding, unfold/fold
+    "sampling",     # embedding and embedding_bag (and backward), one_hot, constant padding, unfold/fold
     "linalg",       # LU/Cholesky solvers and determinants; qr, svd, eigh, eig, pinv, rank, lstsq, LU, LDL
     "scans",        # running sums/products, running max/min, logcumsumexp along a dim
     "counting",     # unique, searchsorted, histc, bincount (and the numbers they read back)

@@ -9,10 +9,15 @@ shapes and strides only (any unit: elements or bytes), never on memory, so the o
 every backend use the same one.
 """
 
-__all__ = ["MAX_DIMS", "merge_dims", "merged_layout", "output_size", "adaptive_bounds"]
+__all__ = ["MAX_DIMS", "WORDS", "merge_dims", "merged_layout", "word_layout", "output_size", "adaptive_bounds"]
 
 # Strided elementwise kernels index four dims; more that do not merge loop on the host.
 MAX_DIMS = 4
+# Kernels that only move elements read them as unsigned words of their size; a 16-byte
+# item (complex128) moves as two uint64 words, so the uint64 kernels serve it too: its
+# offsets are counted in words (strides times WORDS[itemsize]) and the kernels walk a
+# trailing dim of the item's words (`word_layout`).
+WORDS = {1: 1, 2: 1, 4: 1, 8: 1, 16: 2}
 
 
 def merge_dims(dims):
@@ -62,6 +67,19 @@ def merged_layout(shape, strides):
 
 
 # --- sliding windows ------------------------------------------------------------------------
+
+def word_layout(shape, strides, words):
+    """(shape, strides) of a view counted in movement words, for items of `words` words
+    (WORDS[itemsize]): unchanged for one word; else strides scaled and a trailing dim of
+    the item's words.
+
+    >>> word_layout([3, 4], [4, 1], 2)
+    ([3, 4, 2], [8, 2, 1])
+    """
+    if words == 1:
+        return list(shape), list(strides)
+    return list(shape) + [words], [s * words for s in strides] + [1]
+
 
 def output_size(size, kernel, stride, padding, dilation, ceil_mode=False):
     """Output length of a sliding window along one dim (PyTorch's pooling_output_shape)."""

@@ -651,6 +651,11 @@ def relu(a):
     return 0 if a < 0 else a
 
 
+def relu_backward(grad, result):
+    # PyTorch's threshold_backward at 0: no gradient where the result is <= 0 (NaN passes).
+    return 0 if result <= 0 else grad
+
+
 _ZETA_EULER_MACLAURIN = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
                          7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
                          -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18)

@@ -17,18 +17,21 @@ from .._device import to_device
 from .._tensor import Tensor, set_requires_grad
 from . import _iter
 from ._kernel_names import kernel_name
+from .complex_views import view_as_real
 from .creation import parse_shape
 
 __all__ = ["MISSING", "CPP_NAMES", "DIGITS", "FLOAT_MAX", "int_arg", "float_arg", "pop_from",
-           "require_float", "check_std", "check_probabilities", "check_p", "random_range",
-           "random_backend", "sample", "fill", "new_tensor", "factory", "like"]
+           "require_float", "require_float_or_complex", "refuse_complex", "check_std", "check_probabilities", "check_p",
+           "random_range", "random_backend", "sample", "sample_complex", "fill", "new_tensor", "factory",
+           "like"]
 
 MISSING = object()
 # The C++ type names PyTorch's bound checks print, and each float type's integer range
 # (std::numeric_limits<T>::digits) and largest finite value.
 CPP_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
              "float64": "double", "int8": "signed char", "int16": "short int", "int32": "int",
-             "int64": "long int", "uint8": "unsigned char", "bool": "bool"}
+             "int64": "long int", "uint8": "unsigned char", "bool": "bool", "complex32": "c10::complex<c10::Half>",
+             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
 FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
              "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
@@ -71,6 +74,20 @@ def require_float(dtype, kernel, *where):
         raise NotImplementedError(f'"{kernel_name(kernel, *where)}" not implemented for \'{_iter.type_name(dtype)}\'')
 
 
+def require_float_or_complex(dtype, kernel, *where):
+    """`require_float` for the samplers PyTorch also runs on complex tensors (uniform and
+    normal: they fill the real and imaginary parts)."""
+    if dtype.category != D._COMPLEX:
+        require_float(dtype, kernel, *where)
+
+
+def refuse_complex(dtype, kernel, *where):
+    """PyTorch's error naming `kernel` for a complex `dtype`, for the samplers of real
+    values only (bernoulli, geometric, random_, randperm)."""
+    if dtype.category == D._COMPLEX:
+        raise NotImplementedError(f'"{kernel_name(kernel, *where)}" not implemented for \'{_iter.type_name(dtype)}\'')
+
+
 def check_std(std):
     if not std >= 0.0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
@@ -90,6 +107,8 @@ def check_p(p):
 
 def random_range(dtype, low, to):
     """The inclusive range [low, high] of random_(low, to), with PyTorch's checks."""
+    if dtype.category == D._COMPLEX:
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and boolean types")
     if to is not None:
         if low >= to:
             raise RuntimeError(
@@ -152,6 +171,26 @@ def sample(sampler, gen, shape, dtype, device, *params, requires_grad=False, out
     if requires_grad:
         set_requires_grad(t, True)
     return t
+
+
+def sample_complex(sampler, gen, shape, dtype, device, *params, requires_grad=False, out=None):
+    """`sample` for complex `dtype`, as PyTorch draws complex samples: the real and
+    imaginary parts are the real samples of a (*shape, 2) tensor of the part's dtype
+    (`params` apply to each part)."""
+    if out is not None:
+        fill(real_parts(_resized(out, shape)), sampler, gen, *params)
+        return out
+    parts = gen._sample(sampler, tuple(shape) + (2,), dtype.to_real().np, None, *params)
+    values = _backends.get(device).storage.reinterpret_buffer(parts.reshape(-1), dtype.np).reshape(tuple(shape))
+    t = Tensor._wrap(values, dtype, device)
+    if requires_grad:
+        set_requires_grad(t, True)
+    return t
+
+
+def real_parts(self):
+    """The (..., 2) real view of complex tensor `self` that complex samplers fill."""
+    return view_as_real.impl(self)
 
 
 def fill(self, sampler, gen, *params):

@@ -146,8 +146,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     """
     if isinstance(data, Tensor):
         warnings.warn(
-            "To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() "
-            "or sourceTensor.clone().detach().requires_grad_(True), rather than "
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+            "or sourceTensor.detach().clone().requires_grad_(True), rather than "
             "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
     dtype = _infer_dtype(data) if dtype is None else D.to_dtype(dtype)
     if device is None and isinstance(data, Tensor) and get_default_device() == CPU:

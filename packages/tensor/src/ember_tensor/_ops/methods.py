@@ -71,7 +71,9 @@ def install():
         "view_as": views.view_as, "reshape_as": views.reshape_as, "expand_as": views.expand_as,
         "__getitem__": indexing.getitem, "__setitem__": indexing._setitem,
         # Python operators
-        "__add__": E.add, "__radd__": lambda self, other: E.add(other, self),
+        # PyTorch's __radd__ is add(self, other): with complex numbers the order shows at an
+        # infinite part (add's second operand is multiplied by alpha = 1 + 0j).
+        "__add__": E.add, "__radd__": lambda self, other: E.add(self, other),
         "__iadd__": E.add_,
         "__sub__": E.sub, "__rsub__": lambda self, other: E.sub(other, self), "__isub__": E.sub_,
         "__mul__": E.mul, "__rmul__": lambda self, other: E.mul(other, self), "__imul__": E.mul_,
@@ -97,6 +99,8 @@ def install():
         "__neg__": E.neg, "__pos__": E.positive, "__abs__": E.abs, "__invert__": E.bitwise_not,
     }
     for name, fn in extra.items():
+        if isinstance(fn, Operator) and name.startswith("__") and name in _OPERATOR_ARITY:
+            fn = _operator_method(name, fn, _OPERATOR_ARITY[name])
         setattr(Tensor, name, fn)
     Tensor.T = property(views._full_reverse, doc="All dims reversed (a matrix's transpose).")
     Tensor.mT = property(views._matrix_transpose, doc="Transpose of the last two dims.")
@@ -110,6 +114,33 @@ def install():
     Tensor.data = convert.data
     Tensor.layout = property(lambda self: _strided(), doc="The memory layout: strided.")
     Tensor.__hash__ = lambda self: id(self)
+
+
+# The Python operators that call one op with the tensor first, by their arity. They become
+# plain functions (`_operator_method`): Python calls a function found on the type as is,
+# where an Operator would first make a bound method through its __get__ on every `a + b`.
+_OPERATOR_ARITY = {**{f"__{name}__": 2 for name in (
+    "add", "iadd", "sub", "isub", "mul", "imul", "truediv", "itruediv", "floordiv", "ifloordiv", "mod", "imod",
+    "pow", "ipow", "matmul", "and", "iand", "or", "ior", "xor", "ixor", "lshift", "ilshift", "rshift", "irshift",
+    "eq", "ne", "lt", "le", "gt", "ge", "getitem")},
+    **{f"__{name}__": 1 for name in ("neg", "pos", "abs", "invert")}, "__setitem__": 3}
+
+
+def _operator_method(name, op, arity):
+    """`op` as Python operator method `name` taking `arity` arguments, self first."""
+    if arity == 1:
+        def method(self):
+            return op(self)
+    elif arity == 2:
+        def method(self, other):
+            return op(self, other)
+    else:
+        def method(self, key, value):
+            return op(self, key, value)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = op.__doc__
+    method.__wrapped__ = op
+    return method
 
 
 def _set_real(self, value):

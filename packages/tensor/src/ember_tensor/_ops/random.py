@@ -19,10 +19,10 @@ from .. import _random
 from .._dispatch import op
 from .._tensor import Tensor
 from . import _iter
-from .complex_views import view_as_complex
+from .elementwise import add, copy_to_out, mul
 from ._random_args import (
     MISSING, check_p, check_probabilities, check_std, factory, float_arg, int_arg, like, new_tensor,
-    random_backend, random_range, require_float, sample,
+    random_backend, random_range, refuse_complex, require_float, require_float_or_complex, sample, sample_complex,
 )
 from .multinomial import multinomial  # noqa: F401 - re-exported: ember_tensor and methods.py look here
 from .random_inplace import (  # noqa: F401 - Tensor methods, found here by methods.py
@@ -48,9 +48,10 @@ def rand(*args, size=None, generator=None, out=None, dtype=None, layout=None, de
     """
     shape, dtype, device, gen = factory("rand", args, size, out, dtype, device, generator,
                                         D.get_default_dtype())
-    require_float(dtype, "check_uniform_bounds")
-    return sample(random_backend(device).uniform, gen, shape, dtype, device, 0.0, 1.0,
-                  requires_grad=requires_grad, out=out)
+    require_float_or_complex(dtype, "check_uniform_bounds")
+    draw = sample_complex if dtype.category == D._COMPLEX else sample
+    return draw(random_backend(device).uniform, gen, shape, dtype, device, 0.0, 1.0,
+                requires_grad=requires_grad, out=out)
 
 
 @op()
@@ -64,15 +65,18 @@ def randn(*args, size=None, generator=None, out=None, dtype=None, layout=None, d
     """
     shape, dtype, device, gen = factory("randn", args, size, out, dtype, device, generator,
                                         D.get_default_dtype())
-    if dtype.category == D._COMPLEX and out is None:
-        # As PyTorch: the real and imaginary parts are independent N(0, 1/2) samples, drawn
-        # as one real tensor with a trailing dim of 2 (so the variance of z is 1).
-        parts = sample(random_backend(device).normal, gen, tuple(shape) + (2,), dtype.to_real(), device,
-                       0.0, 0.5 ** 0.5)
-        result = view_as_complex(parts)
-        return result.requires_grad_() if requires_grad else result
+    return _normal_samples(gen, shape, dtype, device, 0.0, 1.0, requires_grad, out)
+
+
+def _normal_samples(gen, shape, dtype, device, mean, std, requires_grad=False, out=None):
+    """Normal samples of `dtype`. As PyTorch, a complex sample's parts are independent
+    normal samples of mean `mean` and standard deviation std / sqrt(2) (so the variance of
+    z is std**2)."""
+    if dtype.category == D._COMPLEX:
+        return sample_complex(random_backend(device).normal, gen, shape, dtype, device, mean, std * 0.5 ** 0.5,
+                              requires_grad=requires_grad, out=out)
     require_float(dtype, "normal_kernel_cpu", device)
-    return sample(random_backend(device).normal, gen, shape, dtype, device, 0.0, 1.0,
+    return sample(random_backend(device).normal, gen, shape, dtype, device, mean, std,
                   requires_grad=requires_grad, out=out)
 
 
@@ -119,6 +123,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     _, dtype, device, gen = factory("randperm", (), (), out, dtype, device, generator, D.int64)
     if dtype is D.bool:
         raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
+    refuse_complex(dtype, "randperm")
     if dtype is D.float16 and n > 2049:
         raise RuntimeError("n cannot be greater than 2049 for Half type.")
     if dtype.category == D._INT and n - 1 > np.iinfo(dtype.np).max:
@@ -152,26 +157,31 @@ def normal(mean, std=MISSING, size=None, *, generator=None, out=None, dtype=None
         check_std(std)
         shape, dtype, device, gen = factory("normal", (), size, out, dtype, device, generator,
                                             D.get_default_dtype())
-        require_float(dtype, "normal_kernel_cpu", device)
-        return sample(random_backend(device).normal, gen, shape, dtype, device, mean, std,
-                      requires_grad=requires_grad, out=out)
+        return _normal_samples(gen, shape, dtype, device, mean, std, requires_grad, out)
     if size is not None or dtype is not None or device is not None or requires_grad:
         raise TypeError("normal() received an invalid combination of arguments: size, dtype, device "
                         "and requires_grad are only accepted by normal(float mean, float std, size)")
     if std is MISSING:
         std = 1.0
     if std_is_tensor:
+        if std._dtype.category == D._COMPLEX:
+            raise RuntimeError("normal expects standard deviation to be non-complex")
         if _has_negative(std):
             raise RuntimeError("normal expects all elements of std >= 0.0")
     else:
         std = float_arg(std, "normal", "std")
         check_std(std)
     result_dtype = mean._dtype if mean_is_tensor else std._dtype
-    require_float(result_dtype, "normal_kernel_cpu", mean, std)
+    require_float_or_complex(result_dtype, "normal_kernel_cpu", mean, std)
     shape = _iter.broadcast_shapes(tuple(mean.shape) if mean_is_tensor else (),
                                    tuple(std.shape) if std_is_tensor else ())
     device = _iter.common_device((mean, std))
     gen = _random.resolve(generator, device, "normal")
+    if result_dtype.category == D._COMPLEX:
+        # PyTorch's complex form: standard complex normal samples, scaled by std and
+        # shifted by the (complex) mean.
+        noise = _normal_samples(gen, shape, result_dtype, device, 0.0, 1.0)
+        return copy_to_out(add.impl(mul.impl(noise, std), mean), out)
     return sample(random_backend(device).normal_tensors, gen, shape, result_dtype, device,
                   mean._data if mean_is_tensor else float(mean), std._data if std_is_tensor else std, out=out)
 
@@ -197,6 +207,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
                         "Tensor), but expected (Tensor input, float p, *, Generator generator)")
     gen = _random.resolve(generator, input._device, "bernoulli")
     shape, sampler = tuple(input._data.shape), random_backend(input._device)
+    refuse_complex(input._dtype, "bernoulli_tensor_cpu_self_" if p is None else "bernoulli_scalar_cpu_")
     if p is not None:
         p = float_arg(p, "bernoulli", "p")
         check_p(p)
@@ -239,8 +250,9 @@ def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, re
     torch.float64
     """
     shape, dtype, device, gen = like(input, dtype, device, generator, "rand_like")
-    require_float(dtype, "check_uniform_bounds")
-    return sample(random_backend(device).uniform, gen, shape, dtype, device, 0.0, 1.0, requires_grad=requires_grad)
+    require_float_or_complex(dtype, "check_uniform_bounds")
+    draw = sample_complex if dtype.category == D._COMPLEX else sample
+    return draw(random_backend(device).uniform, gen, shape, dtype, device, 0.0, 1.0, requires_grad=requires_grad)
 
 
 @op()
@@ -253,8 +265,7 @@ def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, r
     torch.Size([2, 3])
     """
     shape, dtype, device, gen = like(input, dtype, device, generator, "randn_like")
-    require_float(dtype, "normal_kernel_cpu", device)
-    return sample(random_backend(device).normal, gen, shape, dtype, device, 0.0, 1.0, requires_grad=requires_grad)
+    return _normal_samples(gen, shape, dtype, device, 0.0, 1.0, requires_grad)
 
 
 @op()

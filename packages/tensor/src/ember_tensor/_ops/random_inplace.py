@@ -16,7 +16,7 @@ from . import _iter, views
 from ._kernel_names import kernel_name
 from ._random_args import (
     CPP_NAMES, FLOAT_MAX, MISSING, check_p, check_probabilities, check_std, fill, float_arg, int_arg, pop_from,
-    random_backend, random_range, require_float,
+    random_backend, random_range, real_parts, refuse_complex, require_float,
 )
 
 __all__ = ["uniform_", "normal_", "random_", "bernoulli_", "exponential_", "geometric_", "log_normal_",
@@ -32,6 +32,10 @@ def uniform_(self, from_=0, to=1, *, generator=None, **kwargs):
     True
     """
     from_ = pop_from(from_, kwargs, "uniform_")
+    if self._dtype.category == D._COMPLEX:
+        # PyTorch fills both parts of a complex tensor with uniform samples in [from, to).
+        uniform_.impl(real_parts(self), from_, to, generator=generator)
+        return self
     require_float(self._dtype, "check_uniform_bounds")
     from_, to = float_arg(from_, "uniform_", "from"), float_arg(to, "uniform_", "to")
     limit, name = FLOAT_MAX[self._dtype.name], CPP_NAMES[self._dtype.name]
@@ -59,6 +63,10 @@ def normal_(self, mean=0, std=1, *, generator=None):
     """
     mean, std = float_arg(mean, "normal_", "mean"), float_arg(std, "normal_", "std")
     check_std(std)
+    if self._dtype.category == D._COMPLEX:
+        # Both parts normal with mean `mean` and std / sqrt(2): the variance of z is std**2.
+        normal_.impl(real_parts(self), mean, std * 0.5 ** 0.5, generator=generator)
+        return self
     require_float(self._dtype, "normal_kernel_cpu", self)
     gen = _random.resolve(generator, self._device, "normal_")
     return fill(self, random_backend(self._device).normal, gen, mean, std)
@@ -79,6 +87,8 @@ def random_(self, from_=MISSING, to=MISSING, *, generator=None, **kwargs):
         raise TypeError("random_() received an invalid combination of arguments - got (from=int, ), "
                         "but expected (int from, int to, *, Generator generator)")
     from_ = pop_from(from_, kwargs, "random_")
+    if from_ is MISSING and to is MISSING:
+        refuse_complex(self._dtype, "random_kernel_cpu", self)
     if to is MISSING:
         from_, to = (0, None) if from_ is MISSING else (0, from_)
     elif from_ is MISSING:
@@ -100,6 +110,7 @@ def bernoulli_(self, p=0.5, *, generator=None):
             [0., 1.]])
     """
     shape, sampler = tuple(self._data.shape), random_backend(self._device)
+    refuse_complex(self._dtype, "bernoulli_tensor_cpu_self_" if isinstance(p, Tensor) else "bernoulli_scalar_cpu_")
     if isinstance(p, Tensor):
         views.expand.impl(p, shape)  # PyTorch's error when p cannot broadcast to self
         # On CUDA one flag is read back: PyTorch's kernel asserts there instead.
@@ -145,6 +156,7 @@ def geometric_(self, p, *, generator=None):
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
     if self._dtype is D.bool:
         raise NotImplementedError(f"\"{kernel_name('geometric_cpu', self)}\" not implemented for 'Bool'")
+    refuse_complex(self._dtype, "geometric_cpu", self)
     gen = _random.resolve(generator, self._device, "geometric_")
     return fill(self, random_backend(self._device).geometric, gen, p)
 

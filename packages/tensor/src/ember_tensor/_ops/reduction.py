@@ -90,6 +90,8 @@ def _check_nonempty(input, dims, name, dim_given, error=RuntimeError, hint=True)
 
 def _out_shape(input, dims, keepdim):
     shape = input._data.shape
+    if len(dims) == len(shape):  # a full reduction (the common `x.sum()`)
+        return (1,) * len(shape) if keepdim else ()
     if keepdim:
         return tuple(1 if d in dims else n for d, n in enumerate(shape))
     return tuple(n for d, n in enumerate(shape) if d not in dims)
@@ -196,7 +198,9 @@ def _extreme(name, input, dim, keepdim, other, out):
         return (E.maximum if name == "max" else E.minimum)(input, other if other is not None else dim,
                                                        out=out)
     _check_tensor(input, name)
-    _reject_complex(input, f"{name}_all" if dim is None else f"{name}_cpu")
+    if dim is not None and input._dtype.category == D._COMPLEX:
+        raise RuntimeError(f"{name}(): does not support complex input")
+    _reject_complex(input, f"{name}_all")
     if dim is None:
         _check_nonempty(input, (), name, False)
         return _reduce("a" + name, input, tuple(range(input._data.ndim)), False, input._dtype,
@@ -329,6 +333,8 @@ def count_nonzero(input, dim=None):
     """
     _check_tensor(input, "count_nonzero")
     dims = _reduce_dims(input, dim, "count_nonzero")
+    if input._dtype.category == D._COMPLEX:
+        input = E.ne(input, 0)  # the bool kernel counts complex numbers too: no complex specialisation
     return _reduce("count_nonzero", input, dims, False, D.int64)
 
 

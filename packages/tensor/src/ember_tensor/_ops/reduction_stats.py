@@ -17,12 +17,14 @@ from .._dispatch import op
 from .._runtime.determinism import alert_if_atomic
 from .._tensor import wrap_dim
 from . import _iter
+from .complex_views import imag, real
+from .elementwise.complex_numbers import complex as complex_
 from .linalg.norms import vector_norm
 from . import elementwise as E
 from .elementwise import copy_to_out
 from .reduction import (
-    _check_nonempty, _check_tensor, _kernel_data, _out_shape, _pair, _reduce, _reduce_dims, _result, _single_dim,
-    return_types,
+    _check_nonempty, _check_tensor, _kernel_data, _out_shape, _pair, _reduce, _reduce_dims, _reject_complex, _result,
+    _single_dim, return_types,
 )
 
 __all__ = ["var", "std", "var_mean", "std_mean", "norm", "renorm", "logsumexp", "median", "nansum",
@@ -43,7 +45,7 @@ def _var_args(name, input, dim, unbiased, correction):
     if unbiased is not None and correction is not None:
         raise TypeError(f"{name}() received an invalid combination of arguments: pass either "
                         "unbiased or correction, not both")
-    if input._dtype.category != D._FLOAT:
+    if input._dtype.category not in (D._FLOAT, D._COMPLEX):
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if correction is None:
         correction = 0 if unbiased is False else 1
@@ -60,13 +62,25 @@ def _var_args(name, input, dim, unbiased, correction):
 
 def _var_mean(name, input, dim, unbiased, keepdim, correction, sqrt_var):
     dims, correction = _var_args(name, input, dim, unbiased, correction)
-    var, mu = _backends.get(input._device).reduction.var_mean(_kernel_data(input), dims, correction)
-    shape = _out_shape(input, dims, keepdim)
-    compute = _iter.compute_dtype(input._dtype)
-    var = _result(var, compute, input._device, shape)
+    if input._dtype.category == D._COMPLEX:
+        # |z - mean|^2 = (x - mean_x)^2 + (y - mean_y)^2: the real kernel on each part; the
+        # variance is real, the mean complex (PyTorch's dtypes).
+        (var_x, mean_x), (var_y, mean_y) = (_var_mean_of(part, dims, keepdim, correction)
+                                            for part in (real(input), imag(input)))
+        var = E.add(var_x, var_y)
+        return (E.sqrt(var) if sqrt_var else var).to(input._dtype.to_real()), complex_(mean_x, mean_y)
+    var, mu = _var_mean_of(input, dims, keepdim, correction)
     if sqrt_var:
         var = E.sqrt(var)
-    return var.to(input._dtype), _result(mu, input._dtype, input._device, shape)
+    return var.to(input._dtype), mu
+
+
+def _var_mean_of(input, dims, keepdim, correction):
+    """(variance in the compute dtype, mean in input's dtype) of a real `input` over `dims`."""
+    var, mu = _backends.get(input._device).reduction.var_mean(_kernel_data(input), dims, correction)
+    shape = _out_shape(input, dims, keepdim)
+    return (_result(var, _iter.compute_dtype(input._dtype), input._device, shape),
+            _result(mu, input._dtype, input._device, shape))
 
 
 @op()
@@ -104,17 +118,18 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 # --- norm, logsumexp ------------------------------------------------------------------------
 
 def _norm_dtypes(input, dtype):
-    if input._dtype.category != D._FLOAT:
+    """The (real) result dtype of a norm of `input` with dtype= `dtype`."""
+    if input._dtype.category not in (D._FLOAT, D._COMPLEX):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_iter.type_name(input._dtype)}")
     if dtype is None:
-        return input._dtype
+        return input._dtype.to_real()
     dtype = D.to_dtype(dtype)
     if D.promote_types(input._dtype, dtype) is not dtype:
         raise RuntimeError(
             f"linalg.vector_norm: the dtype of the input ({_iter.type_name(input._dtype)}) should "
             f"be convertible without narrowing to the specified dtype ({_iter.type_name(dtype)})")
-    return dtype
+    return dtype.to_real()
 
 
 @op(composite=True)
@@ -163,7 +178,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
             f"norm(p={p!r}) is not supported by ember; use p='fro' or a number")
     dims = _reduce_dims(input, dim, "norm")
     compute = _iter.compute_dtype(result)
-    x = input.to(compute)
+    x = (E.abs(input) if input._dtype.category == D._COMPLEX else input).to(compute)  # norms of |z|
     if p == 2:
         r = E.sqrt(_reduce("sumsq", x, dims, keepdim, compute))
     elif p == 1:
@@ -189,7 +204,8 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     tensor(0.6931)
     """
     _check_tensor(input, "logsumexp")
-    result = input._dtype if input._dtype.category == D._FLOAT else D.get_default_dtype()
+    inexact = input._dtype.category in (D._FLOAT, D._COMPLEX)
+    result = input._dtype if inexact else D.get_default_dtype()
     dims = _reduce_dims(input, dim, "logsumexp")
     compute = _iter.compute_dtype(result)
     x = input.to(compute)
@@ -197,7 +213,9 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     if builtins.any(input._data.shape[d] == 0 for d in dims):
         from .creation import full
         return copy_to_out(full(shape, -_INF, dtype=result, device=input._device), out)
-    m = _reduce("amax", x, dims, True, compute)
+    # Complex numbers take out the largest real part (PyTorch's choice): it bounds |exp|.
+    real_x = real(x) if result.category == D._COMPLEX else x
+    m = _reduce("amax", real_x, dims, True, real_x._dtype)
     m = E.where(E.isinf(m), 0.0, m)  # all -inf (or an inf) must not turn into NaN
     r = E.log(_reduce("sum", E.exp(x - m), dims, True, compute)) + m
     return copy_to_out(r.reshape(shape).to(result), out)
@@ -213,6 +231,7 @@ def median(input, dim=None, keepdim=False, *, out=None):
     tensor(2.)
     """
     _check_tensor(input, "median")
+    _reject_complex(input, "median_cpu" if dim is None else "median_out")
     if input._dtype is D.bool:
         raise NotImplementedError(f"\"median_{input._device.type}\" not implemented for 'Bool'")
     backend = _backends.get(input._device)
@@ -249,6 +268,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     tensor(3.)
     """
     _check_tensor(input, "nansum")
+    if input._dtype.category == D._COMPLEX:
+        raise RuntimeError("nansum on CPU does not support complex inputs")  # (PyTorch's wording)
     if input._dtype.category == D._FLOAT:
         # A where, not a masked copy: autograd then gives NaN positions a zero gradient.
         input = E.where(E.isnan(input), 0.0, input)
@@ -263,6 +284,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     tensor(1.5000)
     """
     _check_tensor(input, "nanmean")
+    if input._dtype.category == D._COMPLEX:
+        raise RuntimeError("nansum on CPU does not support complex inputs")  # nanmean is nansum / count
     if input._dtype.category != D._FLOAT:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
                            f"{_iter.type_name(input._dtype)}")
@@ -285,6 +308,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     max=tensor([7., 5.]))
     """
     _check_tensor(input, "aminmax")
+    _reject_complex(input, "aminmax_cpu")
     if dim is None:
         if input._data.size == 0:
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation "

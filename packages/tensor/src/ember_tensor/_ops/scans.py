@@ -3,8 +3,8 @@
 Device-free: each scan checks its arguments with PyTorch's errors, plans the result
 dtype and wraps `dim`, then calls its device's backend (`_backends.<device>.scans`: a
 Numba row kernel over the lines along `dim` on the CPU, a chunked device scan on CUDA).
-Floats accumulate in float64 and integers in int64 (PyTorch's CPU accumulation types),
-then the result is cast to its dtype. diff is composed of other ops.
+Floats accumulate in float64, complex numbers in complex128 and integers in int64
+(PyTorch's CPU accumulation types), then the result is cast to its dtype. diff is composed of other ops.
 """
 from .. import _backends
 from .. import _dtype as D
@@ -13,7 +13,7 @@ from .._tensor import Tensor, wrap_dim
 from . import _iter
 from .creation import full
 from .elementwise import copy_to_out
-from .reduction import _pair, return_types
+from .reduction import _pair, _reject_complex, return_types
 
 __all__ = ["cumsum", "cumsum_", "cumprod", "cumprod_", "cummax", "cummin", "logcumsumexp", "diff"]
 
@@ -26,7 +26,7 @@ def _scans(t):
 def _scan_dtype(input, dtype):
     if dtype is not None:
         return dtype
-    return D.int64 if input._dtype.category != D._FLOAT else input._dtype
+    return input._dtype if input._dtype.category in (D._FLOAT, D._COMPLEX) else D.int64
 
 
 def _line_dim(input, dim):
@@ -76,6 +76,7 @@ def cumprod_(self, dim, *, dtype=None):
 
 
 def _cumextreme(input, dim, take_max, cls, out):
+    _reject_complex(input, "cummax_cpu" if take_max else "cummin_cpu")
     values, indices = _scans(input).extreme(input._data, _line_dim(input, dim), take_max)
     return _pair(cls, Tensor._wrap(values, input._dtype, input._device),
                  Tensor._wrap(indices, D.int64, input._device), out)

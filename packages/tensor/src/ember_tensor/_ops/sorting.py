@@ -14,7 +14,7 @@ from .._dispatch import op
 from .._runtime.determinism import alert_if_atomic
 from .._tensor import Tensor, wrap_dim
 from .creation import full, zeros
-from .reduction import _pair, return_types
+from .reduction import _pair, _reject_complex, return_types
 from .counting import bincount, bucketize, histc, searchsorted, unique, unique_consecutive  # noqa: F401
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "nanmedian", "mode", "unique",
@@ -113,6 +113,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     >>> kthvalue(tensor([3., 1., 2.]), 2).values
     tensor(2.)
     """
+    _reject_complex(input, "kthvalue_cpu")
     ndim = input._data.ndim
     d = wrap_dim(dim, max(ndim, 1))
     size = input._data.shape[d] if ndim else 1
@@ -130,6 +131,7 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
     >>> nanmedian(tensor([1., float('nan'), 3., 2.]))
     tensor(2.)
     """
+    _reject_complex(input, "median_cpu" if dim is None else "median_out")  # (PyTorch's kernel names)
     if dim is None:
         flat = input.reshape(-1)
         if not flat._data.size:
@@ -154,6 +156,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     values=tensor(1),
     indices=tensor(5))
     """
+    _reject_complex(input, "mode_cpu")
     dim = _line_dim(input, dim)
     _check_nonempty_dim(input, dim, "mode")
     values, chosen = _wrap_pair(input, *_sorting(input).mode(input._data, dim))

@@ -6,6 +6,7 @@ Every view is computed as (shape, strides, offset) here and made by the backend'
 import warnings
 
 from .. import _backends
+from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor, wrap_dim
 from .._size import Size
@@ -19,23 +20,30 @@ def make_view(self, shape, strides, offset):
 
 
 def _infer_size(shape, numel):
-    shape = list(shape)
-    infer = [i for i, n in enumerate(shape) if n == -1]
-    if len(infer) > 1:
-        raise RuntimeError("only one dimension can be inferred")
-    known = 1
-    for n in shape:
-        if n != -1:
-            if n < 0:
-                raise RuntimeError(f"invalid shape dimension {n}")
+    """The tuple `shape` with its one -1 (if any) filled in for `numel` elements, checked
+    in PyTorch's order (`infer_size_impl`: dims left to right, then the element count)."""
+    known, infer = 1, None
+    for i, n in enumerate(shape):
+        if n == -1:
+            if infer is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = i
+        elif n >= 0:
             known *= n
-    if infer:
-        if known == 0 or numel % known:
+        else:
+            raise RuntimeError(f"invalid shape dimension {n} at index {i} of shape {list(shape)}")
+    if infer is None:
+        if known != numel:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape[infer[0]] = numel // known
-    elif known != numel:
+        return shape
+    if known == 0:
+        if numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                               "unspecified dimension size -1 can be any value and is ambiguous")
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-    return tuple(shape)
+    if numel % known:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape[:infer] + (numel // known,) + shape[infer + 1:]
 
 
 def view_strides(old_shape, old_strides, new_shape):
@@ -87,16 +95,16 @@ contiguous_strides = _contiguous_strides
 
 
 def _shape_arg(shape):
+    """The ints of a shape given as varargs or as one sequence."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
-        shape = tuple(shape[0])
-    return tuple(int(n) for n in shape)
+        shape = shape[0]
+    return tuple(map(int, shape))
 
 
 @op(view=True)
 def view(self, *shape):
     """A view with a new shape (one dim may be -1); raises if memory layout forbids it."""
-    from .. import _dtype as D
-    if len(shape) == 1 and (isinstance(shape[0], D.dtype) or isinstance(shape[0], type)):
+    if len(shape) == 1 and isinstance(shape[0], (D.dtype, type)):
         return self.view_dtype(shape[0])
     shape = _infer_size(_shape_arg(shape), self._data.size)
     if _backends.get(self._device).storage.is_contiguous(self._data):
@@ -503,7 +511,6 @@ def alias(self):
 @op(view=True)
 def view_dtype(self, dtype):
     """Reinterpret the bytes as another dtype of the same size."""
-    from .. import _dtype as D
     dtype = D.to_dtype(dtype)
     if dtype.itemsize != self._dtype.itemsize:
         raise RuntimeError("view(dtype) is only supported between dtypes of the same size here")

@@ -49,8 +49,9 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 
 def vecdot(x, y, *, dim=-1, out=None):
-    """Dot products along `dim`, broadcasting the other dims."""
-    result = (x * y).sum(dim)
+    """Dot products along `dim`, broadcasting the other dims; the first operand is
+    conjugated (sum of conj(x) * y), as PyTorch's."""
+    result = (x.conj() * y).sum(dim)
     return result if out is None else out.copy_(result)
 
 

@@ -12,6 +12,7 @@ import ml_dtypes
 import numpy as np
 
 from ..lazy import lazy
+from ..plan import WORDS, word_layout
 from .lines import flat_buffer
 
 __all__ = ["index_array", "index_vector", "mask_array", "mask_positions", "first_out_of_range", "element_offsets", "read",
@@ -27,8 +28,10 @@ _SMALL = 1 << 16  # index sizes read through NumPy's take (see read_leading)
 
 def movement_view(arr):
     """`arr` viewed as unsigned integers of the same size: kernels that only move elements
-    then compile once per item size (and work for float16/bfloat16, which Numba lacks)."""
-    return arr.view(_UINT_OF_SIZE[arr.dtype.itemsize])
+    then compile once per item size (and work for float16/bfloat16, which Numba lacks).
+    16-byte items as pairs of uint64 words: the last dim (C-contiguous) doubles."""
+    size = arr.dtype.itemsize
+    return arr.view(_UINT_OF_SIZE[size] if size in _UINT_OF_SIZE else np.uint64)
 
 
 def index_array(data):
@@ -76,11 +79,13 @@ def element_offsets(plan, strides):
     return offs
 
 
-def _plan_offsets(plan, strides):
-    """(before, offs, after, result_shape) for the 3-level kernels of a plan."""
+def _plan_offsets(plan, strides, words=1):
+    """(before, offs, after, result_shape) for the 3-level kernels of a plan, counted in
+    items of `words` movement words (2: a 16-byte item's words are the last dim of `after`)."""
     before, after = plan.rest_dims()
-    before_offs = _view_offsets([plan.shape[d] for d in before], [strides[d] for d in before])
-    after_offs = _view_offsets([plan.shape[d] for d in after], [strides[d] for d in after])
+    before_offs = _view_offsets([plan.shape[d] for d in before], [strides[d] * words for d in before])
+    after_offs = _view_offsets(*word_layout([plan.shape[d] for d in after], [strides[d] for d in after], words))
+    strides = [s * words for s in strides]
     if before_offs.size and after_offs.size:
         offs = element_offsets(plan, strides)
     else:  # nothing is read or written: PyTorch checks only for indices into empty dims
@@ -92,8 +97,8 @@ def _plan_offsets(plan, strides):
 def read(data, plan):
     """data[advanced part of the plan's key]: a new array of the plan's result shape."""
     buf, strides = flat_buffer(data)
-    before, offs, after, shape = _plan_offsets(plan, strides.tolist())
-    out = np.empty((before.size, offs.size, after.size), dtype=data.dtype)
+    before, offs, after, shape = _plan_offsets(plan, strides.tolist(), WORDS[data.itemsize])
+    out = np.empty((before.size, offs.size, after.size // WORDS[data.itemsize]), dtype=data.dtype)
     if out.size:
         K.gather_3(movement_view(buf), before, offs, after, movement_view(out))
     return out.reshape(shape)
@@ -105,10 +110,11 @@ def write(data, plan, values, accumulate, alert=None):
     The CPU's sums run in index order, deterministic: `alert` (the op CUDA reports under
     deterministic algorithms) is not raised here."""
     buf, strides = flat_buffer(data)
-    before, offs, after, _ = _plan_offsets(plan, strides.tolist())
+    words = 1 if accumulate else WORDS[data.itemsize]  # sums add items, not their words
+    before, offs, after, _ = _plan_offsets(plan, strides.tolist(), words)
     if before.size * offs.size * after.size == 0:
         return
-    vals = values.reshape(before.size, offs.size, after.size)
+    vals = values.reshape(before.size, offs.size, after.size // words)
     if not accumulate:
         K.put_3(movement_view(buf), before, offs, after, movement_view(vals))
     elif data.dtype in _LOW:

@@ -3,31 +3,45 @@ ignore_index, N-d inputs.
 
 Arrays in, arrays out: log-probabilities `x` in float32/float64 (half types arrive as
 float32), int64 targets, an optional (C,) weight array; arguments already checked by
-the op. Losses and weights accumulate in float64. One fancy-indexed gather (forward)
-or scatter (backward) in NumPy: no loop of our own.
+the op. Losses and weights accumulate in float64. One Numba pass over the samples
+(`kernels.nll`) picks the targets' entries (forward) or writes their gradients
+(backward); the reductions are NumPy's sums.
 """
 import numpy as np
 
+from ..lazy import lazy
+
 __all__ = ["nll_loss", "nll_loss_backward"]
+
+NLL = lazy("cpu.kernels.nll")  # Numba loads on first use
 
 
 def _rows(x, target):
-    """(M, C) log-probabilities and (M,) targets with the class dim moved last."""
+    """(M, C) C-contiguous log-probabilities and (M,) targets, the class dim moved last."""
     if x.ndim == 1:
-        return x[None, :], target.reshape(1)
+        return np.ascontiguousarray(x[None, :]), target.reshape(1)
     moved = np.moveaxis(x, 1, -1)
-    return moved.reshape(-1, x.shape[1]), target.reshape(-1)
+    return np.ascontiguousarray(moved.reshape(-1, x.shape[1])), np.ascontiguousarray(target.reshape(-1))
 
 
-def _picked_weights(t, classes, weight, ignore_index):
-    """(targets with ignored ones as class 0, float64 weight of each sample: 0 if ignored)."""
-    valid = t != ignore_index
-    bad = valid & ((t < 0) | (t >= classes))
-    if bad.any():
-        raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
-    safe = np.where(valid, t, 0)
-    w = np.ones(len(t)) if weight is None else weight.astype(np.float64)[safe]
-    return safe, np.where(valid, w, 0.0)
+def _weights(weight):
+    """(float64 class weights, whether there are any): the kernels' weight arguments."""
+    if weight is None:
+        return np.ones(1), False
+    return np.ascontiguousarray(weight, np.float64).reshape(-1), True
+
+
+def _out_of_bounds(t, bad):
+    if bad >= 0:
+        raise IndexError(f"Target {int(t[bad])} is out of bounds.")
+
+
+def _picked(rows, t, weight, ignore_index):
+    """(float64 loss, float64 weight) of each sample: 0 and 0 if it is ignored (even where
+    its class-0 entry is infinite, as PyTorch)."""
+    losses, weights = np.empty(len(t)), np.empty(len(t))
+    _out_of_bounds(t, NLL.pick(rows, t, *_weights(weight), ignore_index, losses, weights))
+    return losses, weights
 
 
 def nll_loss(x, target, weight, reduction, ignore_index):
@@ -38,12 +52,8 @@ def nll_loss(x, target, weight, reduction, ignore_index):
     >>> nll_loss(np.log(np.full((1, 2), 0.5)), np.array([1]), None, "mean", -100)
     array(0.69314718)
     """
-    classes = x.shape[0] if x.ndim == 1 else x.shape[1]
     rows, t = _rows(x, target)
-    safe, w = _picked_weights(t, classes, weight, ignore_index)
-    losses = -rows[np.arange(len(t)), safe].astype(np.float64) * w if len(t) else np.zeros(0)
-    # An ignored sample adds 0, even where its class-0 entry is infinite (as PyTorch).
-    losses[t == ignore_index] = 0.0
+    losses, w = _picked(rows, t, weight, ignore_index)
     if reduction == "none":
         return losses.reshape(() if x.ndim == 1 else (x.shape[0],) + x.shape[2:])
     if reduction == "sum":
@@ -57,16 +67,14 @@ def nll_loss_backward(grad_output, x, target, weight, reduction, ignore_index):
     class, zeros elsewhere."""
     classes = x.shape[0] if x.ndim == 1 else x.shape[1]
     rows, t = _rows(x, target)
-    safe, w = _picked_weights(t, classes, weight, ignore_index)
-    g = grad_output.astype(np.float64).reshape(-1)
+    g = np.ascontiguousarray(grad_output, np.float64).reshape(-1)
     if reduction != "none":
-        with np.errstate(divide="ignore", invalid="ignore"):  # no weight at all: inf or NaN, as PyTorch
-            g = g[0] / w.sum() if reduction == "mean" else g[0]
-    counted = np.flatnonzero(t != ignore_index)  # ignored samples keep a zero gradient
+        g = g[:1]
+        if reduction == "mean":
+            with np.errstate(divide="ignore", invalid="ignore"):  # no weight at all: inf or NaN, as PyTorch
+                g = g / _picked(rows, t, weight, ignore_index)[1].sum()
     grad_rows = np.zeros(rows.shape, x.dtype)  # mostly zeros: build it in the output dtype
-    if len(counted):
-        with np.errstate(invalid="ignore"):
-            grad_rows[counted, safe[counted]] = (-w * g)[counted]
+    _out_of_bounds(t, NLL.scatter(t, *_weights(weight), ignore_index, g, reduction == "none", grad_rows))
     if x.ndim == 1:
         return grad_rows[0]
     moved_shape = (x.shape[0],) + x.shape[2:] + (classes,)

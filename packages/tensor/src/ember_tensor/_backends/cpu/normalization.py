@@ -4,8 +4,9 @@ Arrays in, arrays out: `x` and the affine `weight`/`bias` in float32/float64 (ha
 arrive as float32), statistics returned in float64, outputs and input gradients in x's
 dtype, all C-contiguous. Batch norm runs the fused Numba loops of `kernels.nn` (two
 passes for the statistics, one for the output, accumulating in float64), where the
-composite of mean/var/sub/mul would make many more; layer and group norm normalise
-rows of contiguous elements with NumPy. The backward passes use the closed form
+composite of mean/var/sub/mul would make many more; layer norm runs the row loops of
+`kernels.layer_norm` (likewise), group norm normalises rows of contiguous elements with
+NumPy. The backward passes use the closed form
     dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
 over each normalised group.
 """
@@ -19,6 +20,7 @@ __all__ = ["batch_norm", "batch_norm_backward", "layer_norm", "layer_norm_backwa
            "group_norm_backward"]
 
 K = lazy("cpu.kernels.nn")  # Numba loads on first use
+LN = lazy("cpu.kernels.layer_norm")
 
 # Every function returns C-contiguous arrays (a tensor's storage is one), so results
 # computed from a strided input are made contiguous once, on the way out.
@@ -83,29 +85,32 @@ def _rows_backward(gxhat, xhat, rstd):
                             - xhat * (gxhat * xhat).mean(axis=1, keepdims=True))
 
 
+def _float64_rows(a, size, fill):
+    """`a` (or `fill` everywhere when None) as a float64 (size,) array."""
+    return np.full(size, fill) if a is None else np.ascontiguousarray(a, np.float64).reshape(size)
+
+
 def layer_norm(x, n_rows, weight, bias, eps, stat_shape):
     """(output, mean, rstd) of layer norm over `n_rows` equal trailing blocks of x; the
     statistics shaped `stat_shape`."""
-    xhat, mean, rstd = _rows_forward(x, n_rows, x.size // n_rows if n_rows else 0, eps)
-    y = xhat.reshape(x.shape)  # contiguous: the rows were reshaped (copied) to C order
-    if weight is not None:
-        y = y * weight
-    if bias is not None:
-        y = y + bias
-    return y, mean.reshape(stat_shape), rstd.reshape(stat_shape)
+    # The row length (with no rows, the affine parameters' length, if any).
+    size = x.size // n_rows if n_rows else next((a.size for a in (weight, bias) if a is not None), 0)
+    x2 = np.ascontiguousarray(x).reshape(n_rows, size)  # (not -1: no rows cannot infer it)
+    y, mean, rstd = LN.layer_norm_forward(x2, _float64_rows(weight, size, 1.0), _float64_rows(bias, size, 0.0), eps)
+    return y.reshape(x.shape), mean.reshape(stat_shape), rstd.reshape(stat_shape)
 
 
 def layer_norm_backward(grad_output, x, normalized_shape, mean, rstd, weight):
     """(grad_input, grad_weight, grad_bias) of layer norm."""
     rows = mean.size
     size = math.prod(normalized_shape)
-    g = grad_output.astype(np.float64).reshape(rows, size)
-    m, r = mean.astype(np.float64).reshape(-1), rstd.astype(np.float64).reshape(-1)
-    xhat = (x.reshape(rows, size) - m[:, None]) * r[:, None]
-    w = np.ones(g.shape[1]) if weight is None else weight.astype(np.float64).reshape(-1)
-    gi = _rows_backward(g * w, xhat, r).reshape(x.shape)
+    x2 = np.ascontiguousarray(x).reshape(rows, size)
+    g2 = np.ascontiguousarray(grad_output, x.dtype).reshape(rows, size)
+    gi, gw, gb = LN.layer_norm_backward(g2, x2, np.ascontiguousarray(mean, np.float64).reshape(rows),
+                                        np.ascontiguousarray(rstd, np.float64).reshape(rows),
+                                        _float64_rows(weight, size, 1.0))
     shape = tuple(x.shape[x.ndim - len(normalized_shape):])
-    return gi, (g * xhat).sum(axis=0).reshape(shape), g.sum(axis=0).reshape(shape)
+    return gi.reshape(x.shape), gw.reshape(shape), gb.reshape(shape)
 
 
 def group_norm(x, weight, bias, num_groups, eps):

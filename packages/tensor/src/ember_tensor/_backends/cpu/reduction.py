@@ -130,14 +130,17 @@ def _kept_shape(a, dims):
     return tuple(n for d, n in enumerate(a.shape) if d not in dims)
 
 
+# Floats accumulate in float64, complex in complex128, integers and bool in int64: the
+# starting value is a Python number of that type (Numba types a Python float faster than
+# a NumPy float64, to the same float64).
+_ACCUMULATOR = {"f": float, "c": complex}
 _IDENTITY = {"sum": 0, "mean": 0, "sumsq": 0, "sumabs": 0, "count_nonzero": 0, "prod": 1}
 
 
 def _init(kind, dtype):
     """The accumulator's starting value; its type is the accumulator's type."""
     if kind in _IDENTITY:
-        acc = {"f": np.float64, "c": np.complex128}.get(dtype.kind, np.int64)
-        return acc(_IDENTITY[kind])
+        return _ACCUMULATOR.get(dtype.kind, int)(_IDENTITY[kind])
     if kind in ("all", "any"):
         return np.bool_(kind == "all")
     # amax/amin start from the dtype's lowest/highest value.
@@ -152,6 +155,12 @@ def _init(kind, dtype):
 
 def reduce(kind, a, dims, out_dtype):
     """Reduce `dims` of array `a` with accumulating reduction `kind` (see module docstring)."""
+    if len(dims) == a.ndim and 0 < a.size < PARALLEL_THRESHOLD and a.flags.c_contiguous:
+        # A small full reduction of contiguous memory is one row: no plan to make (the
+        # plan costs several times the kernel for a few elements).
+        out = np.empty((), out_dtype)
+        kernels(kind).rows(a.reshape(-1), 0, 1, 0, a.size, 1, _init(kind, a.dtype), out.reshape(-1))
+        return out
     out = np.empty(_kept_shape(a, dims), out_dtype)
     if out.size:
         _launch(kernels(kind), _plan(a, dims), (_init(kind, a.dtype), out.reshape(-1)))

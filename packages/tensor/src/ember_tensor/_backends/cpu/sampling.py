@@ -1,4 +1,5 @@
-"""CPU sampling: embedding and its backward, one_hot, constant padding and unfold/fold
+"""CPU sampling: embedding and its backward, embedding_bag and its two backward products
+(Numba loops in `kernels/embedding_bag.py`), one_hot, constant padding and unfold/fold
 (im2col/col2im) over NumPy arrays, with the index checks their ops make.
 
 The same functions as `_backends.cuda.sampling`. Embedding is NumPy fancy indexing and
@@ -11,10 +12,13 @@ import math
 import numpy as np
 
 from ..plan import output_size
+from . import threads
+from .kernels import embedding_bag as bag_kernels
 from .windows import add_windows, crop_spatial, pad_spatial, windows
 
-__all__ = ["any_outside", "index_max", "index_min", "embedding", "embedding_backward", "one_hot",
-           "constant_pad", "unfold", "fold"]
+__all__ = ["any_outside", "index_max", "index_min", "embedding", "embedding_backward", "embedding_bag",
+           "embedding_bag_backward", "embedding_bag_per_sample_weights_backward", "one_hot", "constant_pad",
+           "unfold", "fold"]
 
 
 def any_outside(index, low, high):
@@ -51,6 +55,80 @@ def embedding_backward(grad, index, num_weights, padding_idx, scale_grad_by_freq
     np.add.at(out, idx, g)
     if padding_idx is not None and padding_idx >= 0:
         out[padding_idx] = 0
+    return out
+
+
+def _as_int64(index):
+    return np.ascontiguousarray(index.reshape(-1), dtype=np.int64)
+
+
+def embedding_bag(weight, indices, offsets, bags, mode, per_sample_weights, padding_idx):
+    """Sum (mode 0), mean (1) or max (2) of the rows of `weight` (num, dim) picked by each
+    of `bags` bags of `indices` (bag b: entries offsets[b] .. offsets[b + 1], the last
+    ending at len(indices) when offsets has no end); entries equal to `padding_idx` (-1:
+    none) are skipped, `per_sample_weights` (or None) scales each entry (sum mode).
+    Returns (output (bags, dim), offset2bag (n,), bag_size (bags,), max_indices: (bags,
+    dim) in max mode, else (0,)), the last three int64."""
+    w = np.ascontiguousarray(weight)
+    idx, off = _as_int64(indices), _as_int64(offsets)
+    out = np.zeros((bags, w.shape[1]), w.dtype)
+    offset2bag = np.zeros(len(idx), np.int64)
+    bag_size = np.zeros(bags, np.int64)
+    if mode == 2:
+        max_indices = np.empty((bags, w.shape[1]), np.int64)
+        args = (w, idx, off, padding_idx, out, offset2bag, bag_size, max_indices)
+        _over_bags(bag_kernels.bag_max, args, bags, idx.size * w.shape[1])
+        return out, offset2bag, bag_size, max_indices
+    scales = (bag_kernels.empty_scales(w.dtype) if per_sample_weights is None
+              else np.ascontiguousarray(per_sample_weights.reshape(-1), dtype=w.dtype))
+    args = (w, idx, off, scales, padding_idx, mode == 1, out, offset2bag, bag_size)
+    _over_bags(bag_kernels.bag_sum, args, bags, idx.size * w.shape[1])
+    return out, offset2bag, bag_size, np.zeros(0, np.int64)
+
+
+def _over_bags(kernel, args, bags, work):
+    # Bags are independent: ranges of them on several threads when the work is worth it.
+    if threads.parallel(work, bag_kernels.PARALLEL_THRESHOLD):
+        threads.split(lambda lo, hi: kernel(*args, lo, hi), bags, threads.part_count(), align=1)
+    else:
+        kernel(*args, 0, bags)
+
+
+def _frequencies(idx, num_weights, dtype, scale_grad_by_freq):
+    # How often each row is looked up (scale_grad_by_freq), or the empty "none".
+    if not scale_grad_by_freq:
+        return bag_kernels.empty_scales(dtype)
+    return np.bincount(idx, minlength=num_weights).astype(dtype)
+
+
+def embedding_bag_backward(grad, indices, offset2bag, bag_size, max_indices, num_weights, mode,
+                           per_sample_weights, padding_idx, scale_grad_by_freq):
+    """Dense weight gradient (num_weights, dim) of `embedding_bag`: each bag's gradient row
+    added into the rows its kept entries looked up (times per_sample_weights, divided by
+    the bag's count in mean mode), or into its argmax rows in max mode; each row's sum
+    divided by the row's frequency when `scale_grad_by_freq`."""
+    g = np.ascontiguousarray(grad)
+    idx = _as_int64(indices)
+    out = np.zeros((num_weights, g.shape[1]), g.dtype)
+    freq = _frequencies(idx, num_weights, g.dtype, scale_grad_by_freq)
+    if mode == 2:
+        bag_kernels.bag_backward_max(g, np.ascontiguousarray(max_indices), freq, out)
+        return out
+    scales = (bag_kernels.empty_scales(g.dtype) if per_sample_weights is None
+              else np.ascontiguousarray(per_sample_weights.reshape(-1), dtype=g.dtype))
+    bag_kernels.bag_backward_rows(g, idx, _as_int64(offset2bag), _as_int64(bag_size), scales, padding_idx,
+                                  mode == 1, freq, out)
+    return out
+
+
+def embedding_bag_per_sample_weights_backward(grad, weight, indices, offset2bag, padding_idx):
+    """Gradient of `embedding_bag`'s per_sample_weights (sum mode): for each entry, the dot
+    product of its bag's gradient row with the weight row it looked up (0 for padding)."""
+    g = np.ascontiguousarray(grad)
+    idx = _as_int64(indices)
+    out = np.empty(len(idx), g.dtype)
+    bag_kernels.bag_weights_backward(g, np.ascontiguousarray(weight, dtype=g.dtype), idx, _as_int64(offset2bag),
+                                     padding_idx, out)
     return out
 
 

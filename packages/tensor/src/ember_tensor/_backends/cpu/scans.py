@@ -35,8 +35,8 @@ def accumulate(a, dim, is_prod, result_dtype):
     array([1, 3, 6])
     """
     result_dtype = np.dtype(result_dtype)
-    floating = _is_float(result_dtype)
-    acc_np = np.float64 if floating else np.int64
+    floating = _is_float(result_dtype) or result_dtype.kind == "c"
+    acc_np = np.complex128 if result_dtype.kind == "c" else np.float64 if floating else np.int64
     # The kernel reads the input's dtype and writes the result's directly (no extra
     # passes); Numba lacks float16/bfloat16, which go through float32.
     read_np = np.float32 if a.dtype in _LOW else None

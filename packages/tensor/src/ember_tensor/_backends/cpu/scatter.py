@@ -11,6 +11,7 @@ working copy that is copied back.
 import numpy as np
 
 from ..lazy import lazy
+from ..plan import WORDS, word_layout
 from .indexing import movement_view
 from .lines import flat_buffer
 
@@ -31,13 +32,19 @@ def gather(data, dim, index):
     out = np.empty(idx.size, dtype=src.dtype)
     if idx.size:
         buf, strides = flat_buffer(src)
-        dim_stride, dim_size = int(strides[dim]), src.shape[dim]
-        strides[dim] = 0
+        dim_size = src.shape[dim]
         ibuf, istrides = flat_buffer(idx)
         if dim_size == 0:
             return None, int(idx.reshape(-1)[0])
-        bad_at, value = K.gather_dim(movement_view(buf), 0, strides, dim_stride, dim_size, ibuf, 0,
-                                     istrides, np.array(idx.shape, dtype=np.int64), movement_view(out))
+        # 16-byte items: the index walks a trailing dim of the item's words, stride 0.
+        words = WORDS[src.itemsize]
+        shape, strides = word_layout(idx.shape, strides, words)
+        dim_stride = strides[dim]
+        strides[dim] = 0
+        istrides = list(istrides) + [0] * (len(shape) - idx.ndim)
+        bad_at, value = K.gather_dim(movement_view(buf), 0, np.array(strides, np.int64), dim_stride, dim_size, ibuf,
+                                     0, np.array(istrides, np.int64), np.array(shape, dtype=np.int64),
+                                     movement_view(out))
         if bad_at >= 0:
             return None, int(value)
     return out.reshape(index.shape), None
@@ -79,16 +86,44 @@ def scatter(target, dim, index, src, mode, include_self, identity, work_dtype):
         flat[hit] = identity
         if mode == "mean":
             counts[hit] = 0
-    if idx.size:
-        buf = flat if kernel_mode else movement_view(flat)
-        sb = sbuf if kernel_mode else movement_view(sbuf)
-        K.scatter_dim(buf, dst_strides, dim_stride, ibuf, 0, istrides, sb, 0, sstrides, shape, kernel_mode, counts)
+    if idx.size and kernel_mode and flat.dtype.kind == "c":
+        _reduce_complex(flat, dst_strides, dim_stride, ibuf, istrides, shape, src, kernel_mode, counts)
+    elif idx.size and kernel_mode:
+        K.scatter_dim(flat, dst_strides, dim_stride, ibuf, 0, istrides, sbuf, 0, sstrides, shape, kernel_mode, counts)
+    elif idx.size:
+        # Copies move words: a 16-byte item's two words walk a trailing dim (index stride 0).
+        words = WORDS[flat.itemsize]
+        wshape, wdst = word_layout(shape.tolist(), dst_strides.tolist(), words)
+        extra = [0] * (len(wshape) - idx.ndim)
+        K.scatter_dim(movement_view(flat), np.array(wdst, np.int64), dim_stride * words, ibuf, 0,
+                      np.array(list(istrides) + extra, np.int64), movement_view(sbuf), 0,
+                      np.array(word_layout(shape.tolist(), sstrides.tolist(), words)[1], np.int64),
+                      np.array(wshape, np.int64), 0, counts)
     if mode == "mean":
         safe = np.maximum(counts, 1)
-        if flat.dtype.kind == "f":
+        if flat.dtype.kind in "fc":
             flat /= safe
         else:
             flat //= safe
     if not in_place:
         np.copyto(target, dst.reshape(target.shape), casting="unsafe")
     return None
+
+
+def _reduce_complex(flat, dst_strides, dim_stride, ibuf, istrides, shape, src, kernel_mode, counts):
+    """The sums and products of complex scatters, in index order through NumPy's unbuffered
+    ufunc.at: the scatter kernel's amax/amin branch compares values, which complex numbers
+    do not (PyTorch has no complex amax/amin either). Where each index element lands comes
+    from the gather kernel reading an arange of dst's positions."""
+    positions = np.empty(int(np.prod(shape)), np.int64)
+    # (indices were checked by the caller: the bound here is only the buffer's)
+    K.gather_dim(movement_view(np.arange(flat.size, dtype=np.int64)), 0, dst_strides, dim_stride, flat.size, ibuf,
+                 0, istrides, shape, movement_view(positions))
+    if isinstance(src, np.ndarray):
+        values = _as_1d_if_0d(src)[tuple(slice(0, n) for n in shape.tolist())].reshape(-1)
+    else:
+        values = np.full(positions.size, src, flat.dtype)
+    values = values.astype(flat.dtype, copy=False)
+    (np.add if kernel_mode == K.SCATTER_MODES["sum"] else np.multiply).at(flat, positions, values)
+    if counts.size:
+        np.add.at(counts, positions, 1)

@@ -9,7 +9,7 @@ cuBLAS products use) replaces these three functions and nothing above them.
 from ..cpu import fft as host
 from . import storage
 
-__all__ = ["c2c", "r2c", "c2r"]
+__all__ = ["c2c", "r2c", "c2r", "stft"]
 
 
 def c2c(a, dims, normalization, forward):
@@ -25,3 +25,10 @@ def r2c(a, dims, normalization, onesided):
 def c2r(a, dims, normalization, last_dim_size):
     """Complex-to-real inverse transform over `dims` (see `_backends.cpu.fft.c2r`)."""
     return storage.adopt(host.c2r(storage.to_numpy(a), dims, normalization, last_dim_size))
+
+
+def stft(signal, window, n_fft, hop_length, win_length, offset, pad_mode, frames, normalized):
+    """The onesided short-time transform of the rows of `signal` (see `_backends.cpu.fft.stft`)."""
+    host_window = None if window is None else storage.to_numpy(window)
+    return storage.adopt(host.stft(storage.to_numpy(signal), host_window, n_fft, hop_length, win_length, offset,
+                                   pad_mode, frames, normalized))

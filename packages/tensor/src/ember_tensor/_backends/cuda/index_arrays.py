@@ -7,12 +7,12 @@ check reads back one value: the first bad position (a sentinel when all are good
 """
 import numpy as np
 
-from . import arrays, elementwise, launch, storage
-from ..plan import merge_dims
+from . import arrays, elementwise, launch, layout, storage
+from ..plan import WORDS, merge_dims
 from .kernels import index as K
 
 __all__ = ["index_on_device", "as_mask", "to_index_array", "read_scalar",
-           "first_out_of_range", "view_offsets", "dim_offsets"]
+           "first_out_of_range", "view_offsets", "dim_offsets", "take_items", "put_items"]
 
 _NO_BAD = np.iinfo(np.int64).max
 
@@ -110,3 +110,29 @@ def first_out_of_range(idx, lo, hi):
     launch.grid_stride(K.first_out_of_range, idx.size, idx, lo, hi, bad)
     at = read_flag(bad)
     return None if at is None else int(read_scalar(idx, at))
+
+
+def _item_words(words):
+    """(before, after) of the 3-level kernels that move each item's `words` words."""
+    return storage.zeros((1,), np.int64), storage.from_numpy(np.arange(words, dtype=np.int64))
+
+
+def take_items(buf, offs, out):
+    """out[j] = buf[offs[j]] for 1-d `buf` and `out`; `offs` counted in movement words
+    (`plan.WORDS`: element strides times the words of an item)."""
+    words = WORDS[buf.dtype.itemsize]
+    if words == 1:
+        launch.grid_stride(K.take_flat, offs.size, layout.movement(buf), offs, layout.movement(out))
+        return
+    before, after = _item_words(words)
+    launch.grid_stride(K.gather_3, offs.size * words, layout.movement(buf), before, offs, after, layout.movement(out))
+
+
+def put_items(buf, offs, vals):
+    """buf[offs[j]] = vals[j] for 1-d `buf` and `vals`; `offs` counted in movement words."""
+    words = WORDS[buf.dtype.itemsize]
+    if words == 1:
+        launch.grid_stride(K.put_flat, offs.size, layout.movement(buf), offs, layout.movement(vals))
+        return
+    before, after = _item_words(words)
+    launch.grid_stride(K.put_3, offs.size * words, layout.movement(buf), before, offs, after, layout.movement(vals))

@@ -17,10 +17,11 @@ plain writes to repeated targets keep one of the values, as on PyTorch's GPU.
 import numpy as np
 
 from ..._runtime.determinism import alert_not_deterministic, are_deterministic_algorithms_enabled
+from ..plan import WORDS, word_layout
 from . import arrays, launch, layout, storage
 from .index_arrays import (
     bad_flag, padded_layout, read_flag, as_mask, first_out_of_range, index_on_device,
-    read_scalar, to_index_array, view_offsets,
+    put_items, read_scalar, take_items, to_index_array, view_offsets,
 )  # the public ones are re-exported (see __all__)
 from .kernels import index as K
 from .kernels.loops import SIMULATOR
@@ -77,10 +78,14 @@ def element_offsets(plan, strides):
     return offs
 
 
-def _plan_offsets(plan, strides):
+def _plan_offsets(plan, strides, words=1):
+    """(before, offs, after, result_shape) for the 3-level kernels of a plan, counted in
+    items of `words` movement words (2: a 16-byte item's words are the last dim of `after`)."""
     shape = plan.shape
     before, after = plan.rest_dims()
-    parts = [view_offsets([shape[d] for d in dims], [strides[d] for d in dims]) for dims in (before, after)]
+    parts = [view_offsets([shape[d] for d in before], [strides[d] * words for d in before]),
+             view_offsets(*word_layout([shape[d] for d in after], [strides[d] for d in after], words))]
+    strides = [s * words for s in strides]
     if parts[0].size and parts[1].size:
         offs = element_offsets(plan, strides)
     else:  # nothing is read or written: PyTorch checks only for indices into empty dims
@@ -92,10 +97,11 @@ def _plan_offsets(plan, strides):
 def read(data, plan):
     """data[advanced part of the plan's key]: a new device array of the plan's result shape."""
     buf, strides = layout.flat_buffer(data)
-    before, offs, after, shape = _plan_offsets(plan, strides)
+    words = WORDS[data.dtype.itemsize]
+    before, offs, after, shape = _plan_offsets(plan, strides, words)
     out = storage.empty(tuple(shape), data.dtype)
     if out.size:
-        launch.grid_stride(K.gather_3, out.size, layout.movement(buf), before, offs, after,
+        launch.grid_stride(K.gather_3, out.size * words, layout.movement(buf), before, offs, after,
                            layout.movement(arrays.flat(out)))
     return out
 
@@ -111,7 +117,13 @@ def write(data, plan, values, accumulate, alert=None):
     wide = _ATOMIC_WORK.get(data.dtype) if accumulate else None
     work = storage.astype(data, wide) if wide is not None else data
     buf, strides = layout.flat_buffer(work)
-    before, offs, after, _ = _plan_offsets(plan, strides)
+    if not accumulate:
+        words = WORDS[data.dtype.itemsize]  # copies move words
+    elif data.dtype.kind == "c":
+        words = 2  # complex sums add real and imaginary parts as floats: CUDA has no complex atomics
+    else:
+        words = 1
+    before, offs, after, _ = _plan_offsets(plan, strides, words)
     n = before.size * offs.size * after.size
     if not n:
         return
@@ -122,12 +134,20 @@ def write(data, plan, values, accumulate, alert=None):
         launch.grid_stride(K.put_3, n, layout.movement(buf), before, offs, after, layout.movement(arrays.flat(values)))
         return
     vals = storage.astype(values, wide) if wide is not None else values
+    if data.dtype.kind == "c":
+        buf, vals = _parts(buf), _parts(arrays.flat(vals))
     if are_deterministic_algorithms_enabled() and work.dtype.kind in "fc":
         launch.grid_stride(K.put_3_add_ordered, before.size * after.size, buf, before, offs, after, arrays.flat(vals))
     else:
         launch.grid_stride(K.put_3_add, n, buf, before, offs, after, arrays.flat(vals))
     if wide is not None:
         storage.copy_(data, work)
+
+
+def _parts(arr):
+    """A 1-d contiguous complex device array as its real and imaginary parts, interleaved."""
+    real = np.empty(0, arr.dtype).real.dtype
+    return arrays.restride(arr, (2 * arr.shape[0],), (real.itemsize,), dtype=real)
 
 
 def _is_full_mask(data, index):
@@ -147,7 +167,7 @@ def write_leading(data, index, value):
         return False
     buf, offs = _mask_offsets(data, index)
     vals = _broadcast_to_count(value, data.dtype, offs.size)
-    launch.grid_stride(K.put_flat, offs.size, layout.movement(buf), offs, layout.movement(vals))
+    put_items(buf, offs, vals)
     return True
 
 
@@ -235,10 +255,11 @@ def nonzero(data, as_tuple):
 
 
 def _mask_offsets(data, mask):
-    """(flat buffer of data, element offsets of data's elements where same-shape bool
-    `mask` is True, in row-major order)."""
+    """(flat buffer of data, offsets in movement words (`plan.WORDS`) of data's elements
+    where same-shape bool `mask` is True, in row-major order)."""
     positions, count = nonzero_positions(mask)
     buf, strides = layout.flat_buffer(data)
+    strides = [s * WORDS[data.dtype.itemsize] for s in strides]
     offs = storage.empty((count,), np.int64)
     padded = padded_layout(data.shape, strides)
     if padded is not None:
@@ -252,7 +273,7 @@ def _masked_select(data, mask):
     """data[mask] for a bool mask of data's shape: a new 1-d device array."""
     buf, offs = _mask_offsets(data, mask)
     out = storage.empty((offs.size,), data.dtype)
-    launch.grid_stride(K.take_flat, offs.size, layout.movement(buf), offs, layout.movement(out))
+    take_items(buf, offs, out)
     return out
 
 
@@ -275,13 +296,15 @@ def flip(data, axes):
     for d in axes:
         base += (data.shape[d] - 1) * strides[d]
         strides[d] = -strides[d]
-    padded = padded_layout(data.shape, strides)
+    words = WORDS[data.dtype.itemsize]
+    shape, strides = word_layout(data.shape, strides, words)  # 16-byte items: their words a last dim
+    padded = padded_layout(shape, strides)
     if padded is not None:
-        launch.grid_stride(K.gather_strided, out.size, layout.movement(buf), *padded, base,
+        launch.grid_stride(K.gather_strided, out.size * words, layout.movement(buf), *padded, base * words,
                            layout.movement(arrays.flat(out)))
     else:
-        launch.grid_stride(K.take_flat, out.size, layout.movement(buf), view_offsets(data.shape, strides, base),
-                layout.movement(arrays.flat(out)))
+        launch.grid_stride(K.take_flat, out.size * words, layout.movement(buf),
+                           view_offsets(shape, strides, base * words), layout.movement(arrays.flat(out)))
     return out
 
 

@@ -4,6 +4,7 @@ family modules share these.
 """
 import numpy as np
 
+from ..plan import WORDS
 from . import arrays, storage
 
 __all__ = ["contiguous_strides", "element_strides", "view", "flat_buffer", "as_1d_if_0d", "movement", "lift",
@@ -45,8 +46,14 @@ def as_1d_if_0d(data):
 
 
 def movement(arr):
-    """`arr` read as unsigned ints of its item size (kernels that only move elements)."""
-    return arrays.reinterpret(arr, arrays.UINT[arr.dtype.itemsize])
+    """`arr` read as unsigned ints of its item size (kernels that only move elements); a
+    1-d contiguous array of 16-byte items as twice as many uint64 words (`plan.WORDS`)."""
+    size = arr.dtype.itemsize
+    if size in arrays.UINT:
+        return arrays.reinterpret(arr, arrays.UINT[size])
+    words = WORDS[size]
+    assert arr.ndim == 1 and (arr.shape[0] <= 1 or arr.strides[0] == size), "moved as words: 1-d contiguous arrays"
+    return arrays.restride(arr, (arr.shape[0] * words,), (8,), dtype=np.uint64)
 
 
 def lift(arr):

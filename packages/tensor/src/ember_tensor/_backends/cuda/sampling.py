@@ -1,4 +1,5 @@
-"""CUDA sampling: embedding and its backward, one_hot, constant padding and
+"""CUDA sampling: embedding and its backward, embedding_bag and its two backward products
+(`kernels/embedding_bag.py`), one_hot, constant padding and
 unfold/fold (im2col/col2im) over device arrays, with the index checks their ops make.
 
 The same functions as `_backends.cpu.sampling`. Embedding gathers rows with one thread
@@ -12,13 +13,16 @@ import math
 
 import numpy as np
 
+from ..plan import WORDS
 from . import arrays, launch, layout, storage
 from .index_arrays import to_index_array
+from .kernels import embedding_bag as bag_kernels
 from .kernels import sampling as K
 from .windows import col2im, im2col_into, count_outside, index_extreme, read_count, window_counts
 
-__all__ = ["any_outside", "index_max", "index_min", "embedding", "embedding_backward", "one_hot",
-           "constant_pad", "unfold", "fold"]
+__all__ = ["any_outside", "index_max", "index_min", "embedding", "embedding_backward", "embedding_bag",
+           "embedding_bag_backward", "embedding_bag_per_sample_weights_backward", "one_hot", "constant_pad",
+           "unfold", "fold"]
 
 
 def any_outside(index, low, high):
@@ -42,8 +46,9 @@ def embedding(weight, index):
     idx = to_index_array(index)
     width = weight.shape[1]
     out = storage.empty(tuple(index.shape) + (width,), weight.dtype)
-    launch.grid_stride(K.take_rows, out.size, layout.movement(arrays.flat(storage.contiguous(weight))), idx, width,
-            layout.movement(arrays.flat(out)))
+    words = WORDS[weight.dtype.itemsize]  # a row of 16-byte items moves as twice as many words
+    launch.grid_stride(K.take_rows, out.size * words, layout.movement(arrays.flat(storage.contiguous(weight))), idx,
+                       width * words, layout.movement(arrays.flat(out)))
     return out
 
 
@@ -64,6 +69,70 @@ def embedding_backward(grad, index, num_weights, padding_idx, scale_grad_by_freq
         launch.grid_stride(K.add_rows, rows.size, rows, idx, width, flat_out)
     if padding_idx is not None and padding_idx >= 0:
         storage.fill_(arrays.restride(out, (width,), (out.strides[1],), padding_idx * out.strides[0]), 0)
+    return out
+
+
+def _scales(per_sample_weights, dtype):
+    # per_sample_weights (the op passes them in the weight's dtype) as a flat device
+    # array, or the empty "none".
+    if per_sample_weights is None:
+        return storage.zeros((0,), dtype)
+    return arrays.flat(storage.contiguous(per_sample_weights))
+
+
+def embedding_bag(weight, indices, offsets, bags, mode, per_sample_weights, padding_idx):
+    """Sum (mode 0), mean (1) or max (2) of the rows of `weight` (num, dim) picked by each
+    of `bags` bags of `indices` (bag b: entries offsets[b] .. offsets[b + 1], the last
+    ending at len(indices) when offsets has no end); entries equal to `padding_idx` (-1:
+    none) are skipped, `per_sample_weights` (or None) scales each entry (sum mode).
+    Returns (output (bags, dim), offset2bag (n,), bag_size (bags,), max_indices: (bags,
+    dim) in max mode, else (0,)), the last three int64: one thread per (bag, column)."""
+    w = storage.contiguous(weight)
+    idx, off = to_index_array(indices), to_index_array(offsets)
+    dim = w.shape[1]
+    out = storage.zeros((bags, dim), w.dtype)
+    offset2bag = storage.zeros((idx.size,), np.int64)
+    bag_size = storage.zeros((bags,), np.int64)
+    if mode == 2:
+        max_indices = storage.zeros((bags, dim), np.int64)
+        launch.grid_stride(bag_kernels.bag_max, bags * dim, w, idx, off, padding_idx, out, offset2bag, bag_size,
+                           max_indices)
+        return out, offset2bag, bag_size, max_indices
+    launch.grid_stride(bag_kernels.bag_sum, bags * dim, w, idx, off, _scales(per_sample_weights, w.dtype),
+                       padding_idx, mode == 1, out, offset2bag, bag_size)
+    return out, offset2bag, bag_size, storage.zeros((0,), np.int64)
+
+
+def embedding_bag_backward(grad, indices, offset2bag, bag_size, max_indices, num_weights, mode,
+                           per_sample_weights, padding_idx, scale_grad_by_freq):
+    """Dense weight gradient (num_weights, dim) of `embedding_bag`: each bag's gradient row
+    added atomically into the rows its kept entries looked up (times per_sample_weights,
+    divided by the bag's count in mean mode), or into its argmax rows in max mode; each
+    row's sum divided by the row's frequency when `scale_grad_by_freq`."""
+    g = storage.contiguous(grad)
+    idx = to_index_array(indices)
+    dim = g.shape[1]
+    out = storage.zeros((num_weights, dim), g.dtype)
+    freq = storage.zeros((num_weights if scale_grad_by_freq else 0,), g.dtype)
+    if scale_grad_by_freq:
+        launch.grid_stride(K.count_rows, idx.size, idx, g.dtype.type(1), freq)
+    if mode == 2:
+        launch.grid_stride(bag_kernels.bag_backward_max, g.size, g, storage.contiguous(max_indices), freq, out)
+        return out
+    launch.grid_stride(bag_kernels.bag_backward_rows, idx.size * dim, g, idx, to_index_array(offset2bag),
+                       to_index_array(bag_size), _scales(per_sample_weights, g.dtype), padding_idx, mode == 1, freq,
+                       out)
+    return out
+
+
+def embedding_bag_per_sample_weights_backward(grad, weight, indices, offset2bag, padding_idx):
+    """Gradient of `embedding_bag`'s per_sample_weights (sum mode): for each entry, the dot
+    product of its bag's gradient row with the weight row it looked up (0 for padding)."""
+    g = storage.contiguous(grad)
+    idx = to_index_array(indices)
+    out = storage.zeros((idx.size,), g.dtype)
+    launch.grid_stride(bag_kernels.bag_weights_backward, idx.size, g, storage.contiguous(weight), idx,
+                       to_index_array(offset2bag), padding_idx, out)
     return out
 
 

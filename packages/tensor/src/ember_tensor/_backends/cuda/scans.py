@@ -47,7 +47,7 @@ def accumulate(a, dim, is_prod, result_dtype):
     """Running sums (products when `is_prod`) of `a` along `dim`, as a `result_dtype` array."""
     result_dtype = np.dtype(result_dtype)
     floating = result_dtype.kind == "f" or result_dtype in _LOW
-    acc = np.dtype(np.float64 if floating else np.int64)
+    acc = np.dtype(np.complex128 if result_dtype.kind == "c" else np.float64 if floating else np.int64)
     rows, n_rows, n = lines(a, dim, acc)
     out = storage.empty((n_rows * n,), acc)
     if n_rows * n:

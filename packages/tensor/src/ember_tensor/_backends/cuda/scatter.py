@@ -16,7 +16,8 @@ import numpy as np
 
 from ..._runtime.determinism import alert_not_deterministic, are_deterministic_algorithms_enabled
 from . import arrays, elementwise, launch, layout, storage
-from .index_arrays import dim_offsets, first_out_of_range, padded_layout, to_index_array
+from ..plan import WORDS
+from .index_arrays import dim_offsets, first_out_of_range, padded_layout, put_items, take_items, to_index_array
 from .kernels import index as K
 
 __all__ = ["gather", "scatter"]
@@ -36,12 +37,13 @@ def gather(data, dim, index):
     strides[dim] = 0
     out = storage.empty((idx.size,), src.dtype)
     padded = padded_layout(idx_shape, strides)
-    if padded is not None:
+    words = WORDS[src.dtype.itemsize]
+    if padded is not None and words == 1:
         launch.grid_stride(K.gather_dim, idx.size, layout.movement(buf), *padded, dim_stride, idx,
                            layout.movement(out))
-    else:
-        offsets = dim_offsets(idx_shape, strides, dim_stride, idx)
-        launch.grid_stride(K.take_flat, idx.size, layout.movement(buf), offsets, layout.movement(out))
+    else:  # many dims, or 16-byte items: offsets counted in movement words
+        offsets = dim_offsets(idx_shape, [s * words for s in strides], dim_stride * words, idx)
+        take_items(buf, offsets, out)
     return layout.view(out, index.shape), None
 
 
@@ -84,9 +86,19 @@ def scatter(target, dim, index, src, mode, include_self, identity, work_dtype):
         alert_not_deterministic(_NONDETERMINISTIC[mode])
     # Deterministic algorithms: float sums walk the lines in order (PyTorch's sorted path).
     ordered = are_deterministic_algorithms_enabled() and flat.dtype.kind == "f"
+    empty_counts = storage.empty((0,), np.int64)
     atomic = flat.dtype.kind in "fi" and flat.dtype.itemsize >= 4 and not ordered
     if mode == "copy":
-        launch.grid_stride(K.put_flat, n, layout.movement(flat), offs, layout.movement(vals))
+        words = WORDS[flat.dtype.itemsize]
+        if words > 1:  # offsets counted in movement words
+            offs = dim_offsets(idx_shape, [s * words for s in strides], dim_stride * words, idx)
+        put_items(flat, offs, vals)
+    elif flat.dtype.kind == "c":
+        # Complex sums and products (PyTorch has no complex amax/amin; CUDA no complex
+        # atomics): the in-order line walk without the comparisons complex numbers lack.
+        launch.grid_stride(K.scatter_lines_complex, n // idx_shape[dim], flat, offs, vals, idx_shape[dim],
+                           int(np.prod(idx_shape[dim + 1:])), _LINE_MODES[mode],
+                           empty_counts if counts is None else counts)
     elif atomic and mode in ("add", "sum", "mean"):
         launch.grid_stride(K.put_flat_add, n, flat, offs, vals)
         if counts is not None:
@@ -96,7 +108,6 @@ def scatter(target, dim, index, src, mode, include_self, identity, work_dtype):
     else:
         line_len = idx_shape[dim]
         inner = int(np.prod(idx_shape[dim + 1:]))
-        empty_counts = storage.empty((0,), np.int64)
         launch.grid_stride(K.scatter_lines, n // line_len, flat, offs, vals, line_len, inner, _LINE_MODES[mode],
                 empty_counts if counts is None else counts)
     if mode == "mean":
@@ -126,4 +137,4 @@ def _divide_by_counts(flat, counts):
     safe = storage.empty(counts.shape, counts.dtype)
     elementwise.binary("maximum", counts, np.int64(1), safe)
     divisor = storage.astype(safe, flat.dtype)
-    elementwise.binary("div" if flat.dtype.kind == "f" else "floor_divide", flat, divisor, flat)
+    elementwise.binary("div" if flat.dtype.kind in "fc" else "floor_divide", flat, divisor, flat)

@@ -321,10 +321,50 @@ def _check_pow(base, exponent):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
+# The number exponents PyTorch's pow computes without pow for float32/float64 and complex
+# (its pow_tensor_scalar_optimized_kernel): products, roots and reciprocals. ember does
+# the same, for PyTorch's values (x ** 3 is (x * x) * x there, not the correctly rounded
+# cube; x ** 0.5 is sqrt(x): -0 at -0 and NaN at -inf) and a multiply at memory speed
+# instead of a powf call per element.
+_FLOAT_SPECIAL_EXPONENTS = frozenset((1, 2, 3, 0.5, -0.5, -1, -2))
+_COMPLEX_SPECIAL_EXPONENTS = frozenset((1, 2, 3))
+
+
+def _pow_by_special_number(base, exponent, out, inplace):
+    """`base ** exponent` as PyTorch computes the exponents it special-cases, or None."""
+    # (float16/bfloat16: PyTorch computes them with pow in float32, as ember does.)
+    if not isinstance(base, Tensor) or exponent.__class__ not in (int, float) or base._dtype in _LOW_PRECISION:
+        return None
+    category = base._dtype.category
+    allowed = (_FLOAT_SPECIAL_EXPONENTS if category == _FLOAT_CATEGORY else
+               _COMPLEX_SPECIAL_EXPONENTS if category == _COMPLEX_CATEGORY else ())
+    if exponent not in allowed:
+        return None
+    if exponent == 1:  # a copy (pow_Tensor_Scalar_out copies base), as pow's gradient at 2 asks
+        return unary("copy", base, out, inplace=inplace) if not inplace else base
+    if exponent == 0.5 or exponent == -0.5:
+        return unary("sqrt" if exponent == 0.5 else "rsqrt", base, out, inplace=inplace)
+    if exponent == -1:
+        return unary("reciprocal", base, out, inplace=inplace)
+    if exponent == 2:
+        return binary("mul", base, base, out, inplace=inplace)
+    if exponent == -2:  # the reciprocal of the square
+        if inplace:
+            return unary("reciprocal", binary("mul", base, base, inplace=True), inplace=True)
+        return unary("reciprocal", binary("mul", base, base), out, inplace=out is None)
+    square = binary("mul", base, base)  # 3: (x * x) * x
+    if inplace:
+        return binary("mul", base, square, inplace=True)
+    return binary("mul", square, base, out)
+
+
 @op()
 def pow(input, exponent, *, out=None):  # noqa: A001
     """input ** exponent, broadcasting; `input` may be a number."""
     _check_pow(input, exponent)
+    special = _pow_by_special_number(input, exponent, out, False)
+    if special is not None:
+        return special
     return binary("pow", input, exponent, out, kernel=_int_kernel("pow", input, exponent))
 
 
@@ -332,6 +372,9 @@ def pow(input, exponent, *, out=None):  # noqa: A001
 def pow_(self, exponent):
     """In-place `pow`."""
     _check_pow(self, exponent)
+    special = _pow_by_special_number(self, exponent, None, True)
+    if special is not None:
+        return special
     return binary("pow", self, exponent, inplace=True, kernel=_int_kernel("pow", self, exponent))
 
 

@@ -97,9 +97,13 @@ def slogdet(A):
 
 @op()
 def logdet(input):
-    """log(det(input)): nan where the determinant is negative, -inf where it is zero."""
+    """log(det(input)): nan where the determinant is negative, -inf where it is zero; for
+    complex matrices the complex logarithm, logabsdet + log(sign) (PyTorch's sum: -inf + nan j
+    at a singular matrix, the second operand of a complex add being multiplied by 1 + 0j)."""
     check_square(input, "linalg.slogdet")
     sign, logabsdet = slogdet(input)
+    if input.is_complex():
+        return logabsdet + sign.log()
     from ..elementwise import where
     nan = input.new_full((), float("nan"))
     return where(sign < 0, nan, logabsdet)

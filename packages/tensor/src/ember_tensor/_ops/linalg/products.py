@@ -7,6 +7,7 @@ from ... import _backends
 from ..._dispatch import op
 from ..._tensor import Tensor
 from .. import _iter
+from ..elementwise import conj
 
 
 def _check_matmul_dtypes(a, b, name):
@@ -23,20 +24,24 @@ def _long_name(d):
 
 def _product(a, b):
     """The matmul of backend arrays with NumPy's (= PyTorch's) batching rules."""
-    device = _iter.common_device((a, b))
+    device = a._device if a._device is b._device else _iter.common_device((a, b))
     backend = _backends.get(device)
     # Each backend multiplies float16/bfloat16 its own way (float32 math on the CPU,
     # cuBLAS accumulating in float32 on CUDA); the result comes back in a's dtype.
     x, y = a._data, b._data
-    if x.ndim > 2 and y.ndim == 2 and backend.storage.is_contiguous(x):
+    if x.ndim > 2 and y.ndim == 2:
         # (..., n, k) @ (k, m) is one GEMM of (batch * n, k) @ (k, m): BLAS runs it far
-        # better than one small call per matrix (a Linear layer on a sequence, say).
+        # better than one small call per matrix (a Linear layer on a sequence, say). A
+        # strided x (a transposed sequence, as attention's projections read it) is copied
+        # first: the copy reads each element once, the GEMM m times.
+        if not backend.storage.is_contiguous(x):
+            x = backend.storage.contiguous(x)
         data = backend.matmul.matmul(x.reshape(-1, x.shape[-1]), y).reshape(tuple(x.shape[:-1]) + (y.shape[-1],))
     else:
         data = backend.matmul.matmul(x, y)
-    if isinstance(data, np.generic):
+    if data.__class__ is not np.ndarray and isinstance(data, np.generic):
         data = np.asarray(data)  # NumPy returns a scalar for vector @ vector: keep an array
-    if data.dtype != a._dtype.np:
+    if data.dtype is not a._dtype.np and data.dtype != a._dtype.np:
         data = backend.storage.astype(data, a._dtype.np)
     return Tensor._wrap(data, a._dtype, device)
 
@@ -224,6 +229,8 @@ def vdot(input, other, *, out=None):
         raise RuntimeError(
             f"vdot : expected both vectors to have same dtype, but found {_iter.type_name(input._dtype)} "
             f"and {_iter.type_name(other._dtype)}")
+    if input.is_complex():
+        input = conj(input)
     return dot(input, other, out=out)
 
 

@@ -1,7 +1,13 @@
 """The short-time Fourier transform (`stft`) and its inverse (`istft`), as PyTorch 2.13
-defines them, composed from differentiable ops (padding by index, `unfold` frames, a
-window product, the FFT primitives, an overlap-add by `index_add`), so that autograd
-follows them with no rule of their own.
+defines them.
+
+The common case, a real float32/float64 signal with a real window of its dtype and a
+onesided result, is one op, `_stft_onesided`: the backend frames, pads and windows the
+signal straight into a buffer and transforms it in one call (ember-autograd holds its
+rule). The others (complex signals or windows, two-sided spectra, mixed dtypes) are
+composed from differentiable ops (padding by index, `unfold` frames, a window product,
+the FFT primitives), which autograd follows with no rule of their own; `istft` too (an
+overlap-add by `index_add`).
 
 >>> import ember_tensor as torch
 >>> x = torch.arange(64.)
@@ -16,8 +22,10 @@ import warnings
 
 import numpy as np
 
+from ... import _backends
 from ... import _dtype as D
 from ..._dispatch import op
+from ..._tensor import Tensor
 from ..creation import ones, tensor, zeros
 from ..fft.primitives import NORM_BY_N, NORM_BY_ROOT_N, NORM_NONE, _fft_c2c, _fft_c2r, _fft_r2c
 from ..indexing import cat
@@ -41,12 +49,9 @@ def _window_repr(window):
     return "None" if window is None else f"{window.type()}{{{list(window.shape)}}}"
 
 
-def _pad_signal(input, pad, mode):
-    """`input` (1-D or 2-D) padded by `pad` on both ends of its last dim, as
-    ``F.pad(input.view(1, 1, -1) ..., [pad, pad], mode)`` in PyTorch's stft wrapper."""
-    if mode == "constant":
-        return constant_pad_nd(input, (pad, pad))
-    if mode not in ("reflect", "replicate", "circular"):
+def _check_pad(input, pad, mode):
+    """PyTorch's errors of ``F.pad(input, [pad, pad], mode)`` in its stft wrapper."""
+    if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     size = input.shape[-1]
     if (mode == "reflect" and pad >= size) or (mode == "circular" and pad > size):
@@ -55,6 +60,15 @@ def _pad_signal(input, pad, mode):
             raise RuntimeError("Padding value causes wrapping around more than once.")
         raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, but "
                            f"got: padding ({pad}, {pad}) at dimension 2 of input {shape}")
+
+
+def _pad_signal(input, pad, mode):
+    """`input` (1-D or 2-D) padded by `pad` on both ends of its last dim, as
+    ``F.pad(input.view(1, 1, -1) ..., [pad, pad], mode)`` in PyTorch's stft wrapper."""
+    _check_pad(input, pad, mode)
+    if mode == "constant":
+        return constant_pad_nd(input, (pad, pad))
+    size = input.shape[-1]
     # The two edges are slices of the signal (flipped for reflect), joined to it by cat:
     # views and copies that autograd follows, and no gather over the whole signal.
     last = input.dim() - 1
@@ -105,8 +119,20 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     """
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
+    # The fused op takes real float32/float64 signals with a real window of their dtype
+    # and device, onesided: it pads on the fly, so the checks below read the padded length.
+    # Anything else (and its errors) takes the composed path.
+    fused = (input._dtype in (D.float32, D.float64) and input.dim() in (1, 2) and onesided in (None, True)
+             and (window is None or (window._dtype == input._dtype and window._device == input._device)))
+    pad = n_fft // 2 if center else 0
     if center:
-        input = _pad_signal(input, n_fft // 2, pad_mode)
+        if fused:
+            _check_pad(input, pad, pad_mode)
+        else:
+            input = _pad_signal(input, pad, pad_mode)
+    padded_shape = list(input.shape)
+    if fused:
+        padded_shape[-1] += 2 * pad
     if window is None:
         warnings.warn(_NO_WINDOW, UserWarning, stacklevel=2)
     complex_input = input.is_complex() or (window is not None and window.is_complex())
@@ -122,36 +148,45 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                       UserWarning, stacklevel=2)
     hop_length = n_fft >> 2 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
-    where = (f"stft({input.type()}{list(input.shape)}, n_fft={n_fft}, hop_length={hop_length}, "
-             f"win_length={win_length}, window={_window_repr(window)}, normalized={_flag(normalized)}, "
-             f"onesided={_flag(onesided)}, return_complex={_flag(return_complex)}, "
-             f"align_to_window={_flag(align_to_window)}) : ")
+
+    def where():  # the call as PyTorch's messages print it, built only for an error
+        return (f"stft({input.type()}{padded_shape}, n_fft={n_fft}, hop_length={hop_length}, "
+                f"win_length={win_length}, window={_window_repr(window)}, normalized={_flag(normalized)}, "
+                f"onesided={_flag(onesided)}, return_complex={_flag(return_complex)}, "
+                f"align_to_window={_flag(align_to_window)}) : ")
     if input.dtype.category not in (D._FLOAT, D._COMPLEX):
-        raise RuntimeError(where + "expected a tensor of floating point or complex values")
+        raise RuntimeError(where() + "expected a tensor of floating point or complex values")
     if input.dim() not in (1, 2):
-        raise RuntimeError(where + "expected a 1D or 2D tensor")
-    signal = input.unsqueeze(0) if input.dim() == 1 else input
-    length = signal.shape[1]
+        raise RuntimeError(where() + "expected a 1D or 2D tensor")
+    length = padded_shape[-1]
     if n_fft <= 0 or n_fft > length:
-        raise RuntimeError(where + f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+        raise RuntimeError(where() + f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
     if hop_length <= 0:
-        raise RuntimeError(where + f"expected hop_length > 0, but got hop_length={hop_length}")
+        raise RuntimeError(where() + f"expected hop_length > 0, but got hop_length={hop_length}")
     if win_length <= 0 or win_length > n_fft:
-        raise RuntimeError(where + f"expected 0 < win_length <= n_fft, but got win_length={win_length}")
+        raise RuntimeError(where() + f"expected 0 < win_length <= n_fft, but got win_length={win_length}")
     if window is not None and (window.dim() != 1 or window.shape[0] != win_length):
-        raise RuntimeError(where + f"expected a 1D window tensor of size equal to win_length={win_length}, but got "
+        raise RuntimeError(where() + f"expected a 1D window tensor of size equal to win_length={win_length}, but got "
                            f"window with size {list(window.shape)}")
     if input.dtype in (D.float16, D.bfloat16, D.complex32):
         raise RuntimeError(f"Unsupported dtype {D.scalar_type_name(input.dtype)}")
-    full_window = _centered_window(window, n_fft, win_length, signal)
-    if align_to_window and win_length < n_fft:
+    aligned = bool(align_to_window) and win_length < n_fft
+    if aligned:
         # Frames start where their window does: frame t's window covers
         # [t * hop, t * hop + win_length), so the frame begins `left` samples earlier.
-        left = (n_fft - win_length) // 2
         frames_count = 1 + (length - win_length) // hop_length
-        signal = constant_pad_nd(signal, (left, n_fft - win_length - left))
     else:
         frames_count = 1 + (length - n_fft) // hop_length
+    if fused:
+        offset, mode = (pad, pad_mode) if center else ((n_fft - win_length) // 2 if aligned else 0, "constant")
+        spectrum = _stft_onesided(input, window, n_fft, hop_length, win_length, offset, mode, frames_count,
+                                  bool(normalized))
+        return spectrum if return_complex else view_as_real(spectrum)
+    signal = input.unsqueeze(0) if input.dim() == 1 else input
+    full_window = _centered_window(window, n_fft, win_length, signal)
+    if aligned:
+        left = (n_fft - win_length) // 2
+        signal = constant_pad_nd(signal, (left, n_fft - win_length - left))
     # (B, frames, n_fft): overlapping views, copied once so that the window product runs
     # on the contiguous fast path (the strided one over overlapping frames is ~3x slower).
     frames = signal.unfold(1, n_fft, hop_length).narrow(1, 0, frames_count).contiguous() * full_window
@@ -167,6 +202,19 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     if input.dim() == 1:
         spectrum = spectrum.squeeze(0)
     return spectrum if return_complex else view_as_real(spectrum)
+
+
+@op("_stft_onesided")
+def _stft_onesided(input, window, n_fft, hop_length, win_length, offset, pad_mode, frames, normalized):
+    """The onesided STFT of a real (L) or (B, L) signal in one backend call: (n_fft // 2 + 1,
+    frames), batched as the input. Frame t, sample n is ``x[t * hop_length + n - offset]``
+    (x padded by `pad_mode` outside the signal) times the window (`win_length` points,
+    ones when None, centred in n_fft); `normalized` scales by 1/sqrt(n_fft). `stft` checks
+    the arguments; this op assumes them valid.
+    """
+    arr = _backends.get(input._device).fft.stft(input._data, None if window is None else window._data, n_fft,
+                                                hop_length, win_length, offset, pad_mode, frames, normalized)
+    return Tensor._wrap(arr, input._dtype.to_complex(), input._device)
 
 
 def _overlap_add(frames, hop_length, signal_length):

@@ -8,7 +8,7 @@ import numpy as np
 import ember_tensor as et
 
 from .core import (
-    B, F32, F64, FLOATING, I32, I64, NP, U8,
+    B, COMPLEX, F32, F64, FLOATING, I32, I64, NP, U8, is_inexact,
 )
 
 __all__ = ["ReductionInfo", "REDUCTION_DB", "REDUCTIONS"]
@@ -27,8 +27,8 @@ _NAN_MAX = {"amax", "max"}
 class ReductionInfo:
     """What the reduction tests need to know about one reduction.
 
-    ref:      NumPy reference ref(x, axis, keepdims, **kwargs); x is float64 (int64 for
-              integer results, bool for all/any); axis is None or a tuple of dims.
+    ref:      NumPy reference ref(x, axis, keepdims, **kwargs); x is float64 (complex128
+              for complex inputs, int64 for integer results); axis is None or a tuple of dims.
     dims:     "tuple" (None, an int or a tuple), "int" (None or one int), "required"
               (an int or a tuple, never None) or "none" (always over all elements).
     result:   rule (input dtype, kwargs) -> result dtype.
@@ -63,7 +63,12 @@ class ReductionInfo:
 def _sum_result(d, kwargs):
     if kwargs.get("dtype") is not None:
         return kwargs["dtype"]
-    return d if d.is_floating_point else I64
+    return d if is_inexact(d) else I64
+
+
+def _real_result(d, kwargs):
+    """var, std and the norms of complex inputs are real."""
+    return d.to_real() if d.is_complex else d
 
 
 def _mean_result(d, kwargs):
@@ -71,7 +76,7 @@ def _mean_result(d, kwargs):
 
 
 def _logsumexp_result(d, kwargs):
-    return d if d.is_floating_point else F32
+    return d if is_inexact(d) else F32
 
 
 def _all_any_result(d, kwargs):
@@ -100,7 +105,7 @@ def _ref_var(x, axis, keepdims, unbiased=None, correction=None, sqrt=False):
     ddof = correction if correction is not None else (0 if unbiased is False else 1)
     n = x.size if axis is None else int(np.prod([x.shape[a] for a in axis]))
     mean = np.mean(x, axis=axis, keepdims=True)
-    v = np.sum((x - mean) ** 2, axis=axis, keepdims=keepdims) / max(0, n - ddof)
+    v = np.sum(np.abs(x - mean) ** 2, axis=axis, keepdims=keepdims) / max(0, n - ddof)
     return np.sqrt(v) if sqrt else v
 
 
@@ -162,15 +167,18 @@ _EMPTY_ARG = (IndexError, "{name}(): Expected reduction dim to be specified for 
 _VAR_KWARGS = ({}, {"unbiased": False}, {"correction": 0}, {"correction": 2})
 _NORM_KWARGS = ({}, {"p": 1}, {"p": 2}, {"p": math.inf}, {"p": "fro"})
 _NUMERIC = FLOATING + (I64, I32, U8, B)
+# The reductions PyTorch has for complex inputs sample complex64/complex128 too (nansum,
+# the extremes and arg-extremes refuse them: test_reductions' error table).
+_C = COMPLEX
 
 REDUCTION_DB = [
-    ReductionInfo("sum", _with_dtype(np.sum), _NUMERIC, result=_sum_result,
+    ReductionInfo("sum", _with_dtype(np.sum), _NUMERIC + _C, result=_sum_result,
                   kwargs=({}, {"dtype": F64}, {"dtype": I64})),
-    ReductionInfo("mean", _with_dtype(np.mean), FLOATING, result=_mean_result, kwargs=({}, {"dtype": F64})),
+    ReductionInfo("mean", _with_dtype(np.mean), FLOATING + _C, result=_mean_result, kwargs=({}, {"dtype": F64})),
     ReductionInfo("nansum", _with_dtype(np.nansum), _NUMERIC, result=_sum_result,
                   kwargs=({}, {"dtype": F64})),
     ReductionInfo("nanmean", _with_dtype(np.nanmean), FLOATING, result=_mean_result, kwargs=({}, {"dtype": F64})),
-    ReductionInfo("prod", _with_dtype(np.prod), _NUMERIC, dims="int", result=_sum_result,
+    ReductionInfo("prod", _with_dtype(np.prod), _NUMERIC + _C, dims="int", result=_sum_result,
                   kwargs=({}, {"dtype": F64})),
     ReductionInfo("amax", np.max, _NUMERIC, empty_error=_EMPTY),
     ReductionInfo("amin", np.min, _NUMERIC, empty_error=_EMPTY),
@@ -180,18 +188,20 @@ REDUCTION_DB = [
                   empty_error=_EMPTY_ARG),
     ReductionInfo("argmin", _ref_arg("min"), FLOATING + (I64, I32, U8), dims="int", result=_argextreme_result,
                   empty_error=_EMPTY_ARG),
-    ReductionInfo("var", _ref_var, FLOATING, kwargs=_VAR_KWARGS),
-    ReductionInfo("std", lambda x, axis, keepdims, **kw: _ref_var(x, axis, keepdims, sqrt=True, **kw), FLOATING,
-                  kwargs=_VAR_KWARGS),
-    ReductionInfo("var_mean", _ref_var_mean, FLOATING, kwargs=_VAR_KWARGS, supports_out=False, method=False),
+    ReductionInfo("var", _ref_var, FLOATING + _C, result=_real_result, kwargs=_VAR_KWARGS),
+    ReductionInfo("std", lambda x, axis, keepdims, **kw: _ref_var(x, axis, keepdims, sqrt=True, **kw), FLOATING + _C,
+                  result=_real_result, kwargs=_VAR_KWARGS),
+    # (var_mean/std_mean: result names the first output's dtype; the mean keeps the input's)
+    ReductionInfo("var_mean", _ref_var_mean, FLOATING + _C, result=_real_result, kwargs=_VAR_KWARGS,
+                  supports_out=False, method=False),
     ReductionInfo("std_mean", lambda x, axis, keepdims, **kw: _ref_var_mean(x, axis, keepdims, sqrt=True, **kw),
-                  FLOATING, kwargs=_VAR_KWARGS, supports_out=False, method=False),
-    ReductionInfo("norm", _ref_norm, FLOATING, kwargs=_NORM_KWARGS, domain=(-2.0, 2.0)),
-    ReductionInfo("logsumexp", _ref_logsumexp, FLOATING + (I64, B), dims="required", result=_logsumexp_result,
+                  FLOATING + _C, result=_real_result, kwargs=_VAR_KWARGS, supports_out=False, method=False),
+    ReductionInfo("norm", _ref_norm, FLOATING + _C, result=_real_result, kwargs=_NORM_KWARGS, domain=(-2.0, 2.0)),
+    ReductionInfo("logsumexp", _ref_logsumexp, FLOATING + (I64, B) + _C, dims="required", result=_logsumexp_result,
                   domain=(-5.0, 5.0)),
-    ReductionInfo("all", _ref_all_any("all"), _NUMERIC, result=_all_any_result, domain=(-1.0, 1.0)),
-    ReductionInfo("any", _ref_all_any("any"), _NUMERIC, result=_all_any_result, domain=(-1.0, 1.0)),
-    ReductionInfo("count_nonzero", _ref_count_nonzero, _NUMERIC, result=_count_result, keepdim=False,
+    ReductionInfo("all", _ref_all_any("all"), _NUMERIC + _C, result=_all_any_result, domain=(-1.0, 1.0)),
+    ReductionInfo("any", _ref_all_any("any"), _NUMERIC + _C, result=_all_any_result, domain=(-1.0, 1.0)),
+    ReductionInfo("count_nonzero", _ref_count_nonzero, _NUMERIC + _C, result=_count_result, keepdim=False,
                   supports_out=False, domain=(-1.0, 1.0)),
 ]
 REDUCTIONS = {r.name: r for r in REDUCTION_DB}

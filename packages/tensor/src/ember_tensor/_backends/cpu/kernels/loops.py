@@ -13,8 +13,8 @@ same loops in memory around its function (`_backends.cpu.custom`).
 Operand kinds, one letter each, name the variants:
   c  a contiguous 1-d array          v  a scalar value
   s  a 4-d strided array (broadcast dims have stride 0; a loop's operands are all s)
-so the built-in variants are c / cc / cv / vc / ccc and s / ss / sss (compiled lazily,
-per dtype, only when used). Every loop is serial and releases the GIL: for large tensors
+so the built-in variants are c / cc / cv / vc / ccc / ccv / cvc / cvv and s / ss / sss
+(compiled lazily, per dtype, only when used: `where(mask, x, 0.0)` takes ccv). Every loop is serial and releases the GIL: for large tensors
 the backend runs it over ranges of the elements on several threads at once
 (`threads.split`), so no op pays for compiling a ``parallel=True`` twin as well (a
 ``prange`` loop compiles 3-5x slower than the serial one, and a cold start is mostly
@@ -37,7 +37,8 @@ f = njit(inline="always", error_model="numpy")(_scalar.{name})
 '''
 
 # The built-in variants of each arity, by operand kinds.
-VARIANTS = {"unary": ("c", "s"), "binary": ("cc", "cv", "vc", "ss"), "ternary": ("ccc", "sss")}
+VARIANTS = {"unary": ("c", "s"), "binary": ("cc", "cv", "vc", "ss"),
+            "ternary": ("ccc", "ccv", "cvc", "cvv", "sss")}
 
 
 def loop_source(name, kinds):

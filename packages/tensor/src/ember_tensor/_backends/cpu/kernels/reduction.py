@@ -52,7 +52,8 @@ TILE = 1024       # inner elements one cols task owns (its accumulators stay in 
 # x into acc, `final` turns acc into the output value (n: number of elements reduced).
 ACCUMULATE = {
     "sum": ("acc + x", "acc + x", "acc"),
-    "mean": ("acc + x", "acc + x", "acc / n"),
+    # (an empty mean is NaN: acc * nan, since a complex acc / 0 raises in Numba)
+    "mean": ("acc + x", "acc + x", "acc / n if n else acc * np.nan"),
     "prod": ("acc * x", "acc * x", "acc"),
     "sumsq": ("acc + float(x) * float(x)", "acc + x", "acc"),
     "sumabs": ("acc + abs(x)", "acc + x", "acc"),

@@ -23,8 +23,8 @@ def lu_factor(a):
     """(LU, pivots, info) of each m x n matrix of `a` (batch shape kept)."""
     batch_shape, (m, n) = a.shape[:-2], a.shape[-2:]
     k = min(m, n)
-    lu = np.array(a, dtype=a.dtype).reshape((-1, m, n))
-    count = lu.shape[0]
+    count = int(np.prod(batch_shape))  # (not -1: ambiguous for an empty matrix)
+    lu = np.array(a, dtype=a.dtype).reshape((count, m, n))
     pivots = np.zeros((count, k), np.int32)
     info = np.zeros(count, np.int32)
     rows = np.arange(count)
@@ -52,8 +52,8 @@ def lu_factor(a):
 def lu_pivots_to_permutation(pivots, m, dtype):
     """The m x m permutation matrices P (``A = P L U``) of getrf's 1-based `pivots`."""
     batch_shape, k = pivots.shape[:-1], pivots.shape[-1]
-    flat = pivots.reshape((-1, k)).astype(np.int64) - 1
-    count = flat.shape[0]
+    count = int(np.prod(batch_shape))
+    flat = pivots.reshape((count, k)).astype(np.int64) - 1
     if flat.size and (flat.min() < 0 or flat.max() >= m):
         return None
     perm = np.broadcast_to(np.arange(m), (count, m)).copy()

@@ -20,9 +20,10 @@ thread scans the chunk sums, each thread writes its chunk.
 from numba import cuda
 
 __all__ = ["MAX_DIMS", "strided_offsets", "gather_strided", "add_index_offsets", "first_out_of_range",
-           "gather_3", "put_3", "put_3_add", "dim_offsets", "add_scaled", "gather_dim", "take_flat", "put_flat", "put_flat_add",
-           "put_flat_max", "put_flat_min", "count_flat", "mark_flat", "scatter_lines", "chunk_sums", "scan_chunk_sums", "write_positions",
-           "unravel", "positions_to_offsets", "chunk_prefix", "fill_repeats"]
+           "gather_3", "put_3", "put_3_add", "dim_offsets", "add_scaled", "gather_dim", "take_flat", "put_flat",
+           "put_flat_add", "put_flat_max", "put_flat_min", "count_flat", "mark_flat", "scatter_lines",
+           "scatter_lines_complex", "chunk_sums", "scan_chunk_sums", "write_positions", "unravel",
+           "positions_to_offsets", "chunk_prefix", "fill_repeats"]
 
 MAX_DIMS = 8
 
@@ -241,6 +242,27 @@ def scatter_lines(dst, offs, vals, line_len, inner, mode, counts):
                 dst[pos] *= v
             elif v != v or (mode == AMAX and v > dst[pos]) or (mode == AMIN and v < dst[pos]):
                 dst[pos] = v
+            if count:
+                counts[pos] += 1
+
+
+@cuda.jit(cache=True)
+def scatter_lines_complex(dst, offs, vals, line_len, inner, mode, counts):
+    """`scatter_lines` for complex numbers, which have no order: ADD or MULTIPLY (any
+    other mode copies), one thread per line of the index walking it in order."""
+    lines = offs.shape[0] // line_len
+    count = counts.shape[0] > 0
+    for line in range(cuda.grid(1), lines, cuda.gridsize(1)):
+        start = (line // inner) * line_len * inner + line % inner
+        for j in range(line_len):
+            p = start + j * inner
+            pos = offs[p]
+            if mode == ADD:
+                dst[pos] += vals[p]
+            elif mode == MULTIPLY:
+                dst[pos] *= vals[p]
+            else:
+                dst[pos] = vals[p]
             if count:
                 counts[pos] += 1
 

@@ -5,7 +5,7 @@ import numpy as np
 
 import ember_tensor as et
 
-from ..core import I64
+from ..core import COMPLEX, F32, F64, I64
 from .info import FamilyOpInfo, O, S, floats, ints
 
 __all__ = ["INDEXING_DB"]
@@ -177,23 +177,26 @@ def _flip_samples(op, dtype, rng):
     yield S(O(floats((2, 3, 2), dtype, rng), "stepped"), kwargs={"dims": (-1, 0, 1)}, name="every dim")
 
 
-_WITH_INT = (et.float32, et.float64, I64)
+# Complex samples too: a complex128 item is 16 bytes, moved as two 8-byte words.
+_WITH_COMPLEX = (F32, F64) + COMPLEX
+_WITH_INT = (F32, F64, I64) + COMPLEX
 # Every op that takes indices reads back one flag on CUDA: are they all in range? (The
 # CPU's IndexError, raised on CUDA too, where PyTorch's kernel asserts on the device.)
 INDEXING_DB = [
-    FamilyOpInfo("index_select", "indexing", _index_select, _ref_index_select,
+    FamilyOpInfo("index_select", "indexing", _index_select, _ref_index_select, _WITH_COMPLEX,
                  sample_inputs_func=_index_select_samples, reads_scalars=True),
-    FamilyOpInfo("gather", "indexing", _gather, _ref_gather, sample_inputs_func=_gather_samples, reads_scalars=True),
-    FamilyOpInfo("scatter_add", "indexing", _scatter_add, _ref_scatter_add, sample_inputs_func=_scatter_add_samples,
+    FamilyOpInfo("gather", "indexing", _gather, _ref_gather, _WITH_COMPLEX, sample_inputs_func=_gather_samples,
                  reads_scalars=True),
-    FamilyOpInfo("index_add", "indexing", _index_add, _ref_index_add, sample_inputs_func=_index_add_samples,
-                 reads_scalars=True),
+    FamilyOpInfo("scatter_add", "indexing", _scatter_add, _ref_scatter_add, _WITH_COMPLEX,
+                 sample_inputs_func=_scatter_add_samples, reads_scalars=True),
+    FamilyOpInfo("index_add", "indexing", _index_add, _ref_index_add, _WITH_COMPLEX,
+                 sample_inputs_func=_index_add_samples, reads_scalars=True),
     FamilyOpInfo("take", "indexing", et.take, _ref_take, _WITH_INT, sample_inputs_func=_take_samples,
                  reads_scalars=True),
     # The output's size is a count of the mask's True elements: read back, as PyTorch does.
-    FamilyOpInfo("masked_select", "indexing", et.masked_select, _ref_masked_select,
+    FamilyOpInfo("masked_select", "indexing", et.masked_select, _ref_masked_select, _WITH_COMPLEX,
                  sample_inputs_func=_masked_select_samples, reads_scalars=True),
-    FamilyOpInfo("getitem", "indexing", _getitem, _ref_getitem, sample_inputs_func=_getitem_samples,
+    FamilyOpInfo("getitem", "indexing", _getitem, _ref_getitem, _WITH_COMPLEX, sample_inputs_func=_getitem_samples,
                  reads_scalars=True),
     FamilyOpInfo("flip", "indexing", _flip, _ref_flip, _WITH_INT, sample_inputs_func=_flip_samples),
 ]

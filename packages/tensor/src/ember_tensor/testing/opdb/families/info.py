@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..core import B, F32, F64, I64, NP, Operand, SampleInput, _dtype_of_array, make_values, rng_for
+from ..core import B, C64, C128, F32, F64, I32, I64, NP, Operand, SampleInput, _dtype_of_array, make_values, rng_for
 
 __all__ = ["FamilyOpInfo", "XFailOn", "FAMILIES", "FAMILY_TOLERANCE", "floats", "ints", "well_conditioned",
            "as_tuple"]
@@ -20,7 +20,7 @@ FAMILIES = ("nn", "indexing", "sort_scan", "linalg", "random", "sparse")
 
 # The reference computes in float64: float32 results differ by their own rounding and by
 # the order of accumulation, which grows with the (tiny) reduction lengths used here.
-FAMILY_TOLERANCE = {F32: (2e-5, 2e-5), F64: (1e-10, 1e-10)}
+FAMILY_TOLERANCE = {F32: (2e-5, 2e-5), F64: (1e-10, 1e-10), C64: (2e-5, 2e-5), C128: (1e-10, 1e-10)}
 
 O, S = Operand, SampleInput  # short names: the sample generators build many of both
 
@@ -52,11 +52,14 @@ class FamilyOpInfo:
              surface (`ember_tensor`, `ember_tensor.nn_ops`, `.linalg`, `.sparse`). A random
              op also takes `device=`.
     ref:     the NumPy reference, ref(*arrays, **kwargs) -> an array or a tuple of them;
-             floating operands arrive as float64, integer and bool ones as they are. The
-             result's dtype is the sample dtype for a floating output, int64 for an
-             integer one and bool for a bool one (`result_dtypes`). None for random ops.
+             floating operands arrive as float64, complex ones as complex128, integer and
+             bool ones as they are. The result's dtype is the sample dtype for a floating
+             or complex output (a complex sample's real dtype for a real output: a norm,
+             slogdet's logabsdet), int64 for an integer one and bool for a bool one
+             (`result_dtypes`; int32 for an int32 one: LAPACK's pivots). None for random ops.
     dtypes:  the dtypes the samples are drawn in (float32/float64; int64 where the op
-             takes integer data), so the suite compiles no kernels it does not already.
+             takes integer data; complex64/complex128 where PyTorch has the op for complex
+             numbers), so the suite compiles no kernels it does not already.
     sample_inputs_func: gen(op, dtype, rng) -> SampleInputs of Operands (NumPy values and
              a layout: at least one "transposed" or "stepped" operand) and kwargs; an empty
              or 0-d case unless `no_empty` says why the op has none.
@@ -117,11 +120,18 @@ class FamilyOpInfo:
             return as_tuple(self.ref(*arrays, **sample.kwargs))
 
     def result_dtypes(self, dtype, reference):
-        """The ember dtype of each output: the sample dtype for floating reference outputs,
-        int64 for integer ones, bool for bool ones."""
+        """The ember dtype of each output: the sample dtype for floating reference outputs
+        (its real dtype for a complex sample), its complex dtype for complex ones, int64 for
+        integer ones, bool for bool ones."""
         def one(r):
             kind = np.asarray(r).dtype.kind
-            return dtype if kind == "f" else B if kind == "b" else I64
+            if kind == "c":
+                return dtype if dtype.is_complex else dtype.to_complex()
+            if kind == "f":
+                return dtype.to_real() if dtype.is_complex else dtype
+            if np.asarray(r).dtype == np.int32:  # LAPACK's pivots
+                return I32
+            return B if kind == "b" else I64
         return tuple(one(r) for r in reference)
 
     def random_result_dtype(self, dtype):
@@ -136,7 +146,10 @@ class FamilyOpInfo:
 def _reference_operand(x):
     if not isinstance(x, Operand):  # None (no weight, no bias) or a Python number
         return x
-    return x.value.astype(np.float64) if _dtype_of_array(x.value).is_floating_point else x.value
+    dtype = _dtype_of_array(x.value)
+    if dtype.is_complex:
+        return x.value.astype(np.complex128)
+    return x.value.astype(np.float64) if dtype.is_floating_point else x.value
 
 
 def as_tuple(result):
@@ -156,10 +169,13 @@ def ints(shape, high, rng, low=0):
 
 def well_conditioned(shape, dtype, rng, spd=False):
     """Square matrices (batched by shape[:-2]) far from singular: a random matrix plus n
-    on the diagonal; `spd` gives a symmetric positive-definite one (M M^T + n I)."""
+    on the diagonal (complex parts for a complex dtype); `spd` gives a Hermitian
+    positive-definite one (M M^H + n I)."""
     n = shape[-1]
     m = rng.uniform(-1, 1, shape)
+    if dtype.is_complex:
+        m = m + 1j * rng.uniform(-1, 1, shape)
     if spd:
-        m = m @ np.swapaxes(m, -1, -2)
+        m = m @ np.conj(np.swapaxes(m, -1, -2))
     return (m + n * np.eye(n)).astype(NP[dtype])
 

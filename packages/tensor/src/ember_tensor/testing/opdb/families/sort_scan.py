@@ -9,7 +9,7 @@ import numpy as np
 
 import ember_tensor as et
 
-from ..core import F32, F64, I64, NP
+from ..core import COMPLEX, F32, F64, I64, NP
 from .info import FamilyOpInfo, O, S, floats
 
 __all__ = ["SORT_SCAN_DB"]
@@ -207,6 +207,8 @@ def _scan_samples(low, high):
     def samples(op, dtype, rng):
         def v(*shape, layout="contiguous"):
             values = floats(shape, dtype, rng, low, high)
+            if dtype.is_complex:  # magnitudes in [low, high] (a long product stays in range), any angle
+                values = (np.abs(values.real) * np.exp(2j * np.pi * rng.random(shape))).astype(values.dtype)
             return O(values, layout)
         yield S(v(3, 5), kwargs={"dim": 1}, name="rows")
         yield S(v(4, 3, layout="transposed"), kwargs={"dim": 0}, name="transposed")
@@ -214,7 +216,7 @@ def _scan_samples(low, high):
         yield S(v(), kwargs={"dim": 0}, name="0-d")
         yield S(v(0, 3), kwargs={"dim": 1}, name="empty")
         yield S(v(2, _LONG), kwargs={"dim": 1}, name="long rows")
-        if op.name in _EXTREMAL_SCANS:
+        if op.name in _EXTREMAL_SCANS and not dtype.is_complex:  # (complex special values: not sampled)
             yield S(O(_extremal(_EXTREMAL_SCANS[op.name], dtype)), kwargs={"dim": 1}, name="extremal")
         ties = _extremal(_TIES_ACROSS_CHUNKS, dtype)
         if op.name in ("cummax", "cummin") and ties is not None:
@@ -286,9 +288,11 @@ SORT_SCAN_DB = [
     FamilyOpInfo("argsort", "sort_scan", lambda x, **kw: et.argsort(x, stable=True, **kw), _ref_argsort, _WITH_INT,
                  sample_inputs_func=_argsort_samples),
     FamilyOpInfo("topk", "sort_scan", _topk, _ref_topk, sample_inputs_func=_topk_samples),
-    FamilyOpInfo("cumsum", "sort_scan", et.cumsum, _ref_cumsum, sample_inputs_func=_scan_samples(-2, 2)),
+    FamilyOpInfo("cumsum", "sort_scan", et.cumsum, _ref_cumsum, (F32, F64) + COMPLEX,
+                 sample_inputs_func=_scan_samples(-2, 2)),
     # Factors near 1 keep the running product of a row in range.
-    FamilyOpInfo("cumprod", "sort_scan", et.cumprod, _ref_cumprod, sample_inputs_func=_scan_samples(0.5, 1.5)),
+    FamilyOpInfo("cumprod", "sort_scan", et.cumprod, _ref_cumprod, (F32, F64) + COMPLEX,
+                 sample_inputs_func=_scan_samples(0.5, 1.5)),
     FamilyOpInfo("cummax", "sort_scan", _cummax, _ref_cummax, sample_inputs_func=_scan_samples(-2, 2)),
     FamilyOpInfo("cummin", "sort_scan", _cummin, _ref_cummin, sample_inputs_func=_scan_samples(-2, 2)),
     FamilyOpInfo("logcumsumexp", "sort_scan", et.logcumsumexp, _ref_logcumsumexp,
