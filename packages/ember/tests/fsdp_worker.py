@@ -145,8 +145,10 @@ def wrapper(strategy="FULL_SHARD", policy="module", width="7"):
     print(f"OK wrapper {rank}", flush=True)
 
 
-def per_parameter(mesh_shape="1"):
-    """fully_shard on each Linear and the root (FSDP2), on a 1-D mesh or a 2-D (HSDP) one."""
+def per_parameter(mesh_shape="1", prefetch="explicit"):
+    """fully_shard on each Linear and the root (FSDP2), on a 1-D mesh or a 2-D (HSDP) one;
+    prefetching as the modules are told (explicit) or FSDP2's default (implicit: in backward,
+    the unit whose forward ran before)."""
     dist.init_process_group("gloo")
     rank, size = dist.get_rank(), dist.get_world_size()
     reference = make_model_of_width()
@@ -158,11 +160,19 @@ def per_parameter(mesh_shape="1"):
             fully_shard(layer, mesh=mesh)
     fully_shard(model, mesh=mesh)
     linears = [layer for layer in model if isinstance(layer, nn.Linear)]
-    for before, after in zip(linears, linears[1:]):  # explicit prefetching, as FSDP2's docs show
-        before.set_modules_to_forward_prefetch([after])
-        after.set_modules_to_backward_prefetch([before])
     posted_ahead = []  # is the next Linear's gather in flight while this one computes?
-    model[0].register_forward_hook(lambda *_: posted_ahead.append(model[2]._fsdp_unit._pending is not None))
+    if prefetch == "explicit":
+        for before, after in zip(linears, linears[1:]):  # as FSDP2's docs show
+            before.set_modules_to_forward_prefetch([after])
+            after.set_modules_to_backward_prefetch([before])
+        model[0].register_forward_hook(lambda *_: posted_ahead.append(model[2]._fsdp_unit._pending is not None))
+    else:
+        # when backward reaches the last Linear's output, its own gather and the middle one's are posted
+        # (the FSDP hook on the output, registered first, runs first); the first one's is not yet
+        def check(grad):
+            posted_ahead.append((linears[1]._fsdp_unit._pending is not None or linears[1]._fsdp_unit.resident,
+                                 linears[0]._fsdp_unit._pending is None and not linears[0]._fsdp_unit.resident))
+        linears[2].register_forward_hook(lambda module, args, out: (out.register_hook(check), None)[1])
     assert isinstance(model, FSDPModule) and isinstance(model, nn.Sequential)
     assert type(model[0]).__name__ == "FSDPLinear"
     shard_size = mesh.size(mesh.ndim - 1)
@@ -171,7 +181,9 @@ def per_parameter(mesh_shape="1"):
     optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
     ref_optimizer = torch.optim.Adam(reference.parameters(), lr=0.05)
     train(model, reference, optimizer, ref_optimizer)
-    assert posted_ahead == [True] * 3, posted_ahead
+    assert posted_ahead == ([True] * 3 if prefetch == "explicit" else [(True, True)] * 3), posted_ahead
+    # after backward no unit holds gathered parameters
+    assert not any(m._fsdp_unit.resident or m._fsdp_unit._pending for m in linears)
     # the chunks gathered along the shard dimension are the reference's parameters
     group = mesh.get_group(mesh.ndim - 1)
     for (name, shard), (_, expected) in zip(model.named_parameters(), reference.named_parameters()):
@@ -188,6 +200,41 @@ def per_parameter(mesh_shape="1"):
     print(f"MEMORY fully_shard{mesh_shape} {size} {rank} {held_bytes(model.parameters(), optimizer)} "
           f"{held_bytes(reference.parameters(), ref_optimizer)}", flush=True)
     print(f"OK per_parameter {rank}", flush=True)
+
+
+def unused_branch():
+    """fully_shard's implicit backward prefetching gathers a unit whose output then misses the
+    loss (its backward never runs): parameters changed before the next forward are the ones
+    that forward computes with, not the prefetched copy."""
+    dist.init_process_group("gloo")
+    rank, size = dist.get_rank(), dist.get_world_size()
+
+    class Branches(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(5, 3), nn.Linear(5, 3)
+
+        def forward(self, x):
+            return self.a(x), self.b(x)
+
+    torch.manual_seed(0)
+    model = Branches().double()
+    reference = copy.deepcopy(model)
+    mesh = init_device_mesh("cpu", (size,))
+    fully_shard(model.a, mesh=mesh)
+    fully_shard(model.b, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    x, y = data(size)
+    mine = slice(4 * rank, 4 * rank + 4)
+    for _ in range(2):
+        F.cross_entropy(model(x[mine])[1], y[mine]).backward()  # a's output is left out
+        assert model.a._fsdp_unit._pending is not None or model.a._fsdp_unit.resident  # prefetched by b
+        with torch.no_grad():
+            model.a.weight.mul_(0.5)  # this rank's chunk
+            reference.a.weight.mul_(0.5)
+        np.testing.assert_allclose(model(x[mine])[0].detach().numpy(), reference(x[mine])[0].detach().numpy(),
+                                   rtol=1e-10)
+    print(f"OK unused_branch {rank}", flush=True)
 
 
 def mixed_precision():

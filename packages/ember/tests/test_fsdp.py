@@ -45,9 +45,13 @@ def test_wrapper_api_trains_as_one_process(n, strategy, policy):
             assert full / shard <= sharded <= full / shard + 1000, (sharded, full)
 
 
-@pytest.mark.parametrize("n, mesh", [(2, "1"), (4, "2x2")])
-def test_fully_shard_trains_as_one_process(n, mesh):
-    run(n, "per_parameter", mesh)
+@pytest.mark.parametrize("n, mesh, prefetch", [(2, "1", "explicit"), (4, "2x2", "explicit"), (2, "1", "implicit")])
+def test_fully_shard_trains_as_one_process(n, mesh, prefetch):
+    run(n, "per_parameter", mesh, prefetch)
+
+
+def test_fully_shard_prefetched_unit_whose_backward_never_ran_gathers_anew():
+    run(2, "unused_branch")
 
 
 def test_mixed_precision_computes_in_param_dtype_and_steps_float32_shards():

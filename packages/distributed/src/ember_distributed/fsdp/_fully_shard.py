@@ -10,7 +10,7 @@ does (there, a DTensor whose local tensor is this chunk). The optimizer is built
 import ember_tensor
 
 from .._group import resolve
-from ._hooks import ChunkLayout, UnitHooks
+from ._hooks import ChunkLayout, ForwardOrder, UnitHooks
 from ._unit import ShardedUnit
 from .api import MixedPrecisionPolicy, OffloadPolicy
 
@@ -100,6 +100,10 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
                 continue
             params.append((owner, name, p))
     module._fsdp_unit = module._fsdp_hooks = None
+    # this module is the root of the units under it (until fully_shard is called on a module
+    # above): they record their forward order for implicit backward prefetching
+    order = ForwardOrder()
+    module.register_forward_pre_hook(order.begin)
     if params:
         unit = ShardedUnit(params, shard_group, replicate_group, mp_policy.param_dtype, mp_policy.reduce_dtype,
                            True if reshard_after_forward is None else bool(reshard_after_forward))
@@ -116,5 +120,10 @@ def fully_shard(module, *, mesh=None, reshard_after_forward=None, shard_placemen
                           cast_inputs=mp_policy.param_dtype if mp_policy.cast_forward_inputs else None,
                           cast_outputs=mp_policy.output_dtype)
         module._fsdp_unit, module._fsdp_hooks = unit, hooks
+    for m in module.modules():
+        if m is module or isinstance(m, FSDPModule):
+            m._fsdp_order = order
+            if m._fsdp_hooks is not None:
+                m._fsdp_hooks.order = order
     module.__class__ = _fsdp_class(type(module))
     return module

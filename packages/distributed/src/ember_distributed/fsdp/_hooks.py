@@ -7,6 +7,11 @@ whatever is registered under those names (the wrapper API deletes the originals;
 taken away again, the full parameters are freed (FULL_SHARD), and a hook on each output
 that requires grad gathers them once more when backward reaches the module: the ops of
 its backward read the parameters autograd saved, from the same memory.
+
+``fully_shard``'s units under one root share a ``ForwardOrder``: the order their forwards
+ended in. When backward reaches a unit, it also posts the gather of the unit whose forward
+ended just before its own (FSDP2's implicit backward prefetching), unless the unit was given
+modules to prefetch explicitly.
 """
 
 import ember_autograd
@@ -47,6 +52,25 @@ class ChunkLayout:
         return [ember_tensor.from_numpy(chunk) for chunk in self.unit.unpack(flat)]
 
 
+class ForwardOrder:
+    """The units under one ``fully_shard`` root, in the order their forwards ended in this
+    iteration (as PyTorch's ``post_forward_order``), for implicit backward prefetching.
+
+    The root's forward starts a new order; a unit's backward hook prefetches the unit
+    recorded just before it. A prefetched unit whose backward then never ran (its output
+    did not reach the loss) would keep parameters gathered before the optimizer step:
+    its next forward frees them first and gathers anew.
+    """
+
+    def __init__(self):
+        self.units = []
+
+    def begin(self, module, args):
+        """The root's forward pre-hook: a fresh order for this iteration."""
+        if module._fsdp_order is self:  # an inner root's hook stays registered: only the outermost acts
+            self.units = []
+
+
 class UnitHooks:
     """Forward pre/post hooks of one unit's module, and the backward re-gather.
 
@@ -67,6 +91,8 @@ class UnitHooks:
         # other units' hooks whose gathers this unit posts ahead, before waiting for its own
         self.forward_prefetch, self.backward_prefetch = [], []
         self.forward_order = None  # a list this unit appends itself to in pre_forward (recording)
+        self.order = None  # fully_shard: the ForwardOrder of this unit's root (implicit backward prefetch)
+        self.stale = False  # gathered by a prefetch whose backward never came (see ForwardOrder)
 
     def start(self):
         """Post this unit's all-gather without waiting (a no-op when resident or posted)."""
@@ -88,6 +114,9 @@ class UnitHooks:
             vars(spec.module).pop(spec.name, None)
 
     def pre_forward(self, module, args):
+        if self.stale:
+            self.unit.release()  # gathered ahead for a backward that never came: the shards may have changed
+            self.stale = False
         if self.forward_order is not None:
             self.forward_order.append(self)
         self.start()
@@ -103,18 +132,42 @@ class UnitHooks:
         if self.unit.reshard_after_forward:
             self.unit.release()
         if ember_autograd.is_grad_enabled() and self.unit.requires_grad:
+            hook = self._backward_hook()
             for t in _tensors_in(output):
                 if t.requires_grad:
-                    t.register_hook(self._before_backward)
+                    t.register_hook(hook)
         if self.cast_outputs is not None:
             return map_tensors(output, lambda t: cast(t, self.cast_outputs))
         return None
 
-    def _before_backward(self, grad):
+    def _backward_hook(self):
+        """The hook for this forward call's outputs, run when backward reaches them."""
+        order = self.order
+        if order is None:
+            return self._before_backward
+        # record this call's place (units prefetching explicitly too, so that the others'
+        # predecessors are right); with implicit prefetching, the call's first output hook
+        # prefetches the unit recorded before it (once, however many outputs the call has)
+        units, index = order.units, len(order.units)
+        units.append(self)
+        if self.backward_prefetch:
+            return self._before_backward
+        previous = [units[index - 1]] if index else []
+
+        def hook(grad):
+            prefetch = previous[:]
+            previous.clear()
+            return self._before_backward(grad, prefetch)
+        return hook
+
+    def _before_backward(self, grad, implicit=()):
         # The module's backward is about to read the saved full parameters: refill them.
+        self.stale = False
         self.start()
-        for other in self.backward_prefetch:
-            other.start()
+        for other in self.backward_prefetch or implicit:
+            if other is not self and not other.unit.resident and other.unit._pending is None:
+                other.start()
+                other.stale = True  # until its own backward hook runs
         self.unit.wait_gather()
         return None
 
