@@ -35,6 +35,8 @@ class DistributedTimeoutError(DistBackendError):
 # compete with it for the core, so the wait sleeps.
 _SPIN_SECONDS = 2e-4
 _YIELD_SECONDS = 5e-3
+# (os.sched_yield is POSIX; elsewhere a zero sleep yields the thread.)
+_yield_core = getattr(os, "sched_yield", None) or (lambda: time.sleep(0))
 _MAX_SLEEP_SECONDS = 1e-3
 # A wait this long while some rank has exited fails (see _health.departed): the exited
 # rank cannot take part. The delay lets operations that do not involve it finish first.
@@ -129,7 +131,7 @@ class Work:
                 sleep = min(_MAX_SLEEP_SECONDS, sleep * 2 or 1e-5)
                 time.sleep(sleep)
             elif elapsed > _SPIN_SECONDS:
-                os.sched_yield()
+                _yield_core()
         self._complete()
         return True
 
