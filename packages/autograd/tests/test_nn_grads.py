@@ -99,3 +99,27 @@ def test_relu_backward_is_pytorchs_threshold_backward():
         h = et.tensor([[-1.0, 2.0], [0.5, -0.25]], dtype=dtype, requires_grad=True)
         et.relu(h).sum().backward()
         assert h.grad.dtype is dtype and h.grad.tolist() == [[0.0, 1.0], [1.0, 0.0]]
+
+
+def test_cross_entropy_rows_gradients_and_node():
+    # (N, C) logits at class indices run as one op (nn_ops.cross_entropy_rows) whose node
+    # carries nll_loss's name, as the loss's grad_fn in PyTorch; the composite cases
+    # (label smoothing, probabilities, N-d, half) keep theirs.
+    x = et.randn(6, 4, dtype=et.float64, requires_grad=True)
+    t = et.tensor([0, 3, 1, -100, 2, 2])
+    w = et.rand(4, dtype=et.float64)
+    assert type(K.cross_entropy_loss(x, t).grad_fn).__name__ == "NllLossBackward0"
+    for reduction in ("mean", "sum", "none"):
+        def loss(a, reduction=reduction):
+            out = K.cross_entropy_loss(a, t, w, reduction, -100)
+            return out if reduction != "none" else out * et.arange(6.0, dtype=et.float64)
+        assert gradcheck(loss, (x,)) and gradgradcheck(loss, (x,))
+    y = et.randn(5, 3, requires_grad=True)
+    labels = et.tensor([0, 2, 1, 1, 0])
+    for loss in (K.cross_entropy_loss(y, labels, label_smoothing=0.1),
+                 K.cross_entropy_loss(y, y.softmax(1).detach()),
+                 K.cross_entropy_loss(y.reshape(5, 3, 1), labels.reshape(5, 1)),
+                 K.cross_entropy_loss(y.half(), labels)):
+        loss.backward()
+        assert y.grad is not None and bool(et.isfinite(y.grad).all())
+        y.grad = None

@@ -305,6 +305,27 @@ def nll_loss(ctx, grad, input, target, weight, reduction, ignore_index):
     return K.nll_loss_backward(grad, input, target, weight, reduction, ignore_index)
 
 
+# cross_entropy_rows is log_softmax then nll_loss in one op: its node takes nll_loss's
+# name (the loss's grad_fn in PyTorch); the fused backward writes log_softmax's gradient
+# of nll_loss's in one pass, or, for a graph of the gradient, the two composed.
+@derivative("cross_entropy_rows", inputs=("input",), name="NllLossBackward0",
+            save=lambda input, target, weight=None, reduction="mean", ignore_index=-100:
+            (input, target, weight, RESULT[1], reduction, ignore_index))
+def cross_entropy_rows(ctx, grads, input, target, weight, saved, reduction, ignore_index):
+    grad = grads[0]
+    if grad is None:
+        return None
+    if not _create_graph():
+        return K.cross_entropy_rows_backward(grad, input, target, weight, saved, reduction, ignore_index)
+    log_probabilities = K.log_softmax(input, 1)
+    g = K.nll_loss_backward(grad, log_probabilities, target, weight, reduction, ignore_index)
+    return g - log_probabilities.exp() * g.sum(1, keepdim=True)
+
+
+derivative("cross_entropy_rows_backward", inputs=("grad_output",))(
+    _not_differentiated_again("cross_entropy_rows_backward"))
+
+
 # The other losses are composites: differentiated through the elementwise ops and
 # reductions they are made of, as PyTorch's CompositeImplicitAutograd losses are.
 composite("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "poisson_nll_loss",

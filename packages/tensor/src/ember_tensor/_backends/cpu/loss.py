@@ -1,5 +1,6 @@
 """CPU negative log-likelihood loss and its backward: class-index targets, class weights,
-ignore_index, N-d inputs.
+ignore_index, N-d inputs; and the cross entropy of rows of logits (log_softmax then
+nll_loss in one pass of `kernels.softmax`, bit for bit their values).
 
 Arrays in, arrays out: log-probabilities `x` in float32/float64 (half types arrive as
 float32), int64 targets, an optional (C,) weight array; arguments already checked by
@@ -11,9 +12,10 @@ import numpy as np
 
 from ..lazy import lazy
 
-__all__ = ["nll_loss", "nll_loss_backward"]
+__all__ = ["nll_loss", "nll_loss_backward", "cross_entropy", "cross_entropy_backward"]
 
 NLL = lazy("cpu.kernels.nll")  # Numba loads on first use
+ROWS = lazy("cpu.kernels.softmax")
 
 
 def _rows(x, target):
@@ -44,6 +46,16 @@ def _picked(rows, t, weight, ignore_index):
     return losses, weights
 
 
+def _reduced(losses, weights, reduction, shape):
+    """nll_loss's reduction of float64 per-sample `losses` with their `weights`."""
+    if reduction == "none":
+        return losses.reshape(shape)
+    if reduction == "sum":
+        return np.array(losses.sum())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.array(losses.sum() / weights.sum())
+
+
 def nll_loss(x, target, weight, reduction, ignore_index):
     """The NLL loss of log-probabilities `x` (C), (N, C) or (N, C, d1, ...) at class
     indices `target`: float64 per-sample losses shaped like the target for 'none', else
@@ -54,12 +66,7 @@ def nll_loss(x, target, weight, reduction, ignore_index):
     """
     rows, t = _rows(x, target)
     losses, w = _picked(rows, t, weight, ignore_index)
-    if reduction == "none":
-        return losses.reshape(() if x.ndim == 1 else (x.shape[0],) + x.shape[2:])
-    if reduction == "sum":
-        return np.array(losses.sum())
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.array(losses.sum() / w.sum())
+    return _reduced(losses, w, reduction, () if x.ndim == 1 else (x.shape[0],) + x.shape[2:])
 
 
 def nll_loss_backward(grad_output, x, target, weight, reduction, ignore_index):
@@ -79,3 +86,41 @@ def nll_loss_backward(grad_output, x, target, weight, reduction, ignore_index):
         return grad_rows[0]
     moved_shape = (x.shape[0],) + x.shape[2:] + (classes,)
     return np.ascontiguousarray(np.moveaxis(grad_rows.reshape(moved_shape), -1, 1))
+
+
+def cross_entropy(x, target, weight, reduction, ignore_index):
+    """The cross entropy of (N, C) logits `x` (float32/float64) at int64 class indices
+    `target`: (the loss as `nll_loss` returns it, `saved`), `saved` being what
+    `cross_entropy_backward` needs of this forward (here each row's max and log-sum-exp,
+    an (N, 2) array of x's dtype).
+
+    >>> cross_entropy(np.zeros((1, 2)), np.array([1]), None, "mean", -100)[0]
+    array(0.69314718)
+    """
+    x2 = np.ascontiguousarray(x)
+    t = np.ascontiguousarray(target, np.int64).reshape(-1)
+    losses, weights, peaks, log_totals, bad = ROWS.cross_entropy_forward(x2, t, *_weights(weight), ignore_index)
+    _out_of_bounds(t, bad)
+    return _reduced(losses, weights, reduction, (x.shape[0],)), np.stack([peaks, log_totals], 1)
+
+
+def cross_entropy_backward(grad_output, x, target, weight, saved, reduction, ignore_index):
+    """d cross_entropy / d x, in x's dtype: softmax(x) scaled by each sample's -w * g,
+    minus it at the target (`saved`: `cross_entropy`'s)."""
+    x2 = np.ascontiguousarray(x)
+    t = np.ascontiguousarray(target, np.int64).reshape(-1)
+    g = np.ascontiguousarray(grad_output, np.float64).reshape(-1)
+    if reduction != "none":
+        g = g[:1]
+        if reduction == "mean":
+            # nll_loss's divisor: the sum of the samples' weights (0 for an ignored one).
+            valid = t != ignore_index
+            weights = valid.astype(np.float64) if weight is None else np.where(
+                valid, np.asarray(weight, np.float64)[np.where(valid, t, 0)], 0.0)
+            with np.errstate(divide="ignore", invalid="ignore"):  # no weight at all: inf or NaN, as PyTorch
+                g = g / weights.sum()
+    peaks, log_totals = np.ascontiguousarray(saved[:, 0]), np.ascontiguousarray(saved[:, 1])
+    gx, bad = ROWS.cross_entropy_backward(x2, t, *_weights(weight), ignore_index, peaks, log_totals, g,
+                                          reduction == "none")
+    _out_of_bounds(t, bad)
+    return gx

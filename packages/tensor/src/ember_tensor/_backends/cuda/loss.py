@@ -1,5 +1,6 @@
 """The CUDA negative log-likelihood loss and its backward: the same functions as
-`_backends.cpu.loss` over device arrays.
+`_backends.cpu.loss` over device arrays. The cross entropy of rows of logits is
+log_softmax (`softmax`'s row kernels) then this loss, its `saved` the log-probabilities.
 
 The kernels (`kernels.loss`) gather each sample's log-probability at its target class
 and merge the losses and weights in float64. Nothing goes through the host except the
@@ -13,8 +14,9 @@ from ..._runtime.determinism import alert_not_deterministic
 from . import storage
 from .kernels import loss as K
 from .rows import flat_operand, launch_flat, launch_rows, optional_operand, shaped
+from .softmax import softmax, softmax_backward
 
-__all__ = ["nll_loss", "nll_loss_backward"]
+__all__ = ["nll_loss", "nll_loss_backward", "cross_entropy", "cross_entropy_backward"]
 
 
 def _operands(x, target, weight):
@@ -72,3 +74,17 @@ def nll_loss_backward(grad_output, x, target, weight, reduction, ignore_index):
                 reduction == "none", total_weight, reduction == "mean", grad, first_bad)
     _raise_if_out_of_bounds(t, first_bad)
     return shaped(grad, x.shape)
+
+
+def cross_entropy(x, target, weight, reduction, ignore_index):
+    """The cross entropy of (N, C) logits `x` at int64 class indices `target`: (the loss
+    as `nll_loss` returns it, `saved`), `saved` being what `cross_entropy_backward` needs
+    of this forward (here the log-probabilities)."""
+    logp = softmax(x, 1, True)
+    return nll_loss(logp, target, weight, reduction, ignore_index), logp
+
+
+def cross_entropy_backward(grad_output, x, target, weight, saved, reduction, ignore_index):
+    """d cross_entropy / d x, in x's dtype (`saved`: `cross_entropy`'s)."""
+    return softmax_backward(nll_loss_backward(grad_output, saved, target, weight, reduction, ignore_index),
+                            saved, 1, True)

@@ -7,15 +7,50 @@ A composite (differentiated through log_softmax and nll_loss, whose kernels are 
 and still one operator so that autocast's CPU list, which names cross_entropy_loss, runs
 the whole loss in float32 as PyTorch does (log_softmax included). `ember_nn.functional.
 cross_entropy` checks the legacy flags and calls it.
+
+The common case, (N, C) float32/float64 logits at class indices without label smoothing,
+is one op of its own, `cross_entropy_rows`: the backend computes each row's
+log-sum-exp and the target's loss in the passes that read the row, and the backward
+writes the input gradient in one pass, never materialising the (N, C) log-probabilities
+(bit for bit log_softmax's and nll_loss's values; its rule holds it).
 """
+from ... import _backends
+from ... import _dtype as D
 from ..._dispatch import op
 from ..elementwise import where
+from ._common import array_of, tensor_of
 from .activation import log_softmax
-from .loss import nll_loss
+from .loss import _check, _operands, nll_loss
 from .pointwise_loss import reduce_loss
 from .sampling import embedding
 
-__all__ = ["cross_entropy_loss"]
+__all__ = ["cross_entropy_loss", "cross_entropy_rows", "cross_entropy_rows_backward"]
+
+
+@op()
+def cross_entropy_rows(input, target, weight=None, reduction="mean", ignore_index=-100):
+    """log_softmax of (N, C) logits `input` along dim 1, then nll_loss at class indices
+    `target`, in one op: returns (loss, saved), `saved` being what the backward needs of
+    the forward (backend-specific)."""
+    _check(input, target, weight)
+    loss, saved = _backends.get(input._device).loss.cross_entropy(*_operands(input, target, weight), reduction,
+                                                                   ignore_index)
+    return tensor_of(loss, input._dtype, input._device), tensor_of(saved, input._dtype, input._device)
+
+
+@op()
+def cross_entropy_rows_backward(grad_output, input, target, weight, saved, reduction="mean", ignore_index=-100):
+    """The input gradient of `cross_entropy_rows` (`saved`: its second result)."""
+    grad = _backends.get(input._device).loss.cross_entropy_backward(
+        array_of(grad_output), *_operands(input, target, weight), saved._data, reduction, ignore_index)
+    return tensor_of(grad, input._dtype, input._device)
+
+
+def _rows_case(input, target, label_smoothing):
+    """Whether `cross_entropy_rows` computes this loss: (N, C) float32/float64 logits at
+    class indices of a dtype nll_loss takes, no label smoothing."""
+    return (label_smoothing == 0.0 and input.dim() == 2 and input._dtype in (D.float32, D.float64)
+            and target._dtype in (D.int64, D.int32, D.uint8))
 
 
 @op(composite=True)
@@ -30,6 +65,8 @@ def cross_entropy_loss(input, target, weight=None, reduction="mean", ignore_inde
     """
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if _rows_case(input, target, label_smoothing):
+        return cross_entropy_rows(input, target, weight, reduction, ignore_index)[0]
     class_dim = 0 if input.dim() == 1 else 1
     logp = log_softmax(input, class_dim)
     if target.dtype.is_floating_point:

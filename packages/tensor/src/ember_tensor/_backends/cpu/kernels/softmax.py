@@ -1,4 +1,6 @@
-"""Numba row kernels of softmax and log_softmax, forward and backward.
+"""Numba row kernels of softmax and log_softmax, forward and backward, and of the
+cross entropy of rows of logits (log_softmax and nll_loss in one pass, bit for bit the
+values of the two: `cross_entropy_forward`/`_backward`).
 
 The input is viewed as (outer, size, inner) C-contiguous, softmax running along `size`.
 When `inner` is 1 (softmax over the last dim) each row is contiguous: one task per row,
@@ -31,7 +33,8 @@ from numba.extending import intrinsic, overload
 
 from .. import threads
 
-__all__ = ["softmax_forward", "softmax_backward", "PARALLEL_THRESHOLD"]
+__all__ = ["softmax_forward", "softmax_backward", "cross_entropy_forward", "cross_entropy_backward",
+           "PARALLEL_THRESHOLD"]
 
 PARALLEL_THRESHOLD = 1 << 16  # a split over threads costs ~20-40 us
 _BLOCK = 512  # columns per task when softmax runs along a non-last dim
@@ -365,3 +368,94 @@ def softmax_backward(g3, y3, log):
         else:
             _run_columns(_columns_log_softmax_backward if log else _columns_softmax_backward, g3, y3, gx)
     return gx
+
+
+# Cross entropy of (N, C) logits at class-index targets: log_softmax's statistics of each
+# row and the target's log-probability in the reading passes of the row, nll_loss's
+# weight and ignore_index on the way; the backward writes log_softmax's gradient of
+# nll_loss's one-hot gradient directly. Neither writes the (N, C) log-probabilities.
+@njit(**_OPTIONS)
+def _rows_cross_entropy(x, target, weight, has_weight, ignore_index, peaks, log_totals, losses, weights):
+    classes = x.shape[1]
+    for r in range(x.shape[0]):
+        xr = x[r]
+        peak = _row_max(xr)
+        log_total = math.log(_sum_exp(xr, peak))
+        peaks[r] = peak
+        log_totals[r] = log_total
+        t = target[r]
+        if t == ignore_index:
+            losses[r] = 0.0
+            weights[r] = 0.0
+            continue
+        if t < 0 or t >= classes:
+            return r
+        w = weight[t] if has_weight else 1.0
+        losses[r] = -(((xr[t] - peak) - log_total) * 1.0) * w
+        weights[r] = w
+    return -1
+
+
+@njit(**_OPTIONS)
+def _rows_cross_entropy_backward(x, target, weight, has_weight, ignore_index, peaks, log_totals, grad, per_sample,
+                                 gx):
+    # With G = -w * g at the target (log_softmax's input gradient from nll_loss's):
+    # gx = onehot * G - exp(log_softmax(x)) * G, the log-probabilities recomputed as the
+    # forward computed them.
+    classes = x.shape[1]
+    for r in range(x.shape[0]):
+        xr, out = x[r], gx[r]
+        t = target[r]
+        if t == ignore_index:
+            for j in range(classes):
+                out[j] = 0.0
+            continue
+        if t < 0 or t >= classes:
+            return r
+        w = weight[t] if has_weight else 1.0
+        g = grad[r] if per_sample else grad[0]
+        G = xr.dtype.type(-w * g)
+        zero = xr.dtype.type(0.0)
+        peak, log_total = peaks[r], log_totals[r]
+        for j in range(classes):
+            out[j] = (G if j == t else zero) - _exp((xr[j] - peak) - log_total) * G
+    return -1
+
+
+def _checked_rows(kernel, n, size, args_of):
+    """kernel(*args_of(lo, hi)) over the rows lo..hi of every range (big inputs: ranges on
+    several threads at once); the first row the kernel refused, or -1."""
+    if not threads.parallel(size, PARALLEL_THRESHOLD):
+        return kernel(*args_of(0, n))
+    refused = []
+
+    def part(lo, hi):
+        bad = kernel(*args_of(lo, hi))
+        if bad >= 0:
+            refused.append(lo + bad)
+    threads.split(part, n, threads.part_count(), align=1)
+    return min(refused) if refused else -1
+
+
+def cross_entropy_forward(x2, target, weight, has_weight, ignore_index):
+    """(losses, weights: float64 (N,); peaks, log_totals: x2's dtype (N,); the first
+    sample whose target is out of range or -1) of C-contiguous (N, C) logits `x2` at int64
+    `target`, `weight` a float64 (C,) array read when `has_weight`."""
+    n = x2.shape[0]
+    peaks, log_totals = np.empty(n, x2.dtype), np.empty(n, x2.dtype)
+    losses, weights = np.empty(n), np.empty(n)
+    bad = _checked_rows(_rows_cross_entropy, n, x2.size, lambda lo, hi: (
+        x2[lo:hi], target[lo:hi], weight, has_weight, ignore_index, peaks[lo:hi], log_totals[lo:hi], losses[lo:hi],
+        weights[lo:hi]))
+    return losses, weights, peaks, log_totals, bad
+
+
+def cross_entropy_backward(x2, target, weight, has_weight, ignore_index, peaks, log_totals, grad, per_sample):
+    """(input gradient of C-contiguous (N, C) logits `x2`, the first sample whose target
+    is out of range or -1), `grad` the float64 loss gradient: one per sample when
+    `per_sample`, else grad[0] (already divided by the weight total for a mean)."""
+    gx = np.empty_like(x2)
+    bad = _checked_rows(_rows_cross_entropy_backward, x2.shape[0], x2.size, lambda lo, hi: (
+        x2[lo:hi], target[lo:hi], weight, has_weight, ignore_index, peaks[lo:hi], log_totals[lo:hi],
+        grad[lo:hi] if per_sample else grad, per_sample, gx[lo:hi]))
+    return gx, bad
