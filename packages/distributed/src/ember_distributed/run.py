@@ -215,7 +215,7 @@ class _Job:
             if process.returncode not in (0, None) and not statuses:
                 statuses[-1] = {"rank": -1, "local_rank": -1, "exitcode": process.returncode, "pid": process.pid,
                                 "time": time.time(), "host": socket.gethostname()}
-        failures = sorted((s for s in statuses.values() if s["exitcode"] != 0), key=lambda s: s["time"])
+        failures = sorted((s for s in statuses.values() if s["exitcode"] != 0), key=_failure_order)
         return statuses, (failures[0] if failures else None)
 
     def stop(self):
@@ -239,6 +239,17 @@ class _Job:
 
     def close(self):
         shutil.rmtree(self.status_dir, ignore_errors=True)
+
+
+# A rank killed by a signal is taken to have failed this much before its keeper noticed.
+# Its peers detect the death within milliseconds and exit with an error of their own, and
+# on a loaded machine their keepers can record that exit before the dead rank's keeper is
+# scheduled: the killed rank is the root cause, as torchrun reports it.
+_SIGNAL_DEATH_ALLOWANCE = 0.5
+
+
+def _failure_order(status):
+    return status["time"] - (_SIGNAL_DEATH_ALLOWANCE if status["exitcode"] < 0 else 0.0)
 
 
 def _describe(status):
