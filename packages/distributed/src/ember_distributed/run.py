@@ -244,12 +244,15 @@ class _Job:
 # A rank killed by a signal is taken to have failed this much before its keeper noticed.
 # Its peers detect the death within milliseconds and exit with an error of their own, and
 # on a loaded machine their keepers can record that exit before the dead rank's keeper is
-# scheduled: the killed rank is the root cause, as torchrun reports it.
+# scheduled: the killed rank is the root cause, as torchrun reports it. (Not SIGTERM: the
+# launcher stops the survivors with it once the grace period is over.)
 _SIGNAL_DEATH_ALLOWANCE = 0.5
 
 
 def _failure_order(status):
-    return status["time"] - (_SIGNAL_DEATH_ALLOWANCE if status["exitcode"] < 0 else 0.0)
+    code = status["exitcode"]
+    killed = code < 0 and -code != signal.SIGTERM
+    return status["time"] - (_SIGNAL_DEATH_ALLOWANCE if killed else 0.0)
 
 
 def _describe(status):
