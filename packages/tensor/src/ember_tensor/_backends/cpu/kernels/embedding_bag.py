@@ -50,6 +50,13 @@ def _prefetch_row(typingctx, table, row):
     return types.void(table, row), codegen
 
 
+@njit(inline="always")
+def _bag_bounds(offsets, b, n):
+    """Bag b's entries start .. end, clamped into [0, n] (see the module docstring)."""
+    start = min(max(offsets[b], 0), n)
+    return start, min(max(offsets[b + 1] if b + 1 < offsets.shape[0] else n, start), n)
+
+
 @njit(**_OPTIONS)
 def bag_sum(weight, indices, offsets, scales, padding_idx, mean, out, offset2bag, bag_size, b_lo, b_hi):
     """out[b] = sum of weight[indices[j]] * scales[j] over bag b's kept entries (divided by
@@ -59,8 +66,7 @@ def bag_sum(weight, indices, offsets, scales, padding_idx, mean, out, offset2bag
     dim = weight.shape[1]
     scaled = scales.shape[0] != 0
     for b in range(b_lo, b_hi):
-        start = min(max(offsets[b], 0), n)
-        end = min(max(offsets[b + 1] if b + 1 < offsets.shape[0] else n, start), n)
+        start, end = _bag_bounds(offsets, b, n)
         count = 0
         for j in range(start, end):
             if j + _PREFETCH_DISTANCE < n:
@@ -91,8 +97,7 @@ def bag_max(weight, indices, offsets, padding_idx, out, offset2bag, bag_size, ma
     n = indices.shape[0]
     dim = weight.shape[1]
     for b in range(b_lo, b_hi):
-        start = min(max(offsets[b], 0), n)
-        end = min(max(offsets[b + 1] if b + 1 < offsets.shape[0] else n, start), n)
+        start, end = _bag_bounds(offsets, b, n)
         count = 0
         for c in range(dim):
             max_indices[b, c] = -1

@@ -6,12 +6,22 @@ per (bag, column) to the argmax rows in max mode.
 Bag b holds entries ``offsets[b] .. offsets[b + 1]`` (the last bag, when offsets has one
 element per bag, ends at the number of entries), clamped into [start, n]; entries equal
 to ``padding_idx`` (-1: none) are skipped. The semantics are those of the CPU loops in
-`_backends/cpu/kernels/embedding_bag.py`. Nothing here calls a function of another file,
+`_backends/cpu/kernels/embedding_bag.py`. Nothing here calls a function of another file (`_bag_bounds` is this file's),
 so Numba's on-disk cache (keyed on this file) can never serve a stale kernel.
 """
 from numba import cuda
 
 __all__ = ["bag_sum", "bag_max", "bag_backward_rows", "bag_backward_max", "bag_weights_backward"]
+
+
+@cuda.jit(device=True)
+def _bag_bounds(offsets, b, n):
+    """Bag b's entries start .. end, clamped into [0, n] (see the module docstring)."""
+    start = min(max(offsets[b], 0), n)
+    end = n
+    if b + 1 < offsets.shape[0]:
+        end = offsets[b + 1]
+    return start, min(max(end, start), n)
 
 
 @cuda.jit(cache=True)
@@ -25,11 +35,7 @@ def bag_sum(weight, indices, offsets, scales, padding_idx, mean, out, offset2bag
     for p in range(cuda.grid(1), bags * dim, cuda.gridsize(1)):
         b = p // dim
         c = p % dim
-        start = min(max(offsets[b], 0), n)
-        end = n
-        if b + 1 < offsets.shape[0]:
-            end = offsets[b + 1]
-        end = min(max(end, start), n)
+        start, end = _bag_bounds(offsets, b, n)
         total = out[b, c]  # zero (out arrives zeroed): the sum in out's dtype
         count = 0
         for j in range(start, end):
@@ -59,11 +65,7 @@ def bag_max(weight, indices, offsets, padding_idx, out, offset2bag, bag_size, ma
     for p in range(cuda.grid(1), bags * dim, cuda.gridsize(1)):
         b = p // dim
         c = p % dim
-        start = min(max(offsets[b], 0), n)
-        end = n
-        if b + 1 < offsets.shape[0]:
-            end = offsets[b + 1]
-        end = min(max(end, start), n)
+        start, end = _bag_bounds(offsets, b, n)
         best = out[b, c]  # zero, the empty bag's value
         arg = -1
         count = 0
