@@ -131,23 +131,23 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
-    biases = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
-    if use_separate_proj_weight:
-        q = linear(query, q_proj_weight, biases[0])
-        k = linear(key, k_proj_weight, biases[1])
-        v = linear(value, v_proj_weight, biases[2])
-    elif query is key and key is value:
+    if not use_separate_proj_weight and query is key and key is value:
         # Self-attention: q, k and v from one GEMM of the packed weight, as PyTorch's
         # _in_projection_packed computes them (one (E, 3E) product beats three (E, E)).
         q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, dim=-1)
-    elif key is value:
-        q_weight, kv_weight = in_proj_weight.split((embed_dim, 2 * embed_dim))
-        kv_bias = None if in_proj_bias is None else in_proj_bias[embed_dim:]
-        q = linear(query, q_weight, biases[0])
-        k, v = linear(key, kv_weight, kv_bias).chunk(2, dim=-1)
     else:
-        weights = in_proj_weight.chunk(3)
-        q, k, v = (linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))
+        biases = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        if use_separate_proj_weight:
+            q = linear(query, q_proj_weight, biases[0])
+            k = linear(key, k_proj_weight, biases[1])
+            v = linear(value, v_proj_weight, biases[2])
+        elif key is value:  # k and v from one GEMM of their two thirds
+            q_weight, kv_weight = in_proj_weight.split((embed_dim, 2 * embed_dim))
+            kv_bias = None if in_proj_bias is None else in_proj_bias[embed_dim:]
+            q = linear(query, q_weight, biases[0])
+            k, v = linear(key, kv_weight, kv_bias).chunk(2, dim=-1)
+        else:
+            q, k, v = (linear(x, w, b) for x, w, b in zip((query, key, value), in_proj_weight.chunk(3), biases))
     if is_causal and attn_mask is None:
         attn_mask = et.ones(tgt_len, key.shape[0], dtype=et.bool, device=query.device).triu(1)
     attn_mask = _float_mask(attn_mask, q.dtype)
