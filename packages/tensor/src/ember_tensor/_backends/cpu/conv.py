@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from . import threads
+from . import threads, winograd
 from ..lazy import lazy
 from ..plan import output_size
 from .windows import add_windows, crop_spatial, pad_spatial, windows
@@ -217,6 +217,11 @@ def forward(x, w, stride, padding, dilation, groups, bias=None):
     (N, O, *out)."""
     n, o = x.shape[0], w.shape[0]
     kernel = w.shape[2:]
+    if len(kernel) == 2:
+        out = tuple(output_size(s, k, st, p, d) for s, k, st, p, d in
+                    zip(x.shape[2:], kernel, stride, padding, dilation))
+        if winograd.usable(x.dtype, kernel, stride, dilation, groups, x.shape[1], o, out):
+            return winograd.forward(x, w, padding, out, bias)
     plan = _blocked_plan(x.shape, kernel, stride, padding, dilation)
     if plan is not None:
         wg = np.ascontiguousarray(w).reshape(groups, o // groups, math.prod(w.shape[1:]))
@@ -246,6 +251,12 @@ def backward_input(gy, w, input_size, stride, padding, dilation, groups):
     n, o = gy.shape[:2]
     c = w.shape[1] * groups
     kernel, out = w.shape[2:], gy.shape[2:]
+    if winograd.usable(gy.dtype, kernel, stride, dilation, groups, o, c, input_size):
+        # A 3x3 unit-stride convolution's adjoint is the convolution of the gradient with
+        # the flipped, transposed kernel, padded by 2 - p (see below): by Winograd's
+        # algorithm where the forward convolution would take it.
+        return winograd.forward(gy, _flipped_transposed(w, groups).reshape((c, o) + tuple(kernel)),
+                                tuple(2 - p for p in padding), tuple(input_size))
     if all(st == 1 for st in stride) and c >= o:
         # A unit-stride convolution's adjoint is a convolution of the gradient with the
         # flipped, transposed kernel, padded by d*(k-1) - p (negative: a crop), over an
