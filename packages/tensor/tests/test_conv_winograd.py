@@ -1,5 +1,5 @@
 """The CPU's Winograd F(2x2, 3x3) convolution (3x3, unit stride and dilation, no groups,
-enough channels): forward and input gradient through the ops against PyTorch, and the
+enough channels): forward and both gradients through the ops against PyTorch, and the
 kernels themselves against the im2col path in float64 on shapes that exercise partial
 edge tiles (odd sizes), padding 0, 1, 2 and a crop, batch 1 and one input channel."""
 import numpy as np
@@ -21,6 +21,7 @@ CASES = [
     ((3, 33, 12, 11), 32, (0, 0), True),    # valid: odd output width
     ((2, 32, 11, 8), 35, (2, 1), False),    # padding past the kernel's reach
     ((2, 40, 12, 12), 32, (1, 0), True),    # mixed padding
+    ((24, 32, 9, 11), 32, (1, 1), True),    # two blocks of samples: split over 2 threads
 ]
 
 TOLERANCE = {np.float32: dict(rtol=1e-4, atol=1e-4), np.float64: dict(rtol=1e-10, atol=1e-10)}
@@ -47,7 +48,7 @@ def test_winograd_convolution_matches_torch(xs, o, padding, with_bias, dtype, bu
     assert winograd.usable(dtype, (3, 3), (1, 1), (1, 1), 1, o, c, xs[2:])
     x, w = rng.standard_normal(xs).astype(dtype), rng.standard_normal((o, c, 3, 3)).astype(dtype)
     b = rng.standard_normal(o).astype(dtype) if with_bias else None
-    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
     ty = torch.nn.functional.conv2d(tx, tw, None if b is None else torch.tensor(b), padding=padding)
     g = rng.standard_normal(tuple(ty.shape)).astype(dtype)
     ty.backward(torch.tensor(g))
@@ -57,6 +58,8 @@ def test_winograd_convolution_matches_torch(xs, o, padding, with_bias, dtype, bu
     np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), **TOLERANCE[dtype])
     gx = N.convolution_backward_input(et.tensor(g), et.tensor(w), xs, 1, padding, 1, 1)
     np.testing.assert_allclose(gx.numpy(), tx.grad.numpy(), **TOLERANCE[dtype])
+    gw = N.convolution_backward_weight(et.tensor(g), et.tensor(x), (o, c, 3, 3), 1, padding, 1, 1)
+    np.testing.assert_allclose(gw.numpy(), tw.grad.numpy(), **TOLERANCE[dtype])
 
 
 @pytest.mark.parametrize("xs, o, padding", [
@@ -79,8 +82,13 @@ def test_winograd_kernels_match_the_im2col_path(xs, o, padding, dtype):
     assert y.dtype == dtype and y.shape == (xs[0], o) + out
     ref = cpu_conv.forward(x.astype(np.float64), w.astype(np.float64), (1, 1), padding, (1, 1), 1,
                            b.astype(np.float64))
-    np.testing.assert_allclose(y, ref, rtol=1e-5 if dtype == np.float32 else 1e-12,
-                               atol=1e-5 if dtype == np.float32 else 1e-12)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(y, ref, **tol)
+    g = rng.standard_normal(y.shape).astype(dtype)
+    gw = winograd.backward_weight(g, x, padding)
+    assert gw.dtype == dtype and gw.shape == w.shape
+    ref = cpu_conv.backward_weight(g.astype(np.float64), x.astype(np.float64), w.shape, (1, 1), padding, (1, 1), 1)
+    np.testing.assert_allclose(gw, ref, **tol)
 
 
 def test_winograd_takes_non_contiguous_input_and_empty_batch():
@@ -92,6 +100,26 @@ def test_winograd_takes_non_contiguous_input_and_empty_batch():
     np.testing.assert_allclose(N.convolution(xt, et.tensor(w), None, 1, 1).numpy(), ref.numpy(), atol=1e-10)
     empty = N.convolution(et.zeros(0, 32, 9, 11, dtype=et.float64), et.tensor(w), None, 1, 1)
     assert tuple(empty.shape) == (0, 32, 9, 11)
+    gw = N.convolution_backward_weight(et.zeros(0, 32, 9, 11, dtype=et.float64), et.zeros(0, 32, 9, 11,
+                                       dtype=et.float64), (32, 32, 3, 3), 1, 1)
+    assert tuple(gw.shape) == (32, 32, 3, 3) and not gw.numpy().any()
+
+
+def test_winograd_thread_budget_gives_the_same_bits():
+    # Each block's GEMMs are the same calls whichever thread runs them (48 samples: 3
+    # blocks, split over 2 threads); the weight gradient's per-thread sums differ in
+    # order, so only the forward is compared bitwise.
+    x, w = rng.standard_normal((48, 32, 10, 10)).astype(np.float32), rng.standard_normal((32, 32, 3, 3)).astype(
+        np.float32)
+    before = et.get_num_threads()
+    try:
+        results = []
+        for threads in (1, 2):
+            et.set_num_threads(threads)
+            results.append(N.convolution(et.tensor(x), et.tensor(w), None, 1, 1).numpy())
+    finally:
+        et.set_num_threads(before)
+    np.testing.assert_array_equal(results[0], results[1])
 
 
 @pytest.mark.parametrize("args, expected", [

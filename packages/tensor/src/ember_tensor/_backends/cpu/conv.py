@@ -295,6 +295,8 @@ def backward_weight(gy, x, weight_size, stride, padding, dilation, groups):
     """Gradient of `forward` w.r.t. w of shape `weight_size`: grad @ cols^T (summed over the batch)."""
     n, o = gy.shape[:2]
     kernel = tuple(weight_size[2:])
+    if winograd.usable(x.dtype, kernel, stride, dilation, groups, x.shape[1], o, gy.shape[2:]):
+        return winograd.backward_weight(gy, x, padding)
     plan = _blocked_plan(x.shape, kernel, stride, padding, dilation)
     if plan is not None:
         return _backward_weight_blocked(gy, x, groups, plan).reshape(weight_size)

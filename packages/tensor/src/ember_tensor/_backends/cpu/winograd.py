@@ -27,7 +27,7 @@ import numpy as np
 from . import threads
 from ..lazy import lazy
 
-__all__ = ["usable", "forward"]
+__all__ = ["usable", "forward", "backward_weight"]
 
 cpu_winograd = lazy("cpu.kernels.winograd")  # Numba loads on first use
 cpu_conv = lazy("cpu.kernels.conv")  # the per-thread scratch buffer
@@ -75,38 +75,83 @@ def _coordinates(buf, stride, rows, count):
     return buf.reshape(16, stride)[:, :rows * count].reshape(16, rows, count)
 
 
+def _blocks(n, channels, tiles, itemsize):
+    """(start, stop) of the sample blocks whose transformed tiles and products
+    (`channels` = C + O of them per tile) fill ~_BLOCK_BYTES, and the block size."""
+    size = max(1, min(n, _BLOCK_BYTES // (16 * channels * tiles * itemsize)))
+    return [(b, min(b + size, n)) for b in range(0, n, size)], size
+
+
+def _run_blocks(blocks, work, body):
+    """[body(run)] over the blocks: one run of them all, or with a thread budget and
+    `work` multiply-adds enough, one contiguous run per thread (`threads.run_parts`)."""
+    parts = min(len(blocks), threads.budget()) if threads.parallel(work, _PARALLEL_WORK) else 1
+    if parts <= 1:
+        return [body(blocks)]
+    return threads.run_parts(lambda i: body(blocks[i * len(blocks) // parts:(i + 1) * len(blocks) // parts]), parts)
+
+
+def _buffers(buf, c, o, count, itemsize):
+    """The block's transformed tiles and products in the scratch buffer `buf`: two flat
+    views and their coordinates' strides (`_padded`)."""
+    v_stride, m_stride = _padded(c * count, itemsize), _padded(o * count, itemsize)
+    return buf[:16 * v_stride], v_stride, buf[16 * v_stride:16 * (v_stride + m_stride)], m_stride
+
+
 def forward(x, w, padding, out, bias=None):
     """Convolution (N, O, *out) of x (N, C, H, W) with w (O, C, 3, 3), unit stride and
     dilation, padded by `padding` (ph, pw), plus `bias` (O,) if given."""
-    n, c, h, wd = x.shape
+    n, c = x.shape[:2]
     o = w.shape[0]
-    oh, ow = out
-    th, tw = -(-oh // 2), -(-ow // 2)
+    th, tw = -(-out[0] // 2), -(-out[1] // 2)
     tiles = th * tw
     x = np.ascontiguousarray(x)
     u = _transformed_filter(np.asarray(w, x.dtype))
     shift = np.zeros(0, x.dtype) if bias is None else np.ascontiguousarray(bias, x.dtype)
-    y = np.empty((n, o, oh, ow), x.dtype)
-    size = max(1, min(n, _BLOCK_BYTES // (16 * (c + o) * tiles * x.itemsize)))
-    blocks = [(b, min(b + size, n)) for b in range(0, n, size)]
+    y = np.empty((n, o) + tuple(out), x.dtype)
+    blocks, size = _blocks(n, c + o, tiles, x.itemsize)
     ph, pw = padding
 
     def body(run):
-        buf = cpu_conv.scratch((16 * (_padded(c * size * tiles, x.itemsize) + _padded(o * size * tiles, x.itemsize)),), x.dtype)
+        buf = cpu_conv.scratch((16 * (_padded(c * size * tiles, x.itemsize) + _padded(o * size * tiles, x.itemsize)),),
+                               x.dtype)  # this thread's
         for start, stop in run:
             m = stop - start
             count = m * tiles
-            v_stride, m_stride = _padded(c * count, x.itemsize), _padded(o * count, x.itemsize)
-            v = buf[:16 * v_stride]
-            prod = buf[16 * v_stride:16 * (v_stride + m_stride)]
+            v, v_stride, prod, m_stride = _buffers(buf, c, o, count, x.itemsize)
             cpu_winograd.input_transform(x[start:stop], ph, pw, th, tw, v, v_stride, 0, m * c)
             np.matmul(u, _coordinates(v, v_stride, c, count), out=_coordinates(prod, m_stride, o, count))
             cpu_winograd.output_transform(prod, m_stride, shift, th, tw, y[start:stop], 0, m * o)
 
-    work = 16 * n * tiles * c * o
-    parts = min(len(blocks), threads.budget()) if threads.parallel(work, _PARALLEL_WORK) else 1
-    if parts <= 1:
-        body(blocks)
-    else:
-        threads.run_parts(lambda i: body(blocks[i * len(blocks) // parts:(i + 1) * len(blocks) // parts]), parts)
+    _run_blocks(blocks, 16 * n * tiles * c * o, body)
     return y
+
+
+def backward_weight(gy, x, padding):
+    """Gradient (O, C, 3, 3) of `forward` w.r.t. the weight: the adjoint of each step in
+    reverse, dU[xi] (O, C) = sum over the tiles of A g A^T [xi] (O, T) @ V[xi]^T (T, C),
+    one deep GEMM per coordinate and block, then G^T dU G."""
+    n, c = x.shape[:2]
+    o = gy.shape[1]
+    th, tw = -(-gy.shape[2] // 2), -(-gy.shape[3] // 2)
+    tiles = th * tw
+    x, gy = np.ascontiguousarray(x), np.ascontiguousarray(gy, x.dtype)
+    blocks, size = _blocks(n, c + o, tiles, x.itemsize)
+    ph, pw = padding
+
+    def body(run):
+        buf = cpu_conv.scratch((16 * (_padded(c * size * tiles, x.itemsize) + _padded(o * size * tiles, x.itemsize)),),
+                               x.dtype)  # this thread's
+        du = np.zeros((16, o, c), x.dtype)
+        for start, stop in run:
+            m = stop - start
+            count = m * tiles
+            v, v_stride, grad, m_stride = _buffers(buf, c, o, count, x.itemsize)
+            cpu_winograd.input_transform(x[start:stop], ph, pw, th, tw, v, v_stride, 0, m * c)
+            cpu_winograd.output_adjoint(gy[start:stop], th, tw, grad, m_stride, 0, m * o)
+            du += np.matmul(_coordinates(grad, m_stride, o, count), _coordinates(v, v_stride, c, count).transpose(0, 2, 1))
+        return du
+
+    # Summed in the order of the runs: bit-reproducible for a given thread budget.
+    du = sum(_run_blocks(blocks, 16 * n * tiles * c * o, body))
+    return (_GG.T.astype(x.dtype) @ du.reshape(16, o * c)).T.reshape(o, c, 3, 3)

@@ -24,7 +24,7 @@ Numba's on-disk cache (keyed on this file) can never serve a stale kernel.
 import numpy as np
 from numba import njit
 
-__all__ = ["input_transform", "output_transform"]
+__all__ = ["input_transform", "output_transform", "output_adjoint"]
 
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
@@ -118,7 +118,7 @@ def output_transform(m, stride, bias, th, tw, y, p_lo, p_hi):
     yf = y.reshape(nb * o * oh * ow)
     step = np.uint64(stride)
     plane = th * tw
-    uplane, utw = np.uint64(plane), np.uint64(tw)
+    uplane = np.uint64(plane)
     # The plane's 2x2 output tiles, output (a, b) of tile t at z[(2*a + b)*plane + t]:
     # every tile in one unit-stride loop, then copied out row by row, cropped to ow.
     z = np.empty(4 * plane, y.dtype)
@@ -149,3 +149,54 @@ def output_transform(m, stride, bias, th, tw, y, p_lo, p_hi):
             row = np.uint64(2 * (r % 2) * plane + (r // 2) * tw)
             for j in range(np.uint64(ow)):
                 yf[dst + j] = z[row + (j & np.uint64(1)) * uplane + (j >> np.uint64(1))]
+
+
+@njit(**_OPTIONS)
+def output_adjoint(gy, th, tw, m, stride, p_lo, p_hi):
+    """The adjoint of `output_transform` (bias aside): fill the flat buffer m, laid out
+    as `input_transform`'s tiles, with A G A^T of the 2x2 tiles of the C-contiguous
+    gradient gy (B, O, oh, ow), zero past its edge, for the (sample, channel) planes
+    [p_lo, p_hi). The weight gradient's 16 GEMMs multiply it with the input's tiles."""
+    nb, o, oh, ow = gy.shape
+    count = nb * th * tw
+    gf = gy.reshape(nb * o * oh * ow)
+    step = np.uint64(stride)
+    plane = th * tw
+    uplane = np.uint64(plane)
+    # The plane's 2x2 tiles, element (a, b) of tile t at z[(2*a + b)*plane + t] (zero
+    # past the edge): every tile in one unit-stride loop, as in `output_transform`.
+    z = np.zeros(4 * plane, gy.dtype)
+    for p in range(p_lo, p_hi):
+        b, ch = p // o, p % o
+        for r in range(oh):
+            src = np.uint64((p * oh + r) * ow)
+            row = np.uint64(2 * (r % 2) * plane + (r // 2) * tw)
+            for j in range(np.uint64(ow)):
+                z[row + (j & np.uint64(1)) * uplane + (j >> np.uint64(1))] = gf[src + j]
+        dst = np.uint64(ch * count + b * plane)
+        for t in range(uplane):
+            g00, g01 = z[t], z[uplane + t]
+            g10, g11 = z[2 * uplane + t], z[3 * uplane + t]
+            # A g: rows g0, g0 + g1, g0 - g1, -g1 (g0, g1 the tile's rows)...
+            r00, r01 = g00, g01
+            r10, r11 = g00 + g10, g01 + g11
+            r20, r21 = g00 - g10, g01 - g11
+            r30, r31 = -g10, -g11
+            # ... then (A g) A^T the same across the columns.
+            s = dst + t
+            m[s] = r00
+            m[s + step] = r00 + r01
+            m[s + 2 * step] = r00 - r01
+            m[s + 3 * step] = -r01
+            m[s + 4 * step] = r10
+            m[s + 5 * step] = r10 + r11
+            m[s + 6 * step] = r10 - r11
+            m[s + 7 * step] = -r11
+            m[s + 8 * step] = r20
+            m[s + 9 * step] = r20 + r21
+            m[s + 10 * step] = r20 - r21
+            m[s + 11 * step] = -r21
+            m[s + 12 * step] = r30
+            m[s + 13 * step] = r30 + r31
+            m[s + 14 * step] = r30 - r31
+            m[s + 15 * step] = -r31
