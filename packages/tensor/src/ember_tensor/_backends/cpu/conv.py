@@ -15,6 +15,9 @@ The rest keeps the whole-batch forms: small outputs (where per-sample GEMMs are 
 small for the BLAS: ResNet's 7x7 layers) the same Numba im2col writing (C*K, N*L)
 columns, one GEMM per group and the same Numba col2im reading them; 3-d convolutions a
 strided window view of the input and a batched `np.matmul`. Arrays arrive in their compute dtype (half types as float32).
+
+3x3 unit-stride convolutions with enough channels on both sides (`winograd.usable`) take
+Winograd's F(2x2, 3x3) instead, forward and both gradients (`winograd.py`).
 """
 import math
 

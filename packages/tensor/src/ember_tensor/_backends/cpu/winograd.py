@@ -1,24 +1,29 @@
 """CPU 3x3 stride-1 convolution by Winograd's F(2x2, 3x3) algorithm.
 
 Each 2x2 output tile comes from a 4x4 input tile: with the filter transformed once,
-U = G g G^T (16 per in/out channel pair, NumPy), and the tiles transformed by a Numba
+U = G g G^T (16 numbers per in/out channel pair, NumPy), and the tiles transformed by a Numba
 kernel, V = B^T d B, the convolution is 16 GEMMs, one per coordinate of the 4x4 tile,
 M[xi] (O, T) = U[xi] (O, C) @ V[xi] (C, T), then the output transform Y = A^T M A
 (`kernels/winograd.py`): 16 products of C*O multiply-adds per 4 outputs where the direct
 convolution has 9*C*O per output, 2.25x fewer. The padding and partial edge tiles (odd
-output sizes) are the transforms' business; the GEMMs see whole tiles only.
+output sizes) are the transforms' business; the GEMMs see whole tiles only. The input
+gradient is the same convolution of the output gradient with the flipped, transposed
+kernel (`conv.backward_input`); the weight gradient (`backward_weight`) takes each step's
+adjoint in reverse.
 
 As in the blocked im2col path (`conv.py`), a few samples run at a time, their
-transformed tiles and products sized to stay in the core's L2 cache between the
-transform that writes them and the GEMM that reads them; with a thread budget the
-blocks are split over threads (`threads.run_parts`).
+transformed tiles and products in a per-thread buffer between the transform that writes
+them and the GEMM that reads them; with a thread budget the blocks are split over
+threads (`threads.run_parts`).
 
 Where it is used (`usable`): float32 and float64, a 3x3 kernel, unit stride and
 dilation, no groups, and enough channels on both sides for the 16 GEMMs to run near the
-BLAS's peak (their depth is C, their height O); 16 and more measured a win, below it the
-transforms cost more than the multiplies they save. Its rounding differs from the direct
-sum's by a few units in the last place of the sums (the filter transform's halves are
-exact; the tile transforms add and subtract up to 9 inputs before the product).
+BLAS's peak (their depth is C, their height O): 32 and more measured a win (break-even
+at 32), below it the transforms cost more than the multiplies they save; and 64 output
+positions per sample (at 7x7 the 16 tiles of a sample make too narrow a GEMM). Its
+rounding differs from the direct sum's by a few units in the last place of the sums (the
+filter transform's halves are exact; the tile transforms add and subtract up to 9 inputs
+before the product): float32 errors measured within 1.5x of the im2col path's.
 """
 import math
 
@@ -34,9 +39,12 @@ cpu_conv = lazy("cpu.kernels.conv")  # the per-thread scratch buffer
 
 # Fewest input and output channels for which the 16 GEMMs beat im2col's one (measured).
 _MIN_CHANNELS = 32
-# Fewest output positions per sample: on tiny planes the edge tiles waste most of the work.
+# Fewest output positions per sample: below, a sample's tiles make too narrow a GEMM and
+# the edge tiles of odd sizes waste much of the work (7x7: 16 tiles for 49 outputs).
 _MIN_LENGTH = 64
-# Bytes of transformed tiles and products per block: both stay in a core's L2 cache.
+# Bytes of transformed tiles and products per block: a few samples, whose wider GEMMs ran
+# nearer the BLAS's peak than blocks sized to the L2 cache (the 64->64 benchmark row's
+# GEMMs: 7.1 ms at 4 samples, 2 MiB, against 8.6 ms at 1 sample, 512 KiB).
 _BLOCK_BYTES = 1 << 21
 # Multiply-adds from which the blocks are split over the thread budget.
 _PARALLEL_WORK = 1 << 22
@@ -91,6 +99,11 @@ def _run_blocks(blocks, work, body):
     return threads.run_parts(lambda i: body(blocks[i * len(blocks) // parts:(i + 1) * len(blocks) // parts]), parts)
 
 
+def _scratch_size(c, o, count, itemsize):
+    """Elements of the scratch buffer for a block of `count` tiles (see `_buffers`)."""
+    return 16 * (_padded(c * count, itemsize) + _padded(o * count, itemsize))
+
+
 def _buffers(buf, c, o, count, itemsize):
     """The block's transformed tiles and products in the scratch buffer `buf`: two flat
     views and their coordinates' strides (`_padded`)."""
@@ -113,8 +126,7 @@ def forward(x, w, padding, out, bias=None):
     ph, pw = padding
 
     def body(run):
-        buf = cpu_conv.scratch((16 * (_padded(c * size * tiles, x.itemsize) + _padded(o * size * tiles, x.itemsize)),),
-                               x.dtype)  # this thread's
+        buf = cpu_conv.scratch((_scratch_size(c, o, size * tiles, x.itemsize),), x.dtype)  # this thread's
         for start, stop in run:
             m = stop - start
             count = m * tiles
@@ -140,8 +152,7 @@ def backward_weight(gy, x, padding):
     ph, pw = padding
 
     def body(run):
-        buf = cpu_conv.scratch((16 * (_padded(c * size * tiles, x.itemsize) + _padded(o * size * tiles, x.itemsize)),),
-                               x.dtype)  # this thread's
+        buf = cpu_conv.scratch((_scratch_size(c, o, size * tiles, x.itemsize),), x.dtype)  # this thread's
         du = np.zeros((16, o, c), x.dtype)
         for start, stop in run:
             m = stop - start
@@ -149,7 +160,8 @@ def backward_weight(gy, x, padding):
             v, v_stride, grad, m_stride = _buffers(buf, c, o, count, x.itemsize)
             cpu_winograd.input_transform(x[start:stop], ph, pw, th, tw, v, v_stride, 0, m * c)
             cpu_winograd.output_adjoint(gy[start:stop], th, tw, grad, m_stride, 0, m * o)
-            du += np.matmul(_coordinates(grad, m_stride, o, count), _coordinates(v, v_stride, c, count).transpose(0, 2, 1))
+            du += np.matmul(_coordinates(grad, m_stride, o, count),
+                            _coordinates(v, v_stride, c, count).transpose(0, 2, 1))
         return du
 
     # Summed in the order of the runs: bit-reproducible for a given thread budget.
