@@ -136,3 +136,15 @@ def test_winograd_thread_budget_gives_the_same_bits():
 ])
 def test_winograd_is_used_where_it_was_measured_to_win(args, expected):
     assert winograd.usable(*args) is expected
+
+
+@pytest.mark.parametrize("padding", [0, 1, 3])
+def test_winograd_transposed_convolution_matches_torch(padding):
+    # A stride-1 transposed convolution is the input gradient's computation: padding 0
+    # widens the output, 3 crops it (the Winograd input transform's negative padding).
+    x, w = rng.standard_normal((2, 32, 14, 13)), rng.standard_normal((32, 40, 3, 3))
+    b = rng.standard_normal(40)
+    ref = torch.nn.functional.conv_transpose2d(torch.tensor(x), torch.tensor(w), torch.tensor(b), 1, padding)
+    assert winograd.usable(np.float64, (3, 3), (1, 1), (1, 1), 1, 32, 40, tuple(ref.shape[2:]))
+    y = N.convolution(et.tensor(x), et.tensor(w), et.tensor(b), 1, padding, 1, True, 0, 1)
+    np.testing.assert_allclose(y.numpy(), ref.numpy(), rtol=1e-10, atol=1e-10)

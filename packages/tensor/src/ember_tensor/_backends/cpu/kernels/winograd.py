@@ -1,6 +1,6 @@
 """Numba loops of the Winograd F(2x2, 3x3) convolution: the input tile transform
-V = B^T d B and the output transform Y = A^T M A (Lavin & Gray, "Fast Algorithms for
-Convolutional Neural Networks", 2015).
+V = B^T d B, the output transform Y = A^T M A and its adjoint A g A^T for the weight
+gradient (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", 2015).
 
 A 3x3 stride-1 convolution computes each 2x2 output tile from a 4x4 input tile. In the
 transformed domain it is 16 independent products, one per coordinate xi of the 4x4
