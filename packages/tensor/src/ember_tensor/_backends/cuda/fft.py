@@ -40,12 +40,15 @@ def _scaled(out, normalization, points):
     return out
 
 
-def _dims_last(a, dims, copy=False):
+def _dims_last(a, dims, copy=False, scale=1.0):
     """A C-contiguous device array of `a` with `dims` moved to the end (in their order),
-    and the permutation that did it. A copy only where the layout (or `copy`) asks."""
+    and the permutation that did it. A copy only where the layout (or `copy`) asks; a
+    copy times `scale` when that is not 1 (one pass: the transforms are linear)."""
     rest = [d for d in range(a.ndim) if d not in dims]
     order = rest + list(dims)
     view = restride(a, [a.shape[d] for d in order], [a.strides[d] for d in order])
+    if scale != 1.0:
+        return binary("mul", view, view.dtype.type(scale), empty(view.shape, view.dtype)), order
     contiguous = storage.astype(view, view.dtype) if copy else storage.contiguous(view)
     return contiguous, order
 
@@ -131,11 +134,11 @@ def c2r(a, dims, normalization, last_dim_size):
     real_dims, complex_dims = dims[-_MAX_RANK:], dims[:-_MAX_RANK]
     if complex_dims:
         x = _device_c2c(x, complex_dims, False)
-    moved, order = _dims_last(x, real_dims, copy=True)  # cuFFT overwrites a c2r input
-    n = tuple(moved.shape[-len(real_dims):-1]) + (last_dim_size,)
-    out = _in_order(_transform("c2r", moved, n), order)
     points = int(np.prod([a.shape[d] for d in dims[:-1]])) * last_dim_size
-    return _scaled(storage.contiguous(out), normalization, points)
+    # cuFFT overwrites a c2r input: the copy it gets is scaled on the way.
+    moved, order = _dims_last(x, real_dims, copy=True, scale=_scale_factor(normalization, points))
+    n = tuple(moved.shape[-len(real_dims):-1]) + (last_dim_size,)
+    return storage.contiguous(_in_order(_transform("c2r", moved, n), order))
 
 
 def stft(signal, window, n_fft, hop_length, win_length, offset, pad_mode, frames, normalized):
