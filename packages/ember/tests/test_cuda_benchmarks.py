@@ -32,6 +32,21 @@ def test_cuda_benchmarks_run_quick_on_the_simulator():
     assert len(rows) == 1 + 16  # the header and every workload
 
 
+@pytest.mark.skipif(not (REPO / "benchmarks" / "cuda_fft.py").exists(), reason="no benchmarks/ checkout")
+def test_cuda_fft_benchmark_runs_quick_on_the_simulator():
+    """benchmarks/cuda_fft.py runs every workload (the host computes the transforms there)."""
+    pytest.importorskip("numba.cuda")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
+               PYTHONPATH=os.pathsep.join([str(REPO)] + [p for p in sys.path if p]))
+    result = subprocess.run([sys.executable, "-m", "benchmarks.cuda_fft", "--quick", "--no-torch"],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stderr[-4000:]
+    rows = [line for line in result.stdout.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) == 1 + 8, result.stdout  # the header and every workload
+    for workload in ("fft 256 c64", "irfft 256 f32", "fft2 2x8x8 c64", "stft 2x1024 samples"):
+        assert workload in " ".join(rows), f"{workload!r} missing from:\n{result.stdout}"
+
+
 @pytest.mark.skipif(not (REPO / "tools" / "gpu_run.py").exists(), reason="no tools/ checkout")
 def test_gpu_run_quick_on_the_simulator(tmp_path):
     """tools/gpu_run.py (the one script a GPU lease runs) runs end to end on the simulator:
