@@ -7,6 +7,7 @@ rule (`_rules`). In-place ops rebase the history of the tensor they modify; in-p
 on views rebase the base's history through `CopySlices`, as PyTorch does.
 """
 from ember_tensor import Tensor
+from ember_tensor.dispatch import call_impl
 
 from . import _grad_mode, anomaly_mode
 from ._graph import (
@@ -54,6 +55,8 @@ def record(op, args, kwargs, redispatch):
             break
     else:
         if not kwargs or not _requires_grad_anywhere((), kwargs):
+            if redispatch is call_impl:  # no wrapper inside this one: run the op, a frame less
+                return op.impl(*args, **kwargs)
             return redispatch(op, args, kwargs)
     if not _state.enabled:
         return redispatch(op, args, kwargs)

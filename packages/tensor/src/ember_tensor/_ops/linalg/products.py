@@ -9,11 +9,13 @@ from ..._tensor import Tensor
 from .. import _iter
 from ..elementwise import conj
 
+_wrap = Tensor._wrap
 
-def _check_matmul_dtypes(a, b, name):
-    if a._dtype is not b._dtype:
-        raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {_long_name(a._dtype)} != {_long_name(b._dtype)}")
+
+def _dtype_mismatch(a, b):
+    """PyTorch's error for the operands of a product with different dtypes."""
+    return RuntimeError(
+        f"expected m1 and m2 to have the same dtype, but got: {_long_name(a._dtype)} != {_long_name(b._dtype)}")
 
 
 def _long_name(d):
@@ -43,7 +45,7 @@ def _product(a, b):
         data = np.asarray(data)  # NumPy returns a scalar for vector @ vector: keep an array
     if data.dtype is not a._dtype.np and data.dtype != a._dtype.np:
         data = backend.storage.astype(data, a._dtype.np)
-    return Tensor._wrap(data, a._dtype, device)
+    return _wrap(data, a._dtype, device)
 
 
 @op()
@@ -55,7 +57,8 @@ def matmul(input, other, *, out=None):
 def _matmul(input, other, out):
     # matmul's body, which mm and bmm run after their own checks: they call it, not the
     # `matmul` op, so that a small product is dispatched (and recorded) once.
-    if input.is_sparse or other.is_sparse:
+    # A sparse tensor is a subclass: a plain Tensor needs no `is_sparse` property call.
+    if (input.__class__ is not Tensor and input.is_sparse) or (other.__class__ is not Tensor and other.is_sparse):
         # A sparse COO operand brings its own product (`sparse.matmul_with_sparse`): the
         # sparse package stands above the dense ops and registers it on its tensor class.
         result = (input if input.is_sparse else other)._sparse_product(input, other)
@@ -63,12 +66,13 @@ def _matmul(input, other, out):
             return result
         from ..elementwise import copy_to_out
         return copy_to_out(result, out)
-    if input._data.ndim == 0 or other._data.ndim == 0:
+    a_shape, b_shape = input._data.shape, other._data.shape
+    if not a_shape or not b_shape:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are "
-            f"{input._data.ndim}D and {other._data.ndim}D")
-    _check_matmul_dtypes(input, other, "matmul")
-    a_shape, b_shape = input._data.shape, other._data.shape
+            f"{len(a_shape)}D and {len(b_shape)}D")
+    if input._dtype is not other._dtype:
+        raise _dtype_mismatch(input, other)
     k_a = a_shape[-1]
     k_b = b_shape[-2] if len(b_shape) > 1 else b_shape[0]
     if k_a != k_b:
