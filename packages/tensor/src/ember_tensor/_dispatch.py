@@ -24,7 +24,7 @@ def call_impl(op, args, kwargs):
     """The innermost redispatch: run `op`'s implementation, no wrapper involved. A wrapper
     handed this as its redispatch may call ``op.impl(*args, **kwargs)`` itself instead,
     a frame less on every op call."""
-    return op.impl(*args, **kwargs)
+    return op.impl(*args, **kwargs) if kwargs else op.impl(*args)
 
 
 

@@ -24,30 +24,6 @@ def _long_name(d):
             "uint8": "unsigned char", "bool": "bool"}[d.name]
 
 
-def _product(a, b):
-    """The matmul of backend arrays with NumPy's (= PyTorch's) batching rules."""
-    device = a._device if a._device is b._device else _iter.common_device((a, b))
-    backend = _backends.get(device)
-    # Each backend multiplies float16/bfloat16 its own way (float32 math on the CPU,
-    # cuBLAS accumulating in float32 on CUDA); the result comes back in a's dtype.
-    x, y = a._data, b._data
-    if x.ndim > 2 and y.ndim == 2:
-        # (..., n, k) @ (k, m) is one GEMM of (batch * n, k) @ (k, m): BLAS runs it far
-        # better than one small call per matrix (a Linear layer on a sequence, say). A
-        # strided x (a transposed sequence, as attention's projections read it) is copied
-        # first: the copy reads each element once, the GEMM m times.
-        if not backend.storage.is_contiguous(x):
-            x = backend.storage.contiguous(x)
-        data = backend.matmul.matmul(x.reshape(-1, x.shape[-1]), y).reshape(tuple(x.shape[:-1]) + (y.shape[-1],))
-    else:
-        data = backend.matmul.matmul(x, y)
-    if data.__class__ is not np.ndarray and isinstance(data, np.generic):
-        data = np.asarray(data)  # NumPy returns a scalar for vector @ vector: keep an array
-    if data.dtype is not a._dtype.np and data.dtype != a._dtype.np:
-        data = backend.storage.astype(data, a._dtype.np)
-    return _wrap(data, a._dtype, device)
-
-
 @op()
 def matmul(input, other, *, out=None):
     """Matrix product with broadcasting over batch dims (1-d operands are vectors)."""
@@ -87,7 +63,29 @@ def _matmul(input, other, out):
     if len(a_shape) > 2 or len(b_shape) > 2:
         # PyTorch's broadcasting error for batch dims that do not broadcast.
         _iter.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]) if len(b_shape) > 1 else ())
-    result = _product(input, other)
+    # The product of the arrays with NumPy's (= PyTorch's) batching rules, here rather than
+    # in a function of its own: a small product pays for every frame.
+    device = input._device if input._device is other._device else _iter.common_device((input, other))
+    backend = _backends.get(device)
+    # Each backend multiplies float16/bfloat16 its own way (float32 math on the CPU,
+    # cuBLAS accumulating in float32 on CUDA); the result comes back in input's dtype.
+    x, y = input._data, other._data
+    if len(a_shape) > 2 and len(b_shape) == 2:
+        # (..., n, k) @ (k, m) is one GEMM of (batch * n, k) @ (k, m): BLAS runs it far
+        # better than one small call per matrix (a Linear layer on a sequence, say). A
+        # strided x (a transposed sequence, as attention's projections read it) is copied
+        # first: the copy reads each element once, the GEMM m times.
+        if not backend.storage.is_contiguous(x):
+            x = backend.storage.contiguous(x)
+        data = backend.matmul.matmul(x.reshape(-1, k_a), y).reshape(tuple(a_shape[:-1]) + (b_shape[-1],))
+    else:
+        data = backend.matmul.matmul(x, y)
+    if data.__class__ is not np.ndarray and isinstance(data, np.generic):
+        data = np.asarray(data)  # NumPy returns a scalar for vector @ vector: keep an array
+    dtype = input._dtype
+    if data.dtype is not dtype.np and data.dtype != dtype.np:
+        data = backend.storage.astype(data, dtype.np)
+    result = _wrap(data, dtype, device)
     if out is not None:
         from ..elementwise import copy_to_out
         return copy_to_out(result, out)
