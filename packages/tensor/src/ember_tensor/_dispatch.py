@@ -5,7 +5,9 @@ records the graph through one, export traces through one, the profiler times thr
 one. A wrapper is called as ``wrapper(op, args, kwargs, redispatch)`` and must call
 ``redispatch(op, args, kwargs)`` to run the op below it (or return something else).
 The chain is composed once at registration, so a call costs one Python call per
-active wrapper and nothing when none is registered.
+active wrapper and nothing when none is registered. Tensor methods (`method`) enter the
+chain themselves, and the innermost wrapper is handed `call_impl`, which it may replace
+by calling ``op.impl`` directly: a small op pays for no frame it does not need.
 
 Device dispatch happens one level down: an op's implementation picks the kernels of
 its inputs' device through `backend(device)`; no op above ember_tensor branches on the

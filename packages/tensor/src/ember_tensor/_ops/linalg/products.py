@@ -1,6 +1,8 @@
 """Matrix products. On the CPU they go to BLAS through NumPy (DESIGN.md §2), on CUDA to
 cuBLAS. Products built from others (vdot, addbmm, kron, cross, matrix_power) are
 composites, differentiated through the ops they call."""
+import math
+
 import numpy as np
 
 from ... import _backends
@@ -77,7 +79,9 @@ def _matmul(input, other, out):
         # first: the copy reads each element once, the GEMM m times.
         if not backend.storage.is_contiguous(x):
             x = backend.storage.contiguous(x)
-        data = backend.matmul.matmul(x.reshape(-1, k_a), y).reshape(tuple(a_shape[:-1]) + (b_shape[-1],))
+        # (rows counted, not -1: an empty inner dim leaves nothing to infer them from)
+        data = backend.matmul.matmul(x.reshape(math.prod(a_shape[:-1]), k_a), y).reshape(
+            tuple(a_shape[:-1]) + (b_shape[-1],))
     else:
         data = backend.matmul.matmul(x, y)
     if data.__class__ is not np.ndarray and isinstance(data, np.generic):
