@@ -2,6 +2,7 @@
 operator) reaches the registered wrappers with the same op and arguments, and Tensor
 methods keep the op's name, documentation and signature."""
 import inspect
+import pickle
 
 import numpy as np
 import pytest
@@ -103,3 +104,18 @@ def test_methods_keep_the_ops_name_doc_and_signature(name, op):
     assert method.__doc__ == operator.__doc__
     assert inspect.signature(method) == inspect.signature(operator.impl)
     assert method.__wrapped__ is operator
+
+
+@pytest.mark.parametrize("name", ["exp", "add", "__add__", "__getitem__", "clip"])
+def test_methods_pickle_by_their_place_on_tensor(name):
+    method = getattr(et.Tensor, name)
+    assert pickle.loads(pickle.dumps(method)) is method
+
+
+def test_sparse_tensors_refuse_dense_op_methods():
+    # A dense op run as a method of a sparse tensor would compute on its placeholder.
+    sparse = et.ones(2, 2).to_sparse()
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        sparse.exp()
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        sparse.softmax(0)

@@ -84,11 +84,12 @@ class Operator:
         return (_operator_named, (self.name,))
 
 
-def method(op, arity=None):
-    """`op` as a Tensor method (self first): a plain function, which Python binds to the
-    tensor in C, where an Operator found on the type binds through its Python `__get__`
-    into a bound method on every call; it calls the wrappers (or the implementation) as
-    `Operator.__call__` does. `arity` (1, 2 or 3 arguments, self included) gives a method
+def method(op, name=None, arity=None):
+    """`op` as the Tensor method `name` (default: the op's name), self first: a plain
+    function, which Python binds to the tensor in C, where an Operator found on the type
+    binds through its Python `__get__` into a bound method on every call; it calls the
+    wrappers (or the implementation) as `Operator.__call__` does, and pickles by its place
+    on ``ember_tensor.Tensor``. `arity` (1, 2 or 3 arguments, self included) gives a method
     taking exactly that many, with no argument packing: the Python operators."""
     if arity == 1:
         def bound(self):
@@ -110,9 +111,10 @@ def method(op, arity=None):
             if _outermost is None:
                 return op.impl(self, *args, **kwargs)
             return _outermost(op, (self, *args), kwargs, _outermost_redispatch)
-    bound.__name__ = bound.__qualname__ = op.name
+    bound.__name__ = name = name or op.name
+    bound.__qualname__ = "Tensor." + name
+    bound.__module__ = "ember_tensor"
     bound.__doc__ = op.__doc__
-    bound.__module__ = op.impl.__module__
     bound.__wrapped__ = op
     return bound
 

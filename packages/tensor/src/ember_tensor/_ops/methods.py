@@ -44,12 +44,12 @@ def _public_functions(module):
             yield name, obj
 
 
-def _method(fn):
+def _method(name, fn):
     # An Operator becomes a plain function calling it (`_dispatch.method`): Python binds a
     # function found on the type in C, where an Operator would make a bound method through
     # its Python __get__ on every `x.exp()`.
     if isinstance(fn, Operator):
-        return _operator_method(fn)
+        return _operator_method(fn, name, _OPERATOR_ARITY.get(name))
     return fn
 
 
@@ -58,7 +58,7 @@ def install():
     for module in _METHOD_MODULES:
         for name, fn in _public_functions(module):
             if not hasattr(Tensor, name) or name in ("type", "float", "int", "bool", "long"):
-                setattr(Tensor, name, _method(fn))
+                setattr(Tensor, name, _method(name, fn))
     E = elementwise
     extra = {
         "where": lambda self, condition, y: E.where(condition, self, y),
@@ -101,10 +101,7 @@ def install():
         "__neg__": E.neg, "__pos__": E.positive, "__abs__": E.abs, "__invert__": E.bitwise_not,
     }
     for name, fn in extra.items():
-        if isinstance(fn, Operator):
-            fn = _operator_method(fn, _OPERATOR_ARITY.get(name))
-            fn.__name__ = fn.__qualname__ = name
-        setattr(Tensor, name, fn)
+        setattr(Tensor, name, _method(name, fn))
     Tensor.T = property(views._full_reverse, doc="All dims reversed (a matrix's transpose).")
     Tensor.mT = property(views._matrix_transpose, doc="Transpose of the last two dims.")
     Tensor.H = property(
