@@ -29,7 +29,6 @@ def call_impl(op, args, kwargs):
     return op.impl(*args, **kwargs) if kwargs else op.impl(*args)
 
 
-
 # The composed chain: the outermost wrapper (None when none is registered) and the
 # redispatch it is handed. `Operator.__call__` calls the outermost wrapper itself, so a
 # call with one wrapper (autograd's, the usual case) costs that wrapper's frame and the
