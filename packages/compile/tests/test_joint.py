@@ -1,0 +1,246 @@
+"""Ahead-of-time backward (`ember_compile.joint`): a training call of a compiled graph is
+one ``CompiledFunctionBackward`` node whose backward applies ember's derivative rules ahead
+of time; results and gradients equal eager ember's bit for bit; graphs it cannot lower
+take the captured graph's path; guards, no_grad, retain_graph, in-place checks and double
+backward behave as eagerly."""
+import pytest
+
+import ember_autograd
+import ember_nn as nn
+import ember_nn.functional as F
+import ember_tensor as torch
+from ember_compile import compile
+from ember_compile.joint import JointPlan
+
+
+def _holder(compiled):
+    return compiled._compiled_function if isinstance(compiled, nn.Module) else compiled._ember_compiled_function
+
+
+def _plans(compiled):
+    """Every plan or refusal reason of the compiled callable, over its graphs."""
+    return [p for joint in _holder(compiled).joints if joint is not None for p in joint.plans.values()]
+
+
+def _mlp():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Flatten(), nn.Linear(12, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 3))
+
+
+def _grads(model):
+    return [None if p.grad is None else p.grad.clone() for p in model.parameters()]
+
+
+def _train_step(run, model, x, target):
+    model.zero_grad()
+    loss = F.cross_entropy(run(x), target)
+    loss.backward()
+    return loss, _grads(model)
+
+
+def _assert_equal(a, b):
+    assert len(a) == len(b)
+    for u, v in zip(a, b):
+        assert (u is None) == (v is None)
+        assert u is None or u.shape == v.shape and torch.equal(u, v), (u, v)
+
+
+def test_mlp_training_step_is_one_node_and_equals_eager_bit_for_bit():
+    model = _mlp()
+    compiled = compile(model)
+    x, target = torch.randn(5, 3, 4), torch.tensor([0, 2, 1, 1, 0])
+    for _ in range(2):  # the second call runs the cached plan
+        loss, grads = _train_step(compiled, model, x, target)
+        eager_loss, eager_grads = _train_step(model, model, x, target)
+        assert torch.equal(loss, eager_loss)
+        _assert_equal(grads, eager_grads)
+    out = compiled(x)
+    assert out.grad_fn.name() == "CompiledFunctionBackward"
+    # Its edges go straight to the parameters' accumulators: no per-op nodes.
+    assert all(fn is None or fn.name() == "torch::autograd::AccumulateGrad" for fn, _ in out.grad_fn.next_functions)
+    (plan,) = _plans(compiled)
+    assert isinstance(plan, JointPlan)
+    assert [s.op.name for s in plan.backward_steps] == ["linear", "relu", "linear", "relu", "linear"]
+
+
+def test_input_gradients_and_an_input_that_needs_none():
+    model = _mlp()
+    compiled = compile(model)
+    x = torch.randn(4, 12, requires_grad=True)
+    gx = ember_autograd.grad(compiled(x).pow(2).sum(), x)[0]
+    ex = ember_autograd.grad(model(x).pow(2).sum(), x)[0]
+    assert torch.equal(gx, ex)
+
+
+def test_conv_net_gradients_equal_eager():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 4, 3, padding=1)
+            self.fc = nn.Linear(4 * 3 * 3, 5)
+
+        def forward(self, x):
+            h = F.max_pool2d(F.relu(self.conv(x)), 2)
+            return F.log_softmax(self.fc(torch.flatten(h, 1)), dim=1)
+
+    torch.manual_seed(2)
+    model = Net()
+    compiled = compile(model)
+    x, target = torch.randn(2, 1, 6, 6), torch.tensor([1, 4])
+    loss, grads = _train_step(lambda x: compiled(x), model, x, target)
+    eager_loss, eager_grads = _train_step(model, model, x, target)
+    assert torch.equal(loss, eager_loss)
+    _assert_equal(grads, eager_grads)
+    assert isinstance(_plans(compiled)[0], JointPlan)
+
+
+def broadcasting(x, b, w):
+    h = torch.tanh(x * b + 1.0)                 # b (3,) broadcast over x (4, 3)
+    s = h.sum(1, keepdim=True) - x.mean()      # reductions
+    return (s * w).exp().sum(0), torch.max(h, dim=1).values
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_broadcasting_reductions_and_two_outputs_equal_eager(dtype):
+    torch.manual_seed(3)
+    x = torch.randn(4, 3, dtype=dtype, requires_grad=True)
+    b = torch.randn(3, dtype=dtype, requires_grad=True)
+    w = torch.randn(1, 2, dtype=dtype, requires_grad=True)
+    f = compile(broadcasting)
+    out, mx = f(x, b, w)
+    eout, emx = broadcasting(x, b, w)
+    assert torch.equal(out, eout) and torch.equal(mx, emx)
+    got = ember_autograd.grad(out.sum() + mx.sum(), [x, b, w])
+    want = ember_autograd.grad(eout.sum() + emx.sum(), [x, b, w])
+    _assert_equal(got, want)
+    assert got[1].shape == (3,) and got[2].shape == (1, 2)  # un-broadcast to the inputs' shapes
+    assert isinstance(_plans(f)[0], JointPlan)
+
+
+def test_no_grad_calls_take_the_graph_path_and_equal_eager():
+    model = _mlp()
+    compiled = compile(model)
+    x = torch.randn(2, 12)
+    with ember_autograd.no_grad():
+        out = compiled(x)
+    assert out.grad_fn is None and not out.requires_grad
+    assert torch.equal(out, model(x).detach())
+    assert _holder(compiled).joints == [None]  # grad mode off is a guard: no training path built
+
+
+def test_a_graph_with_an_op_it_cannot_lower_takes_the_graph_path():
+    def with_inplace(x, w):
+        y = x * w
+        y.add_(1.0)
+        return (y * y).sum()
+
+    x, w = torch.randn(3), torch.randn(3, requires_grad=True)
+    f = compile(with_inplace)
+    got = ember_autograd.grad(f(x, w), w)[0]
+    assert torch.equal(got, ember_autograd.grad(with_inplace(x, w), w)[0])
+    (reason,) = _plans(f)
+    assert "in-place" in reason
+
+
+def test_dropout_in_training_is_not_lowered_and_draws_as_eager():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.5), nn.Linear(6, 2))
+    compiled = compile(model)
+    x = torch.randn(4, 6)
+    torch.manual_seed(7)
+    out = compiled(x)
+    torch.manual_seed(7)
+    assert torch.equal(out, model(x))  # refused before drawing: the random stream is eager's
+    assert "random" in _plans(compiled)[0]
+    model.eval()
+    out = compiled(x)  # the training flag is a guard: eval mode lowers
+    assert isinstance(_plans(compiled)[-1], JointPlan) and torch.equal(out, model(x))
+
+
+def test_backward_twice_needs_retain_graph_as_eagerly():
+    model = _mlp()
+    compiled = compile(model)
+    x = torch.randn(3, 12)
+    loss = compiled(x).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    twice = _grads(model)
+    model.zero_grad()
+    eager = model(x).sum()
+    eager.backward(retain_graph=True)
+    eager.backward()
+    _assert_equal(twice, _grads(model))
+    loss = compiled(x).sum()
+    loss.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
+
+
+def test_a_saved_parameter_modified_in_place_raises_as_eagerly():
+    model = _mlp()
+    compiled = compile(model)
+    x = torch.randn(3, 12)
+    loss = compiled(x).sum()
+    with ember_autograd.no_grad():
+        model[3].weight.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+def test_requires_grad_of_a_parameter_is_a_guard():
+    model = _mlp()
+    compiled = compile(model)
+    x = torch.randn(3, 12)
+    compiled(x).sum().backward()
+    model.zero_grad()
+    model[1].weight.requires_grad_(False)
+    compiled(x).sum().backward()
+    assert model[1].weight.grad is None
+    got = _grads(nn.Sequential(*list(model)[3:]))
+    model.zero_grad()
+    model(x).sum().backward()
+    _assert_equal(got, _grads(nn.Sequential(*list(model)[3:])))
+    assert len(_plans(compiled)) == 2
+
+
+def test_double_backward_falls_back_to_eager():
+    torch.manual_seed(4)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+    compiled = compile(model)
+    x = torch.randn(5, 3, requires_grad=True)
+
+    def grad_penalty(run):
+        (gx,) = ember_autograd.grad(run(x).sum(), x, create_graph=True)
+        model.zero_grad()
+        gx.pow(2).sum().backward()
+        return gx, _grads(model)
+
+    gx, grads = grad_penalty(compiled)
+    assert gx.grad_fn is not None and isinstance(_plans(compiled)[0], JointPlan)
+    egx, egrads = grad_penalty(model)
+    assert torch.equal(gx, egx)
+    _assert_equal(grads, egrads)
+
+
+def test_modules_with_hooks_take_the_graph_path():
+    model = _mlp()
+    compiled = compile(model)
+    calls = []
+    model[1].register_forward_hook(lambda m, i, o: calls.append(1))
+    compiled(torch.randn(2, 12)).sum().backward()
+    compiled(torch.randn(2, 12)).sum().backward()
+    assert len(calls) == 2 and _plans(compiled) == []
+
+
+def test_dynamic_shapes_keep_a_plan_per_shape_and_the_aot_eager_backend_lowers_too():
+    model = _mlp()
+    for compiled in (compile(model, dynamic=True), compile(model, backend="aot_eager")):
+        for batch in (3, 5):
+            x = torch.randn(batch, 12)
+            model.zero_grad()
+            compiled(x).sum().backward()
+            got = _grads(model)
+            model.zero_grad()
+            model(x).sum().backward()
+            _assert_equal(got, _grads(model))
+        assert all(isinstance(p, JointPlan) for p in _plans(compiled))
