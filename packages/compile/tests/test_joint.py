@@ -10,7 +10,7 @@ import ember_nn as nn
 import ember_nn.functional as F
 import ember_tensor as torch
 from ember_compile import compile
-from ember_compile.joint import JointPlan
+from ember_compile.joint import JointCompiled, JointPlan
 
 
 def _holder(compiled):
@@ -244,3 +244,19 @@ def test_dynamic_shapes_keep_a_plan_per_shape_and_the_aot_eager_backend_lowers_t
             model(x).sum().backward()
             _assert_equal(got, _grads(model))
         assert all(isinstance(p, JointPlan) for p in _plans(compiled))
+
+
+def _swallowing(x):
+    try:
+        bool(x.sum() > 0)
+    except Exception:  # the refusal is remembered even if the program swallows it
+        pass
+    return x * 2.0
+
+
+def test_a_graph_value_read_into_python_is_not_lowered():
+    for program in (lambda x: x * float(x.sum()), _swallowing):
+        joint = JointCompiled(nn.Module(), program)
+        assert joint([torch.randn(3, requires_grad=True)]) is None
+        (reason,) = joint.plans.values()
+        assert "Python value" in reason

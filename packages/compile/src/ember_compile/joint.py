@@ -88,13 +88,18 @@ class _Recorder:
         self.alive = list(tensors)  # keeps ids unique while recording
         self.steps = []
         self.depth = 0
+        self.refusal = None  # kept even if the program catches the exception
+
+    def refuse(self, reason):
+        self.refusal = self.refusal or reason
+        raise NotLowered(reason)
 
     def template(self, a):
         if isinstance(a, Tensor):
             index = self.slots.get(id(a))
             if index is None:
-                raise NotLowered("a tensor that is neither a graph input, a parameter or buffer, nor the result of "
-                                 "an op of the graph")
+                self.refuse("a tensor that is neither a graph input, a parameter or buffer, nor the result of "
+                            "an op of the graph")
             return _Slot(index)
         if a.__class__ is list or a.__class__ is tuple:
             return a.__class__(self.template(x) for x in a)
@@ -108,9 +113,9 @@ class _Recorder:
             return redispatch(op, args, kwargs)  # its parts come through here
         # Refused before running, so that an effect never happens twice (here and eagerly).
         if _draws_random(op):
-            raise NotLowered(f"random op {op.name!r}")
+            self.refuse(f"random op {op.name!r}")
         if op.inplace or kwargs.get("out") is not None:
-            raise NotLowered(f"in-place op {op.name!r}")
+            self.refuse(f"in-place op {op.name!r}")
         targs = self.template(args)
         tkwargs = {k: self.template(v) for k, v in kwargs.items()}
         self.depth += 1
@@ -123,11 +128,11 @@ class _Recorder:
         single = isinstance(result, Tensor)
         outs = (result,) if single else result
         if not isinstance(outs, (tuple, list)) or not all(isinstance(o, Tensor) for o in outs):
-            raise NotLowered(f"op {op.name!r} returned a value other than tensors")
+            self.refuse(f"op {op.name!r} returned a value other than tensors")
         out_slots = []
         for o in outs:
             if id(o) in self.slots:
-                raise NotLowered(f"op {op.name!r} returned a tensor it was given")
+                self.refuse(f"op {op.name!r} returned a tensor it was given")
             self.slots[id(o)] = len(self.alive)
             out_slots.append(len(self.alive))
             self.alive.append(o)
@@ -149,7 +154,7 @@ class _Conversions:
         def refusing(name, original):
             def method(t, *args, **kwargs):
                 if not recorder.depth and id(t) in recorder.slots:
-                    raise NotLowered(f"a graph value converted to a Python value ({name})")
+                    recorder.refuse(f"a graph value converted to a Python value ({name})")
                 return original(t, *args, **kwargs)
             return method
 
@@ -227,12 +232,14 @@ class JointPlan:
         backward_steps: the steps with a backward (some input needs a gradient), forward order.
         output_slots: the values the graph returns; ``output_kind``: None (one tensor),
             tuple or list.
-        n_inputs: how many values the call gives (its tensors, then parameters and buffers).
+        n_inputs: how many values the call gives (its tensors, then parameters and buffers);
+            ``n_call``: how many of them are the call's tensors.
     """
 
-    def __init__(self, recorder, n_inputs, requires_grad, output_slots, output_kind, shapes):
+    def __init__(self, recorder, n_inputs, n_call, requires_grad, output_slots, output_kind, shapes):
         self.steps = recorder.steps
         self.n_inputs = n_inputs
+        self.n_call = n_call
         self.n_values = len(recorder.alive)
         self.output_slots = output_slots
         self.output_kind = output_kind
@@ -393,7 +400,7 @@ def _eager_double_backward(ctx, grads):
                            "forward and backward(create_graph=True)")
     joint, plan = ctx.joint, ctx.plan
     with ember_autograd.enable_grad():
-        result = joint.eager(*inputs[:joint.n_call])
+        result = joint.eager(*inputs[:plan.n_call])
     outs = [result] if plan.output_kind is None else list(result)
     pairs = [(o, g) for o, g in zip(outs, grads) if g is not None and o.requires_grad]
     needs = ctx.needs_input_grad[2:]
@@ -423,7 +430,6 @@ class JointCompiled:
         self.eager = eager
         self.dynamic = dynamic
         self.plans = {}
-        self.n_call = 0
         seen, self.state = set(), []
         for module in gm.modules():
             for table in (module._parameters, module._buffers):
@@ -446,9 +452,8 @@ class JointCompiled:
         key = (flags, tuple(tuple(t.shape) for t in tensors)) if self.dynamic else flags
         plan = self.plans.get(key)
         if plan is None:
-            self.n_call = len(tensors)
             try:
-                plan = self._lower(values, flags)
+                plan = self._lower(values, flags, len(tensors))
             except NotLowered as reason:
                 plan = str(reason)
             self.plans[key] = plan
@@ -457,14 +462,16 @@ class JointCompiled:
         result = CompiledFunction.apply(plan, self, *values)
         return list(result) if plan.output_kind is list else result
 
-    def _lower(self, values, flags):
+    def _lower(self, values, flags, n_call):
         recorder = _Recorder(values)
         dispatch.register_wrapper(recorder, outermost=True)
         try:
             with _Conversions(recorder), ember_autograd.no_grad(), dispatch.tracing():
-                result = self.eager(*values[:self.n_call])
+                result = self.eager(*values[:n_call])
         finally:
             dispatch.unregister_wrapper(recorder)
+        if recorder.refusal is not None:
+            raise NotLowered(recorder.refusal)
         if isinstance(result, Tensor):
             kind, outs = None, [result]
         elif isinstance(result, (tuple, list)) and result and all(isinstance(r, Tensor) for r in result):
@@ -479,4 +486,4 @@ class JointCompiled:
         if any(o.untyped_storage().data_ptr() in storages for o in outs):
             raise NotLowered("an output is a view of an input")
         shapes = [(tuple(t.shape), t.dtype) for t in recorder.alive]
-        return JointPlan(recorder, n_inputs, flags, slots, kind, shapes)
+        return JointPlan(recorder, n_inputs, n_call, flags, slots, kind, shapes)
