@@ -260,3 +260,27 @@ def test_a_graph_value_read_into_python_is_not_lowered():
         assert joint([torch.randn(3, requires_grad=True)]) is None
         (reason,) = joint.plans.values()
         assert "Python value" in reason
+
+
+def test_the_switch_turns_the_ahead_of_time_backward_off(monkeypatch):
+    from ember_compile import config
+    monkeypatch.setattr(config, "ahead_of_time_backward", False)
+    model = _mlp()
+    compiled = compile(model)
+    out = compiled(torch.randn(2, 12))
+    assert out.grad_fn.name() != "CompiledFunctionBackward" and _holder(compiled).joints == [None]
+
+
+def test_cuda_training_call_is_lowered_and_equals_eager_on_the_device():
+    model = _mlp().cuda()
+    compiled = compile(model)
+    x = torch.randn(3, 12).cuda()
+    out = compiled(x)
+    assert out.device == x.device and out.grad_fn.name() == "CompiledFunctionBackward"
+    out.sum().backward()
+    got = _grads(model)
+    model.zero_grad()
+    eager = model(x)
+    assert torch.equal(out, eager)
+    eager.sum().backward()
+    _assert_equal(got, _grads(model))
