@@ -346,7 +346,10 @@ class JointPlan:
                     continue
                 g = fit(g, *meta)
                 old = grads.get(slot)
-                grads[slot] = g if old is None else old + g
+                if old is None:
+                    grads[slot] = g
+                else:  # as the engine sums: a sparse gradient on the right
+                    grads[slot] = g + old if old.is_sparse and not g.is_sparse else old + g
         return [grads.get(i) for i in range(self.n_inputs)]
 
 
