@@ -3,6 +3,8 @@ one ``CompiledFunctionBackward`` node whose backward applies ember's derivative 
 of time; results and gradients equal eager ember's bit for bit; graphs it cannot lower
 take the captured graph's path; guards, no_grad, retain_graph, in-place checks and double
 backward behave as eagerly."""
+import copy
+
 import pytest
 
 import ember_autograd
@@ -284,3 +286,45 @@ def test_cuda_training_call_is_lowered_and_equals_eager_on_the_device():
     assert torch.equal(out, eager)
     eager.sum().backward()
     _assert_equal(got, _grads(model))
+
+
+def test_batchnorm_training_is_lowered_with_its_buffer_updates_applied_once_per_call():
+    torch.manual_seed(5)
+    model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(64, 3))
+    twin = copy.deepcopy(model)
+    compiled = compile(model)
+    x, target = torch.randn(5, 1, 6, 6), torch.tensor([0, 1, 2, 1, 0])
+    for _ in range(2):
+        _, grads = _train_step(compiled, model, x, target)
+        _, eager_grads = _train_step(twin, twin, x, target)
+        _assert_equal(grads, eager_grads)
+        # running_mean, running_var, num_batches_tracked: the lowering run's update was undone
+        _assert_equal(list(model.buffers()), list(twin.buffers()))
+    assert isinstance(_plans(compiled)[0], JointPlan)
+
+
+class _WritesBuffer(nn.Module):
+    def __init__(self, differentiable_update):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(3))
+        self.register_buffer("seen", torch.zeros(3))
+        self.differentiable_update = differentiable_update
+
+    def forward(self, x):
+        if self.differentiable_update:
+            self.seen.add_(x * self.w)  # the buffer gets a history eagerly
+            return (x * self.w).sum()
+        self.seen.add_(x)
+        return (x * self.seen * self.w).sum()  # mul reads (and saves) the written buffer
+
+
+@pytest.mark.parametrize("differentiable_update, reason", [(True, "requires grad"), (False, "written in place")])
+def test_buffer_writes_the_plan_cannot_replay_take_the_graph_path(differentiable_update, reason):
+    module, twin = _WritesBuffer(differentiable_update), _WritesBuffer(differentiable_update)
+    compiled = compile(module)
+    x = torch.tensor([1.0, 2.0, 3.0])
+    compiled(x).backward()
+    twin(x).backward()
+    assert torch.equal(module.w.grad, twin.w.grad) and torch.equal(module.seen.detach(), twin.seen.detach())
+    (refusal,) = _plans(compiled)
+    assert reason in refusal

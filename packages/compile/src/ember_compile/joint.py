@@ -26,9 +26,15 @@ behave as in eager; a tensor a rule does not save is never kept.
 captured graph from the saved inputs with autograd recording and differentiates that
 (``autograd.grad(create_graph=True)``), so double backward gets eager's graph.
 
-Not lowered (the call takes the captured graph's path, today's, instead): an in-place op
-or an ``out=`` (running statistics of a BatchNorm in training mode), a random op (dropout
-in training mode), a tensor the graph did not make and that is neither an input nor a
+In-place ops into buffers that do not require grad (BatchNorm's ``num_batches_tracked``)
+are steps of the plan, replayed on every call with no gradient; the lowering run's effects
+on buffers (running statistics updated inside an op) are undone, so that the call applies
+them once.
+
+Not lowered (the call takes the captured graph's path, today's, instead): any other
+in-place op, an in-place op into a buffer with an argument that requires grad or into a
+buffer that an op with a derivative reads, an ``out=``, a random op (dropout in training
+mode), a tensor the graph did not make and that is neither an input nor a
 parameter or buffer, a conversion of a graph value to a Python value (``item()``, ...), an
 output that aliases an input, outputs other than a tensor or a tuple/list of tensors, and
 modules with hooks.
@@ -81,7 +87,8 @@ def _draws_random(op):
 class _Recorder:
     """The dispatcher wrapper that lowers one run of the graph into steps."""
 
-    def __init__(self, tensors):
+    def __init__(self, tensors, buffers):
+        self.buffers = buffers  # the slots an in-place op may write (buffers not requiring grad)
         self.slots = {}
         for i, t in enumerate(tensors):
             self.slots.setdefault(id(t), i)
@@ -114,8 +121,15 @@ class _Recorder:
         # Refused before running, so that an effect never happens twice (here and eagerly).
         if _draws_random(op):
             self.refuse(f"random op {op.name!r}")
-        if op.inplace or kwargs.get("out") is not None:
-            self.refuse(f"in-place op {op.name!r}")
+        inplace = op.inplace
+        if inplace:
+            # Only into a buffer (BatchNorm's num_batches_tracked): replayed on every call,
+            # with no gradient (the plan checks that nothing differentiable flows in).
+            target = self.slots.get(id(args[0])) if args and isinstance(args[0], Tensor) else None
+            if target not in self.buffers:
+                self.refuse(f"in-place op {op.name!r} on a tensor other than a buffer")
+        if kwargs.get("out") is not None:
+            self.refuse(f"op {op.name!r} with out=")
         targs = self.template(args)
         tkwargs = {k: self.template(v) for k, v in kwargs.items()}
         self.depth += 1
@@ -123,6 +137,9 @@ class _Recorder:
             result = redispatch(op, args, kwargs)
         finally:
             self.depth -= 1
+        if inplace:
+            self.steps.append(_Step(op, _table.NOT_DIFFERENTIABLE, targs, tkwargs, (), True, (), inplace=True))
+            return result
         if args and result is args[0]:
             return result  # the op returned its input (contiguous(), to() with nothing to do)
         single = isinstance(result, Tensor)
@@ -182,8 +199,9 @@ class _StepCtx:
 class _Step:
     """One op call of the plan: the op, its arguments with values as slots, its outputs."""
 
-    def __init__(self, op, entry, targs, tkwargs, out_slots, single, outs):
+    def __init__(self, op, entry, targs, tkwargs, out_slots, single, outs, inplace=False):
         self.op = op
+        self.inplace = inplace
         self.rule = entry if isinstance(entry, _table.Rule) else None
         self.args = targs
         self.kwargs = tkwargs
@@ -245,14 +263,22 @@ class JointPlan:
         self.output_kind = output_kind
         differentiable = list(requires_grad) + [False] * (self.n_values - n_inputs)
         last_use = {}
+        # Buffers written in place: a rule must not read them (eagerly, a saved one would
+        # fail its version check; the plan saves after the whole forward).
+        written = {next(_slots_in(step.args)) for step in self.steps if step.inplace}
         for number, step in enumerate(self.steps):
             step.arg_slots = tuple((i, a.index) for i, a in enumerate(step.args) if a.__class__ is _Slot)
             step.kwarg_slots = tuple((k, v.index) for k, v in step.kwargs.items() if v.__class__ is _Slot)
             step.nested = any(a.__class__ is not _Slot and _has_slot(a) for a in step.args) or \
                 any(v.__class__ is not _Slot and _has_slot(v) for v in step.kwargs.values())
-            for template in (*step.args, *step.kwargs.values()):
-                for slot in _slots_in(template):
-                    last_use[slot] = number
+            read = [slot for template in (*step.args, *step.kwargs.values()) for slot in _slots_in(template)]
+            for slot in read:
+                last_use[slot] = number
+            if step.inplace:
+                if any(differentiable[slot] for slot in read):
+                    raise NotLowered(f"in-place op {step.op.name!r} with an argument that requires grad")
+            elif step.rule is not None and any(slot in written for slot in read):
+                raise NotLowered(f"a buffer written in place is read by {step.op.name!r}, which has a derivative")
             if step.rule is None:
                 continue  # not differentiable: its outputs never require grad
             inputs = step.rule.extractor(step.op)(step.args, step.kwargs)
@@ -297,7 +323,9 @@ class JointPlan:
             rule = step.rule
             to_save = rule.save(*args, **kwargs) if step.ctx is not None and rule.save is not None else None
             out = step.op(*args, **kwargs)
-            if step.single:
+            if step.inplace:
+                pass  # its effect is the point (a buffer's update)
+            elif step.single:
                 env[step.out_slots[0]] = out
             else:
                 for slot, o in zip(step.out_slots, out):
@@ -433,12 +461,14 @@ class JointCompiled:
         self.eager = eager
         self.dynamic = dynamic
         self.plans = {}
-        seen, self.state = set(), []
+        seen, self.state, self.buffers = set(), [], []
         for module in gm.modules():
             for table in (module._parameters, module._buffers):
                 for name, t in table.items():
                     if t is not None and id(t) not in seen:
                         seen.add(id(t))
+                        if table is module._buffers:
+                            self.buffers.append(len(self.state))
                         self.state.append((table, name))
         self.hook_tables = [getattr(m, attr) for m in gm.modules()
                             for attr in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
@@ -466,13 +496,21 @@ class JointCompiled:
         return list(result) if plan.output_kind is list else result
 
     def _lower(self, values, flags, n_call):
-        recorder = _Recorder(values)
+        buffers = [n_call + i for i in self.buffers if not values[n_call + i].requires_grad]
+        recorder = _Recorder(values, frozenset(buffers))
+        # The lowering run's effects on buffers (BatchNorm's running statistics, updated
+        # inside its op) are undone: the call that follows applies them, once.
+        with ember_autograd.no_grad():
+            snapshot = [values[i].clone() for i in buffers]
         dispatch.register_wrapper(recorder, outermost=True)
         try:
             with _Conversions(recorder), ember_autograd.no_grad(), dispatch.tracing():
                 result = self.eager(*values[:n_call])
         finally:
             dispatch.unregister_wrapper(recorder)
+            with ember_autograd.no_grad():
+                for i, copy in zip(buffers, snapshot):
+                    values[i].copy_(copy)
         if recorder.refusal is not None:
             raise NotLowered(recorder.refusal)
         if isinstance(result, Tensor):
