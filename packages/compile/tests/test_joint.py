@@ -144,19 +144,56 @@ def test_a_graph_with_an_op_it_cannot_lower_takes_the_graph_path():
     assert "in-place" in reason
 
 
-def test_dropout_in_training_is_not_lowered_and_draws_as_eager():
+def test_dropout_in_training_is_lowered_and_draws_as_eager():
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.5), nn.Linear(6, 2))
+    model = nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.5), nn.ReLU(), nn.Linear(6, 2))
+    twin = copy.deepcopy(model)
     compiled = compile(model)
     x = torch.randn(4, 6)
-    torch.manual_seed(7)
-    out = compiled(x)
-    torch.manual_seed(7)
-    assert torch.equal(out, model(x))  # refused before drawing: the random stream is eager's
-    assert "random" in _plans(compiled)[0]
-    model.eval()
-    out = compiled(x)  # the training flag is a guard: eval mode lowers
-    assert isinstance(_plans(compiled)[-1], JointPlan) and torch.equal(out, model(x))
+    for seed in (7, 8):  # the first call lowers: that run's draws are undone
+        torch.manual_seed(seed)
+        out = compiled(x)
+        out.pow(2).sum().backward()
+        torch.manual_seed(seed)
+        eager = twin(x)
+        eager.pow(2).sum().backward()
+        assert torch.equal(out, eager)
+        _assert_equal(_grads(model), _grads(twin))
+    assert isinstance(_plans(compiled)[0], JointPlan) and _plans(compiled)[0].random
+    torch.manual_seed(1)
+    compiled(x)
+    after_compiled = torch.rand(2)
+    torch.manual_seed(1)
+    twin(x)
+    assert torch.equal(after_compiled, torch.rand(2))  # the call drew as much as an eager call
+
+
+def test_double_backward_through_dropout_replays_the_forwards_draws():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.5), nn.Tanh(), nn.Linear(6, 1))
+    twin = copy.deepcopy(model)
+    compiled = compile(model)
+    x = torch.randn(4, 6, requires_grad=True)
+
+    def penalty(run, m):
+        torch.manual_seed(3)
+        (gx,) = ember_autograd.grad(run(x).sum(), x, create_graph=True)
+        torch.rand(5)  # draws between forward and double backward must not matter
+        m.zero_grad()
+        gx.pow(2).sum().backward()
+        return [gx] + _grads(m)
+
+    _assert_equal(penalty(compiled, model), penalty(twin, twin))
+    assert isinstance(_plans(compiled)[0], JointPlan)
+
+
+def test_a_random_op_with_its_own_generator_is_not_lowered():
+    # (capture breaks on a Generator argument first; the lowering refuses one too)
+    gen = torch.Generator().manual_seed(0)
+    joint = JointCompiled(nn.Module(), lambda p: torch.bernoulli(p, generator=gen) * p)
+    assert joint([torch.full((4,), 0.5, requires_grad=True)]) is None
+    (reason,) = joint.plans.values()
+    assert "generator" in reason
 
 
 def test_backward_twice_needs_retain_graph_as_eagerly():
@@ -314,14 +351,17 @@ class _WritesBuffer(nn.Module):
         if self.differentiable_update:
             self.seen.add_(x * self.w)  # the buffer gets a history eagerly
             return (x * self.w).sum()
-        self.seen.add_(x)
-        return (x * self.seen * self.w).sum()  # mul reads (and saves) the written buffer
+        y = (x * self.seen * self.w).sum()  # an op with a derivative reads the buffer ...
+        self.seen.add_(x)  # ... before it is written (the plan would save the later value)
+        return y
 
 
-@pytest.mark.parametrize("differentiable_update, reason", [(True, "requires grad"), (False, "written in place")])
+@pytest.mark.parametrize("differentiable_update, reason", [(True, "requires grad"), (False, "written in place later")])
 def test_buffer_writes_the_plan_cannot_replay_take_the_graph_path(differentiable_update, reason):
     module, twin = _WritesBuffer(differentiable_update), _WritesBuffer(differentiable_update)
-    compiled = compile(module)
+    # aot_eager: the graph's path without fusion (a fused group saves all its inputs, the
+    # buffer too, so that path would fail the version check that eager ember passes)
+    compiled = compile(module, backend="aot_eager")
     x = torch.tensor([1.0, 2.0, 3.0])
     compiled(x).backward()
     twin(x).backward()

@@ -27,21 +27,26 @@ captured graph from the saved inputs with autograd recording and differentiates 
 (``autograd.grad(create_graph=True)``), so double backward gets eager's graph.
 
 In-place ops into buffers that do not require grad (BatchNorm's ``num_batches_tracked``)
-are steps of the plan, replayed on every call with no gradient; the lowering run's effects
-on buffers (running statistics updated inside an op) are undone, so that the call applies
-them once.
+or into values the graph made are steps of the plan, replayed on every call with no
+gradient. Random ops are steps too, drawing anew on every call from the default
+generators: dropout's ``empty(shape).bernoulli_(p)`` (a factory is no op: the plan
+allocates the tensor the draw fills). The lowering run's effects on buffers (running
+statistics updated inside an op) and on the random stream are undone, so that the call
+applies them once, as an eager call would; a ``create_graph`` recomputation replays the
+forward's random state.
 
-Not lowered (the call takes the captured graph's path, today's, instead): any other
-in-place op, an in-place op into a buffer with an argument that requires grad or into a
-buffer that an op with a derivative reads, an ``out=``, a random op (dropout in training
-mode), a tensor the graph did not make and that is neither an input nor a
+Not lowered (the call takes the captured graph's path, today's, instead): an in-place op
+into an input or a parameter, or with an argument that requires grad, or into a value that
+an op with a derivative read before, an ``out=``, a random op with its own generator, a tensor the graph did not make and that is neither an input nor a
 parameter or buffer, a conversion of a graph value to a Python value (``item()``, ...), an
 output that aliases an input, outputs other than a tensor or a tuple/list of tensors, and
 modules with hooks.
 """
+import contextlib
 import inspect
 
 import ember_autograd
+import ember_tensor
 from ember_autograd import Function
 from ember_autograd import derivatives as _table
 from ember_tensor import Tensor
@@ -73,7 +78,7 @@ _draws = {}
 
 
 def _draws_random(op):
-    """Whether `op` draws random numbers (a replay would draw anew: not lowered)."""
+    """Whether `op` draws random numbers (the plan replays the random stream around it)."""
     found = _draws.get(op)
     if found is None:
         try:
@@ -84,11 +89,36 @@ def _draws_random(op):
     return found
 
 
+def _rng_states():
+    """The CPU generator's state and, once CUDA is in use, every GPU's."""
+    cuda = ember_tensor.cuda
+    return ember_tensor.get_rng_state(), cuda.get_rng_state_all() if cuda.is_initialized() else None
+
+
+def _set_rng_states(states):
+    ember_tensor.set_rng_state(states[0])
+    if states[1] is not None:
+        ember_tensor.cuda.set_rng_state_all(states[1])
+
+
+@contextlib.contextmanager
+def _rng_restored(states=None):
+    """Run the block (from `states`, when given) and leave the generators as they were."""
+    now = _rng_states()
+    if states is not None:
+        _set_rng_states(states)
+    try:
+        yield
+    finally:
+        _set_rng_states(now)
+
+
 class _Recorder:
     """The dispatcher wrapper that lowers one run of the graph into steps."""
 
     def __init__(self, tensors, buffers):
-        self.buffers = buffers  # the slots an in-place op may write (buffers not requiring grad)
+        self.buffers = buffers  # the input slots an in-place op may write (buffers not requiring grad)
+        self.n_inputs = len(tensors)
         self.slots = {}
         for i, t in enumerate(tensors):
             self.slots.setdefault(id(t), i)
@@ -100,6 +130,15 @@ class _Recorder:
     def refuse(self, reason):
         self.refusal = self.refusal or reason
         raise NotLowered(reason)
+
+    def fresh(self, t):
+        """A step allocating a tensor like `t` (made by a factory, which is no op), whose
+        contents an in-place draw overwrites; its slot."""
+        slot = self.slots[id(t)] = len(self.alive)
+        self.alive.append(t)
+        self.steps.append(_Step(_Empty(tuple(t.shape), t.dtype, t.device), _table.NOT_DIFFERENTIABLE, (), {},
+                                (slot,), True, (t,)))
+        return slot
 
     def template(self, a):
         if isinstance(a, Tensor):
@@ -119,15 +158,23 @@ class _Recorder:
         if entry is _table.COMPOSITE:
             return redispatch(op, args, kwargs)  # its parts come through here
         # Refused before running, so that an effect never happens twice (here and eagerly).
-        if _draws_random(op):
-            self.refuse(f"random op {op.name!r}")
+        random = _draws_random(op)
+        if random and kwargs.get("generator") is not None:
+            self.refuse(f"random op {op.name!r} with its own generator (its state is not replayed)")
         inplace = op.inplace
         if inplace:
-            # Only into a buffer (BatchNorm's num_batches_tracked): replayed on every call,
-            # with no gradient (the plan checks that nothing differentiable flows in).
+            # Into a buffer (BatchNorm's num_batches_tracked) or a value the graph made
+            # (dropout's mask, drawn into an empty tensor): replayed on every call, with no
+            # gradient (the plan checks that nothing differentiable flows in).
             target = self.slots.get(id(args[0])) if args and isinstance(args[0], Tensor) else None
-            if target not in self.buffers:
-                self.refuse(f"in-place op {op.name!r} on a tensor other than a buffer")
+            if target is None and random and isinstance(args[0], Tensor) and args[0].is_contiguous() and \
+                    not args[0].requires_grad:
+                target = self.fresh(args[0])  # ``empty(shape).bernoulli_(p)``: the draw fills it all
+            if target is None:
+                self.refuse("a tensor that is neither a graph input, a parameter or buffer, nor the result of "
+                            "an op of the graph")
+            if target < self.n_inputs and target not in self.buffers:
+                self.refuse(f"in-place op {op.name!r} on an input or parameter")
         if kwargs.get("out") is not None:
             self.refuse(f"op {op.name!r} with out=")
         targs = self.template(args)
@@ -138,7 +185,8 @@ class _Recorder:
         finally:
             self.depth -= 1
         if inplace:
-            self.steps.append(_Step(op, _table.NOT_DIFFERENTIABLE, targs, tkwargs, (), True, (), inplace=True))
+            self.steps.append(_Step(op, _table.NOT_DIFFERENTIABLE, targs, tkwargs, (), True, (), inplace=True,
+                                    random=random))
             return result
         if args and result is args[0]:
             return result  # the op returned its input (contiguous(), to() with nothing to do)
@@ -153,7 +201,7 @@ class _Recorder:
             self.slots[id(o)] = len(self.alive)
             out_slots.append(len(self.alive))
             self.alive.append(o)
-        self.steps.append(_Step(op, entry, targs, tkwargs, tuple(out_slots), single, outs))
+        self.steps.append(_Step(op, entry, targs, tkwargs, tuple(out_slots), single, outs, random=random))
         return result
 
 
@@ -187,6 +235,18 @@ class _Conversions:
             setattr(Tensor, name, original)
 
 
+class _Empty:
+    """The step allocating a tensor that a random op fills in place (dropout's mask)."""
+
+    name = "empty"
+
+    def __init__(self, shape, dtype, device):
+        self.shape, self.dtype, self.device = shape, dtype, device
+
+    def __call__(self):
+        return ember_tensor.empty(self.shape, dtype=self.dtype, device=self.device)
+
+
 class _StepCtx:
     """What a rule's formula gets as ``ctx`` in a plan: which inputs want a gradient."""
 
@@ -199,9 +259,10 @@ class _StepCtx:
 class _Step:
     """One op call of the plan: the op, its arguments with values as slots, its outputs."""
 
-    def __init__(self, op, entry, targs, tkwargs, out_slots, single, outs, inplace=False):
+    def __init__(self, op, entry, targs, tkwargs, out_slots, single, outs, inplace=False, random=False):
         self.op = op
         self.inplace = inplace
+        self.random = random
         self.rule = entry if isinstance(entry, _table.Rule) else None
         self.args = targs
         self.kwargs = tkwargs
@@ -263,9 +324,14 @@ class JointPlan:
         self.output_kind = output_kind
         differentiable = list(requires_grad) + [False] * (self.n_values - n_inputs)
         last_use = {}
-        # Buffers written in place: a rule must not read them (eagerly, a saved one would
-        # fail its version check; the plan saves after the whole forward).
-        written = {next(_slots_in(step.args)) for step in self.steps if step.inplace}
+        # Values written in place, and the last step writing each: an op with a derivative
+        # must not read one before that (eagerly, a saved one would fail its version check;
+        # the plan saves after the whole forward, so it would save the later value).
+        last_write = {}
+        for number, step in enumerate(self.steps):
+            if step.inplace:
+                last_write[next(_slots_in(step.args))] = number
+        self.random = any(step.random for step in self.steps)
         for number, step in enumerate(self.steps):
             step.arg_slots = tuple((i, a.index) for i, a in enumerate(step.args) if a.__class__ is _Slot)
             step.kwarg_slots = tuple((k, v.index) for k, v in step.kwargs.items() if v.__class__ is _Slot)
@@ -277,8 +343,9 @@ class JointPlan:
             if step.inplace:
                 if any(differentiable[slot] for slot in read):
                     raise NotLowered(f"in-place op {step.op.name!r} with an argument that requires grad")
-            elif step.rule is not None and any(slot in written for slot in read):
-                raise NotLowered(f"a buffer written in place is read by {step.op.name!r}, which has a derivative")
+            elif step.rule is not None and any(last_write.get(slot, -1) > number for slot in read):
+                raise NotLowered(f"a value written in place later is read by {step.op.name!r}, which has a "
+                                 f"derivative")
             if step.rule is None:
                 continue  # not differentiable: its outputs never require grad
             inputs = step.rule.extractor(step.op)(step.args, step.kwargs)
@@ -386,6 +453,8 @@ class CompiledFunction(Function):
 
     @staticmethod
     def forward(ctx, plan, joint, *values):
+        # The draws of random steps, for a create_graph recomputation.
+        ctx.rng = _rng_states() if plan.random else None
         outputs, saved = plan.forward(values)
         # Every tensor a rule saved goes through save_for_backward (version checks, freeing
         # after backward); the plan keeps their positions.
@@ -430,8 +499,9 @@ def _eager_double_backward(ctx, grads):
                            "inplace operation: an input or parameter of a compiled graph changed between its "
                            "forward and backward(create_graph=True)")
     joint, plan = ctx.joint, ctx.plan
-    with ember_autograd.enable_grad():
-        result = joint.eager(*inputs[:plan.n_call])
+    with ember_autograd.enable_grad(), (_rng_restored(ctx.rng) if ctx.rng is not None else
+                                        contextlib.nullcontext()):
+        result = joint.eager(*inputs[:plan.n_call])  # dropout draws the forward's masks again
     outs = [result] if plan.output_kind is None else list(result)
     pairs = [(o, g) for o, g in zip(outs, grads) if g is not None and o.requires_grad]
     needs = ctx.needs_input_grad[2:]
@@ -504,7 +574,8 @@ class JointCompiled:
             snapshot = [values[i].clone() for i in buffers]
         dispatch.register_wrapper(recorder, outermost=True)
         try:
-            with _Conversions(recorder), ember_autograd.no_grad(), dispatch.tracing():
+            # The random stream too: the call that follows draws what an eager call would.
+            with _Conversions(recorder), ember_autograd.no_grad(), dispatch.tracing(), _rng_restored():
                 result = self.eager(*values[:n_call])
         finally:
             dispatch.unregister_wrapper(recorder)
