@@ -356,6 +356,18 @@ class _WritesBuffer(nn.Module):
         return y
 
 
+def test_a_write_through_a_view_is_not_lowered():
+    def through_view(x, w):
+        h = x * 2.0
+        h[0].normal_()  # a draw into a row of h: h itself changes
+        return (h * w).sum()
+
+    joint = JointCompiled(nn.Module(), through_view)
+    assert joint([torch.randn(2, 3), torch.ones(3, requires_grad=True)]) is None
+    (reason,) = joint.plans.values()
+    assert "shares memory" in reason
+
+
 @pytest.mark.parametrize("differentiable_update, reason", [(True, "requires grad"), (False, "written in place later")])
 def test_buffer_writes_the_plan_cannot_replay_take_the_graph_path(differentiable_update, reason):
     module, twin = _WritesBuffer(differentiable_update), _WritesBuffer(differentiable_update)

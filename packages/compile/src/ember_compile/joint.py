@@ -36,8 +36,9 @@ applies them once, as an eager call would; a ``create_graph`` recomputation repl
 forward's random state.
 
 Not lowered (the call takes the captured graph's path, today's, instead): an in-place op
-into an input or a parameter, or with an argument that requires grad, or into a value that
-an op with a derivative read before, an ``out=``, a random op with its own generator, a tensor the graph did not make and that is neither an input nor a
+into an input or a parameter, or through a view (into memory another value shares), or
+with an argument that requires grad, or into a value that an op with a derivative read
+before, an ``out=``, a random op with its own generator, a tensor the graph did not make and that is neither an input nor a
 parameter or buffer, a conversion of a graph value to a Python value (``item()``, ...), an
 output that aliases an input, outputs other than a tensor or a tuple/list of tensors, and
 modules with hooks.
@@ -175,6 +176,10 @@ class _Recorder:
                             "an op of the graph")
             if target < self.n_inputs and target not in self.buffers:
                 self.refuse(f"in-place op {op.name!r} on an input or parameter")
+            # A write through a view reaches other values (and eagerly their versions).
+            memory = args[0].untyped_storage().data_ptr()
+            if any(t is not args[0] and t.untyped_storage().data_ptr() == memory for t in self.alive):
+                self.refuse(f"in-place op {op.name!r} on a tensor that shares memory with another value")
         if kwargs.get("out") is not None:
             self.refuse(f"op {op.name!r} with out=")
         targs = self.template(args)
