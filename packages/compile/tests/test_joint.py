@@ -380,3 +380,18 @@ def test_buffer_writes_the_plan_cannot_replay_take_the_graph_path(differentiable
     assert torch.equal(module.w.grad, twin.w.grad) and torch.equal(module.seen.detach(), twin.seen.detach())
     (refusal,) = _plans(compiled)
     assert reason in refusal
+
+
+def test_statistics_given_as_arguments_are_updated_once_per_call():
+    def norm(x, mean, var, w):
+        return F.batch_norm(x, mean, var, w, None, training=True, momentum=0.5).sum()
+
+    torch.manual_seed(6)
+    x, w = torch.randn(4, 3), torch.ones(3, requires_grad=True)
+    mean, var = torch.zeros(3), torch.ones(3)
+    twin_mean, twin_var = mean.clone(), var.clone()
+    f = compile(norm)
+    f(x, mean, var, w).backward()
+    norm(x, twin_mean, twin_var, w)
+    assert torch.equal(mean, twin_mean) and torch.equal(var, twin_var)
+    assert isinstance(_plans(f)[0], JointPlan)

@@ -30,8 +30,8 @@ In-place ops into buffers that do not require grad (BatchNorm's ``num_batches_tr
 or into values the graph made are steps of the plan, replayed on every call with no
 gradient. Random ops are steps too, drawing anew on every call from the default
 generators: dropout's ``empty(shape).bernoulli_(p)`` (a factory is no op: the plan
-allocates the tensor the draw fills). The lowering run's effects on buffers (running
-statistics updated inside an op) and on the random stream are undone, so that the call
+allocates the tensor the draw fills). The lowering run's effects on buffers and the call's
+tensors (running statistics updated inside an op) and on the random stream are undone, so that the call
 applies them once, as an eager call would; a ``create_graph`` recomputation replays the
 forward's random state.
 
@@ -574,9 +574,11 @@ class JointCompiled:
         buffers = [n_call + i for i in self.buffers if not values[n_call + i].requires_grad]
         recorder = _Recorder(values, frozenset(buffers))
         # The lowering run's effects on buffers (BatchNorm's running statistics, updated
-        # inside its op) are undone: the call that follows applies them, once.
+        # inside its op) and on the call's tensors (``F.batch_norm`` given statistics as
+        # arguments) are undone: the call that follows applies them, once.
+        restored = buffers + [i for i in range(n_call) if not values[i].requires_grad]
         with ember_autograd.no_grad():
-            snapshot = [values[i].clone() for i in buffers]
+            snapshot = [values[i].clone() for i in restored]
         dispatch.register_wrapper(recorder, outermost=True)
         try:
             # The random stream too: the call that follows draws what an eager call would.
@@ -585,7 +587,7 @@ class JointCompiled:
         finally:
             dispatch.unregister_wrapper(recorder)
             with ember_autograd.no_grad():
-                for i, copy in zip(buffers, snapshot):
+                for i, copy in zip(restored, snapshot):
                     values[i].copy_(copy)
         if recorder.refusal is not None:
             raise NotLowered(recorder.refusal)
