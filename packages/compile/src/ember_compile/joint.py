@@ -30,10 +30,10 @@ In-place ops into buffers that do not require grad (BatchNorm's ``num_batches_tr
 or into values the graph made are steps of the plan, replayed on every call with no
 gradient. Random ops are steps too, drawing anew on every call from the default
 generators: dropout's ``empty(shape).bernoulli_(p)`` (a factory is no op: the plan
-allocates the tensor the draw fills). The lowering run's effects on buffers and the call's
-tensors (running statistics updated inside an op) and on the random stream are undone, so that the call
-applies them once, as an eager call would; a ``create_graph`` recomputation replays the
-forward's random state.
+allocates the tensor the draw fills). The lowering run's effects on buffers and the
+call's tensors (running statistics updated inside an op) and on the random stream are
+undone, so that the call applies them once, as an eager call would; a ``create_graph``
+recomputation replays the forward's random state.
 
 Not lowered (the call takes the captured graph's path, today's, instead): an in-place op
 into an input or a parameter, or through a view (into memory another value shares), or
