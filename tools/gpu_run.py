@@ -13,7 +13,7 @@
    interrupted (SIGINT), which still writes the report of what ran.
 3. The CUDA benchmark tables, side by side with PyTorch's CUDA build: the two ceilings
    first (`benchmarks.cuda_ceilings`: a 1 GiB device-to-device copy and 8192² matrix
-   products), then `cuda_ops`, `cuda_nn_rows` and `cuda_sort_scan` rating bytes against
+   products), then `cuda_ops`, `cuda_nn_rows`, `cuda_sort_scan` and `cuda_fft` rating bytes against
    the copy bandwidth measured there (`cuda_launch_config` times elementwise ops under
    several launch shapes), the kernel launches of a training step
    (`cuda_launches`) and where a small op's host time goes (`cuda_launch_profile`).
@@ -48,11 +48,11 @@ from cuda_ptx_check import DEFAULT_TARGETS  # noqa: E402 - the CUDA test files, 
 
 # Simulator smoke tests of benchmark scripts: the real run below replaces them.
 _NOT_ON_A_GPU = {"packages/ember/tests/test_cuda_benchmarks.py"}
-_TABLES = ["cuda_ceilings", "cuda_ops", "cuda_launch_config", "cuda_nn_rows", "cuda_sort_scan"]
+_TABLES = ["cuda_ceilings", "cuda_ops", "cuda_launch_config", "cuda_nn_rows", "cuda_sort_scan", "cuda_fft"]
 _BENCHMARKS = _TABLES + ["cuda_launches", "cuda_launch_profile"]
 # Each module's share of the time the benchmarks have (what it took on an H100, roughly).
-_SHARES = {"cuda_ceilings": 0.1, "cuda_ops": 0.25, "cuda_launch_config": 0.1, "cuda_nn_rows": 0.2, "cuda_sort_scan": 0.2,
-           "cuda_launches": 0.1, "cuda_launch_profile": 0.05}
+_SHARES = {"cuda_ceilings": 0.1, "cuda_ops": 0.2, "cuda_launch_config": 0.1, "cuda_nn_rows": 0.2, "cuda_sort_scan": 0.15,
+           "cuda_fft": 0.1, "cuda_launches": 0.1, "cuda_launch_profile": 0.05}
 # (row name starts with, what is compared, the bound): the targets on a GPU.
 TARGETS = [
     ("a + b 1e+08 f32", "copy share", 0.8), ("add 1e+08 f32", "copy share", 0.8),

@@ -32,6 +32,8 @@ PROGRAMS = {
     # (Not with a real operand: PyTorch's backward then fails an internal check on its dtype.)
     "logaddexp": lambda lib, z, w, x: (lib.logaddexp(z, w[:, 0]) * w[0, 1]).real.sum()
     + lib.logaddexp(z * 2j, z).imag.sum() + lib.logaddexp(z, z).abs().sum(),
+    "logcumsumexp": lambda lib, z, w, x: (lib.logcumsumexp(z, 1) * w[0, 1]).real.sum()
+    + lib.logcumsumexp(z * 2j, 0).abs().sum(),
 }
 
 
@@ -85,6 +87,8 @@ def test_known_values():
     lambda z: z.abs(),
     lambda z: z.sgn(),
     lambda z: et.logaddexp(z, z.flip(0) * 2j),
+    lambda z: et.logcumsumexp(z, 1),
+    lambda z: et.logcumsumexp(z * 1j, 0),
 ])
 def test_gradcheck_complex128(fn):
     z = et.tensor(Z[:2, :2] * 0.5, requires_grad=True)

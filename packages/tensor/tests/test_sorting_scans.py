@@ -249,6 +249,35 @@ def test_logcumsumexp_over_dtypes(dtype, device):
     same_on(device, lambda t: torch.logcumsumexp(t, 1), edge, tol=_tol(dtype))
 
 
+_COMPLEX_PARTS = (0.0, -1.5, 2.0, 1000.0, -float("inf"), float("inf"), float("nan"))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_logcumsumexp_matches_pytorch(dtype, device):
+    """Complex logcumsumexp: PyTorch's values on random rows (both dims, a transposed
+    layout) and on every pair of special parts, where its rules for -inf, +inf and NaN
+    real parts decide."""
+    real_torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    z = rng.standard_normal((4, 7)) * 3 + 1j * rng.standard_normal((4, 7)) * 4
+    pairs = [[complex(a, b), complex(c, d)] for a in _COMPLEX_PARTS for b in (0.0, 1.0)
+             for c in _COMPLEX_PARTS for d in (0.0, -2.0)]
+    tol = 1e-5 if dtype == "complex64" else 1e-12
+    for values, dim, transposed in ((z, 0, False), (z, 1, False), (z, 1, True), (np.array(pairs), 1, False)):
+        ours = torch.tensor(values, dtype=getattr(torch, dtype))
+        theirs = real_torch.tensor(values, dtype=getattr(real_torch, dtype))
+        if transposed:
+            ours, theirs = ours.t().contiguous().t(), theirs.t().contiguous().t()
+        got = torch.logcumsumexp(ours.to(device), dim).cpu().numpy()
+        want = real_torch.logcumsumexp(theirs, dim).numpy()
+        for part in ("real", "imag"):
+            np.testing.assert_allclose(getattr(got, part), getattr(want, part), rtol=tol, atol=tol, equal_nan=True,
+                                       err_msg=f"{part} of {values.tolist() if values is not z else 'z'}")
+    with pytest.raises(NotImplementedError, match="ComplexHalf"):
+        torch.logcumsumexp(torch.zeros(3, dtype=torch.complex32), 0)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_scan_out_and_inplace_forms(device):
     """cumsum(out=), cumprod_ and cummax(out=) fill their outputs on `device` itself."""

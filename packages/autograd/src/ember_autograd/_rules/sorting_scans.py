@@ -117,6 +117,8 @@ def logcumsumexp(ctx, grad, input, dim, result):
     # d out[i] / d x[k] = exp(x[k] - out[i]) for k <= i, summed in log space as PyTorch
     # does (TensorFlow's formula): the positive and negative parts of grad each go through a
     # reverse logcumsumexp, so -inf/inf entries (exp(x) * exp(-out) = 0 * inf) stay finite.
+    if grad.is_complex():  # no sign split needed: the complex log carries the phase
+        return (_reverse_logcumsumexp(grad.conj().log() - result, dim) + input).exp().conj()
     lowest = E.finfo(grad.dtype).min
     log_abs_grad = grad.abs().log()
     positive = _reverse_logcumsumexp(E.where(grad > 0, log_abs_grad, lowest) - result, dim)

@@ -104,12 +104,13 @@ def cummin(input, dim, *, out=None):
 
 @op()
 def logcumsumexp(input, dim, *, out=None):
-    """log(cumsum(exp(input))) along `dim`, computed without overflow.
+    """log(cumsum(exp(input))) along `dim`, computed without overflow (complex inputs too,
+    with PyTorch's rules for infinite and NaN parts).
 
     >>> logcumsumexp(tensor([0., 0.]), 0)
     tensor([0.0000, 0.6931])
     """
-    if input._dtype.category != D._FLOAT:
+    if input._dtype.category not in (D._FLOAT, D._COMPLEX) or input._dtype == D.complex32:
         raise NotImplementedError(
             f"\"logcumsumexp_out_{input._device.type}\" not implemented for '{_iter.type_name(input._dtype)}'")
     values = _scans(input).logcumsumexp(input._data, _line_dim(input, dim))

@@ -15,12 +15,15 @@ The rest keeps the whole-batch forms: small outputs (where per-sample GEMMs are 
 small for the BLAS: ResNet's 7x7 layers) the same Numba im2col writing (C*K, N*L)
 columns, one GEMM per group and the same Numba col2im reading them; 3-d convolutions a
 strided window view of the input and a batched `np.matmul`. Arrays arrive in their compute dtype (half types as float32).
+
+3x3 unit-stride convolutions with enough channels on both sides (`winograd.usable`) take
+Winograd's F(2x2, 3x3) instead, forward and both gradients (`winograd.py`).
 """
 import math
 
 import numpy as np
 
-from . import threads
+from . import threads, winograd
 from ..lazy import lazy
 from ..plan import output_size
 from .windows import add_windows, crop_spatial, pad_spatial, windows
@@ -217,6 +220,11 @@ def forward(x, w, stride, padding, dilation, groups, bias=None):
     (N, O, *out)."""
     n, o = x.shape[0], w.shape[0]
     kernel = w.shape[2:]
+    if len(kernel) == 2:
+        out = tuple(output_size(s, k, st, p, d) for s, k, st, p, d in
+                    zip(x.shape[2:], kernel, stride, padding, dilation))
+        if winograd.usable(x.dtype, kernel, stride, dilation, groups, x.shape[1], o, out):
+            return winograd.forward(x, w, padding, out, bias)
     plan = _blocked_plan(x.shape, kernel, stride, padding, dilation)
     if plan is not None:
         wg = np.ascontiguousarray(w).reshape(groups, o // groups, math.prod(w.shape[1:]))
@@ -246,6 +254,12 @@ def backward_input(gy, w, input_size, stride, padding, dilation, groups):
     n, o = gy.shape[:2]
     c = w.shape[1] * groups
     kernel, out = w.shape[2:], gy.shape[2:]
+    if winograd.usable(gy.dtype, kernel, stride, dilation, groups, o, c, input_size):
+        # A 3x3 unit-stride convolution's adjoint is the convolution of the gradient with
+        # the flipped, transposed kernel, padded by 2 - p (see below): by Winograd's
+        # algorithm where the forward convolution would take it.
+        return winograd.forward(gy, _flipped_transposed(w, groups).reshape((c, o) + tuple(kernel)),
+                                tuple(2 - p for p in padding), tuple(input_size))
     if all(st == 1 for st in stride) and c >= o:
         # A unit-stride convolution's adjoint is a convolution of the gradient with the
         # flipped, transposed kernel, padded by d*(k-1) - p (negative: a crop), over an
@@ -284,6 +298,8 @@ def backward_weight(gy, x, weight_size, stride, padding, dilation, groups):
     """Gradient of `forward` w.r.t. w of shape `weight_size`: grad @ cols^T (summed over the batch)."""
     n, o = gy.shape[:2]
     kernel = tuple(weight_size[2:])
+    if winograd.usable(x.dtype, kernel, stride, dilation, groups, x.shape[1], o, gy.shape[2:]):
+        return winograd.backward_weight(gy, x, padding)
     plan = _blocked_plan(x.shape, kernel, stride, padding, dilation)
     if plan is not None:
         return _backward_weight_blocked(gy, x, groups, plan).reshape(weight_size)

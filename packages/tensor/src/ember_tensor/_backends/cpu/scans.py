@@ -71,13 +71,15 @@ def extreme(a, dim, take_max):
 
 
 def logcumsumexp(a, dim):
-    """log(cumsum(exp(a))) along `dim`, computed stably in float64, in `a`'s dtype.
+    """log(cumsum(exp(a))) along `dim`, computed stably in float64 (complex128 for complex
+    `a`), in `a`'s dtype.
 
     >>> logcumsumexp(np.array([0., 0.]), 0)
     array([0.        , 0.69314718])
     """
-    rows = rows_of(a, dim, np.float64)
+    complex_ = np.dtype(a.dtype).kind == "c"
+    rows = rows_of(a, dim, np.complex128 if complex_ else np.float64)
     scanned = np.empty_like(rows)
     if rows.size:
-        K.logcumsumexp_rows(rows, scanned)
+        (K.logcumsumexp_rows_complex if complex_ else K.logcumsumexp_rows)(rows, scanned)
     return from_rows(scanned, tuple(a.shape), dim).astype(a.dtype)

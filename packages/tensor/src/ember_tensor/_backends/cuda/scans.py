@@ -95,7 +95,13 @@ def extreme(a, dim, take_max):
 
 
 def logcumsumexp(a, dim):
-    """log(cumsum(exp(a))) along `dim`, computed in float64, in `a`'s dtype."""
+    """log(cumsum(exp(a))) along `dim`, computed in float64 (complex128 for complex `a`:
+    a thread a row), in `a`'s dtype."""
+    if a.dtype.kind == "c":
+        rows, n_rows, n = lines(a, dim, np.complex128)
+        out = storage.empty((n_rows * n,), np.complex128)
+        launch.grid_stride(K.lse_rows_complex, n_rows if n else 0, rows, n, out)
+        return _cast(_result(out, a, dim), a.dtype)
     rows, n_rows, n = lines(a, dim, np.float64)
     out = storage.empty((n_rows * n,), np.float64)
     if n_rows * n:

@@ -22,7 +22,7 @@ from numba import njit
 
 __all__ = ["strided_offsets", "add_index_offsets", "gather_3", "put_3", "put_3_add", "fill_3", "gather_dim",
            "scatter_dim", "SCATTER_MODES", "cumsum_rows", "cumprod_rows", "cumextreme_rows",
-           "logcumsumexp_rows", "bincount", "histc", "mode_rows", "topk_rows"]
+           "logcumsumexp_rows", "logcumsumexp_rows_complex", "bincount", "histc", "mode_rows", "topk_rows"]
 
 _JIT = dict(cache=True, nogil=True, error_model="numpy")
 
@@ -280,6 +280,40 @@ def logcumsumexp_rows(a, out):
                 acc = np.inf
             else:
                 acc = hi + np.log1p(np.exp(lo - hi))
+            out[r, i] = acc
+
+
+@njit(**_JIT)
+def _log1p_complex(z):
+    """log(1 + z) without the cancellation of 1 + z for small |z| (PyTorch's formula)."""
+    x, y = z.real, z.imag
+    theta = np.arctan2(y, x + 1.0)
+    if abs(z) < 0.5:
+        r = x * (2.0 + x) + y * y
+        if r == 0.0:  # underflow: log1p(z) ~ z
+            return complex(x, theta)
+        return complex(0.5 * np.log1p(r), theta)
+    return complex(np.log(np.hypot(x + 1.0, y)), theta)
+
+
+@njit(**_JIT)
+def logcumsumexp_rows_complex(a, out):
+    """out[r, i] = log(sum(exp(a[r, :i+1]))) of complex128 rows, PyTorch's way: each step
+    adds the term of smaller real part to the larger as log1p(exp(min - max)) + max;
+    NaN parts give NaN from there on, two -inf real parts keep the running value, two
+    +inf ones give log(exp(min) + exp(max))."""
+    for r in range(a.shape[0]):
+        acc = complex(-np.inf, 0.0)
+        for i in range(a.shape[1]):
+            x = a[r, i]
+            if np.isnan(acc.real) or np.isnan(acc.imag) or np.isnan(x.real) or np.isnan(x.imag):
+                acc = complex(np.nan, np.nan)
+            else:
+                lo, hi = (x, acc) if x.real < acc.real else (acc, x)
+                if not np.isfinite(lo.real) and lo.real == hi.real:
+                    acc = lo if lo.real < 0 else np.log(np.exp(lo) + np.exp(hi))
+                else:
+                    acc = _log1p_complex(np.exp(lo - hi)) + hi
             out[r, i] = acc
 
 

@@ -10,13 +10,15 @@ identity as carry): a thread per row. Few long rows get many chunks, so that eve
 GPU thread has work. The scan of a chunk is the CPU's loop (`_backends.cpu.kernels.index`), so cummax /
 cummin keep its rules exactly (NaN sticks, an equal value moves the index forward);
 sums and products differ from the CPU's only by the rounding of the chunked order.
+Complex logcumsumexp (rare) runs one thread a row (`lse_rows_complex`).
 """
+import cmath
 import math
 
 from numba import cuda
 
 __all__ = ["acc_totals", "acc_carries", "acc_scan", "extreme_totals", "extreme_carries", "extreme_scan",
-           "lse_totals", "lse_carries", "lse_scan"]
+           "lse_totals", "lse_carries", "lse_scan", "lse_rows_complex"]
 
 
 @cuda.jit(device=True)
@@ -170,4 +172,39 @@ def lse_scan(rows, n, nchunks, size, carries, out):
         acc = carries[t]
         for i in range(r * n + lo, r * n + min(lo + size, n)):
             acc = _log_add_exp(acc, rows[i])
+            out[i] = acc
+
+
+@cuda.jit(device=True)
+def _log1p_complex(z):
+    """log(1 + z) without the cancellation of 1 + z for small |z| (PyTorch's formula)."""
+    x = z.real
+    y = z.imag
+    theta = math.atan2(y, x + 1.0)
+    if math.hypot(x, y) < 0.5:
+        r = x * (2.0 + x) + y * y
+        if r == 0.0:  # underflow: log1p(z) ~ z
+            return complex(x, theta)
+        return complex(0.5 * math.log1p(r), theta)
+    return complex(math.log(math.hypot(x + 1.0, y)), theta)
+
+
+@cuda.jit(cache=True)
+def lse_rows_complex(rows, n, out):
+    """Running log-sum-exp of complex128 rows, one thread a row, by the CPU's rules
+    (`_backends.cpu.kernels.index.logcumsumexp_rows_complex`): the term of smaller real
+    part joins the larger as log1p(exp(min - max)) + max; NaN parts give NaN from there
+    on, two -inf real parts keep the running value, two +inf ones give log(exp + exp)."""
+    for r in range(cuda.grid(1), out.size // max(n, 1), cuda.gridsize(1)):
+        acc = complex(-math.inf, 0.0)
+        for i in range(r * n, r * n + n):
+            x = rows[i]
+            if math.isnan(acc.real) or math.isnan(acc.imag) or math.isnan(x.real) or math.isnan(x.imag):
+                acc = complex(math.nan, math.nan)
+            else:
+                lo, hi = (x, acc) if x.real < acc.real else (acc, x)
+                if math.isinf(lo.real) and lo.real == hi.real:
+                    acc = lo if lo.real < 0 else cmath.log(cmath.exp(lo) + cmath.exp(hi))
+                else:
+                    acc = _log1p_complex(cmath.exp(lo - hi)) + hi
             out[i] = acc

@@ -79,7 +79,22 @@ def _ref_cumprod(x, dim):
     return _scan(np.cumprod, x, dim)
 
 
+def _complex_log_add_exp(acc, z):
+    """PyTorch's step of complex logcumsumexp for finite parts: the smaller real part joins
+    the larger as log(1 + exp(min - max)) + max (the imaginary part is not wrapped into
+    (-pi, pi], so a principal-value log(cumsum(exp(x))) would differ by 2 pi)."""
+    lo, hi = (z, acc) if z.real < acc.real else (acc, z)
+    return np.log(1 + np.exp(lo - hi)) + hi
+
+
 def _ref_logcumsumexp(x, dim):
+    if np.iscomplexobj(x):  # (np.logaddexp has no complex loop)
+        def scan(z, axis):
+            out = np.moveaxis(z.astype(np.complex128), axis, -1).copy()
+            for i in range(1, out.shape[-1]):
+                out[..., i] = np.vectorize(_complex_log_add_exp, otypes=[np.complex128])(out[..., i - 1], out[..., i])
+            return np.moveaxis(out, -1, axis).astype(z.dtype)
+        return _scan(scan, x, dim)
     return _scan(np.logaddexp.accumulate, x, dim)
 
 
@@ -295,7 +310,7 @@ SORT_SCAN_DB = [
                  sample_inputs_func=_scan_samples(0.5, 1.5)),
     FamilyOpInfo("cummax", "sort_scan", _cummax, _ref_cummax, sample_inputs_func=_scan_samples(-2, 2)),
     FamilyOpInfo("cummin", "sort_scan", _cummin, _ref_cummin, sample_inputs_func=_scan_samples(-2, 2)),
-    FamilyOpInfo("logcumsumexp", "sort_scan", et.logcumsumexp, _ref_logcumsumexp,
+    FamilyOpInfo("logcumsumexp", "sort_scan", et.logcumsumexp, _ref_logcumsumexp, (F32, F64) + COMPLEX,
                  sample_inputs_func=_scan_samples(-4, 4)),
     FamilyOpInfo("nanmedian", "sort_scan", et.nanmedian, _ref_nanmedian, _WITH_INT,
                  sample_inputs_func=_nanmedian_samples),
