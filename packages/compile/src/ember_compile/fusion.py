@@ -30,6 +30,7 @@ from ember_autograd import Function
 from ember_fx import Graph, GraphModule, Node
 from ember_nn import Module
 from ember_tensor import fusion as _fusion
+from ember_tensor import dispatch
 from ember_tensor.dispatch import Operator
 
 __all__ = ["fuse", "FusedGroup", "fusible_op"]
@@ -122,7 +123,8 @@ class FusedGroup:
 
     def __call__(self, *inputs):
         program = self.program
-        dtype = program.compute_dtype(inputs)
+        # A trace (a joint plan's lowering, an export) records the group's ember ops.
+        dtype = None if dispatch.is_tracing() else program.compute_dtype(inputs)
         if dtype is None:
             return self.eager.forward(*inputs)
         self.calls += 1
