@@ -19,7 +19,7 @@ from ember_nn import Module
 from ember_tensor import Tensor
 
 from . import backends, config, trace_log
-from .capture import bind_arguments, capture, referenced_modules
+from .capture import bind_arguments, capture, referenced_modules, switches_grad_mode
 from .exc import Unsupported
 from .joint import JointCompiled
 
@@ -175,7 +175,7 @@ class CompiledFunction:
         self.compile_times.append(time.perf_counter() - start)
         # Under grad mode (a guard), training calls run the ahead-of-time backward.
         lower = key[0] and config.ahead_of_time_backward and isinstance(self.backend_argument, str) and \
-            self.backend_argument in backends.JOINT
+            self.backend_argument in backends.JOINT and not switches_grad_mode(gm.graph)
         joint = JointCompiled(gm, compiled, dynamic=self.dynamic) if lower else None
         self.joints.append(joint)
         if joint is not None:

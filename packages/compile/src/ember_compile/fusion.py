@@ -33,6 +33,8 @@ from ember_tensor import fusion as _fusion
 from ember_tensor import dispatch
 from ember_tensor.dispatch import Operator
 
+from .capture import switches_grad_mode
+
 __all__ = ["fuse", "FusedGroup", "fusible_op"]
 
 _OPERATORS = {operator.add: "add", operator.sub: "sub", operator.mul: "mul", operator.truediv: "div",
@@ -194,8 +196,11 @@ def fuse(gm):
         gm: a captured GraphModule (its code is regenerated).
 
     Returns:
-        The `FusedGroup`\\ s, in graph order.
+        The `FusedGroup`\\ s, in graph order (none in a graph that switches grad mode: a
+        group must not span the edge of a ``no_grad`` block).
     """
+    if switches_grad_mode(gm.graph):
+        return []
     groups, ops = _groups(gm.graph, gm)
     fused = []
     for number, members in enumerate(groups):
