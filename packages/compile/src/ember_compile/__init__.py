@@ -32,5 +32,9 @@ from .exc import InvalidBackend, Unsupported  # noqa: E402
 from .explain import explain, ExplainOutput  # noqa: E402
 from .optimized_module import OptimizedModule  # noqa: E402
 
+# `Module.compile()` (ember-nn, below this package) compiles with this package's compile.
+from ember_nn.modules import module as _nn_module  # noqa: E402
+_nn_module.register_compiler(compile, compiler.is_compiling)
+
 __all__ = ["compile", "compiler", "config", "explain", "ExplainOutput", "OptimizedModule", "InvalidBackend",
            "Unsupported"]
