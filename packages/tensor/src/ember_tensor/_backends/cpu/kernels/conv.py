@@ -15,6 +15,7 @@ so neither compiles a prange twin. float32 and float64 only, nothing at import. 
 kernels inline no function of another file, so Numba's on-disk cache (keyed on this
 file) can never serve a stale kernel.
 """
+import functools
 import math
 import threading
 
@@ -29,26 +30,27 @@ PARALLEL_THRESHOLD = 1 << 16  # elements of columns: a split over threads costs 
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@functools.lru_cache(maxsize=256)
 def _window_bounds(k, dilation, padding, stride, size, out):
-    """(lo, hi) int64 arrays: for kernel offset i, the output positions [lo[i], hi[i])
-    whose window element i falls inside the input (the others read the padding).
-
-    Found once per call here: integer divisions in the copy loops cost as much as the
-    copy. One compiled function that im2col and col2im both call.
-    """
+    """(lo, hi) read-only int64 arrays: for kernel offset i, the output positions
+    [lo[i], hi[i]) whose window element i falls inside the input (the others read the
+    padding). The kernels take them found: integer divisions in their copy loops cost as
+    much as the copy. Plain Python on a dozen offsets at most, memoised, where a Numba
+    helper cost ~0.3 s of a cold start."""
     lo, hi = np.empty(k, np.int64), np.empty(k, np.int64)
     for i in range(k):
         off = i * dilation - padding
         j0 = min(0 if off >= 0 else (stride - 1 - off) // stride, out)
         lo[i], hi[i] = j0, max(min((size - off + stride - 1) // stride if size > off else 0, out), j0)
+    lo.flags.writeable = hi.flags.writeable = False
     return lo, hi
 
 
 # Two im2col kernels, not one with a branch: a step compiles only the one its layers run
 # (each costs ~0.5 s of a cold start).
 @njit(**_OPTIONS)
-def _im2col_planes(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cf, sample_stride, row_stride, p_lo, p_hi):
+def _im2col_planes(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cf, sample_stride, row_stride, row_lo, row_hi, col_lo,
+                   col_hi, p_lo, p_hi):
     # Column row r of sample b starts at cf[b * sample_stride + r * row_stride].
     nb, c, h, w = x.shape
     length = oh * ow
@@ -56,8 +58,6 @@ def _im2col_planes(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cf, sample_stride,
     # 8-32 elements), and a signed index makes Numba test it for wraparound on every
     # element, which stops LLVM from vectorising the copy (measured 3x slower).
     xf = x.reshape(nb * c * h * w)
-    col_lo, col_hi = _window_bounds(kw, dw, pw, sw, w, ow)
-    row_lo, row_hi = _window_bounds(kh, dh, ph, sh, h, oh)
     usw = np.uint64(sw)
     for p in range(p_lo, p_hi):
         plane = p * h * w
@@ -86,7 +86,8 @@ def _im2col_planes(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cf, sample_stride,
 
 
 @njit(**_OPTIONS)
-def _im2col_planes_flat(x, kh, kw, ph, pw, dh, dw, oh, cf, sample_stride, row_stride, p_lo, p_hi):
+def _im2col_planes_flat(x, kh, kw, ph, pw, dh, dw, oh, cf, sample_stride, row_stride, row_lo, row_hi, col_lo, col_hi,
+                        p_lo, p_hi):
     # `_im2col_planes` for unit strides with an output as wide as the input ("same"
     # padding): the rows of one kernel offset are a single shifted run of the input plane,
     # copied in one loop; the columns that wrapped around to the neighbouring row are
@@ -95,8 +96,6 @@ def _im2col_planes_flat(x, kh, kw, ph, pw, dh, dw, oh, cf, sample_stride, row_st
     ow = w
     length = oh * ow
     xf = x.reshape(nb * c * h * w)
-    col_lo, col_hi = _window_bounds(kw, dw, pw, 1, w, ow)
-    row_lo, row_hi = _window_bounds(kh, dh, ph, 1, h, oh)
     for p in range(p_lo, p_hi):
         plane = p * h * w
         first_row = (p % c) * kh * kw
@@ -130,14 +129,13 @@ def _im2col_planes_flat(x, kh, kw, ph, pw, dh, dw, oh, cf, sample_stride, row_st
 
 
 @njit(**_OPTIONS)
-def _col2im_planes(cf, sample_stride, row_stride, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, p_lo, p_hi):
+def _col2im_planes(cf, sample_stride, row_stride, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, x, row_lo, row_hi, col_lo,
+                   col_hi, p_lo, p_hi):
     # The adjoint of the body above: x (B, C, H, W) = the sum of the columns back over
     # the windows, padding dropped. One (sample, channel) plane per iteration: no two
     # iterations write the same element.
     nb, c, h, w = x.shape
     xf = x.reshape(nb * c * h * w)
-    col_lo, col_hi = _window_bounds(kw, dw, pw, sw, w, ow)
-    row_lo, row_hi = _window_bounds(kh, dh, ph, sh, h, oh)
     usw = np.uint64(sw)
     for p in range(p_lo, p_hi):
         plane = p * h * w
@@ -177,6 +175,12 @@ def _layout(cols, samples):
     return cols.reshape(-1), cols.shape[1] // samples if samples else 0, cols.shape[1]
 
 
+def _bounds(shape, kernel, stride, padding, dilation, out):
+    """(row_lo, row_hi, col_lo, col_hi) of `_window_bounds` for a (B, C, H, W) input."""
+    return (_window_bounds(kernel[0], dilation[0], padding[0], stride[0], shape[2], out[0])
+            + _window_bounds(kernel[1], dilation[1], padding[1], stride[1], shape[3], out[1]))
+
+
 def im2col_block(x, kernel, stride, padding, dilation, out, cols, parallel=False):
     """Fill the columns `cols` with the im2col columns of the unpadded, C-contiguous input
     block `x` (B, C, H, W), zero where a window reaches into the `padding` (which may be
@@ -184,12 +188,14 @@ def im2col_block(x, kernel, stride, padding, dilation, out, cols, parallel=False
     past C*kh*kw are the caller's) or one matrix (C*kh*kw, B*oh*ow). Runs on several
     threads when `parallel` and the block is large enough. Returns `cols`."""
     flat, sample_stride, row_stride = _layout(cols, x.shape[0])
+    bounds = _bounds(x.shape, kernel, stride, padding, dilation, out)
     if stride[0] == 1 and stride[1] == 1 and out[1] == x.shape[3]:
         planes, args = _im2col_planes_flat, (x, kernel[0], kernel[1], padding[0], padding[1], dilation[0],
-                                             dilation[1], out[0], flat, sample_stride, row_stride)
+                                             dilation[1], out[0], flat, sample_stride, row_stride) + bounds
     else:
         planes, args = _im2col_planes, (x, kernel[0], kernel[1], stride[0], stride[1], padding[0], padding[1],
-                                        dilation[0], dilation[1], out[0], out[1], flat, sample_stride, row_stride)
+                                        dilation[0], dilation[1], out[0], out[1], flat, sample_stride,
+                                        row_stride) + bounds
     _run_planes(planes, args, x.shape[0] * x.shape[1], parallel, cols.size)
     return cols
 
@@ -201,7 +207,8 @@ def col2im_block(cols, kernel, stride, padding, dilation, out, x, parallel=False
     `parallel` and the block is large enough. Returns `x`."""
     flat, sample_stride, row_stride = _layout(cols, x.shape[0])
     _run_planes(_col2im_planes, (flat, sample_stride, row_stride, kernel[0], kernel[1], stride[0], stride[1],
-                                 padding[0], padding[1], dilation[0], dilation[1], out[0], out[1], x),
+                                 padding[0], padding[1], dilation[0], dilation[1], out[0], out[1], x)
+                + _bounds(x.shape, kernel, stride, padding, dilation, out),
                 x.shape[0] * x.shape[1], parallel, cols.size)
     return x
 
