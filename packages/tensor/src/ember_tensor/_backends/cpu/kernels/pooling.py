@@ -43,10 +43,8 @@ def _max_row(xf, start, stride, offset, j_lo, j_hi, best, where):
         where[j] = (offset & mask) | (where[j] & ~mask)
 
 
-@njit(inline="always", error_model="numpy", boundscheck=False)
-def _max_pool_body(x, kh, kw, sh, sw, ph, pw, dh, dw, values, indices, p_lo, p_hi, row_stride):
-    # The pooling of planes p_lo .. p_hi - 1; `row_stride` is sw as a np.uint64, a
-    # constant where the kernel below that inlines this body passes one.
+@njit(**_OPTIONS)
+def _max_pool_planes(x, kh, kw, sh, sw, ph, pw, dh, dw, values, indices, p_lo, p_hi):
     n, c, h, w = x.shape
     oh, ow = values.shape[2], values.shape[3]
     xf = x.reshape(n * c * h * w)
@@ -108,30 +106,16 @@ def _max_pool_body(x, kh, kw, sh, sw, ph, pw, dh, dw, values, indices, p_lo, p_h
                 for kj in range(kw):
                     offset = ki * dh * w + kj * dw
                     start = np.uint64(plane + h0 * w - pw + offset)
-                    _max_row(xf, start, row_stride, offset, j_lo, j_hi, best, where)
+                    if sw == 2:
+                        _max_row(xf, start, np.uint64(2), offset, j_lo, j_hi, best, where)
+                    elif sw == 1:
+                        _max_row(xf, start, np.uint64(1), offset, j_lo, j_hi, best, where)
+                    else:
+                        _max_row(xf, start, np.uint64(sw), offset, j_lo, j_hi, best, where)
             corner = h0 * w - pw
             for j in range(j_lo, j_hi):
                 vf[row + j] = best[j]
                 jf[row + j] = corner + j * sw + where[j]
-
-
-# One kernel per column stride: 2 (the usual pool) and 1 with the stride a constant that
-# LLVM vectorises the window loop for, any other at run time. Three kernels rather than
-# one with a branch per stride, so that a step compiles only the one it runs (each
-# inlined copy of the window loop costs ~0.4 s of a cold start).
-@njit(**_OPTIONS)
-def _max_pool_planes_stride2(x, kh, kw, sh, sw, ph, pw, dh, dw, values, indices, p_lo, p_hi):
-    _max_pool_body(x, kh, kw, sh, sw, ph, pw, dh, dw, values, indices, p_lo, p_hi, np.uint64(2))
-
-
-@njit(**_OPTIONS)
-def _max_pool_planes_stride1(x, kh, kw, sh, sw, ph, pw, dh, dw, values, indices, p_lo, p_hi):
-    _max_pool_body(x, kh, kw, sh, sw, ph, pw, dh, dw, values, indices, p_lo, p_hi, np.uint64(1))
-
-
-@njit(**_OPTIONS)
-def _max_pool_planes(x, kh, kw, sh, sw, ph, pw, dh, dw, values, indices, p_lo, p_hi):
-    _max_pool_body(x, kh, kw, sh, sw, ph, pw, dh, dw, values, indices, p_lo, p_hi, np.uint64(sw))
 
 
 @njit(**_OPTIONS)
@@ -167,9 +151,8 @@ def max_pool_2d(x, kernel, stride, padding, dilation, out):
     n, c = x.shape[:2]
     values = np.empty((n, c) + tuple(out), x.dtype)
     indices = np.empty((n, c) + tuple(out), np.int64)
-    planes = {1: _max_pool_planes_stride1, 2: _max_pool_planes_stride2}.get(stride[1], _max_pool_planes)
-    _run_planes(planes, (np.ascontiguousarray(x), kernel[0], kernel[1], stride[0], stride[1],
-                         padding[0], padding[1], dilation[0], dilation[1], values, indices),
+    _run_planes(_max_pool_planes, (np.ascontiguousarray(x), kernel[0], kernel[1], stride[0], stride[1],
+                                   padding[0], padding[1], dilation[0], dilation[1], values, indices),
                 n * c, x.size * math.prod(kernel))
     return values, indices
 
