@@ -138,7 +138,7 @@ def fill_standard_normal(keys, out, first, last):
         low = out[start:start + half]
         # An odd block's last pair gives its cosine only: its sines go to a scratch row
         # and all but the last are copied out after, so that the pair's code is inlined
-        # (and compiled) once, not again for a tail (~0.5 s of a cold start).
+        # (and compiled) once, not again for a tail (~0.4 s of a cold start).
         odd = half > size - half
         high = np.empty(half, np.float32) if odd else out[start + half:start + size]
         key = np.uint64(keys[b])
