@@ -47,7 +47,7 @@ def _window_bounds(k, dilation, padding, stride, size, out):
 
 
 # Two im2col kernels, not one with a branch: a step compiles only the one its layers run
-# (each costs ~0.5 s of a cold start).
+# (the general one alone compiled in about 2/3 of the time of both paths together).
 @njit(**_OPTIONS)
 def _im2col_planes(x, kh, kw, sh, sw, ph, pw, dh, dw, oh, ow, cf, sample_stride, row_stride, row_lo, row_hi, col_lo,
                    col_hi, p_lo, p_hi):
