@@ -186,3 +186,55 @@ def test_a_random_draw_breaks_the_graph():
 
     out = explain(noisy)(torch.zeros(3))
     assert out.graph_break_count == 1 and "random op" in out.break_reasons[0].reason
+
+
+def _with_grad_mode_blocks(x, w):
+    with ember_autograd.no_grad():
+        scale = x * 2 + w          # constants for the gradient, as eagerly
+    y = (x * scale).relu() * w
+    with ember_autograd.set_grad_enabled(False):
+        y.mul(3)                   # no effect, no record
+        with ember_autograd.enable_grad():
+            z = y * x              # recorded again inside the inner block
+    return (z + y).sum()
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager", "eager"])
+def test_grad_mode_blocks_inside_compiled_code_are_part_of_the_graph(backend):
+    """no_grad / set_grad_enabled / enable_grad blocks inside the function: the compiled
+    call's gradients are eager's (the no_grad value is a constant), on every backend."""
+    def leaves():
+        return (torch.tensor([1.5, -2.0, 0.5], requires_grad=True), torch.tensor([0.25, 1.0, -3.0],
+                                                                                requires_grad=True))
+    x, w = leaves()
+    _with_grad_mode_blocks(x, w).backward()
+    cx, cw = leaves()
+    compiled = compile(_with_grad_mode_blocks, backend=backend)
+    for _ in range(2):  # the capture's call, then the graph's
+        cx.grad = cw.grad = None
+        out = compiled(cx, cw)
+        assert out.requires_grad and ember_autograd.is_grad_enabled()
+        out.backward()
+        assert cx.grad.tolist() == x.grad.tolist() and cw.grad.tolist() == w.grad.tolist()
+    code = compiled._ember_compiled_function.graph_modules[0].code
+    assert code.count("set_grad_mode(False)") == 2 and code.count("set_grad_mode(True)") == 2, code
+    with ember_autograd.no_grad():  # under an outer no_grad the inner enable_grad still records
+        assert compiled(cx, cw).requires_grad == _with_grad_mode_blocks(x, w).requires_grad
+
+
+def test_a_plain_set_grad_enabled_call_leaves_the_mode_as_eagerly():
+    """``set_grad_enabled(False)`` as a plain call inside the function: the ops after it are
+    not recorded and the mode stays off after the call, as eagerly."""
+    def switch_off(x):
+        y = x * 2
+        ember_autograd.set_grad_enabled(False)
+        return y + 1, y
+    compiled = compile(switch_off)
+    try:
+        for _ in range(2):
+            ember_autograd.set_grad_enabled(True)
+            out, y = compiled(torch.ones(2, requires_grad=True))
+            assert not ember_autograd.is_grad_enabled()
+            assert y.requires_grad and not out.requires_grad
+    finally:
+        ember_autograd.set_grad_enabled(True)

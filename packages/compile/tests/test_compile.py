@@ -112,3 +112,30 @@ def test_a_compiled_module_pickles():
 
 def test_docstring_examples_run():
     assert doctest.testmod(ember_compile).failed == 0
+
+
+def test_module_compile_compiles_in_place():
+    """``model.compile()``: None back, the same module (state_dict keys unchanged) whose
+    calls run the compiled forward (a graph captured), hooks around it, results and
+    gradients equal to an uncompiled twin's; a compiled submodule inside a compiled parent."""
+    torch.manual_seed(0)
+    model, twin = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)), nn.Sequential(
+        nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    twin.load_state_dict(model.state_dict())
+    assert model.compile() is None
+    assert list(model.state_dict()) == list(twin.state_dict())
+    hooked = []
+    model.register_forward_hook(lambda module, args, out: hooked.append(out.shape))
+    x = torch.randn(3, 4)
+    for _ in range(2):
+        model.zero_grad()
+        twin.zero_grad()
+        out = model(x)
+        out.sum().backward()
+        twin(x).sum().backward()
+        assert torch.equal(out, twin(x))
+        assert torch.equal(model[0].weight.grad, twin[0].weight.grad)
+    assert hooked == [(3, 2), (3, 2)]
+    assert model._compiled_call_impl._compiled_function.graphs  # a graph was captured
+    parent = nn.Sequential(model, nn.Tanh())
+    assert torch.equal(compile(parent)(x), parent(x))

@@ -12,7 +12,7 @@ import pytest
 import ember_autograd
 import ember_nn as nn
 import ember_tensor as torch
-from ember_compile import compile
+from ember_compile import compile, config
 from ember_compile.fusion import FusedGroup
 
 
@@ -47,7 +47,11 @@ def test_fused_results_equal_eager_bit_for_bit(dtype, shape_y):
     assert len(groups) == 1 and groups[0].calls == 1 and len(groups[0].program.steps) == 14
 
 
-def test_gradients_equal_eager_through_the_fused_group():
+@pytest.mark.parametrize("ahead_of_time_backward", [False, True])
+def test_gradients_equal_eager_through_the_fused_group(ahead_of_time_backward, monkeypatch):
+    # Off: the group is one autograd.Function (its backward differentiates the eager
+    # composition); on: training calls run the lowered graph (`joint`), groups as their ops.
+    monkeypatch.setattr(config, "ahead_of_time_backward", ahead_of_time_backward)
     compiled = compile(chain)
     for shape_y in [(4, 5), (1, 5)]:  # broadcasting: the gradient is summed back
         x, y, z, c = _inputs(torch.float64, shape_y, requires_grad=True)
@@ -65,6 +69,7 @@ def test_gradients_equal_eager_through_the_fused_group():
     (e,) = ember_autograd.grad((torch.tanh(x2 * x2) * 2.0).sum(), x2, create_graph=True)
     (ee,) = ember_autograd.grad(e.sum(), x2)
     assert torch.allclose(g, e) and torch.allclose(gg, ee)
+    assert _groups(compiled)[0].calls == (0 if ahead_of_time_backward else 1)  # the last graph (y (1, 5))
 
 
 def test_other_dtypes_run_the_eager_composition():

@@ -81,3 +81,18 @@ def test_a_nanogpt_style_training_loop_trains_as_eager():
     assert compiled_losses == pytest.approx(eager_losses, rel=1e-5)
     for a, b in zip(compiled_params, eager_params):
         assert torch.allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_module_compile_through_ember():
+    """``import ember`` wires ember-nn's Module.compile to ember.compile: in a fresh process
+    where nothing imported ember-compile, it loads on the call."""
+    import subprocess
+    import sys
+    program = ("import sys, ember as torch\n"
+               "model = torch.nn.Linear(3, 2); x = torch.randn(4, 3); expected = model(x)\n"
+               "assert 'ember_compile' not in sys.modules\n"
+               "assert model.compile() is None and torch.equal(model(x), expected)\n"
+               "assert model._compiled_call_impl._compiled_function.graphs\n"
+               "print('ok')\n")
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    assert result.stdout.strip() == "ok", result.stderr[-3000:]

@@ -16,35 +16,35 @@ import pytest
 REPO = Path(__file__).resolve().parents[3]
 
 
-@pytest.mark.skipif(not (REPO / "benchmarks" / "cuda_ops.py").exists(), reason="no benchmarks/ checkout")
-def test_cuda_benchmarks_run_quick_on_the_simulator():
+def _quick_table(module):
+    """Run `python -m benchmarks.<module> --quick --no-torch` on the simulator: its table's
+    rows (the header and one a workload) and its whole output."""
     pytest.importorskip("numba.cuda")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
                PYTHONPATH=os.pathsep.join([str(REPO)] + [p for p in sys.path if p]))
-    result = subprocess.run([sys.executable, "-m", "benchmarks.cuda_ops", "--quick", "--no-torch"],
+    result = subprocess.run([sys.executable, "-m", f"benchmarks.{module}", "--quick", "--no-torch"],
                             cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stderr[-4000:]
-    rows = [line for line in result.stdout.splitlines() if line.startswith("| ") and "---" not in line]
+    return [line for line in result.stdout.splitlines() if line.startswith("| ") and "---" not in line], result.stdout
+
+
+@pytest.mark.skipif(not (REPO / "benchmarks" / "cuda_ops.py").exists(), reason="no benchmarks/ checkout")
+def test_cuda_benchmarks_run_quick_on_the_simulator():
+    rows, stdout = _quick_table("cuda_ops")
     names = " ".join(rows)
     for workload in ("add 8 elem", "a + b 1e+03 bf16", "sum dim=0", "matmul 16x16 f32", "matmul 16x16 bf16",
                      "MNIST conv net SGD step", "MLP 16-8-8-10 SGD step", "MLP 16-8-8-10 Adam step"):
-        assert workload in names, f"{workload!r} missing from:\n{result.stdout}"
+        assert workload in names, f"{workload!r} missing from:\n{stdout}"
     assert len(rows) == 1 + 16  # the header and every workload
 
 
 @pytest.mark.skipif(not (REPO / "benchmarks" / "cuda_fft.py").exists(), reason="no benchmarks/ checkout")
 def test_cuda_fft_benchmark_runs_quick_on_the_simulator():
     """benchmarks/cuda_fft.py runs every workload (the host computes the transforms there)."""
-    pytest.importorskip("numba.cuda")
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1",
-               PYTHONPATH=os.pathsep.join([str(REPO)] + [p for p in sys.path if p]))
-    result = subprocess.run([sys.executable, "-m", "benchmarks.cuda_fft", "--quick", "--no-torch"],
-                            cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False)
-    assert result.returncode == 0, result.stderr[-4000:]
-    rows = [line for line in result.stdout.splitlines() if line.startswith("| ") and "---" not in line]
-    assert len(rows) == 1 + 8, result.stdout  # the header and every workload
+    rows, stdout = _quick_table("cuda_fft")
+    assert len(rows) == 1 + 8, stdout  # the header and every workload
     for workload in ("fft 256 c64", "irfft 256 f32", "fft2 2x8x8 c64", "stft 2x1024 samples"):
-        assert workload in " ".join(rows), f"{workload!r} missing from:\n{result.stdout}"
+        assert workload in " ".join(rows), f"{workload!r} missing from:\n{stdout}"
 
 
 @pytest.mark.skipif(not (REPO / "tools" / "gpu_run.py").exists(), reason="no tools/ checkout")

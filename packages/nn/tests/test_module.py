@@ -545,3 +545,25 @@ def test_buffer_marker():
     b = nn.Buffer(torch.ones(2), persistent=False)
     assert isinstance(b, nn.Buffer) and type(b) is torch.Tensor and not b.persistent
     assert not isinstance(torch.ones(1), nn.Buffer)
+
+
+def test_module_compile_needs_a_registered_compiler(monkeypatch):
+    """Module.compile() compiles with the compiler a layer above registered (ember-compile);
+    without one it says what to install, and the module still runs."""
+    from ember_nn.modules import module as module_file
+    monkeypatch.setattr(module_file, "_compiler", None)
+    layer = nn.Linear(2, 3)
+    with pytest.raises(RuntimeError, match="needs ember-compile"):
+        layer.compile()
+    seen = []
+
+    def fake_compile(model, **kwargs):
+        seen.append(kwargs)
+        return lambda *args: model(*args) * 2  # a "compiled" forward that calls the module
+
+    monkeypatch.setattr(module_file, "_compiler", (fake_compile, lambda: False))
+    x = torch.ones(1, 2)
+    plain = layer(x)
+    assert layer.compile(fullgraph=True) is None and seen == [{"fullgraph": True}]
+    assert torch.equal(layer(x), plain * 2)  # the compiled forward, its own call of the module plain
+    assert list(layer.state_dict()) == ["weight", "bias"]

@@ -28,3 +28,13 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if item.get_closest_marker("gpu"):
                 item.add_marker(skip)
+
+
+@pytest.fixture(params=[1, 2], ids=["1-thread", "2-threads"])
+def budget(request):
+    """ember's CPU thread budget set to 1 (one run of work) and 2 (work split over threads)."""
+    import ember_tensor as et
+    before = et.get_num_threads()
+    et.set_num_threads(request.param)
+    yield request.param
+    et.set_num_threads(before)

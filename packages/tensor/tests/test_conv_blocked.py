@@ -31,14 +31,6 @@ def _blocked(xs, ws, stride, padding, dilation):
     return cpu_conv._blocked_plan(xs, ws[2:], stride, padding, dilation) is not None
 
 
-@pytest.fixture(params=[1, 2], ids=["1-thread", "2-threads"])
-def budget(request):
-    before = et.get_num_threads()
-    et.set_num_threads(request.param)
-    yield request.param
-    et.set_num_threads(before)
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("xs, ws, stride, padding, dilation, groups, with_bias", CASES)
 def test_blocked_convolution_matches_torch(xs, ws, stride, padding, dilation, groups, with_bias, dtype, budget):
@@ -75,24 +67,33 @@ def test_blocked_transposed_convolution_matches_torch(dtype, budget):
     np.testing.assert_allclose(y.numpy(), ref.numpy(), **tol)
 
 
-def test_blocked_convolution_non_contiguous_and_empty_batch(budget):
-    x = rng.standard_normal((12, 12, 3, 2))
-    w = rng.standard_normal((5, 3, 3, 3))
-    xt = et.tensor(x).permute(3, 2, 0, 1)  # (2, 3, 12, 12), not contiguous
+# (channels, out channels, height, width): the blocked im2col path, and Winograd's
+# (3x3, unit stride, >= 32 channels each side; odd sizes: partial edge tiles).
+LAYOUT_PATHS = {"blocked": (3, 5, 12, 12), "winograd": (32, 32, 9, 11)}
+
+
+@pytest.mark.parametrize("path", sorted(LAYOUT_PATHS))
+def test_blocked_convolution_non_contiguous_and_empty_batch(budget, path):
+    c, o, h, wd = LAYOUT_PATHS[path]
+    x = rng.standard_normal((h, wd, c, 2))
+    w = rng.standard_normal((o, c, 3, 3))
+    xt = et.tensor(x).permute(3, 2, 0, 1)  # (2, c, h, wd), not contiguous
     assert not xt.is_contiguous()
     ref = torch.nn.functional.conv2d(torch.tensor(x).permute(3, 2, 0, 1), torch.tensor(w), padding=1)
-    np.testing.assert_allclose(N.convolution(xt, et.tensor(w), None, 1, 1).numpy(), ref.numpy(), atol=1e-12)
-    empty = N.convolution(et.zeros(0, 3, 12, 12, dtype=et.float64), et.tensor(w), None, 1, 1)
-    assert tuple(empty.shape) == (0, 5, 12, 12)
-    gw = N.convolution_backward_weight(et.zeros(0, 5, 12, 12, dtype=et.float64), et.zeros(0, 3, 12, 12,
-                                       dtype=et.float64), (5, 3, 3, 3), 1, 1)
-    assert tuple(gw.shape) == (5, 3, 3, 3) and not gw.numpy().any()
+    np.testing.assert_allclose(N.convolution(xt, et.tensor(w), None, 1, 1).numpy(), ref.numpy(), atol=1e-10)
+    empty = N.convolution(et.zeros(0, c, h, wd, dtype=et.float64), et.tensor(w), None, 1, 1)
+    assert tuple(empty.shape) == (0, o, h, wd)
+    gw = N.convolution_backward_weight(et.zeros(0, o, h, wd, dtype=et.float64), et.zeros(0, c, h, wd,
+                                       dtype=et.float64), (o, c, 3, 3), 1, 1)
+    assert tuple(gw.shape) == (o, c, 3, 3) and not gw.numpy().any()
 
 
-def test_thread_budget_gives_the_same_forward_bits():
-    # Each sample's GEMM is the same call whichever thread runs it.
-    x, w = rng.standard_normal((8, 16, 16, 16)).astype(np.float32), rng.standard_normal((16, 16, 3, 3)).astype(
-        np.float32)
+@pytest.mark.parametrize("shape", [(8, 16, 16, 16), (48, 32, 10, 10)], ids=["blocked", "winograd"])
+def test_thread_budget_gives_the_same_forward_bits(shape):
+    # Each sample's (block's) GEMMs are the same calls whichever thread runs them (48
+    # samples of 32 channels: 3 Winograd blocks, split over 2 threads).
+    n, c, h, wd = shape
+    x, w = rng.standard_normal(shape).astype(np.float32), rng.standard_normal((c, c, 3, 3)).astype(np.float32)
     before = et.get_num_threads()
     try:
         results = []

@@ -27,14 +27,6 @@ CASES = [
 TOLERANCE = {np.float32: dict(rtol=1e-4, atol=1e-4), np.float64: dict(rtol=1e-10, atol=1e-10)}
 
 
-@pytest.fixture(params=[1, 2], ids=["1-thread", "2-threads"])
-def budget(request):
-    before = et.get_num_threads()
-    et.set_num_threads(request.param)
-    yield request.param
-    et.set_num_threads(before)
-
-
 def _output(xs, padding):
     return tuple(s + 2 * p - 2 for s, p in zip(xs[2:], padding))
 
@@ -91,35 +83,7 @@ def test_winograd_kernels_match_the_im2col_path(xs, o, padding, dtype):
     np.testing.assert_allclose(gw, ref, **tol)
 
 
-def test_winograd_takes_non_contiguous_input_and_empty_batch():
-    x = rng.standard_normal((9, 11, 32, 2))
-    w = rng.standard_normal((32, 32, 3, 3))
-    xt = et.tensor(x).permute(3, 2, 0, 1)  # (2, 32, 9, 11), not contiguous
-    assert not xt.is_contiguous()
-    ref = torch.nn.functional.conv2d(torch.tensor(x).permute(3, 2, 0, 1), torch.tensor(w), padding=1)
-    np.testing.assert_allclose(N.convolution(xt, et.tensor(w), None, 1, 1).numpy(), ref.numpy(), atol=1e-10)
-    empty = N.convolution(et.zeros(0, 32, 9, 11, dtype=et.float64), et.tensor(w), None, 1, 1)
-    assert tuple(empty.shape) == (0, 32, 9, 11)
-    gw = N.convolution_backward_weight(et.zeros(0, 32, 9, 11, dtype=et.float64), et.zeros(0, 32, 9, 11,
-                                       dtype=et.float64), (32, 32, 3, 3), 1, 1)
-    assert tuple(gw.shape) == (32, 32, 3, 3) and not gw.numpy().any()
-
-
-def test_winograd_thread_budget_gives_the_same_bits():
-    # Each block's GEMMs are the same calls whichever thread runs them (48 samples: 3
-    # blocks, split over 2 threads); the weight gradient's per-thread sums differ in
-    # order, so only the forward is compared bitwise.
-    x, w = rng.standard_normal((48, 32, 10, 10)).astype(np.float32), rng.standard_normal((32, 32, 3, 3)).astype(
-        np.float32)
-    before = et.get_num_threads()
-    try:
-        results = []
-        for threads in (1, 2):
-            et.set_num_threads(threads)
-            results.append(N.convolution(et.tensor(x), et.tensor(w), None, 1, 1).numpy())
-    finally:
-        et.set_num_threads(before)
-    np.testing.assert_array_equal(results[0], results[1])
+# Non-contiguous input, an empty batch and the thread split: test_conv_blocked.py (its "winograd" cases).
 
 
 @pytest.mark.parametrize("args, expected", [

@@ -203,37 +203,27 @@ def test_the_stand_in_matches_nvmath_and_cufft_constants():
 
 
 @pytest.mark.gpu
-def test_cufft_computes_the_cpu_transforms_on_a_gpu():
+def test_cufft_computes_the_cpu_transforms_on_a_gpu(monkeypatch):
     """On a real GPU with nvmath-python: every transform above, and stft, through cuFFT itself."""
     from ember_tensor._backends.cuda import cufft as _cufft
     if not _cufft.available():
         pytest.skip("nvmath-python (cuFFT bindings) is not installed")
-    calls = []
-    execute = _cufft.execute
-
-    def counted(*args):
-        done = execute(*args)
-        calls.append(done)
-        return done
-
-    _cufft.execute = counted
-    try:
-        x = et.from_numpy(REAL)
-        for name, fn in TRANSFORMS:
-            calls.clear()
-            got = fn(x.cuda())
-            assert calls and all(calls), f"{name}: not computed by cuFFT"
-            expected = fn(x)
-            tol = 1e-5 if expected.dtype in (et.float32, et.complex64) else 1e-12
-            np.testing.assert_allclose(got.cpu().numpy(), expected.numpy(), rtol=tol, atol=tol, err_msg=name)
-        for kwargs in STFTS:
-            signal = et.from_numpy(RNG.standard_normal((2, 50))).float()
-            calls.clear()
-            got = et.stft(signal.cuda(), window=et.hann_window(kwargs["n_fft"], device="cuda"), return_complex=True,
-                          **{k: v for k, v in kwargs.items() if k != "win_length"})
-            assert calls and all(calls)
-            expected = et.stft(signal, window=et.hann_window(kwargs["n_fft"]), return_complex=True,
-                               **{k: v for k, v in kwargs.items() if k != "win_length"})
-            np.testing.assert_allclose(got.cpu().numpy(), expected.numpy(), rtol=1e-4, atol=1e-4)
-    finally:
-        _cufft.execute = execute
+    calls, execute = [], _cufft.execute
+    monkeypatch.setattr(_cufft, "execute", lambda *args: calls.append(execute(*args)) or calls[-1])
+    x = et.from_numpy(REAL)
+    for name, fn in TRANSFORMS:
+        calls.clear()
+        got = fn(x.cuda())
+        assert calls and all(calls), f"{name}: not computed by cuFFT"
+        expected = fn(x)
+        tol = 1e-5 if expected.dtype in (et.float32, et.complex64) else 1e-12
+        np.testing.assert_allclose(got.cpu().numpy(), expected.numpy(), rtol=tol, atol=tol, err_msg=name)
+    for kwargs in STFTS:
+        kwargs = {k: v for k, v in kwargs.items() if k != "win_length"}
+        signal = et.from_numpy(RNG.standard_normal((2, 50))).float()
+        calls.clear()
+        got = et.stft(signal.cuda(), window=et.hann_window(kwargs["n_fft"], device="cuda"), return_complex=True,
+                      **kwargs)
+        assert calls and all(calls)
+        expected = et.stft(signal, window=et.hann_window(kwargs["n_fft"]), return_complex=True, **kwargs)
+        np.testing.assert_allclose(got.cpu().numpy(), expected.numpy(), rtol=1e-4, atol=1e-4)

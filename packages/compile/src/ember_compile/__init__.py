@@ -4,7 +4,9 @@
 tracer on the first call, guarded by what that call saw (shapes, dtypes, devices,
 requires_grad, grad mode, training flags, Python values), and fuses chains of elementwise
 ops into generated Numba kernels (ember-tensor's one kernel generator, cached on disk),
-each one autograd node whose backward comes from ember's derivative table. What cannot be
+each one autograd node whose backward comes from ember's derivative table. A training call
+runs the whole graph as one autograd node whose backward was derived from that table ahead
+of time (`joint`). What cannot be
 captured runs eagerly (a graph break, reported by `explain`). An `OptimizedModule` keeps
 PyTorch's state_dict keys (``_orig_mod.``), so programs that call ``torch.compile(model)``
 (nanoGPT, the current tutorials) run unchanged.
@@ -29,6 +31,10 @@ from .api import compile  # noqa: E402,A004
 from .exc import InvalidBackend, Unsupported  # noqa: E402
 from .explain import explain, ExplainOutput  # noqa: E402
 from .optimized_module import OptimizedModule  # noqa: E402
+
+# `Module.compile()` (ember-nn, below this package) compiles with this package's compile.
+from ember_nn.modules import module as _nn_module  # noqa: E402
+_nn_module.register_compiler(compile, compiler.is_compiling)
 
 __all__ = ["compile", "compiler", "config", "explain", "ExplainOutput", "OptimizedModule", "InvalidBackend",
            "Unsupported"]

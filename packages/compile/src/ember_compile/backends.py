@@ -12,7 +12,7 @@ GraphModule and the call's tensors), and returns a callable taking those tensors
 from . import trace_log
 from .fusion import fuse
 
-__all__ = ["BACKENDS", "lookup", "ember_backend", "eager_backend"]
+__all__ = ["BACKENDS", "JOINT", "lookup", "ember_backend", "eager_backend"]
 
 
 def ember_backend(gm, example_inputs, *, log_topics=frozenset()):
@@ -40,6 +40,10 @@ def eager_backend(gm, example_inputs, *, log_topics=frozenset()):
 BACKENDS = {"inductor": ember_backend, "ember": ember_backend, "eager": eager_backend,
             "aot_eager": eager_backend, "aot_eager_decomp_partition": eager_backend,
             "cudagraphs": eager_backend, "openxla": eager_backend, "tvm": eager_backend}
+
+# The backends whose training calls run the captured graph with its backward derived
+# ahead of time (`joint`), as PyTorch's AOTAutograd backends do.
+JOINT = frozenset({"inductor", "ember", "aot_eager", "aot_eager_decomp_partition"})
 
 
 def lookup(backend):

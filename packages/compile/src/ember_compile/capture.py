@@ -17,19 +17,26 @@ cannot capture raises `Unsupported`, and the caller runs the call eagerly instea
 A function that calls modules it reads from its globals or closure (``model(x)`` in a
 compiled step function) gets them as submodules of the graph's root, under those names,
 so the graph calls the very same modules (their parameters train).
+
+Grad mode inside the program (``with torch.no_grad():`` around some ops, ``enable_grad``,
+``set_grad_enabled``) is part of the graph: the tracer notes the mode each node was
+recorded under, and where it changes it records a `set_grad_mode` node (before the output
+too, where the program ends in another mode than the last node's), so the graph's runs
+compute and record exactly what an eager call would. Fusion and the ahead-of-time backward leave such graphs alone
+(`switches_grad_mode`).
 """
 import inspect
 
 import ember_autograd
 import ember_fx
-from ember_fx import GraphModule, Tracer
+from ember_fx import GraphModule, Tracer, has_side_effect
 from ember_nn import Module
 from ember_tensor import Tensor
 from ember_tensor import dispatch
 
 from .exc import Unsupported
 
-__all__ = ["capture", "capturing", "referenced_modules", "bind_arguments"]
+__all__ = ["capture", "capturing", "referenced_modules", "bind_arguments", "set_grad_mode", "switches_grad_mode"]
 
 _depth = [0]  # captures in progress
 
@@ -89,12 +96,36 @@ def referenced_modules(fn):
     return found
 
 
+@has_side_effect
+def set_grad_mode(mode):
+    """A graph node: grad mode from here on, as the traced program had it (``no_grad``
+    blocks and their ends)."""
+    ember_autograd.set_grad_enabled(mode)  # the plain call: takes effect at once
+
+
+def switches_grad_mode(graph):
+    """Whether `graph` holds `set_grad_mode` nodes."""
+    return any(node.op == "call_function" and node.target is set_grad_mode for node in graph.nodes)
+
+
 class CaptureTracer(Tracer):
-    """fx's Tracer, with a function's referenced modules installed on its root."""
+    """fx's Tracer, with a function's referenced modules installed on its root, recording
+    the program's grad-mode changes as `set_grad_mode` nodes."""
 
     def __init__(self, modules):
         super().__init__()
         self._modules_of_function = modules
+        self._graph_mode = ember_autograd.is_grad_enabled()
+
+    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        """As fx's, after a `set_grad_mode` node where the grad mode differs from the mode
+        the graph has at this point (at the output: the mode the program ends in, the
+        call's own after a ``no_grad`` block, off after a plain ``set_grad_enabled(False)``)."""
+        mode = ember_autograd.is_grad_enabled()
+        if kind != "placeholder" and mode != self._graph_mode:
+            self._graph_mode = mode
+            super().create_node("call_function", set_grad_mode, (mode,), {})
+        return super().create_node(kind, target, args, kwargs, name, type_expr)
 
     def create_args_for_root(self, root_fn, is_module, concrete_args=None):
         """As fx's, after installing the function's modules on the (fresh) root."""
@@ -135,6 +166,7 @@ def capture(root, arguments):
     tracer = CaptureTracer(modules)
     dispatch.register_wrapper(_refuse_hidden_effects)
     _depth[0] += 1
+    mode = ember_autograd.is_grad_enabled()
     try:
         graph = tracer.trace(root, concrete_args=concrete)
     except Unsupported:
@@ -146,6 +178,9 @@ def capture(root, arguments):
     finally:
         _depth[0] -= 1
         dispatch.unregister_wrapper(_refuse_hidden_effects)
+        # A plain set_grad_enabled in the program ran on the proxies too: the graph's run
+        # (its set_grad_mode nodes) applies it, from the call's mode.
+        ember_autograd.set_grad_enabled(mode)
     _refuse_backward(graph)
     _drop_concrete_inputs(graph, set(concrete))
     name = type(root).__name__ if isinstance(root, Module) else getattr(root, "__name__", "function")

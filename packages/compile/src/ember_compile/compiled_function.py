@@ -19,8 +19,9 @@ from ember_nn import Module
 from ember_tensor import Tensor
 
 from . import backends, config, trace_log
-from .capture import bind_arguments, capture, referenced_modules
+from .capture import bind_arguments, capture, referenced_modules, switches_grad_mode
 from .exc import Unsupported
+from .joint import JointCompiled
 
 __all__ = ["CompiledFunction", "BreakReason"]
 
@@ -77,6 +78,7 @@ class CompiledFunction:
         self.options = options
         self.graphs = {}
         self.graph_modules = []
+        self.joints = []
         self.breaks = []
         self.compile_times = []
         self._warned_limit = False
@@ -171,7 +173,17 @@ class CompiledFunction:
         self.graph_modules.append(gm)
         compiled = self.backend(gm, example_inputs, log_topics=topics)
         self.compile_times.append(time.perf_counter() - start)
-        if len(positions) == len(args):
+        # Under grad mode (a guard), training calls run the ahead-of-time backward.
+        lower = key[0] and config.ahead_of_time_backward and isinstance(self.backend_argument, str) and \
+            self.backend_argument in backends.JOINT and not switches_grad_mode(gm.graph)
+        joint = JointCompiled(gm, compiled, dynamic=self.dynamic) if lower else None
+        self.joints.append(joint)
+        if joint is not None:
+            def entry(call_args):
+                tensors = [call_args[i] for i in positions]
+                result = joint(tensors)
+                return compiled(*tensors) if result is None else result
+        elif len(positions) == len(args):
             def entry(call_args):
                 return compiled(*call_args)
         else:
@@ -194,6 +206,7 @@ class CompiledFunction:
         """Drop every compiled graph (``torch.compiler.reset``)."""
         self.graphs.clear()
         self.graph_modules.clear()
+        self.joints.clear()
         self.breaks.clear()
         self._warned_limit = False
         self._watched = self._watched_values()

@@ -6,9 +6,15 @@ Attributes:
         warning the first time. PyTorch's default, 8.
     recompile_limit: PyTorch's newer name for the same limit; `cache_size_limit` wins when
         both are set differently from 8.
+    ahead_of_time_backward: ember's own switch (no PyTorch name): whether the training
+        calls of graphs compiled by the ``"inductor"``/``"ember"``/``"aot_eager"`` backends
+        run the graph lowered with its backward derived ahead of time (`joint`), one
+        autograd node per call (True, the default), or record the graph's ops one by one
+        as eager ember does (False). Read when a graph compiles.
 """
 cache_size_limit = 8
 recompile_limit = 8
+ahead_of_time_backward = True
 
 
 def limit():

@@ -30,7 +30,10 @@ from ember_autograd import Function
 from ember_fx import Graph, GraphModule, Node
 from ember_nn import Module
 from ember_tensor import fusion as _fusion
+from ember_tensor import dispatch
 from ember_tensor.dispatch import Operator
+
+from .capture import switches_grad_mode
 
 __all__ = ["fuse", "FusedGroup", "fusible_op"]
 
@@ -122,7 +125,8 @@ class FusedGroup:
 
     def __call__(self, *inputs):
         program = self.program
-        dtype = program.compute_dtype(inputs)
+        # A trace (a joint plan's lowering, an export) records the group's ember ops.
+        dtype = None if dispatch.is_tracing() else program.compute_dtype(inputs)
         if dtype is None:
             return self.eager.forward(*inputs)
         self.calls += 1
@@ -192,8 +196,11 @@ def fuse(gm):
         gm: a captured GraphModule (its code is regenerated).
 
     Returns:
-        The `FusedGroup`\\ s, in graph order.
+        The `FusedGroup`\\ s, in graph order (none in a graph that switches grad mode: a
+        group must not span the edge of a ``no_grad`` block).
     """
+    if switches_grad_mode(gm.graph):
+        return []
     groups, ops = _groups(gm.graph, gm)
     fused = []
     for number, members in enumerate(groups):

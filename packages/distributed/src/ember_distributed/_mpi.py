@@ -8,6 +8,8 @@ tensor) is staged through a contiguous host copy and written back after the oper
 """
 
 import atexit
+import ctypes
+import importlib.util
 
 import numpy as np
 
@@ -32,11 +34,42 @@ def mpi():
         # MPI_Finalize waits for every rank: a survivor of a failed peer would hang in it.
         # ember finalizes at exit itself, and only when no failure was seen.
         mpi4py.rc.finalize = False
+        _init_releasing_the_gil()
         from mpi4py import MPI
 
+        if _initialized_here:  # (mpi4py sets this itself when its import initialises MPI)
+            MPI.COMM_WORLD.Set_errhandler(MPI.ERRORS_RETURN)
+            MPI.COMM_SELF.Set_errhandler(MPI.ERRORS_RETURN)
         _MPI = MPI
         atexit.register(_finalize)
     return _MPI
+
+
+_initialized_here = False
+_MPI_THREAD_MULTIPLE = 3  # mpi.h's value in MPICH and Open MPI (mpi4py's default level)
+
+
+def _init_releasing_the_gil():
+    """MPI_Init_thread through ctypes, which lets go of the GIL during the call, before
+    mpi4py.MPI is imported (its import initialises MPI holding the GIL).
+
+    MPI_Init returns only once every rank has called it. Rank 0 serves the job's store from
+    Python threads; had its MPI_Init held the GIL, a rank still waiting for the store's
+    answer to the rendezvous could never get it, nor reach its own MPI_Init: both would wait
+    forever (seen under load: rank 0 spinning in MPI_Init, rank 1 in the store's WAIT). The
+    symbols are looked up through mpi4py's extension module, which links the MPI library.
+    Anything unexpected leaves the initialisation to mpi4py's import, as before.
+    """
+    global _initialized_here
+    try:
+        library = ctypes.CDLL(importlib.util.find_spec("mpi4py.MPI").origin)
+        flag = ctypes.c_int(0)
+        if library.MPI_Initialized(ctypes.byref(flag)) != 0 or flag.value:
+            return
+        provided = ctypes.c_int(0)
+        _initialized_here = library.MPI_Init_thread(None, None, _MPI_THREAD_MULTIPLE, ctypes.byref(provided)) == 0
+    except (OSError, AttributeError, TypeError):
+        return
 
 
 def _finalize():

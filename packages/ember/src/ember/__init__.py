@@ -11,6 +11,7 @@ Below the star import, names such as ``any``, ``bool`` and ``range`` are ember_t
 not Python's builtins: keep logic out of this file.
 """
 
+import sys as _sys
 from pathlib import Path as _Path
 
 import ember_tensor
@@ -68,7 +69,20 @@ from ember_autograd.anomaly_mode import (  # noqa: E402,F401 -- torch.is_anomaly
     is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
 )
 
-_aliases.install(on_layer_load=_check_pinned)
+
+
+def _on_layer_load(module):
+    """A layer loaded through ember (``ember.nn``, ...): its pin checked, and ember-nn's
+    ``Module.compile`` given ``ember.compile``."""
+    _check_pinned(module)
+    if module.__name__ == "ember_nn":
+        from ember._compile_entry import register_module_compile
+        register_module_compile(module)
+
+
+_aliases.install(on_layer_load=_on_layer_load)
+if "ember_nn" in _sys.modules:  # loaded before ember: not through the aliases
+    _on_layer_load(_sys.modules["ember_nn"])
 
 # torch.conv2d, torch.layer_norm, torch.embedding, ...: ATen's signatures over ember-nn's ops,
 # which load at the first call.

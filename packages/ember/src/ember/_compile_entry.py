@@ -4,7 +4,9 @@ A function rather than a re-export so that ``import ember`` stays light: ember-c
 loads ember-nn, which the first call imports (and checks against ember's pins).
 """
 
-__all__ = ["compile"]
+import sys
+
+__all__ = ["compile", "register_module_compile"]
 
 
 def compile(model=None, **kwargs):  # noqa: A001 - PyTorch's name
@@ -15,3 +17,16 @@ def compile(model=None, **kwargs):  # noqa: A001 - PyTorch's name
 
     ember._check_pinned(ember_compile)
     return ember_compile.compile(model, **kwargs)
+
+
+def _is_compiling():
+    compile_package = sys.modules.get("ember_compile")
+    return compile_package is not None and compile_package.compiler.is_compiling()
+
+
+def register_module_compile(ember_nn):
+    """``nn.Module.compile()`` compiles with `compile` above (ember-nn, below ember-compile,
+    takes its compiler from the layer that stands on both): called when ember-nn loads."""
+    from ember_nn.modules import module
+
+    module.register_compiler(compile, _is_compiling)

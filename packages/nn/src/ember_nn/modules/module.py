@@ -7,6 +7,8 @@ routes assignments there, ``__getattr__`` finds them. State-dict saving and load
 live in `_state_dict.py`, hooks with ``__call__`` in `_hooks.py`, device and dtype
 conversion in `_conversion.py`; Module inherits them.
 """
+import functools
+import threading
 from collections import OrderedDict
 
 from ember_tensor import Tensor
@@ -21,6 +23,19 @@ from ._state_dict import StateDictMixin
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_pre_hook", "register_module_full_backward_hook"]
+
+
+# `Module.compile`'s compiler: ember-compile, a package above this one, registers its
+# `compile` and `is_compiling` here when it is imported (`import ember` imports it).
+_compiler = None
+
+
+def register_compiler(compile_fn, is_compiling):
+    """Make `Module.compile` use `compile_fn` (``torch.compile``'s signature); while
+    `is_compiling()` is true, a compiled module's forward runs its plain code (a capture
+    traces through it). Called by ember-compile at import."""
+    global _compiler
+    _compiler = (compile_fn, is_compiling)
 
 
 def _typename(value):
@@ -100,6 +115,32 @@ class Module(HooksMixin, StateDictMixin, ConversionMixin):
     def forward(self, *input):
         """The computation of the module; every subclass overrides it."""
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    def compile(self, *args, **kwargs):
+        """Compile this module's forward with ``torch.compile`` in place (its arguments are
+        passed as they are): calls of the module run the compiled forward, its hooks
+        around it, its state_dict keys unchanged. Needs ember-compile (``import ember``).
+        """
+        if _compiler is None:
+            raise RuntimeError("Module.compile() needs ember-compile: install it and import ember_compile "
+                               "(import ember does)")
+        compile_fn, is_compiling = _compiler
+        optimized = compile_fn(self, *args, **kwargs)
+        plain = type(self).forward.__get__(self)
+        inside = threading.local()  # the compiled call's own eager runs of this module
+
+        @functools.wraps(plain)
+        def forward(*call_args, **call_kwargs):
+            if getattr(inside, "active", False) or is_compiling():
+                return plain(*call_args, **call_kwargs)
+            inside.active = True
+            try:
+                return optimized(*call_args, **call_kwargs)
+            finally:
+                inside.active = False
+
+        self.__dict__["forward"] = forward  # an instance attribute: `self(...)` calls it
+        self.__dict__["_compiled_call_impl"] = optimized  # (PyTorch's name; not a submodule)
 
     # -- registration ------------------------------------------------------------------
 

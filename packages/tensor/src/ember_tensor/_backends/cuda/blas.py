@@ -28,25 +28,18 @@ import threading
 
 import numpy as np
 
+from . import nvmath_bindings
+
 __all__ = ["gemm", "available", "handles"]
 
 _OP_N, _OP_T = 0, 1  # cublasOperation_t
 _lock = threading.Lock()
 _handles = {}  # (device index, thread id) -> cublasHandle_t
-_cublas = None
-_unusable = False
 
 
 def _bindings():
     """nvmath's cuBLAS bindings module, or None when they cannot be had."""
-    global _cublas, _unusable
-    if _cublas is None and not _unusable:
-        try:
-            from nvmath.bindings import cublas
-            _cublas = cublas
-        except Exception:  # not installed, or no libcublas: the Numba kernel does the work
-            _unusable = True
-    return _cublas
+    return nvmath_bindings.load("cublas")
 
 
 def available():

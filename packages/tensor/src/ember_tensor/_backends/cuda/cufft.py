@@ -25,6 +25,8 @@ import threading
 
 import numpy as np
 
+from . import nvmath_bindings
+
 __all__ = ["available", "handles", "execute", "clear_plans", "PLAN_CACHE_SIZE"]
 
 # cufftType_t and the direction codes (cufft.h).
@@ -41,21 +43,11 @@ _EXEC = {C2C: "exec_c2c", Z2Z: "exec_z2z", R2C: "exec_r2c", D2Z: "exec_d2z", C2R
 PLAN_CACHE_SIZE = 64
 _lock = threading.Lock()
 _plans = collections.OrderedDict()  # (device, type, n, batch) -> cufftHandle
-_cufft = None
-_unusable = False
 
 
 def _bindings():
-    """nvmath's cuFFT bindings module, or None when they cannot be had."""
-    global _cufft, _unusable
-    if _cufft is None and not _unusable:
-        try:
-            from nvmath.bindings import cufft
-            cufft.get_version()  # loads libcufft: a missing library shows here, not mid-transform
-            _cufft = cufft
-        except Exception:  # not installed, or no libcufft: the host computes the transform
-            _unusable = True
-    return _cufft
+    """nvmath's cuFFT bindings module (its library loaded: `get_version`), or None."""
+    return nvmath_bindings.load("cufft", probe=lambda cufft: cufft.get_version())
 
 
 def available():

@@ -145,9 +145,13 @@ def cols_tasks(buf, off, t_lo, t_hi, n_tiles, s_o, n_r, s_r, n_i, s_i, init, out
         i0 = (t % n_tiles) * TILE
         m = min(TILE, n_i - i0)
         base = off + o * s_o + i0 * s_i
-        tot[:m] = init
+        # Loops, not slice assignments: `tot[:m] = init` makes Numba compile its
+        # broadcasting setitem for what is the same store loop (cold-start time).
+        for i in range(m):
+            tot[i] = init
         for b in range(0, n_r, COL_BLOCK):
-            part[:m] = init
+            for i in range(m):
+                part[i] = init
             for r in range(b, min(b + COL_BLOCK, n_r)):
                 lo = base + r * s_r
                 if s_i == 1:
