@@ -41,6 +41,23 @@ def test_matmul_float32_uses_blas_precision():
     np.testing.assert_allclose(result.numpy(), a @ b, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (16, 16, 16), (7, 33, 5), (3, 0, 4), (0, 3, 4), (130, 70, 90)])
+def test_two_d_products_equal_numpys_matmul_bit_for_bit(dtype, m, k, n):
+    """A 2-d float product (mm, matmul, a 3-d @ 2-d one folded into a GEMM) runs BLAS by the
+    shortest route: its result is NumPy matmul's, bit for bit, in every layout, and for
+    A @ A.T (which BLAS may run as a symmetric rank-k update)."""
+    a, b = RNG.standard_normal((m, k)).astype(dtype), RNG.standard_normal((k, n)).astype(dtype)
+    for x, y in [(a, b), (np.asfortranarray(a), b), (a, np.asfortranarray(b)), (a, a.T)]:
+        got = E.mm(E.from_numpy(x), E.from_numpy(y)).numpy()
+        assert got.dtype == dtype and got.flags.c_contiguous
+        np.testing.assert_array_equal(got, np.matmul(x, y))
+    # (2, m, k) @ (k, n) is one GEMM of (2m, k) @ (k, n): NumPy's matmul of that.
+    batch = RNG.standard_normal((2, m, k)).astype(dtype)
+    np.testing.assert_array_equal((E.from_numpy(batch) @ E.from_numpy(b)).numpy(),
+                                  np.matmul(batch.reshape(2 * m, k), b).reshape(2, m, n))
+
+
 # (name, dtype, fn(a, b)) of a (3, 5) and a (5, 2) matrix of `dtype`: each dtype matmul
 # takes, and the layouts that reach another kernel path (transposed views, broadcast
 # batches, vector forms, an empty inner dim).

@@ -7,6 +7,7 @@ rule (`_rules`). In-place ops rebase the history of the tensor they modify; in-p
 on views rebase the base's history through `CopySlices`, as PyTorch does.
 """
 from ember_tensor import Tensor
+from ember_tensor.dispatch import call_impl
 
 from . import _grad_mode, anomaly_mode
 from ._graph import (
@@ -47,13 +48,20 @@ def record(op, args, kwargs, redispatch):
     # Fast path, the scan of `_requires_grad_anywhere` inlined for plain tensor arguments:
     # this runs on every op call, and most see no tensor that requires grad.
     for a in args:
-        if a.__class__ is Tensor:
+        cls = a.__class__
+        if cls is Tensor:
             if a._requires_grad:
                 break
-        elif _requires_grad_anywhere((a,), None):
-            break
+        elif cls is not float and cls is not int and _requires_grad_anywhere((a,), None):
+            break  # (a Python number, the other common argument, holds no tensor)
     else:
-        if not kwargs or not _requires_grad_anywhere((), kwargs):
+        if not kwargs:
+            if redispatch is call_impl:  # no wrapper inside this one: run the op, a frame less
+                return op.impl(*args)
+            return redispatch(op, args, kwargs)
+        if not _requires_grad_anywhere((), kwargs):
+            if redispatch is call_impl:
+                return op.impl(*args, **kwargs)
             return redispatch(op, args, kwargs)
     if not _state.enabled:
         return redispatch(op, args, kwargs)

@@ -5,7 +5,9 @@ records the graph through one, export traces through one, the profiler times thr
 one. A wrapper is called as ``wrapper(op, args, kwargs, redispatch)`` and must call
 ``redispatch(op, args, kwargs)`` to run the op below it (or return something else).
 The chain is composed once at registration, so a call costs one Python call per
-active wrapper and nothing when none is registered.
+active wrapper and nothing when none is registered. Tensor methods (`method`) enter the
+chain themselves, and the innermost wrapper is handed `call_impl`, which it may replace
+by calling ``op.impl`` directly: a small op pays for no frame it does not need.
 
 Device dispatch happens one level down: an op's implementation picks the kernels of
 its inputs' device through `backend(device)`; no op above ember_tensor branches on the
@@ -14,14 +16,17 @@ device.
 import functools
 from types import MethodType
 
-__all__ = ["Operator", "register_wrapper", "unregister_wrapper", "operators"]
+__all__ = ["Operator", "register_wrapper", "unregister_wrapper", "operators", "call_impl", "method"]
 
 _OPERATORS = {}
 _wrappers = []
 
 
-def _call_impl(op, args, kwargs):
-    return op.impl(*args, **kwargs)
+def call_impl(op, args, kwargs):
+    """The innermost redispatch: run `op`'s implementation, no wrapper involved. A wrapper
+    handed this as its redispatch may call ``op.impl(*args, **kwargs)`` itself instead,
+    a frame less on every op call."""
+    return op.impl(*args, **kwargs) if kwargs else op.impl(*args)
 
 
 # The composed chain: the outermost wrapper (None when none is registered) and the
@@ -29,7 +34,7 @@ def _call_impl(op, args, kwargs):
 # call with one wrapper (autograd's, the usual case) costs that wrapper's frame and the
 # op's, nothing in between.
 _outermost = None
-_outermost_redispatch = _call_impl
+_outermost_redispatch = call_impl
 
 
 class Operator:
@@ -78,6 +83,41 @@ class Operator:
         return (_operator_named, (self.name,))
 
 
+def method(op, name=None, arity=None):
+    """`op` as the Tensor method `name` (default: the op's name), self first: a plain
+    function, which Python binds to the tensor in C, where an Operator found on the type
+    binds through its Python `__get__` into a bound method on every call; it calls the
+    wrappers (or the implementation) as `Operator.__call__` does, and pickles by its place
+    on ``ember_tensor.Tensor``. `arity` (1, 2 or 3 arguments, self included) gives a method
+    taking exactly that many, with no argument packing: the Python operators."""
+    if arity == 1:
+        def bound(self):
+            if _outermost is None:
+                return op.impl(self)
+            return _outermost(op, (self,), {}, _outermost_redispatch)
+    elif arity == 2:
+        def bound(self, other):
+            if _outermost is None:
+                return op.impl(self, other)
+            return _outermost(op, (self, other), {}, _outermost_redispatch)
+    elif arity == 3:
+        def bound(self, key, value):
+            if _outermost is None:
+                return op.impl(self, key, value)
+            return _outermost(op, (self, key, value), {}, _outermost_redispatch)
+    else:
+        def bound(self, *args, **kwargs):
+            if _outermost is None:
+                return op.impl(self, *args, **kwargs)
+            return _outermost(op, (self, *args), kwargs, _outermost_redispatch)
+    bound.__name__ = name = name or op.name
+    bound.__qualname__ = "Tensor." + name
+    bound.__module__ = "ember_tensor"
+    bound.__doc__ = op.__doc__
+    bound.__wrapped__ = op
+    return bound
+
+
 def _operator_named(name):
     """The registered Operator called `name` (what a pickled Operator loads as)."""
     return _OPERATORS[name]
@@ -102,7 +142,7 @@ def operators():
 
 def _rebuild_chain():
     global _outermost, _outermost_redispatch
-    redispatch = _call_impl
+    redispatch = call_impl
     for wrapper in reversed(_wrappers[1:]):
         redispatch = functools.partial(_call_wrapper, wrapper, redispatch)
     _outermost_redispatch = redispatch

@@ -5,6 +5,7 @@ autocast, the profiler, anomaly mode) and fill the autograd slot.
 Declared for the layers above (they import this module, never ``ember_tensor._dispatch``):
     Operator, op, operators, get_operator   the op registry
     register_wrapper, unregister_wrapper    wrappers composed around every op call
+    call_impl                               the innermost redispatch (the op's implementation)
     install_autograd                        ember-autograd's hooks (backward, hooks, rules)
     result_type_of                          the dtype promotion ops apply to their operands
     is_tracing, tracing                     whether a trace records op calls (and the recorders'
@@ -16,10 +17,12 @@ Declared for the layers above (they import this module, never ``ember_tensor._di
 True
 """
 from ._autograd_slot import install as install_autograd
-from ._dispatch import Operator, is_tracing, op, operators, register_wrapper, tracing, unregister_wrapper, _OPERATORS
+from ._dispatch import (
+    Operator, call_impl, is_tracing, op, operators, register_wrapper, tracing, unregister_wrapper, _OPERATORS,
+)
 from ._dtype import result_type_of
 
-__all__ = ["Operator", "op", "operators", "get_operator", "register_wrapper", "unregister_wrapper",
+__all__ = ["Operator", "op", "operators", "get_operator", "register_wrapper", "unregister_wrapper", "call_impl",
            "install_autograd", "result_type_of", "is_tracing", "tracing"]
 
 

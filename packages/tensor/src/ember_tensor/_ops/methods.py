@@ -1,5 +1,5 @@
 """Attach ops to Tensor as methods and Python operators, like torch.Tensor's."""
-from .._dispatch import Operator
+from .._dispatch import Operator, method as _operator_method
 from .._tensor import Tensor
 from . import convert, creation, elementwise, indexing, linalg, pinned, random, reduction, reduction_stats, views
 from . import shared
@@ -44,10 +44,12 @@ def _public_functions(module):
             yield name, obj
 
 
-def _method(fn):
-    # Operators and plain functions both work as methods: self is passed first.
+def _method(name, fn):
+    # An Operator becomes a plain function calling it (`_dispatch.method`): Python binds a
+    # function found on the type in C, where an Operator would make a bound method through
+    # its Python __get__ on every `x.exp()`.
     if isinstance(fn, Operator):
-        return fn
+        return _operator_method(fn, name, _OPERATOR_ARITY.get(name))
     return fn
 
 
@@ -56,7 +58,7 @@ def install():
     for module in _METHOD_MODULES:
         for name, fn in _public_functions(module):
             if not hasattr(Tensor, name) or name in ("type", "float", "int", "bool", "long"):
-                setattr(Tensor, name, _method(fn))
+                setattr(Tensor, name, _method(name, fn))
     E = elementwise
     extra = {
         "where": lambda self, condition, y: E.where(condition, self, y),
@@ -99,9 +101,7 @@ def install():
         "__neg__": E.neg, "__pos__": E.positive, "__abs__": E.abs, "__invert__": E.bitwise_not,
     }
     for name, fn in extra.items():
-        if isinstance(fn, Operator) and name.startswith("__") and name in _OPERATOR_ARITY:
-            fn = _operator_method(name, fn, _OPERATOR_ARITY[name])
-        setattr(Tensor, name, fn)
+        setattr(Tensor, name, _method(name, fn))
     Tensor.T = property(views._full_reverse, doc="All dims reversed (a matrix's transpose).")
     Tensor.mT = property(views._matrix_transpose, doc="Transpose of the last two dims.")
     Tensor.H = property(
@@ -116,31 +116,13 @@ def install():
     Tensor.__hash__ = lambda self: id(self)
 
 
-# The Python operators that call one op with the tensor first, by their arity. They become
-# plain functions (`_operator_method`): Python calls a function found on the type as is,
-# where an Operator would first make a bound method through its __get__ on every `a + b`.
+# The Python operators that call one op with the tensor first, by their arity: their
+# methods (`_dispatch.method`) take exactly that many arguments, no packing.
 _OPERATOR_ARITY = {**{f"__{name}__": 2 for name in (
     "add", "iadd", "sub", "isub", "mul", "imul", "truediv", "itruediv", "floordiv", "ifloordiv", "mod", "imod",
     "pow", "ipow", "matmul", "and", "iand", "or", "ior", "xor", "ixor", "lshift", "ilshift", "rshift", "irshift",
     "eq", "ne", "lt", "le", "gt", "ge", "getitem")},
     **{f"__{name}__": 1 for name in ("neg", "pos", "abs", "invert")}, "__setitem__": 3}
-
-
-def _operator_method(name, op, arity):
-    """`op` as Python operator method `name` taking `arity` arguments, self first."""
-    if arity == 1:
-        def method(self):
-            return op(self)
-    elif arity == 2:
-        def method(self, other):
-            return op(self, other)
-    else:
-        def method(self, key, value):
-            return op(self, key, value)
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = op.__doc__
-    method.__wrapped__ = op
-    return method
 
 
 def _set_real(self, value):

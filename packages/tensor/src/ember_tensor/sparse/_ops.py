@@ -262,7 +262,9 @@ def _block_dense_methods():
     for name, fn in list(vars(Tensor).items()):
         if name in vars(SparseTensor) or name in keep:
             continue
-        if isinstance(fn, Operator) or (getattr(fn, "__module__", "") or "").startswith("ember_tensor._ops"):
+        # (an op's method is a function wrapping the op: `_dispatch.method`)
+        if isinstance(fn, Operator) or isinstance(getattr(fn, "__wrapped__", None), Operator) or \
+                (getattr(fn, "__module__", "") or "").startswith("ember_tensor._ops"):
             setattr(SparseTensor, name, _unsupported(name))
 
 

@@ -158,14 +158,15 @@ def binary(name, a, b, out):
 
 
 # The fresh-output fast paths below run on every small op: they look their loop up in
-# one dict (no `builtin(...).loop(...)` chain), skip the thread check below the parallel
-# threshold, and flatten only operands that are not already 1-d (ravel of a contiguous
-# array is a view; reshape(-1) costs twice as much).
-_fresh_loops = {}
+# one dict per loop kind, keyed by the op's name (no `builtin(...).loop(...)` chain, no key
+# tuple), allocate the 1-d output of a 1-d operand below the parallel threshold and call
+# the loop with nothing else in between, and flatten only operands that are not already
+# 1-d (ravel of a contiguous array is a view; reshape(-1) costs twice as much).
+_fresh_cc, _fresh_cv, _fresh_vc, _fresh_c = {}, {}, {}, {}
 
 
-def _fresh_loop(kind, name, kinds):
-    loop = _fresh_loops[kind, name, kinds] = builtin(kind, name).loop(kinds)
+def _fresh_loop(table, kind, name, kinds):
+    loop = table[name] = builtin(kind, name).loop(kinds)
     return loop
 
 
@@ -174,16 +175,16 @@ def binary_fresh(name, a, b):
     shape = a.shape
     if shape != b.shape or not (a.flags.c_contiguous and b.flags.c_contiguous):
         return None
-    n = a.size
+    loop = _fresh_cc.get(name) or _fresh_loop(_fresh_cc, "binary", name, "cc")
+    n = shape[0] if len(shape) == 1 else a.size
     out = np.empty(n, a.dtype)
-    loop = _fresh_loops.get(("binary", name, "cc")) or _fresh_loop("binary", name, "cc")
-    if n >= PARALLEL_THRESHOLD and threads.parallel(n, PARALLEL_THRESHOLD):
-        _split_flat(loop, (a.ravel(), b.ravel()), "cc", out)
-    elif len(shape) == 1:
-        loop(a, b, out)
-        return out
-    else:
+    if n < PARALLEL_THRESHOLD or not threads.parallel(n, PARALLEL_THRESHOLD):
+        if len(shape) == 1:
+            loop(a, b, out)
+            return out
         loop(a.ravel(), b.ravel(), out)
+    else:
+        _split_flat(loop, (a.ravel(), b.ravel()), "cc", out)
     return out.reshape(shape)
 
 
@@ -192,23 +193,24 @@ def binary_scalar_fresh(name, a, scalar, tensor_first):
     if not a.flags.c_contiguous:
         return None
     shape = a.shape
-    n = a.size
+    one_d = len(shape) == 1
+    n = shape[0] if one_d else a.size
     out = np.empty(n, a.dtype)
-    flat = a if len(shape) == 1 else a.ravel()
-    parallel = n >= PARALLEL_THRESHOLD and threads.parallel(n, PARALLEL_THRESHOLD)
+    flat = a if one_d else a.ravel()
+    serial = n < PARALLEL_THRESHOLD or not threads.parallel(n, PARALLEL_THRESHOLD)
     if tensor_first:
-        loop = _fresh_loops.get(("binary", name, "cv")) or _fresh_loop("binary", name, "cv")
-        if parallel:
-            _split_flat(loop, (flat, scalar), "cv", out)
-        else:
+        loop = _fresh_cv.get(name) or _fresh_loop(_fresh_cv, "binary", name, "cv")
+        if serial:
             loop(flat, scalar, out)
-    else:
-        loop = _fresh_loops.get(("binary", name, "vc")) or _fresh_loop("binary", name, "vc")
-        if parallel:
-            _split_flat(loop, (scalar, flat), "vc", out)
         else:
+            _split_flat(loop, (flat, scalar), "cv", out)
+    else:
+        loop = _fresh_vc.get(name) or _fresh_loop(_fresh_vc, "binary", name, "vc")
+        if serial:
             loop(scalar, flat, out)
-    return out if len(shape) == 1 else out.reshape(shape)
+        else:
+            _split_flat(loop, (scalar, flat), "vc", out)
+    return out if one_d else out.reshape(shape)
 
 
 def unary_fresh(name, a):
@@ -216,16 +218,16 @@ def unary_fresh(name, a):
     if not a.flags.c_contiguous:
         return None
     shape = a.shape
-    n = a.size
+    loop = _fresh_c.get(name) or _fresh_loop(_fresh_c, "unary", name, "c")
+    n = shape[0] if len(shape) == 1 else a.size
     out = np.empty(n, a.dtype)
-    loop = _fresh_loops.get(("unary", name, "c")) or _fresh_loop("unary", name, "c")
-    if n >= PARALLEL_THRESHOLD and threads.parallel(n, PARALLEL_THRESHOLD):
-        _split_flat(loop, (a.ravel(),), "c", out)
-    elif len(shape) == 1:
-        loop(a, out)
-        return out
-    else:
+    if n < PARALLEL_THRESHOLD or not threads.parallel(n, PARALLEL_THRESHOLD):
+        if len(shape) == 1:
+            loop(a, out)
+            return out
         loop(a.ravel(), out)
+    else:
+        _split_flat(loop, (a.ravel(),), "c", out)
     return out.reshape(shape)
 
 

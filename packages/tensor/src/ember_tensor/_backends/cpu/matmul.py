@@ -10,13 +10,21 @@ _HALF = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 # Their type characters ("e", "E"): a string test is cheaper than comparing dtypes, and
 # every small product pays it.
 _HALF_CHARS = "".join(d.char for d in _HALF)
+# float32 and float64: the dtypes whose 2-d products NumPy hands to BLAS.
+_BLAS_CHARS = "fd"
 
 
 def matmul(a, b):
     """Matrix product with NumPy's (= PyTorch's) batching rules, through BLAS for float32
     and float64; float16/bfloat16 are multiplied in float32 (the result stays float32)."""
-    if a.dtype.char in _HALF_CHARS:
+    char = a.dtype.char
+    if char in _HALF_CHARS:
         a, b = a.astype(np.float32), b.astype(np.float32)
+    elif char in _BLAS_CHARS and a.ndim == 2 and b.ndim == 2 and b.dtype.char == char:
+        # ndarray.dot reaches the same BLAS GEMM (bit for bit, layouts and the A @ A.T
+        # special case included) with far less machinery than the matmul ufunc: 16x16
+        # float32 1.3 us against 2.5 us, which a small product pays in full.
+        return a.dot(b)
     return np.matmul(a, b)
 
 
@@ -34,7 +42,9 @@ def linear(x, weight, bias):
         x, weight = x.astype(np.float32), weight.astype(np.float32)
         bias = None if bias is None else bias.astype(np.float32)
     lead = x.shape[:-1]
-    y = x.reshape(-1, x.shape[-1]) @ weight.T  # BLAS reads W^T in place
+    flat = x.reshape(-1, x.shape[-1])
+    # BLAS reads W^T in place; float32/float64 through ndarray.dot (see matmul).
+    y = flat.dot(weight.T) if flat.dtype.char in _BLAS_CHARS else flat @ weight.T
     if bias is not None:
         y += bias
     return y.reshape(lead + (weight.shape[0],))

@@ -122,16 +122,19 @@ def unary(name, x, out=None, rule=_SAME, inplace=False):
     """Run unary kernel `name` on tensor `x`."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
-    complex_input = x._dtype.category == D._COMPLEX
+    dtype = x._dtype
+    category = dtype.category
+    complex_input = category == _COMPLEX_CATEGORY
     if complex_input:
-        name = complex_kernel(name, x._dtype, x)
-    if out is None and not inplace and (rule == _SAME or x._dtype.category == _FLOAT_CATEGORY
+        name = complex_kernel(name, dtype, x)
+    if out is None and not inplace and (rule == _SAME or category == _FLOAT_CATEGORY
                                         or (rule == _FLOAT and complex_input)) and \
-            rule != _BOOL and x._dtype not in _LOW_PRECISION:
-        data = _backends.get(x._device).elementwise.unary_fresh(name, x._data)
+            rule != _BOOL and dtype not in _LOW_PRECISION:
+        device = x._device
+        data = _backends.get(device).elementwise.unary_fresh(name, x._data)
         if data is not None:
-            return _wrap(data, x._dtype, x._device)
-    kdtype, kout, result = _plan(x._dtype, rule)
+            return _wrap(data, dtype, device)
+    kdtype, kout, result = _plan(dtype, rule)
     shape = tuple(x._data.shape)
     if inplace:
         _iter.check_out_cast(result, x._dtype)

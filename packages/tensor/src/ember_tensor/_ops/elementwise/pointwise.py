@@ -69,14 +69,20 @@ def _reject_complex_sign(x):
 
 
 def _unary_op(name, rule):
-    check = _UNARY_CHECKS.get(name, lambda x, inplace: x)
+    check = _UNARY_CHECKS.get(name)
+    if check is None:  # most ops: no check to call on every use
+        def fn(input, *, out=None):
+            return unary(name, input, out, rule)
 
-    def fn(input, *, out=None):
-        return unary(name, check(input, False), out, rule)
+        def fn_(self):
+            return unary(name, self, None, rule, inplace=True)
+    else:
+        def fn(input, *, out=None):
+            return unary(name, check(input, False), out, rule)
 
-    def fn_(self):
-        check(self, True)
-        return unary(name, self, None, rule, inplace=True)
+        def fn_(self):
+            check(self, True)
+            return unary(name, self, None, rule, inplace=True)
     fn.__name__, fn_.__name__ = name, name + "_"
     fn.__doc__ = f"Elementwise {name}."
     fn_.__doc__ = f"In-place `{name}`."

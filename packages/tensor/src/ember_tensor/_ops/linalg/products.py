@@ -1,6 +1,8 @@
 """Matrix products. On the CPU they go to BLAS through NumPy (DESIGN.md §2), on CUDA to
 cuBLAS. Products built from others (vdot, addbmm, kron, cross, matrix_power) are
 composites, differentiated through the ops they call."""
+import math
+
 import numpy as np
 
 from ... import _backends
@@ -9,41 +11,19 @@ from ..._tensor import Tensor
 from .. import _iter
 from ..elementwise import conj
 
+_wrap = Tensor._wrap
 
-def _check_matmul_dtypes(a, b, name):
-    if a._dtype is not b._dtype:
-        raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {_long_name(a._dtype)} != {_long_name(b._dtype)}")
+
+def _dtype_mismatch(a, b):
+    """PyTorch's error for the operands of a product with different dtypes."""
+    return RuntimeError(
+        f"expected m1 and m2 to have the same dtype, but got: {_long_name(a._dtype)} != {_long_name(b._dtype)}")
 
 
 def _long_name(d):
     return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
             "uint8": "unsigned char", "bool": "bool"}[d.name]
-
-
-def _product(a, b):
-    """The matmul of backend arrays with NumPy's (= PyTorch's) batching rules."""
-    device = a._device if a._device is b._device else _iter.common_device((a, b))
-    backend = _backends.get(device)
-    # Each backend multiplies float16/bfloat16 its own way (float32 math on the CPU,
-    # cuBLAS accumulating in float32 on CUDA); the result comes back in a's dtype.
-    x, y = a._data, b._data
-    if x.ndim > 2 and y.ndim == 2:
-        # (..., n, k) @ (k, m) is one GEMM of (batch * n, k) @ (k, m): BLAS runs it far
-        # better than one small call per matrix (a Linear layer on a sequence, say). A
-        # strided x (a transposed sequence, as attention's projections read it) is copied
-        # first: the copy reads each element once, the GEMM m times.
-        if not backend.storage.is_contiguous(x):
-            x = backend.storage.contiguous(x)
-        data = backend.matmul.matmul(x.reshape(-1, x.shape[-1]), y).reshape(tuple(x.shape[:-1]) + (y.shape[-1],))
-    else:
-        data = backend.matmul.matmul(x, y)
-    if data.__class__ is not np.ndarray and isinstance(data, np.generic):
-        data = np.asarray(data)  # NumPy returns a scalar for vector @ vector: keep an array
-    if data.dtype is not a._dtype.np and data.dtype != a._dtype.np:
-        data = backend.storage.astype(data, a._dtype.np)
-    return Tensor._wrap(data, a._dtype, device)
 
 
 @op()
@@ -55,7 +35,8 @@ def matmul(input, other, *, out=None):
 def _matmul(input, other, out):
     # matmul's body, which mm and bmm run after their own checks: they call it, not the
     # `matmul` op, so that a small product is dispatched (and recorded) once.
-    if input.is_sparse or other.is_sparse:
+    # A sparse tensor is a subclass: a plain Tensor needs no `is_sparse` property call.
+    if (input.__class__ is not Tensor and input.is_sparse) or (other.__class__ is not Tensor and other.is_sparse):
         # A sparse COO operand brings its own product (`sparse.matmul_with_sparse`): the
         # sparse package stands above the dense ops and registers it on its tensor class.
         result = (input if input.is_sparse else other)._sparse_product(input, other)
@@ -63,12 +44,13 @@ def _matmul(input, other, out):
             return result
         from ..elementwise import copy_to_out
         return copy_to_out(result, out)
-    if input._data.ndim == 0 or other._data.ndim == 0:
+    a_shape, b_shape = input._data.shape, other._data.shape
+    if not a_shape or not b_shape:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are "
-            f"{input._data.ndim}D and {other._data.ndim}D")
-    _check_matmul_dtypes(input, other, "matmul")
-    a_shape, b_shape = input._data.shape, other._data.shape
+            f"{len(a_shape)}D and {len(b_shape)}D")
+    if input._dtype is not other._dtype:
+        raise _dtype_mismatch(input, other)
     k_a = a_shape[-1]
     k_b = b_shape[-2] if len(b_shape) > 1 else b_shape[0]
     if k_a != k_b:
@@ -83,7 +65,31 @@ def _matmul(input, other, out):
     if len(a_shape) > 2 or len(b_shape) > 2:
         # PyTorch's broadcasting error for batch dims that do not broadcast.
         _iter.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]) if len(b_shape) > 1 else ())
-    result = _product(input, other)
+    # The product of the arrays with NumPy's (= PyTorch's) batching rules, here rather than
+    # in a function of its own: a small product pays for every frame.
+    device = input._device if input._device is other._device else _iter.common_device((input, other))
+    backend = _backends.get(device)
+    # Each backend multiplies float16/bfloat16 its own way (float32 math on the CPU,
+    # cuBLAS accumulating in float32 on CUDA); the result comes back in input's dtype.
+    x, y = input._data, other._data
+    if len(a_shape) > 2 and len(b_shape) == 2:
+        # (..., n, k) @ (k, m) is one GEMM of (batch * n, k) @ (k, m): BLAS runs it far
+        # better than one small call per matrix (a Linear layer on a sequence, say). A
+        # strided x (a transposed sequence, as attention's projections read it) is copied
+        # first: the copy reads each element once, the GEMM m times.
+        if not backend.storage.is_contiguous(x):
+            x = backend.storage.contiguous(x)
+        # (rows counted, not -1: an empty inner dim leaves nothing to infer them from)
+        data = backend.matmul.matmul(x.reshape(math.prod(a_shape[:-1]), k_a), y).reshape(
+            tuple(a_shape[:-1]) + (b_shape[-1],))
+    else:
+        data = backend.matmul.matmul(x, y)
+    if data.__class__ is not np.ndarray and isinstance(data, np.generic):
+        data = np.asarray(data)  # NumPy returns a scalar for vector @ vector: keep an array
+    dtype = input._dtype
+    if data.dtype is not dtype.np and data.dtype != dtype.np:
+        data = backend.storage.astype(data, dtype.np)
+    result = _wrap(data, dtype, device)
     if out is not None:
         from ..elementwise import copy_to_out
         return copy_to_out(result, out)
