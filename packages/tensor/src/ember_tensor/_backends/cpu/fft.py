@@ -15,7 +15,7 @@ import numpy as np
 
 from ..lazy import lazy
 
-__all__ = ["c2c", "r2c", "c2r", "stft"]
+__all__ = ["c2c", "r2c", "c2r", "stft", "COMPLEX_OF", "REAL_OF", "PAD_MODES"]
 
 K = lazy("cpu.kernels.stft")  # Numba loads on first use
 
@@ -24,12 +24,14 @@ K = lazy("cpu.kernels.stft")  # Numba loads on first use
 _FORWARD_NORM = ("backward", "ortho", "forward")
 _INVERSE_NORM = ("forward", "ortho", "backward")
 
-_COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
-_REAL_OF = {c: r for r, c in _COMPLEX_OF.items()}
+# The complex dtype of each real one and back; the pad modes' numbers in the stft kernels
+# (the CUDA backend's too).
+COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
+REAL_OF = {c: r for r, c in COMPLEX_OF.items()}
 
 
 def _complex_dtype(dtype):
-    return dtype if dtype.kind == "c" else _COMPLEX_OF[dtype]
+    return dtype if dtype.kind == "c" else COMPLEX_OF[dtype]
 
 
 def c2c(a, dims, normalization, forward):
@@ -104,7 +106,7 @@ def c2r(a, dims, normalization, last_dim_size):
     """The real inverse transform of the onesided, Hermitian `a` over `dims`, with
     `last_dim_size` points along the last of them (its imaginary parts where a
     Hermitian signal has none, at frequency 0 and n/2, are ignored)."""
-    dtype = _REAL_OF[np.dtype(a.dtype)]
+    dtype = REAL_OF[np.dtype(a.dtype)]
     sizes = [a.shape[d] for d in dims[:-1]] + [last_dim_size]
     if a.size == 0:
         shape = list(a.shape)
@@ -113,8 +115,8 @@ def c2r(a, dims, normalization, last_dim_size):
     return np.fft.irfftn(a, s=sizes, axes=dims, norm=_INVERSE_NORM[normalization]).astype(dtype, copy=False)
 
 
-# Pad modes as `kernels.stft` numbers them (the kernels module itself loads Numba).
-_PAD_MODES = {"constant": 0, "reflect": 1, "replicate": 2, "circular": 3}
+# Pad modes as the stft kernels number them (`kernels.stft`, and the CUDA backend's).
+PAD_MODES = {"constant": 0, "reflect": 1, "replicate": 2, "circular": 3}
 # The FFT's tables by (n_fft, dtype): cos and sin of 2 pi k / n_fft, k = 0 .. n_fft / 2,
 # and the buffer row of each sample (even samples are real parts, odd ones imaginary
 # parts, in bit-reversed order).
@@ -179,11 +181,11 @@ def stft(signal, window, n_fft, hop_length, win_length, offset, pad_mode, frames
     win_left = (n_fft - win_length) // 2
     scale = 1 / np.sqrt(n_fft) if normalized else 1.0
     batch = signal.shape[0]
-    out = np.empty((batch, n_fft // 2 + 1, frames), _COMPLEX_OF[dtype])
+    out = np.empty((batch, n_fft // 2 + 1, frames), COMPLEX_OF[dtype])
     if n_fft >= 4 and n_fft & (n_fft - 1) == 0:
         cos_n, sin_n, rows = _tables(n_fft, dtype)
         width = K.chunk_width(min(frames, _CHUNK_FRAMES, max(32, _CHUNK_ELEMENTS // n_fft)))
-        K.stft_onesided(signal, window, win_left, dtype.type(scale), hop_length, offset, _PAD_MODES[pad_mode],
+        K.stft_onesided(signal, window, win_left, dtype.type(scale), hop_length, offset, PAD_MODES[pad_mode],
                         cos_n, sin_n, rows, width, out)
         return out
     # Other sizes: the same frames cut by NumPy, then pocketfft's batched rfft, a chunk of

@@ -66,9 +66,9 @@ def _transform(kind, x, n, forward=True):
     if kind == "c2c":
         out = empty(x.shape, x.dtype)
     elif kind == "r2c":
-        out = empty(lead + tuple(n[:-1]) + (n[-1] // 2 + 1,), host._COMPLEX_OF[x.dtype])
+        out = empty(lead + tuple(n[:-1]) + (n[-1] // 2 + 1,), host.COMPLEX_OF[x.dtype])
     else:
-        out = empty(lead + tuple(n), host._REAL_OF[x.dtype])
+        out = empty(lead + tuple(n), host.REAL_OF[x.dtype])
     if not cufft.execute(kind, x, out, n, forward):
         raise RuntimeError(f"cuFFT could not run a {kind} transform of {x.dtype} over {tuple(n)}")
     return out
@@ -98,7 +98,7 @@ def r2c(a, dims, normalization, onesided):
     if not (cufft.available() and cufft.handles("r2c", a.dtype)) or a.size == 0:
         return storage.adopt(host.r2c(storage.to_numpy(a), dims, normalization, onesided))
     if not onesided:  # the whole spectrum (fft of a real signal): the complex transform of it
-        return c2c(storage.astype(a, host._COMPLEX_OF[a.dtype]), dims, normalization, True)
+        return c2c(storage.astype(a, host.COMPLEX_OF[a.dtype]), dims, normalization, True)
     dims = list(dims)
     real_dims, complex_dims = dims[-_MAX_RANK:], dims[:-_MAX_RANK]
     moved, order = _dims_last(a, real_dims)
@@ -120,8 +120,7 @@ def _hermitian_input(a, last, last_dim_size):
     if a.shape[last] > kept:
         return restride(a, shape, a.strides)
     padded = storage.zeros(shape, a.dtype)
-    strides = padded.strides
-    storage.copy_(restride(padded, a.shape, strides), a)
+    storage.copy_(restride(padded, a.shape, padded.strides), a)
     return padded
 
 
@@ -157,7 +156,7 @@ def stft(signal, window, n_fft, hop_length, win_length, offset, pad_mode, frames
     framed = empty((batch * frames, n_fft), signal.dtype)
     scale = signal.dtype.type(1 / math.sqrt(n_fft) if normalized else 1.0)
     grid_stride(K.frame_signals, framed.size, rows, storage.contiguous(window), (n_fft - win_length) // 2, scale,
-                hop_length, offset, host._PAD_MODES[pad_mode], framed)
+                hop_length, offset, host.PAD_MODES[pad_mode], framed)
     spectra = _transform("r2c", framed, (n_fft,))  # (batch * frames, bins)
     bins = n_fft // 2 + 1
     item = spectra.dtype.itemsize
