@@ -24,8 +24,7 @@ K = lazy("cpu.kernels.stft")  # Numba loads on first use
 _FORWARD_NORM = ("backward", "ortho", "forward")
 _INVERSE_NORM = ("forward", "ortho", "backward")
 
-# The complex dtype of each real one and back; the pad modes' numbers in the stft kernels
-# (the CUDA backend's too).
+# The complex dtype of each real one, and back (the CUDA backend's too).
 COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
 REAL_OF = {c: r for r, c in COMPLEX_OF.items()}
 
