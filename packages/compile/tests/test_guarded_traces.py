@@ -256,3 +256,22 @@ def test_explain_counts_pieces_and_checks_as_pytorch():
     torch_ = pytest.importorskip("torch")
     theirs = torch_._dynamo.explain(f)(torch_.ones(3))
     assert (theirs.graph_count, theirs.graph_break_count) == (out.graph_count, out.graph_break_count)
+
+
+def test_a_module_with_a_hook_runs_eagerly_so_the_hook_runs_every_call():
+    torch.manual_seed(0)
+    model = ThresholdMLP(threshold=1.0)
+    compiled = compile(model)
+    x, y = torch.randn(4, 4), torch.zeros(4, 1)
+    compiled(x, y)
+    compiled(x, y)
+    seen = []
+    handle = model.fc1.register_forward_hook(lambda m, i, o: seen.append(1))
+    compiled(x, y)
+    compiled(x, y)
+    assert len(seen) == 2
+    handle.remove()
+    (entry,) = compiled._compiled_function.guarded
+    before = entry.replays
+    compiled(x, y)
+    assert entry.replays == before + 1

@@ -28,6 +28,8 @@ from .joint import JointCompiled
 __all__ = ["CompiledFunction", "BreakReason"]
 
 _PLAIN = (bool, int, float, str, type(None))
+_HOOK_TABLES = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
+                "_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs")
 
 
 class BreakReason:
@@ -157,16 +159,17 @@ class CompiledFunction:
     def _guarded_traces(self, args, topics):
         """The entry replaying a key's calls from guarded traces (`guarded`)."""
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
-        modules = self.root.modules() if self.is_module else \
+        modules = list(self.root.modules()) if self.is_module else \
             [m for top in referenced_modules(self.fn).values() for m in top.modules()]
         constants = [(tensors, name) for m in modules for tensors in (m._parameters, m._buffers)
                      for name, t in tensors.items() if t is not None]
+        hook_tables = [getattr(m, attr) for m in modules for attr in _HOOK_TABLES if hasattr(m, attr)]
 
         def refused(reason):
             self.breaks.append(BreakReason(f"not replayed from guarded traces: {reason}"))
             trace_log.emit(topics, "graph_breaks", "graph break: the call runs eagerly", reason)
 
-        return GuardedTraces(self._run_eagerly, positions, constants, refused)
+        return GuardedTraces(self._run_eagerly, positions, constants, hook_tables, refused)
 
     def _compile(self, key, args):
         topics = trace_log.enabled_topics(self.options)

@@ -124,13 +124,16 @@ class GuardedTraces:
         positions: the tensor arguments' positions.
         constants: (dict, name) of the parameters and buffers a trace reads by reference
             (read again on every call, so a replaced parameter is seen).
+        hook_tables: the modules' hook dicts: while one is not empty, calls run eagerly (a
+            replay would not run the hooks' Python code).
         on_refusal: called with the reason when a recording is refused.
     """
 
-    def __init__(self, run_eagerly, positions, constants, on_refusal):
+    def __init__(self, run_eagerly, positions, constants, hook_tables, on_refusal):
         self.run_eagerly = run_eagerly
         self.positions = positions
         self.constants = constants
+        self.hook_tables = hook_tables
         self.on_refusal = on_refusal
         self.tree = TraceTree()
         self.refusal = None
@@ -144,7 +147,7 @@ class GuardedTraces:
         return inputs
 
     def __call__(self, args):
-        if self.refusal is not None:
+        if self.refusal is not None or any(self.hook_tables):
             return self.run_eagerly(args)
         if self.tree.root is not None:
             env = self._inputs(args)
