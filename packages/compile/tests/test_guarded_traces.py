@@ -12,6 +12,12 @@ import ember_tensor as torch
 from ember_compile import Unsupported, compile, explain
 
 
+@pytest.fixture(autouse=True)
+def guarded_traces(monkeypatch):
+    """The replay is opt-in (config.guarded_traces): these tests switch it on."""
+    monkeypatch.setattr(ember_compile.config, "guarded_traces", True)
+
+
 def _entry(compiled):
     (entry,) = compiled._ember_compiled_function.guarded
     return entry

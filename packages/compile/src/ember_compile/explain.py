@@ -1,4 +1,5 @@
 """``torch._dynamo.explain(fn)(*args)``: what compiling `fn` captures and where it breaks."""
+from . import config
 from .compiled_function import BreakReason, CompiledFunction
 
 __all__ = ["explain", "ExplainOutput"]
@@ -61,7 +62,14 @@ def explain(fn, *extra_args, **extra_kwargs):
 
     def run(*args, **kwargs):
         compiled = CompiledFunction(fn, backend="eager")
-        compiled(*args, **kwargs)
+        # The pieces between Python's checks of tensor values count as PyTorch counts them,
+        # whether or not compiled calls replay them (config.guarded_traces).
+        switch = config.guarded_traces
+        config.guarded_traces = True
+        try:
+            compiled(*args, **kwargs)
+        finally:
+            config.guarded_traces = switch
         reasons, segments = list(compiled.breaks), []
         for entry in compiled.guarded:
             segments += [ops for ops in entry.tree.segments() if ops]
