@@ -6,6 +6,9 @@
   arrays, writes one) vs eager ember and eager PyTorch (three kernels, two temporaries);
 - the MLP 784-512-512-10 SGD training step, batch 64, with ``compile(model)``: compiled
   ember vs eager PyTorch (target <= 0.7x);
+- data-dependent Python control flow (fx cannot capture it; replayed from guarded traces):
+  a small MLP 32-64-64-1 training step whose forward takes ``if loss > threshold`` (both
+  branches alternate), and a ``while x.norm() > 1: x = x / 2`` loop (varying trip counts);
 - compile time of the chain from an empty kernel cache and from the disk cache (fresh
   processes; `cold`).
 
@@ -31,6 +34,14 @@ def _chain(t, x, y):
 
 def _compiled(fn):
     import ember_compile
+    return ember_compile.compile(fn)
+
+
+def _compiled_with_guarded_traces(fn):
+    """`fn` compiled with the opt-in replay of guarded traces switched on (the switch is
+    read when a guard key compiles, in the setup's first calls)."""
+    import ember_compile
+    ember_compile.config.guarded_traces = True
     return ember_compile.compile(fn)
 
 
@@ -79,6 +90,69 @@ def _mlp_setup(compiled):
     return setup
 
 
+class _BranchyMLP:
+    """A module class per library: forward branches on the loss's value."""
+
+    def __new__(cls, nn, F):
+        class BranchyMLP(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(),
+                                          nn.Linear(64, 1))
+
+            def forward(self, x, y):
+                loss = F.mse_loss(self.body(x), y)
+                if loss > 1.0:  # Python control flow on a tensor's value
+                    loss = loss * 0.5
+                return loss
+        return BranchyMLP()
+
+
+def _branchy_setup(compiled):
+    def setup(lib):
+        t, nn, F, optim = _libs(lib)
+        t.manual_seed(0)
+        model = _BranchyMLP(nn, F)
+        run_model = _compiled_with_guarded_traces(model) if compiled and lib == "ember" else model
+        optimizer = optim.SGD(model.parameters(), lr=1e-3)
+        x = t.randn(32, 32)
+        targets = [t.zeros(32, 1), t.full((32, 1), 3.0)]  # alternate: both branches
+        turn = [0]
+
+        def step():
+            turn[0] ^= 1
+            optimizer.zero_grad()
+            loss = run_model(x, targets[turn[0]])
+            loss.backward()
+            optimizer.step()
+        step()
+        step()
+        return step
+    return setup
+
+
+def _halve(x):
+    while x.norm() > 1:
+        x = x / 2
+    return x
+
+
+def _halve_setup(compiled):
+    def setup(lib):
+        t = _libs(lib)[0]
+        fn = _compiled_with_guarded_traces(_halve) if compiled and lib == "ember" else _halve
+        inputs = [t.full((16,), 2.0), t.full((16,), 20.0), t.full((16,), 200.0)]  # 4, 7, 10 rounds
+        turn = [0]
+
+        def call():
+            turn[0] = (turn[0] + 1) % 3
+            return fn(inputs[turn[0]])
+        for _ in range(3):
+            call()
+        return call
+    return setup
+
+
 WORKLOADS = [
     Workload("compile: 20-op chain, 8 f32, compiled", _chain_setup(True), group="compile"),
     Workload("compile: 20-op chain, 8 f32, eager", _chain_setup(False), group="compile"),
@@ -90,6 +164,12 @@ WORKLOADS = [
              work=3 * 2 * BATCH * (784 * 512 + 512 * 512 + 512 * 10), unit="FLOP"),
     Workload(f"compile: MLP 784-512-512-10 SGD step, batch {BATCH}, eager", _mlp_setup(False), group="compile",
              work=3 * 2 * BATCH * (784 * 512 + 512 * 512 + 512 * 10), unit="FLOP"),
+    Workload("compile: branchy MLP 32-64-64-1 SGD step (if loss > 1), compiled", _branchy_setup(True),
+             group="compile"),
+    Workload("compile: branchy MLP 32-64-64-1 SGD step (if loss > 1), eager", _branchy_setup(False),
+             group="compile"),
+    Workload("compile: while x.norm() > 1: x = x / 2, 16 f32, compiled", _halve_setup(True), group="compile"),
+    Workload("compile: while x.norm() > 1: x = x / 2, 16 f32, eager", _halve_setup(False), group="compile"),
 ]
 
 _COLD = """
@@ -123,7 +203,8 @@ def main():
         print(f"{w.name}: ember {fmt_time(r['ember'][0])}" +
               (f", torch {fmt_time(r['torch'][0])}, ember/torch {r['ember'][0] / r['torch'][0]:.2f}"
                if "torch" in r else ""))
-    for kind in ("20-op chain, 8 f32", "relu(x*y+z) 1e7 f32", f"MLP 784-512-512-10 SGD step, batch {BATCH}"):
+    for kind in ("20-op chain, 8 f32", "relu(x*y+z) 1e7 f32", f"MLP 784-512-512-10 SGD step, batch {BATCH}",
+                 "branchy MLP 32-64-64-1 SGD step (if loss > 1)", "while x.norm() > 1: x = x / 2, 16 f32"):
         c = results[f"compile: {kind}, compiled"]["ember"][0]
         e = results[f"compile: {kind}, eager"]["ember"][0]
         print(f"{kind}: compiled/eager ember = {c / e:.2f}")

@@ -15,17 +15,21 @@ import time
 import warnings
 
 import ember_autograd
+import ember_fx
 from ember_nn import Module
 from ember_tensor import Tensor
 
 from . import backends, config, trace_log
 from .capture import bind_arguments, capture, referenced_modules, switches_grad_mode
 from .exc import Unsupported
+from .guarded import GuardedTraces
 from .joint import JointCompiled
 
 __all__ = ["CompiledFunction", "BreakReason"]
 
 _PLAIN = (bool, int, float, str, type(None))
+_HOOK_TABLES = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
+                "_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs")
 
 
 class BreakReason:
@@ -55,12 +59,20 @@ def _plain_globals(fn):
     return pairs
 
 
+def _reads_a_tensor_value(error):
+    """Whether a capture broke on Python control flow or a Python value of a tensor: fx's
+    TraceError (``if``, ``while``), or ``int()``/``float()``/``range()`` given a Proxy."""
+    cause = error.__cause__
+    return isinstance(cause, ember_fx.TraceError) or (isinstance(cause, TypeError) and "'Proxy'" in str(cause))
+
+
 class CompiledFunction:
     """What ``compile`` makes of a module or function (an `OptimizedModule` calls one).
 
     Attributes:
         graphs: {guard key: the callable compiled for it}.
         breaks: the `BreakReason` of each key that runs eagerly.
+        guarded: the `GuardedTraces` of the keys replayed from guarded traces.
         compile_times: seconds each compile took (capture and backend).
     """
 
@@ -79,6 +91,7 @@ class CompiledFunction:
         self.graphs = {}
         self.graph_modules = []
         self.joints = []
+        self.guarded = []
         self.breaks = []
         self.compile_times = []
         self._warned_limit = False
@@ -143,6 +156,21 @@ class CompiledFunction:
         self.breaks.append(BreakReason(str(error)))
         return self.root(*args, **kwargs)
 
+    def _guarded_traces(self, args, topics):
+        """The entry replaying a key's calls from guarded traces (`guarded`)."""
+        positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+        modules = list(self.root.modules()) if self.is_module else \
+            [m for top in referenced_modules(self.fn).values() for m in top.modules()]
+        constants = [(tensors, name) for m in modules for tensors in (m._parameters, m._buffers)
+                     for name, t in tensors.items() if t is not None]
+        hook_tables = [getattr(m, attr) for m in modules for attr in _HOOK_TABLES if hasattr(m, attr)]
+
+        def refused(reason):
+            self.breaks.append(BreakReason(f"not replayed from guarded traces: {reason}"))
+            trace_log.emit(topics, "graph_breaks", "graph break: the call runs eagerly", reason)
+
+        return GuardedTraces(self._run_eagerly, positions, constants, hook_tables, refused)
+
     def _compile(self, key, args):
         topics = trace_log.enabled_topics(self.options)
         if len(self.graphs) >= config.limit():
@@ -162,6 +190,13 @@ class CompiledFunction:
         except Unsupported as error:
             if self.fullgraph:
                 raise
+            if _reads_a_tensor_value(error) and config.guarded_traces:
+                # Each check of the recorded traces is a break (`explain` lists them).
+                trace_log.emit(topics, "graph_breaks", "graph break: the call is replayed from guarded traces",
+                               str(error))
+                entry = self.graphs[key] = self._guarded_traces(args, topics)
+                self.guarded.append(entry)
+                return entry
             self.breaks.append(BreakReason(str(error)))
             trace_log.emit(topics, "graph_breaks", "graph break: the call runs eagerly", str(error))
             self.graphs[key] = self._run_eagerly
@@ -207,6 +242,7 @@ class CompiledFunction:
         self.graphs.clear()
         self.graph_modules.clear()
         self.joints.clear()
+        self.guarded.clear()
         self.breaks.clear()
         self._warned_limit = False
         self._watched = self._watched_values()

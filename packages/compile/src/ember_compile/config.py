@@ -11,10 +11,17 @@ Attributes:
         run the graph lowered with its backward derived ahead of time (`joint`), one
         autograd node per call (True, the default), or record the graph's ops one by one
         as eager ember does (False). Read when a graph compiles.
+    guarded_traces: ember's own switch: whether a call whose capture meets Python control
+        flow on a tensor's value is replayed from guarded traces (`guarded`; True) or runs
+        eagerly as a whole (False, the default: a replay runs the same ops through the
+        dispatcher and measured no faster than eager, up to 1.18x slower on tiny loops,
+        until its pieces are compiled). `explain` uses them either way, to count graphs and
+        breaks as PyTorch does. Read when a guard key compiles.
 """
 cache_size_limit = 8
 recompile_limit = 8
 ahead_of_time_backward = True
+guarded_traces = False
 
 
 def limit():

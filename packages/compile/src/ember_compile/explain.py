@@ -1,5 +1,6 @@
 """``torch._dynamo.explain(fn)(*args)``: what compiling `fn` captures and where it breaks."""
-from .compiled_function import CompiledFunction
+from . import config
+from .compiled_function import BreakReason, CompiledFunction
 
 __all__ = ["explain", "ExplainOutput"]
 
@@ -9,21 +10,24 @@ class ExplainOutput:
 
     Attributes:
         graphs: the captured GraphModules.
-        graph_count: how many graphs were captured.
-        graph_break_count: how many calls could not be captured (ember breaks at function
-            granularity: such a call runs eagerly as a whole).
+        graph_count: how many graphs were captured: the GraphModules, and the non-empty
+            straight-line pieces of op calls between the checks of guarded traces.
+        graph_break_count: how many calls could not be captured (such a call runs eagerly
+            as a whole), and how many checks of a tensor's value by Python control flow the
+            guarded traces hold (each splits the call's ops, as PyTorch's breaks).
         break_reasons: a `BreakReason` per break, ``.reason`` saying why.
         op_count: the call nodes of all graphs.
         ops_per_graph: each graph's call nodes' targets.
         compile_times: seconds each compile took.
     """
 
-    def __init__(self, graphs, break_reasons, compile_times):
+    def __init__(self, graphs, break_reasons, compile_times, segments=()):
         self.graphs = graphs
-        self.graph_count = len(graphs)
+        self.graph_count = len(graphs) + len(segments)
         self.graph_break_count = len(break_reasons)
         self.break_reasons = break_reasons
         self.ops_per_graph = [[n.target for n in g.graph.nodes if n.op.startswith("call_")] for g in graphs]
+        self.ops_per_graph += [list(ops) for ops in segments]
         self.op_count = sum(len(ops) for ops in self.ops_per_graph)
         self.compile_times = compile_times
         self.out_guards = []
@@ -50,15 +54,27 @@ def explain(fn, *extra_args, **extra_kwargs):
     ...         return x
     ...     return -x
     >>> out = explain(f)(torch.ones(2))
-    >>> out.graph_count, out.graph_break_count
-    (0, 1)
+    >>> out.graph_count, out.graph_break_count  # sum and gt; the check; x runs no op
+    (1, 1)
     """
     if extra_args or extra_kwargs:  # PyTorch's deprecated explain(fn, *args) form
         return explain(fn)(*extra_args, **extra_kwargs)
 
     def run(*args, **kwargs):
         compiled = CompiledFunction(fn, backend="eager")
-        compiled(*args, **kwargs)
-        return ExplainOutput(list(compiled.graph_modules), list(compiled.breaks), list(compiled.compile_times))
+        # The pieces between Python's checks of tensor values count as PyTorch counts them,
+        # whether or not compiled calls replay them (config.guarded_traces).
+        switch = config.guarded_traces
+        config.guarded_traces = True
+        try:
+            compiled(*args, **kwargs)
+        finally:
+            config.guarded_traces = switch
+        reasons, segments = list(compiled.breaks), []
+        for entry in compiled.guarded:
+            segments += [ops for ops in entry.tree.segments() if ops]
+            reasons += [BreakReason(f"data-dependent control flow: {check.describe()} of a tensor value "
+                                    f"(replayed from guarded traces)") for check in entry.tree.checks()]
+        return ExplainOutput(list(compiled.graph_modules), reasons, list(compiled.compile_times), segments)
 
     return run
