@@ -3,6 +3,8 @@ and functions, and that the result computes what eager ember computes."""
 import doctest
 import pickle
 
+from copy import deepcopy
+
 import pytest
 
 import ember_autograd  # noqa: F401 - training steps below
@@ -136,6 +138,13 @@ def test_module_compile_compiles_in_place():
         assert torch.equal(out, twin(x))
         assert torch.equal(model[0].weight.grad, twin[0].weight.grad)
     assert hooked == [(3, 2), (3, 2)]
-    assert model._compiled_call_impl._compiled_function.graphs  # a graph was captured
+    compiled_function = model._compiled_call_impl._compiled_function
+    assert compiled_function.graph_modules and not compiled_function.breaks  # a graph was captured
     parent = nn.Sequential(model, nn.Tanh())
     assert torch.equal(compile(parent)(x), parent(x))
+    # A deep copy (an EMA model, say) runs its own parameters, compiled.
+    copy = deepcopy(model)
+    with ember_autograd.no_grad():
+        copy[0].weight.zero_()
+    assert torch.equal(copy(x), copy[2](copy[1](copy[0](x))))
+    assert torch.equal(model(x), twin(x)) and not torch.equal(copy(x), model(x))

@@ -80,7 +80,8 @@ class CompiledFunction:
         self.root = root
         self.is_module = isinstance(root, Module)
         self.fn = type(root).forward if self.is_module else root
-        signature = inspect.signature(root.forward if self.is_module else root)
+        # The class's forward (an instance attribute may stand for it: Module.compile's).
+        signature = inspect.signature(self.fn.__get__(root) if self.is_module else root)
         self.signature = signature
         self.n_params = len(signature.parameters)
         self.backend_argument = backend

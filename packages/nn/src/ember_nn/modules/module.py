@@ -7,9 +7,10 @@ routes assignments there, ``__getattr__`` finds them. State-dict saving and load
 live in `_state_dict.py`, hooks with ``__call__`` in `_hooks.py`, device and dtype
 conversion in `_conversion.py`; Module inherits them.
 """
-import functools
 import threading
+import weakref
 from collections import OrderedDict
+from types import MethodType
 
 from ember_tensor import Tensor
 
@@ -28,6 +29,10 @@ __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forwar
 # `Module.compile`'s compiler: ember-compile, a package above this one, registers its
 # `compile` and `is_compiling` here when it is imported (`import ember` imports it).
 _compiler = None
+_compiled_calls = threading.local()  # ids of the modules whose compiled forward is running here
+# What `Module.compile` made of each module, outside the module's own state: a deep copy
+# or an unpickled module compiles anew for itself instead of sharing the original's.
+_compiled_modules = weakref.WeakKeyDictionary()
 
 
 def register_compiler(compile_fn, is_compiling):
@@ -124,23 +129,30 @@ class Module(HooksMixin, StateDictMixin, ConversionMixin):
         if _compiler is None:
             raise RuntimeError("Module.compile() needs ember-compile: install it and import ember_compile "
                                "(import ember does)")
-        compile_fn, is_compiling = _compiler
-        optimized = compile_fn(self, *args, **kwargs)
-        plain = type(self).forward.__get__(self)
-        inside = threading.local()  # the compiled call's own eager runs of this module
+        self.__dict__["_compile_arguments"] = (args, kwargs)
+        self.__dict__["forward"] = MethodType(Module._compiled_forward, self)  # `self(...)` calls it
+        _compiled_modules[self] = _compiler[0](self, *args, **kwargs)
 
-        @functools.wraps(plain)
-        def forward(*call_args, **call_kwargs):
-            if getattr(inside, "active", False) or is_compiling():
-                return plain(*call_args, **call_kwargs)
-            inside.active = True
-            try:
-                return optimized(*call_args, **call_kwargs)
-            finally:
-                inside.active = False
+    @property
+    def _compiled_call_impl(self):
+        """What `compile` made of this module (None before): PyTorch's attribute."""
+        return _compiled_modules.get(self)
 
-        self.__dict__["forward"] = forward  # an instance attribute: `self(...)` calls it
-        self.__dict__["_compiled_call_impl"] = optimized  # (PyTorch's name; not a submodule)
+    def _compiled_forward(self, *args, **kwargs):
+        # The compiled call's own eager runs of this module, and a capture tracing through
+        # it, take the plain forward.
+        active = _compiled_calls.__dict__.setdefault("ids", set())
+        if id(self) in active or _compiler[1]():
+            return type(self).forward(self, *args, **kwargs)
+        compiled = _compiled_modules.get(self)
+        if compiled is None:  # a deep copy or an unpickled module: compiled for itself
+            compile_args, compile_kwargs = self.__dict__["_compile_arguments"]
+            compiled = _compiled_modules[self] = _compiler[0](self, *compile_args, **compile_kwargs)
+        active.add(id(self))
+        try:
+            return compiled(*args, **kwargs)
+        finally:
+            active.discard(id(self))
 
     # -- registration ------------------------------------------------------------------
 
