@@ -6,10 +6,10 @@ requires_grad, grad mode, training flags, Python values), and fuses chains of el
 ops into generated Numba kernels (ember-tensor's one kernel generator, cached on disk),
 each one autograd node whose backward comes from ember's derivative table. A training call
 runs the whole graph as one autograd node whose backward was derived from that table ahead
-of time (`joint`). What cannot be
-captured runs eagerly (a graph break, reported by `explain`). An `OptimizedModule` keeps
+of time (`joint`). What cannot be captured runs eagerly (a graph break, reported by
+`explain`). An `OptimizedModule` keeps
 PyTorch's state_dict keys (``_orig_mod.``), so programs that call ``torch.compile(model)``
-(nanoGPT, the current tutorials) run unchanged.
+(nanoGPT, the current tutorials) run unchanged; `Module.compile()` compiles in place.
 
 >>> import ember_nn as nn
 >>> model = compile(nn.Linear(2, 3))

@@ -70,7 +70,6 @@ from ember_autograd.anomaly_mode import (  # noqa: E402,F401 -- torch.is_anomaly
 )
 
 
-
 def _on_layer_load(module):
     """A layer loaded through ember (``ember.nn``, ...): its pin checked, and ember-nn's
     ``Module.compile`` given ``ember.compile``."""
