@@ -22,8 +22,8 @@ Grad mode inside the program (``with torch.no_grad():`` around some ops, ``enabl
 ``set_grad_enabled``) is part of the graph: the tracer notes the mode each node was
 recorded under, and where it changes it records a `set_grad_mode` node (before the output
 too, where the program ends in another mode than the last node's), so the graph's runs
-compute and record exactly what an eager call would. Fusion and the ahead-of-time backward leave such graphs alone
-(`switches_grad_mode`).
+compute and record exactly what an eager call would. Fusion and the ahead-of-time
+backward leave such graphs alone (`switches_grad_mode`).
 """
 import inspect
 
