@@ -6,6 +6,7 @@ import ember_tensor
 from ember_tensor import Tensor
 
 from ..joint.recording import _draws_random
+from ..tensor_methods import patched
 
 __all__ = []
 
@@ -302,36 +303,19 @@ def _grad_state(t):
     return None if g is None else (id(g), g._version)
 
 
-class Conversions:
-    """Context manager patching Tensor's conversion methods to report to `recorder`."""
+def watching_conversions(recorder):
+    """Tensor's conversion methods reporting to `recorder` while the block runs: those
+    giving a Python value become checks, those handing out tensor memory refuse."""
+    def checked(name, original):
+        def method(t, *args, **kwargs):
+            return recorder.conversion(name, t, args, kwargs, original)
+        return method
 
-    def __init__(self, recorder):
-        self.recorder = recorder
+    def refused(name, original):
+        def method(t, *args, **kwargs):
+            if not recorder.depth:
+                recorder.refuse(f"tensor memory handed to Python ({name})")
+            return original(t, *args, **kwargs)
+        return method
 
-    def __enter__(self):
-        recorder = self.recorder
-
-        def checked(name, original):
-            def method(t, *args, **kwargs):
-                return recorder.conversion(name, t, args, kwargs, original)
-            return method
-
-        def refused(name, original):
-            def method(t, *args, **kwargs):
-                if not recorder.depth:
-                    recorder.refuse(f"tensor memory handed to Python ({name})")
-                return original(t, *args, **kwargs)
-            return method
-
-        self.originals = {}
-        for names, patch in ((_CHECKED, checked), (_REFUSED, refused)):
-            for name in names:
-                original = Tensor.__dict__.get(name)
-                if original is not None:
-                    self.originals[name] = original
-                    setattr(Tensor, name, patch(name, original))
-        return self
-
-    def __exit__(self, *exc_info):
-        for name, original in self.originals.items():
-            setattr(Tensor, name, original)
+    return patched([(_CHECKED, checked), (_REFUSED, refused)])

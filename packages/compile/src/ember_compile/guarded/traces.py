@@ -6,7 +6,7 @@ import ember_autograd
 from ember_tensor import dispatch
 
 from .. import config
-from .recording import Check, Conversions, NotANumber, Recorder, Refused, fill
+from .recording import Check, NotANumber, Recorder, Refused, fill, watching_conversions
 
 __all__ = ["GuardedTraces", "TraceTree"]
 
@@ -176,7 +176,7 @@ class GuardedTraces:
         recorder = Recorder(inputs)
         dispatch.register_wrapper(recorder, outermost=True)
         try:
-            with Conversions(recorder):
+            with watching_conversions(recorder):
                 result = self.run_eagerly(args)
         finally:
             dispatch.unregister_wrapper(recorder)

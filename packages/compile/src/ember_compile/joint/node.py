@@ -8,7 +8,7 @@ from ember_tensor import Tensor
 from ember_tensor import dispatch
 
 from .plan import JointPlan, NotLowered
-from .recording import _Conversions, _Recorder, _rng_restored, _rng_states
+from .recording import _Recorder, _rng_restored, _rng_states, _watching_conversions
 
 __all__ = ["CompiledFunction", "JointCompiled"]
 
@@ -142,7 +142,7 @@ class JointCompiled:
         dispatch.register_wrapper(recorder, outermost=True)
         try:
             # The random stream too: the call that follows draws what an eager call would.
-            with _Conversions(recorder), ember_autograd.no_grad(), dispatch.tracing(), _rng_restored():
+            with _watching_conversions(recorder), ember_autograd.no_grad(), dispatch.tracing(), _rng_restored():
                 result = self.eager(*values[:n_call])
         finally:
             dispatch.unregister_wrapper(recorder)

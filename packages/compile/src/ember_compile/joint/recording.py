@@ -9,6 +9,7 @@ from ember_autograd import derivatives as _table
 from ember_tensor import Tensor
 
 from ..capture import _RANDOM_PREFIXES
+from ..tensor_methods import patched
 from .plan import NotLowered, _Slot, _Step
 
 __all__ = []
@@ -150,34 +151,17 @@ class _Recorder:
         return result
 
 
-class _Conversions:
+def _watching_conversions(recorder):
     """While lowering: a graph value turned into a Python value refuses the lowering (the
     value would be frozen into the plan)."""
+    def refusing(name, original):
+        def method(t, *args, **kwargs):
+            if not recorder.depth and id(t) in recorder.slots:
+                recorder.refuse(f"a graph value converted to a Python value ({name})")
+            return original(t, *args, **kwargs)
+        return method
 
-    def __init__(self, recorder):
-        self.recorder = recorder
-        self.originals = {}
-
-    def __enter__(self):
-        recorder = self.recorder
-
-        def refusing(name, original):
-            def method(t, *args, **kwargs):
-                if not recorder.depth and id(t) in recorder.slots:
-                    recorder.refuse(f"a graph value converted to a Python value ({name})")
-                return original(t, *args, **kwargs)
-            return method
-
-        for name in _CONVERSIONS:
-            original = Tensor.__dict__.get(name)
-            if original is not None:
-                self.originals[name] = original
-                setattr(Tensor, name, refusing(name, original))
-        return self
-
-    def __exit__(self, *exc_info):
-        for name, original in self.originals.items():
-            setattr(Tensor, name, original)
+    return patched([(_CONVERSIONS, refusing)])
 
 
 class _Empty:
