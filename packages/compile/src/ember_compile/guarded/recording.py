@@ -6,6 +6,7 @@ import ember_tensor
 from ember_tensor import Tensor
 
 from ..joint.recording import _draws_random
+from ..slots import Slot, fill
 from ..tensor_methods import patched
 
 __all__ = []
@@ -22,36 +23,6 @@ class Refused(Exception):
 
 class NotANumber(Exception):
     """A checked value is (or holds) NaN: it equals nothing, so no replay can pass it."""
-
-
-class Slot:
-    """A value of the trace (an input, a parameter/buffer, an op's output) in a template."""
-
-    __slots__ = ("index",)
-
-    def __init__(self, index):
-        self.index = index
-
-    def __eq__(self, other):
-        return other.__class__ is Slot and other.index == self.index
-
-    def __hash__(self):
-        return hash(self.index)
-
-    def __repr__(self):
-        return f"v{self.index}"
-
-
-def fill(template, env):
-    """`template` with its Slots replaced by the values in `env`."""
-    cls = template.__class__
-    if cls is Slot:
-        return env[template.index]
-    if cls is list or cls is tuple:
-        return cls(fill(x, env) for x in template)
-    if cls is dict:
-        return {k: fill(v, env) for k, v in template.items()}
-    return template
 
 
 def value_key(value):

@@ -6,7 +6,8 @@ import ember_autograd
 from ember_tensor import dispatch
 
 from .. import config
-from .recording import Check, NotANumber, Recorder, Refused, fill, watching_conversions
+from ..slots import fill
+from .recording import Check, NotANumber, Recorder, Refused, watching_conversions
 
 __all__ = ["GuardedTraces", "TraceTree"]
 

@@ -2,23 +2,13 @@
 backward (see the package docstring)."""
 from ember_autograd import derivatives as _table
 
+from ..slots import Slot, fill
+
 __all__ = ["JointPlan", "NotLowered"]
 
 
 class NotLowered(Exception):
     """The graph cannot be lowered to a joint plan; the message says why."""
-
-
-class _Slot:
-    """A value of the plan in an argument template."""
-
-    __slots__ = ("index",)
-
-    def __init__(self, index):
-        self.index = index
-
-    def __repr__(self):
-        return f"v{self.index}"
 
 
 class _StepCtx:
@@ -53,16 +43,8 @@ class _Step:
         self.drop = ()           # slots last read by this step (freed after it)
 
 
-def _fill(template, env):
-    if template.__class__ is _Slot:
-        return env[template.index]
-    if template.__class__ is list or template.__class__ is tuple:
-        return template.__class__(_fill(x, env) for x in template)
-    return template
-
-
 def _has_slot(template):
-    if template.__class__ is _Slot:
+    if template.__class__ is Slot:
         return True
     if template.__class__ is list or template.__class__ is tuple:
         return any(_has_slot(x) for x in template)
@@ -70,7 +52,7 @@ def _has_slot(template):
 
 
 def _slots_in(template):
-    if template.__class__ is _Slot:
+    if template.__class__ is Slot:
         yield template.index
     elif template.__class__ is list or template.__class__ is tuple:
         for x in template:
@@ -107,10 +89,10 @@ class JointPlan:
                 last_write[next(_slots_in(step.args))] = number
         self.random = any(step.random for step in self.steps)
         for number, step in enumerate(self.steps):
-            step.arg_slots = tuple((i, a.index) for i, a in enumerate(step.args) if a.__class__ is _Slot)
-            step.kwarg_slots = tuple((k, v.index) for k, v in step.kwargs.items() if v.__class__ is _Slot)
-            step.nested = any(a.__class__ is not _Slot and _has_slot(a) for a in step.args) or \
-                any(v.__class__ is not _Slot and _has_slot(v) for v in step.kwargs.values())
+            step.arg_slots = tuple((i, a.index) for i, a in enumerate(step.args) if a.__class__ is Slot)
+            step.kwarg_slots = tuple((k, v.index) for k, v in step.kwargs.items() if v.__class__ is Slot)
+            step.nested = any(a.__class__ is not Slot and _has_slot(a) for a in step.args) or \
+                any(v.__class__ is not Slot and _has_slot(v) for v in step.kwargs.values())
             read = [slot for template in (*step.args, *step.kwargs.values()) for slot in _slots_in(template)]
             for slot in read:
                 last_use[slot] = number
@@ -123,7 +105,7 @@ class JointPlan:
             if step.rule is None:
                 continue  # not differentiable: its outputs never require grad
             inputs = step.rule.extractor(step.op)(step.args, step.kwargs)
-            step.in_slots = tuple(x.index if x.__class__ is _Slot else None for x in inputs)
+            step.in_slots = tuple(x.index if x.__class__ is Slot else None for x in inputs)
             needs = tuple(slot is not None and differentiable[slot] for slot in step.in_slots)
             if any(needs):
                 step.ctx = _StepCtx(needs)
@@ -150,8 +132,8 @@ class JointPlan:
         saved = []
         for step in self.steps:
             if step.nested:
-                args = _fill(step.args, env)
-                kwargs = {k: _fill(v, env) for k, v in step.kwargs.items()}
+                args = fill(step.args, env)
+                kwargs = {k: fill(v, env) for k, v in step.kwargs.items()}
             else:
                 args = list(step.args)
                 for i, slot in step.arg_slots:

@@ -10,7 +10,8 @@ from ember_tensor import Tensor
 
 from ..capture import _RANDOM_PREFIXES
 from ..tensor_methods import patched
-from .plan import NotLowered, _Slot, _Step
+from ..slots import Slot
+from .plan import NotLowered, _Step
 
 __all__ = []
 
@@ -88,7 +89,7 @@ class _Recorder:
             if index is None:
                 self.refuse("a tensor that is neither a graph input, a parameter or buffer, nor the result of "
                             "an op of the graph")
-            return _Slot(index)
+            return Slot(index)
         if a.__class__ is list or a.__class__ is tuple:
             return a.__class__(self.template(x) for x in a)
         return a
