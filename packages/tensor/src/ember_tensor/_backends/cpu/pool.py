@@ -30,7 +30,7 @@ import numpy as np
 __all__ = ["Pool", "shared"]
 
 IDLE_SPIN_US = 200   # how long a worker spins for the next part before sleeping
-WAIT_SPIN_US = 2000  # how long the caller spins for a worker's part before sleeping
+WAIT_SPIN_US = 200   # how long the caller spins for a worker's part before sleeping
 GRACE_US = 3         # how long a worker waits after its counter moves before taking the GIL
 _STRIDE = 8          # int64 counters a cache line apart: no two threads write one line
 

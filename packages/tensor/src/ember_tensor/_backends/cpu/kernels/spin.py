@@ -13,14 +13,17 @@ of reads.
 Compiled once (int64 counters only), cached on disk. The intrinsics live in this file, so
 Numba's cache, keyed on this file, can never serve a stale kernel.
 """
+import os
 import platform
 
 from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 __all__ = ["wait_for_change"]
 
+_POSIX = os.name == "posix"
 _X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
 
 
@@ -52,6 +55,22 @@ def _pause(typingctx):
     return signature, codegen
 
 
+@intrinsic
+def _yield(typingctx):
+    """sched_yield(2): give the core to another runnable thread, if any (POSIX; nothing
+    elsewhere). Bound by name, not address, so the cached kernel stays valid."""
+    signature = types.void()
+
+    def codegen(context, builder, sig, args):
+        if _POSIX:
+            function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.IntType(32), []),
+                                                      "sched_yield")
+            builder.call(function, [])
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
 @njit(cache=True, nogil=True)
 def wait_for_change(counters, index, seen, reads, grace):
     """Read counters[index] until it differs from `seen`, at most `reads` times; returns
@@ -61,11 +80,14 @@ def wait_for_change(counters, index, seen, reads, grace):
     bumped the counter is then likely inside its own GIL-free kernel, so the caller of
     this function takes the GIL without sleeping for it (a sleeping GIL waiter is woken
     at the same 30-60 us cost as any other sleeper)."""
-    for _ in range(reads):
+    for read in range(reads):
         value = _load_acquire(counters, index)
         if value != seen:
             for _ in range(grace):
                 _pause()
             return value
-        _pause()
+        if read & 63 == 63:
+            _yield()  # on a busy machine, let the thread we wait for have this core
+        else:
+            _pause()
     return seen
