@@ -14,6 +14,11 @@ hash of its source and keyed (like the built-in kernels) by `scalar.py` and the 
 so Numba caches the compiled loops on disk and a second process pays no compile. On CUDA
 the scalar function is compiled in memory once per process, like ``ember.kernel``'s.
 
+A `FusedReduction` is such a program whose values are reduced (sum, mean, amax, amin over
+all elements or over dims) as they are computed, in one generated reduction loop: the
+program's values are never written to memory (CPU; CUDA tensors are declined and run
+the unfused ops).
+
 Declared for the layers above (they import this module, never ``ember_tensor._backends``).
 
 >>> import ember_tensor as et
@@ -26,10 +31,12 @@ import hashlib
 
 from . import _backends
 from . import _dtype as D
+from ._backends._families import GAPS
 from ._ops import _iter
 from ._tensor import Tensor
 
-__all__ = ["FusedElementwise", "OPS", "COMPARISONS"]
+
+__all__ = ["FusedElementwise", "FusedReduction", "OPS", "COMPARISONS", "REDUCTIONS"]
 
 # Scalar functions of `_backends.scalar` a program may apply, by arity.
 UNARY = frozenset({"neg", "relu", "sigmoid", "tanh", "exp", "log", "abs", "sqrt", "rsqrt", "reciprocal",
@@ -167,3 +174,117 @@ class FusedElementwise:
             kernel = self._kernels[dtype] = (self.kernel_name(dtype), self.source(dtype))
         backend.custom.launch_fused(kernel[0], kernel[1], self.name, self._used, dtype.np, arrays, out)
         return Tensor._wrap(out, result_dtype, device)
+
+
+# Reductions a `FusedReduction` computes (the built-in reductions' step, merge and final).
+REDUCTIONS = frozenset({"sum", "mean", "amax", "amin"})
+_NO_FUSED_REDUCTION = frozenset(GAPS[("custom", "launch_fused_reduce")])
+
+
+class FusedReduction:
+    """A `FusedElementwise` program reduced over dims in the same loop (CPU).
+
+    ``FusedReduction(program, "sum", dim=-1)(x, w)`` equals ``program(x, w).sum(-1)``
+    (eager ember's reduction: float sums accumulate in float64 in the built-in reductions'
+    blocks), without the program's result in memory.
+
+    Args:
+        program: the `FusedElementwise` whose values are reduced (not a comparison).
+        kind: one of `REDUCTIONS`.
+        dim: None (every dim; also ``()`` for amax/amin), an int or a tuple of ints, as
+            the eager op takes it; wrapped per call against the broadcast shape.
+        keepdim: keep the reduced dims with size 1.
+
+    >>> import ember_tensor as et
+    >>> prog = FusedElementwise([("sub", (("in", 0), ("in", 1))), ("square", (("step", 0),))], 2)
+    >>> FusedReduction(prog, "mean")(et.tensor([1., 2.]), et.tensor([0., 0.]))
+    tensor(2.5000)
+    """
+
+    def __init__(self, program, kind, dim=None, keepdim=False):
+        if kind not in REDUCTIONS:
+            raise ValueError(f"fusion: {kind!r} is not a fusible reduction (one of {sorted(REDUCTIONS)})")
+        if program.result_is_bool:
+            raise ValueError("fusion: a reduction of a comparison's bools is not fused")
+        self.program = program
+        self.kind = kind
+        self.dim = dim
+        self.keepdim = keepdim
+        self.steps = program.steps
+        self.name = program.name
+        self.result_is_bool = False
+        self._kernels = {}   # compute dtype -> module name
+
+    def _dims(self, ndim):
+        """The wrapped, sorted dims reduced for inputs of `ndim` dims (None: not fusible)."""
+        dim = self.dim
+        if dim is None or (dim == () and self.kind in ("amax", "amin")):
+            return tuple(range(ndim))
+        dims = (dim,) if isinstance(dim, int) and not isinstance(dim, bool) else dim
+        if not isinstance(dims, (tuple, list)) or not dims or \
+                not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+            return None
+        bound = max(ndim, 1)  # a 0-d tensor takes dim 0 / -1
+        if not all(-bound <= d < bound for d in dims):
+            return None
+        wrapped = sorted({d % bound for d in dims})
+        if len(wrapped) != len(dims):
+            return None
+        return tuple(wrapped) if ndim else ()
+
+    def compute_dtype(self, tensors):
+        """The compute dtype the fused reduction runs `tensors` in, or None when it does not
+        take them (see `FusedElementwise.compute_dtype`; also a device without fused
+        reductions, an empty broadcast shape, dims the eager op would refuse): run the
+        eager ops then, which also raise their errors."""
+        dtype = self.program.compute_dtype(tensors)
+        if dtype is None or tensors[0]._device.type in _NO_FUSED_REDUCTION:
+            return None
+        try:
+            shape = _iter.broadcast_shapes(*(t._data.shape for t in tensors))
+        except RuntimeError:
+            return None
+        if 0 in shape or self._dims(len(shape)) is None:
+            return None
+        return dtype
+
+    def kernel_name(self, dtype):
+        """The generated module's name for `dtype`: a hash of the program and reduction."""
+        text = f"{self.program.source(dtype)}{dtype.np.name}\n{self.kind}"
+        return "ember_fused_reduce_" + hashlib.sha256(text.encode()).hexdigest()[:20]
+
+    def source(self, dtype):
+        """The program's scalar function for `dtype` and, as a comment, the reduction the
+        generated loop applies to its values."""
+        return (self.program.source(dtype) +
+                f"# reduced in the loop: {self.kind}(dim={self.dim!r}, keepdim={self.keepdim}), "
+                f"float sums accumulated in float64\n")
+
+    def __call__(self, *tensors, dtype=None):
+        """Reduce the program's values on `tensors` (broadcast together) into a new tensor.
+
+        Args:
+            tensors: the inputs, as `FusedElementwise` takes them, non-empty once broadcast.
+            dtype: their compute dtype when the caller has it from `compute_dtype`.
+        """
+        if dtype is None:
+            dtype = self.compute_dtype(tensors)
+            if dtype is None:
+                raise TypeError(f"{self.name}(): a fused reduction takes non-empty CPU tensors of one float "
+                                f"dtype (float32 or float64) and dims their shape has")
+        device = tensors[0]._device
+        shape = _iter.broadcast_shapes(*(t._data.shape for t in tensors))
+        arrays = [_iter.operand_array(t, t._dtype, device, shape) for t in tensors]
+        dims = self._dims(len(shape))
+        kept = tuple(n for d, n in enumerate(shape) if d not in dims)
+        backend = _backends.get(device)
+        out = backend.storage.empty(kept, dtype.np)
+        name = self._kernels.get(dtype)
+        if name is None:
+            name = self._kernels[dtype] = self.kernel_name(dtype)
+        program = self.program
+        backend.custom.launch_fused_reduce(name, program.source(dtype), program.name, program._used, dtype.np,
+                                           self.kind, arrays, dims, out.reshape(-1))
+        if self.keepdim:
+            out = out.reshape(tuple(1 if d in dims else n for d, n in enumerate(shape)))
+        return Tensor._wrap(out, dtype, device)
