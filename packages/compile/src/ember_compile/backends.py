@@ -4,20 +4,24 @@ A backend is called as PyTorch calls one, ``backend(gm, example_inputs)`` (the c
 GraphModule and the call's tensors), and returns a callable taking those tensors. By name:
 
 - ``"inductor"`` (the default) and ``"ember"``: ember's compiler, fusing elementwise
-  groups into generated Numba kernels (`fusion.fuse`);
+  groups into generated Numba kernels (`fusion.fuse`), reductions with the elementwise
+  trees feeding them first (`fused_reductions.fuse_reductions`);
 - ``"eager"``, ``"aot_eager"``, ``"aot_eager_decomp_partition"`` and the names of
   PyTorch's other backends (``"cudagraphs"``, ``"openxla"``, ``"tvm"``): the captured
   graph as it is, with ember's ops.
 """
 from . import trace_log
+from .fused_reductions import fuse_reductions
 from .fusion import fuse
 
 __all__ = ["BACKENDS", "JOINT", "lookup", "ember_backend", "eager_backend"]
 
 
 def ember_backend(gm, example_inputs, *, log_topics=frozenset()):
-    """Fuse `gm`'s elementwise groups and return its forward."""
-    groups = fuse(gm)
+    """Fuse `gm`'s reductions with their elementwise prologues, then its elementwise
+    groups, and return its forward."""
+    groups = fuse_reductions(gm)
+    groups += fuse(gm)
     gm.fused_groups = groups
     if groups:
         trace_log.emit(log_topics, "fusion", f"{len(groups)} fused group(s)", "\n\n".join(
