@@ -1,7 +1,6 @@
 """Reduction prologues: an elementwise tree whose one consumer is sum/mean/amax/amin runs
-as one generated reduction loop. Results equal eager ember's (float32: bit for bit, the
-same float64 block sums; float64: within reassociation) and eager PyTorch's within float
-tolerance; gradients equal eager's with and without the ahead-of-time backward; other
+as one generated reduction loop. Results equal eager ember's bit for bit (float32; float64
+too except sums over a dim that is not innermost, eager's column order) and eager PyTorch's within float tolerance; gradients equal eager's with and without the ahead-of-time backward; other
 dtypes, CUDA tensors and empty inputs run the eager composition; a tree used elsewhere
 does not fuse."""
 import sys
@@ -66,9 +65,9 @@ def test_fused_reduction_equals_eager_and_pytorch(name, fn, dtype, transpose):
     got = compiled(*args)
     eager = fn(*args)
     assert got.shape == eager.shape and got.dtype == eager.dtype
-    if dtype == "float32":
-        assert torch.equal(got, eager), name   # float64 block sums rounded once: eager's bits
-    else:
+    if dtype == "float32" or name != "columns_keepdim":
+        assert torch.equal(got, eager), name   # eager's blocks folded by eager's loop: its bits
+    else:  # eager sums a non-innermost dim in blocks of 64 rows: float64 may differ in the last bit
         assert _close(got.numpy(), eager.numpy(), dtype), name
     reference = fn(*_inputs(pt, dtype, transpose=transpose))
     assert tuple(reference.shape) == tuple(got.shape)

@@ -1,5 +1,5 @@
 """ember_tensor.fusion.FusedReduction: an elementwise program reduced in one loop, against
-NumPy and the unfused ops, over every layout the CPU executor maps (contiguous, strided,
+NumPy and the unfused ops (bit for bit), over every layout the CPU executor maps (contiguous, strided,
 broadcast along kept or reduced dims, negative strides, packed, 0-d, threaded)."""
 import numpy as np
 import pytest
@@ -40,7 +40,9 @@ def test_layouts_against_numpy_and_the_unfused_ops(kind, dim, keepdim, dtype):
                                keepdims=keepdim)
         assert got.shape == eager.shape and got.dtype == dtype, name
         assert np.allclose(got.numpy(), expected, rtol=1e-5), name
-        if dtype == et.float32 or kind in ("amax", "amin"):
+        if dtype == et.float32 or dim != 0 or kind in ("amax", "amin"):
+            # Eager's blocks, eager's fold: its bits. (Over a dim that is not innermost,
+            # eager sums columns in blocks of 64 rows: float64 sums may differ in the last bit.)
             assert et.equal(got, eager), name
 
 

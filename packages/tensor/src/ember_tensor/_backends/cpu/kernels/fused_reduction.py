@@ -1,13 +1,15 @@
 """Generated modules of fused reductions (``ember_tensor.fusion.FusedReduction``) for the CPU.
 
 A fused reduction reduces an elementwise program's values as they are computed: the
-program's scalar function (``fusion.FusedElementwise.source``) is called on each element's
-operands inside the reduction loop, so its result is never written to memory. The loop
-is the built-in reductions' (`reduction.ACCUMULATE`: step, merge and final of `sum`,
-`mean`, `amax`, `amin`): blocks of `BLOCK` elements folded into a running total, float
-sums accumulated in float64 — the order eager's reductions add in, so a float32 result
-is eager's (rounded from the same float64 sums; reassociation within a block may differ
-in the last float64 bits).
+program's scalar function (``fusion.FusedElementwise.source``) fills a block buffer of
+`BLOCK` values (16-32 KiB: it stays in L1) that the built-in reductions' own block loop
+then folds (`reduction.ACCUMULATE`: step, merge and final of `sum`, `mean`, `amax`,
+`amin`), so the program's result is never written to memory as a whole. The blocks are
+eager's blocks and the fold is eager's loop with eager's flags (float sums in float64,
+``fastmath={"reassoc"}``, vectorised alike), so the result is eager ember's bit for bit.
+The program runs in a function of its own without fastmath: the sum's reassociation never
+reorders the program's arithmetic (Numba inlines a callee into its caller's flags, so
+the two are separate functions, called once a block).
 
 Every operand is read through a 1-d buffer with its own offset and two element strides
 (``so``: from one output row to the next, ``sr``: along the reduced run), so one compiled
@@ -21,10 +23,6 @@ lazily, once per module (a module is one program, kind and dtype):
         partial[t] = the reduction of pieces t_lo..t_hi (`size` elements each) of row o
   finish(partial, n_r, init, out, o)
         out[o] = final(merge of the partial results, in order)
-
-The program's function is called, not inlined by Numba: LLVM inlines it with its own
-instruction flags, so the sum's reassociation (``fastmath={"reassoc"}``, what lets it
-vectorise) never reorders the program's own arithmetic.
 """
 from ... import codegen
 from ... import scalar as _scalar
@@ -47,23 +45,37 @@ FASTMATH = {fastmath}
 
 _LOOPS = '''
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _values(lo, m, tmp, {operands}):
+    # The program's values for elements lo..lo+m of a run, into the block buffer (no
+    # fastmath: its arithmetic is eager's, op by op).
+    if {contiguous}:
+{slices}
+        for j in range(m):
+            tmp[j] = f({sliced})
+    else:
+        for j in range(m):
+            r = lo + j
+            tmp[j] = f({indexed})
+
+
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
-def _run(r_lo, r_hi, init, {operands}):
+def _fold(seg, init):
+    # The built-in reduction's block loop, as it is: the same additions in the same order.
+    acc = init
+    for j in range(seg.shape[0]):
+        x = seg[j]
+        acc = {step}
+    return acc
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
+def _run(r_lo, r_hi, init, tmp, {operands}):
     total = init
     for b in range(r_lo, r_hi, BLOCK):
         m = min(BLOCK, r_hi - b)
-        acc = init
-        if {contiguous}:
-{slices}
-            for j in range(m):
-                x = f({sliced})
-                acc = {step}
-        else:
-            for j in range(m):
-                r = b + j
-                x = f({indexed})
-                acc = {step}
-        x = acc
+        _values(b, m, tmp, {operand_args})
+        x = _fold(tmp[:m], init)
         acc = total
         total = {merge}
     return total
@@ -72,17 +84,19 @@ def _run(r_lo, r_hi, init, {operands}):
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def rows(o_lo, o_hi, n_r, init, out, {row_operands}):
     n = n_r
+    tmp = np.empty(min(BLOCK, n_r), T)
     for o in range(o_lo, o_hi):
-        acc = _run(0, n_r, init, {row_args})
+        acc = _run(0, n_r, init, tmp, {row_args})
         out[o] = {final}
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
 def part(o, n_r, size, t_lo, t_hi, init, partial, {row_operands}):
+    tmp = np.empty(min(BLOCK, size), T)
     for t in range(t_lo, t_hi):
         lo = min(t * size, n_r)
         hi = min(lo + size, n_r)
-        partial[t] = _run(lo, hi, init, {row_args})
+        partial[t] = _run(lo, hi, init, tmp, {row_args})
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
@@ -105,12 +119,13 @@ def module_source(scalar_source, name, used, np_dtype, arity, kind):
     parts = [_HEADER.format(dtype=np_dtype.name, fastmath='{"reassoc"}' if kind in ("sum", "mean") else "False")]
     parts += [f'{op} = njit(inline="always", error_model="numpy")(_scalar.{op})\n' for op in used]
     parts.append("\n" + scalar_source)
-    parts.append(f'\nf = njit(error_model="numpy")({name})\n')
+    parts.append(f'\nf = njit(inline="always", error_model="numpy")({name})\n')
     parts.append(_LOOPS.format(
         operands=", ".join(f"b{k}, off{k}, s{k}" for k in ks),
         contiguous=" and ".join(f"s{k} == 1" for k in ks),
-        slices="\n".join(f"            v{k} = b{k}[off{k} + b:off{k} + b + m]" for k in ks),
+        slices="\n".join(f"        v{k} = b{k}[off{k} + lo:off{k} + lo + m]" for k in ks),
         sliced=", ".join(f"v{k}[j]" for k in ks),
+        operand_args=", ".join(f"b{k}, off{k}, s{k}" for k in ks),
         indexed=", ".join(f"b{k}[off{k} + r * s{k}]" for k in ks),
         row_operands=", ".join(f"b{k}, off{k}, so{k}, sr{k}" for k in ks),
         row_args=", ".join(f"b{k}, off{k} + o * so{k}, sr{k}" for k in ks),
