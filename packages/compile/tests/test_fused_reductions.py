@@ -1,6 +1,6 @@
 """Reduction prologues: an elementwise tree whose one consumer is sum/mean/amax/amin runs
-as one generated reduction loop. Results equal eager ember's bit for bit (float32; float64
-too except sums over a dim that is not innermost, eager's column order) and eager PyTorch's within float tolerance; gradients equal eager's with and without the ahead-of-time backward; other
+as one generated reduction loop. Results equal eager ember's bit for bit (float32 and
+float64) and eager PyTorch's within float tolerance; gradients equal eager's with and without the ahead-of-time backward; other
 dtypes, CUDA tensors and empty inputs run the eager composition; a tree used elsewhere
 does not fuse."""
 import sys
@@ -65,10 +65,7 @@ def test_fused_reduction_equals_eager_and_pytorch(name, fn, dtype, transpose):
     got = compiled(*args)
     eager = fn(*args)
     assert got.shape == eager.shape and got.dtype == eager.dtype
-    if dtype == "float32" or name != "columns_keepdim":
-        assert torch.equal(got, eager), name   # eager's blocks folded by eager's loop: its bits
-    else:  # eager sums a non-innermost dim in blocks of 64 rows: float64 may differ in the last bit
-        assert _close(got.numpy(), eager.numpy(), dtype), name
+    assert torch.equal(got, eager), name   # eager's blocks folded by eager's loop: its bits
     reference = fn(*_inputs(pt, dtype, transpose=transpose))
     assert tuple(reference.shape) == tuple(got.shape)
     assert _close(got.numpy(), reference.numpy(), dtype), name
@@ -209,7 +206,7 @@ def test_one_compiled_kernel_per_group_and_dtype():
     group = _reductions(compiled)[0]
     assert group.calls == 4
     module = sys.modules[group.program.kernel_name(torch.float32)]   # the generated module
-    assert len(module.rows.signatures) == 1 and len(module._run.signatures) == 1
+    assert len(module.rows.signatures) == 1 and len(module.part.signatures) <= 1
 
 
 def test_the_log_shows_the_fused_reduction_and_its_kernel(capsys):

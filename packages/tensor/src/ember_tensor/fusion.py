@@ -181,12 +181,27 @@ REDUCTIONS = frozenset({"sum", "mean", "amax", "amin"})
 _NO_FUSED_REDUCTION = frozenset(GAPS[("custom", "launch_fused_reduce")])
 
 
+def _innermost(shape, dims):
+    """Whether the reduced `dims` of `shape` are its innermost ones (size-1 dims aside):
+    then each output reduces one run of the row-major result, as the fused loop does."""
+    kept_seen = False
+    for d in range(len(shape) - 1, -1, -1):
+        if shape[d] == 1:
+            continue
+        if d in dims and kept_seen:
+            return False
+        kept_seen = kept_seen or d not in dims
+    return True
+
+
 class FusedReduction:
     """A `FusedElementwise` program reduced over dims in the same loop (CPU).
 
     ``FusedReduction(program, "sum", dim=-1)(x, w)`` equals ``program(x, w).sum(-1)``
-    (eager ember's reduction: float sums accumulate in float64 in the built-in reductions'
-    blocks), without the program's result in memory.
+    bit for bit (the built-in reductions' blocks and block loop: float sums in float64),
+    without the program's result in memory. Reductions over dims that are not the
+    innermost ones (``sum(0)`` of a matrix) run the program as one fused elementwise
+    kernel and then the built-in reduction, whose column kernel is the faster there.
 
     Args:
         program: the `FusedElementwise` whose values are reduced (not a comparison).
@@ -274,8 +289,13 @@ class FusedReduction:
                                 f"dtype (float32 or float64) and dims their shape has")
         device = tensors[0]._device
         shape = _iter.broadcast_shapes(*(t._data.shape for t in tensors))
-        arrays = [_iter.operand_array(t, t._dtype, device, shape) for t in tensors]
         dims = self._dims(len(shape))
+        if not _innermost(shape, dims):
+            # Eager reduces such dims by columns, a kernel faster than any per-row loop
+            # along them: the program runs as one fused kernel, then that reduction.
+            values = self.program(*tensors, dtype=dtype)
+            return getattr(values, self.kind)(dim=dims, keepdim=self.keepdim)
+        arrays = [_iter.operand_array(t, t._dtype, device, shape) for t in tensors]
         kept = tuple(n for d, n in enumerate(shape) if d not in dims)
         backend = _backends.get(device)
         out = backend.storage.empty(kept, dtype.np)
