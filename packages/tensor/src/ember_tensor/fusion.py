@@ -16,8 +16,7 @@ the scalar function is compiled in memory once per process, like ``ember.kernel`
 
 A `FusedReduction` is such a program whose values are reduced (sum, mean, amax, amin over
 all elements or over dims) as they are computed, in one generated reduction loop: the
-program's values are never written to memory (CPU; CUDA tensors are declined and run
-the unfused ops).
+program's values are never written to memory (CPU and CUDA).
 
 Declared for the layers above (they import this module, never ``ember_tensor._backends``).
 
@@ -31,7 +30,6 @@ import hashlib
 
 from . import _backends
 from . import _dtype as D
-from ._backends._families import GAPS
 from ._ops import _iter
 from ._tensor import Tensor
 
@@ -178,7 +176,6 @@ class FusedElementwise:
 
 # Reductions a `FusedReduction` computes (the built-in reductions' step, merge and final).
 REDUCTIONS = frozenset({"sum", "mean", "amax", "amin"})
-_NO_FUSED_REDUCTION = frozenset(GAPS[("custom", "launch_fused_reduce")])
 
 
 def _innermost(shape, dims):
@@ -195,7 +192,7 @@ def _innermost(shape, dims):
 
 
 class FusedReduction:
-    """A `FusedElementwise` program reduced over dims in the same loop (CPU).
+    """A `FusedElementwise` program reduced over dims in the same loop (CPU and CUDA).
 
     ``FusedReduction(program, "sum", dim=-1)(x, w)`` equals ``program(x, w).sum(-1)``
     bit for bit (the built-in reductions' blocks and block loop: float sums in float64),
@@ -249,11 +246,11 @@ class FusedReduction:
 
     def compute_dtype(self, tensors):
         """The compute dtype the fused reduction runs `tensors` in, or None when it does not
-        take them (see `FusedElementwise.compute_dtype`; also a device without fused
-        reductions, an empty broadcast shape, dims the eager op would refuse): run the
-        eager ops then, which also raise their errors."""
+        take them (see `FusedElementwise.compute_dtype`; also an empty broadcast shape,
+        dims the eager op would refuse): run the eager ops then, which also raise their
+        errors."""
         dtype = self.program.compute_dtype(tensors)
-        if dtype is None or tensors[0]._device.type in _NO_FUSED_REDUCTION:
+        if dtype is None:
             return None
         try:
             shape = _iter.broadcast_shapes(*(t._data.shape for t in tensors))
@@ -285,8 +282,8 @@ class FusedReduction:
         if dtype is None:
             dtype = self.compute_dtype(tensors)
             if dtype is None:
-                raise TypeError(f"{self.name}(): a fused reduction takes non-empty CPU tensors of one float "
-                                f"dtype (float32 or float64) and dims their shape has")
+                raise TypeError(f"{self.name}(): a fused reduction takes non-empty tensors of one device and "
+                                f"one float dtype (float32 or float64), and dims their shape has")
         device = tensors[0]._device
         shape = _iter.broadcast_shapes(*(t._data.shape for t in tensors))
         dims = self._dims(len(shape))
@@ -295,16 +292,18 @@ class FusedReduction:
             # along them: the program runs as one fused kernel, then that reduction.
             values = self.program(*tensors, dtype=dtype)
             return getattr(values, self.kind)(dim=dims, keepdim=self.keepdim)
-        arrays = [_iter.operand_array(t, t._dtype, device, shape) for t in tensors]
-        kept = tuple(n for d, n in enumerate(shape) if d not in dims)
         backend = _backends.get(device)
+        arrays = [_iter.operand_array(t, t._dtype, device, shape) for t in tensors]
+        # (a 0-d operand comes as it is: every operand a view of the one shape)
+        arrays = [a if a.shape == shape else backend.storage.broadcast_to(a, shape) for a in arrays]
+        kept = tuple(n for d, n in enumerate(shape) if d not in dims)
         out = backend.storage.empty(kept, dtype.np)
         name = self._kernels.get(dtype)
         if name is None:
             name = self._kernels[dtype] = self.kernel_name(dtype)
         program = self.program
         backend.custom.launch_fused_reduce(name, program.source(dtype), program.name, program._used, dtype.np,
-                                           self.kind, arrays, dims, out.reshape(-1))
+                                           self.kind, arrays, dims, backend.storage.flat(out))
         if self.keepdim:
             out = out.reshape(tuple(1 if d in dims else n for d, n in enumerate(shape)))
         return Tensor._wrap(out, dtype, device)

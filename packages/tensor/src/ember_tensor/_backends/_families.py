@@ -47,9 +47,6 @@ _NO_CUDA_RNN = ("no fused CUDA recurrence yet: ember-nn's RNN/LSTM/GRU run their
 GAPS = {
     ("optim", "adagrad"): {
         "cuda": "PyTorch has no fused Adagrad on CUDA: _fused_adagrad_ raises NotImplementedError, as PyTorch does"},
-    ("custom", "launch_fused_reduce"): {
-        "cuda": "no fused CUDA reductions yet: ember_tensor.fusion.FusedReduction declines CUDA tensors and "
-                "ember-compile runs the unfused ops there"},
     ("storage", "cuda_array_interface"): {
         "cpu": "a CPU tensor has no __cuda_array_interface__ (Tensor raises AttributeError, as PyTorch does)"},
     ("storage", "pinned_empty"): {

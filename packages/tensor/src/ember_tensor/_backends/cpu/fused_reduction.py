@@ -39,9 +39,7 @@ def _joint_merge(pairs_per_operand):
 
 def _layout(operands, dims):
     """(n_o, n_r, [(buffer, offset, row stride, reduced stride) per operand])."""
-    shape = max((np.shape(a) for a in operands), key=len)
-    # A 0-d operand may come as a scalar: every operand as a (stride 0) view of the shape.
-    operands = [a if np.shape(a) == shape else np.broadcast_to(a, shape) for a in operands]
+    shape = operands[0].shape
     kept_dims = [d for d in range(len(shape)) if d not in dims]
     n_o = int(np.prod([shape[d] for d in kept_dims], dtype=np.int64))
     n_r = int(np.prod([shape[d] for d in dims], dtype=np.int64))
@@ -60,8 +58,7 @@ def _layout(operands, dims):
 
 def run(module, kind, operands, dims, out):
     """``out`` (the kept dims, flat and contiguous) = reduction `kind` over `dims` of the
-    program of `module` applied to `operands` (non-empty arrays broadcast to one shape, or
-    0-d ones)."""
+    program of `module` applied to `operands` (non-empty arrays of one shape)."""
     n_o, n_r, layout = _layout(operands, dims)
     init = _init(kind, out.dtype if kind in ("amax", "amin") else np.dtype(np.float64))
     flat_args = [x for operand in layout for x in operand]
