@@ -1,7 +1,7 @@
 """Reduction prologues: an elementwise tree whose one consumer is sum/mean/amax/amin runs
 as one generated reduction loop. Results equal eager ember's bit for bit (float32 and
-float64) and eager PyTorch's within float tolerance; gradients equal eager's with and without the ahead-of-time backward; other
-dtypes, CUDA tensors and empty inputs run the eager composition; a tree used elsewhere
+float64) and eager PyTorch's within float tolerance, on the CPU and on CUDA; gradients equal eager's with and without the
+ahead-of-time backward; other dtypes and empty inputs run the eager composition; a tree used elsewhere
 does not fuse."""
 import sys
 
@@ -186,14 +186,15 @@ def test_mixed_dtypes_and_a_dtype_argument_do_not_run_the_kernel():
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA and no simulator (its tox env sets the simulator)")
-def test_cuda_tensors_run_the_eager_composition():
-    fn = CASES[1][1]
+@pytest.mark.parametrize("name,fn", [CASES[0], CASES[1], CASES[7]], ids=[CASES[i][0] for i in (0, 1, 7)])
+def test_cuda_tensors_run_the_fused_reduction(name, fn):
     compiled = compile(fn)
-    args = [t.cuda() for t in _inputs(torch, "float32", shape=(3, 4))]
+    args = [t.cuda() for t in _inputs(torch, "float32", shape=(3, 5))]
     got = compiled(*args)
     assert got.device.type == "cuda"
-    assert _close(got.cpu().numpy(), fn(*[a.cpu() for a in args]).numpy(), "float32")
-    assert _reductions(compiled)[0].calls == 0
+    assert torch.equal(got.cpu(), fn(*args).cpu()), name   # eager CUDA's kernels, eager's bits
+    assert _close(got.cpu().numpy(), fn(*_inputs(pt, "float32", shape=(3, 5))).numpy(), "float32")
+    assert _reductions(compiled)[0].calls == 1
 
 
 def test_one_compiled_kernel_per_group_and_dtype():
