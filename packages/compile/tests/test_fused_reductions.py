@@ -1,8 +1,8 @@
 """Reduction prologues: an elementwise tree whose one consumer is sum/mean/amax/amin runs
 as one generated reduction loop. Results equal eager ember's bit for bit (float32 and
-float64) and eager PyTorch's within float tolerance, on the CPU and on CUDA; gradients equal eager's with and without the
-ahead-of-time backward; other dtypes and empty inputs run the eager composition; a tree used elsewhere
-does not fuse."""
+float64) and eager PyTorch's within float tolerance, on the CPU and on CUDA; gradients
+equal eager's with and without the ahead-of-time backward; other dtypes and empty inputs
+run the eager composition; a tree used elsewhere does not fuse."""
 import sys
 
 import numpy as np

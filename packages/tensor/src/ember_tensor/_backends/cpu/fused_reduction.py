@@ -2,7 +2,7 @@
 
 A fused reduction's operands (arrays of one shape, broadcast ones with stride 0) are
 reduced over `dims`. The kept dims and the reduced dims are each merged where every
-operand agrees (`plan.merge_dims` on the operands' strides together); when each merges to
+operand agrees (`plan.merge_dims_jointly`); when each merges to
 at most one dim, every operand is a 1-d buffer with an offset, a row stride and a reduced
 stride, and the kernel (`kernels.fused_reduction`) reads it in place. Otherwise, and for
 negative strides, the operands are first copied into (kept, reduced) order, as the
@@ -14,27 +14,11 @@ same piece sizes, so a full float32 sum adds in eager's order.
 """
 import numpy as np
 
+from ..plan import merge_dims_jointly
 from . import threads
 from .reduction import PARALLEL_THRESHOLD, _MIN_CHUNK, _flat_buffer, _init
 
 __all__ = ["run"]
-
-
-def _joint_merge(pairs_per_operand):
-    """Merge dims (size, stride per operand) where every operand's strides agree; drop
-    size-1 dims. Returns [(size, [stride per operand])]."""
-    merged = []
-    n_dims = len(pairs_per_operand[0]) if pairs_per_operand else 0
-    for d in range(n_dims):
-        n = pairs_per_operand[0][d][0]
-        strides = [pairs[d][1] for pairs in pairs_per_operand]
-        if n == 1:
-            continue
-        if merged and all(prev == s * n for prev, s in zip(merged[-1][1], strides)):
-            merged[-1] = (merged[-1][0] * n, strides)
-        else:
-            merged.append((n, strides))
-    return merged
 
 
 def _layout(operands, dims):
@@ -45,8 +29,8 @@ def _layout(operands, dims):
     n_r = int(np.prod([shape[d] for d in dims], dtype=np.int64))
     if all(s >= 0 for a in operands for s in a.strides):
         flat = [_flat_buffer(a) for a in operands]
-        kept = _joint_merge([[(shape[d], strides[d]) for d in kept_dims] for _, strides in flat])
-        red = _joint_merge([[(shape[d], strides[d]) for d in dims] for _, strides in flat])
+        kept = merge_dims_jointly([shape[d] for d in kept_dims], [[st[d] for d in kept_dims] for _, st in flat])
+        red = merge_dims_jointly([shape[d] for d in dims], [[st[d] for d in dims] for _, st in flat])
         if len(kept) <= 1 and len(red) <= 1:
             so = kept[0][1] if kept else [0] * len(operands)
             sr = red[0][1] if red else [0] * len(operands)

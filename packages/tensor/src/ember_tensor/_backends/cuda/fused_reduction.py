@@ -15,11 +15,11 @@ import numpy as np
 from numba import cuda
 
 from .. import codegen
-from ..cpu.fused_reduction import _joint_merge
+from ..cpu.kernels.reduction import ACCUMULATE
+from ..plan import merge_dims_jointly
 from . import arrays, storage
 from .kernels.reduction import THREADS, _TREE, kernels as reduction_kernels
 from .reduction import _chunks, _init, _launch
-from ..cpu.kernels.reduction import ACCUMULATE
 
 __all__ = ["run"]
 
@@ -84,8 +84,8 @@ def _layout(operands, dims):
     n_r = int(np.prod([shape[d] for d in dims], dtype=np.int64))
     strides = [[s // a.dtype.itemsize for s in a.strides] for a in operands]
     if all(s >= 0 for st in strides for s in st):
-        kept = _joint_merge([[(shape[d], st[d]) for d in kept_dims] for st in strides])
-        red = _joint_merge([[(shape[d], st[d]) for d in dims] for st in strides])
+        kept = merge_dims_jointly([shape[d] for d in kept_dims], [[st[d] for d in kept_dims] for st in strides])
+        red = merge_dims_jointly([shape[d] for d in dims], [[st[d] for d in dims] for st in strides])
         if len(kept) <= 1 and len(red) <= 1:
             so = kept[0][1] if kept else [0] * len(operands)
             sr = red[0][1] if red else [0] * len(operands)
