@@ -10,9 +10,9 @@ the tree per element and reduces it at once, so the tree's result is never store
 (``((x - y) ** 2).mean()``, ``(x * w).sum(-1)``, ``x.exp().sum(dim=1)``; a single
 elementwise node counts).
 
-It is a `FusedGroup` like any other: per call, float32/float64 CPU tensors of a non-empty
-broadcast shape run the kernel; anything else (other dtypes, CUDA tensors, empty inputs,
-dims the eager op refuses) runs the group's eager composition — the tree's ops, then the
+It is a `FusedGroup` like any other: per call, float32/float64 tensors on one device (CPU
+or CUDA) of a non-empty broadcast shape run the kernel; anything else (other dtypes,
+empty inputs, dims the eager op refuses) runs the group's eager composition — the tree's ops, then the
 reduction — which also raises eager's errors. Autograd and the ahead-of-time backward's
 lowering (which records that eager composition) are `FusedGroup`'s.
 """

@@ -33,7 +33,6 @@ from . import _dtype as D
 from ._ops import _iter
 from ._tensor import Tensor
 
-
 __all__ = ["FusedElementwise", "FusedReduction", "OPS", "COMPARISONS", "REDUCTIONS"]
 
 # Scalar functions of `_backends.scalar` a program may apply, by arity.
@@ -198,7 +197,7 @@ class FusedReduction:
     bit for bit (the built-in reductions' blocks and block loop: float sums in float64),
     without the program's result in memory. Reductions over dims that are not the
     innermost ones (``sum(0)`` of a matrix) run the program as one fused elementwise
-    kernel and then the built-in reduction, whose column kernel is the faster there.
+    kernel and then the built-in reduction (its CPU column kernel is the faster there).
 
     Args:
         program: the `FusedElementwise` whose values are reduced (not a comparison).
@@ -288,8 +287,9 @@ class FusedReduction:
         shape = _iter.broadcast_shapes(*(t._data.shape for t in tensors))
         dims = self._dims(len(shape))
         if not _innermost(shape, dims):
-            # Eager reduces such dims by columns, a kernel faster than any per-row loop
-            # along them: the program runs as one fused kernel, then that reduction.
+            # Eager reduces such dims with its own layouts (on the CPU by columns, faster
+            # than a per-output loop striding along them): the program runs as one fused
+            # elementwise kernel, then that reduction.
             values = self.program(*tensors, dtype=dtype)
             return getattr(values, self.kind)(dim=dims, keepdim=self.keepdim)
         backend = _backends.get(device)
