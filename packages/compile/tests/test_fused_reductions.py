@@ -12,6 +12,7 @@ import ember_autograd
 import ember_tensor as torch
 from ember_compile import compile, config
 from ember_compile.fusion import FusedGroup
+from ember_compile.joint import JointPlan
 from ember_tensor.fusion import FusedReduction
 
 pt = pytest.importorskip("torch")
@@ -95,6 +96,10 @@ def test_gradients_equal_eager_and_pytorch(name, fn, ahead_of_time_backward, mon
     args = [t.requires_grad_() for t in _inputs(torch, "float64")]
     out = compiled(*args)
     assert out.grad_fn is not None
+    if ahead_of_time_backward:  # lowered: one node, the fused reduction recorded as its ops
+        holder = compiled._ember_compiled_function
+        plans = [p for joint in holder.joints if joint is not None for p in joint.plans.values()]
+        assert [type(p) for p in plans] == [JointPlan] and type(out.grad_fn).__name__ == "CompiledFunctionBackward"
     grads = ember_autograd.grad(out.sum(), args, allow_unused=True)
     eager_args = [t.detach().requires_grad_() for t in args]
     eager_grads = ember_autograd.grad(fn(*eager_args).sum(), eager_args, allow_unused=True)
