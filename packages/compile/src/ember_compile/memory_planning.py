@@ -3,7 +3,8 @@ their buffers to the group's result.
 
 After `fusion.fuse`, `plan_memory(gm, groups)` looks at each `FusedGroup` call's inputs
 with the graph's liveness: an input produced inside the graph by an op that always
-returns fresh memory (a product below, another fused group, a fusible elementwise op),
+returns fresh memory (a product below, another fused group, a fusible elementwise op,
+softmax, log_softmax, gelu, silu, layer_norm),
 whose only user is this group (so it is no graph input, no output, has no view and no
 later reader), is *dead* once the group has read it. The group then runs its kernel with
 ``reuse=`` that input (`ember_tensor.fusion.FusedElementwise`): when the input is
@@ -42,6 +43,11 @@ __all__ = ["plan_memory", "BufferReuse", "is_product"]
 _PRODUCT_OPS = frozenset({"matmul", "mm", "addmm", "bmm", "baddbmm", "conv2d"})
 _PRODUCT_FUNCTIONS = {operator.matmul: "matmul", F.linear: "linear", F.conv2d: "conv2d"}
 _PRODUCT_MODULES = (ember_nn.Linear, ember_nn.Conv2d)
+# Ops outside the fusible set whose result is always a new tensor (never an input or a
+# view): their dead results may take a group's result too.
+_FRESH_OPS = frozenset({"softmax", "log_softmax", "gelu", "silu", "layer_norm"})
+_FRESH_FUNCTIONS = frozenset({F.softmax, F.log_softmax, F.gelu, F.silu, F.layer_norm})
+_FRESH_MODULES = (ember_nn.Softmax, ember_nn.LogSoftmax, ember_nn.GELU, ember_nn.SiLU, ember_nn.LayerNorm)
 _HOOK_TABLES = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called")
 
 
@@ -69,7 +75,20 @@ def _writes_fresh_memory(node, root_module):
         return True
     if node.op == "call_function" and isinstance(node.target, FusedGroup):
         return True
-    return fusible_op(node, root_module) is not None
+    if fusible_op(node, root_module) is not None:
+        return True
+    if "out" in node.kwargs:
+        return False
+    if node.op == "call_function":
+        target = node.target
+        if isinstance(target, Operator):
+            return not target.inplace and target.name in _FRESH_OPS
+        return target in _FRESH_FUNCTIONS
+    if node.op == "call_method":
+        return node.target in _FRESH_OPS
+    if node.op == "call_module":
+        return type(root_module.get_submodule(node.target)) in _FRESH_MODULES
+    return False
 
 
 class BufferReuse:
