@@ -222,3 +222,14 @@ def test_the_fusion_log_says_which_groups_run_in_place(capfd):
     compile(relu_linear, options={"trace.fusion": True})(*_operands(torch.float32))
     err = capfd.readouterr().err
     assert "fused_0: in place, epilogue of" in err and "a BLAS product" in err
+
+
+def test_a_group_of_one_under_autograd_is_the_eager_op(monkeypatch):
+    from ember_compile import config
+    monkeypatch.setattr(config, "ahead_of_time_backward", False)   # the captured graph, op by op
+    x, w, b = torch.randn(4, 5), torch.randn(6, 5, requires_grad=True), torch.randn(6)
+    compiled = compile(relu_mm)
+    out, expected = compiled(x, w, b), relu_mm(x, w, b)
+    assert torch.equal(out, expected) and type(out.grad_fn) is type(expected.grad_fn)
+    assert torch.equal(ember_autograd.grad(out.sum(), w)[0], ember_autograd.grad(expected.sum(), w)[0])
+    assert _groups(compiled)[0].calls == 0 and _in_place_calls(compiled) == 0

@@ -130,11 +130,14 @@ class FusedGroup:
         program = self.program
         # A trace (a joint plan's lowering, an export) records the group's ember ops.
         dtype = None if dispatch.is_tracing() else program.compute_dtype(inputs)
-        if dtype is None:
+        recorded = dtype is not None and not program.result_is_bool and ember_autograd.is_grad_enabled() and \
+            any(t.requires_grad for t in inputs)
+        # A group of one op (a product's epilogue, `memory_planning`) gains nothing over the
+        # eager op and its own backward node when autograd records it.
+        if dtype is None or (recorded and len(program.steps) == 1):
             return self.eager.forward(*inputs)
         self.calls += 1
-        if not program.result_is_bool and ember_autograd.is_grad_enabled() and \
-                any(t.requires_grad for t in inputs):
+        if recorded:
             return _FusedFunction.apply(self, dtype, *inputs)
         # No autograd node saves the inputs here, so a dead input's memory may take the result.
         reuse = self.reuse.input_index(inputs) if self.reuse is not None else None
