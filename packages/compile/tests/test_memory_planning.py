@@ -233,3 +233,12 @@ def test_a_group_of_one_under_autograd_is_the_eager_op(monkeypatch):
     assert torch.equal(out, expected) and type(out.grad_fn) is type(expected.grad_fn)
     assert torch.equal(ember_autograd.grad(out.sum(), w)[0], ember_autograd.grad(expected.sum(), w)[0])
     assert _groups(compiled)[0].calls == 0 and _in_place_calls(compiled) == 0
+
+
+def test_config_switch_turns_planning_off(monkeypatch):
+    from ember_compile import config
+    monkeypatch.setattr(config, "memory_planning", False)
+    compiled = compile(relu_linear)
+    args = _operands(torch.float32)
+    assert torch.equal(compiled(*args), relu_linear(*args))
+    assert [g.reuse for g in _groups(compiled)] == [None] and _in_place_calls(compiled) == 0

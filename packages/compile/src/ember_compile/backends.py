@@ -10,7 +10,7 @@ GraphModule and the call's tensors), and returns a callable taking those tensors
   PyTorch's other backends (``"cudagraphs"``, ``"openxla"``, ``"tvm"``): the captured
   graph as it is, with ember's ops.
 """
-from . import trace_log
+from . import config, trace_log
 from .fusion import fuse
 from .memory_planning import plan_memory
 
@@ -19,7 +19,9 @@ __all__ = ["BACKENDS", "JOINT", "lookup", "ember_backend", "eager_backend"]
 
 def ember_backend(gm, example_inputs, *, log_topics=frozenset()):
     """Fuse `gm`'s elementwise groups, plan their buffers and return its forward."""
-    groups = plan_memory(gm, fuse(gm))
+    groups = fuse(gm)
+    if config.memory_planning:
+        groups = plan_memory(gm, groups)
     gm.fused_groups = groups
     if groups:
         trace_log.emit(log_topics, "fusion", f"{len(groups)} fused group(s)", "\n\n".join(
