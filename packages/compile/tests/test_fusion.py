@@ -117,8 +117,7 @@ def test_modules_relu_is_fused_and_a_model_trains_as_eager():
     Scaled().forward(x).sum().backward()
     assert torch.equal(out, Scaled().forward(x))
     assert all(torch.allclose(a, p.grad) for a, p in zip(grads, model.parameters()))
-    # The ReLU: the first Linear's epilogue (a group of one, `memory_planning`); Sigmoid * 2 - 1.
-    assert [len(g.program.steps) for g in _groups(compiled)] == [1, 3]
+    assert [len(g.program.steps) for g in _groups(compiled)] == [3]  # Sigmoid * 2 - 1
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA and no simulator (its tox env sets the simulator)")

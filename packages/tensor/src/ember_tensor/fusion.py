@@ -175,7 +175,8 @@ class FusedElementwise:
         kernel = self._kernels.get(dtype)
         if kernel is None:
             kernel = self._kernels[dtype] = (self.kernel_name(dtype), self.source(dtype))
-        backend.custom.launch_fused(kernel[0], kernel[1], self.name, self._used, dtype.np, arrays, out)
+        backend.custom.launch_fused(kernel[0], kernel[1], self.name, self._used, dtype.np, arrays, out,
+                                    None if target is None else reuse)
         if target is not None:
             target._bump_version()
             return target
