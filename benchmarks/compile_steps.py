@@ -10,6 +10,9 @@
   on 1000x1000 float32: compiled ember (one fused reduction loop, the elementwise result
   never stored) vs eager ember and eager PyTorch (an elementwise kernel writing a
   temporary, then a reduction reading it);
+- the MLP's forward under no_grad (inference) and ``relu(x @ w + b)`` at three sizes:
+  compiled ember (the bias add + relu runs in place on the product's buffer, memory
+  planning) vs compiled with ``config.memory_planning`` off vs eager ember vs eager PyTorch;
 - data-dependent Python control flow (fx cannot capture it; replayed from guarded traces):
   a small MLP 32-64-64-1 training step whose forward takes ``if loss > threshold`` (both
   branches alternate), and a ``while x.norm() > 1: x = x / 2`` loop (varying trip counts);
@@ -132,6 +135,78 @@ class _BranchyMLP:
         return BranchyMLP()
 
 
+def _compiled_without_memory_planning(fn):
+    """`fn` compiled with `config.memory_planning` off (read when its graph compiles, in
+    the setup's first call; switched back on after it)."""
+    import ember_compile
+    compiled = ember_compile.compile(fn)
+
+    def first_call_unplanned(*args):
+        ember_compile.config.memory_planning = False
+        try:
+            return compiled(*args)
+        finally:
+            ember_compile.config.memory_planning = True
+    return compiled, first_call_unplanned
+
+
+def _variant(fn, variant):
+    """(the callable to time, its first call) for eager, compiled and compiled unplanned."""
+    if variant == "eager":
+        return fn, fn
+    if variant == "compiled":
+        compiled = _compiled(fn)
+        return compiled, compiled
+    return _compiled_without_memory_planning(fn)
+
+
+def _no_grad(lib):
+    if lib == "ember":
+        import ember_autograd
+        return ember_autograd.no_grad
+    import torch
+    return torch.no_grad
+
+
+def _inference_mlp_setup(variant):
+    """The MLP's forward under no_grad (its parameters require grad, as a trained model's)."""
+    def setup(lib):
+        t, nn = _libs(lib)[:2]
+        no_grad = _no_grad(lib)
+        t.manual_seed(0)
+        model = _mlp(nn)
+        fn, first = _variant(model, variant) if lib == "ember" else (model, model)
+        data = t.randn(BATCH, 1, 28, 28)
+        with no_grad():
+            first(data)
+
+        def forward():
+            with no_grad():
+                return fn(data)
+        return forward
+    return setup
+
+
+def _relu_linear(t, x, w, b):
+    return t.relu(x @ w + b)
+
+
+def _relu_linear_setup(m, k, n, variant):
+    def setup(lib):
+        t = _libs(lib)[0]
+        t.manual_seed(0)
+        x, w, b = t.randn(m, k), t.randn(k, n), t.randn(n)
+        fn, first = _variant(lambda x, w, b: _relu_linear(t, x, w, b), variant) if lib == "ember" else \
+            ((lambda x, w, b: _relu_linear(t, x, w, b)),) * 2
+        first(x, w, b)
+        return lambda: fn(x, w, b)
+    return setup
+
+
+EPILOGUE_SIZES = [(64, 512, 512), (256, 1024, 1024), (1024, 32, 1024)]  # the last: a thin GEMM, a big epilogue
+VARIANTS = ("compiled", "compiled without memory planning", "eager")
+
+
 def _branchy_setup(compiled):
     def setup(lib):
         t, nn, F, optim = _libs(lib)
@@ -196,6 +271,12 @@ WORKLOADS = [
              work=3 * 2 * BATCH * (784 * 512 + 512 * 512 + 512 * 10), unit="FLOP"),
     Workload(f"compile: MLP 784-512-512-10 SGD step, batch {BATCH}, eager", _mlp_setup(False), group="compile",
              work=3 * 2 * BATCH * (784 * 512 + 512 * 512 + 512 * 10), unit="FLOP"),
+    *[Workload(f"compile: MLP 784-512-512-10 inference (no_grad), batch {BATCH}, {v}", _inference_mlp_setup(v),
+               group="compile", work=2 * BATCH * (784 * 512 + 512 * 512 + 512 * 10), unit="FLOP")
+      for v in VARIANTS],
+    *[Workload(f"compile: relu(x @ w + b) {m}x{k}x{n} f32, {v}", _relu_linear_setup(m, k, n, v),
+               group="compile", work=2 * m * k * n, unit="FLOP")
+      for m, k, n in EPILOGUE_SIZES for v in VARIANTS],
     Workload("compile: branchy MLP 32-64-64-1 SGD step (if loss > 1), compiled", _branchy_setup(True),
              group="compile"),
     Workload("compile: branchy MLP 32-64-64-1 SGD step (if loss > 1), eager", _branchy_setup(False),
@@ -242,6 +323,12 @@ def main(words=()):
         c, e = results.get(f"compile: {kind}, compiled"), results.get(f"compile: {kind}, eager")
         if c and e:
             print(f"{kind}: compiled/eager ember = {c['ember'][0] / e['ember'][0]:.2f}")
+    for kind in [f"MLP 784-512-512-10 inference (no_grad), batch {BATCH}"] + \
+            [f"relu(x @ w + b) {m}x{k}x{n} f32" for m, k, n in EPILOGUE_SIZES]:
+        found = [results.get(f"compile: {kind}, {v}") for v in VARIANTS]
+        if all(found):
+            c, u, e = (r["ember"][0] for r in found)
+            print(f"{kind}: compiled/eager ember = {c / e:.2f}, compiled/without memory planning = {c / u:.2f}")
     if words:
         return
     cold, warm = compile_times()

@@ -35,7 +35,7 @@ from ember_tensor.dispatch import Operator
 
 from .capture import switches_grad_mode
 
-__all__ = ["fuse", "FusedGroup", "fusible_op", "scalar_args"]
+__all__ = ["fuse", "FusedGroup", "fusible_op", "scalar_args", "replace_with_group"]
 
 _OPERATORS = {operator.add: "add", operator.sub: "sub", operator.mul: "mul", operator.truediv: "div",
               operator.neg: "neg", operator.gt: "gt", operator.lt: "lt", operator.ge: "ge", operator.le: "le",
@@ -140,18 +140,29 @@ class FusedGroup:
         self.program = program
         self.eager = eager
         self.calls = 0
+        # Set by `memory_planning`: which input's memory the result may be written into.
+        self.reuse = None
+        self.in_place_calls = 0
 
     def __call__(self, *inputs):
         program = self.program
         # A trace (a joint plan's lowering, an export) records the group's ember ops.
         dtype = None if dispatch.is_tracing() else program.compute_dtype(inputs)
-        if dtype is None:
+        recorded = dtype is not None and not program.result_is_bool and ember_autograd.is_grad_enabled() and \
+            any(t.requires_grad for t in inputs)
+        # A group of one op (a product's epilogue, `memory_planning`) gains nothing over the
+        # eager op and its own backward node when autograd records it.
+        if dtype is None or (recorded and len(program.steps) == 1):
             return self.eager.forward(*inputs)
         self.calls += 1
-        if not program.result_is_bool and ember_autograd.is_grad_enabled() and \
-                any(t.requires_grad for t in inputs):
+        if recorded:
             return _FusedFunction.apply(self, dtype, *inputs)
-        return program(*inputs, dtype=dtype)
+        # No autograd node saves the inputs here, so a dead input's memory may take the result.
+        reuse = self.reuse.input_index(inputs) if self.reuse is not None else None
+        result = program(*inputs, dtype=dtype, reuse=reuse)
+        if reuse is not None and result is inputs[reuse]:
+            self.in_place_calls += 1
+        return result
 
     def __repr__(self):
         return f"<fused group {self.__name__}: {len(self.program.steps)} ops>"
@@ -220,21 +231,30 @@ def fuse(gm):
     if switches_grad_mode(gm.graph):
         return []
     groups, ops = _groups(gm.graph, gm)
-    fused = []
-    for number, members in enumerate(groups):
-        name = f"fused_{number}"
-        program, inputs, graph = _program(members, ops, name)
-        # The eager composition calls the same submodules (nn.ReLU) as the captured graph.
-        eager = GraphModule(gm, graph, name) if any(n.op == "call_module" for n in members) \
-            else GraphModule(Module(), graph, name)
-        group = FusedGroup(name, program, eager)
-        root = members[-1]
-        with gm.graph.inserting_before(root):
-            call = gm.graph.call_function(group, tuple(inputs))
-        root.replace_all_uses_with(call)
-        for node in reversed(members):
-            gm.graph.erase_node(node)
-        fused.append(group)
+    fused = [replace_with_group(gm, members, ops, f"fused_{number}") for number, members in enumerate(groups)]
     if fused:
         gm.recompile()
     return fused
+
+
+def replace_with_group(gm, members, ops, name):
+    """Replace `members` (fusible nodes of `gm`'s graph in graph order, one result: the
+    last) by one call of a new `FusedGroup` named `name`, and return the group.
+
+    Args:
+        gm: the GraphModule (its code is not regenerated: call ``gm.recompile()``).
+        members: the group's nodes.
+        ops: each member's scalar function name (`fusible_op`'s answer).
+    """
+    program, inputs, graph = _program(members, ops, name)
+    # The eager composition calls the same submodules (nn.ReLU) as the captured graph.
+    eager = GraphModule(gm, graph, name) if any(n.op == "call_module" for n in members) \
+        else GraphModule(Module(), graph, name)
+    group = FusedGroup(name, program, eager)
+    root = members[-1]
+    with gm.graph.inserting_before(root):
+        call = gm.graph.call_function(group, tuple(inputs))
+    root.replace_all_uses_with(call)
+    for node in reversed(members):
+        gm.graph.erase_node(node)
+    return group

@@ -140,13 +140,19 @@ class FusedElementwise:
                 return None
         return dtype
 
-    def __call__(self, *tensors, dtype=None):
-        """Run the program on `tensors` (broadcast together) into a new tensor.
+    def __call__(self, *tensors, dtype=None, reuse=None):
+        """Run the program on `tensors` (broadcast together) into a new tensor, or into
+        the memory of input `reuse`.
 
         Args:
             tensors: the inputs, on one device, of one float dtype (bools for `where`'s
                 conditions).
             dtype: their compute dtype when the caller has it from `compute_dtype`.
+            reuse: the index of an input whose value the caller no longer needs (nothing
+                else holds its memory). When that input is contiguous with the result's
+                shape and dtype the result is written into it and it is returned (its
+                version bumped): each element is read before the same element is written,
+                so the values are those of a new tensor. Otherwise a new tensor.
         """
         if len(tensors) != self.n_inputs:
             raise TypeError(f"{self.name}() takes {self.n_inputs} tensors, got {len(tensors)}")
@@ -165,11 +171,19 @@ class FusedElementwise:
             arrays = [_iter.operand_array(t, t._dtype, device, shape) for t in tensors]
         result_dtype = D.bool if self.result_is_bool else dtype
         backend = _backends.get(device)
-        out = backend.storage.empty(shape, result_dtype.np)
+        target = tensors[reuse] if reuse is not None else None
+        if target is not None and (target._dtype is not result_dtype or target._data.shape != shape
+                                   or not backend.storage.is_contiguous(target._data)):
+            target = None   # broadcasting enlarges it, or another dtype or layout: a new tensor
+        out = backend.storage.empty(shape, result_dtype.np) if target is None else target._data
         kernel = self._kernels.get(dtype)
         if kernel is None:
             kernel = self._kernels[dtype] = (self.kernel_name(dtype), self.source(dtype))
-        backend.custom.launch_fused(kernel[0], kernel[1], self.name, self._used, dtype.np, arrays, out)
+        backend.custom.launch_fused(kernel[0], kernel[1], self.name, self._used, dtype.np, arrays, out,
+                                    None if target is None else reuse)
+        if target is not None:
+            target._bump_version()
+            return target
         return Tensor._wrap(out, result_dtype, device)
 
 

@@ -81,8 +81,10 @@ class FusedLoops:
         self._loops = {}
 
     def has(self, kinds):
-        """Only the all-contiguous flat loop exists (else `run` takes the strided one)."""
-        return kinds == self.flat
+        """Only the all-contiguous flat loops exist, writing into `out` or into one
+        operand (else `run` takes the strided one)."""
+        return kinds == self.flat or (len(kinds) == len(self.flat) and kinds.count("o") == 1
+                                      and kinds.count("c") == len(kinds) - 1)
 
     def loop(self, kinds):
         """The compiled (serial, nogil) loop over operands of `kinds`."""
@@ -95,15 +97,17 @@ class FusedLoops:
 _fused = {}   # module name -> FusedLoops
 
 
-def launch_fused(module_name, scalar_source, name, used, np_dtype, operands, out):
+def launch_fused(module_name, scalar_source, name, used, np_dtype, operands, out, into=None):
     """``out[...] = name(*operands[...])`` for a fused program (``ember_tensor.fusion``):
     `scalar_source` defines `name` over the scalar functions `used`; operands are arrays
-    broadcast to `out`'s shape. Its module is generated and cached on disk on first use."""
+    broadcast to `out`'s shape. Its module is generated and cached on disk on first use.
+    `into`: the operand that is `out` itself (same memory, shape and strides), written
+    through by the in-place loops."""
     loops = _fused.get(module_name)
     if loops is None:
         module = fused_module(module_name, scalar_source, name, used, np_dtype, len(operands))
         loops = _fused[module_name] = FusedLoops(module, len(operands))
-    return _backend.run(loops, operands, out)
+    return _backend.run(loops, operands, out, into)
 
 
 _fused_reductions = {}   # module name -> its loaded module

@@ -66,11 +66,12 @@ def launch_elementwise(fn, operands, out):
 _fused = {}   # module name -> the program's scalar function (kept alive for _elementwise)
 
 
-def launch_fused(module_name, scalar_source, name, used, np_dtype, operands, out):
+def launch_fused(module_name, scalar_source, name, used, np_dtype, operands, out, into=None):
     """``out[...] = name(*operands[...])`` for a fused program (``ember_tensor.fusion``):
     `scalar_source` defines `name` over the scalar functions `used` (the CUDA kernels'
     twins of them), compiled in memory once per process and launched as ``ember.kernel``'s
-    functions are."""
+    functions are. `into` (the operand that is `out`) needs nothing here: a thread reads
+    its element's operands before writing that element."""
     return launch_elementwise(_program_function(module_name, scalar_source, name, used, np_dtype), operands, out)
 
 
