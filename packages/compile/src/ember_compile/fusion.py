@@ -159,8 +159,10 @@ class FusedGroup:
             return _FusedFunction.apply(self, dtype, *inputs)
         # No autograd node saves the inputs here, so a dead input's memory may take the result.
         reuse = self.reuse.input_index(inputs) if self.reuse is not None else None
+        if reuse is None:  # (a fused reduction's program takes no `reuse`)
+            return program(*inputs, dtype=dtype)
         result = program(*inputs, dtype=dtype, reuse=reuse)
-        if reuse is not None and result is inputs[reuse]:
+        if result is inputs[reuse]:
             self.in_place_calls += 1
         return result
 
