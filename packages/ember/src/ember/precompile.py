@@ -21,19 +21,29 @@ Usage::
 """
 import argparse
 import concurrent.futures
+import math
 import multiprocessing
 import os
 import sys
 import time
+
+import numpy as np
 
 __all__ = ["WORKLOADS", "DTYPES", "precompile", "main"]
 
 DTYPES = ("float32", "float64")
 
 
+def _data(torch, dtype, *shape, requires_grad=False):
+    # Inputs made by NumPy, so that a workload compiles only the kernels of its own ops
+    # (randn would compile the normal sampler in every worker, and in the background).
+    values = np.sin(np.arange(math.prod(shape), dtype=np.float64) * 0.7).reshape(shape) * 2.0
+    return torch.tensor(values, dtype=dtype, requires_grad=requires_grad)
+
+
 def _elementwise(torch, dtype):
-    x = torch.randn(8, 16, dtype=dtype, requires_grad=True)
-    y = torch.rand(8, 16, dtype=dtype) + 0.5
+    x = _data(torch, dtype, 8, 16, requires_grad=True)
+    y = _data(torch, dtype, 8, 16).abs() + 0.5
     z = (x + y) * y - x / y + 2.0 * x - 1.0
     z = z.exp() + z.sigmoid() + z.tanh() + torch.relu(z) + z.abs().sqrt() + (y.log() ** 2)
     z = torch.where(x > 0, z, -z).clamp(-10.0, 10.0) + torch.maximum(x, y)
@@ -43,7 +53,7 @@ def _elementwise(torch, dtype):
 
 
 def _reductions(torch, dtype):
-    x = torch.randn(8, 16, dtype=dtype, requires_grad=True)
+    x = _data(torch, dtype, 8, 16, requires_grad=True)
     (x.sum() + x.mean() + x.amax() + x.sum(0).sum() + x.mean(1).sum() + x.var(1).sum()
      + x.std() + x.norm() + x.max(1).values.sum()).backward()
     x.detach().argmax(1)
@@ -51,49 +61,54 @@ def _reductions(torch, dtype):
 
 def _softmax_losses(torch, dtype):
     F = torch.nn.functional
-    x = torch.randn(8, 10, dtype=dtype, requires_grad=True)
-    target = torch.randint(0, 10, (8,))
+    x = _data(torch, dtype, 8, 10, requires_grad=True)
+    target = torch.tensor([3, 1, 4, 1, 5, 9, 2, 6])
     loss = (F.nll_loss(F.log_softmax(x, dim=1), target) + F.cross_entropy(x, target)
             + F.softmax(x, dim=1).sum() + F.mse_loss(x, torch.zeros_like(x))
-            + F.binary_cross_entropy_with_logits(x, torch.rand(8, 10, dtype=dtype)))
+            + F.binary_cross_entropy_with_logits(x, _data(torch, dtype, 8, 10).abs() / 2))
     loss.backward()
 
 
 def _linear(torch, dtype):
-    layer = torch.nn.Linear(16, 8).to(dtype)
-    torch.relu(layer(torch.randn(4, 16, dtype=dtype))).sum().backward()
+    x, w = _data(torch, dtype, 4, 16), _data(torch, dtype, 8, 16, requires_grad=True)
+    b = _data(torch, dtype, 8, requires_grad=True)
+    torch.relu(torch.nn.functional.linear(x, w, b)).sum().backward()
 
 
 def _conv(torch, dtype):
     # 5x5 and 3x3 with and without padding (im2col/col2im, both of their kernels); 3x3 over
     # 32 channels takes Winograd's path.
     for c, o, k, pad, side in ((1, 4, 5, 0, 12), (4, 4, 3, 1, 8), (32, 32, 3, 1, 8)):
-        conv = torch.nn.Conv2d(c, o, k, padding=pad).to(dtype)
-        conv(torch.randn(2, c, side, side, dtype=dtype, requires_grad=True)).sum().backward()
+        x = _data(torch, dtype, 2, c, side, side, requires_grad=True)
+        w = _data(torch, dtype, o, c, k, k, requires_grad=True)
+        b = _data(torch, dtype, o, requires_grad=True)
+        torch.nn.functional.conv2d(x, w, b, padding=pad).sum().backward()
 
 
 def _pooling(torch, dtype):
     F = torch.nn.functional
-    x = torch.randn(2, 3, 8, 8, dtype=dtype, requires_grad=True)
+    x = _data(torch, dtype, 2, 3, 8, 8, requires_grad=True)
     (F.max_pool2d(x, 2).sum() + F.max_pool2d(x, 3, stride=2, padding=1).sum()
      + F.avg_pool2d(x, 2).sum() + F.adaptive_avg_pool2d(x, 1).sum()).backward()
 
 
 def _normalization(torch, dtype):
-    x = torch.randn(4, 3, 5, 5, dtype=dtype, requires_grad=True)
-    bn = torch.nn.BatchNorm2d(3).to(dtype)
-    ln = torch.nn.LayerNorm(5).to(dtype)
-    (bn(x).sum() + ln(x).sum()).backward()
-    bn.eval()
-    bn(x.detach())
+    F = torch.nn.functional
+    x = _data(torch, dtype, 4, 3, 5, 5, requires_grad=True)
+    weight, bias = _data(torch, dtype, 3, requires_grad=True), _data(torch, dtype, 3, requires_grad=True)
+    mean, var = torch.zeros(3, dtype=dtype), torch.ones(3, dtype=dtype)
+    (F.batch_norm(x, mean, var, weight, bias, training=True).sum()
+     + F.layer_norm(x, (5,)).sum()).backward()
+    F.batch_norm(x.detach(), mean, var, weight.detach(), bias.detach(), training=False)
 
 
 def _random(torch, dtype):
     F = torch.nn.functional
     x = torch.ones(4, 3, 5, 5, dtype=dtype, requires_grad=True)
     (F.dropout(x, 0.5).sum() + F.dropout2d(x, 0.5).sum()).backward()
-    torch.rand(10, dtype=dtype), torch.randint(0, 10, (10,)), torch.randperm(10)
-    torch.empty(10, dtype=dtype).normal_(), torch.empty(10, dtype=dtype).uniform_()
+    torch.randn(10, dtype=dtype), torch.rand(10, dtype=dtype), torch.randint(0, 10, (10,))
+    torch.randperm(10), torch.empty(10, dtype=dtype).normal_()
+    torch.nn.Linear(4, 3).to(dtype)  # its kaiming_uniform_ initialisation
 
 
 def _optimizers(torch, dtype):
@@ -101,8 +116,7 @@ def _optimizers(torch, dtype):
     for make in (lambda p: optim.SGD(p, lr=0.1), lambda p: optim.SGD(p, lr=0.1, momentum=0.9),
                  lambda p: optim.Adam(p), lambda p: optim.AdamW(p), lambda p: optim.Adadelta(p),
                  lambda p: optim.Adagrad(p), lambda p: optim.RMSprop(p)):
-        params = [torch.nn.Parameter(torch.randn(4, 3, dtype=dtype)),
-                  torch.nn.Parameter(torch.randn(3, dtype=dtype))]
+        params = [torch.nn.Parameter(_data(torch, dtype, 4, 3)), torch.nn.Parameter(_data(torch, dtype, 3))]
         optimizer = make(params)
         for _ in range(2):  # some optimizers run a different kernel from their second step
             optimizer.zero_grad()
@@ -114,11 +128,11 @@ def _optimizers(torch, dtype):
 # finish together.
 WORKLOADS = {
     "conv": _conv,
+    "reductions": _reductions,
     "softmax": _softmax_losses,
     "pooling": _pooling,
-    "random": _random,
-    "reductions": _reductions,
     "elementwise": _elementwise,
+    "random": _random,
     "normalization": _normalization,
     "optimizers": _optimizers,
     "linear": _linear,
