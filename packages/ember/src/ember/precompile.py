@@ -93,13 +93,14 @@ def _pooling(torch, dtype):
 
 
 def _normalization(torch, dtype):
-    F = torch.nn.functional
+    # The modules, for their running statistics and int64 num_batches_tracked counter (their
+    # parameters start as ones and zeros: no random kernels).
     x = _data(torch, dtype, 4, 3, 5, 5, requires_grad=True)
-    weight, bias = _data(torch, dtype, 3, requires_grad=True), _data(torch, dtype, 3, requires_grad=True)
-    mean, var = torch.zeros(3, dtype=dtype), torch.ones(3, dtype=dtype)
-    (F.batch_norm(x, mean, var, weight, bias, training=True).sum()
-     + F.layer_norm(x, (5,)).sum()).backward()
-    F.batch_norm(x.detach(), mean, var, weight.detach(), bias.detach(), training=False)
+    bn = torch.nn.BatchNorm2d(3).to(dtype)
+    ln = torch.nn.LayerNorm(5).to(dtype)
+    (bn(x).sum() + ln(x).sum()).backward()
+    bn.eval()
+    bn(x.detach())
 
 
 def _random(torch, dtype):
