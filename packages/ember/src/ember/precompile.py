@@ -48,6 +48,7 @@ def _elementwise(torch, dtype):
     z = z.exp() + z.sigmoid() + z.tanh() + torch.relu(z) + z.abs().sqrt() + (y.log() ** 2)
     z = torch.where(x > 0, z, -z).clamp(-10.0, 10.0) + torch.maximum(x, y)
     z = z + x.t().contiguous().t() * x.t().t()  # a strided operand
+    z = z + (x.t() * y.t() + y.t()).t()  # two strided operands (as attention's transposes)
     torch.nn.functional.gelu(z).sum().backward()
     (x.detach() < y).sum()
 
