@@ -442,3 +442,14 @@ def test_fused_loops_load_from_the_disk_cache_in_a_later_process(tmp_path):
     counts = [int(subprocess.run([sys.executable, "-c", _COUNT_FUSED_COMPILES], env=env, check=True,
                                  capture_output=True, text=True, timeout=300).stdout) for _ in range(2)]
     assert counts[0] > 0 and counts[1] == 0
+
+
+def test_fused_loops_serial_and_parallel_are_functions_of_their_own():
+    # Numba's disk cache keys on the function, not on the parallel flag (test_kernel_twins.py).
+    from ember_tensor._backends.cpu.kernels import fused_optim
+    modules = [fused_optim._loop_module(loop) for loop in ("sgd", "adagrad", "check_and_unscale")]
+    modules.append(fused_optim._adam_module(True, False, True))
+    for module in modules:
+        assert module.serial.py_func is not module.parallel.py_func
+        assert module.parallel.targetoptions["parallel"] is True
+        assert module.serial.targetoptions.get("parallel") is not True
