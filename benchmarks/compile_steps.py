@@ -6,6 +6,13 @@
   arrays, writes one) vs eager ember and eager PyTorch (three kernels, two temporaries);
 - the MLP 784-512-512-10 SGD training step, batch 64, with ``compile(model)``: compiled
   ember vs eager PyTorch (target <= 0.7x);
+- reduction prologues: ``((x - y) ** 2).mean()`` on 1e7 float32 and ``x.exp().sum(-1)``
+  on 1000x1000 float32: compiled ember (one fused reduction loop, the elementwise result
+  never stored) vs eager ember and eager PyTorch (an elementwise kernel writing a
+  temporary, then a reduction reading it);
+- the MLP's forward under no_grad (inference) and ``relu(x @ w + b)`` at three sizes:
+  compiled ember (the bias add + relu runs in place on the product's buffer, memory
+  planning) vs compiled with ``config.memory_planning`` off vs eager ember vs eager PyTorch;
 - data-dependent Python control flow (fx cannot capture it; replayed from guarded traces):
   a small MLP 32-64-64-1 training step whose forward takes ``if loss > threshold`` (both
   branches alternate), and a ``while x.norm() > 1: x = x / 2`` loop (varying trip counts);
@@ -13,7 +20,9 @@
   processes; `cold`).
 
 Rows of the suite (`python -m benchmarks --group compile`) put compiled ember in the ember
-column; ``python -m benchmarks.compile_steps`` prints the ratios and compile times.
+column; ``python -m benchmarks.compile_steps`` prints the ratios and compile times
+(``python -m benchmarks.compile_steps WORD ...``: only the workloads whose names hold one
+of the words, and no compile times).
 """
 import os
 import subprocess
@@ -71,6 +80,24 @@ def _fma_setup(compiled):
     return setup
 
 
+def _mse(x, y):
+    return ((x - y) ** 2).mean()
+
+
+def _exp_rows(x):
+    return x.exp().sum(-1)
+
+
+def _reduction_setup(compiled, fn, shapes):
+    def setup(lib):
+        t = _libs(lib)[0]
+        args = [t.randn(*shape) for shape in shapes]
+        call = _compiled(fn) if compiled and lib == "ember" else fn
+        call(*args)
+        return lambda: call(*args)
+    return setup
+
+
 def _mlp_setup(compiled):
     def setup(lib):
         t, nn, F, optim = _libs(lib)
@@ -106,6 +133,78 @@ class _BranchyMLP:
                     loss = loss * 0.5
                 return loss
         return BranchyMLP()
+
+
+def _compiled_without_memory_planning(fn):
+    """`fn` compiled with `config.memory_planning` off (read when its graph compiles, in
+    the setup's first call; switched back on after it)."""
+    import ember_compile
+    compiled = ember_compile.compile(fn)
+
+    def first_call_unplanned(*args):
+        ember_compile.config.memory_planning = False
+        try:
+            return compiled(*args)
+        finally:
+            ember_compile.config.memory_planning = True
+    return compiled, first_call_unplanned
+
+
+def _variant(fn, variant):
+    """(the callable to time, its first call) for eager, compiled and compiled unplanned."""
+    if variant == "eager":
+        return fn, fn
+    if variant == "compiled":
+        compiled = _compiled(fn)
+        return compiled, compiled
+    return _compiled_without_memory_planning(fn)
+
+
+def _no_grad(lib):
+    if lib == "ember":
+        import ember_autograd
+        return ember_autograd.no_grad
+    import torch
+    return torch.no_grad
+
+
+def _inference_mlp_setup(variant):
+    """The MLP's forward under no_grad (its parameters require grad, as a trained model's)."""
+    def setup(lib):
+        t, nn = _libs(lib)[:2]
+        no_grad = _no_grad(lib)
+        t.manual_seed(0)
+        model = _mlp(nn)
+        fn, first = _variant(model, variant) if lib == "ember" else (model, model)
+        data = t.randn(BATCH, 1, 28, 28)
+        with no_grad():
+            first(data)
+
+        def forward():
+            with no_grad():
+                return fn(data)
+        return forward
+    return setup
+
+
+def _relu_linear(t, x, w, b):
+    return t.relu(x @ w + b)
+
+
+def _relu_linear_setup(m, k, n, variant):
+    def setup(lib):
+        t = _libs(lib)[0]
+        t.manual_seed(0)
+        x, w, b = t.randn(m, k), t.randn(k, n), t.randn(n)
+        fn, first = _variant(lambda x, w, b: _relu_linear(t, x, w, b), variant) if lib == "ember" else \
+            ((lambda x, w, b: _relu_linear(t, x, w, b)),) * 2
+        first(x, w, b)
+        return lambda: fn(x, w, b)
+    return setup
+
+
+EPILOGUE_SIZES = [(64, 512, 512), (256, 1024, 1024), (1024, 32, 1024)]  # the last: a thin GEMM, a big epilogue
+VARIANTS = ("compiled", "compiled without memory planning", "eager")
 
 
 def _branchy_setup(compiled):
@@ -160,10 +259,24 @@ WORKLOADS = [
              unit="B", repeats=5),
     Workload("compile: relu(x*y+z) 1e7 f32, eager", _fma_setup(False), group="compile", work=16 * N_BIG,
              unit="B", repeats=5),
+    Workload("compile: ((x-y)**2).mean() 1e7 f32, compiled", _reduction_setup(True, _mse, [(N_BIG,)] * 2),
+             group="compile", work=8 * N_BIG, unit="B", repeats=5),
+    Workload("compile: ((x-y)**2).mean() 1e7 f32, eager", _reduction_setup(False, _mse, [(N_BIG,)] * 2),
+             group="compile", work=8 * N_BIG, unit="B", repeats=5),
+    Workload("compile: x.exp().sum(-1) 1000x1000 f32, compiled", _reduction_setup(True, _exp_rows, [(1000, 1000)]),
+             group="compile", work=4 * 10 ** 6, unit="B"),
+    Workload("compile: x.exp().sum(-1) 1000x1000 f32, eager", _reduction_setup(False, _exp_rows, [(1000, 1000)]),
+             group="compile", work=4 * 10 ** 6, unit="B"),
     Workload(f"compile: MLP 784-512-512-10 SGD step, batch {BATCH}, compiled", _mlp_setup(True), group="compile",
              work=3 * 2 * BATCH * (784 * 512 + 512 * 512 + 512 * 10), unit="FLOP"),
     Workload(f"compile: MLP 784-512-512-10 SGD step, batch {BATCH}, eager", _mlp_setup(False), group="compile",
              work=3 * 2 * BATCH * (784 * 512 + 512 * 512 + 512 * 10), unit="FLOP"),
+    *[Workload(f"compile: MLP 784-512-512-10 inference (no_grad), batch {BATCH}, {v}", _inference_mlp_setup(v),
+               group="compile", work=2 * BATCH * (784 * 512 + 512 * 512 + 512 * 10), unit="FLOP")
+      for v in VARIANTS],
+    *[Workload(f"compile: relu(x @ w + b) {m}x{k}x{n} f32, {v}", _relu_linear_setup(m, k, n, v),
+               group="compile", work=2 * m * k * n, unit="FLOP")
+      for m, k, n in EPILOGUE_SIZES for v in VARIANTS],
     Workload("compile: branchy MLP 32-64-64-1 SGD step (if loss > 1), compiled", _branchy_setup(True),
              group="compile"),
     Workload("compile: branchy MLP 32-64-64-1 SGD step (if loss > 1), eager", _branchy_setup(False),
@@ -194,23 +307,33 @@ def compile_times():
                                      check=True).stdout) for _ in range(2)]
 
 
-def main():
+def main(words=()):
     import importlib.util
     available = ["ember"] + (["torch"] if importlib.util.find_spec("torch") else [])
-    results = {w.name: run(w, available) for w in WORKLOADS}
-    for w in WORKLOADS:
+    chosen = [w for w in WORKLOADS if not words or any(word in w.name for word in words)]
+    results = {w.name: run(w, available) for w in chosen}
+    for w in chosen:
         r = results[w.name]
         print(f"{w.name}: ember {fmt_time(r['ember'][0])}" +
               (f", torch {fmt_time(r['torch'][0])}, ember/torch {r['ember'][0] / r['torch'][0]:.2f}"
                if "torch" in r else ""))
-    for kind in ("20-op chain, 8 f32", "relu(x*y+z) 1e7 f32", f"MLP 784-512-512-10 SGD step, batch {BATCH}",
+    for kind in ("20-op chain, 8 f32", "relu(x*y+z) 1e7 f32", "((x-y)**2).mean() 1e7 f32",
+                 "x.exp().sum(-1) 1000x1000 f32", f"MLP 784-512-512-10 SGD step, batch {BATCH}",
                  "branchy MLP 32-64-64-1 SGD step (if loss > 1)", "while x.norm() > 1: x = x / 2, 16 f32"):
-        c = results[f"compile: {kind}, compiled"]["ember"][0]
-        e = results[f"compile: {kind}, eager"]["ember"][0]
-        print(f"{kind}: compiled/eager ember = {c / e:.2f}")
+        c, e = results.get(f"compile: {kind}, compiled"), results.get(f"compile: {kind}, eager")
+        if c and e:
+            print(f"{kind}: compiled/eager ember = {c['ember'][0] / e['ember'][0]:.2f}")
+    for kind in [f"MLP 784-512-512-10 inference (no_grad), batch {BATCH}"] + \
+            [f"relu(x @ w + b) {m}x{k}x{n} f32" for m, k, n in EPILOGUE_SIZES]:
+        found = [results.get(f"compile: {kind}, {v}") for v in VARIANTS]
+        if all(found):
+            c, u, e = (r["ember"][0] for r in found)
+            print(f"{kind}: compiled/eager ember = {c / e:.2f}, compiled/without memory planning = {c / u:.2f}")
+    if words:
+        return
     cold, warm = compile_times()
     print(f"first compiled call (capture + fusion + kernel): empty cache {cold:.2f} s, disk cache {warm:.3f} s")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -17,11 +17,17 @@ Attributes:
         dispatcher and measured no faster than eager, up to 1.18x slower on tiny loops,
         until its pieces are compiled). `explain` uses them either way, to count graphs and
         breaks as PyTorch does. Read when a guard key compiles.
+    memory_planning: ember's own switch: whether the ``"inductor"``/``"ember"`` backends
+        let a fused group write its result into a dead input's buffer — a matmul's,
+        linear's or conv2d's output (its epilogue, in place) or another intermediate used
+        last by the group — on calls where the group records no autograd node
+        (`memory_planning`; True, the default). Read when a graph compiles.
 """
 cache_size_limit = 8
 recompile_limit = 8
 ahead_of_time_backward = True
 guarded_traces = False
+memory_planning = True
 
 
 def limit():

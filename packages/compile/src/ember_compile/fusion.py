@@ -35,7 +35,7 @@ from ember_tensor.dispatch import Operator
 
 from .capture import switches_grad_mode
 
-__all__ = ["fuse", "FusedGroup", "fusible_op"]
+__all__ = ["fuse", "FusedGroup", "fusible_op", "scalar_args", "replace_with_group"]
 
 _OPERATORS = {operator.add: "add", operator.sub: "sub", operator.mul: "mul", operator.truediv: "div",
               operator.neg: "neg", operator.gt: "gt", operator.lt: "lt", operator.ge: "ge", operator.le: "le",
@@ -71,14 +71,32 @@ def fusible_op(node, root_module):
             name = None
     else:
         return None
+    if name is None and _is_square(node):
+        name = "square"
     if name is None or kwargs:
         return None
+    args = scalar_args(node, name)
     arity = 1 if name in _fusion.UNARY else 2 if name in _fusion.BINARY else 3
-    if len(node.args) != arity or not all(isinstance(a, Node) or _is_constant(a) for a in node.args):
+    if len(args) != arity or not all(isinstance(a, Node) or _is_constant(a) for a in args):
         return None
-    if not any(isinstance(a, Node) for a in node.args):
+    if not any(isinstance(a, Node) for a in args):
         return None
     return name
+
+
+def _is_square(node):
+    """``x ** 2`` (operator, method or op): eager ember computes it as ``x * x``, `square`."""
+    target = node.target
+    is_pow = target is operator.pow if node.op == "call_function" and not isinstance(target, Operator) else \
+        target == "pow" if node.op == "call_method" else \
+        isinstance(target, Operator) and target.name == "pow" and not target.inplace
+    return is_pow and len(node.args) == 2 and isinstance(node.args[0], Node) and \
+        node.args[1].__class__ in (int, float) and node.args[1] == 2
+
+
+def scalar_args(node, name):
+    """The arguments of `node`'s scalar function `name` (``x ** 2`` is ``square(x)``)."""
+    return node.args[:1] if name == "square" and len(node.args) == 2 else node.args
 
 
 class _FusedFunction(Function):
@@ -122,18 +140,31 @@ class FusedGroup:
         self.program = program
         self.eager = eager
         self.calls = 0
+        # Set by `memory_planning`: which input's memory the result may be written into.
+        self.reuse = None
+        self.in_place_calls = 0
 
     def __call__(self, *inputs):
         program = self.program
         # A trace (a joint plan's lowering, an export) records the group's ember ops.
         dtype = None if dispatch.is_tracing() else program.compute_dtype(inputs)
-        if dtype is None:
+        recorded = dtype is not None and not program.result_is_bool and ember_autograd.is_grad_enabled() and \
+            any(t.requires_grad for t in inputs)
+        # A group of one op (a product's epilogue, `memory_planning`) gains nothing over the
+        # eager op and its own backward node when autograd records it.
+        if dtype is None or (recorded and len(program.steps) == 1):
             return self.eager.forward(*inputs)
         self.calls += 1
-        if not program.result_is_bool and ember_autograd.is_grad_enabled() and \
-                any(t.requires_grad for t in inputs):
+        if recorded:
             return _FusedFunction.apply(self, dtype, *inputs)
-        return program(*inputs, dtype=dtype)
+        # No autograd node saves the inputs here, so a dead input's memory may take the result.
+        reuse = self.reuse.input_index(inputs) if self.reuse is not None else None
+        if reuse is None:  # (a fused reduction's program takes no `reuse`)
+            return program(*inputs, dtype=dtype)
+        result = program(*inputs, dtype=dtype, reuse=reuse)
+        if result is inputs[reuse]:
+            self.in_place_calls += 1
+        return result
 
     def __repr__(self):
         return f"<fused group {self.__name__}: {len(self.program.steps)} ops>"
@@ -169,7 +200,7 @@ def _program(members, ops, name):
     inputs, steps, index = [], [], {}
     for node in members:
         args = []
-        for a in node.args:
+        for a in scalar_args(node, ops[node]):
             if isinstance(a, Node) and a in index:
                 args.append(("step", index[a]))
             elif isinstance(a, Node):
@@ -202,21 +233,30 @@ def fuse(gm):
     if switches_grad_mode(gm.graph):
         return []
     groups, ops = _groups(gm.graph, gm)
-    fused = []
-    for number, members in enumerate(groups):
-        name = f"fused_{number}"
-        program, inputs, graph = _program(members, ops, name)
-        # The eager composition calls the same submodules (nn.ReLU) as the captured graph.
-        eager = GraphModule(gm, graph, name) if any(n.op == "call_module" for n in members) \
-            else GraphModule(Module(), graph, name)
-        group = FusedGroup(name, program, eager)
-        root = members[-1]
-        with gm.graph.inserting_before(root):
-            call = gm.graph.call_function(group, tuple(inputs))
-        root.replace_all_uses_with(call)
-        for node in reversed(members):
-            gm.graph.erase_node(node)
-        fused.append(group)
+    fused = [replace_with_group(gm, members, ops, f"fused_{number}") for number, members in enumerate(groups)]
     if fused:
         gm.recompile()
     return fused
+
+
+def replace_with_group(gm, members, ops, name):
+    """Replace `members` (fusible nodes of `gm`'s graph in graph order, one result: the
+    last) by one call of a new `FusedGroup` named `name`, and return the group.
+
+    Args:
+        gm: the GraphModule (its code is not regenerated: call ``gm.recompile()``).
+        members: the group's nodes.
+        ops: each member's scalar function name (`fusible_op`'s answer).
+    """
+    program, inputs, graph = _program(members, ops, name)
+    # The eager composition calls the same submodules (nn.ReLU) as the captured graph.
+    eager = GraphModule(gm, graph, name) if any(n.op == "call_module" for n in members) \
+        else GraphModule(Module(), graph, name)
+    group = FusedGroup(name, program, eager)
+    root = members[-1]
+    with gm.graph.inserting_before(root):
+        call = gm.graph.call_function(group, tuple(inputs))
+    root.replace_all_uses_with(call)
+    for node in reversed(members):
+        gm.graph.erase_node(node)
+    return group

@@ -21,10 +21,12 @@ from numba.core.errors import NumbaPerformanceWarning
 
 from .. import codegen
 from . import elementwise as _backend
+from . import fused_reduction as _fused_reduction
 from .kernels.fused import fused_module
+from .kernels.fused_reduction import fused_reduction_module
 from .kernels.loops import loop_source
 
-__all__ = ["launch_elementwise", "launch_fused", "launch_raw", "launch_reduce"]
+__all__ = ["launch_elementwise", "launch_fused", "launch_fused_reduce", "launch_raw", "launch_reduce"]
 
 # user function -> its compiled loops (CpuLoops, a raw njit loop, a reduce loop)
 _elementwise = weakref.WeakKeyDictionary()
@@ -79,8 +81,10 @@ class FusedLoops:
         self._loops = {}
 
     def has(self, kinds):
-        """Only the all-contiguous flat loop exists (else `run` takes the strided one)."""
-        return kinds == self.flat
+        """Only the all-contiguous flat loops exist, writing into `out` or into one
+        operand (else `run` takes the strided one)."""
+        return kinds == self.flat or (len(kinds) == len(self.flat) and kinds.count("o") == 1
+                                      and kinds.count("c") == len(kinds) - 1)
 
     def loop(self, kinds):
         """The compiled (serial, nogil) loop over operands of `kinds`."""
@@ -93,15 +97,33 @@ class FusedLoops:
 _fused = {}   # module name -> FusedLoops
 
 
-def launch_fused(module_name, scalar_source, name, used, np_dtype, operands, out):
+def launch_fused(module_name, scalar_source, name, used, np_dtype, operands, out, into=None):
     """``out[...] = name(*operands[...])`` for a fused program (``ember_tensor.fusion``):
     `scalar_source` defines `name` over the scalar functions `used`; operands are arrays
-    broadcast to `out`'s shape. Its module is generated and cached on disk on first use."""
+    broadcast to `out`'s shape. Its module is generated and cached on disk on first use.
+    `into`: the operand that is `out` itself (same memory, shape and strides), written
+    through by the in-place loops."""
     loops = _fused.get(module_name)
     if loops is None:
         module = fused_module(module_name, scalar_source, name, used, np_dtype, len(operands))
         loops = _fused[module_name] = FusedLoops(module, len(operands))
-    return _backend.run(loops, operands, out)
+    return _backend.run(loops, operands, out, into)
+
+
+_fused_reductions = {}   # module name -> its loaded module
+
+
+def launch_fused_reduce(module_name, scalar_source, name, used, np_dtype, kind, operands, dims, out):
+    """``out`` = reduction `kind` ("sum", "mean", "amax", "amin") over `dims` of
+    ``name(*operands)``, computed per element inside the reduction loop (a fused reduction
+    of ``ember_tensor.fusion``): operands are non-empty arrays of one (broadcast) shape,
+    `out` the flat contiguous array of the kept dims. Its module is generated and cached
+    on disk on first use."""
+    module = _fused_reductions.get(module_name)
+    if module is None:
+        module = _fused_reductions[module_name] = fused_reduction_module(
+            module_name, scalar_source, name, used, np_dtype, len(operands), kind)
+    return _fused_reduction.run(module, kind, operands, dims, out)
 
 
 def launch_raw(cpu_loop, cuda_kernel, name, out, args):

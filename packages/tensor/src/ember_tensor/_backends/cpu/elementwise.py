@@ -102,23 +102,28 @@ def _flat_kinds(operands, out):
     return kinds
 
 
-def run(f_loops, operands, out):
+def run(f_loops, operands, out, into=None):
     """out[...] = f(*operands[...]) with the loops of scalar function f (a `builtin`, or a
-    user function's): operands are arrays broadcast to out's shape, or scalars."""
+    user function's): operands are arrays broadcast to out's shape, or scalars. `into`:
+    the operand that is `out` itself, for loops with in-place variants (a fused program's:
+    they write through that operand, see `kernels.loops`)."""
     if out.size == 0:
         return out
     parallel = threads.parallel(out.size, PARALLEL_THRESHOLD)
     if out.flags.c_contiguous:
         kinds = _flat_kinds(operands, out)
+        if kinds is not None and into is not None:
+            kinds = kinds[:into] + "o" + kinds[into + 1:]
         if kinds is not None and f_loops.has(kinds):
-            args = [x.reshape(-1) if kind == "c" else _as_scalar(x) for x, kind in zip(operands, kinds)]
+            args = [x.reshape(-1) if kind in "co" else _as_scalar(x) for x, kind in zip(operands, kinds)]
             if parallel:
                 _split_flat(f_loops.loop(kinds), args, kinds, out.reshape(-1))
             else:
                 f_loops.loop(kinds)(*args, out.reshape(-1))
             return out
     views, extra = _merged_views(operands, out)
-    loop = f_loops.loop("s" * len(operands))
+    kinds = "s" * len(operands)
+    loop = f_loops.loop(kinds if into is None else kinds[:into] + "t" + kinds[into + 1:])
     _run_strided(_split_strided(loop) if parallel else loop, views, extra)
     return out
 
@@ -126,7 +131,7 @@ def run(f_loops, operands, out):
 def _split_flat(loop, args, kinds, out):
     """Run flat `loop` over ranges of the elements, one range a thread (`threads.split`)."""
     def part(lo, hi):
-        loop(*[x[lo:hi] if kind == "c" else x for x, kind in zip(args, kinds)], out[lo:hi])
+        loop(*[x[lo:hi] if kind in "co" else x for x, kind in zip(args, kinds)], out[lo:hi])
     threads.split(part, out.shape[0], threads.part_count())
 
 

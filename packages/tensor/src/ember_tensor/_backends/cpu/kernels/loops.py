@@ -13,7 +13,13 @@ same loops in memory around its function (`_backends.cpu.custom`).
 Operand kinds, one letter each, name the variants:
   c  a contiguous 1-d array          v  a scalar value
   s  a 4-d strided array (broadcast dims have stride 0; a loop's operands are all s)
-so the built-in variants are c / cc / cv / vc / ccc / ccv / cvc / cvv and s / ss / sss
+  o  a contiguous 1-d array the loop writes its result into (a fused program run in
+     place, `fusion`'s ``reuse=``: ``out`` is that same memory and goes unused)
+  t  the same for a 4-d strided operand
+Writing through the operand itself, not through an ``out`` that aliases it, keeps the
+loop vectorised: with two arrays over one memory LLVM's runtime overlap check fails and
+the scalar loop runs (3x slower on a contiguous float32 add + relu).
+So the built-in variants are c / cc / cv / vc / ccc / ccv / cvc / cvv and s / ss / sss
 (compiled lazily, per dtype, only when used: `where(mask, x, 0.0)` takes ccv). Every loop is serial and releases the GIL: for large tensors
 the backend runs it over ranges of the elements on several threads at once
 (`threads.split`), so no op pays for compiling a ``parallel=True`` twin as well (a
@@ -52,19 +58,20 @@ def loop_source(name, kinds):
     <BLANKLINE>
     """
     args = ", ".join(f"x{i}" for i in range(len(kinds)))
-    if "s" not in kinds:
-        call = ", ".join(f"x{i}[i]" if kind == "c" else f"x{i}" for i, kind in enumerate(kinds))
+    target = f"x{kinds.index('o')}" if "o" in kinds else f"x{kinds.index('t')}" if "t" in kinds else "out"
+    if "s" not in kinds and "t" not in kinds:
+        call = ", ".join(f"x{i}[i]" if kind in "co" else f"x{i}" for i, kind in enumerate(kinds))
         return (f"def {name}({args}, out):\n"
-                f"    for i in range(out.shape[0]):\n"
-                f"        out[i] = f({call})\n")
+                f"    for i in range({target}.shape[0]):\n"
+                f"        {target}[i] = f({call})\n")
     call = ", ".join(f"x{i}[i0, i1, i2, i3]" for i in range(len(kinds)))
     return (f"def {name}({args}, out):\n"
-            f"    n0, n1, n2, n3 = out.shape\n"
+            f"    n0, n1, n2, n3 = {target}.shape\n"
             f"    for i0 in range(n0):\n"
             f"        for i1 in range(n1):\n"
             f"            for i2 in range(n2):\n"
             f"                for i3 in range(n3):\n"
-            f"                    out[i0, i1, i2, i3] = f({call})\n")
+            f"                    {target}[i0, i1, i2, i3] = f({call})\n")
 
 
 def _module_source(kind, name, module):
