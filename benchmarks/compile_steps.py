@@ -435,6 +435,9 @@ def main(words=()):
     results = {w.name: run(w, available) for w in chosen}
     for w in chosen:
         r = results[w.name]
+        if "ember" not in r:  # a torch.compile row
+            print(f"{w.name}: torch {fmt_time(r['torch'][0])}" if "torch" in r else f"{w.name}: no torch")
+            continue
         print(f"{w.name}: ember {fmt_time(r['ember'][0])}" +
               (f", torch {fmt_time(r['torch'][0])}, ember/torch {r['ember'][0] / r['torch'][0]:.2f}"
                if "torch" in r else ""))
