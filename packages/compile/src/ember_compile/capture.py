@@ -12,6 +12,8 @@ cannot capture raises `Unsupported`, and the caller runs the call eagerly instea
 - a backward pass inside the program (``loss.backward()``, ``autograd.grad``): what follows
   it (an optimizer step reading ``.grad``) ran on the real tensors' gradients of the
   trace, not the graph's, as PyTorch's compiler breaks the graph there too;
+- a custom ``autograd.Function`` applied to a Proxy: traced through, only its forward's
+  ops would be recorded (under no_grad) and its backward lost;
 - anything else the traced code raised on a Proxy (an unsupported call).
 
 A function that calls modules it reads from its globals or closure (``model(x)`` in a
