@@ -17,7 +17,7 @@ from .. import threads
 __all__ = ["layer_norm_forward", "layer_norm_backward", "PARALLEL_THRESHOLD"]
 
 PARALLEL_THRESHOLD = 1 << 16  # a split over threads costs ~20-40 us
-_OPTIONS = dict(cache=True, nogil=True, error_model="numpy")
+_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
 
 
 @njit(**_OPTIONS)
