@@ -9,7 +9,7 @@ shapes and strides only (any unit: elements or bytes), never on memory, so the o
 every backend use the same one.
 """
 
-__all__ = ["MAX_DIMS", "WORDS", "merge_dims", "merged_layout", "word_layout", "output_size", "adaptive_bounds"]
+__all__ = ["MAX_DIMS", "WORDS", "merge_dims", "merged_layout", "row_layout", "word_layout", "output_size", "adaptive_bounds"]
 
 # Strided elementwise kernels index four dims; more that do not merge loop on the host.
 MAX_DIMS = 4
@@ -64,6 +64,37 @@ def merged_layout(shape, strides):
         shape = [1] * pad + shape
         strides = [[0] * pad + st for st in strides]
     return shape, strides, len(shape) - MAX_DIMS
+
+
+def row_layout(shape, strides):
+    """(shape, outer, kinds) of a row loop over a C-contiguous output of `shape`, for
+    operands of element `strides` (one list each, the output's last), or None when one
+    does not fit: after `merged_layout`, `shape` is four dims whose last is the row, each
+    operand's `outer` the element strides of the three dims before it (none negative),
+    and its kind 'r' when it reads the row (inner stride 1) or 'k' one value a row (0).
+
+    >>> row_layout((8, 2, 3), [[0, 0, 1], [6, 3, 1]])
+    ([1, 1, 16, 3], [(0, 0, 0)], 'r')
+    >>> row_layout((4, 5), [[1, 0], [0, 1], [5, 1]])
+    ([1, 1, 4, 5], [(0, 0, 1), (0, 0, 0)], 'kr')
+    """
+    shape, strides, extra = merged_layout(shape, strides)
+    if extra:
+        return None
+    kinds = ""
+    outer = []
+    for st in strides[:-1]:
+        inner = st[3]
+        if inner == 1:
+            kinds += "r"
+        elif inner == 0:
+            kinds += "k"
+        else:
+            return None
+        if st[0] < 0 or st[1] < 0 or st[2] < 0:
+            return None
+        outer.append((st[0], st[1], st[2]))
+    return shape, outer, kinds
 
 
 # --- sliding windows ------------------------------------------------------------------------

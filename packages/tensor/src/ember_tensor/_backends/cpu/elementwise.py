@@ -6,13 +6,15 @@ file and cached on disk) or a user function's (`_backends.cpu.custom`: the same
 generator, compiled in memory) — and picks the variant for the operands' layout. It works
 like PyTorch's TensorIterator: operands arrive already broadcast to the output's shape
 (stride 0 on broadcast dims) and cast to the compute dtype; same-shape contiguous
-operands and scalars run a flat 1-d loop, and anything else has its dimensions merged
-where memory allows and runs one 4-d strided loop. So an op compiles at most a few
-specializations per dtype, never one per rank or layout.
+operands and scalars run a flat 1-d loop; broadcast operands whose merged dims end in a
+whole row or one value a row run a row loop (unit-stride inner loop, integer strides
+outside: `kernels.loops`); anything else has its dimensions merged where memory allows
+and runs one 4-d strided loop. So an op compiles at most a few specializations per
+dtype, never one per rank or layout.
 """
 import numpy as np
 
-from ..plan import merged_layout
+from ..plan import merged_layout, row_layout
 from .kernels.loops import VARIANTS, loops
 from . import threads
 
@@ -121,11 +123,90 @@ def run(f_loops, operands, out, into=None):
             else:
                 f_loops.loop(kinds)(*args, out.reshape(-1))
             return out
+    if out.flags.c_contiguous and _run_rows(f_loops, operands, out, into, parallel):
+        return out
     views, extra = _merged_views(operands, out)
     kinds = "s" * len(operands)
     loop = f_loops.loop(kinds if into is None else kinds[:into] + "t" + kinds[into + 1:])
     _run_strided(_split_strided(loop) if parallel else loop, views, extra)
     return out
+
+
+def _row_buffer(x, outer, shape, kind):
+    """The 1-d buffer a row loop reads operand `x` of `kind` from: from its first element
+    to its last (`outer` strides over the outer dims of `shape`, then a row or one value)."""
+    if x.__class__ is not np.ndarray:
+        return np.asarray(x).reshape(1)
+    if x.flags.c_contiguous:
+        return x.reshape(-1)
+    span = 1 + (shape[3] - 1 if kind != "k" else 0)
+    for n, st in zip(shape, outer):
+        span += (n - 1) * st
+    if span == 1:  # one value (a scalar broadcast to the output's shape)
+        return np.asarray(x[(0,) * x.ndim]).reshape(1)
+    return np.lib.stride_tricks.as_strided(x, (span,), (x.itemsize,))
+
+
+def _element_strides(x, ndim):
+    """`x`'s strides counted in elements (zeros for a scalar), or None when one is not a
+    whole number of elements."""
+    if x.__class__ is not np.ndarray or not x.ndim:
+        return [0] * ndim
+    size = x.itemsize
+    strides = [st // size for st in x.strides]
+    for st, element in zip(x.strides, strides):
+        if st != element * size:
+            return None
+    return strides
+
+
+def _run_rows(f_loops, operands, out, into, parallel):
+    """Run the row loop for broadcast operands of C-contiguous `out` (see `run`); False
+    when their layout or the loops do not allow it."""
+    strides = []
+    for x in operands:
+        st = _element_strides(x, out.ndim)
+        if st is None:
+            return False
+        strides.append(st)
+    strides.append([st // out.itemsize for st in out.strides])
+    layout = row_layout(out.shape, strides)
+    if layout is None:
+        return False
+    shape, outer, kinds = layout
+    if into is not None:
+        kinds = kinds[:into] + "w" + kinds[into + 1:]
+    if not f_loops.has(kinds):
+        return False
+    args = []
+    for x, st, kind in zip(operands, outer, kinds):
+        args += (_row_buffer(x, st, shape, kind), st)
+    loop = f_loops.loop(kinds)
+    flat = out.reshape(-1)
+    if parallel:
+        _split_rows(loop, args, kinds, flat, shape)
+    else:
+        loop(*args, flat, tuple(shape))
+    return True
+
+
+def _split_rows(loop, args, kinds, out, shape):
+    """Run row `loop` over ranges of its first dim longer than 1, one range a thread
+    (the dims before it are 1, so each range writes one contiguous part of `out`)."""
+    dim = next(d for d, n in enumerate(shape) if n > 1)
+    block = 1
+    for n in shape[dim + 1:]:
+        block *= n
+
+    def part(lo, hi):
+        part_shape = list(shape)
+        part_shape[dim] = hi - lo
+        part_args = []
+        for x, st, kind in zip(args[::2], args[1::2], kinds):
+            step = st[dim] if dim < 3 else 0 if kind == "k" else 1
+            part_args += (x[lo * step:], st)
+        loop(*part_args, out[lo * block:hi * block], tuple(part_shape))
+    threads.split(part, shape[dim], threads.part_count(), align=64 if dim == 3 else 1)
 
 
 def _split_flat(loop, args, kinds, out):
