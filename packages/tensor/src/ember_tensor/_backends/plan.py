@@ -9,7 +9,7 @@ shapes and strides only (any unit: elements or bytes), never on memory, so the o
 every backend use the same one.
 """
 
-__all__ = ["MAX_DIMS", "WORDS", "merge_dims", "merged_layout", "row_layout", "word_layout", "output_size", "adaptive_bounds"]
+__all__ = ["MAX_DIMS", "WORDS", "merge_dims", "merged_layout", "row_layout", "pair_row_layout", "word_layout", "output_size", "adaptive_bounds"]
 
 # Strided elementwise kernels index four dims; more that do not merge loop on the host.
 MAX_DIMS = 4
@@ -95,6 +95,57 @@ def row_layout(shape, strides):
             return None
         outer.append((st[0], st[1], st[2]))
     return shape, outer, kinds
+
+
+def pair_row_layout(shape_a, shape_b):
+    """(out_shape, shape, outer_a, outer_b, kinds): `row_layout` for two C-contiguous
+    operands of `shape_a` and `shape_b` broadcast together, found from the shapes alone
+    (dims where each operand is whole or broadcast alike merge), or None when the shapes
+    do not broadcast or leave more than four dims.
+
+    >>> pair_row_layout((64, 512), (512,))
+    ((64, 512), (1, 1, 64, 512), (0, 0, 512), (0, 0, 0), 'rr')
+    >>> pair_row_layout((2, 3, 4, 5), (1, 3, 1, 1))
+    ((2, 3, 4, 5), (1, 2, 3, 20), (0, 60, 20), (0, 0, 1), 'rk')
+    """
+    ndim = max(len(shape_a), len(shape_b))
+    out_shape = [1] * ndim
+    runs = []  # [size, a whole, b whole], innermost first
+    for i in range(1, ndim + 1):
+        n_a = shape_a[-i] if i <= len(shape_a) else 1
+        n_b = shape_b[-i] if i <= len(shape_b) else 1
+        if n_a == n_b:
+            n = n_a
+        elif n_a == 1:
+            n = n_b
+        elif n_b == 1:
+            n = n_a
+        else:
+            return None
+        out_shape[ndim - i] = n
+        if n == 1:
+            continue
+        whole_a, whole_b = n_a != 1, n_b != 1
+        if runs and runs[-1][1] == whole_a and runs[-1][2] == whole_b:
+            runs[-1][0] *= n
+        else:
+            runs.append([n, whole_a, whole_b])
+    if len(runs) > MAX_DIMS:
+        return None
+    if not runs:
+        runs.append([1, True, True])
+    shape, outer_a, outer_b = [1] * MAX_DIMS, [0] * MAX_DIMS, [0] * MAX_DIMS
+    step_a = step_b = 1
+    for d, (n, whole_a, whole_b) in zip(range(MAX_DIMS - 1, -1, -1), runs):
+        shape[d] = n
+        if whole_a:
+            outer_a[d] = step_a
+            step_a *= n
+        if whole_b:
+            outer_b[d] = step_b
+            step_b *= n
+    kinds = ("r" if runs[0][1] else "k") + ("r" if runs[0][2] else "k")
+    return tuple(out_shape), tuple(shape), tuple(outer_a[:3]), tuple(outer_b[:3]), kinds
 
 
 # --- sliding windows ------------------------------------------------------------------------

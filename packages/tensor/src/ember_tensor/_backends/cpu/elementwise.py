@@ -14,7 +14,7 @@ dtype, never one per rank or layout.
 """
 import numpy as np
 
-from ..plan import merged_layout, row_layout
+from ..plan import merged_layout, pair_row_layout, row_layout
 from .kernels.loops import VARIANTS, loops
 from . import threads
 
@@ -249,6 +249,8 @@ def binary(name, a, b, out):
 # the loop with nothing else in between, and flatten only operands that are not already
 # 1-d (ravel of a contiguous array is a view; reshape(-1) costs twice as much).
 _fresh_cc, _fresh_cv, _fresh_vc, _fresh_c = {}, {}, {}, {}
+_fresh_rows = {}  # (name, kinds) -> a binary op's row loop
+_pair_layouts = {}  # (shape a, shape b) -> `pair_row_layout` (2.6 us to find, 0.1 to look up)
 
 
 def _fresh_loop(table, kind, name, kinds):
@@ -256,11 +258,18 @@ def _fresh_loop(table, kind, name, kinds):
     return loop
 
 
+def _fresh_row_loop(name, kinds):
+    loop = _fresh_rows[name, kinds] = builtin("binary", name).loop(kinds)
+    return loop
+
+
 def binary_fresh(name, a, b):
     """Fast path: a new array = name(a, b) for same-shape C-contiguous arrays, else None."""
     shape = a.shape
-    if shape != b.shape or not (a.flags.c_contiguous and b.flags.c_contiguous):
+    if not (a.flags.c_contiguous and b.flags.c_contiguous):
         return None
+    if shape != b.shape:
+        return _broadcast_fresh(name, a, b)
     loop = _fresh_cc.get(name) or _fresh_loop(_fresh_cc, "binary", name, "cc")
     n = shape[0] if len(shape) == 1 else a.size
     out = np.empty(n, a.dtype)
@@ -272,6 +281,30 @@ def binary_fresh(name, a, b):
     else:
         _split_flat(loop, (a.ravel(), b.ravel()), "cc", out)
     return out.reshape(shape)
+
+
+def _broadcast_fresh(name, a, b):
+    """name(a, b) into a new array for C-contiguous operands that broadcast by the row
+    loops (`run`'s layouts, found from the shapes alone: no broadcast views), else None."""
+    key = (a.shape, b.shape)
+    layout = _pair_layouts.get(key, False)
+    if layout is False:
+        if len(_pair_layouts) >= 512:  # a program meets few shapes; bound a varied one's
+            _pair_layouts.clear()
+        layout = _pair_layouts[key] = pair_row_layout(a.shape, b.shape)
+    if layout is None:
+        return None  # the op layer raises PyTorch's error, or runs the strided loop
+    out_shape, shape, oa, ob, kinds = layout
+    out = np.empty(out_shape, a.dtype)
+    if out.size == 0:
+        return out
+    loop = _fresh_rows.get((name, kinds)) or _fresh_row_loop(name, kinds)
+    args = [a.reshape(-1), oa, b.reshape(-1), ob]
+    if out.size < PARALLEL_THRESHOLD or not threads.parallel(out.size, PARALLEL_THRESHOLD):
+        loop(*args, out.reshape(-1), shape)
+    else:
+        _split_rows(loop, args, kinds, out.reshape(-1), shape)
+    return out
 
 
 def binary_scalar_fresh(name, a, scalar, tensor_first):
