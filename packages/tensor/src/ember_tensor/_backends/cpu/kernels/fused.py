@@ -3,7 +3,7 @@
 A program's scalar function calls ember's built-in scalar functions by name; its module
 binds each name to that function compiled for inlining, then defines the loops around it
 with the generator of the built-in ops' loops (`loops.loop_source`): the contiguous loop
-and the 4-d strided one (serial, nogil: the backend splits large ones over threads). The module is written into ember's
+the 4-d strided one and the row loop of a bias row (serial, nogil: the backend splits large ones over threads). The module is written into ember's
 kernel cache directory (`codegen.load`, keyed by `scalar.py` and the versions) under a
 name that hashes its source, so its ``cache=True`` loops load from Numba's on-disk cache
 in a later process.
@@ -26,22 +26,24 @@ T = np.{dtype}
 
 def module_source(scalar_source, name, used, np_dtype, arity):
     """The module source: the scalar helpers `used`, the program `scalar_source` defining
-    `name`, and its serial loops ``"c" * arity`` and ``"s" * arity``, and their in-place
-    twins writing into operand k (``o``/``t`` at k; compiled only when called)."""
+    `name`, and its serial loops ``"c" * arity``, ``"s" * arity`` and the row loop
+    ``"r" * arity`` (a bias row: every operand a whole row or a broadcast one; not the
+    2**arity mixes with per-row values, which take the strided loop), and their in-place
+    twins writing into operand k (``o``/``t``/``w`` at k; compiled only when called)."""
     parts = [_HEADER.format(dtype=np_dtype.name)]
     parts += [f'{op} = njit(inline="always", error_model="numpy")(_scalar.{op})\n' for op in used]
     parts.append("\n" + scalar_source)
     parts.append(f'\nf = njit(inline="always", error_model="numpy")({name})\n')
-    for kinds in ("c" * arity, "s" * arity, *in_place_kinds(arity)):
+    for kinds in ("c" * arity, "s" * arity, "r" * arity, *in_place_kinds(arity)):
         parts.append('\n@njit(cache=True, nogil=True, error_model="numpy")\n' + loop_source(kinds, kinds))
     return "".join(parts)
 
 
 def in_place_kinds(arity):
-    """The in-place loops' kinds: for each operand k, the flat and the strided loop
-    writing into it."""
+    """The in-place loops' kinds: for each operand k, the flat, the strided and the row
+    loop writing into it."""
     return [kinds[:k] + letter + kinds[k + 1:] for k in range(arity)
-            for kinds, letter in (("c" * arity, "o"), ("s" * arity, "t"))]
+            for kinds, letter in (("c" * arity, "o"), ("s" * arity, "t"), ("r" * arity, "w"))]
 
 
 def fused_module(module_name, scalar_source, name, used, np_dtype, arity):
