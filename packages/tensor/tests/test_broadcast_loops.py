@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import ember_tensor as et
+from ember_tensor import fusion
 from ember_tensor._backends.cpu import elementwise as cpu_elementwise
 from ember_tensor._backends.plan import pair_row_layout, row_layout
 
@@ -191,3 +192,20 @@ def test_broadcast_layouts_take_the_row_loops(call, kinds, monkeypatch):
     x, b, c = et.ones(8, 16), et.ones(16), et.ones(8, 1)
     call(x, b, c)
     assert kinds in taken and not any("s" in k for k in taken)
+
+
+@pytest.mark.parametrize("shape_b", [(512,), (64, 1), (1, 1)], ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_programs_take_the_row_loops(shape_b, dtype):
+    """A fused program over a bias row or a column: the eager ops' results bit for bit,
+    new and written in place (``reuse=``), and the same as with strided operands."""
+    prog = fusion.FusedElementwise([("mul", (("in", 0), ("in", 1))), ("add", (("step", 0), ("in", 0))),
+                                    ("relu", (("step", 1),))], 2, name="bias_relu")
+    a, b = _values((64, 512), dtype), _values(shape_b, dtype)
+    x, y = et.from_numpy(a.copy()), et.from_numpy(b.copy())
+    eager = et.relu(x * y + x)
+    assert prog(x, y).numpy().tobytes() == eager.numpy().tobytes()
+    assert prog(_strided(a), _strided(b)).numpy().tobytes() == eager.numpy().tobytes()
+    target = et.from_numpy(a.copy())
+    assert prog(target, y, reuse=0) is target
+    assert target.numpy().tobytes() == eager.numpy().tobytes()

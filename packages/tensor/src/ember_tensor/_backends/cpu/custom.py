@@ -22,7 +22,7 @@ from numba.core.errors import NumbaPerformanceWarning
 
 from .. import codegen
 from . import elementwise as _backend
-from .kernels.fused import fused_module
+from .kernels.fused import fused_module, row_loop_kinds
 from .kernels.loops import loop_source
 
 __all__ = ["launch_elementwise", "launch_fused", "launch_raw", "launch_reduce"]
@@ -77,13 +77,14 @@ class FusedLoops:
     def __init__(self, module, arity):
         self.module = module
         self.flat = "c" * arity
-        self.rows = "r" * arity
+        self.rows = frozenset(row_loop_kinds(arity))
         self._loops = {}
 
     def has(self, kinds):
-        """Only the all-contiguous flat loops and the all-row loops exist, writing into
-        `out` or into one operand (else `run` takes the strided one)."""
-        if kinds == self.flat or kinds == self.rows:
+        """Only the all-contiguous flat loop, the row loops (`kernels.fused.row_loop_kinds`)
+        and the in-place twins of the flat and the all-row loop exist (else `run` takes
+        the strided one)."""
+        if kinds == self.flat or kinds in self.rows:
             return True
         arity = len(self.flat)
         return len(kinds) == arity and ((kinds.count("o") == 1 and kinds.count("c") == arity - 1)
