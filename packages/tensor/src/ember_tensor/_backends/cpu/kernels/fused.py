@@ -2,11 +2,12 @@
 
 A program's scalar function calls ember's built-in scalar functions by name; its module
 binds each name to that function compiled for inlining, then defines the loops around it
-with the generator of the built-in ops' loops (`loops.loop_source`): the contiguous loop
-the 4-d strided one and the row loop of a bias row (serial, nogil: the backend splits large ones over threads). The module is written into ember's
-kernel cache directory (`codegen.load`, keyed by `scalar.py` and the versions) under a
-name that hashes its source, so its ``cache=True`` loops load from Numba's on-disk cache
-in a later process.
+with the generator of the built-in ops' loops (`loops.loop_source`): the contiguous loop,
+the 4-d strided one and the row loops of broadcast operands (serial, nogil: the backend
+splits large ones over threads). The module is written into ember's kernel cache
+directory (`codegen.load`, keyed by `scalar.py` and the versions) under a name that
+hashes its source, so its ``cache=True`` loops load from Numba's on-disk cache in a
+later process.
 """
 from ... import codegen
 from ... import scalar as _scalar

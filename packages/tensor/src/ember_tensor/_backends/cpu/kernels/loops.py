@@ -29,11 +29,12 @@ Writing through the operand itself, not through an ``out`` that aliases it, keep
 loop vectorised: with two arrays over one memory LLVM's runtime overlap check fails and
 the scalar loop runs (3x slower on a contiguous float32 add + relu).
 So the built-in variants are c / cc / cv / vc / ccc / ccv / cvc / cvv, s / ss / sss and
-the row loops over r and k (r, k, rr, rk, kr, kk, rrr, ...) (compiled lazily, per dtype, only when used: `where(mask, x, 0.0)` takes ccv). Every loop is serial and releases the GIL: for large tensors
-the backend runs it over ranges of the elements on several threads at once
-(`threads.split`), so no op pays for compiling a ``parallel=True`` twin as well (a
-``prange`` loop compiles 3-5x slower than the serial one, and a cold start is mostly
-compiling).
+the row loops over r and k (r, k, rr, rk, kr, kk, rrr, ...), compiled lazily, per dtype,
+only when used (`where(mask, x, 0.0)` takes ccv). Every loop is serial and releases the
+GIL: for large tensors the backend runs it over ranges of the elements (of the rows, for
+a row loop) on several threads at once (`threads.split`), so no op pays for compiling a
+``parallel=True`` twin as well (a ``prange`` loop compiles 3-5x slower than the serial
+one, and a cold start is mostly compiling).
 """
 from ... import codegen
 from ... import scalar as _scalar
@@ -51,7 +52,6 @@ from ember_tensor._backends import {module} as _scalar
 f = njit(inline="always", error_model="numpy")(_scalar.{name})
 '''
 
-# The built-in variants of each arity, by operand kinds.
 def row_kinds(arity):
     """Every row loop's kinds over `arity` operands: each operand a row or a per-row value.
 
@@ -64,6 +64,7 @@ def row_kinds(arity):
     return kinds
 
 
+# The built-in variants of each arity, by operand kinds.
 VARIANTS = {"unary": ("c", "s", *row_kinds(1)), "binary": ("cc", "cv", "vc", "ss", *row_kinds(2)),
             "ternary": ("ccc", "ccv", "cvc", "cvv", "sss", *row_kinds(3))}
 
