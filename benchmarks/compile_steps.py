@@ -6,6 +6,10 @@
   arrays, writes one) vs eager ember and eager PyTorch (three kernels, two temporaries);
 - the MLP 784-512-512-10 SGD training step, batch 64, with ``compile(model)``: compiled
   ember vs eager PyTorch (target <= 0.7x);
+- reduction prologues: ``((x - y) ** 2).mean()`` on 1e7 float32 and ``x.exp().sum(-1)``
+  on 1000x1000 float32: compiled ember (one fused reduction loop, the elementwise result
+  never stored) vs eager ember and eager PyTorch (an elementwise kernel writing a
+  temporary, then a reduction reading it);
 - the MLP's forward under no_grad (inference) and ``relu(x @ w + b)`` at three sizes:
   compiled ember (the bias add + relu runs in place on the product's buffer, memory
   planning) vs compiled with ``config.memory_planning`` off vs eager ember vs eager PyTorch;
@@ -16,7 +20,9 @@
   processes; `cold`).
 
 Rows of the suite (`python -m benchmarks --group compile`) put compiled ember in the ember
-column; ``python -m benchmarks.compile_steps`` prints the ratios and compile times.
+column; ``python -m benchmarks.compile_steps`` prints the ratios and compile times
+(``python -m benchmarks.compile_steps WORD ...``: only the workloads whose names hold one
+of the words, and no compile times).
 """
 import os
 import subprocess
@@ -71,6 +77,24 @@ def _fma_setup(compiled):
             (lambda x, y, z: _fma_relu(t, x, y, z))
         fn(x, y, z)
         return lambda: fn(x, y, z)
+    return setup
+
+
+def _mse(x, y):
+    return ((x - y) ** 2).mean()
+
+
+def _exp_rows(x):
+    return x.exp().sum(-1)
+
+
+def _reduction_setup(compiled, fn, shapes):
+    def setup(lib):
+        t = _libs(lib)[0]
+        args = [t.randn(*shape) for shape in shapes]
+        call = _compiled(fn) if compiled and lib == "ember" else fn
+        call(*args)
+        return lambda: call(*args)
     return setup
 
 
@@ -235,6 +259,14 @@ WORKLOADS = [
              unit="B", repeats=5),
     Workload("compile: relu(x*y+z) 1e7 f32, eager", _fma_setup(False), group="compile", work=16 * N_BIG,
              unit="B", repeats=5),
+    Workload("compile: ((x-y)**2).mean() 1e7 f32, compiled", _reduction_setup(True, _mse, [(N_BIG,)] * 2),
+             group="compile", work=8 * N_BIG, unit="B", repeats=5),
+    Workload("compile: ((x-y)**2).mean() 1e7 f32, eager", _reduction_setup(False, _mse, [(N_BIG,)] * 2),
+             group="compile", work=8 * N_BIG, unit="B", repeats=5),
+    Workload("compile: x.exp().sum(-1) 1000x1000 f32, compiled", _reduction_setup(True, _exp_rows, [(1000, 1000)]),
+             group="compile", work=4 * 10 ** 6, unit="B"),
+    Workload("compile: x.exp().sum(-1) 1000x1000 f32, eager", _reduction_setup(False, _exp_rows, [(1000, 1000)]),
+             group="compile", work=4 * 10 ** 6, unit="B"),
     Workload(f"compile: MLP 784-512-512-10 SGD step, batch {BATCH}, compiled", _mlp_setup(True), group="compile",
              work=3 * 2 * BATCH * (784 * 512 + 512 * 512 + 512 * 10), unit="FLOP"),
     Workload(f"compile: MLP 784-512-512-10 SGD step, batch {BATCH}, eager", _mlp_setup(False), group="compile",
@@ -275,27 +307,33 @@ def compile_times():
                                      check=True).stdout) for _ in range(2)]
 
 
-def main():
+def main(words=()):
     import importlib.util
     available = ["ember"] + (["torch"] if importlib.util.find_spec("torch") else [])
-    results = {w.name: run(w, available) for w in WORKLOADS}
-    for w in WORKLOADS:
+    chosen = [w for w in WORKLOADS if not words or any(word in w.name for word in words)]
+    results = {w.name: run(w, available) for w in chosen}
+    for w in chosen:
         r = results[w.name]
         print(f"{w.name}: ember {fmt_time(r['ember'][0])}" +
               (f", torch {fmt_time(r['torch'][0])}, ember/torch {r['ember'][0] / r['torch'][0]:.2f}"
                if "torch" in r else ""))
-    for kind in ("20-op chain, 8 f32", "relu(x*y+z) 1e7 f32", f"MLP 784-512-512-10 SGD step, batch {BATCH}",
+    for kind in ("20-op chain, 8 f32", "relu(x*y+z) 1e7 f32", "((x-y)**2).mean() 1e7 f32",
+                 "x.exp().sum(-1) 1000x1000 f32", f"MLP 784-512-512-10 SGD step, batch {BATCH}",
                  "branchy MLP 32-64-64-1 SGD step (if loss > 1)", "while x.norm() > 1: x = x / 2, 16 f32"):
-        c = results[f"compile: {kind}, compiled"]["ember"][0]
-        e = results[f"compile: {kind}, eager"]["ember"][0]
-        print(f"{kind}: compiled/eager ember = {c / e:.2f}")
+        c, e = results.get(f"compile: {kind}, compiled"), results.get(f"compile: {kind}, eager")
+        if c and e:
+            print(f"{kind}: compiled/eager ember = {c['ember'][0] / e['ember'][0]:.2f}")
     for kind in [f"MLP 784-512-512-10 inference (no_grad), batch {BATCH}"] + \
             [f"relu(x @ w + b) {m}x{k}x{n} f32" for m, k, n in EPILOGUE_SIZES]:
-        c, u, e = (results[f"compile: {kind}, {v}"]["ember"][0] for v in VARIANTS)
-        print(f"{kind}: compiled/eager ember = {c / e:.2f}, compiled/without memory planning = {c / u:.2f}")
+        found = [results.get(f"compile: {kind}, {v}") for v in VARIANTS]
+        if all(found):
+            c, u, e = (r["ember"][0] for r in found)
+            print(f"{kind}: compiled/eager ember = {c / e:.2f}, compiled/without memory planning = {c / u:.2f}")
+    if words:
+        return
     cold, warm = compile_times()
     print(f"first compiled call (capture + fusion + kernel): empty cache {cold:.2f} s, disk cache {warm:.3f} s")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

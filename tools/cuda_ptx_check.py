@@ -48,6 +48,8 @@ def _resolve(module_name, filename, qualname):
     """
     import importlib
     import importlib.util
+    if module_name is None:  # compiled in memory (a closure over a device function)
+        return None
     module = sys.modules.get(module_name)
     if module is None:
         try:
@@ -87,7 +89,8 @@ def _compile_share(path, share, shares):
     from numba import cuda
     _pretend_a_device()
     with open(path, "rb") as fh:
-        records = sorted(pickle.load(fh), key=lambda r: (r[0], r[2], str(r[3])))[share::shares]
+        # (str: a kernel compiled in memory records its module as None)
+        records = sorted(pickle.load(fh), key=lambda r: (str(r[0]), str(r[2]), str(r[3])))[share::shares]
     failures, unresolved, compiled = [], set(), 0
     for module_name, filename, qualname, types in records:
         if types is None:

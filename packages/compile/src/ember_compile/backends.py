@@ -4,13 +4,15 @@ A backend is called as PyTorch calls one, ``backend(gm, example_inputs)`` (the c
 GraphModule and the call's tensors), and returns a callable taking those tensors. By name:
 
 - ``"inductor"`` (the default) and ``"ember"``: ember's compiler, fusing elementwise
-  groups into generated Numba kernels (`fusion.fuse`) that write into dead buffers —
-  matmul epilogues in place (`memory_planning.plan_memory`);
+  groups into generated Numba kernels (`fusion.fuse`), reductions with the elementwise
+  trees feeding them first (`fused_reductions.fuse_reductions`); elementwise groups write
+  into dead buffers — matmul epilogues in place (`memory_planning.plan_memory`);
 - ``"eager"``, ``"aot_eager"``, ``"aot_eager_decomp_partition"`` and the names of
   PyTorch's other backends (``"cudagraphs"``, ``"openxla"``, ``"tvm"``): the captured
   graph as it is, with ember's ops.
 """
 from . import config, trace_log
+from .fused_reductions import fuse_reductions
 from .fusion import fuse
 from .memory_planning import plan_memory
 
@@ -18,8 +20,10 @@ __all__ = ["BACKENDS", "JOINT", "lookup", "ember_backend", "eager_backend"]
 
 
 def ember_backend(gm, example_inputs, *, log_topics=frozenset()):
-    """Fuse `gm`'s elementwise groups, plan their buffers and return its forward."""
-    groups = fuse(gm)
+    """Fuse `gm`'s reductions with their elementwise prologues, then its elementwise
+    groups, plan their buffers and return its forward."""
+    groups = fuse_reductions(gm)
+    groups += fuse(gm)
     if config.memory_planning:
         groups = plan_memory(gm, groups)
     gm.fused_groups = groups

@@ -35,7 +35,7 @@ from ember_tensor.dispatch import Operator
 
 from .capture import switches_grad_mode
 
-__all__ = ["fuse", "FusedGroup", "fusible_op", "replace_with_group"]
+__all__ = ["fuse", "FusedGroup", "fusible_op", "scalar_args", "replace_with_group"]
 
 _OPERATORS = {operator.add: "add", operator.sub: "sub", operator.mul: "mul", operator.truediv: "div",
               operator.neg: "neg", operator.gt: "gt", operator.lt: "lt", operator.ge: "ge", operator.le: "le",
@@ -71,14 +71,32 @@ def fusible_op(node, root_module):
             name = None
     else:
         return None
+    if name is None and _is_square(node):
+        name = "square"
     if name is None or kwargs:
         return None
+    args = scalar_args(node, name)
     arity = 1 if name in _fusion.UNARY else 2 if name in _fusion.BINARY else 3
-    if len(node.args) != arity or not all(isinstance(a, Node) or _is_constant(a) for a in node.args):
+    if len(args) != arity or not all(isinstance(a, Node) or _is_constant(a) for a in args):
         return None
-    if not any(isinstance(a, Node) for a in node.args):
+    if not any(isinstance(a, Node) for a in args):
         return None
     return name
+
+
+def _is_square(node):
+    """``x ** 2`` (operator, method or op): eager ember computes it as ``x * x``, `square`."""
+    target = node.target
+    is_pow = target is operator.pow if node.op == "call_function" and not isinstance(target, Operator) else \
+        target == "pow" if node.op == "call_method" else \
+        isinstance(target, Operator) and target.name == "pow" and not target.inplace
+    return is_pow and len(node.args) == 2 and isinstance(node.args[0], Node) and \
+        node.args[1].__class__ in (int, float) and node.args[1] == 2
+
+
+def scalar_args(node, name):
+    """The arguments of `node`'s scalar function `name` (``x ** 2`` is ``square(x)``)."""
+    return node.args[:1] if name == "square" and len(node.args) == 2 else node.args
 
 
 class _FusedFunction(Function):
@@ -141,8 +159,10 @@ class FusedGroup:
             return _FusedFunction.apply(self, dtype, *inputs)
         # No autograd node saves the inputs here, so a dead input's memory may take the result.
         reuse = self.reuse.input_index(inputs) if self.reuse is not None else None
+        if reuse is None:  # (a fused reduction's program takes no `reuse`)
+            return program(*inputs, dtype=dtype)
         result = program(*inputs, dtype=dtype, reuse=reuse)
-        if reuse is not None and result is inputs[reuse]:
+        if result is inputs[reuse]:
             self.in_place_calls += 1
         return result
 
@@ -180,7 +200,7 @@ def _program(members, ops, name):
     inputs, steps, index = [], [], {}
     for node in members:
         args = []
-        for a in node.args:
+        for a in scalar_args(node, ops[node]):
             if isinstance(a, Node) and a in index:
                 args.append(("step", index[a]))
             elif isinstance(a, Node):

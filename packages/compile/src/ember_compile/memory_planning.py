@@ -37,6 +37,7 @@ import operator
 import ember_nn
 import ember_nn.functional as F
 from ember_fx import Node
+from ember_tensor import fusion as _fusion
 from ember_tensor.dispatch import Operator
 
 from .capture import switches_grad_mode
@@ -181,7 +182,8 @@ def plan_memory(gm, groups):
         if not (call.op == "call_function" and isinstance(call.target, FusedGroup)):
             continue
         group = call.target
-        dead = _dead_inputs(call, gm)
+        # A fused reduction's result is smaller than its inputs: it writes no input's memory.
+        dead = _dead_inputs(call, gm) if isinstance(group.program, _fusion.FusedElementwise) else []
         if dead:
             # A product first: its buffer was just written, the group is its epilogue.
             index, source = next(((i, a) for i, a in dead if is_product(a, gm)), dead[0])

@@ -9,7 +9,8 @@ shapes and strides only (any unit: elements or bytes), never on memory, so the o
 every backend use the same one.
 """
 
-__all__ = ["MAX_DIMS", "WORDS", "merge_dims", "merged_layout", "row_layout", "pair_row_layout", "word_layout", "output_size", "adaptive_bounds"]
+__all__ = ["MAX_DIMS", "WORDS", "merge_dims", "merge_dims_jointly", "merged_layout", "row_layout", "pair_row_layout",
+           "word_layout", "output_size", "adaptive_bounds"]
 
 # Strided elementwise kernels index four dims; more that do not merge loop on the host.
 MAX_DIMS = 4
@@ -34,6 +35,27 @@ def merge_dims(dims):
             merged[-1] = (merged[-1][0] * n, s)
         else:
             merged.append((n, s))
+    return merged
+
+
+def merge_dims_jointly(sizes, strides):
+    """Merge dims (`sizes`, each operand's `strides`) where every operand's strides are
+    adjacent in memory; drop size-1 dims. Returns ``[(size, [stride per operand])]``.
+
+    >>> merge_dims_jointly((2, 3), [(3, 1), (0, 0)])
+    [(6, [1, 0])]
+    >>> merge_dims_jointly((2, 3), [(3, 1), (1, 0)])
+    [(2, [3, 1]), (3, [1, 0])]
+    """
+    merged = []
+    for d, n in enumerate(sizes):
+        column = [st[d] for st in strides]
+        if n == 1:
+            continue
+        if merged and all(prev == s * n for prev, s in zip(merged[-1][1], column)):
+            merged[-1] = (merged[-1][0] * n, column)
+        else:
+            merged.append((n, column))
     return merged
 
 

@@ -22,10 +22,16 @@ from numba.core.errors import NumbaPerformanceWarning
 
 from .. import codegen
 from . import elementwise as _backend
+<<<<<<< HEAD
 from .kernels.fused import fused_module, row_loop_kinds
+=======
+from . import fused_reduction as _fused_reduction
+from .kernels.fused import fused_module
+from .kernels.fused_reduction import fused_reduction_module
+>>>>>>> main
 from .kernels.loops import loop_source
 
-__all__ = ["launch_elementwise", "launch_fused", "launch_raw", "launch_reduce"]
+__all__ = ["launch_elementwise", "launch_fused", "launch_fused_reduce", "launch_raw", "launch_reduce"]
 
 # user function -> its compiled loops (CpuLoops, a raw njit loop, a reduce loop)
 _elementwise = weakref.WeakKeyDictionary()
@@ -112,6 +118,22 @@ def launch_fused(module_name, scalar_source, name, used, np_dtype, operands, out
         module = fused_module(module_name, scalar_source, name, used, np_dtype, len(operands))
         loops = _fused[module_name] = FusedLoops(module, len(operands))
     return _backend.run(loops, operands, out, into)
+
+
+_fused_reductions = {}   # module name -> its loaded module
+
+
+def launch_fused_reduce(module_name, scalar_source, name, used, np_dtype, kind, operands, dims, out):
+    """``out`` = reduction `kind` ("sum", "mean", "amax", "amin") over `dims` of
+    ``name(*operands)``, computed per element inside the reduction loop (a fused reduction
+    of ``ember_tensor.fusion``): operands are non-empty arrays of one (broadcast) shape,
+    `out` the flat contiguous array of the kept dims. Its module is generated and cached
+    on disk on first use."""
+    module = _fused_reductions.get(module_name)
+    if module is None:
+        module = _fused_reductions[module_name] = fused_reduction_module(
+            module_name, scalar_source, name, used, np_dtype, len(operands), kind)
+    return _fused_reduction.run(module, kind, operands, dims, out)
 
 
 def launch_raw(cpu_loop, cuda_kernel, name, out, args):

@@ -17,10 +17,11 @@ from numba import cuda
 
 from .. import codegen
 from . import elementwise, launch
+from . import fused_reduction as _fused_reduction
 from .kernels.loops import kernel_source, scalar_function
 from .storage import from_numpy
 
-__all__ = ["launch_elementwise", "launch_fused", "launch_raw", "launch_reduce"]
+__all__ = ["launch_elementwise", "launch_fused", "launch_fused_reduce", "launch_raw", "launch_reduce"]
 
 # user function -> its compiled kernels (CudaKernels, a raw kernel, a reduce kernel)
 _elementwise = weakref.WeakKeyDictionary()
@@ -71,13 +72,28 @@ def launch_fused(module_name, scalar_source, name, used, np_dtype, operands, out
     twins of them), compiled in memory once per process and launched as ``ember.kernel``'s
     functions are. `into` (the operand that is `out`) needs nothing here: a thread reads
     its element's operands before writing that element."""
+    return launch_elementwise(_program_function(module_name, scalar_source, name, used, np_dtype), operands, out)
+
+
+def _program_function(module_name, scalar_source, name, used, np_dtype):
+    """A fused program's scalar function over the CUDA twins of the scalar functions
+    `used`, compiled in memory once per process."""
     fn = _fused.get(module_name)
     if fn is None:
         namespace = {op: cuda.jit(device=True)(scalar_function(op)) for op in used}
         namespace["T"] = np.dtype(np_dtype).type
         fn = _fused[module_name] = codegen.compile_function(scalar_source, name, namespace,
                                                             f"<ember fused {module_name}>")
-    return launch_elementwise(fn, operands, out)
+    return fn
+
+
+def launch_fused_reduce(module_name, scalar_source, name, used, np_dtype, kind, operands, dims, out):
+    """``out`` = reduction `kind` over `dims` of ``name(*operands)`` computed inside eager's
+    reduction kernels (a fused reduction of ``ember_tensor.fusion``; see the CPU
+    backend's): operands are non-empty device arrays of one shape, `out` the flat
+    contiguous array of the kept dims. Compiled in memory once per process."""
+    program = _program_function(module_name, scalar_source, name, used, np_dtype)
+    return _fused_reduction.run(module_name, program, kind, np_dtype, operands, dims, out)
 
 
 def launch_raw(cpu_loop, cuda_kernel, name, out, args):

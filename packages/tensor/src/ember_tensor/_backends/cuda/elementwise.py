@@ -69,10 +69,11 @@ def _flat_kinds(operands, out):
     return kinds
 
 
-def run(f_loops, operands, out):
+def run(f_loops, operands, out, into=None):
     """out[...] = f(*operands[...]) with the kernels of scalar function f (a `builtin`, or a
     user function's): operands are device arrays broadcast to out's shape, or NumPy
-    scalars."""
+    scalars. `into` (the operand that is `out`, as the CPU's) changes nothing here: a
+    thread reads its element's operands before it writes that element."""
     if out.size == 0:
         return out
     if not any(is_array(x) for x in operands):  # all values: one becomes a device array

@@ -1,0 +1,129 @@
+"""Reduction prologues: an elementwise group whose one consumer is a reduction fuses into it.
+
+`fuse_reductions(gm)` runs before `fusion.fuse`. For each `sum`, `mean`, `amax` or `amin`
+node (tensor method, ember op; over every dim or given dims, ``keepdim`` either way,
+no ``dtype``) whose input is an elementwise node used by nothing else, it gathers the
+elementwise tree behind it as `fusion` does (every node whose users are all in the tree)
+and replaces tree and reduction with one ``call_function`` of a `FusedGroup` whose
+program is an ``ember_tensor.fusion.FusedReduction``: one generated loop that computes
+the tree per element and reduces it at once, so the tree's result is never stored
+(``((x - y) ** 2).mean()``, ``(x * w).sum(-1)``, ``x.exp().sum(dim=1)``; a single
+elementwise node counts).
+
+It is a `FusedGroup` like any other: per call, float32/float64 tensors on one device (CPU
+or CUDA) of a non-empty broadcast shape run the kernel; anything else (other dtypes,
+empty inputs, dims the eager op refuses) runs the group's eager composition — the tree's ops, then the
+reduction — which also raises eager's errors. Autograd and the ahead-of-time backward's
+lowering (which records that eager composition) are `FusedGroup`'s.
+"""
+from ember_fx import Graph, GraphModule, Node
+from ember_nn import Module
+from ember_tensor import fusion as _fusion
+from ember_tensor.dispatch import Operator
+
+from .capture import switches_grad_mode
+from .fusion import FusedGroup, _program, fusible_op
+
+__all__ = ["fuse_reductions", "reduction_of"]
+
+# Parameter names after the input, in the eager ops' order.
+_SIGNATURE = ("dim", "keepdim")
+
+
+def reduction_of(node):
+    """(kind, dim, keepdim) when `node` is a fusible reduction of its first argument, else None."""
+    if node.op == "call_method":
+        name = node.target
+    elif node.op == "call_function" and isinstance(node.target, Operator) and not node.target.inplace:
+        name = node.target.name
+    else:
+        return None
+    if name not in _fusion.REDUCTIONS or not node.args or not isinstance(node.args[0], Node):
+        return None
+    if len(node.args) > 1 + len(_SIGNATURE):
+        return None
+    given = dict(zip(_SIGNATURE, node.args[1:]))
+    for key, value in node.kwargs.items():
+        if key in given or key not in (*_SIGNATURE, "dtype"):
+            return None  # out=, a repeated argument: the eager op's business
+        if key == "dtype":
+            if value is not None:
+                return None
+            continue
+        given[key] = value
+    dim, keepdim = given.get("dim", () if name in ("amax", "amin") else None), given.get("keepdim", False)
+    if not isinstance(keepdim, bool) or isinstance(dim, Node):
+        return None
+    if isinstance(dim, list):
+        dim = tuple(dim)
+    if not (dim is None or isinstance(dim, int) or
+            (isinstance(dim, tuple) and all(isinstance(d, int) for d in dim))):
+        return None
+    return name, dim, keepdim
+
+
+def _tree(root, ops, taken):
+    """The elementwise tree whose result is `root`: every fusible node whose users are all
+    in it (to a fixed point, as `fusion` groups)."""
+    members, changed = {root}, True
+    while changed:
+        changed = False
+        for member in list(members):
+            for source in member.all_input_nodes:
+                if source in members or source in taken or ops[source] is None:
+                    continue
+                if all(user in members for user in source.users):
+                    members.add(source)
+                    changed = True
+    return members
+
+
+def fuse_reductions(gm):
+    """Fuse `gm`'s reductions with the elementwise trees feeding them, in place.
+
+    Args:
+        gm: a captured GraphModule (its code is regenerated when anything fuses).
+
+    Returns:
+        The `FusedGroup`\\ s made (programs: ``FusedReduction``), in graph order; none in a
+        graph that switches grad mode.
+    """
+    if switches_grad_mode(gm.graph):
+        return []
+    ops = {node: fusible_op(node, gm) for node in gm.graph.nodes}
+    position = {node: i for i, node in enumerate(gm.graph.nodes)}
+    taken, found = set(), []
+    for node in gm.graph.nodes:
+        reduction = reduction_of(node)
+        if reduction is None:
+            continue
+        source = node.args[0]
+        # The input must be elementwise, computed only for this reduction, and produce
+        # the compute dtype (a comparison's bools sum as integers).
+        if ops[source] is None or source in taken or len(source.users) != 1 or ops[source] in _fusion.COMPARISONS:
+            continue
+        members = sorted(_tree(source, ops, taken), key=position.__getitem__)
+        taken |= set(members)
+        found.append((node, reduction, members))
+    fused = []
+    for number, (node, (kind, dim, keepdim), members) in enumerate(found):
+        name = f"fused_reduction_{number}"
+        program, inputs, _ = _program(members, ops, name)
+        graph = Graph()  # the eager composition: the tree's ops, then the reduction
+        env = {a: graph.placeholder(a.name) for a in inputs}
+        for member in [*members, node]:
+            env[member] = graph.node_copy(member, env.__getitem__)
+        graph.output(env[node])
+        eager = GraphModule(gm, graph, name) if any(n.op == "call_module" for n in members) \
+            else GraphModule(Module(), graph, name)
+        group = FusedGroup(name, _fusion.FusedReduction(program, kind, dim, keepdim), eager)
+        with gm.graph.inserting_before(node):
+            call = gm.graph.call_function(group, tuple(inputs))
+        node.replace_all_uses_with(call)
+        gm.graph.erase_node(node)
+        for member in reversed(members):
+            gm.graph.erase_node(member)
+        fused.append(group)
+    if fused:
+        gm.recompile()
+    return fused
