@@ -22,13 +22,9 @@ from numba.core.errors import NumbaPerformanceWarning
 
 from .. import codegen
 from . import elementwise as _backend
-<<<<<<< HEAD
-from .kernels.fused import fused_module, row_loop_kinds
-=======
 from . import fused_reduction as _fused_reduction
-from .kernels.fused import fused_module
+from .kernels.fused import fused_module, row_loop_kinds
 from .kernels.fused_reduction import fused_reduction_module
->>>>>>> main
 from .kernels.loops import loop_source
 
 __all__ = ["launch_elementwise", "launch_fused", "launch_fused_reduce", "launch_raw", "launch_reduce"]
