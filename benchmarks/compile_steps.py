@@ -16,13 +16,23 @@
 - data-dependent Python control flow (fx cannot capture it; replayed from guarded traces):
   a small MLP 32-64-64-1 training step whose forward takes ``if loss > threshold`` (both
   branches alternate), and a ``while x.norm() > 1: x = x / 2`` loop (varying trip counts);
-- compile time of the chain from an empty kernel cache and from the disk cache (fresh
-  processes; `cold`).
+- an LSTM (input and hidden 256, seq 35, batch 20, a linear head, cross entropy) SGD
+  training step with ``compile(model)``: compiled ember vs eager PyTorch (target <= 1.0x);
+- a TransformerEncoderLayer (d_model 128, 4 heads, feed-forward 256, seq 64, batch 16)
+  AdamW training step with the layer compiled: compiled ember vs eager PyTorch (target
+  <= 0.9x);
+- PyTorch's own ``torch.compile`` (inductor) on the MLP, LSTM and Transformer steps, the
+  chain and ``relu(x * y + z)`` (rows named ``torch.compile``, PyTorch's column only);
+- ``relu(x * y + z)``'s compiled time as a multiple of the time to stream its 160 MB once
+  at this machine's STREAM triad bandwidth (``machine.stream_triad``; target <= 1.2);
+- compile time of the chain, and of the MLP training step, from an empty kernel cache
+  (``EMBER_CACHE_DIR`` and ``NUMBA_CACHE_DIR`` empty) and from the disk cache (fresh
+  processes; `cold`; MLP targets <= 5 s and <= 0.5 s).
 
 Rows of the suite (`python -m benchmarks --group compile`) put compiled ember in the ember
 column; ``python -m benchmarks.compile_steps`` prints the ratios and compile times
 (``python -m benchmarks.compile_steps WORD ...``: only the workloads whose names hold one
-of the words, and no compile times).
+of the words, and no compile times unless a word is ``cold``).
 """
 import os
 import subprocess
@@ -58,8 +68,7 @@ def _chain_setup(compiled):
     def setup(lib):
         t = _libs(lib)[0]
         x, y = t.randn(8), t.randn(8)
-        fn = _compiled(lambda x, y: _chain(t, x, y)) if compiled and lib == "ember" else \
-            (lambda x, y: _chain(t, x, y))
+        fn = _run_as(lambda x, y: _chain(t, x, y), compiled, lib)
         fn(x, y)  # compile outside the timing
         return lambda: fn(x, y)
     return setup
@@ -73,8 +82,7 @@ def _fma_setup(compiled):
     def setup(lib):
         t = _libs(lib)[0]
         x, y, z = t.rand(N_BIG), t.rand(N_BIG), t.rand(N_BIG)
-        fn = _compiled(lambda x, y, z: _fma_relu(t, x, y, z)) if compiled and lib == "ember" else \
-            (lambda x, y, z: _fma_relu(t, x, y, z))
+        fn = _run_as(lambda x, y, z: _fma_relu(t, x, y, z), compiled, lib)
         fn(x, y, z)
         return lambda: fn(x, y, z)
     return setup
@@ -98,12 +106,25 @@ def _reduction_setup(compiled, fn, shapes):
     return setup
 
 
+def _torch_compiled(fn):
+    import torch
+    return torch.compile(fn)
+
+
+def _run_as(fn, compiled, lib):
+    """`fn` as the row runs it: compiled by ember's compiler (ember, `compiled=True`), by
+    PyTorch's inductor (torch, `compiled="torch.compile"`), or eager."""
+    if compiled == "torch.compile":
+        return _torch_compiled(fn) if lib == "torch" else fn
+    return _compiled(fn) if compiled and lib == "ember" else fn
+
+
 def _mlp_setup(compiled):
     def setup(lib):
         t, nn, F, optim = _libs(lib)
         t.manual_seed(0)
         model = _mlp(nn)
-        run_model = _compiled(model) if compiled and lib == "ember" else model
+        run_model = _run_as(model, compiled, lib)
         optimizer = optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
         data, target = t.randn(BATCH, 1, 28, 28), t.randint(0, 10, (BATCH,))
 
@@ -111,6 +132,62 @@ def _mlp_setup(compiled):
             optimizer.zero_grad()
             loss = F.cross_entropy(run_model(data), target)
             loss.backward()
+            optimizer.step()
+        step()
+        return step
+    return setup
+
+
+LSTM_SIZE, LSTM_SEQ, LSTM_BATCH = 256, 35, 20
+
+
+class _LSTMModel:
+    """An LSTM 256-256 over (seq 35, batch 20, 256) with a 10-way linear head on every step
+    and the cross entropy in its forward (the language-model step's shape)."""
+
+    def __new__(cls, nn, F):
+        class LSTMModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = nn.LSTM(LSTM_SIZE, LSTM_SIZE)
+                self.head = nn.Linear(LSTM_SIZE, 10)
+
+            def forward(self, x, y):
+                out, _ = self.lstm(x)
+                return F.cross_entropy(self.head(out).reshape(-1, 10), y.reshape(-1))
+        return LSTMModel()
+
+
+def _lstm_setup(compiled):
+    def setup(lib):
+        t, nn, F, optim = _libs(lib)
+        t.manual_seed(0)
+        model = _LSTMModel(nn, F)
+        run_model = _run_as(model, compiled, lib)
+        optimizer = optim.SGD(model.parameters(), lr=0.1)
+        x, y = t.randn(LSTM_SEQ, LSTM_BATCH, LSTM_SIZE), t.randint(0, 10, (LSTM_SEQ, LSTM_BATCH))
+
+        def step():
+            optimizer.zero_grad()
+            run_model(x, y).backward()
+            optimizer.step()
+        step()
+        return step
+    return setup
+
+
+def _transformer_setup(compiled):
+    def setup(lib):
+        t, nn, F, optim = _libs(lib)
+        t.manual_seed(0)
+        layer = nn.TransformerEncoderLayer(128, 4, dim_feedforward=256, dropout=0.0, batch_first=True)
+        run_layer = _run_as(layer, compiled, lib)
+        optimizer = optim.AdamW(layer.parameters(), lr=1e-3)
+        x = t.randn(16, 64, 128)
+
+        def step():
+            optimizer.zero_grad()
+            run_layer(x).pow(2).mean().backward()
             optimizer.step()
         step()
         return step
@@ -277,6 +354,19 @@ WORKLOADS = [
     *[Workload(f"compile: relu(x @ w + b) {m}x{k}x{n} f32, {v}", _relu_linear_setup(m, k, n, v),
                group="compile", work=2 * m * k * n, unit="FLOP")
       for m, k, n in EPILOGUE_SIZES for v in VARIANTS],
+    Workload("compile: LSTM 256 seq 35 batch 20 SGD step, compiled", _lstm_setup(True), group="compile",
+             repeats=5),
+    Workload("compile: LSTM 256 seq 35 batch 20 SGD step, eager", _lstm_setup(False), group="compile", repeats=5),
+    Workload("compile: TransformerEncoderLayer d128 h4 seq 64 batch 16 AdamW step, compiled",
+             _transformer_setup(True), group="compile", repeats=5),
+    Workload("compile: TransformerEncoderLayer d128 h4 seq 64 batch 16 AdamW step, eager",
+             _transformer_setup(False), group="compile", repeats=5),
+    *[Workload(f"compile: {name}, torch.compile", setup("torch.compile"), group="compile", libs=("torch",),
+               repeats=5)
+      for name, setup in [("20-op chain, 8 f32", _chain_setup), ("relu(x*y+z) 1e7 f32", _fma_setup),
+                          (f"MLP 784-512-512-10 SGD step, batch {BATCH}", _mlp_setup),
+                          ("LSTM 256 seq 35 batch 20 SGD step", _lstm_setup),
+                          ("TransformerEncoderLayer d128 h4 seq 64 batch 16 AdamW step", _transformer_setup)]],
     Workload("compile: branchy MLP 32-64-64-1 SGD step (if loss > 1), compiled", _branchy_setup(True),
              group="compile"),
     Workload("compile: branchy MLP 32-64-64-1 SGD step (if loss > 1), eager", _branchy_setup(False),
@@ -298,13 +388,44 @@ print(time.perf_counter() - t1)
 """
 
 
-def compile_times():
-    """Seconds of the first compiled call in a fresh process: from an empty kernel cache,
-    then from the disk cache (the second process)."""
+_COLD_MLP = """
+import time
+import ember_autograd, ember_compile, ember_nn as nn, ember_nn.functional as F, ember_optim, ember_tensor as t
+t.manual_seed(0)
+model = nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                      nn.Linear(512, 10))
+run_model = ember_compile.compile(model)
+optimizer = ember_optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
+data, target = t.randn(64, 1, 28, 28), t.randint(0, 10, (64,))
+def step():
+    optimizer.zero_grad()
+    F.cross_entropy(run_model(data), target).backward()
+    optimizer.step()
+times = []
+for _ in range(3):
+    t0 = time.perf_counter()
+    step()
+    times.append(time.perf_counter() - t0)
+print(times[0], min(times[1:]))
+"""
+
+
+def compile_times(program=_COLD, runs=2):
+    """The first compiled call's seconds in fresh processes: the first from an empty kernel
+    cache (``EMBER_CACHE_DIR`` and ``NUMBA_CACHE_DIR`` both a new empty directory), the
+    others from the disk cache the first one filled. Each process prints its numbers."""
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, EMBER_CACHE_DIR=cache)
-        return [float(subprocess.run([sys.executable, "-c", _COLD], env=env, capture_output=True, text=True,
-                                     check=True).stdout) for _ in range(2)]
+        env = dict(os.environ, EMBER_CACHE_DIR=cache, NUMBA_CACHE_DIR=os.path.join(cache, "numba"))
+        return [[float(v) for v in subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                                                  text=True, check=True).stdout.split()] for _ in range(runs)]
+
+
+def mlp_compile_times():
+    """(first step from an empty cache, first step from the disk cache (min of two
+    processes), a later step): seconds of the compiled MLP SGD step; a first step holds the
+    capture, fusion, the ahead-of-time lowering and every kernel's compile or cache load."""
+    runs = compile_times(_COLD_MLP, runs=3)
+    return runs[0][0], min(r[0] for r in runs[1:]), min(r[1] for r in runs)
 
 
 def main(words=()):
@@ -314,6 +435,9 @@ def main(words=()):
     results = {w.name: run(w, available) for w in chosen}
     for w in chosen:
         r = results[w.name]
+        if "ember" not in r:  # a torch.compile row
+            print(f"{w.name}: torch {fmt_time(r['torch'][0])}" if "torch" in r else f"{w.name}: no torch")
+            continue
         print(f"{w.name}: ember {fmt_time(r['ember'][0])}" +
               (f", torch {fmt_time(r['torch'][0])}, ember/torch {r['ember'][0] / r['torch'][0]:.2f}"
                if "torch" in r else ""))
@@ -329,10 +453,33 @@ def main(words=()):
         if all(found):
             c, u, e = (r["ember"][0] for r in found)
             print(f"{kind}: compiled/eager ember = {c / e:.2f}, compiled/without memory planning = {c / u:.2f}")
-    if words:
+    ratios = [(f"MLP 784-512-512-10 SGD step, batch {BATCH}", "torch"),
+              ("LSTM 256 seq 35 batch 20 SGD step", "torch"),
+              ("TransformerEncoderLayer d128 h4 seq 64 batch 16 AdamW step", "torch")]
+    for kind, _ in ratios + [("20-op chain, 8 f32", None), ("relu(x*y+z) 1e7 f32", None)]:
+        c, tc = results.get(f"compile: {kind}, compiled"), results.get(f"compile: {kind}, torch.compile")
+        if c and tc:
+            print(f"{kind}: compiled ember/torch.compile = {c['ember'][0] / tc['torch'][0]:.2f} "
+                  f"(torch.compile {fmt_time(tc['torch'][0])}, min {fmt_time(tc['torch'][1])})")
+    for kind, _ in ratios:
+        c = results.get(f"compile: {kind}, compiled")
+        if c and "torch" in c:
+            print(f"{kind}: compiled ember/eager torch = {c['ember'][0] / c['torch'][0]:.2f} "
+                  f"(min/min {c['ember'][1] / c['torch'][1]:.2f})")
+    fma = results.get("compile: relu(x*y+z) 1e7 f32, compiled")
+    if fma:
+        from .machine import stream_triad
+        triad = stream_triad()
+        stream = 16 * N_BIG / triad
+        print(f"relu(x*y+z) 1e7 f32: compiled ember {fmt_time(fma['ember'][1])} (min) = "
+              f"{fma['ember'][1] / stream:.2f} x the triad time ({fmt_time(stream)} at {triad / 1e9:.1f} GB/s)")
+    if words and "cold" not in words:
         return
-    cold, warm = compile_times()
+    (cold,), (warm,) = compile_times()
     print(f"first compiled call (capture + fusion + kernel): empty cache {cold:.2f} s, disk cache {warm:.3f} s")
+    cold, warm, step = mlp_compile_times()
+    print(f"MLP SGD step, first compiled step in a fresh process: empty cache {cold:.2f} s, disk cache "
+          f"{warm:.2f} s (a later step {step * 1e3:.2f} ms)")
 
 
 if __name__ == "__main__":

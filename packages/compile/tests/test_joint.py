@@ -395,3 +395,18 @@ def test_statistics_given_as_arguments_are_updated_once_per_call():
     norm(x, twin_mean, twin_var, w)
     assert torch.equal(mean, twin_mean) and torch.equal(var, twin_var)
     assert isinstance(_plans(f)[0], JointPlan)
+
+
+def test_the_lowering_run_leaves_the_calls_tensors_versions_alone():
+    # An eager graph that saved x before the compiled call's first (lowering) run still
+    # backpropagates: the lowering restores the call's tensors only where it changed them.
+    model = _mlp()
+    compiled = compile(model)
+    x, target = torch.randn(5, 3, 4), torch.tensor([0, 2, 1, 1, 0])
+    eager_loss = F.cross_entropy(model(x), target)
+    loss, grads = _train_step(compiled, model, x, target)
+    assert isinstance(_plans(compiled)[0], JointPlan)
+    model.zero_grad()
+    eager_loss.backward()
+    assert torch.equal(loss, eager_loss)
+    _assert_equal(grads, _grads(model))

@@ -87,6 +87,33 @@ def test_functions_trace_too_and_math_is_recorded():
     assert torch.allclose(gm(x, 4.0), f(x, 4.0))
 
 
+def _block_with_activation_attribute(nn, F):
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.act = F.relu
+
+        def forward(self, x):
+            return self.act(self.fc(x))
+    return Block()
+
+
+def test_a_function_held_as_a_module_attribute_is_recorded_as_torch_fx_does():
+    # TransformerEncoderLayer keeps ``self.activation = F.relu``; torch.fx records the call
+    # (through __torch_function__), where calling it on a Proxy would raise.
+    model = _block_with_activation_attribute(nn, F)
+    gm = fx.symbolic_trace(model)
+    assert ("call_function", "relu") in _signature(gm)
+    assert model.act is F.relu  # restored after the trace
+    x = torch.randn(3, 4)
+    assert torch.equal(gm(x), model(x))
+    real_torch = pytest.importorskip("torch")
+    import torch.fx as torch_fx
+    reference = _block_with_activation_attribute(real_torch.nn, real_torch.nn.functional)
+    assert _signature(gm) == _signature(torch_fx.symbolic_trace(reference))
+
+
 def test_operators_record_operator_functions_and_methods_record_call_method():
     import operator
 

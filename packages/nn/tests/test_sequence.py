@@ -286,16 +286,18 @@ def test_against_pytorch_when_installed():
 
 @pytest.mark.parametrize("sharing", ["self", "key_is_value", "separate"])
 @pytest.mark.parametrize("bias", [True, False])
-def test_multihead_attention_projections_and_gradients_equal_pytorchs(sharing, bias):
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_multihead_attention_projections_and_gradients_equal_pytorchs(sharing, bias, batch_first):
     # Self-attention projects q, k, v with one GEMM of the packed weight, key-is-value
-    # attention k and v with one: outputs and gradients as PyTorch's, in float64.
+    # attention k and v with one (batch_first too: its transposes keep shared inputs one
+    # object): outputs and gradients as PyTorch's, in float64.
     torch = pytest.importorskip("torch")
     torch.manual_seed(1)
-    theirs = torch.nn.MultiheadAttention(8, 2, bias=bias).double()
-    ours = nn.MultiheadAttention(8, 2, bias=bias).double()
+    theirs = torch.nn.MultiheadAttention(8, 2, bias=bias, batch_first=batch_first).double()
+    ours = nn.MultiheadAttention(8, 2, bias=bias, batch_first=batch_first).double()
     ours.load_state_dict({k: et.from_numpy(v.detach().numpy().copy()) for k, v in theirs.state_dict().items()})
     rng = np.random.default_rng(2)
-    q, kv, v = (rng.standard_normal((n, 3, 8)) for n in (4, 5, 5))
+    q, kv, v = (rng.standard_normal((3, n, 8) if batch_first else (n, 3, 8)) for n in (4, 5, 5))
     results = []
     for lib, module in ((torch, theirs), (et, ours)):
         query = lib.tensor(q, requires_grad=True)
@@ -307,3 +309,18 @@ def test_multihead_attention_projections_and_gradients_equal_pytorchs(sharing, b
         results.append([out.detach().numpy(), weights.detach().numpy()] + grads)
     for want, got in zip(*results):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    if sharing == "self":  # one packed in-projection (and the out-projection): two GEMM nodes
+        query = et.tensor(q, requires_grad=True)
+        assert _node_names(ours(query, query, query)[0]).count("LinearBackward0") == 2
+
+
+def _node_names(t):
+    """Names of the backward nodes reachable from `t`, each node once."""
+    seen, stack = set(), [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        stack.extend(edge[0] for edge in node.next_functions)
+    return [node.name() for node in seen]

@@ -5,6 +5,9 @@ simulator) against the CPU inside `device_only()` (nothing read back to the host
 grad_scale/found_inf, and PyTorch's errors. Cases cover 0-d, empty and non-contiguous
 tensors and every floating dtype."""
 import doctest
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -409,3 +412,44 @@ def test_docstring_examples_run():
         examples += len(test.examples)
         runner.run(test)
     assert examples >= 12 and runner.failures == 0
+
+
+# Counts the functions Numba compiles (a kernel loaded from the on-disk cache compiles none)
+# while a fused Adam and SGD step run on the CPU.
+_COUNT_FUSED_COMPILES = """
+import numpy as np
+import numba.core.compiler as compiler
+count = [0]
+original = compiler.compile_extra
+def counting(*args, **kwargs):
+    count[0] += 1
+    return original(*args, **kwargs)
+compiler.compile_extra = counting
+from ember_tensor._backends.cpu.kernels import fused_optim
+p, g, m, v = (np.full(8, x, np.float32) for x in (1.0, 0.5, 0.0, 0.0))
+fused_optim.adam_update(p, g, m, v, p, step=1, lr=0.1, beta1=0.9, beta2=0.999, eps=1e-8,
+                        weight_decay=0.0, decoupled_weight_decay=False, amsgrad=False, maximize=False)
+fused_optim.sgd_update(p, g, None, lr=0.1, weight_decay=0.0, momentum=0.0, dampening=0.0,
+                       nesterov=False, maximize=False, first_step=True)
+print(count[0])
+"""
+
+
+def test_fused_loops_load_from_the_disk_cache_in_a_later_process(tmp_path):
+    # The loops inline optim_steps.py; they are generated into ember's kernel cache so that
+    # Numba's on-disk cache applies (they used to compile in every process).
+    env = dict(os.environ, EMBER_CACHE_DIR=str(tmp_path), NUMBA_CACHE_DIR=str(tmp_path))
+    counts = [int(subprocess.run([sys.executable, "-c", _COUNT_FUSED_COMPILES], env=env, check=True,
+                                 capture_output=True, text=True, timeout=300).stdout) for _ in range(2)]
+    assert counts[0] > 0 and counts[1] == 0
+
+
+def test_fused_loops_serial_and_parallel_are_functions_of_their_own():
+    # Numba's disk cache keys on the function, not on the parallel flag (test_kernel_twins.py).
+    from ember_tensor._backends.cpu.kernels import fused_optim
+    modules = [fused_optim._loop_module(loop) for loop in ("sgd", "adagrad", "check_and_unscale")]
+    modules.append(fused_optim._adam_module(True, False, True))
+    for module in modules:
+        assert module.serial.py_func is not module.parallel.py_func
+        assert module.parallel.targetoptions["parallel"] is True
+        assert module.serial.targetoptions.get("parallel") is not True

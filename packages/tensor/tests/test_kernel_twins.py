@@ -1,8 +1,9 @@
 """Numba keys its disk cache by the Python function, not by njit's ``parallel`` flag, so
 two disk-cached dispatchers of one function would load each other's machine code (the
 parallel twin of a loop then runs serially, or the serial one starts threads). Every
-disk-cached CPU kernel of ember-tensor must have a function of its own (kernels compiled
-in memory only, as the fused optimizer steps are, cannot collide)."""
+disk-cached CPU kernel of ember-tensor must have a function of its own (the fused optimizer
+loops, generated into ember's kernel cache, define a serial and a parallel function each:
+test_fused_optim.py checks them)."""
 import importlib
 import pkgutil
 from collections import defaultdict

@@ -18,7 +18,9 @@ __all__ = ["run_backward"]
 def _dependencies(roots):
     """Number of edges into each node reachable from `roots`."""
     deps = {}
-    stack = [node for node in roots if node is not None]
+    # Each node once: two roots may be outputs of one node (the pieces of a split), whose
+    # edges must count once, or its children would wait for a second visit that never comes.
+    stack = list(dict.fromkeys(node for node in roots if node is not None))
     seen = set(stack)
     while stack:
         node = stack.pop()

@@ -12,6 +12,8 @@ cannot capture raises `Unsupported`, and the caller runs the call eagerly instea
 - a backward pass inside the program (``loss.backward()``, ``autograd.grad``): what follows
   it (an optimizer step reading ``.grad``) ran on the real tensors' gradients of the
   trace, not the graph's, as PyTorch's compiler breaks the graph there too;
+- a custom ``autograd.Function`` applied to a Proxy: traced through, only its forward's
+  ops would be recorded (under no_grad) and its backward lost;
 - anything else the traced code raised on a Proxy (an unsupported call).
 
 A function that calls modules it reads from its globals or closure (``model(x)`` in a
@@ -25,6 +27,7 @@ too, where the program ends in another mode than the last node's), so the graph'
 compute and record exactly what an eager call would. Fusion and the ahead-of-time
 backward leave such graphs alone (`switches_grad_mode`).
 """
+import contextlib
 import inspect
 
 import ember_autograd
@@ -61,6 +64,27 @@ def _refuse_hidden_effects(op, args, kwargs, redispatch):
         raise Unsupported(f"random op {op.name!r} with no graph input ran while capturing; its result would be "
                           f"frozen into the graph as a constant")
     return redispatch(op, args, kwargs)
+
+
+@contextlib.contextmanager
+def _refusing_custom_functions():
+    """While capturing: a custom ``autograd.Function`` applied to a Proxy breaks the graph
+    (the whole call runs eagerly). Traced through, its forward would run under no_grad and
+    only its ops would be recorded: the graph would lose its backward (a straight-through
+    estimator's gradient, or any gradient at all)."""
+    original = ember_autograd.Function.__dict__["apply"]
+
+    def apply(cls, *args, **kwargs):
+        if any(isinstance(a, ember_fx.Proxy) for a in (*args, *kwargs.values())):
+            raise Unsupported(f"a custom autograd.Function ({cls.__name__}) is not captured: its backward "
+                              "would be lost")
+        return original.__func__(cls, *args, **kwargs)
+
+    ember_autograd.Function.apply = classmethod(apply)
+    try:
+        yield
+    finally:
+        ember_autograd.Function.apply = original
 
 
 _BACKWARD_CALLS = (ember_autograd.backward, ember_autograd.grad)
@@ -168,7 +192,8 @@ def capture(root, arguments):
     _depth[0] += 1
     mode = ember_autograd.is_grad_enabled()
     try:
-        graph = tracer.trace(root, concrete_args=concrete)
+        with _refusing_custom_functions():
+            graph = tracer.trace(root, concrete_args=concrete)
     except Unsupported:
         raise
     except ember_fx.TraceError as error:

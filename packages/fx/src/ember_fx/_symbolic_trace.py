@@ -287,6 +287,11 @@ class Tracer(TracerBase):
                 return tracer.call_module(mod, forward, args, kwargs)
 
             self._patch(patcher, fn)
+            for module in self.root.modules():
+                # Functions a module holds as attributes (TransformerEncoderLayer's
+                # ``self.activation = F.relu``), which PyTorch's tracer catches through
+                # ``__torch_function__``, are called on Proxies too.
+                patcher.wrap_in(vars(module))
             patcher.patch_method(Module, "__getattr__", module_getattr)
             patcher.patch_method(Module, "__call__", module_call)
             try:

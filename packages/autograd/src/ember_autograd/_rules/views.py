@@ -71,6 +71,34 @@ def narrow(ctx, grad, shape, dim, start, length):
     return _embed(grad, shape, lambda z: z.narrow(dim, start, length))
 
 
+def _split_save(input, split_size_or_sections, dim=0):
+    # The pieces' sizes along `dim` (PyTorch's: int pieces of that size, the last one
+    # shorter; a list gives them), so that a piece with no gradient becomes zeros.
+    shape = input._data.shape
+    dim = dim % len(shape) if shape else 0
+    size = shape[dim] if shape else 1
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        sizes = [min(step, size - start) for start in range(0, size, step)] if step and size else [size]
+    else:
+        sizes = list(split_size_or_sections)
+    return shape, dim, sizes
+
+
+@derivative("split", save=_split_save, name=lambda input, split_size_or_sections, dim=0:
+            "SplitBackward0" if isinstance(split_size_or_sections, int) else "SplitWithSizesBackward0")
+def split(ctx, grads, shape, dim, sizes):
+    # One node for all the pieces, as PyTorch's SplitBackward0: the input's gradient is
+    # one cat of the pieces' gradients, not a zero-padded copy per piece that the engine
+    # then adds up (attention's packed q, k, v projection: 3 zeros, 3 copies, 2 adds).
+    if not shape:
+        return grads[0]
+    template = next(g for g in grads if g is not None)
+    pieces = [g if g is not None else template.new_zeros(shape[:dim] + (n,) + shape[dim + 1:])
+              for g, n in zip(grads, sizes)]
+    return pieces[0] if len(pieces) == 1 else E.cat(pieces, dim)
+
+
 @derivative("select", save=lambda input, dim, index: (input._data.shape, dim, index))
 def select(ctx, grad, shape, dim, index):
     return _embed(grad, shape, lambda z: z.select(dim, index))
@@ -130,7 +158,7 @@ derivative("as_strided_", name="AsStridedBackward1", save=lambda self, size, str
     self._data.shape, self.stride(), self.storage_offset(), tuple(size), tuple(stride),
     self.storage_offset() if storage_offset is None else storage_offset))(as_strided)
 
-composite("reshape", "flatten", "unflatten", "movedim", "split", "chunk", "tensor_split", "unbind", "ravel",
+composite("reshape", "flatten", "unflatten", "movedim", "chunk", "tensor_split", "unbind", "ravel",
           "hsplit", "vsplit", "dsplit")
 not_differentiable("view_dtype", "detach", "detach_", "resize_")
 # The scatters into a view are clone + copy_ into that view of the clone.

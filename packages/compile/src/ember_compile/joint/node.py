@@ -3,6 +3,8 @@ lowers a compiled graph per ``requires_grad`` pattern and runs its training call
 import contextlib
 
 import ember_autograd
+import ember_nn as nn
+import ember_tensor
 from ember_autograd import Function
 from ember_tensor import Tensor
 from ember_tensor import dispatch
@@ -105,6 +107,10 @@ class JointCompiled:
                         if table is module._buffers:
                             self.buffers.append(len(self.state))
                         self.state.append((table, name))
+        # Eagerly a recurrent layer runs its fused ops inside an autograd.Function; under the
+        # lowering's trace it takes its composed path (ONNX export records that), so a plan
+        # would compute other ops, with other rounding, than the eager call.
+        self.recurrent = any(isinstance(m, (nn.RNNBase, nn.RNNCellBase)) for m in gm.modules())
         self.hook_tables = [getattr(m, attr) for m in gm.modules()
                             for attr in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
                                          "_backward_pre_hooks", "_forward_hooks_with_kwargs",
@@ -131,6 +137,9 @@ class JointCompiled:
         return list(result) if plan.output_kind is list else result
 
     def _lower(self, values, flags, n_call):
+        if self.recurrent:
+            raise NotLowered("a recurrent layer (nn.RNN/LSTM/GRU or a cell): its fused autograd.Function "
+                             "runs eagerly, its composition under the lowering's trace")
         buffers = [n_call + i for i in self.buffers if not values[n_call + i].requires_grad]
         recorder = _Recorder(values, frozenset(buffers))
         # The lowering run's effects on buffers (BatchNorm's running statistics, updated
@@ -148,7 +157,10 @@ class JointCompiled:
             dispatch.unregister_wrapper(recorder)
             with ember_autograd.no_grad():
                 for i, copy in zip(restored, snapshot):
-                    values[i].copy_(copy)
+                    # Only what changed: a copy bumps the version, which would break an
+                    # eager graph that saved this tensor before the compiled call.
+                    if not ember_tensor.equal(values[i], copy):
+                        values[i].copy_(copy)
         if recorder.refusal is not None:
             raise NotLowered(recorder.refusal)
         if isinstance(result, Tensor):

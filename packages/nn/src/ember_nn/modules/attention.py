@@ -87,7 +87,17 @@ class MultiheadAttention(Module):
                 average_attn_weights=True, is_causal=False):
         batched = query.dim() == 3
         if self.batch_first and batched:
-            query, key, value = (x.transpose(0, 1) for x in (query, key, value))
+            # Transposed once per distinct tensor, as PyTorch does: self-attention must reach
+            # the functional form with query, key and value one object, or it loses the
+            # packed (E, 3E) in-projection and runs three GEMMs and three backward GEMMs.
+            if key is value:
+                if query is key:
+                    query = key = value = query.transpose(0, 1)
+                else:
+                    query, key = (x.transpose(0, 1) for x in (query, key))
+                    value = key
+            else:
+                query, key, value = (x.transpose(0, 1) for x in (query, key, value))
         output, weights = F.multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
             self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,

@@ -9,8 +9,8 @@ shapes and strides only (any unit: elements or bytes), never on memory, so the o
 every backend use the same one.
 """
 
-__all__ = ["MAX_DIMS", "WORDS", "merge_dims", "merge_dims_jointly", "merged_layout", "word_layout", "output_size",
-           "adaptive_bounds"]
+__all__ = ["MAX_DIMS", "WORDS", "merge_dims", "merge_dims_jointly", "merged_layout", "row_layout", "pair_row_layout",
+           "word_layout", "output_size", "adaptive_bounds"]
 
 # Strided elementwise kernels index four dims; more that do not merge loop on the host.
 MAX_DIMS = 4
@@ -86,6 +86,88 @@ def merged_layout(shape, strides):
         shape = [1] * pad + shape
         strides = [[0] * pad + st for st in strides]
     return shape, strides, len(shape) - MAX_DIMS
+
+
+def row_layout(shape, strides):
+    """(shape, outer, kinds) of a row loop over a C-contiguous output of `shape`, for
+    operands of element `strides` (one list each, the output's last), or None when one
+    does not fit: after `merged_layout`, `shape` is four dims whose last is the row, each
+    operand's `outer` the element strides of the three dims before it (none negative),
+    and its kind 'r' when it reads the row (inner stride 1) or 'k' one value a row (0).
+
+    >>> row_layout((8, 2, 3), [[0, 0, 1], [6, 3, 1]])
+    ([1, 1, 16, 3], [(0, 0, 0)], 'r')
+    >>> row_layout((4, 5), [[1, 0], [0, 1], [5, 1]])
+    ([1, 1, 4, 5], [(0, 0, 1), (0, 0, 0)], 'kr')
+    """
+    shape, strides, extra = merged_layout(shape, strides)
+    if extra:
+        return None
+    kinds = ""
+    outer = []
+    for st in strides[:-1]:
+        inner = st[3]
+        if inner == 1:
+            kinds += "r"
+        elif inner == 0:
+            kinds += "k"
+        else:
+            return None
+        if st[0] < 0 or st[1] < 0 or st[2] < 0:
+            return None
+        outer.append((st[0], st[1], st[2]))
+    return shape, outer, kinds
+
+
+def pair_row_layout(shape_a, shape_b):
+    """(out_shape, shape, outer_a, outer_b, kinds): `row_layout` for two C-contiguous
+    operands of `shape_a` and `shape_b` broadcast together, found from the shapes alone
+    (dims where each operand is whole or broadcast alike merge), or None when the shapes
+    do not broadcast or leave more than four dims.
+
+    >>> pair_row_layout((64, 512), (512,))
+    ((64, 512), (1, 1, 64, 512), (0, 0, 512), (0, 0, 0), 'rr')
+    >>> pair_row_layout((2, 3, 4, 5), (1, 3, 1, 1))
+    ((2, 3, 4, 5), (1, 2, 3, 20), (0, 60, 20), (0, 0, 1), 'rk')
+    """
+    ndim = max(len(shape_a), len(shape_b))
+    out_shape = [1] * ndim
+    runs = []  # [size, a whole, b whole], innermost first
+    for i in range(1, ndim + 1):
+        n_a = shape_a[-i] if i <= len(shape_a) else 1
+        n_b = shape_b[-i] if i <= len(shape_b) else 1
+        if n_a == n_b:
+            n = n_a
+        elif n_a == 1:
+            n = n_b
+        elif n_b == 1:
+            n = n_a
+        else:
+            return None
+        out_shape[ndim - i] = n
+        if n == 1:
+            continue
+        whole_a, whole_b = n_a != 1, n_b != 1
+        if runs and runs[-1][1] == whole_a and runs[-1][2] == whole_b:
+            runs[-1][0] *= n
+        else:
+            runs.append([n, whole_a, whole_b])
+    if len(runs) > MAX_DIMS:
+        return None
+    if not runs:
+        runs.append([1, True, True])
+    shape, outer_a, outer_b = [1] * MAX_DIMS, [0] * MAX_DIMS, [0] * MAX_DIMS
+    step_a = step_b = 1
+    for d, (n, whole_a, whole_b) in zip(range(MAX_DIMS - 1, -1, -1), runs):
+        shape[d] = n
+        if whole_a:
+            outer_a[d] = step_a
+            step_a *= n
+        if whole_b:
+            outer_b[d] = step_b
+            step_b *= n
+    kinds = ("r" if runs[0][1] else "k") + ("r" if runs[0][2] else "k")
+    return tuple(out_shape), tuple(shape), tuple(outer_a[:3]), tuple(outer_b[:3]), kinds
 
 
 # --- sliding windows ------------------------------------------------------------------------

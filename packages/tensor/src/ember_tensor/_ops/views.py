@@ -217,9 +217,12 @@ def transpose(self, dim0, dim1):
         wrap_dim(dim0, 0), wrap_dim(dim1, 0)
         return make_view(self, (), (), self.storage_offset())
     d0, d1 = wrap_dim(dim0, ndim), wrap_dim(dim1, ndim)
-    order = list(range(ndim))
-    order[d0], order[d1] = order[d1], order[d0]
-    return permute(self, order)
+    # The two dims swapped here, not through the permute op: a second pass through the
+    # wrappers and permute's checks of a whole order cost a transpose half its time.
+    shape, strides = list(self._data.shape), list(self.stride())
+    shape[d0], shape[d1] = shape[d1], shape[d0]
+    strides[d0], strides[d1] = strides[d1], strides[d0]
+    return make_view(self, shape, strides, self.storage_offset())
 
 
 swapaxes = swapdims = transpose
@@ -231,7 +234,7 @@ def t(self):
     ndim = self._data.ndim
     if ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
-    return transpose(self, 0, 1) if ndim == 2 else make_view(
+    return transpose.impl(self, 0, 1) if ndim == 2 else make_view(
         self, self._data.shape, self.stride(), self.storage_offset())
 
 

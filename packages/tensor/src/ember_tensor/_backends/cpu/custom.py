@@ -10,7 +10,8 @@ it compiles in memory (`_backends.codegen.compile_function`) once per process, p
 (arity, operand pattern, dtypes), on first use, from the same loop generator as the
 built-in ops (`kernels.loops.loop_source`). The layouts are ember's (see
 ember_tensor._backends.cpu.elementwise): contiguous operands run one flat loop (array or
-scalar per operand), anything else runs one 4-d strided loop after merging dimensions;
+scalar per operand), broadcast rows run a row loop, anything else runs one 4-d strided
+loop after merging dimensions;
 large tensors run the same loop over ranges on several threads.
 """
 import warnings
@@ -22,7 +23,7 @@ from numba.core.errors import NumbaPerformanceWarning
 from .. import codegen
 from . import elementwise as _backend
 from . import fused_reduction as _fused_reduction
-from .kernels.fused import fused_module
+from .kernels.fused import fused_module, row_loop_kinds
 from .kernels.fused_reduction import fused_reduction_module
 from .kernels.loops import loop_source
 
@@ -45,7 +46,7 @@ class CpuLoops:
         self._loops = {}
 
     def loop(self, kinds):
-        """The loop over operands of `kinds` (built-in ops' letters: c, v, s), compiled once
+        """The loop over operands of `kinds` (built-in ops' letters: c, v, s, r, k), compiled once
         (serial and nogil: `elementwise.run` splits large ones over threads)."""
         loop = self._loops.get(kinds)
         if loop is None:
@@ -70,21 +71,26 @@ def launch_elementwise(fn, operands, out):
 
 
 class FusedLoops:
-    """The loops of a fused program's generated module (`kernels.fused`): the contiguous
-    and the strided variant, so that `elementwise.run` executes it as a built-in op."""
+    """The loops of a fused program's generated module (`kernels.fused`): the contiguous,
+    the strided and the row variant, so that `elementwise.run` executes it as a built-in op."""
 
-    __slots__ = ("module", "flat", "_loops")
+    __slots__ = ("module", "flat", "rows", "_loops")
 
     def __init__(self, module, arity):
         self.module = module
         self.flat = "c" * arity
+        self.rows = frozenset(row_loop_kinds(arity))
         self._loops = {}
 
     def has(self, kinds):
-        """Only the all-contiguous flat loops exist, writing into `out` or into one
-        operand (else `run` takes the strided one)."""
-        return kinds == self.flat or (len(kinds) == len(self.flat) and kinds.count("o") == 1
-                                      and kinds.count("c") == len(kinds) - 1)
+        """Only the all-contiguous flat loop, the row loops (`kernels.fused.row_loop_kinds`)
+        and the in-place twins of the flat and the all-row loop exist (else `run` takes
+        the strided one)."""
+        if kinds == self.flat or kinds in self.rows:
+            return True
+        arity = len(self.flat)
+        return len(kinds) == arity and ((kinds.count("o") == 1 and kinds.count("c") == arity - 1)
+                                        or (kinds.count("w") == 1 and kinds.count("r") == arity - 1))
 
     def loop(self, kinds):
         """The compiled (serial, nogil) loop over operands of `kinds`."""

@@ -1,7 +1,10 @@
 """Numba loops of layer norm: each row of contiguous elements normalised in one read for
 its statistics and one for its output, and the backward in two reads of a row, where the
 NumPy expression made a dozen float64 temporaries. Statistics and sums accumulate in
-float64; outputs and input gradients are stored in the input's dtype.
+float64; outputs and input gradients are stored in the input's dtype. The loops may
+reassociate their sums (fastmath "reassoc" only: no contraction, no finite-math
+assumptions), which lets LLVM vectorise a row's sum, where a strict order made each
+add wait for the last: 1024 rows of 128 float32, forward 294 -> 87 us, backward 207 -> 108 us.
 
 Each kernel is serial over a range of rows and releases the GIL: from
 `PARALLEL_THRESHOLD` elements the ranges run on several threads at once
@@ -17,7 +20,7 @@ from .. import threads
 __all__ = ["layer_norm_forward", "layer_norm_backward", "PARALLEL_THRESHOLD"]
 
 PARALLEL_THRESHOLD = 1 << 16  # a split over threads costs ~20-40 us
-_OPTIONS = dict(cache=True, nogil=True, error_model="numpy")
+_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
 
 
 @njit(**_OPTIONS)
