@@ -15,11 +15,11 @@ number of cores): a larger budget is kept, and reported, as PyTorch reports what
 given, and Numba runs at its maximum.
 """
 import ctypes
+import functools
 import glob
 import os
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["budget", "set_budget", "parallel", "part_count", "run_parts", "split"]
 
@@ -42,16 +42,11 @@ _BLAS_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_th
 _blas_setter = None
 _blas_getter = None
 
-# Worker threads for `run_parts` and `split`, made on first use and grown to the budget
-# (and made again in a forked child, which inherits the pool object but not its threads).
-_pool = None
-_pool_size = 0
-_pool_pid = None
 # Set in the pool's workers: a kernel launched there runs serially, so that a part never
 # waits on the pool it runs in (that would deadlock once every worker waits).
 _in_worker = threading.local()
-# Guards the pool and the count of `run_parts` calls holding the BLAS at one thread (and
-# its thread count before them).
+# Guards the count of `run_parts` calls holding the BLAS at one thread (and its thread
+# count before them).
 _blas_lock = threading.Lock()
 _blas_holders = 0
 _blas_saved = None
@@ -98,15 +93,10 @@ def _mark_worker():
 
 
 def _workers(count):
-    """The pool, with at least `count` worker threads."""
-    global _pool, _pool_size, _pool_pid
-    with _blas_lock:
-        if _pool is None or _pool_size < count or _pool_pid != os.getpid():
-            if _pool is not None and _pool_pid == os.getpid():
-                _pool.shutdown(wait=False)
-            _pool = ThreadPoolExecutor(count, thread_name_prefix="ember-cpu", initializer=_mark_worker)
-            _pool_size, _pool_pid = count, os.getpid()
-        return _pool
+    """The pool (`pool.py`), with at least `count` worker threads."""
+    from . import pool  # here: only a parallel kernel needs it (and its spin kernel)
+
+    return pool.shared(count, _mark_worker)
 
 
 def split(task, n, count, align=64):
@@ -126,13 +116,8 @@ def split(task, n, count, align=64):
     if len(bounds) <= 1:
         task(0, n)
         return
-    pool = _workers(len(bounds) - 1)
-    futures = [pool.submit(task, lo, hi) for lo, hi in bounds[1:]]
-    try:
-        task(*bounds[0])
-    finally:
-        for future in futures:
-            future.result()
+    parts = [functools.partial(task, lo, hi) for lo, hi in bounds[1:]]
+    _workers(len(parts)).run(parts, functools.partial(task, *bounds[0]))
 
 
 def run_parts(task, parts):
@@ -149,9 +134,7 @@ def run_parts(task, parts):
     pool = _workers(parts - 1)
     _single_threaded_blas(True)
     try:
-        futures = [pool.submit(task, i) for i in range(1, parts)]
-        first = task(0)
-        return [first] + [f.result() for f in futures]
+        return pool.run([functools.partial(task, i) for i in range(1, parts)], functools.partial(task, 0))
     finally:
         _single_threaded_blas(False)
 

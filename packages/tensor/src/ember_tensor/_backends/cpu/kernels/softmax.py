@@ -38,9 +38,10 @@ __all__ = ["softmax_forward", "softmax_backward", "cross_entropy_forward", "cros
 
 # Rows of 1000 float32, 1 / 2 threads (µs, 2026-11-28, a quiet 2-core machine): softmax
 # 128 rows 133 / 277, 256 rows 231 / 262, 512 rows 425 / 356, 1000 rows 816 / 549; the
-# cross entropy alike. Handing a part to the pool costs ~100-140 us here, so the split pays
-# from ~400K elements.
-PARALLEL_THRESHOLD = 3 << 17
+# cross entropy alike, when handing a part to the pool cost ~100-140 us (threads woken from
+# sleep). The pool's workers now spin between parts (`cpu/pool.py`: ~12 us a split), and
+# the split pays from ~64K elements: softmax of 128 rows 123 / 103-108 us (op included).
+PARALLEL_THRESHOLD = 1 << 16
 _BLOCK = 512  # columns per task when softmax runs along a non-last dim
 
 # The row sums run with fast-math flags that let LLVM reassociate them (which is what
