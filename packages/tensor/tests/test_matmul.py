@@ -124,3 +124,36 @@ def test_outer_refuses_operands_that_are_not_vectors(fn):
         getattr(E, fn)(m, a)
     with pytest.raises(RuntimeError, match="outer: Expected 1-D argument vec2, but got 0-D"):
         getattr(m[0], fn)(E.tensor(2.0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("a_shape, b_shape", [((16, 4, 64, 32), (16, 4, 32, 64)), ((3, 128, 64), (3, 64, 128)),
+                                              ((5, 80, 96), (5, 96, 80))])
+def test_batched_products_split_over_threads_equal_numpys_bit_for_bit(dtype, a_shape, b_shape):
+    # From enough multiply-adds a batch of matrices runs on two threads (runs of matrices,
+    # the BLAS at one thread each): the same GEMM calls as NumPy's loop, so the same bits;
+    # a 4-d stack whose two batch dims do not flatten to a view takes NumPy's loop (a 3-d
+    # stack's one batch dim always splits).
+    from ember_tensor._backends.cpu import matmul as cpu_matmul
+    from ember_tensor._backends.cpu import threads as cpu_threads
+
+    a, b = RNG.standard_normal(a_shape).astype(dtype), RNG.standard_normal(b_shape).astype(dtype)
+    before = E.get_num_threads()
+    calls = []
+    real = cpu_threads.run_parts
+    cpu_threads.run_parts = lambda task, parts: calls.append(parts) or real(task, parts)
+    try:
+        E.set_num_threads(2)
+        got = (E.tensor(a) @ E.tensor(b)).numpy()
+        swapped = E.tensor(np.ascontiguousarray(np.swapaxes(a, 0, -2))).transpose(0, -2)
+        got_swapped = (swapped @ E.tensor(b)).numpy()
+        E.set_num_threads(1)
+        serial = (E.tensor(a) @ E.tensor(b)).numpy()
+    finally:
+        cpu_threads.run_parts = real
+        E.set_num_threads(before)
+    assert calls == ([2] if len(a_shape) == 4 else [2, 2])  # never at one thread
+    np.testing.assert_array_equal(got, np.matmul(a, b))
+    np.testing.assert_array_equal(got_swapped, np.matmul(a, b))
+    np.testing.assert_array_equal(serial, got)
+    assert cpu_matmul._batched_over_threads(a[:1], b[:1]) is None  # one matrix: nothing to split
