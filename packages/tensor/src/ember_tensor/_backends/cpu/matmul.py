@@ -45,8 +45,9 @@ def _batched_over_threads(a, b):
     NumPy's matmul calls one BLAS GEMM per matrix, and the BLAS does not thread a product
     as small as attention's (64 heads x 64x32 @ 32x64: 260 us on 1 or 2 OpenBLAS
     threads) where PyTorch's bmm splits the batch. Each thread here runs NumPy's matmul
-    over its run of matrices (the same GEMM calls, so the same bits) with the BLAS at one
-    thread (`threads.run_parts`)."""
+    over its run of matrices with the BLAS at one thread (`threads.run_parts`): the bits of
+    a one-thread run, whatever the budget (a BLAS on two threads may block a larger
+    product differently: a product's bits already depended on the thread count)."""
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     batch = a.size // (m * k) if m * k else 0
     if batch < 2 or not threads.parallel(batch * m * n * k, _BATCH_SPLIT_WORK):
