@@ -3,8 +3,9 @@ gradient is one cat of the pieces' gradients; compared against PyTorch."""
 import numpy as np
 import pytest
 
-import ember as et
-from ember.autograd import grad
+import ember_autograd  # noqa: F401  (gradients on ember_tensor's tensors)
+import ember_tensor as et
+from ember_autograd import grad
 
 torch = pytest.importorskip("torch")
 
