@@ -145,7 +145,7 @@ class Pool:
                     while counters[task_index] == seen and not self._closing:
                         self._cond.wait()
                     self._sleeping[slot] = False
-                    if self._closing:
+                    if counters[task_index] == seen:  # closed (a grown pool replaced it), no part pending
                         return
                 value = int(counters[task_index])
             seen = value
