@@ -51,8 +51,10 @@ def test_parts_run_at_once_on_their_own_threads_in_order():
 def test_workers_asleep_are_woken():
     pool = _pool(2)
     assert pool.run([lambda: 1], lambda: 0) == [0, 1]
-    time.sleep(0.05)  # far past the idle spin: the worker sleeps on the condition variable
-    assert any(pool._sleeping)
+    deadline = time.monotonic() + 10  # past the idle spin (longer on a busy machine: it yields)
+    while not any(pool._sleeping) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert any(pool._sleeping)  # the worker sleeps on the condition variable
     assert pool.run([lambda: 1], lambda: 0) == [0, 1]
     caller_sleeps = pool.run([lambda: time.sleep(0.05) or 1], lambda: 0)  # past the caller's spin
     assert caller_sleeps == [0, 1]
