@@ -1,12 +1,23 @@
-"""Run the benchmark suite: ``python -m benchmarks [--group G] [--no-torch] [--quick]``.
+"""Run the benchmark suite: ``python -m benchmarks [--group G] [--no-torch] [--isolated]``.
 
 Each workload runs for ember and PyTorch (when installed) alternately in one process,
 and the table reports medians, min-max, the ember/PyTorch time ratio (< 1: ember is
 faster) and, for bandwidth- or FLOP-bound work, the fraction of this machine's limit.
+
+With more than one thread, libraries in one process share the cores with each other's
+thread pools (PyTorch's OpenMP threads, ember's workers, Numba's OpenMP pool), which
+slows PyTorch's multi-threaded rows most (a Transformer step 24.7 ms against 10.9 ms in
+a process of its own, 2 threads, 2026-11-28). ``--isolated`` times each library in a
+process of its own (the workload table only) and prints the same table from both.
 """
 import argparse
 import datetime
 import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
 
 from . import (amp_training, autograd_ops, cold_start, compile_steps, custom_kernels, distributions_ops, fft_ops,
                machine, nn_ops, nn_training, optim_steps, sequence_training, sparse_ops, tensor_index, tensor_linalg,
@@ -26,7 +37,14 @@ def main(argv=None):
     parser.add_argument("--group", action="append", help="only workloads of this group (repeatable)")
     parser.add_argument("--no-torch", action="store_true", help="time ember only")
     parser.add_argument("--no-cold-start", action="store_true", help="skip the fresh-process timings")
+    parser.add_argument("--isolated", action="store_true",
+                        help="time each library's workloads in a process of its own (multi-threaded rows)")
+    parser.add_argument("--lib", help=argparse.SUPPRESS)   # --isolated's child: this library only
+    parser.add_argument("--json", help=argparse.SUPPRESS)  # --isolated's child: results to this file
     args = parser.parse_args(argv)
+    if args.lib:
+        _time_one_library(args.lib, args.group, args.json)
+        return
 
     available = ["ember"]
     if not args.no_torch and importlib.util.find_spec("torch") is not None:
@@ -37,11 +55,12 @@ def main(argv=None):
           f"NumPy BLAS sgemm {gemm / 1e9:.0f} GFLOP/s")
     print("| workload | ember | torch | ember/torch | ember % of limit |")
     print("|---|---|---|---|---|")
+    isolated = _time_isolated(available, args.group) if args.isolated else None
     for suite in SUITES.values():
         for w in suite:
             if args.group and w.group not in args.group:
                 continue
-            res = run(w, available)
+            res = run(w, available) if isolated is None else {lib: isolated[lib].get(w.name) for lib in available}
             e = res.get("ember")
             tch = res.get("torch")
             cells = [f"{fmt_time(r[0])} ({fmt_time(r[1])}–{fmt_time(r[2])})" if r else "–" for r in (e, tch)]
@@ -81,6 +100,31 @@ def main(argv=None):
             ratio = f"{e / tch:.2f}" if e and tch else "–"
             print(f"| cold start: {name} | {fmt_time(e) if e else '–'} | "
                   f"{fmt_time(tch) if tch else '–'} | {ratio} | – |", flush=True)
+
+
+def _chosen(groups):
+    return [w for suite in SUITES.values() for w in suite if not groups or w.group in groups]
+
+
+def _time_one_library(lib, groups, path):
+    """`run` every chosen workload for `lib` alone; results (seconds) to the JSON file `path`."""
+    with open(path, "w") as fh:
+        json.dump({w.name: list(run(w, [lib])[lib]) for w in _chosen(groups)}, fh)
+
+
+def _time_isolated(available, groups):
+    """{lib: {workload name: (median, min, max)}}, each library timed in a child process."""
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for lib in available:
+            path = os.path.join(tmp, lib + ".json")
+            command = [sys.executable, "-m", "benchmarks", "--lib", lib, "--json", path]
+            for group in groups or ():
+                command += ["--group", group]
+            subprocess.run(command, check=True)
+            with open(path) as fh:
+                results[lib] = {name: tuple(r) for name, r in json.load(fh).items()}
+    return results
 
 
 if __name__ == "__main__":
