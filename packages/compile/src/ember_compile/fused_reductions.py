@@ -22,7 +22,7 @@ from ember_tensor import fusion as _fusion
 from ember_tensor.dispatch import Operator
 
 from .capture import switches_grad_mode
-from .fusion import FusedGroup, _program, fusible_op
+from .fusion import FusedGroup, _program, fusible_op, grow_tree
 
 __all__ = ["fuse_reductions", "reduction_of"]
 
@@ -62,22 +62,6 @@ def reduction_of(node):
     return name, dim, keepdim
 
 
-def _tree(root, ops, taken):
-    """The elementwise tree whose result is `root`: every fusible node whose users are all
-    in it (to a fixed point, as `fusion` groups)."""
-    members, changed = {root}, True
-    while changed:
-        changed = False
-        for member in list(members):
-            for source in member.all_input_nodes:
-                if source in members or source in taken or ops[source] is None:
-                    continue
-                if all(user in members for user in source.users):
-                    members.add(source)
-                    changed = True
-    return members
-
-
 def fuse_reductions(gm):
     """Fuse `gm`'s reductions with the elementwise trees feeding them, in place.
 
@@ -102,7 +86,7 @@ def fuse_reductions(gm):
         # the compute dtype (a comparison's bools sum as integers).
         if ops[source] is None or source in taken or len(source.users) != 1 or ops[source] in _fusion.COMPARISONS:
             continue
-        members = sorted(_tree(source, ops, taken), key=position.__getitem__)
+        members = sorted(grow_tree(source, ops, taken), key=position.__getitem__)
         taken |= set(members)
         found.append((node, reduction, members))
     fused = []

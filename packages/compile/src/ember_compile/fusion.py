@@ -35,7 +35,7 @@ from ember_tensor.dispatch import Operator
 
 from .capture import switches_grad_mode
 
-__all__ = ["fuse", "FusedGroup", "fusible_op", "scalar_args", "replace_with_group"]
+__all__ = ["fuse", "FusedGroup", "fusible_op", "scalar_args", "replace_with_group", "grow_tree"]
 
 _OPERATORS = {operator.add: "add", operator.sub: "sub", operator.mul: "mul", operator.truediv: "div",
               operator.neg: "neg", operator.gt: "gt", operator.lt: "lt", operator.ge: "ge", operator.le: "le",
@@ -179,20 +179,28 @@ def _groups(graph, root_module):
     for node in reversed(list(graph.nodes)):
         if node in taken or ops[node] is None:
             continue
-        members, changed = {node}, True
-        while changed:  # to a fixed point: a diamond's shared input joins after both arms
-            changed = False
-            for member in list(members):
-                for source in member.all_input_nodes:
-                    if source in members or source in taken or ops[source] is None:
-                        continue
-                    if all(user in members for user in source.users):
-                        members.add(source)
-                        changed = True
+        members = grow_tree(node, ops, taken)
         if len(members) > 1:
             taken |= members
             groups.append(sorted(members, key=position.__getitem__))
     return groups[::-1], ops
+
+
+def grow_tree(root, ops, taken):
+    """The fusible nodes whose result is `root`: `root`, and each fusible node not `taken`
+    whose users are all in the tree, to a fixed point (a diamond's shared input joins after
+    both arms)."""
+    members, changed = {root}, True
+    while changed:
+        changed = False
+        for member in list(members):
+            for source in member.all_input_nodes:
+                if source in members or source in taken or ops[source] is None:
+                    continue
+                if all(user in members for user in source.users):
+                    members.add(source)
+                    changed = True
+    return members
 
 
 def _program(members, ops, name):

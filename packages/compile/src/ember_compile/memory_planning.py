@@ -56,21 +56,27 @@ _FRESH_MODULES = (ember_nn.Softmax, ember_nn.LogSoftmax, ember_nn.GELU, ember_nn
 _HOOK_TABLES = ("_forward_hooks", "_forward_hooks_with_kwargs", "_forward_hooks_always_called")
 
 
-def is_product(node, root_module):
-    """Whether `node` is a BLAS product (matmul family, linear, conv2d) writing a new tensor."""
+def _is_one_of(node, root_module, ops, functions, modules):
+    """Whether `node` calls one of `ops` (ember op or tensor method names, not in place),
+    `functions` or exactly one of the module classes `modules` (a subclass's forward may
+    return anything), with no ``out=``."""
     if not isinstance(node, Node) or "out" in node.kwargs:
         return False
     if node.op == "call_function":
         target = node.target
         if isinstance(target, Operator):
-            return not target.inplace and target.name in _PRODUCT_OPS
-        return target in _PRODUCT_FUNCTIONS
+            return not target.inplace and target.name in ops
+        return target in functions
     if node.op == "call_method":
-        return node.target in _PRODUCT_OPS
+        return node.target in ops
     if node.op == "call_module":
-        # Exactly the library's classes: a subclass's forward may return anything.
-        return type(root_module.get_submodule(node.target)) in _PRODUCT_MODULES
+        return type(root_module.get_submodule(node.target)) in modules
     return False
+
+
+def is_product(node, root_module):
+    """Whether `node` is a BLAS product (matmul family, linear, conv2d) writing a new tensor."""
+    return _is_one_of(node, root_module, _PRODUCT_OPS, _PRODUCT_FUNCTIONS, _PRODUCT_MODULES)
 
 
 def _writes_fresh_memory(node, root_module):
@@ -82,18 +88,7 @@ def _writes_fresh_memory(node, root_module):
         return True
     if fusible_op(node, root_module) is not None:
         return True
-    if "out" in node.kwargs:
-        return False
-    if node.op == "call_function":
-        target = node.target
-        if isinstance(target, Operator):
-            return not target.inplace and target.name in _FRESH_OPS
-        return target in _FRESH_FUNCTIONS
-    if node.op == "call_method":
-        return node.target in _FRESH_OPS
-    if node.op == "call_module":
-        return type(root_module.get_submodule(node.target)) in _FRESH_MODULES
-    return False
+    return _is_one_of(node, root_module, _FRESH_OPS, _FRESH_FUNCTIONS, _FRESH_MODULES)
 
 
 class BufferReuse:

@@ -53,7 +53,9 @@ def _batched_over_threads(a, b):
     if batch < 2 or not threads.parallel(batch * m * n * k, _BATCH_SPLIT_WORK):
         return None
     a3, b3 = a.reshape(batch, m, k), b.reshape(batch, k, n)
-    if not (np.shares_memory(a3, a) and np.shares_memory(b3, b)):
+    # A copy never overlaps its source: the bounds test says whether reshape made one
+    # (np.shares_memory's exact answer can cost far more than the product).
+    if not (np.may_share_memory(a3, a) and np.may_share_memory(b3, b)):
         return None  # a copy to flatten them: NumPy's own loop reads them in place
     out = np.empty((batch, m, n), np.result_type(a, b))
     parts = min(threads.part_count(), batch)
