@@ -18,10 +18,11 @@ from numba import cuda
 from .. import codegen
 from . import elementwise, launch
 from . import fused_reduction as _fused_reduction
+from . import fused_softmax as _fused_softmax
 from .kernels.loops import kernel_source, scalar_function
 from .storage import from_numpy
 
-__all__ = ["launch_elementwise", "launch_fused", "launch_fused_reduce", "launch_raw", "launch_reduce"]
+__all__ = ["launch_elementwise", "launch_fused", "launch_fused_reduce", "launch_fused_softmax", "launch_raw", "launch_reduce"]
 
 # user function -> its compiled kernels (CudaKernels, a raw kernel, a reduce kernel)
 _elementwise = weakref.WeakKeyDictionary()
@@ -94,6 +95,16 @@ def launch_fused_reduce(module_name, scalar_source, name, used, np_dtype, kind, 
     contiguous array of the kept dims. Compiled in memory once per process."""
     program = _program_function(module_name, scalar_source, name, used, np_dtype)
     return _fused_reduction.run(module_name, program, kind, np_dtype, operands, dims, out)
+
+
+def launch_fused_softmax(module_name, scalar_source, name, used, np_dtype, log, operands, axis, out):
+    """``out`` = softmax (`log`: log_softmax) along `axis` of ``name(*operands)`` computed
+    inside eager's softmax row kernel (a fused softmax of ``ember_tensor.fusion``; see
+    the CPU backend's): operands are non-empty device arrays of one shape whose dims
+    after `axis` have size 1, `out` the C-contiguous (rows, size) result. Compiled in memory
+    once per process."""
+    program = _program_function(module_name, scalar_source, name, used, np_dtype)
+    return _fused_softmax.run(module_name, program, np_dtype, log, operands, axis, out)
 
 
 def launch_raw(cpu_loop, cuda_kernel, name, out, args):
