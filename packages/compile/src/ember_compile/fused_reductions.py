@@ -24,7 +24,7 @@ from ember_tensor.dispatch import Operator
 from .capture import switches_grad_mode
 from .fusion import FusedGroup, _program, fusible_op, grow_tree
 
-__all__ = ["fuse_reductions", "reduction_of"]
+__all__ = ["fuse_reductions", "fuse_prologues", "reduction_of"]
 
 # Parameter names after the input, in the eager ops' order.
 _SIGNATURE = ("dim", "keepdim")
@@ -72,35 +72,58 @@ def fuse_reductions(gm):
         The `FusedGroup`\\ s made (programs: ``FusedReduction``), in graph order; none in a
         graph that switches grad mode.
     """
+    def consumer(node, root_module):
+        reduction = reduction_of(node)
+        if reduction is None:
+            return None
+        kind, dim, keepdim = reduction
+        return lambda program: _fusion.FusedReduction(program, kind, dim, keepdim)
+    return fuse_prologues(gm, consumer, "fused_reduction")
+
+
+def fuse_prologues(gm, consumer, prefix):
+    """Fuse each consumer node of `gm` with the elementwise tree feeding its first
+    argument, in place: tree and consumer become one call of a `FusedGroup` whose program
+    `consumer` makes (the reduction and softmax prologue passes share this).
+
+    Args:
+        gm: a captured GraphModule (its code is regenerated when anything fuses).
+        consumer: ``consumer(node, gm)`` -> None when `node` takes no prologue, else a
+            function making the group's program from the tree's ``FusedElementwise``.
+        prefix: the groups' names, numbered (``fused_reduction_0``).
+
+    Returns:
+        The `FusedGroup`\\ s made, in graph order; none in a graph that switches grad mode.
+    """
     if switches_grad_mode(gm.graph):
         return []
     ops = {node: fusible_op(node, gm) for node in gm.graph.nodes}
     position = {node: i for i, node in enumerate(gm.graph.nodes)}
     taken, found = set(), []
     for node in gm.graph.nodes:
-        reduction = reduction_of(node)
-        if reduction is None:
+        make = consumer(node, gm)
+        if make is None:
             continue
         source = node.args[0]
-        # The input must be elementwise, computed only for this reduction, and produce
+        # The input must be elementwise, computed only for this consumer, and produce
         # the compute dtype (a comparison's bools sum as integers).
         if ops[source] is None or source in taken or len(source.users) != 1 or ops[source] in _fusion.COMPARISONS:
             continue
         members = sorted(grow_tree(source, ops, taken), key=position.__getitem__)
         taken |= set(members)
-        found.append((node, reduction, members))
+        found.append((node, make, members))
     fused = []
-    for number, (node, (kind, dim, keepdim), members) in enumerate(found):
-        name = f"fused_reduction_{number}"
+    for number, (node, make, members) in enumerate(found):
+        name = f"{prefix}_{number}"
         program, inputs, _ = _program(members, ops, name)
-        graph = Graph()  # the eager composition: the tree's ops, then the reduction
+        graph = Graph()  # the eager composition: the tree's ops, then the consumer
         env = {a: graph.placeholder(a.name) for a in inputs}
         for member in [*members, node]:
             env[member] = graph.node_copy(member, env.__getitem__)
         graph.output(env[node])
-        eager = GraphModule(gm, graph, name) if any(n.op == "call_module" for n in members) \
+        eager = GraphModule(gm, graph, name) if any(n.op == "call_module" for n in [*members, node]) \
             else GraphModule(Module(), graph, name)
-        group = FusedGroup(name, _fusion.FusedReduction(program, kind, dim, keepdim), eager)
+        group = FusedGroup(name, make(program), eager)
         with gm.graph.inserting_before(node):
             call = gm.graph.call_function(group, tuple(inputs))
         node.replace_all_uses_with(call)
