@@ -10,6 +10,12 @@ the tree per element and reduces it at once, so the tree's result is never store
 (``((x - y) ** 2).mean()``, ``(x * w).sum(-1)``, ``x.exp().sum(dim=1)``; a single
 elementwise node counts).
 
+`fuse_reduction_epilogues(gm)` then extends each such group with the chain of
+elementwise nodes applied to its result alone (constants aside, each the only user of
+the one before): ``((x - y) ** 2).mean().sqrt()``, ``(x * w).sum(-1) * 2 + 1``. The
+chain becomes the ``FusedReduction``'s epilogue, run on each reduced value (rounded to
+the dtype as eager stores it) in the same kernel before it is stored.
+
 It is a `FusedGroup` like any other: per call, float32/float64 tensors on one device (CPU
 or CUDA) of a non-empty broadcast shape run the kernel; anything else (other dtypes,
 empty inputs, dims the eager op refuses) runs the group's eager composition — the tree's ops, then the
@@ -24,7 +30,7 @@ from ember_tensor.dispatch import Operator
 from .capture import switches_grad_mode
 from .fusion import FusedGroup, _program, fusible_op, grow_tree
 
-__all__ = ["fuse_reductions", "fuse_prologues", "reduction_of"]
+__all__ = ["fuse_reductions", "fuse_reduction_epilogues", "fuse_prologues", "reduction_of"]
 
 # Parameter names after the input, in the eager ops' order.
 _SIGNATURE = ("dim", "keepdim")
@@ -134,3 +140,61 @@ def fuse_prologues(gm, consumer, prefix):
     if fused:
         gm.recompile()
     return fused
+
+
+def fuse_reduction_epilogues(gm, groups):
+    """Extend `gm`'s fused reductions with the elementwise chains applied to their results
+    alone, in place.
+
+    Args:
+        gm: the GraphModule after `fuse_reductions` (its code is regenerated when a
+            chain joins).
+        groups: the groups `fuse_reductions` made; the extended ones are replaced.
+
+    Returns:
+        The groups, in graph order, those with a chain replaced by new groups whose
+        ``FusedReduction`` carries the chain as its epilogue.
+    """
+    ops = {node: fusible_op(node, gm) for node in gm.graph.nodes}
+    result, changed = [], False
+    for call in list(gm.graph.nodes):
+        group = call.target if call.op == "call_function" else None
+        if not isinstance(group, FusedGroup) or group not in groups:
+            continue
+        chain, last = [], call
+        while len(last.users) == 1:
+            (user,) = last.users
+            op = ops.get(user)
+            if op is None or op in _fusion.COMPARISONS or [a for a in user.all_input_nodes] != [last]:
+                break
+            chain.append(user)
+            last = user
+        if not chain:
+            result.append(group)
+            continue
+        reduction = group.program
+        epilogue, _, _ = _program(chain, ops, f"{group.__name__}_epilogue")
+        graph = Graph()   # the eager composition: the group's, then the chain
+        env = {}
+        for node in group.eager.graph.nodes:
+            if node.op == "output":
+                env[call] = env[node.args[0]]
+            else:
+                env[node] = graph.node_copy(node, env.__getitem__)
+        for member in chain:
+            env[member] = graph.node_copy(member, env.__getitem__)
+        graph.output(env[chain[-1]])
+        root = gm if any(n.op == "call_module" for n in graph.nodes) else Module()
+        extended = FusedGroup(group.__name__, _fusion.FusedReduction(
+            reduction.program, reduction.kind, reduction.dim, reduction.keepdim, epilogue),
+            GraphModule(root, graph, group.__name__))
+        with gm.graph.inserting_before(chain[-1]):
+            new_call = gm.graph.call_function(extended, call.args)
+        chain[-1].replace_all_uses_with(new_call)
+        for node in reversed([call, *chain]):
+            gm.graph.erase_node(node)
+        result.append(extended)
+        changed = True
+    if changed:
+        gm.recompile()
+    return result

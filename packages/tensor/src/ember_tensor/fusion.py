@@ -222,6 +222,10 @@ class FusedReduction:
         dim: None (every dim; also ``()`` for amax/amin), an int or a tuple of ints, as
             the eager op takes it; wrapped per call against the broadcast shape.
         keepdim: keep the reduced dims with size 1.
+        epilogue: None, or a one-input `FusedElementwise` applied to each reduced value
+            (rounded to the dtype, as eager stores it) in the same kernel before it is
+            stored: ``FusedReduction(p, "sum", -1, epilogue=e)(x)`` equals
+            ``e(p(x).sum(-1))`` bit for bit.
 
     >>> import ember_tensor as et
     >>> prog = FusedElementwise([("sub", (("in", 0), ("in", 1))), ("square", (("step", 0),))], 2)
@@ -229,16 +233,19 @@ class FusedReduction:
     tensor(2.5000)
     """
 
-    def __init__(self, program, kind, dim=None, keepdim=False):
+    def __init__(self, program, kind, dim=None, keepdim=False, epilogue=None):
         if kind not in REDUCTIONS:
             raise ValueError(f"fusion: {kind!r} is not a fusible reduction (one of {sorted(REDUCTIONS)})")
         if program.result_is_bool:
             raise ValueError("fusion: a reduction of a comparison's bools is not fused")
+        if epilogue is not None and (epilogue.n_inputs != 1 or epilogue.result_is_bool or epilogue.bool_inputs):
+            raise ValueError("fusion: a reduction's epilogue takes the reduced value alone and is not a comparison")
+        self.epilogue = epilogue
         self.program = program
         self.kind = kind
         self.dim = dim
         self.keepdim = keepdim
-        self.steps = program.steps
+        self.steps = program.steps + (epilogue.steps if epilogue is not None else [])
         self.name = program.name
         self.result_is_bool = False
         self._kernels = {}   # compute dtype -> module name
@@ -279,14 +286,19 @@ class FusedReduction:
     def kernel_name(self, dtype):
         """The generated module's name for `dtype`: a hash of the program and reduction."""
         text = f"{self.program.source(dtype)}{dtype.np.name}\n{self.kind}"
+        if self.epilogue is not None:
+            text += "\nepilogue\n" + self.epilogue.source(dtype)
         return "ember_fused_reduce_" + hashlib.sha256(text.encode()).hexdigest()[:20]
 
     def source(self, dtype):
         """The program's scalar function for `dtype` and, as a comment, the reduction the
         generated loop applies to its values."""
-        return (self.program.source(dtype) +
+        text = (self.program.source(dtype) +
                 f"# reduced in the loop: {self.kind}(dim={self.dim!r}, keepdim={self.keepdim}), "
                 f"float sums accumulated in float64\n")
+        if self.epilogue is not None:
+            text += "# then, on each reduced value before it is stored:\n" + self.epilogue.source(dtype)
+        return text
 
     def __call__(self, *tensors, dtype=None):
         """Reduce the program's values on `tensors` (broadcast together) into a new tensor.
@@ -308,7 +320,8 @@ class FusedReduction:
             # than a per-output loop striding along them): the program runs as one fused
             # elementwise kernel, then that reduction.
             values = self.program(*tensors, dtype=dtype)
-            return getattr(values, self.kind)(dim=dims, keepdim=self.keepdim)
+            reduced = getattr(values, self.kind)(dim=dims, keepdim=self.keepdim)
+            return reduced if self.epilogue is None else self.epilogue(reduced, dtype=dtype, reuse=0)
         backend = _backends.get(device)
         arrays = [_iter.operand_array(t, t._dtype, device, shape) for t in tensors]
         # (a 0-d operand comes as it is: every operand a view of the one shape)
@@ -318,9 +331,11 @@ class FusedReduction:
         name = self._kernels.get(dtype)
         if name is None:
             name = self._kernels[dtype] = self.kernel_name(dtype)
-        program = self.program
+        program, epilogue = self.program, self.epilogue
+        if epilogue is not None:
+            epilogue = (epilogue.source(dtype), epilogue.name, epilogue._used)
         backend.custom.launch_fused_reduce(name, program.source(dtype), program.name, program._used, dtype.np,
-                                           self.kind, arrays, dims, backend.storage.flat(out))
+                                           self.kind, arrays, dims, backend.storage.flat(out), epilogue)
         if self.keepdim:
             out = out.reshape(tuple(1 if d in dims else n for d, n in enumerate(shape)))
         return Tensor._wrap(out, dtype, device)

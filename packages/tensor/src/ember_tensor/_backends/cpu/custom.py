@@ -121,16 +121,17 @@ def launch_fused(module_name, scalar_source, name, used, np_dtype, operands, out
 _fused_reductions = {}   # module name -> its loaded module
 
 
-def launch_fused_reduce(module_name, scalar_source, name, used, np_dtype, kind, operands, dims, out):
+def launch_fused_reduce(module_name, scalar_source, name, used, np_dtype, kind, operands, dims, out, epilogue=None):
     """``out`` = reduction `kind` ("sum", "mean", "amax", "amin") over `dims` of
     ``name(*operands)``, computed per element inside the reduction loop (a fused reduction
     of ``ember_tensor.fusion``): operands are non-empty arrays of one (broadcast) shape,
-    `out` the flat contiguous array of the kept dims. Its module is generated and cached
-    on disk on first use."""
+    `out` the flat contiguous array of the kept dims. `epilogue`: None, or ``(source,
+    name, used)`` of a one-input program applied to each reduced value (rounded to the
+    dtype) before it is stored. Its module is generated and cached on disk on first use."""
     module = _fused_reductions.get(module_name)
     if module is None:
         module = _fused_reductions[module_name] = fused_reduction_module(
-            module_name, scalar_source, name, used, np_dtype, len(operands), kind)
+            module_name, scalar_source, name, used, np_dtype, len(operands), kind, epilogue)
     return _fused_reduction.run(module, kind, operands, dims, out)
 
 

@@ -88,13 +88,18 @@ def _program_function(module_name, scalar_source, name, used, np_dtype):
     return fn
 
 
-def launch_fused_reduce(module_name, scalar_source, name, used, np_dtype, kind, operands, dims, out):
+def launch_fused_reduce(module_name, scalar_source, name, used, np_dtype, kind, operands, dims, out, epilogue=None):
     """``out`` = reduction `kind` over `dims` of ``name(*operands)`` computed inside eager's
     reduction kernels (a fused reduction of ``ember_tensor.fusion``; see the CPU
     backend's): operands are non-empty device arrays of one shape, `out` the flat
-    contiguous array of the kept dims. Compiled in memory once per process."""
+    contiguous array of the kept dims; `epilogue` as the CPU backend's. Compiled in
+    memory once per process."""
     program = _program_function(module_name, scalar_source, name, used, np_dtype)
-    return _fused_reduction.run(module_name, program, kind, np_dtype, operands, dims, out)
+    final = None
+    if epilogue is not None:
+        final = _program_function(module_name + "_epilogue", epilogue[0], epilogue[1], epilogue[2], np_dtype)
+    return _fused_reduction.run(module_name, program, kind, np_dtype, operands, dims, out, final,
+                                lambda values: launch_elementwise(final, [values], values))
 
 
 def launch_fused_softmax(module_name, scalar_source, name, used, np_dtype, log, operands, axis, out):
