@@ -373,7 +373,7 @@ class FusedSoftmax:
         self.steps = program.steps
         self.name = program.name
         self.result_is_bool = False
-        self._kernels = {}   # compute dtype -> module name
+        self._kernels = {}   # compute dtype -> (module name, the program's source)
 
     def compute_dtype(self, tensors):
         """The compute dtype the fused softmax runs `tensors` in, or None when it does not
@@ -428,11 +428,10 @@ class FusedSoftmax:
         arrays = [a if a.shape == shape else backend.storage.broadcast_to(a, shape) for a in arrays]
         size = shape[axis]
         out = backend.storage.empty((_numel(shape) // size, size), dtype.np)
-        name = self._kernels.get(dtype)
-        if name is None:
-            name = self._kernels[dtype] = self.kernel_name(dtype)
-        program = self.program
-        backend.custom.launch_fused_softmax(name, program.source(dtype), program.name, program._used, dtype.np,
+        kernel = self._kernels.get(dtype)
+        if kernel is None:
+            kernel = self._kernels[dtype] = (self.kernel_name(dtype), self.program.source(dtype))
+        backend.custom.launch_fused_softmax(kernel[0], kernel[1], self.program.name, self.program._used, dtype.np,
                                             self.log, arrays, axis, out)
         return Tensor._wrap(out.reshape(shape), dtype, device)
 

@@ -23,6 +23,10 @@ lazily, once per module (a module is one program, kind and dtype):
         partial[t] = the reduction of pieces t_lo..t_hi (`size` elements each) of row o
   finish(partial, n_r, init, out, o)
         out[o] = final(merge of the partial results, in order)
+
+With an epilogue (a one-input program on the reduced value), `rows` and `finish` store
+``_epilogue(T(final(...)))``: the value eager's reduction stores, then eager's elementwise
+ops on it, in a function of its own without the sums' reassociation.
 """
 from ... import codegen
 from ... import scalar as _scalar
