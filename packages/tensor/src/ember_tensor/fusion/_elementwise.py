@@ -30,6 +30,11 @@ class FusedElementwise:
             constant of the compute dtype). The last step is the result.
         n_inputs: how many tensor inputs the program takes.
         name: the function's name in the generated source.
+
+    >>> import ember_tensor as et
+    >>> prog = FusedElementwise([("sub", (("in", 0), 1.0)), ("square", (("step", 0),))], 1)
+    >>> prog(et.tensor([1., 3.]))
+    tensor([0., 4.])
     """
 
     def __init__(self, steps, n_inputs, name="fused"):
