@@ -214,3 +214,20 @@ def test_the_log_shows_the_fused_layer_norm_and_its_kernel(capsys):
     err = capsys.readouterr().err
     assert "fused_layer_norm_0: 2 ops" in err and "layer_norm(" in err
     assert "# normalised by eager's row kernel: layer_norm([6], weight=False, bias=False, eps=1e-05)" in err
+
+
+@pytest.mark.parametrize("fn,fuses", [
+    (lambda x, w: F.layer_norm(x + w, (8,), w), True),                    # the weight also in the tree
+    (lambda x, w: F.layer_norm(x * 2.0 - w, (8,), eps=0.1, bias=w), True),
+    (lambda x, w: F.layer_norm(x * 2.0, (8,), w, w), False),             # one node as weight and bias: eager
+], ids=["weight_in_tree", "bias_in_tree", "weight_is_bias"])
+def test_a_tensor_given_twice(fn, fuses):
+    compiled = compile(fn)
+    x, w = torch.randn(3, 8, dtype=torch.float64), torch.randn(8, dtype=torch.float64)
+    assert _bits(compiled(x, w), fn(x, w))
+    assert _norms(compiled)[0].calls == (1 if fuses else 0)
+    x.requires_grad_()
+    w.requires_grad_()
+    got = ember_autograd.grad((compiled(x, w) ** 2).sum(), [x, w])
+    expected = ember_autograd.grad((fn(x, w) ** 2).sum(), [x, w])
+    assert all(torch.equal(g, e) for g, e in zip(got, expected))

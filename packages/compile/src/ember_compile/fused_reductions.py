@@ -128,10 +128,15 @@ def fuse_prologues(gm, consumer, prefix):
         # tree's inputs, in its argument order.
         extra = [a for a in node.all_input_nodes if a is not node.args[0]]
         graph = Graph()  # the eager composition: the tree's ops, then the consumer
-        env = {}
+        env, names = {}, set()
         for a in inputs + extra:
-            placeholder = graph.placeholder(a.name)
-            env.setdefault(a, placeholder)   # (an input given twice: both placeholders get it)
+            # An input given twice (``F.layer_norm(x + w, s, w)``) takes two parameters,
+            # both given it; the composition reads the first.
+            parameter = a.name
+            while parameter in names:
+                parameter += "_again"
+            names.add(parameter)
+            env.setdefault(a, graph.placeholder(parameter))
         inputs = inputs + extra
         for member in [*members, node]:
             env[member] = graph.node_copy(member, env.__getitem__)
