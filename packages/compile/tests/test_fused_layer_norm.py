@@ -37,7 +37,8 @@ CASES = [
     ("residual", lambda F, x, r, w, b: F.layer_norm(x + r, (16,), w, b, 1e-5), (6, 16), (6, 16), (16,), "wb"),
     ("scale_shift", lambda F, x, r, w, b: F.layer_norm(x * 1.5 + r, [16], w, b), (6, 16), (16,), (16,), "wb"),
     ("no_affine", lambda F, x, r, w, b: F.layer_norm(x - r, (16,)), (3, 4, 16), (4, 16), (16,), ""),
-    ("weight_only", lambda F, x, r, w, b: F.layer_norm((x + r).relu(), (16,), w, eps=1e-6), (5, 16), (5, 1), (16,), "w"),
+    ("weight_only", lambda F, x, r, w, b: F.layer_norm((x + r).relu(), (16,), w, eps=1e-6), (5, 16), (5, 1), (16,),
+     "w"),
     ("bias_only", lambda F, x, r, w, b: F.layer_norm(x + r, (16,), bias=b), (5, 16), (16,), (16,), "b"),
     ("two_dims", lambda F, x, r, w, b: F.layer_norm(x + r, (4, 8), w, b), (3, 4, 8), (4, 8), (4, 8), "wb"),
     ("two_dims_unmerged", lambda F, x, r, w, b: F.layer_norm(x * r, (4, 8), w, b), (3, 4, 8), (8,), (4, 8), "wb"),
@@ -193,8 +194,10 @@ def test_what_does_not_fuse_into_the_layer_norm():
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA and no simulator (its tox env sets the simulator)")
 # Small shapes: the simulator runs a Python thread per CUDA thread.
 @pytest.mark.parametrize("name,fn,small_x,small_r,shape,which", [
-    (CASES[0][0], CASES[0][1], (3, 16), (3, 16), (16,), "wb"), (CASES[2][0], CASES[2][1], (2, 2, 16), (2, 16), (16,), ""),
-    (CASES[3][0], CASES[3][1], (2, 16), (2, 1), (16,), "w"), (CASES[5][0], CASES[5][1], (2, 4, 8), (4, 8), (4, 8), "wb"),
+    (CASES[0][0], CASES[0][1], (3, 16), (3, 16), (16,), "wb"),
+    (CASES[2][0], CASES[2][1], (2, 2, 16), (2, 16), (16,), ""),
+    (CASES[3][0], CASES[3][1], (2, 16), (2, 1), (16,), "w"),
+    (CASES[5][0], CASES[5][1], (2, 4, 8), (4, 8), (4, 8), "wb"),
 ], ids=[CASES[i][0] for i in (0, 2, 3, 5)])
 @pytest.mark.parametrize("transpose", [False, True])
 def test_cuda_tensors_run_the_fused_layer_norm(name, fn, small_x, small_r, shape, which, transpose):

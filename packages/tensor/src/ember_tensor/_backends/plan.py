@@ -9,8 +9,8 @@ shapes and strides only (any unit: elements or bytes), never on memory, so the o
 every backend use the same one.
 """
 
-__all__ = ["MAX_DIMS", "WORDS", "merge_dims", "merge_dims_jointly", "merged_layout", "rows_along", "rows_over_trailing", "row_layout", "pair_row_layout",
-           "word_layout", "output_size", "adaptive_bounds"]
+__all__ = ["MAX_DIMS", "WORDS", "merge_dims", "merge_dims_jointly", "merged_layout", "rows_along", "rows_over_trailing",
+           "row_layout", "pair_row_layout", "word_layout", "output_size", "adaptive_bounds"]
 
 # Strided elementwise kernels index four dims; more that do not merge loop on the host.
 MAX_DIMS = 4

@@ -33,7 +33,8 @@ Declared for the layers above (they import this module, never ``ember_tensor._ba
 >>> prog(et.tensor([1., -2.]), et.tensor([3., 3.]))
 tensor([3., 0.])
 """
-from ._elementwise import BINARY, COMPARISONS, OPS, TERNARY, UNARY, FusedElementwise  # noqa: F401  (the arities, read above)
+# (the arities, UNARY/BINARY/TERNARY, are read by ember-compile's fusion pass)
+from ._elementwise import BINARY, COMPARISONS, OPS, TERNARY, UNARY, FusedElementwise  # noqa: F401
 from ._layer_norm import FusedLayerNorm
 from ._reduction import REDUCTIONS, FusedReduction
 from ._softmax import FusedSoftmax

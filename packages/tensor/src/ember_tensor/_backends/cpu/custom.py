@@ -31,8 +31,8 @@ from .kernels.fused_reduction import fused_reduction_module
 from .kernels.fused_softmax import fused_softmax_module
 from .kernels.loops import loop_source
 
-__all__ = ["launch_elementwise", "launch_fused", "launch_fused_layer_norm", "launch_fused_reduce", "launch_fused_softmax",
-           "launch_raw", "launch_reduce"]
+__all__ = ["launch_elementwise", "launch_fused", "launch_fused_layer_norm", "launch_fused_reduce",
+           "launch_fused_softmax", "launch_raw", "launch_reduce"]
 
 # user function -> its compiled loops (CpuLoops, a raw njit loop, a reduce loop)
 _elementwise = weakref.WeakKeyDictionary()
@@ -154,7 +154,6 @@ def launch_fused_softmax(module_name, scalar_source, name, used, np_dtype, log, 
     return _fused_softmax.run(module, operands, axis, out)
 
 
-
 _fused_layer_norms = {}   # module name -> its loaded module
 
 
@@ -169,6 +168,7 @@ def launch_fused_layer_norm(module_name, scalar_source, name, used, np_dtype, op
         module = _fused_layer_norms[module_name] = fused_layer_norm_module(
             module_name, scalar_source, name, used, np_dtype, len(operands))
     return _fused_layer_norm.run(module, operands, k, weight, bias, eps, out)
+
 
 def launch_raw(cpu_loop, cuda_kernel, name, out, args):
     """Run raw_kernel's ``cpu_loop(out, *args)`` (compiled with ``njit(parallel=True)`` on

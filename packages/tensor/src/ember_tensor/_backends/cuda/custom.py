@@ -23,8 +23,8 @@ from . import fused_softmax as _fused_softmax
 from .kernels.loops import kernel_source, scalar_function
 from .storage import from_numpy
 
-__all__ = ["launch_elementwise", "launch_fused", "launch_fused_layer_norm", "launch_fused_reduce", "launch_fused_softmax",
-           "launch_raw", "launch_reduce"]
+__all__ = ["launch_elementwise", "launch_fused", "launch_fused_layer_norm", "launch_fused_reduce",
+           "launch_fused_softmax", "launch_raw", "launch_reduce"]
 
 # user function -> its compiled kernels (CudaKernels, a raw kernel, a reduce kernel)
 _elementwise = weakref.WeakKeyDictionary()
@@ -114,7 +114,6 @@ def launch_fused_softmax(module_name, scalar_source, name, used, np_dtype, log, 
     return _fused_softmax.run(module_name, program, np_dtype, log, operands, axis, out)
 
 
-
 def launch_fused_layer_norm(module_name, scalar_source, name, used, np_dtype, operands, k, weight, bias, eps, out):
     """``out`` = layer norm over the trailing `k` dims of ``name(*operands)`` with `weight`
     and `bias` (device arrays of those dims, or None), computed inside eager's layer norm
@@ -123,6 +122,7 @@ def launch_fused_layer_norm(module_name, scalar_source, name, used, np_dtype, op
     result. Compiled in memory once per process."""
     program = _program_function(module_name, scalar_source, name, used, np_dtype)
     return _fused_layer_norm.run(module_name, program, np_dtype, operands, k, weight, bias, eps, out)
+
 
 def launch_raw(cpu_loop, cuda_kernel, name, out, args):
     """Launch raw_kernel's ``cuda_kernel(out, *args)`` (compiled with ``cuda.jit`` on first
