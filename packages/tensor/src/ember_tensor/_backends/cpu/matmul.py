@@ -3,7 +3,7 @@ linear layer's product with a transposed weight and a bias."""
 import ml_dtypes
 import numpy as np
 
-from . import threads
+from . import gemm, threads
 
 __all__ = ["matmul", "linear"]
 
@@ -29,8 +29,11 @@ def matmul(a, b):
     elif char in _BLAS_CHARS and a.ndim == 2 and b.ndim == 2 and b.dtype.char == char:
         # ndarray.dot reaches the same BLAS GEMM (bit for bit, layouts and the A @ A.T
         # special case included) with far less machinery than the matmul ufunc: 16x16
-        # float32 1.3 us against 2.5 us, which a small product pays in full.
-        return a.dot(b)
+        # float32 1.3 us against 2.5 us, which a small product pays in full. A large one
+        # splits over ember's threads (`gemm.py`: the BLAS runs on one).
+        if a.shape[0] * a.shape[1] * b.shape[1] < gemm.SPLIT_WORK:
+            return a.dot(b)
+        return gemm.gemm(a, b)
     if char in _BLAS_CHARS and a.ndim >= 3 and a.shape[:-2] == b.shape[:-2] and b.dtype.char == char:
         out = _batched_over_threads(a, b)
         if out is not None:
@@ -82,8 +85,9 @@ def linear(x, weight, bias):
         bias = None if bias is None else bias.astype(np.float32)
     lead = x.shape[:-1]
     flat = x.reshape(-1, x.shape[-1])
-    # BLAS reads W^T in place; float32/float64 through ndarray.dot (see matmul).
-    y = flat.dot(weight.T) if flat.dtype.char in _BLAS_CHARS else flat @ weight.T
+    # BLAS reads W^T in place; float32/float64 through ndarray.dot (see matmul), split over
+    # ember's threads when large (`gemm.py`).
+    y = gemm.gemm(flat, weight.T) if flat.dtype.char in _BLAS_CHARS and weight.dtype == flat.dtype else flat @ weight.T
     if bias is not None:
         y += bias
     return y.reshape(lead + (weight.shape[0],))
