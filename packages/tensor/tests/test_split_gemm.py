@@ -110,3 +110,55 @@ def test_shape_errors_are_pytorchs_whatever_the_budget(threads):
             N.linear(E.randn(512, 512), E.randn(256, 300))
     finally:
         E.set_num_threads(before)
+
+
+def _conv_forward(conv, rnn, rng):
+    x, w = rng.standard_normal((64, 64, 7, 7)), rng.standard_normal((128, 64, 3, 3))
+    return conv.forward(x, w, (2, 2), (1, 1), (1, 1), 1)  # 4x4 outputs a sample: the whole-batch GEMM
+
+
+def _conv_backward_weight(conv, rnn, rng):
+    x, gy = rng.standard_normal((64, 64, 7, 7)), rng.standard_normal((64, 128, 4, 4))
+    return conv.backward_weight(gy, x, (128, 64, 3, 3), (2, 2), (1, 1), (1, 1), 1)
+
+
+def _conv_backward_input(conv, rnn, rng):
+    w, gy = rng.standard_normal((128, 64, 3, 3)), rng.standard_normal((64, 128, 4, 4))
+    return conv.backward_input(gy, w, (7, 7), (2, 2), (1, 1), (1, 1), 1)
+
+
+def _lstm_forward(conv, rnn, rng):
+    x = rng.standard_normal((8, 64, 256))
+    w_ih, w_hh = rng.standard_normal((1024, 256)) * 0.1, rng.standard_normal((1024, 256)) * 0.1
+    h0 = c0 = np.zeros((64, 256), x.dtype)
+    return rnn.lstm_forward(x, w_ih, w_hh, None, None, h0, c0, False)[0]  # per step (64, 256) @ (256, 1024)
+
+
+USERS = [_conv_forward, _conv_backward_weight, _conv_backward_input, _lstm_forward]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("user", USERS, ids=[u.__name__[1:] for u in USERS])
+def test_backends_gemms_split_and_keep_the_bits_of_one_thread(count_splits, user, dtype):
+    # The GEMMs inside convolutions (few outputs a sample) and recurrent layers go through
+    # the split product too: at 2 threads they split, with the bits of a 1-thread run.
+    from ember_tensor._backends.cpu import conv, rnn
+
+    class Cast:  # the backends take arrays of one compute dtype
+        def __init__(self, seed):
+            self.rng = np.random.default_rng(seed)
+
+        def standard_normal(self, shape):
+            return self.rng.standard_normal(shape).astype(dtype)
+
+    before = E.get_num_threads()
+    try:
+        E.set_num_threads(2)
+        got = user(conv, rnn, Cast(1))
+        assert count_splits and set(count_splits) == {2}
+        E.set_num_threads(1)
+        serial = user(conv, rnn, Cast(1))
+    finally:
+        E.set_num_threads(before)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, serial)

@@ -32,21 +32,26 @@ _MIN_BLOCK = 8
 
 def gemm(a, b, out=None):
     """a @ b for 2-d float32/float64 arrays of one dtype, by BLAS, split over ember's threads
-    when the budget and the work allow; written into `out` (C-contiguous, (M, N), the
-    dtype) when given.
+    when the budget and the work allow; written into `out` ((M, N)) when given (split
+    only when C-contiguous and of the product's dtype).
 
     >>> gemm(np.ones((2, 3)), np.ones((3, 2)))
     array([[3., 3.],
            [3., 3.]])
     """
     m, n = a.shape[0], b.shape[1]
-    parts = _parts(m, n) if threads.parallel(m * n * a.shape[1], SPLIT_WORK) else 1
+    work = m * n * a.shape[1]
+    # The work test first: a small product (most of them) pays no call into `threads`.
+    parts = _parts(m, n) if work >= SPLIT_WORK and threads.parallel(work, SPLIT_WORK) else 1
+    dtype = np.result_type(a, b)
+    if out is not None and (out.dtype != dtype or not out.flags.c_contiguous):
+        parts = 1  # an `out` np.dot cannot write: NumPy's matmul casts into it, whole
     if parts <= 1 or np.may_share_memory(a, b):
         if out is None:
             return a.dot(b)
-        return np.dot(a, b, out=out)
+        return np.matmul(a, b, out=out)
     if out is None:
-        out = np.empty((m, n), np.result_type(a, b))
+        out = np.empty((m, n), dtype)
     if m >= parts * _MIN_BLOCK:
         def run(i):
             lo, hi = _bounds(m, parts, i)

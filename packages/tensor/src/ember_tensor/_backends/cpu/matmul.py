@@ -1,5 +1,6 @@
 """CPU matrix products: NumPy's matmul, which calls BLAS for float32 and float64, and the
-linear layer's product with a transposed weight and a bias."""
+linear layer's product with a transposed weight and a bias. The BLAS runs on one thread;
+large products split over ember's workers (`gemm.py`, `_batched_over_threads`)."""
 import ml_dtypes
 import numpy as np
 
@@ -48,9 +49,8 @@ def _batched_over_threads(a, b):
     NumPy's matmul calls one BLAS GEMM per matrix, and the BLAS does not thread a product
     as small as attention's (64 heads x 64x32 @ 32x64: 260 us on 1 or 2 OpenBLAS
     threads) where PyTorch's bmm splits the batch. Each thread here runs NumPy's matmul
-    over its run of matrices with the BLAS at one thread (`threads.run_parts`): the bits of
-    a one-thread run, whatever the budget (a BLAS on two threads may block a larger
-    product differently: a product's bits already depended on the thread count)."""
+    over its run of matrices with the BLAS at one thread (as always: `threads`), so the bits
+    are a one-thread run's, whatever the budget. The 2-d form of this is `gemm.py`."""
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     batch = a.size // (m * k) if m * k else 0
     if batch < 2 or not threads.parallel(batch * m * n * k, _BATCH_SPLIT_WORK):
