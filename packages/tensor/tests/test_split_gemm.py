@@ -31,8 +31,8 @@ CASES = [
     ((256, 128, 384), _plain, _plain, "rows"),
     ((1024, 128, 128), _plain, _transposed, "rows"),      # linear's x @ W^T
     ((384, 1024, 128), _transposed, _plain, "rows"),      # a weight gradient, g^T @ x
-    ((129, 130, 131), _transposed, _transposed, "rows"),  # odd sizes: blocks off the 8-row grid
-    ((200, 160, 96), _every_other, _plain, "rows"),
+    ((259, 258, 257), _transposed, _transposed, "rows"),  # odd sizes: blocks off the 8-row grid
+    ((400, 320, 96), _every_other, _plain, "rows"),
     ((10, 2048, 512), _plain, _plain, "columns"),          # few rows: blocks of columns
     ((12, 1024, 700), _transposed, _transposed, "columns"),
     ((10, 1024, 512), _every_other, _plain, "none"),

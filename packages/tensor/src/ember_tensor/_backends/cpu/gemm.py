@@ -21,10 +21,14 @@ from . import threads
 
 __all__ = ["gemm"]
 
-# Multiply-adds from which a product splits (measured on this project's 2-core machines,
-# 2 threads: (1024, 128) @ (128, 384) 1.0 ms on one BLAS thread, 0.55 ms split; a split
-# costs 10-30 us to hand over, ~1M multiply-adds of GEMM at one thread).
-SPLIT_WORK = 1 << 21
+# Multiply-adds from which a product splits. Measured 2026-11-28 on this project's 2-core
+# machine under other sessions' load (4-8), float32, best of 15 rounds / median, one BLAS
+# thread against split in two: (1024, 128) @ (128, 384) 703 / 718 us against 494 / 822;
+# (256, 256) @ (256, 256) 228 / 238 against 151 / 296; (64, 784) @ (784, 512) 411 / 428
+# against 306 / 647; but from 2M to 4M multiply-adds the split never won, even at best
+# ((64, 128) @ (128, 512) 67 against 103 us): handing a part over and meeting after it
+# cost more than half the product. Hence 8M (~0.2 ms at one thread).
+SPLIT_WORK = 1 << 23
 # Fewest rows (columns) a block gets: a thinner block is a skinny GEMM the BLAS runs far
 # below its peak (and one row would be a GEMV, other bits).
 _MIN_BLOCK = 8
