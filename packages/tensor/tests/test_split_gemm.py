@@ -1,6 +1,7 @@
 """2-d products split over ember's threads (`_backends/cpu/gemm.py`): with a budget of 2 a
-large product runs as blocks of rows, each one single-threaded BLAS call; the result must be a one-thread run's bits, for every layout
-and both BLAS dtypes, through matmul, linear and an `out` buffer; errors stay PyTorch's."""
+large product runs as blocks of rows, each one single-threaded BLAS call; the result must
+be a one-thread run's bits, for every layout and both BLAS dtypes, through matmul, linear,
+an `out` buffer and the GEMMs of convolutions and LSTMs; errors stay PyTorch's."""
 import numpy as np
 import pytest
 

@@ -11,8 +11,8 @@ module loads, and again by `set_budget`), and products worth it are split by emb
 its own workers, each part one single-threaded GEMM (`gemm.py`, `matmul.py`'s batched
 split, the blocked convolutions). OpenBLAS's own threads would be a second pool on the
 same cores: between GEMMs they busy-wait, and alternating with ember's workers (a GEMM,
-a softmax, a GEMM) the two took each other's cores (a Transformer step at 2 threads
-slower than at 1). PyTorch likewise runs MKL and its loops on one OpenMP pool. A split
+a softmax, a GEMM) the two took each other's cores (a Transformer step gained little or
+nothing from a second core). PyTorch likewise runs MKL and its loops on one OpenMP pool. A split
 product has the bits of a one-thread run. Numba's own pool (``parallel=True``, prange)
 serves only the fused optimizer steps from 1M elements, half-precision conversions and
 sparse kernels.
