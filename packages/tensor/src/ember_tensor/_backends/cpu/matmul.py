@@ -13,6 +13,11 @@ __all__ = ["matmul", "linear"]
 _BATCH_SPLIT_WORK = 1 << 20
 
 
+# Elements of the left operand below which a 2-d product is not offered to the split
+# (it would need over 8K output columns to reach `gemm.SPLIT_WORK`): one attribute read
+# spares the small products, most of them, the multiply-add count.
+_FEW = 1024
+
 _HALF = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 # Their type characters ("e", "E"): a string test is cheaper than comparing dtypes, and
 # every small product pays it.
@@ -31,8 +36,9 @@ def matmul(a, b):
         # ndarray.dot reaches the same BLAS GEMM (bit for bit, layouts and the A @ A.T
         # special case included) with far less machinery than the matmul ufunc: 16x16
         # float32 1.3 us against 2.5 us, which a small product pays in full. A large one
-        # splits over ember's threads (`gemm.py`: the BLAS runs on one).
-        if a.shape[0] * a.shape[1] * b.shape[1] < gemm.SPLIT_WORK:
+        # splits over ember's threads (`gemm.py`: the BLAS runs on one); the size tests
+        # cost a small one ~40 ns (`_FEW`), where computing M*K*N first cost ~280.
+        if a.size < _FEW or a.size * b.shape[1] < gemm.SPLIT_WORK:
             return a.dot(b)
         return gemm.gemm(a, b)
     if char in _BLAS_CHARS and a.ndim >= 3 and a.shape[:-2] == b.shape[:-2] and b.dtype.char == char:
@@ -86,8 +92,13 @@ def linear(x, weight, bias):
     lead = x.shape[:-1]
     flat = x.reshape(-1, x.shape[-1])
     # BLAS reads W^T in place; float32/float64 through ndarray.dot (see matmul), split over
-    # ember's threads when large (`gemm.py`).
-    y = gemm.gemm(flat, weight.T) if flat.dtype.char in _BLAS_CHARS and weight.dtype == flat.dtype else flat @ weight.T
+    # ember's threads when large (`gemm.py`; the size test here spares a small one the call).
+    if flat.dtype.char not in _BLAS_CHARS:
+        y = flat @ weight.T
+    elif flat.size < _FEW or flat.size * weight.shape[0] < gemm.SPLIT_WORK:
+        y = flat.dot(weight.T)
+    else:
+        y = gemm.gemm(flat, weight.T)
     if bias is not None:
         y += bias
     return y.reshape(lead + (weight.shape[0],))
