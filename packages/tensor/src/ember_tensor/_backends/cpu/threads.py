@@ -12,8 +12,8 @@ its own workers, each part one single-threaded GEMM (`gemm.py`, `matmul.py`'s ba
 split, the blocked convolutions). OpenBLAS's own threads would be a second pool on the
 same cores: between GEMMs they busy-wait, and alternating with ember's workers (a GEMM,
 a softmax, a GEMM) the two took each other's cores (a Transformer step gained little or
-nothing from a second core). PyTorch likewise runs MKL and its loops on one OpenMP pool. A split
-product has the bits of a one-thread run. Numba's own pool (``parallel=True``, prange)
+nothing from a second core). PyTorch likewise runs MKL and its loops on one OpenMP
+pool. A split product has the bits of a one-thread run. Numba's own pool (``parallel=True``, prange)
 serves only the fused optimizer steps from 1M elements, half-precision conversions and
 sparse kernels.
 
@@ -147,8 +147,8 @@ def hold_blas_at_one_thread():
 
     Done when this module loads and by `set_budget`, so every product, split or not, runs
     its GEMMs on one BLAS thread: the bits do not depend on the budget, nor on what ran
-    before. NumPy code of the user's own in this process gets a one-thread BLAS too (as
-    after PyTorch's `set_num_threads(1)` for MKL); `blas_threads` says what it is."""
+    before. NumPy code of the user's own in this process gets a one-thread BLAS too;
+    `blas_threads` says what it is."""
     setter = _find_blas_setter()
     if setter is not None:
         setter(1)
