@@ -41,6 +41,9 @@ class MomentumSGD:
                 for p in group["params"]:
                     if p.grad is None:
                         continue
+                    if group["momentum"] == 0:  # no state at all
+                        p.add_(p.grad, alpha=-group["lr"])
+                        continue
                     state = self.state.setdefault(p, {})
                     if "momentum_buffer" not in state:  # a factory: the first step is not recorded
                         state["momentum_buffer"] = torch.zeros_like(p)
@@ -178,6 +181,7 @@ def _same_state(opt_a, opt_b, params_a, params_b):
 
 CASES = [  # (optimizer, step function, replays expected)
     (MomentumSGD, standard, True),
+    (lambda params: MomentumSGD(params, momentum=0.0), standard, True),
     (MomentumSGD, accumulating, True),
     (MomentumSGD, zeroing_in_place, True),
     (MomentumSGD, zero_grad_last, True),
@@ -190,7 +194,7 @@ CASES = [  # (optimizer, step function, replays expected)
 
 
 @pytest.mark.parametrize("optimizer, make_step, replays", CASES,
-                         ids=[f"{o.__name__}-{s.__name__}" for o, s, _ in CASES])
+                         ids=[f"{getattr(o, '__name__', 'plain SGD')}-{s.__name__}" for o, s, _ in CASES])
 def test_replayed_steps_equal_eager_bit_for_bit(optimizer, make_step, replays):
     eager_model, compiled_model = _mlp(), _mlp()
     eager_opt, compiled_opt = optimizer(eager_model.parameters()), optimizer(compiled_model.parameters())
@@ -251,6 +255,41 @@ def test_hyperparameters_guard_the_program():
     (entry,) = step._ember_compiled_function.whole_steps
     programs = [p for p in entry.programs.values() if not isinstance(p, str)]
     assert len(programs) == 2 and entry.replays == 3
+
+
+class Trainer:
+    """Holds the optimizer: the function reads it through an attribute, where the guards do
+    not look for hyperparameters."""
+
+    def __init__(self, opt):
+        self.opt = opt
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9], ids=["no-state", "momentum"])
+def test_an_optimizer_the_guards_cannot_see_runs_eagerly(momentum):
+    """An update of parameters by an optimizer reached through an attribute is refused: a
+    learning-rate change would otherwise be frozen out of the replays."""
+    models = [_mlp(), _mlp()]
+    trainers = [Trainer(MomentumSGD(m.parameters(), momentum=momentum)) for m in models]
+
+    def make(model, trainer):
+        def step(x, y):
+            trainer.opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            trainer.opt.step()
+            return loss
+        return step
+    eager_step, compiled_step = make(models[0], trainers[0]), compile(make(models[1], trainers[1]))
+    x, y = torch.randn(4, 6), torch.randint(0, 3, (4,))
+    for i in range(5):
+        for trainer in trainers:
+            trainer.opt.param_groups[0]["lr"] = 0.1 / (i + 1)
+        assert torch.equal(eager_step(x, y), compiled_step(x, y))
+        for pe, pc in zip(models[0].parameters(), models[1].parameters()):
+            assert torch.equal(pe, pc)
+    (entry,) = compiled_step._ember_compiled_function.whole_steps
+    assert entry.replays == 0
 
 
 def test_fullgraph_raises_and_explain_reports_the_break():

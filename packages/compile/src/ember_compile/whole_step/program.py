@@ -97,8 +97,13 @@ class WholeStep:
                             params.append(t)
         plain = []
         for opt in self.optimizers:
-            hooks = tuple(len(v) for k, v in sorted(vars(opt).items()) if "hook" in k and isinstance(v, dict))
-            plain.append(hooks)
+            # Its hooks (their Python code would not run) and its own plain attributes and
+            # defaults (what a custom optimizer may read besides param_groups).
+            plain.append(tuple((k, len(v)) for k, v in sorted(vars(opt).items()) if "hook" in k and isinstance(v, dict)))
+            plain.append(tuple((k, v) for k, v in sorted(vars(opt).items()) if v.__class__ in _PLAIN))
+            defaults = getattr(opt, "defaults", None)
+            if isinstance(defaults, dict):
+                plain.append(_plain(defaults))
             for group in opt.param_groups:
                 for p in group["params"]:
                     if id(p) not in seen:
@@ -154,7 +159,8 @@ class WholeStep:
         return None if args is None else self.run_eagerly(args)
 
     def _record(self, key, values, params, args):
-        recorder = Recorder(values, params)
+        updated = {id(p) for opt in self.optimizers for group in opt.param_groups for p in group["params"]}
+        recorder = Recorder(values, params, updated)
         dispatch.register_wrapper(recorder, outermost=True)
         try:
             with watching(recorder):

@@ -1,5 +1,7 @@
 """Recording one eager call of a training step as a program (see the package docstring).
 The recording run *is* the eager call: a refusal stops the recording, never the call."""
+import contextlib
+
 import ember_autograd
 from ember_tensor import Tensor
 
@@ -51,10 +53,15 @@ class Recorder:
         values: the tensors the program reads at every call (arguments, parameters and
             buffers, the parameters' gradients, optimizer state), in slot order.
         params: the parameters whose ``.grad`` the program follows.
+        updated: the ids of the parameters of the optimizers found (`program.find_optimizers`).
     """
 
-    def __init__(self, values, params):
+    def __init__(self, values, params, updated):
         self.params = params
+        # The parameters whose in-place updates are replayed: those of an optimizer the
+        # guards read (its hyperparameters are guarded); others' updates are refused.
+        self.updated = updated
+        self.param_ids = {id(p) for p in params}
         self.slots = {}
         for i, t in enumerate(values):
             self.slots.setdefault(id(t), i)
@@ -125,6 +132,12 @@ class Recorder:
         finally:
             self.depth -= 1
         if op.inplace or result is None:  # an update in place (the fused optimizer ops return None)
+            written = [args[0]] if op.inplace else [t for a in args for t in (a if isinstance(a, (list, tuple))
+                                                                               else (a,)) if isinstance(t, Tensor)]
+            if any(id(t) in self.param_ids and id(t) not in self.updated for t in written):
+                self.refuse(f"in-place op {op.name!r} on a parameter outside the param_groups of an optimizer the "
+                            f"function reads from its globals or closure (the update's hyperparameters could "
+                            f"live where the guards do not look)")
             self.items.append(InPlaceStep(op, targs, tkwargs, mode, (), (), False))
             return result
         outs = (result,) if isinstance(result, Tensor) else result
@@ -180,9 +193,30 @@ class Recorder:
         return self.items
 
 
+@contextlib.contextmanager
+def _refusing_custom_functions(recorder):
+    """A custom ``autograd.Function`` (a compiled module's node, a fused group) runs its
+    forward's ops under no_grad and sets its outputs' grad_fn after them: replayed as ops,
+    its backward would be lost."""
+    original = ember_autograd.Function.__dict__["apply"]
+
+    def apply(cls, *args, **kwargs):
+        if not recorder.depth:
+            recorder.refuse(f"a custom autograd.Function ({cls.__name__}, a compiled module inside the step?): "
+                            f"its backward would be lost")
+        return original.__func__(cls, *args, **kwargs)
+
+    ember_autograd.Function.apply = classmethod(apply)
+    try:
+        yield
+    finally:
+        ember_autograd.Function.apply = original
+
+
+@contextlib.contextmanager
 def watching(recorder):
-    """``Tensor.backward`` recorded and conversions to Python values refused while the
-    block runs."""
+    """``Tensor.backward`` recorded, conversions to Python values and custom
+    ``autograd.Function``\\ s refused while the block runs."""
     def backward(name, original):
         def method(t, gradient=None, retain_graph=None, create_graph=False, inputs=None):
             return recorder.backward(original, t, gradient, retain_graph, create_graph, inputs)
@@ -195,4 +229,5 @@ def watching(recorder):
             return original(t, *args, **kwargs)
         return method
 
-    return patched([(("backward",), backward), (_CONVERSIONS, refused)])
+    with patched([(("backward",), backward), (_CONVERSIONS, refused)]), _refusing_custom_functions(recorder):
+        yield
