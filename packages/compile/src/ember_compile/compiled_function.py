@@ -24,7 +24,7 @@ from .capture import bind_arguments, capture, referenced_modules, switches_grad_
 from .exc import Unsupported
 from .guarded import GuardedTraces
 from .joint import JointCompiled
-from .whole_step import WholeStep, find_optimizers
+from .whole_step import WholeStep, find_optimizers, find_tensors
 
 __all__ = ["CompiledFunction", "BreakReason"]
 
@@ -194,7 +194,8 @@ class CompiledFunction:
             trace_log.emit(topics, "graph_breaks", "graph break: the call runs eagerly", reason)
 
         optimizers = [] if self.is_module else find_optimizers(self.fn)
-        return WholeStep(self._run_eagerly, positions, modules, optimizers, hook_tables, refused)
+        tensors = [] if self.is_module else find_tensors(self.fn)
+        return WholeStep(self._run_eagerly, positions, modules, optimizers, hook_tables, refused, tensors)
 
     def _compile(self, key, args):
         topics = trace_log.enabled_topics(self.options)

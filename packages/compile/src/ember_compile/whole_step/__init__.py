@@ -27,6 +27,6 @@ random draws, ``out=``, tensors made by factories, values read into Python (``it
 with ``create_graph``/``inputs``, a plain optimizer value changed during the call, and
 results other than tensors and plain values.
 """
-from .program import WholeStep, find_optimizers
+from .program import WholeStep, find_optimizers, find_tensors
 
-__all__ = ["WholeStep", "find_optimizers"]
+__all__ = ["WholeStep", "find_optimizers", "find_tensors"]

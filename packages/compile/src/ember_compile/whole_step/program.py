@@ -9,7 +9,7 @@ from .. import config
 from ..slots import Slot, fill
 from .recording import BackwardStep, GradsToNone, InPlaceStep, Recorder, Refused, watching
 
-__all__ = ["WholeStep", "find_optimizers"]
+__all__ = ["WholeStep", "find_optimizers", "find_tensors"]
 
 _PLAIN = (bool, int, float, str, type(None))
 
@@ -34,6 +34,22 @@ def find_optimizers(fn):
     return found
 
 
+def find_tensors(fn):
+    """(namespace, name) of the tensors `fn` reads from its globals (a dict and a name) or
+    closure (a cell, name None): read again at every call, as its arguments are."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    pairs = [(fn.__globals__, name) for name in code.co_names if isinstance(fn.__globals__.get(name), Tensor)]
+    for cell in fn.__closure__ or ():
+        try:
+            if isinstance(cell.cell_contents, Tensor):
+                pairs.append((cell, None))
+        except ValueError:
+            pass
+    return pairs
+
+
 def _plain(value):
     """`value` as a hashable guard entry; a tensor by identity and metadata."""
     if isinstance(value, Tensor):
@@ -45,6 +61,10 @@ def _plain(value):
     if isinstance(value, dict):
         return (dict, tuple((k, _plain(v)) for k, v in value.items()))
     raise Refused(f"optimizer state of type {type(value).__name__} (not a tensor or a plain value)")
+
+
+class Abandoned(Exception):
+    """A replay left the recorded program before its first effect: the call runs eagerly."""
 
 
 class _Program:
@@ -69,38 +89,52 @@ class WholeStep:
         optimizers: `find_optimizers`' result.
         hook_tables: the modules' hook dicts (while one is not empty, calls run eagerly).
         on_refusal: called with the reason when a recording is refused.
+        tensors: `find_tensors`' result (a global or closure tensor, such as a batch).
     """
 
-    def __init__(self, run_eagerly, positions, modules, optimizers, hook_tables, on_refusal):
+    def __init__(self, run_eagerly, positions, modules, optimizers, hook_tables, on_refusal, tensors=()):
         self.run_eagerly = run_eagerly
         self.positions = positions
+        self.tensors = tensors
         self.modules = modules
         self.optimizers = optimizers
         self.hook_tables = hook_tables
         self.on_refusal = on_refusal
         self.programs = {}  # world key: _Program, or the reason it is not replayed
         self.replays = 0
+        self.abandoned = 0
         self._warned = False
 
     def _world(self, args):
-        """(key, values, params) of a call: what the program reads, and its guard."""
+        """(key, values, params) of a call: what the program reads, and its guard. It runs
+        at every call, so it is written for speed: one pass, few calls."""
         values = [args[i] for i in self.positions]
-        seen = {id(t) for t in values}
+        for namespace, name in self.tensors:
+            t = namespace.cell_contents if name is None else namespace.get(name)
+            if not isinstance(t, Tensor):
+                raise Refused(f"a global or closure value that was a tensor is a {type(t).__name__}")
+            values.append(t)
+        # The call's tensors by metadata (a new batch each step), the rest by identity too.
+        call = tuple((t.shape, t.dtype, t.device, t.requires_grad) for t in values)
+        seen = set(map(id, values))
         params = []
         for m in self.modules:
-            for table in (m._parameters, m._buffers):
-                for t in table.values():
-                    if t is not None and id(t) not in seen:
-                        seen.add(id(t))
-                        values.append(t)
-                        if t.requires_grad and table is m._parameters:
-                            params.append(t)
+            for t in m._parameters.values():
+                if t is not None and id(t) not in seen:
+                    seen.add(id(t))
+                    values.append(t)
+                    if t.requires_grad:
+                        params.append(t)
+            for t in m._buffers.values():
+                if t is not None and id(t) not in seen:
+                    seen.add(id(t))
+                    values.append(t)
         plain = []
         for opt in self.optimizers:
-            # Its hooks (their Python code would not run) and its own plain attributes and
-            # defaults (what a custom optimizer may read besides param_groups).
-            plain.append(tuple((k, len(v)) for k, v in sorted(vars(opt).items()) if "hook" in k and isinstance(v, dict)))
-            plain.append(tuple((k, v) for k, v in sorted(vars(opt).items()) if v.__class__ in _PLAIN))
+            # Its own plain attributes, its hooks (their Python code would not run) and its
+            # defaults: what a custom optimizer may read besides param_groups.
+            plain.append(tuple((k, v if v.__class__ in _PLAIN else len(v)) for k, v in vars(opt).items()
+                               if v.__class__ in _PLAIN or ("hook" in k and isinstance(v, dict))))
             defaults = getattr(opt, "defaults", None)
             if isinstance(defaults, dict):
                 plain.append(_plain(defaults))
@@ -110,25 +144,34 @@ class WholeStep:
                         seen.add(id(p))
                         values.append(p)
                         params.append(p)
-                plain.append(tuple((k, _plain(v)) for k, v in group.items() if k != "params"))
+                plain.append(tuple((k, v if v.__class__ in _PLAIN else _plain(v)) for k, v in group.items()
+                                   if k != "params"))
             for p, state in opt.state.items():
                 entry = [id(p)]
                 for k, v in state.items():
-                    entry.append((k, _plain(v)))
-                    if isinstance(v, Tensor) and id(v) not in seen:
-                        seen.add(id(v))
-                        values.append(v)
+                    if isinstance(v, Tensor):
+                        entry.append(k)
+                        if id(v) not in seen:
+                            seen.add(id(v))
+                            values.append(v)
+                    else:
+                        entry.append((k, _plain(v)))
                 plain.append(tuple(entry))
-        grads = tuple(None if p.grad is None else (tuple(p.grad.shape), p.grad.dtype) for p in params)
+        n_call = len(call)
+        identities = tuple((id(t), t.shape, t.dtype, t.device, t.requires_grad) for t in values[n_call:])
         # Gradients are new tensors at every step (``zero_grad()`` drops them): guarded by
         # shape only, after the values guarded by identity.
-        key = (tuple(_plain(t) for t in values[len(self.positions):]), grads, tuple(plain))
+        grads = []
         for p in params:
             g = p.grad
-            if g is not None and id(g) not in seen:
-                seen.add(id(g))
-                values.append(g)
-        return key, values, params
+            if g is None:
+                grads.append(None)
+            else:
+                grads.append((g.shape, g.dtype))
+                if id(g) not in seen:
+                    seen.add(id(g))
+                    values.append(g)
+        return (call, identities, tuple(grads), tuple(plain)), values, params
 
     def __call__(self, args):
         if any(self.hook_tables):
@@ -139,8 +182,15 @@ class WholeStep:
             return self._refused(None, str(error), args)
         program = self.programs.get(key)
         if program.__class__ is _Program:
+            mode = ember_autograd.is_grad_enabled()
+            try:
+                result = _replay(program, values, params)
+            except Abandoned:  # a data-dependent shape changed before any effect
+                ember_autograd.set_grad_enabled(mode)
+                self.abandoned += 1
+                return self.run_eagerly(args)
             self.replays += 1
-            return _replay(program, values, params)
+            return result
         if program is not None:
             return self.run_eagerly(args)
         if len(self.programs) >= config.limit():
@@ -170,16 +220,17 @@ class WholeStep:
         try:
             items = recorder.finish()
             after, _, _ = self._world(args)
-            if after[2] != key[2]:
+            if after[3] != key[3]:
                 # A plain value changed (a Python step counter, a hook): the replay would not.
                 raise Refused("a plain value of an optimizer (its param_groups or state) changed during the call")
             output = _output_template(result, recorder.slots)
         except Refused as error:
             self._refused(key, str(error))
             return result
-        n_kept = len(self.positions) + len(key[0])  # the values guarded by identity, not gradients
+        n_call = len(key[0])
+        n_kept = n_call + len(key[1])  # the values guarded by identity, not gradients
         self.programs[key] = _Program(items, output, ember_autograd.is_grad_enabled(), len(recorder.alive),
-                                      values[len(self.positions):n_kept])
+                                      values[n_call:n_kept])
         return result
 
 
@@ -202,8 +253,24 @@ _ORIGINAL_BACKWARD = Tensor.backward
 def _replay(program, values, params):
     """Run `program` on `values` (one call's world); its output."""
     env = values + [None] * (program.n_values - len(values))
+    mode = ember_autograd.is_grad_enabled()
+    # Until the first effect (a backward pass, an in-place update) the replay can still be
+    # abandoned for an eager run: ``p.grad = None`` waits for it (the ops before it read
+    # gradients as values, never through ``p.grad``).
+    committed, pending = False, []
     for item in program.items:
         cls = item.__class__
+        if cls is GradsToNone:
+            if committed:
+                for i in item.positions:
+                    params[i].grad = None
+            else:
+                pending += item.positions
+            continue
+        if not committed and (cls is BackwardStep or cls is InPlaceStep):
+            committed = True
+            for i in pending:
+                params[i].grad = None
         if cls is BackwardStep:
             gradient = None if item.gradient is None else fill(item.gradient, env)
             _ORIGINAL_BACKWARD(env[item.loss_slot], gradient, item.retain_graph)
@@ -215,23 +282,22 @@ def _replay(program, values, params):
                 if slot is not None:
                     env[slot] = g
             continue
-        if cls is GradsToNone:
-            for i in item.positions:
-                params[i].grad = None
-            continue
-        if ember_autograd.is_grad_enabled() != item.mode:
-            ember_autograd.set_grad_enabled(item.mode)
+        if item.mode != mode:
+            mode = item.mode
+            ember_autograd.set_grad_enabled(mode)
         result = item.call(env)
         if cls is InPlaceStep:
             continue
-        if item.single:
-            if tuple(result.shape) != item.shapes[0]:
-                raise RuntimeError("ember_compile: a replayed training step's op returned another shape than "
-                                   "the recorded call's (a data-dependent shape; effects were applied)")
-            env[item.out_slots[0]] = result
-        else:
-            for slot, o in zip(item.out_slots, result):
-                env[slot] = o
-    if ember_autograd.is_grad_enabled() != program.mode:
+        outs = (result,) if item.single else tuple(result)
+        if tuple(o.shape for o in outs) != item.shapes:
+            if not committed:
+                raise Abandoned()
+            raise RuntimeError("ember_compile: a replayed training step's op returned another shape than "
+                               "the recorded call's (a data-dependent shape; effects were applied)")
+        for slot, o in zip(item.out_slots, outs):
+            env[slot] = o
+    for i in pending if not committed else ():
+        params[i].grad = None
+    if mode != program.mode:
         ember_autograd.set_grad_enabled(program.mode)
     return fill(program.output, env)
