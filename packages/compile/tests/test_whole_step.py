@@ -206,9 +206,13 @@ CASES = [  # (optimizer, step function, replays expected)
 ]
 
 
+@pytest.mark.parametrize("ahead_of_time", [True, False], ids=["forward-as-one-node", "forward-op-by-op"])
 @pytest.mark.parametrize("optimizer, make_step, replays", CASES,
                          ids=[f"{getattr(o, '__name__', 'plain SGD')}-{s.__name__}" for o, s, _ in CASES])
-def test_replayed_steps_equal_eager_bit_for_bit(optimizer, make_step, replays):
+def test_replayed_steps_equal_eager_bit_for_bit(optimizer, make_step, replays, ahead_of_time, monkeypatch):
+    """Both replays: the forward lowered with its backward from the derivative table (one
+    CompiledFunctionBackward node), and op by op with eager's per-op graph."""
+    monkeypatch.setattr(ember_compile.config, "ahead_of_time_backward", ahead_of_time)
     eager_model, compiled_model = _mlp(), _mlp()
     eager_opt, compiled_opt = optimizer(eager_model.parameters()), optimizer(compiled_model.parameters())
     eager_step = make_step(eager_model, eager_opt)
@@ -237,6 +241,11 @@ def test_replayed_steps_equal_eager_bit_for_bit(optimizer, make_step, replays):
         assert entry.replays + entry.abandoned >= 3
     else:
         assert (entry.replays >= 3) if replays else entry.replays == 0
+    if replays:
+        lowered = [p.forward is not None for p in entry.programs.values() if not isinstance(p, str)]
+        assert all(lowered) if ahead_of_time else not any(lowered)
+        loss = got[0] if isinstance(got, tuple) else got
+        assert loss.grad_fn.name() == ("CompiledFunctionBackward" if ahead_of_time else "NllLossBackward0")
 
 
 def test_a_replaced_optimizer_state_is_read_again():

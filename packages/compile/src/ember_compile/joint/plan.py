@@ -4,11 +4,16 @@ from ember_autograd import derivatives as _table
 
 from ..slots import Slot, fill
 
-__all__ = ["JointPlan", "NotLowered"]
+__all__ = ["JointPlan", "NotLowered", "ShapeChanged"]
 
 
 class NotLowered(Exception):
     """The graph cannot be lowered to a joint plan; the message says why."""
+
+
+class ShapeChanged(Exception):
+    """A plan's op returned another shape than at the lowering (a data-dependent shape:
+    ``x[x > 0]``): the plan's fitted gradients would not fit; the call takes another path."""
 
 
 class _StepCtx:
@@ -119,6 +124,8 @@ class JointPlan:
                 drops.setdefault(number, []).append(slot)
         for number, step in enumerate(self.steps):
             step.drop = tuple(drops.get(number, ()))
+        for step in self.steps:
+            step.out_shapes = tuple(shapes[slot][0] for slot in step.out_slots)
         self.backward_steps = [s for s in self.steps if s.ctx is not None]
         self.differentiable = differentiable
 
@@ -149,9 +156,13 @@ class JointPlan:
             if step.inplace:
                 pass  # its effect is the point (a buffer's update)
             elif step.single:
+                if out.shape != step.out_shapes[0]:
+                    raise ShapeChanged()
                 env[step.out_slots[0]] = out
             else:
-                for slot, o in zip(step.out_slots, out):
+                for slot, o, shape in zip(step.out_slots, out, step.out_shapes):
+                    if o.shape != shape:
+                        raise ShapeChanged()
                     env[slot] = o
             if step.ctx is not None:
                 # Its differentiable outputs require grad, as eagerly: the rules' `save`

@@ -7,6 +7,7 @@ from ember_tensor import Tensor, dispatch
 
 from .. import config
 from ..slots import Slot, fill
+from .forward import lowered_forward
 from .recording import BackwardStep, GradsToNone, InPlaceStep, Recorder, Refused, watching
 
 __all__ = ["WholeStep", "find_optimizers", "find_tensors"]
@@ -71,9 +72,10 @@ class _Program:
     """One recorded step: its items, its output template, the grad mode it ends in, and
     the values its guard names (kept alive so that their ids stay theirs)."""
 
-    def __init__(self, items, output, mode, n_values, values):
+    def __init__(self, items, output, mode, n_values, values, forward):
         self.items, self.output, self.mode, self.n_values = items, output, mode, n_values
         self.values = values
+        self.forward = forward  # a ForwardNode, or None: the forward's ops replayed one by one
 
 
 class WholeStep:
@@ -229,8 +231,9 @@ class WholeStep:
             return result
         n_call = len(key[0])
         n_kept = n_call + len(key[1])  # the values guarded by identity, not gradients
+        forward = lowered_forward(items, output, len(values)) if config.ahead_of_time_backward else None
         self.programs[key] = _Program(items, output, ember_autograd.is_grad_enabled(), len(recorder.alive),
-                                      values[n_call:n_kept])
+                                      values[n_call:n_kept], forward)
         return result
 
 
@@ -258,7 +261,24 @@ def _replay(program, values, params):
     # abandoned for an eager run: ``p.grad = None`` waits for it (the ops before it read
     # gradients as values, never through ``p.grad``).
     committed, pending = False, []
-    for item in program.items:
+    items = program.items
+    node = program.forward
+    if node is not None:
+        if not mode:
+            mode = True
+            ember_autograd.set_grad_enabled(True)
+        changes = node.joint.shape_changes
+        outs = node(env)  # lowered at its first call
+        if outs is None:
+            if node.joint.shape_changes != changes:  # a data-dependent shape, before any effect
+                raise Abandoned()
+            program.forward = None  # not lowered: the forward's ops one by one from now on
+        else:
+            for slot, o in zip(node.needed, outs):
+                env[slot] = o
+            pending += node.pending
+            items = node.effects + items[node.end:]
+    for item in items:
         cls = item.__class__
         if cls is GradsToNone:
             if committed:
