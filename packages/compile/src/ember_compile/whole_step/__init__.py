@@ -20,12 +20,18 @@ value it reads, which parameters have a gradient, and every plain value of the
 optimizers' ``param_groups`` (a learning rate a scheduler changed) and ``state``. A call in
 a new world is recorded again (up to ``config.cache_size_limit`` worlds, then eager with a
 warning); a first optimizer step, which makes its state with a factory, is refused and
-the next step records. The backward step runs eager's engine, so ``.grad`` is written or
-accumulated exactly as eagerly. The recording refuses (that world runs eagerly):
+the next step records. The forward's ops (before the one backward pass) run as one
+`joint` node, their backward derived ahead of time from the derivative table (`forward`;
+op by op with eager's per-op graph where they cannot be lowered or with
+``config.ahead_of_time_backward`` off); the backward step runs eager's engine from the
+loss, which walks that one node and the parameters' AccumulateGrad nodes, so ``.grad`` is
+written, accumulated and hooked exactly as eagerly. The recording refuses (that world runs eagerly):
 random draws, ``out=``, tensors made by factories, values read into Python (``item()``,
 ``bool()``), a ``.grad`` replaced by Python code other than set to None, a backward pass
 with ``create_graph``/``inputs``, a plain optimizer value changed during the call, and
-results other than tensors and plain values.
+results other than tensors and plain values. A replay is checked before it starts and can
+be abandoned (the call then runs eagerly) until its first effect: a data-dependent shape
+found in the forward sends the call to eager.
 """
 from .program import WholeStep, find_optimizers, find_tensors
 
