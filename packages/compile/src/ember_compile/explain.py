@@ -13,8 +13,9 @@ class ExplainOutput:
         graph_count: how many graphs were captured: the GraphModules, and the non-empty
             straight-line pieces of op calls between the checks of guarded traces.
         graph_break_count: how many calls could not be captured (such a call runs eagerly
-            as a whole, or, a training step, is replayed as a recorded whole step), and how many checks of a tensor's value by Python control flow the
-            guarded traces hold (each splits the call's ops, as PyTorch's breaks).
+            as a whole, or, a training step, is replayed as a recorded whole step), and how
+            many checks of a tensor's value by Python control flow the guarded traces hold
+            (each splits the call's ops, as PyTorch's breaks).
         break_reasons: a `BreakReason` per break, ``.reason`` saying why.
         op_count: the call nodes of all graphs.
         ops_per_graph: each graph's call nodes' targets.

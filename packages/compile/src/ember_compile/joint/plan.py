@@ -48,6 +48,14 @@ class _Step:
         self.drop = ()           # slots last read by this step (freed after it)
 
 
+def _shape_changed(effects):
+    if effects:
+        raise RuntimeError("ember_compile: an op of a compiled graph's plan returned another shape than when the "
+                           "graph was lowered (a data-dependent shape) after the plan updated a buffer or drew "
+                           "random numbers")
+    raise ShapeChanged()
+
+
 def _has_slot(template):
     if template.__class__ is Slot:
         return True
@@ -137,6 +145,7 @@ class JointPlan:
         rule's ``save`` picked (outputs substituted for ``RESULT``)."""
         env = list(values) + [None] * (self.n_values - self.n_inputs)
         saved = []
+        effects = False  # a buffer's update or a random draw ran: the call can no longer go another way
         for step in self.steps:
             if step.nested:
                 args = fill(step.args, env)
@@ -157,13 +166,15 @@ class JointPlan:
                 pass  # its effect is the point (a buffer's update)
             elif step.single:
                 if out.shape != step.out_shapes[0]:
-                    raise ShapeChanged()
+                    _shape_changed(effects)
                 env[step.out_slots[0]] = out
             else:
                 for slot, o, shape in zip(step.out_slots, out, step.out_shapes):
                     if o.shape != shape:
-                        raise ShapeChanged()
+                        _shape_changed(effects)
                     env[slot] = o
+            if step.inplace or step.random:
+                effects = True
             if step.ctx is not None:
                 # Its differentiable outputs require grad, as eagerly: the rules' `save`
                 # of later steps reads it (``x * 0.5`` keeps no reference to x).

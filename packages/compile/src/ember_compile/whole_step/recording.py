@@ -70,7 +70,7 @@ class Recorder:
         self.depth = 0
         self.refusal = None
         self.grads = _grad_ids(params)
-        self.states = []  # (value, requires_grad, grad_fn) right after its op
+        self.states = []  # (value, requires_grad) right after its op
 
     def refuse(self, reason):
         if self.refusal is None:
@@ -149,7 +149,7 @@ class Recorder:
             return result
         out_slots = tuple(self.new_value(o) for o in outs)
         for o in outs:
-            self.states.append((o, o.requires_grad, o.grad_fn))
+            self.states.append((o, o.requires_grad))
         self.items.append(OpStep(op, targs, tkwargs, mode, out_slots, tuple(tuple(o.shape) for o in outs),
                                  isinstance(result, Tensor)))
         return result
@@ -186,7 +186,7 @@ class Recorder:
         self.grads_changed("at the end of the call")
         if self.refusal is not None:
             raise Refused(self.refusal)
-        for t, requires_grad, grad_fn in self.states:
+        for t, requires_grad in self.states:
             if t.requires_grad != requires_grad:
                 raise Refused("a value's requires_grad changed after its op (requires_grad_()): a replay would "
                               "not repeat it")
@@ -214,6 +214,33 @@ def _refusing_custom_functions(recorder):
 
 
 @contextlib.contextmanager
+def _refusing_engine_calls(recorder):
+    """``autograd.backward(...)``/``autograd.grad(...)`` called by name: only
+    ``Tensor.backward`` is recorded as a step (the engine's own ops would otherwise be
+    recorded as the call's; most refuse anyway, on tensors the engine makes)."""
+    originals = {name: getattr(ember_autograd, name) for name in ("backward", "grad")}
+
+    def refusing(name, original):
+        def call(*args, **kwargs):
+            if not recorder.depth:
+                recorder.refuse(f"autograd.{name}() inside the step (only loss.backward() is recorded)")
+            recorder.depth += 1
+            try:
+                return original(*args, **kwargs)
+            finally:
+                recorder.depth -= 1
+        return call
+
+    for name, original in originals.items():
+        setattr(ember_autograd, name, refusing(name, original))
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(ember_autograd, name, original)
+
+
+@contextlib.contextmanager
 def watching(recorder):
     """``Tensor.backward`` recorded, conversions to Python values and custom
     ``autograd.Function``\\ s refused while the block runs."""
@@ -229,5 +256,6 @@ def watching(recorder):
             return original(t, *args, **kwargs)
         return method
 
-    with patched([(("backward",), backward), (_CONVERSIONS, refused)]), _refusing_custom_functions(recorder):
+    with patched([(("backward",), backward), (_CONVERSIONS, refused)]), _refusing_custom_functions(recorder), \
+            _refusing_engine_calls(recorder):
         yield
