@@ -139,7 +139,7 @@ class WholeStep:
                                if v.__class__ in _PLAIN or ("hook" in k and isinstance(v, dict))))
             defaults = getattr(opt, "defaults", None)
             if isinstance(defaults, dict):
-                plain.append(_plain(defaults))
+                plain.append(tuple((k, v if v.__class__ in _PLAIN else _plain(v)) for k, v in defaults.items()))
             for group in opt.param_groups:
                 for p in group["params"]:
                     if id(p) not in seen:
