@@ -106,6 +106,14 @@ def _reduction_setup(compiled, fn, shapes):
     return setup
 
 
+def _compiled_whole_step(fn):
+    """`fn`, a whole training step, compiled with the opt-in whole-step replay switched on
+    (read when a guard key compiles, in the setup's first calls)."""
+    import ember_compile
+    ember_compile.config.whole_step = True
+    return ember_compile.compile(fn)
+
+
 def _torch_compiled(fn):
     import torch
     return torch.compile(fn)
@@ -140,7 +148,7 @@ def _mlp_setup(compiled):
             optimizer.step()
             return loss
         if whole and lib == "ember":
-            step = _compiled(step)
+            step = _compiled_whole_step(step)
         for _ in range(3):  # a whole step records at its second call (the first makes the momentum buffers)
             step()
         return step

@@ -20,6 +20,12 @@ import ember_tensor as torch
 from ember_compile import Unsupported, compile, explain
 
 
+@pytest.fixture(autouse=True)
+def whole_step(monkeypatch):
+    """The replay is opt-in (config.whole_step): these tests switch it on."""
+    monkeypatch.setattr(ember_compile.config, "whole_step", True)
+
+
 class MomentumSGD:
     """SGD with momentum: ``buf = momentum * buf + grad; p -= lr * buf``."""
 

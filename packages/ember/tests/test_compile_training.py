@@ -6,6 +6,7 @@ import pytest
 import ember as torch
 import ember.nn as nn
 import ember.nn.functional as F
+import ember_compile
 from ember_compile import compile
 
 
@@ -101,6 +102,12 @@ def test_module_compile_through_ember():
 
 # -- whole training steps (ember_compile.whole_step) with ember-optim's optimizers ------------
 
+@pytest.fixture
+def whole_step(monkeypatch):
+    """The replay is opt-in (config.whole_step): switched on for these tests."""
+    monkeypatch.setattr(ember_compile.config, "whole_step", True)
+
+
 def _whole_step_twins(make_optimizer, schedule):
     """An eager and a compiled copy of one training step; the compiled one's entry."""
     pairs = []
@@ -135,7 +142,7 @@ WHOLE_STEP_OPTIMIZERS = {
 
 @pytest.mark.parametrize("schedule", [False, True], ids=["constant-lr", "StepLR"])
 @pytest.mark.parametrize("name", list(WHOLE_STEP_OPTIMIZERS))
-def test_whole_step_with_ember_optim_equals_eager_bit_for_bit(name, schedule):
+def test_whole_step_with_ember_optim_equals_eager_bit_for_bit(name, schedule, whole_step):
     (eager_model, eager_opt, eager_sched, eager_step), (model, opt, sched, step) = \
         _whole_step_twins(WHOLE_STEP_OPTIMIZERS[name], schedule)
     compiled = compile(step)
@@ -155,7 +162,7 @@ def test_whole_step_with_ember_optim_equals_eager_bit_for_bit(name, schedule):
     assert (entry.replays == 0) if name == "adam-unfused" else entry.replays >= 2
 
 
-def test_a_compiled_model_inside_a_whole_step_runs_eagerly():
+def test_a_compiled_model_inside_a_whole_step_runs_eagerly(whole_step):
     """The model's own compiled node is a custom autograd.Function: not replayed as ops."""
     (eager_model, _, _, eager_step), (model, opt, _, _) = \
         _whole_step_twins(WHOLE_STEP_OPTIMIZERS["sgd-momentum"], False)

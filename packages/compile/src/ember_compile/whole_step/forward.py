@@ -38,9 +38,16 @@ class ForwardNode:
         # (``zero_grad(set_to_none=False)``'s ``zero_()``): run after the node, in order.
         self.effects = [item for item in items[:end] if item.__class__ is InPlaceStep]
         n_values = max(slot for step in steps for slot in step.out_slots) + 1
+        # Only the values the forward reads are the node's inputs (not the gradients and
+        # optimizer state: each input costs the autograd node a flag, an edge, a version).
+        self.inputs = sorted({slot for step in steps for slot in (*_slots_in(step.args), *_slots_in(step.kwargs))
+                              if slot < n_inputs})
+        input_slots = self.inputs
 
         def forward(*inputs):
-            env = list(inputs) + [None] * (n_values - len(inputs))
+            env = [None] * n_values
+            for slot, value in zip(input_slots, inputs):
+                env[slot] = value
             for step in steps:
                 result = step.call(env)
                 for slot, o in zip(step.out_slots, (result,) if step.single else result):
@@ -51,7 +58,7 @@ class ForwardNode:
 
     def __call__(self, values):
         """The needed values through the plan, or None where the forward is not lowered."""
-        return self.joint(values[:self.n_inputs])
+        return self.joint([values[slot] for slot in self.inputs])
 
 
 def lowered_forward(items, output, n_inputs):

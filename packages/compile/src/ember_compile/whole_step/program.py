@@ -7,7 +7,7 @@ from ember_tensor import Tensor, dispatch
 
 from .. import config
 from ..slots import Slot, fill
-from .forward import lowered_forward
+from .forward import _slots_in, lowered_forward
 from .recording import BackwardStep, GradsToNone, InPlaceStep, Recorder, Refused, watching
 
 __all__ = ["WholeStep", "find_optimizers", "find_tensors"]
@@ -72,9 +72,11 @@ class _Program:
     """One recorded step: its items, its output template, the grad mode it ends in, and
     the values its guard names (kept alive so that their ids stay theirs)."""
 
-    def __init__(self, items, output, mode, n_values, values, forward):
+    def __init__(self, items, output, mode, n_values, values, forward, n_inputs):
         self.items, self.output, self.mode, self.n_values = items, output, mode, n_values
         self.values = values
+        read = {slot for item in items for slot in _slots_read(item)} | set(_slots_in(output))
+        self.unread = tuple(slot for slot in range(n_inputs) if slot not in read)
         self.forward = forward  # a ForwardNode, or None: the forward's ops replayed one by one
 
 
@@ -233,7 +235,7 @@ class WholeStep:
         n_kept = n_call + len(key[1])  # the values guarded by identity, not gradients
         forward = lowered_forward(items, output, len(values)) if config.ahead_of_time_backward else None
         self.programs[key] = _Program(items, output, ember_autograd.is_grad_enabled(), len(recorder.alive),
-                                      values[n_call:n_kept], forward)
+                                      values[n_call:n_kept], forward, len(values))
         return result
 
 
@@ -253,15 +255,35 @@ def _output_template(value, slots):
 _ORIGINAL_BACKWARD = Tensor.backward
 
 
+def _slots_read(item):
+    """The value numbers an item reads."""
+    cls = item.__class__
+    if cls is BackwardStep:
+        return [item.loss_slot, *_slots_in(item.gradient)]
+    if cls is GradsToNone:
+        return []
+    return [*_slots_in(item.args), *_slots_in(item.kwargs)]
+
+
 def _replay(program, values, params):
-    """Run `program` on `values` (one call's world); its output."""
-    env = values + [None] * (program.n_values - len(values))
+    """Run `program` on `values` (one call's world; the list becomes the replay's values);
+    its output."""
+    env = values
+    env.extend([None] * (program.n_values - len(values)))
+    for slot in program.unread:  # old gradients nothing reads: freed as eagerly
+        env[slot] = None
     mode = ember_autograd.is_grad_enabled()
     # Until the first effect (a backward pass, an in-place update) the replay can still be
     # abandoned for an eager run: ``p.grad = None`` waits for it (the ops before it read
-    # gradients as values, never through ``p.grad``).
+    # gradients as values, never through ``p.grad``), unless the step starts with it
+    # (``opt.zero_grad()`` first: the eager run would drop the same gradients first), so
+    # that the old gradients are freed before the forward runs, as eagerly.
     committed, pending = False, []
     items = program.items
+    if items and items[0].__class__ is GradsToNone:
+        for i in items[0].positions:
+            params[i].grad = None
+        items = items[1:]
     node = program.forward
     if node is not None:
         if not mode:
@@ -277,7 +299,7 @@ def _replay(program, values, params):
             for slot, o in zip(node.needed, outs):
                 env[slot] = o
             pending += node.pending
-            items = node.effects + items[node.end:]
+            items = node.effects + program.items[node.end:]
     for item in items:
         cls = item.__class__
         if cls is GradsToNone:
