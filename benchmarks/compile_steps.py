@@ -10,6 +10,10 @@
   on 1000x1000 float32: compiled ember (one fused reduction loop, the elementwise result
   never stored) vs eager ember and eager PyTorch (an elementwise kernel writing a
   temporary, then a reduction reading it);
+- softmax prologues: ``softmax(x * 0.125 + m, -1)`` on (64, 4, 64, 64) float32 with a
+  (64, 64) mask and on 1000x1000 float32 with a row mask: compiled ember (eager's softmax
+  row kernel reading the tree's values, never stored) vs eager ember and eager PyTorch
+  (two elementwise kernels and a temporary, then softmax);
 - the MLP's forward under no_grad (inference) and ``relu(x @ w + b)`` at three sizes:
   compiled ember (the bias add + relu runs in place on the product's buffer, memory
   planning) vs compiled with ``config.memory_planning`` off vs eager ember vs eager PyTorch;
@@ -106,6 +110,42 @@ def _reduction_setup(compiled, fn, shapes):
     return setup
 
 
+def _compiled_whole_step(fn):
+    """`fn`, a whole training step, compiled with the opt-in whole-step replay switched on
+    (read when a guard key compiles, in the setup's first calls)."""
+    import ember_compile
+    ember_compile.config.whole_step = True
+    return ember_compile.compile(fn)
+
+
+def _masked_softmax(t, x, m):
+    return t.softmax(x * 0.125 + m, -1)
+
+
+def _softmax_setup(compiled, x_shape, m_shape):
+    def setup(lib):
+        t = _libs(lib)[0]
+        x, m = t.randn(*x_shape), t.randn(*m_shape)
+        call = _run_as(lambda x, m: _masked_softmax(t, x, m), compiled, lib)
+        call(x, m)
+        return lambda: call(x, m)
+    return setup
+
+
+SOFTMAX_SIZES = [((64, 4, 64, 64), (64, 64)), ((1000, 1000), (1000,))]
+
+
+def _softmax_name(x_shape, m_shape):
+    return f"softmax(x*s+m, -1) {'x'.join(map(str, x_shape))} mask {'x'.join(map(str, m_shape))} f32"
+
+
+def _numel(shape):
+    count = 1
+    for n in shape:
+        count *= n
+    return count
+
+
 def _torch_compiled(fn):
     import torch
     return torch.compile(fn)
@@ -120,11 +160,16 @@ def _run_as(fn, compiled, lib):
 
 
 def _mlp_setup(compiled):
+    """`compiled`: False (eager), True (``compile(model)``), "torch.compile" (PyTorch's
+    inductor on the model), or "whole step": ember compiles the step function itself
+    (forward, backward and the SGD update recorded as one program, `whole_step`; PyTorch's
+    column runs eagerly)."""
     def setup(lib):
         t, nn, F, optim = _libs(lib)
         t.manual_seed(0)
         model = _mlp(nn)
-        run_model = _run_as(model, compiled, lib)
+        whole = compiled == "whole step"
+        run_model = model if whole else _run_as(model, compiled, lib)
         optimizer = optim.SGD(model.parameters(), lr=0.01, momentum=0.5)
         data, target = t.randn(BATCH, 1, 28, 28), t.randint(0, 10, (BATCH,))
 
@@ -133,7 +178,11 @@ def _mlp_setup(compiled):
             loss = F.cross_entropy(run_model(data), target)
             loss.backward()
             optimizer.step()
-        step()
+            return loss
+        if whole and lib == "ember":
+            step = _compiled_whole_step(step)
+        for _ in range(3):  # a whole step records at its second call (the first makes the momentum buffers)
+            step()
         return step
     return setup
 
@@ -344,10 +393,15 @@ WORKLOADS = [
              group="compile", work=4 * 10 ** 6, unit="B"),
     Workload("compile: x.exp().sum(-1) 1000x1000 f32, eager", _reduction_setup(False, _exp_rows, [(1000, 1000)]),
              group="compile", work=4 * 10 ** 6, unit="B"),
+    *[Workload(f"compile: {_softmax_name(xs, ms)}, {v}", _softmax_setup(v == "compiled", xs, ms), group="compile",
+               work=4 * _numel(xs), unit="B")
+      for xs, ms in SOFTMAX_SIZES for v in ("compiled", "eager")],
     Workload(f"compile: MLP 784-512-512-10 SGD step, batch {BATCH}, compiled", _mlp_setup(True), group="compile",
              work=3 * 2 * BATCH * (784 * 512 + 512 * 512 + 512 * 10), unit="FLOP"),
     Workload(f"compile: MLP 784-512-512-10 SGD step, batch {BATCH}, eager", _mlp_setup(False), group="compile",
              work=3 * 2 * BATCH * (784 * 512 + 512 * 512 + 512 * 10), unit="FLOP"),
+    Workload(f"compile: MLP 784-512-512-10 SGD step, batch {BATCH}, whole step", _mlp_setup("whole step"),
+             group="compile", work=3 * 2 * BATCH * (784 * 512 + 512 * 512 + 512 * 10), unit="FLOP"),
     *[Workload(f"compile: MLP 784-512-512-10 inference (no_grad), batch {BATCH}, {v}", _inference_mlp_setup(v),
                group="compile", work=2 * BATCH * (784 * 512 + 512 * 512 + 512 * 10), unit="FLOP")
       for v in VARIANTS],
@@ -442,11 +496,16 @@ def main(words=()):
               (f", torch {fmt_time(r['torch'][0])}, ember/torch {r['ember'][0] / r['torch'][0]:.2f}"
                if "torch" in r else ""))
     for kind in ("20-op chain, 8 f32", "relu(x*y+z) 1e7 f32", "((x-y)**2).mean() 1e7 f32",
-                 "x.exp().sum(-1) 1000x1000 f32", f"MLP 784-512-512-10 SGD step, batch {BATCH}",
+                 "x.exp().sum(-1) 1000x1000 f32", *(_softmax_name(xs, ms) for xs, ms in SOFTMAX_SIZES),
+                 f"MLP 784-512-512-10 SGD step, batch {BATCH}",
                  "branchy MLP 32-64-64-1 SGD step (if loss > 1)", "while x.norm() > 1: x = x / 2, 16 f32"):
         c, e = results.get(f"compile: {kind}, compiled"), results.get(f"compile: {kind}, eager")
         if c and e:
             print(f"{kind}: compiled/eager ember = {c['ember'][0] / e['ember'][0]:.2f}")
+        w = results.get(f"compile: {kind}, whole step")
+        if w and e:
+            print(f"{kind}: whole step/eager ember = {w['ember'][0] / e['ember'][0]:.2f}" +
+                  (f", whole step/eager torch = {w['ember'][0] / w['torch'][0]:.2f}" if "torch" in w else ""))
     for kind in [f"MLP 784-512-512-10 inference (no_grad), batch {BATCH}"] + \
             [f"relu(x @ w + b) {m}x{k}x{n} f32" for m, k, n in EPILOGUE_SIZES]:
         found = [results.get(f"compile: {kind}, {v}") for v in VARIANTS]

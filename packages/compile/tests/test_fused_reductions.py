@@ -222,3 +222,67 @@ def test_the_log_shows_the_fused_reduction_and_its_kernel(capsys):
     err = capsys.readouterr().err
     assert "fused_reduction_0: 2 ops" in err and "mean = pow_1.mean()" in err
     assert "T(square(t0))" in err and "# reduced in the loop: mean(dim=None, keepdim=False)" in err
+
+
+# Reduction epilogues: the elementwise chain on a fused reduction's result runs in its kernel.
+EPILOGUE_CASES = [
+    ("sum_scaled", lambda x, y, w: (x * w).sum(-1) * 2 + 1),
+    ("rms", lambda x, y, w: ((x - y) ** 2).mean().sqrt()),
+    ("mean_rows_sqrt", lambda x, y, w: (x * x).mean(-1).sqrt()),
+    ("columns_keepdim_log", lambda x, y, w: x.exp().sum(0, keepdim=True).log()),
+    ("amax_tanh_scaled", lambda x, y, w: (x + y).amax(-1).tanh() * 0.5),
+    ("all_dims_reciprocal", lambda x, y, w: (x * y).sum((0, 1)).reciprocal()),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("name,fn", EPILOGUE_CASES, ids=[c[0] for c in EPILOGUE_CASES])
+def test_reduction_epilogues_equal_eager_and_pytorch(name, fn, dtype, transpose):
+    compiled = compile(fn)
+    args = _inputs(torch, dtype, transpose=transpose)
+    got, eager = compiled(*args), fn(*args)
+    assert got.shape == eager.shape and got.dtype == eager.dtype
+    assert np.array_equal(got.numpy(), eager.numpy(), equal_nan=True), name   # eager's bits
+    assert _close(got.numpy(), fn(*_inputs(pt, dtype, transpose=transpose)).numpy(), dtype), name
+    (group,) = _groups(compiled)   # the tree, the reduction and the chain: one kernel
+    assert isinstance(group.program, FusedReduction) and group.program.epilogue is not None
+    assert group.calls == 1
+
+
+@pytest.mark.parametrize("ahead_of_time_backward", [False, True])
+@pytest.mark.parametrize("name,fn", EPILOGUE_CASES[:3], ids=[c[0] for c in EPILOGUE_CASES[:3]])
+def test_reduction_epilogue_gradients_equal_eager(name, fn, ahead_of_time_backward, monkeypatch):
+    monkeypatch.setattr(config, "ahead_of_time_backward", ahead_of_time_backward)
+    compiled = compile(fn)
+    args = [t.requires_grad_() for t in _inputs(torch, "float64")]
+    grads = ember_autograd.grad(compiled(*args).sum(), args, allow_unused=True)
+    eager_args = [t.detach().requires_grad_() for t in args]
+    eager_grads = ember_autograd.grad(fn(*eager_args).sum(), eager_args, allow_unused=True)
+    for g, e in zip(grads, eager_grads):
+        assert (g is None) == (e is None)
+        assert g is None or torch.equal(g, e), name
+
+
+def test_what_does_not_join_a_reduction_as_its_epilogue():
+    cases = [lambda x, y: (x * y).sum(-1) * y.sum(),          # a second tensor in the chain
+             lambda x, y: ((x * y).sum(-1) > 0.0),              # a comparison
+             lambda x, y: [s := (x * y).sum(-1), s * 2.0][1] + s]   # the result used twice
+    for fn in cases:
+        compiled = compile(fn)
+        x, y = _inputs(torch, "float32")[:2]
+        assert torch.equal(compiled(x, y), fn(x, y))
+        assert all(g.program.epilogue is None for g in _reductions(compiled))
+    fallback = compile(lambda x: (x * 2).sum(-1) * 2 + 1)   # integers: the eager composition
+    x = torch.arange(12).reshape(3, 4)
+    assert torch.equal(fallback(x), (x * 2).sum(-1) * 2 + 1) and _reductions(fallback)[0].calls == 0
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA and no simulator (its tox env sets the simulator)")
+@pytest.mark.parametrize("name,fn", [EPILOGUE_CASES[0], EPILOGUE_CASES[1]], ids=[EPILOGUE_CASES[i][0] for i in (0, 1)])
+def test_cuda_reduction_epilogues(name, fn):
+    compiled = compile(fn)
+    args = [t.cuda() for t in _inputs(torch, "float32", shape=(3, 5))]
+    got = compiled(*args)
+    assert got.device.type == "cuda" and torch.equal(got.cpu(), fn(*args).cpu()), name
+    assert _reductions(compiled)[0].calls == 1 and _reductions(compiled)[0].program.epilogue is not None

@@ -67,6 +67,37 @@ def test_large_rows_and_a_large_full_reduction_split_over_threads_or_blocks(devi
         assert et.equal(reduction(x, y).cpu(), expected.cpu())
 
 
+# sqrt(|2 * r + 1|) of each reduced value r
+EPILOGUE = FusedElementwise([("mul", (("in", 0), 2.0)), ("add", (("step", 0), 1.0)), ("abs", (("step", 1),)),
+                             ("sqrt", (("step", 2),))], 1, name="e")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("kind", sorted(NUMPY))
+@pytest.mark.parametrize("dim", [None, -1, 0])
+@pytest.mark.parametrize("dtype", [et.float32, et.float64])
+def test_an_epilogue_runs_on_each_reduced_value_as_the_unfused_ops(kind, dim, dtype, device):
+    for name, x, y in _layouts():
+        x, y = x.to(dtype).to(device), y.to(dtype).to(device)
+        got = FusedReduction(PROGRAM, kind, dim, epilogue=EPILOGUE)(x, y)
+        values = x * y + 0.5
+        reduced = getattr(values, kind)() if dim is None else getattr(values, kind)(dim)
+        eager = (reduced * 2.0 + 1.0).abs().sqrt()
+        assert got.shape == eager.shape and got.dtype == dtype, name
+        assert np.array_equal(got.cpu().numpy(), eager.cpu().numpy(), equal_nan=True), name
+
+
+@pytest.mark.parametrize("device,length", [("cpu", 200_000), pytest.param("cuda", 300, marks=CUDA)])
+def test_an_epilogue_after_rows_split_over_threads_or_blocks(device, length):
+    x = et.tensor(np.random.default_rng(4).standard_normal((2, length)), dtype=et.float32).to(device)
+    y = et.tensor(1.5).to(device)
+    got = FusedReduction(PROGRAM, "sum", -1, epilogue=EPILOGUE)(x, y)
+    expected = ((x * y + 0.5).sum(-1) * 2.0 + 1.0).abs().sqrt()
+    assert np.array_equal(got.cpu().numpy(), expected.cpu().numpy(), equal_nan=True)
+    with pytest.raises(ValueError, match="epilogue"):
+        FusedReduction(PROGRAM, "sum", epilogue=PROGRAM)   # two inputs
+
+
 def test_declines_what_it_cannot_run():
     reduction = FusedReduction(PROGRAM, "sum", dim=-1)
     assert reduction.compute_dtype([et.zeros(0, 3), et.zeros(0, 3)]) is None       # empty
@@ -102,6 +133,11 @@ _PTX = textwrap.dedent("""
         i8 = types.int64
         cuda.compile_ptx(rows.py_func, (i8, i8, acc, el[::1], *ops), cc=(9, 0))
         cuda.compile_ptx(partial.py_func, (i8, i8, acc, i8, i8, acc[::1], *ops), cc=(9, 0))
+        epi = FusedElementwise([("mul", (("in", 0), 2.0)), ("sqrt", (("step", 0),))], 1, name="e")
+        with_epilogue = FusedReduction(prog, kind, epilogue=epi).kernel_name(dtype)
+        g = custom._program_function(with_epilogue + "_epilogue", epi.source(dtype), epi.name, epi._used, dtype.np)
+        rows, _ = fused_reduction._kernels(with_epilogue, fn, kind, dtype.np, 2, acc, g)
+        cuda.compile_ptx(rows.py_func, (i8, i8, acc, el[::1], *ops), cc=(9, 0))
     print("PTX OK")
 """)
 

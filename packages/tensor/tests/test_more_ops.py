@@ -427,13 +427,13 @@ def test_sparse_product_errors_are_pytorchs():
 def test_docstring_examples_run():
     import doctest
 
-    from ember_tensor._ops import combinatorics, quantiles, statistics, views, views_inplace
+    from ember_tensor._ops import combinatorics, quantiles, statistics, view_splits, views, views_inplace
     from ember_tensor._ops.elementwise import logs_powers
     import ember_tensor.sparse as sparse_module
 
     functions = [getattr(m, name) for m in (logs_powers, quantiles, statistics, combinatorics, views_inplace)
                  for name in m.__all__]
-    functions += [views.ravel, views.hsplit, torch.nansum, torch.nanmean, torch.aminmax,
+    functions += [views.ravel, view_splits.hsplit, torch.nansum, torch.nanmean, torch.aminmax,
                   sparse_module.matmul_with_sparse, sparse_module.spmm]
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     parser = doctest.DocTestParser()

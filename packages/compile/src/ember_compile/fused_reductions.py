@@ -10,6 +10,12 @@ the tree per element and reduces it at once, so the tree's result is never store
 (``((x - y) ** 2).mean()``, ``(x * w).sum(-1)``, ``x.exp().sum(dim=1)``; a single
 elementwise node counts).
 
+`fuse_reduction_epilogues(gm)` then extends each such group with the chain of
+elementwise nodes applied to its result alone (constants aside, each the only user of
+the one before): ``((x - y) ** 2).mean().sqrt()``, ``(x * w).sum(-1) * 2 + 1``. The
+chain becomes the ``FusedReduction``'s epilogue, run on each reduced value (rounded to
+the dtype as eager stores it) in the same kernel before it is stored.
+
 It is a `FusedGroup` like any other: per call, float32/float64 tensors on one device (CPU
 or CUDA) of a non-empty broadcast shape run the kernel; anything else (other dtypes,
 empty inputs, dims the eager op refuses) runs the group's eager composition — the tree's ops, then the
@@ -24,7 +30,7 @@ from ember_tensor.dispatch import Operator
 from .capture import switches_grad_mode
 from .fusion import FusedGroup, _program, fusible_op, grow_tree
 
-__all__ = ["fuse_reductions", "reduction_of"]
+__all__ = ["fuse_reductions", "fuse_reduction_epilogues", "fuse_prologues", "reduction_of"]
 
 # Parameter names after the input, in the eager ops' order.
 _SIGNATURE = ("dim", "keepdim")
@@ -72,35 +78,58 @@ def fuse_reductions(gm):
         The `FusedGroup`\\ s made (programs: ``FusedReduction``), in graph order; none in a
         graph that switches grad mode.
     """
+    def consumer(node, root_module):
+        reduction = reduction_of(node)
+        if reduction is None:
+            return None
+        kind, dim, keepdim = reduction
+        return lambda program: _fusion.FusedReduction(program, kind, dim, keepdim)
+    return fuse_prologues(gm, consumer, "fused_reduction")
+
+
+def fuse_prologues(gm, consumer, prefix):
+    """Fuse each consumer node of `gm` with the elementwise tree feeding its first
+    argument, in place: tree and consumer become one call of a `FusedGroup` whose program
+    `consumer` makes (the reduction and softmax prologue passes share this).
+
+    Args:
+        gm: a captured GraphModule (its code is regenerated when anything fuses).
+        consumer: ``consumer(node, gm)`` -> None when `node` takes no prologue, else a
+            function making the group's program from the tree's ``FusedElementwise``.
+        prefix: the groups' names, numbered (``fused_reduction_0``).
+
+    Returns:
+        The `FusedGroup`\\ s made, in graph order; none in a graph that switches grad mode.
+    """
     if switches_grad_mode(gm.graph):
         return []
     ops = {node: fusible_op(node, gm) for node in gm.graph.nodes}
     position = {node: i for i, node in enumerate(gm.graph.nodes)}
     taken, found = set(), []
     for node in gm.graph.nodes:
-        reduction = reduction_of(node)
-        if reduction is None:
+        make = consumer(node, gm)
+        if make is None:
             continue
         source = node.args[0]
-        # The input must be elementwise, computed only for this reduction, and produce
+        # The input must be elementwise, computed only for this consumer, and produce
         # the compute dtype (a comparison's bools sum as integers).
         if ops[source] is None or source in taken or len(source.users) != 1 or ops[source] in _fusion.COMPARISONS:
             continue
         members = sorted(grow_tree(source, ops, taken), key=position.__getitem__)
         taken |= set(members)
-        found.append((node, reduction, members))
+        found.append((node, make, members))
     fused = []
-    for number, (node, (kind, dim, keepdim), members) in enumerate(found):
-        name = f"fused_reduction_{number}"
+    for number, (node, make, members) in enumerate(found):
+        name = f"{prefix}_{number}"
         program, inputs, _ = _program(members, ops, name)
-        graph = Graph()  # the eager composition: the tree's ops, then the reduction
+        graph = Graph()  # the eager composition: the tree's ops, then the consumer
         env = {a: graph.placeholder(a.name) for a in inputs}
         for member in [*members, node]:
             env[member] = graph.node_copy(member, env.__getitem__)
         graph.output(env[node])
-        eager = GraphModule(gm, graph, name) if any(n.op == "call_module" for n in members) \
+        eager = GraphModule(gm, graph, name) if any(n.op == "call_module" for n in [*members, node]) \
             else GraphModule(Module(), graph, name)
-        group = FusedGroup(name, _fusion.FusedReduction(program, kind, dim, keepdim), eager)
+        group = FusedGroup(name, make(program), eager)
         with gm.graph.inserting_before(node):
             call = gm.graph.call_function(group, tuple(inputs))
         node.replace_all_uses_with(call)
@@ -111,3 +140,61 @@ def fuse_reductions(gm):
     if fused:
         gm.recompile()
     return fused
+
+
+def fuse_reduction_epilogues(gm, groups):
+    """Extend `gm`'s fused reductions with the elementwise chains applied to their results
+    alone, in place.
+
+    Args:
+        gm: the GraphModule after `fuse_reductions` (its code is regenerated when a
+            chain joins).
+        groups: the groups `fuse_reductions` made; the extended ones are replaced.
+
+    Returns:
+        The groups, in graph order, those with a chain replaced by new groups whose
+        ``FusedReduction`` carries the chain as its epilogue.
+    """
+    ops = {node: fusible_op(node, gm) for node in gm.graph.nodes}
+    result, changed = [], False
+    for call in list(gm.graph.nodes):
+        group = call.target if call.op == "call_function" else None
+        if not isinstance(group, FusedGroup) or group not in groups:
+            continue
+        chain, last = [], call
+        while len(last.users) == 1:
+            (user,) = last.users
+            op = ops.get(user)
+            if op is None or op in _fusion.COMPARISONS or [a for a in user.all_input_nodes] != [last]:
+                break
+            chain.append(user)
+            last = user
+        if not chain:
+            result.append(group)
+            continue
+        reduction = group.program
+        epilogue, _, _ = _program(chain, ops, f"{group.__name__}_epilogue")
+        graph = Graph()   # the eager composition: the group's, then the chain
+        env = {}
+        for node in group.eager.graph.nodes:
+            if node.op == "output":
+                env[call] = env[node.args[0]]
+            else:
+                env[node] = graph.node_copy(node, env.__getitem__)
+        for member in chain:
+            env[member] = graph.node_copy(member, env.__getitem__)
+        graph.output(env[chain[-1]])
+        root = gm if any(n.op == "call_module" for n in graph.nodes) else Module()
+        extended = FusedGroup(group.__name__, _fusion.FusedReduction(
+            reduction.program, reduction.kind, reduction.dim, reduction.keepdim, epilogue),
+            GraphModule(root, graph, group.__name__))
+        with gm.graph.inserting_before(chain[-1]):
+            new_call = gm.graph.call_function(extended, call.args)
+        chain[-1].replace_all_uses_with(new_call)
+        for node in reversed([call, *chain]):
+            gm.graph.erase_node(node)
+        result.append(extended)
+        changed = True
+    if changed:
+        gm.recompile()
+    return result

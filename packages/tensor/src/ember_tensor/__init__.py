@@ -47,10 +47,10 @@ from ._ops.elementwise import allclose, equal, isclose, where, clamp, clip
 from ._ops.elementwise.special import polygamma
 from ._ops._iter import broadcast_shapes_public as broadcast_shapes
 from ._ops.views import (
-    as_strided, chunk, diagonal, dsplit, expand, flatten, hsplit, movedim, moveaxis, narrow, permute, ravel,
-    reshape, select, split, squeeze, swapaxes, swapdims, t, tensor_split, transpose, unbind, unflatten, unsqueeze,
-    view, vsplit,
+    as_strided, diagonal, expand, flatten, movedim, moveaxis, narrow, permute, ravel, reshape, select, squeeze,
+    swapaxes, swapdims, t, transpose, unflatten, unsqueeze, view,
 )
+from ._ops.view_splits import chunk, dsplit, hsplit, split, tensor_split, unbind, vsplit
 from ._ops.convert import clone, contiguous, detach
 from ._ops.complex_views import real, imag, view_as_complex, view_as_complex_copy, view_as_real, view_as_real_copy
 from ._ops.views_inplace import as_strided_

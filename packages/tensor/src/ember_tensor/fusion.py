@@ -16,7 +16,10 @@ the scalar function is compiled in memory once per process, like ``ember.kernel`
 
 A `FusedReduction` is such a program whose values are reduced (sum, mean, amax, amin over
 all elements or over dims) as they are computed, in one generated reduction loop: the
-program's values are never written to memory (CPU and CUDA).
+program's values are never written to memory (CPU and CUDA). A `FusedSoftmax` is a
+program whose values feed softmax or log_softmax along one dim: eager's row kernel reads
+them as they are computed (CPU: a block of rows at a time in a small buffer; CUDA: in
+the kernel's reads).
 
 Declared for the layers above (they import this module, never ``ember_tensor._backends``).
 
@@ -33,7 +36,7 @@ from . import _dtype as D
 from ._ops import _iter
 from ._tensor import Tensor
 
-__all__ = ["FusedElementwise", "FusedReduction", "OPS", "COMPARISONS", "REDUCTIONS"]
+__all__ = ["FusedElementwise", "FusedReduction", "FusedSoftmax", "OPS", "COMPARISONS", "REDUCTIONS"]
 
 # Scalar functions of `_backends.scalar` a program may apply, by arity.
 UNARY = frozenset({"neg", "relu", "sigmoid", "tanh", "exp", "log", "abs", "sqrt", "rsqrt", "reciprocal",
@@ -219,6 +222,10 @@ class FusedReduction:
         dim: None (every dim; also ``()`` for amax/amin), an int or a tuple of ints, as
             the eager op takes it; wrapped per call against the broadcast shape.
         keepdim: keep the reduced dims with size 1.
+        epilogue: None, or a one-input `FusedElementwise` applied to each reduced value
+            (rounded to the dtype, as eager stores it) in the same kernel before it is
+            stored: ``FusedReduction(p, "sum", -1, epilogue=e)(x)`` equals
+            ``e(p(x).sum(-1))`` bit for bit.
 
     >>> import ember_tensor as et
     >>> prog = FusedElementwise([("sub", (("in", 0), ("in", 1))), ("square", (("step", 0),))], 2)
@@ -226,16 +233,19 @@ class FusedReduction:
     tensor(2.5000)
     """
 
-    def __init__(self, program, kind, dim=None, keepdim=False):
+    def __init__(self, program, kind, dim=None, keepdim=False, epilogue=None):
         if kind not in REDUCTIONS:
             raise ValueError(f"fusion: {kind!r} is not a fusible reduction (one of {sorted(REDUCTIONS)})")
         if program.result_is_bool:
             raise ValueError("fusion: a reduction of a comparison's bools is not fused")
+        if epilogue is not None and (epilogue.n_inputs != 1 or epilogue.result_is_bool or epilogue.bool_inputs):
+            raise ValueError("fusion: a reduction's epilogue takes the reduced value alone and is not a comparison")
+        self.epilogue = epilogue
         self.program = program
         self.kind = kind
         self.dim = dim
         self.keepdim = keepdim
-        self.steps = program.steps
+        self.steps = program.steps + (epilogue.steps if epilogue is not None else [])
         self.name = program.name
         self.result_is_bool = False
         self._kernels = {}   # compute dtype -> module name
@@ -276,14 +286,19 @@ class FusedReduction:
     def kernel_name(self, dtype):
         """The generated module's name for `dtype`: a hash of the program and reduction."""
         text = f"{self.program.source(dtype)}{dtype.np.name}\n{self.kind}"
+        if self.epilogue is not None:
+            text += "\nepilogue\n" + self.epilogue.source(dtype)
         return "ember_fused_reduce_" + hashlib.sha256(text.encode()).hexdigest()[:20]
 
     def source(self, dtype):
         """The program's scalar function for `dtype` and, as a comment, the reduction the
         generated loop applies to its values."""
-        return (self.program.source(dtype) +
+        text = (self.program.source(dtype) +
                 f"# reduced in the loop: {self.kind}(dim={self.dim!r}, keepdim={self.keepdim}), "
                 f"float sums accumulated in float64\n")
+        if self.epilogue is not None:
+            text += "# then, on each reduced value before it is stored:\n" + self.epilogue.source(dtype)
+        return text
 
     def __call__(self, *tensors, dtype=None):
         """Reduce the program's values on `tensors` (broadcast together) into a new tensor.
@@ -305,7 +320,8 @@ class FusedReduction:
             # than a per-output loop striding along them): the program runs as one fused
             # elementwise kernel, then that reduction.
             values = self.program(*tensors, dtype=dtype)
-            return getattr(values, self.kind)(dim=dims, keepdim=self.keepdim)
+            reduced = getattr(values, self.kind)(dim=dims, keepdim=self.keepdim)
+            return reduced if self.epilogue is None else self.epilogue(reduced, dtype=dtype, reuse=0)
         backend = _backends.get(device)
         arrays = [_iter.operand_array(t, t._dtype, device, shape) for t in tensors]
         # (a 0-d operand comes as it is: every operand a view of the one shape)
@@ -315,9 +331,113 @@ class FusedReduction:
         name = self._kernels.get(dtype)
         if name is None:
             name = self._kernels[dtype] = self.kernel_name(dtype)
-        program = self.program
+        program, epilogue = self.program, self.epilogue
+        if epilogue is not None:
+            epilogue = (epilogue.source(dtype), epilogue.name, epilogue._used)
         backend.custom.launch_fused_reduce(name, program.source(dtype), program.name, program._used, dtype.np,
-                                           self.kind, arrays, dims, backend.storage.flat(out))
+                                           self.kind, arrays, dims, backend.storage.flat(out), epilogue)
         if self.keepdim:
             out = out.reshape(tuple(1 if d in dims else n for d, n in enumerate(shape)))
         return Tensor._wrap(out, dtype, device)
+
+
+class FusedSoftmax:
+    """A `FusedElementwise` program whose values feed softmax or log_softmax (CPU, CUDA).
+
+    ``FusedSoftmax(program, dim=-1)(x, m)`` equals ``program(x, m).softmax(-1)`` bit for
+    bit: eager's softmax row kernel (its max, its exp sums in its order) runs on the
+    program's values, which are computed for it a block of rows at a time (CPU) or as
+    it reads them (CUDA), never stored as a whole. Along a dim that is not the last
+    (size-1 dims aside) the program runs as one fused elementwise kernel and then
+    eager's softmax (its column kernel).
+
+    Args:
+        program: the `FusedElementwise` whose values are normalised (not a comparison).
+        dim: the softmax's dim (an int), wrapped per call against the broadcast shape.
+        log: log_softmax instead of softmax.
+
+    >>> import ember_tensor as et
+    >>> prog = FusedElementwise([("mul", (("in", 0), 2.0))], 1)
+    >>> FusedSoftmax(prog, dim=-1)(et.tensor([0., 0.]))
+    tensor([0.5000, 0.5000])
+    """
+
+    def __init__(self, program, dim, log=False):
+        if program.result_is_bool:
+            raise ValueError("fusion: a softmax of a comparison's bools is not fused")
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            raise ValueError(f"fusion: a fused softmax takes an int dim, got {dim!r}")
+        self.program = program
+        self.dim = dim
+        self.log = log
+        self.steps = program.steps
+        self.name = program.name
+        self.result_is_bool = False
+        self._kernels = {}   # compute dtype -> (module name, the program's source)
+
+    def compute_dtype(self, tensors):
+        """The compute dtype the fused softmax runs `tensors` in, or None when it does not
+        take them (see `FusedElementwise.compute_dtype`; also an empty or 0-d broadcast
+        shape, a dim out of range): run the eager ops then, which raise their errors."""
+        dtype = self.program.compute_dtype(tensors)
+        if dtype is None:
+            return None
+        try:
+            shape = _iter.broadcast_shapes(*(t._data.shape for t in tensors))
+        except RuntimeError:
+            return None
+        if not shape or 0 in shape or not -len(shape) <= self.dim < len(shape):
+            return None
+        return dtype
+
+    def kernel_name(self, dtype):
+        """The generated module's name for `dtype`: a hash of the program and the softmax."""
+        text = f"{self.program.source(dtype)}{dtype.np.name}\n{'log_softmax' if self.log else 'softmax'}"
+        return "ember_fused_softmax_" + hashlib.sha256(text.encode()).hexdigest()[:20]
+
+    def source(self, dtype):
+        """The program's scalar function for `dtype` and, as a comment, the softmax its
+        values feed."""
+        return (self.program.source(dtype) +
+                f"# normalised by eager's row kernel: {'log_softmax' if self.log else 'softmax'}(dim={self.dim})\n")
+
+    def __call__(self, *tensors, dtype=None):
+        """softmax (log_softmax) of the program's values on `tensors` (broadcast together)
+        into a new tensor.
+
+        Args:
+            tensors: the inputs, as `FusedElementwise` takes them, of a non-empty
+                broadcast shape of at least one dim.
+            dtype: their compute dtype when the caller has it from `compute_dtype`.
+        """
+        if dtype is None:
+            dtype = self.compute_dtype(tensors)
+            if dtype is None:
+                raise TypeError(f"{self.name}(): a fused softmax takes non-empty tensors of one device and one "
+                                f"float dtype (float32 or float64), of at least one dim, and a dim their shape has")
+        device = tensors[0]._device
+        shape = _iter.broadcast_shapes(*(t._data.shape for t in tensors))
+        axis = self.dim % len(shape)
+        if any(n != 1 for n in shape[axis + 1:]):
+            # Eager's column kernel walks blocks of columns: the program runs as one fused
+            # elementwise kernel, then that softmax.
+            values = self.program(*tensors, dtype=dtype)
+            return values.log_softmax(axis) if self.log else values.softmax(axis)
+        backend = _backends.get(device)
+        arrays = [_iter.operand_array(t, t._dtype, device, shape) for t in tensors]
+        arrays = [a if a.shape == shape else backend.storage.broadcast_to(a, shape) for a in arrays]
+        size = shape[axis]
+        out = backend.storage.empty((_numel(shape) // size, size), dtype.np)
+        kernel = self._kernels.get(dtype)
+        if kernel is None:
+            kernel = self._kernels[dtype] = (self.kernel_name(dtype), self.program.source(dtype))
+        backend.custom.launch_fused_softmax(kernel[0], kernel[1], self.program.name, self.program._used, dtype.np,
+                                            self.log, arrays, axis, out)
+        return Tensor._wrap(out.reshape(shape), dtype, device)
+
+
+def _numel(shape):
+    count = 1
+    for n in shape:
+        count *= n
+    return count

@@ -9,7 +9,7 @@ shapes and strides only (any unit: elements or bytes), never on memory, so the o
 every backend use the same one.
 """
 
-__all__ = ["MAX_DIMS", "WORDS", "merge_dims", "merge_dims_jointly", "merged_layout", "row_layout", "pair_row_layout",
+__all__ = ["MAX_DIMS", "WORDS", "merge_dims", "merge_dims_jointly", "merged_layout", "rows_along", "row_layout", "pair_row_layout",
            "word_layout", "output_size", "adaptive_bounds"]
 
 # Strided elementwise kernels index four dims; more that do not merge loop on the host.
@@ -57,6 +57,34 @@ def merge_dims_jointly(sizes, strides):
         else:
             merged.append((n, column))
     return merged
+
+
+def rows_along(shape, axis, strides):
+    """The rows of a row kernel along `axis` of `shape` (every dim after it of size 1)
+    over operands of element `strides`: ``(n_rows, size, inner_rows, [(outer, inner,
+    along) per operand])``, row ``o`` of an operand starting at ``(o // inner_rows) *
+    outer + (o % inner_rows) * inner``, its elements `along` apart; or None when an
+    operand's kept dims do not merge into two (or a stride is negative).
+
+    Two levels, not one: a mask broadcast over the leading dims of attention scores
+    ((B, H, L, L) + (L, L)) keeps two runs of rows.
+
+    >>> rows_along((8, 4, 5), 2, [[20, 5, 1], [0, 5, 1]])
+    (32, 5, 4, [(20, 5, 1), (0, 5, 1)])
+    """
+    if any(s < 0 for st in strides for s in st):
+        return None
+    kept = [d for d in range(len(shape)) if d != axis]
+    merged = merge_dims_jointly([shape[d] for d in kept], [[st[d] for d in kept] for st in strides])
+    if len(merged) > 2:
+        return None
+    n_rows = 1
+    for d in kept:
+        n_rows *= shape[d]
+    outer = merged[-2][1] if len(merged) == 2 else [0] * len(strides)
+    inner = merged[-1][1] if merged else [0] * len(strides)
+    inner_rows = merged[-1][0] if merged else 1
+    return n_rows, shape[axis], inner_rows, [(outer[k], inner[k], st[axis]) for k, st in enumerate(strides)]
 
 
 def merged_layout(shape, strides):

@@ -10,7 +10,7 @@ from .. import _dtype as D
 from .._dispatch import op
 from .._tensor import Tensor
 from . import elementwise as E
-from . import convert, indexing, linalg, shape_ops, views
+from . import convert, indexing, linalg, shape_ops, view_splits, views
 from .convert import detach_, fill_, zero_
 
 __all__ = [
@@ -157,7 +157,7 @@ def split_with_sizes(input, split_sizes, dim=0):
     if any(s < 0 for s in sizes):
         raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
                            f"split_sizes={sizes}")
-    return views.split(input, sizes, dim)
+    return view_splits.split(input, sizes, dim)
 
 
 def typename(obj, /):

@@ -6,7 +6,7 @@ from . import shared
 from . import shape_ops
 from .linalg import legacy as linalg_legacy, products as linalg_products
 from . import index_ops, scans, sorting
-from . import aliases, combinatorics, quantiles, statistics, view_scatters, views_inplace
+from . import aliases, combinatorics, quantiles, statistics, view_scatters, view_splits, views_inplace
 from . import complex_views
 from .signal import stft as _stft
 
@@ -14,7 +14,7 @@ from .signal import stft as _stft
 _METHOD_MODULES = (elementwise, *elementwise._MODULES, views, convert, linalg_products, random, reduction, reduction_stats,
                   pinned, shared, shape_ops,
                   index_ops, sorting, scans, linalg_legacy, quantiles, views_inplace, combinatorics,
-                  statistics, aliases, view_scatters, complex_views, _stft)
+                  statistics, aliases, view_scatters, view_splits, complex_views, _stft)
 _NOT_METHODS = {"binary", "unary", "copy_to_out", "make_view", "view_strides", "contiguous_strides",
                 "broadcast_shapes", "broadcast_tensors", "meshgrid", "atleast_1d", "atleast_2d", "atleast_3d",
                 "block_diag", "where", "isclose", "allclose", "equal", "clip", "clip_",

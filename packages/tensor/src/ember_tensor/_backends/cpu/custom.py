@@ -23,11 +23,13 @@ from numba.core.errors import NumbaPerformanceWarning
 from .. import codegen
 from . import elementwise as _backend
 from . import fused_reduction as _fused_reduction
+from . import fused_softmax as _fused_softmax
 from .kernels.fused import fused_module, row_loop_kinds
 from .kernels.fused_reduction import fused_reduction_module
+from .kernels.fused_softmax import fused_softmax_module
 from .kernels.loops import loop_source
 
-__all__ = ["launch_elementwise", "launch_fused", "launch_fused_reduce", "launch_raw", "launch_reduce"]
+__all__ = ["launch_elementwise", "launch_fused", "launch_fused_reduce", "launch_fused_softmax", "launch_raw", "launch_reduce"]
 
 # user function -> its compiled loops (CpuLoops, a raw njit loop, a reduce loop)
 _elementwise = weakref.WeakKeyDictionary()
@@ -119,17 +121,34 @@ def launch_fused(module_name, scalar_source, name, used, np_dtype, operands, out
 _fused_reductions = {}   # module name -> its loaded module
 
 
-def launch_fused_reduce(module_name, scalar_source, name, used, np_dtype, kind, operands, dims, out):
+def launch_fused_reduce(module_name, scalar_source, name, used, np_dtype, kind, operands, dims, out, epilogue=None):
     """``out`` = reduction `kind` ("sum", "mean", "amax", "amin") over `dims` of
     ``name(*operands)``, computed per element inside the reduction loop (a fused reduction
     of ``ember_tensor.fusion``): operands are non-empty arrays of one (broadcast) shape,
-    `out` the flat contiguous array of the kept dims. Its module is generated and cached
-    on disk on first use."""
+    `out` the flat contiguous array of the kept dims. `epilogue`: None, or ``(source,
+    name, used)`` of a one-input program applied to each reduced value (rounded to the
+    dtype) before it is stored. Its module is generated and cached on disk on first use."""
     module = _fused_reductions.get(module_name)
     if module is None:
         module = _fused_reductions[module_name] = fused_reduction_module(
-            module_name, scalar_source, name, used, np_dtype, len(operands), kind)
+            module_name, scalar_source, name, used, np_dtype, len(operands), kind, epilogue)
     return _fused_reduction.run(module, kind, operands, dims, out)
+
+
+_fused_softmaxes = {}   # module name -> its loaded module
+
+
+def launch_fused_softmax(module_name, scalar_source, name, used, np_dtype, log, operands, axis, out):
+    """``out`` = softmax (`log`: log_softmax) along `axis` of ``name(*operands)``, the
+    program's values computed a block of rows at a time for eager's row kernel (a fused
+    softmax of ``ember_tensor.fusion``): operands are non-empty arrays of one (broadcast)
+    shape whose dims after `axis` have size 1, `out` the C-contiguous (rows, size) result.
+    Its module is generated and cached on disk on first use."""
+    module = _fused_softmaxes.get(module_name)
+    if module is None:
+        module = _fused_softmaxes[module_name] = fused_softmax_module(
+            module_name, scalar_source, name, used, np_dtype, len(operands), log)
+    return _fused_softmax.run(module, operands, axis, out)
 
 
 def launch_raw(cpu_loop, cuda_kernel, name, out, args):

@@ -55,8 +55,29 @@ def _flat_buffer(a):
     return np.lib.stride_tricks.as_strided(a, (span,), (itemsize,)), strides
 
 
+def _contiguous_plan(a, dims, allow_cols):
+    """`_plan`'s result for a C-contiguous `a` whose reduced dims are its last ones (a row
+    sum: rows layout) or its first ones (a bias gradient's sum(0): cols layout), found
+    from the shape alone; None otherwise. Most reductions a model runs are one of the two,
+    and merging dims one by one costs several times a small reduction's kernel."""
+    ndim, k = a.ndim, len(dims)
+    n_r = 1
+    for d in dims:
+        n_r *= a.shape[d]
+    rest = a.size // n_r
+    if dims[0] == ndim - k:  # sorted and distinct: the last k dims
+        return "rows", a.reshape(-1), (rest, n_r, n_r, 1)
+    if allow_cols and dims[-1] == k - 1 and rest > 1:  # the first k dims, a kept inner run
+        return "cols", a.reshape(-1), (1, 0, n_r, rest, rest, 1)
+    return None
+
+
 def _plan(a, dims, allow_cols=True):
     """The kernel layout for reducing `dims` of `a`: ("rows"|"cols", buf, geometry)."""
+    if a.size and dims and a.flags.c_contiguous:
+        plan = _contiguous_plan(a, dims, allow_cols)
+        if plan is not None:
+            return plan
     if a.size == 0:  # nothing to read: each output reduces no elements
         kept = 1
         for d, n in enumerate(a.shape):

@@ -18,10 +18,11 @@ from numba import cuda
 from .. import codegen
 from . import elementwise, launch
 from . import fused_reduction as _fused_reduction
+from . import fused_softmax as _fused_softmax
 from .kernels.loops import kernel_source, scalar_function
 from .storage import from_numpy
 
-__all__ = ["launch_elementwise", "launch_fused", "launch_fused_reduce", "launch_raw", "launch_reduce"]
+__all__ = ["launch_elementwise", "launch_fused", "launch_fused_reduce", "launch_fused_softmax", "launch_raw", "launch_reduce"]
 
 # user function -> its compiled kernels (CudaKernels, a raw kernel, a reduce kernel)
 _elementwise = weakref.WeakKeyDictionary()
@@ -87,13 +88,28 @@ def _program_function(module_name, scalar_source, name, used, np_dtype):
     return fn
 
 
-def launch_fused_reduce(module_name, scalar_source, name, used, np_dtype, kind, operands, dims, out):
+def launch_fused_reduce(module_name, scalar_source, name, used, np_dtype, kind, operands, dims, out, epilogue=None):
     """``out`` = reduction `kind` over `dims` of ``name(*operands)`` computed inside eager's
     reduction kernels (a fused reduction of ``ember_tensor.fusion``; see the CPU
     backend's): operands are non-empty device arrays of one shape, `out` the flat
-    contiguous array of the kept dims. Compiled in memory once per process."""
+    contiguous array of the kept dims; `epilogue` as the CPU backend's. Compiled in
+    memory once per process."""
     program = _program_function(module_name, scalar_source, name, used, np_dtype)
-    return _fused_reduction.run(module_name, program, kind, np_dtype, operands, dims, out)
+    final = None
+    if epilogue is not None:
+        final = _program_function(module_name + "_epilogue", epilogue[0], epilogue[1], epilogue[2], np_dtype)
+    return _fused_reduction.run(module_name, program, kind, np_dtype, operands, dims, out, final,
+                                lambda values: launch_elementwise(final, [values], values))
+
+
+def launch_fused_softmax(module_name, scalar_source, name, used, np_dtype, log, operands, axis, out):
+    """``out`` = softmax (`log`: log_softmax) along `axis` of ``name(*operands)`` computed
+    inside eager's softmax row kernel (a fused softmax of ``ember_tensor.fusion``; see
+    the CPU backend's): operands are non-empty device arrays of one shape whose dims
+    after `axis` have size 1, `out` the C-contiguous (rows, size) result. Compiled in memory
+    once per process."""
+    program = _program_function(module_name, scalar_source, name, used, np_dtype)
+    return _fused_softmax.run(module_name, program, np_dtype, log, operands, axis, out)
 
 
 def launch_raw(cpu_loop, cuda_kernel, name, out, args):

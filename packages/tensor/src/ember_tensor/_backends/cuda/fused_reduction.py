@@ -36,7 +36,7 @@ def rows(n_o, n_r, init, out, {operands}):
 ''' + _TREE + '''
         if tid == 0:
             acc = part[0]
-            out[o] = {final}
+            out[o] = {store}
         cuda.syncthreads()
 
 
@@ -60,16 +60,20 @@ def partial(n_o, n_r, init, nchunks, size, partials, {operands}):
 _compiled = {}   # (module name, kind) -> (rows, partial)
 
 
-def _kernels(module_name, program, kind, np_dtype, arity, acc):
+def _kernels(module_name, program, kind, np_dtype, arity, acc, epilogue=None):
     found = _compiled.get((module_name, kind))
     if found is None:
         step, merge, final = ACCUMULATE[kind]
         ks = range(arity)
+        # An epilogue runs on the value eager would store (rounded to the dtype).
+        store = final if epilogue is None else f"g(T({final}))"
         source = _KERNELS.format(operands=", ".join(f"b{k}, so{k}, sr{k}" for k in ks),
                                  elements=", ".join(f"b{k}[o * so{k} + r * sr{k}]" for k in ks),
-                                 step=step, merge=merge, final=final)
-        namespace = {"cuda": cuda, "np": np, "THREADS": THREADS, "ACC": acc,
+                                 step=step, merge=merge, store=store)
+        namespace = {"cuda": cuda, "np": np, "THREADS": THREADS, "ACC": acc, "T": np.dtype(np_dtype).type,
                      "f": cuda.jit(device=True)(program)}
+        if epilogue is not None:
+            namespace["g"] = cuda.jit(device=True)(epilogue)
         found = _compiled[(module_name, kind)] = tuple(
             cuda.jit(codegen.compile_function(source, name, namespace, f"<ember fused reduction {module_name}>"))
             for name in ("rows", "partial"))
@@ -102,13 +106,16 @@ def _layout(operands, dims):
     return n_o, n_r, layout
 
 
-def run(module_name, program, kind, np_dtype, operands, dims, out):
+def run(module_name, program, kind, np_dtype, operands, dims, out, epilogue=None, epilogue_pass=None):
     """``out`` (flat, the kept dims) = reduction `kind` over `dims` of the device function
-    `program` applied to device `operands` (non-empty, broadcast to one shape)."""
+    `program` applied to device `operands` (non-empty, broadcast to one shape), then the
+    device function `epilogue` (a one-input program, or None) on each reduced value: in
+    the row kernel, or, for rows split over blocks (eager's `merge` kernel writes them), by
+    ``epilogue_pass(out)``, an elementwise pass over `out` in place, afterwards."""
     n_o, n_r, layout = _layout(operands, dims)
     init = _init(kind, np.dtype(np_dtype))
     acc = type(init)
-    rows, partial = _kernels(module_name, program, kind, np_dtype, len(operands), acc)
+    rows, partial = _kernels(module_name, program, kind, np_dtype, len(operands), acc, epilogue)
     flat_args = [x for operand in layout for x in operand]
     nchunks = _chunks(n_o, n_r)
     if nchunks == 1:
@@ -118,4 +125,6 @@ def run(module_name, program, kind, np_dtype, operands, dims, out):
     partials = storage.empty((n_o * nchunks,), np.dtype(acc))
     _launch(partial, n_o * nchunks, n_o, n_r, init, nchunks, size, partials, *flat_args)
     _launch(reduction_kernels(kind, np.dtype(acc).name).merge, n_o, partials, n_o, nchunks, n_r, init, out)
+    if epilogue is not None:
+        epilogue_pass(out)
     return out

@@ -11,9 +11,9 @@ from ..._dispatch import op
 from ..._tensor import Tensor
 from .. import _iter
 from .arithmetic import (
-    _FLOAT, _NOT_FLOAT, _check_alpha, _reject_dtypes, add, binary, copy_to_out, div, eq, le, logical_and,
-    logical_or, mul, sub, unary,
+    _FLOAT, _NOT_FLOAT, _check_alpha, _reject_dtypes, add, binary, copy_to_out, div, mul, sub, unary,
 )
+from .logic import eq, le, logical_and, logical_or
 from ..complex_views import imag, real
 from .complex_numbers import complex as complex_from_parts
 from .pointwise import abs, isfinite, isnan, isneginf, isposinf

@@ -15,9 +15,9 @@ from ..._dispatch import op
 from ..._tensor import Tensor
 from .. import _iter, creation
 from .arithmetic import (
-    _not_implemented, add, binary, copy_to_out, copysign, eq, gt, logical_and, lt, maximum, mul, pow,
-    require_tensors, sub,
+    _not_implemented, add, binary, copy_to_out, copysign, maximum, mul, pow, require_tensors, sub,
 )
+from .logic import eq, gt, logical_and, lt
 from .composite import where
 from .pointwise import abs, exp, exp2, isinf, isnan, log, log1p
 

@@ -10,9 +10,9 @@ from ..._dispatch import op
 from ..._tensor import Tensor
 from .. import _iter
 from .arithmetic import (
-    _BOOL, _FLOAT, _REAL, _FLOATS, _NOT_FLOAT, _SAME, _not_implemented, _reject_dtypes, copy_to_out, div, gt,
-    logical_and, lt, mul, unary,
+    _BOOL, _FLOAT, _REAL, _FLOATS, _NOT_FLOAT, _SAME, _not_implemented, _reject_dtypes, copy_to_out, div, mul, unary,
 )
+from .logic import gt, logical_and, lt
 
 # --- unary -----------------------------------------------------------------------------
 

@@ -23,6 +23,10 @@ lazily, once per module (a module is one program, kind and dtype):
         partial[t] = the reduction of pieces t_lo..t_hi (`size` elements each) of row o
   finish(partial, n_r, init, out, o)
         out[o] = final(merge of the partial results, in order)
+
+With an epilogue (a one-input program on the reduced value), `rows` and `finish` store
+``_epilogue(T(final(...)))``: the value eager's reduction stores, then eager's elementwise
+ops on it, in a function of its own without the sums' reassociation.
 """
 from ... import codegen
 from ... import scalar as _scalar
@@ -85,7 +89,7 @@ def rows(o_lo, o_hi, n_r, init, out, {row_operands}):
     tmp = np.empty(min(BLOCK, n_r), T)
     for o in range(o_lo, o_hi):
         acc = _run(0, n_r, init, tmp, {row_args})
-        out[o] = {final}
+        out[o] = {store}
 
 
 @njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
@@ -104,20 +108,38 @@ def finish(partial, n_r, init, out, o):
     for c in range(partial.shape[0]):
         x = partial[c]
         acc = {merge}
-    out[o] = {final}
+    out[o] = {store}
 '''
 
 
-def module_source(scalar_source, name, used, np_dtype, arity, kind):
+_EPILOGUE = '''
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _epilogue(v):
+    # The epilogue program on one reduced value, rounded to T as eager stores it (a
+    # function of its own: no reassociation from the loops' flags).
+    return g(v)
+'''
+
+
+def module_source(scalar_source, name, used, np_dtype, arity, kind, epilogue=None):
     """The module source: the scalar helpers `used`, the program `scalar_source` defining
     `name` (compiled as a function of its own), and the reduction loops of `kind` over
-    `arity` operands."""
+    `arity` operands; with `epilogue` ``(source, name, used)`` a one-input program applied
+    to each reduced value before it is stored."""
     step, merge, final = ACCUMULATE[kind]
     ks = range(arity)
     parts = [_HEADER.format(dtype=np_dtype.name, fastmath='{"reassoc"}' if kind in ("sum", "mean") else "False")]
-    parts += [f'{op} = njit(inline="always", error_model="numpy")(_scalar.{op})\n' for op in used]
+    helpers = sorted(set(used) | set(epilogue[2] if epilogue else ()))
+    parts += [f'{op} = njit(inline="always", error_model="numpy")(_scalar.{op})\n' for op in helpers]
     parts.append("\n" + scalar_source)
     parts.append(f'\nf = njit(inline="always", error_model="numpy")({name})\n')
+    store = final
+    if epilogue is not None:
+        parts.append("\n" + epilogue[0])
+        parts.append(f'\ng = njit(inline="always", error_model="numpy")({epilogue[1]})\n')
+        parts.append(_EPILOGUE)
+        store = f"_epilogue(T({final}))"
     parts.append(_LOOPS.format(
         operands=", ".join(f"b{k}, off{k}, s{k}" for k in ks),
         contiguous=" and ".join(f"s{k} == 1" for k in ks),
@@ -127,11 +149,11 @@ def module_source(scalar_source, name, used, np_dtype, arity, kind):
         indexed=", ".join(f"b{k}[off{k} + r * s{k}]" for k in ks),
         row_operands=", ".join(f"b{k}, off{k}, so{k}, sr{k}" for k in ks),
         row_args=", ".join(f"b{k}, off{k} + o * so{k}, sr{k}" for k in ks),
-        step=step, merge=merge, final=final))
+        step=step, merge=merge, store=store))
     return "".join(parts)
 
 
-def fused_reduction_module(module_name, scalar_source, name, used, np_dtype, arity, kind):
+def fused_reduction_module(module_name, scalar_source, name, used, np_dtype, arity, kind, epilogue=None):
     """The loaded module of a fused reduction (written and imported once per process)."""
-    source = module_source(scalar_source, name, used, np_dtype, arity, kind)
+    source = module_source(scalar_source, name, used, np_dtype, arity, kind, epilogue)
     return codegen.load(module_name, source, depends_on=(_scalar.__file__,))
