@@ -6,6 +6,7 @@ import pytest
 import ember as torch
 import ember.nn as nn
 import ember.nn.functional as F
+import ember_compile
 from ember_compile import compile
 
 
@@ -97,3 +98,87 @@ def test_module_compile_through_ember():
                "print('ok')\n")
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
     assert result.stdout.strip() == "ok", result.stderr[-3000:]
+
+
+# -- whole training steps (ember_compile.whole_step) with ember-optim's optimizers ------------
+
+@pytest.fixture
+def whole_step(monkeypatch):
+    """The replay is opt-in (config.whole_step): switched on for these tests."""
+    monkeypatch.setattr(ember_compile.config, "whole_step", True)
+
+
+def _whole_step_twins(make_optimizer, schedule):
+    """An eager and a compiled copy of one training step; the compiled one's entry."""
+    pairs = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Flatten(), nn.Linear(12, 16), nn.ReLU(), nn.Linear(16, 4))
+        opt = make_optimizer(model.parameters())
+        scheduler = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5) if schedule else None
+
+        pairs.append((model, opt, scheduler, _training_step(model, opt)))
+    return pairs
+
+
+def _training_step(model, opt):
+    def step(x, y):  # reads the model and the optimizer from its closure
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+WHOLE_STEP_OPTIMIZERS = {
+    "sgd-momentum": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9),
+    "sgd-nesterov-wd": lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-2),
+    "adam": lambda p: torch.optim.Adam(p, lr=1e-2),
+    "adamw-amsgrad": lambda p: torch.optim.AdamW(p, lr=1e-2, amsgrad=True),
+    "adam-unfused": lambda p: torch.optim.Adam(p, lr=1e-2, fused=False),  # reads its step with item(): eager
+}
+
+
+@pytest.mark.parametrize("schedule", [False, True], ids=["constant-lr", "StepLR"])
+@pytest.mark.parametrize("name", list(WHOLE_STEP_OPTIMIZERS))
+def test_whole_step_with_ember_optim_equals_eager_bit_for_bit(name, schedule, whole_step):
+    (eager_model, eager_opt, eager_sched, eager_step), (model, opt, sched, step) = \
+        _whole_step_twins(WHOLE_STEP_OPTIMIZERS[name], schedule)
+    compiled = compile(step)
+    torch.manual_seed(1)
+    for i in range(7):
+        x, y = torch.randn(3, 2, 6), torch.randint(0, 4, (3,))
+        assert torch.equal(eager_step(x, y), compiled(x, y)), i
+        for scheduler in (eager_sched, sched):
+            if scheduler is not None:
+                scheduler.step()
+        for pe, pc in zip(eager_model.parameters(), model.parameters()):
+            assert torch.equal(pe, pc) and torch.equal(pe.grad, pc.grad), i
+        for pe, pc in zip(eager_model.parameters(), model.parameters()):
+            for key, value in eager_opt.state[pe].items():
+                assert torch.equal(torch.as_tensor(value), torch.as_tensor(opt.state[pc][key])), (i, key)
+    (entry,) = compiled._ember_compiled_function.whole_steps
+    assert (entry.replays == 0) if name == "adam-unfused" else entry.replays >= 2
+
+
+def test_a_compiled_model_inside_a_whole_step_runs_eagerly(whole_step):
+    """The model's own compiled node is a custom autograd.Function: not replayed as ops."""
+    (eager_model, _, _, eager_step), (model, opt, _, _) = \
+        _whole_step_twins(WHOLE_STEP_OPTIMIZERS["sgd-momentum"], False)
+    run_model = compile(model)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(run_model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    compiled = compile(step)
+    for _ in range(4):
+        x, y = torch.randn(3, 2, 6), torch.randint(0, 4, (3,))
+        assert torch.equal(eager_step(x, y), compiled(x, y))
+        for pe, pc in zip(eager_model.parameters(), model.parameters()):
+            assert torch.equal(pe, pc)
+    (entry,) = compiled._ember_compiled_function.whole_steps
+    assert entry.replays == 0

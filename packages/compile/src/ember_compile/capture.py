@@ -90,13 +90,22 @@ def _refusing_custom_functions():
 _BACKWARD_CALLS = (ember_autograd.backward, ember_autograd.grad)
 
 
+def _is_backward(kind, target):
+    """Whether an fx node of `kind` and `target` is a backward pass."""
+    return (kind == "call_method" and target == "backward") or (kind == "call_function" and target in _BACKWARD_CALLS)
+
+
+def _refuse_backward_now():
+    """Raise the break of a backward pass inside the compiled function."""
+    raise Unsupported("a backward pass (loss.backward(), autograd.grad) inside the compiled function: what "
+                      "follows it (an optimizer step) would see the gradients of the capture, not of "
+                      "the graph's runs")
+
+
 def _refuse_backward(graph):
     for node in graph.nodes:
-        if (node.op == "call_method" and node.target == "backward") or \
-                (node.op == "call_function" and node.target in _BACKWARD_CALLS):
-            raise Unsupported("a backward pass (loss.backward(), autograd.grad) inside the compiled function: what "
-                              "follows it (an optimizer step) would see the gradients of the capture, not of "
-                              "the graph's runs")
+        if _is_backward(node.op, node.target):
+            _refuse_backward_now()
 
 
 def referenced_modules(fn):
@@ -145,6 +154,10 @@ class CaptureTracer(Tracer):
         """As fx's, after a `set_grad_mode` node where the grad mode differs from the mode
         the graph has at this point (at the output: the mode the program ends in, the
         call's own after a ``no_grad`` block, off after a plain ``set_grad_enabled(False)``)."""
+        if _is_backward(kind, target):
+            # At once: the Python code after it (an optimizer's step, its counters) must
+            # not run on the capture's proxies, which would apply its plain effects twice.
+            _refuse_backward_now()
         mode = ember_autograd.is_grad_enabled()
         if kind != "placeholder" and mode != self._graph_mode:
             self._graph_mode = mode

@@ -24,6 +24,7 @@ from .capture import bind_arguments, capture, referenced_modules, switches_grad_
 from .exc import Unsupported
 from .guarded import GuardedTraces
 from .joint import JointCompiled
+from .whole_step import WholeStep, find_optimizers, find_tensors
 
 __all__ = ["CompiledFunction", "BreakReason"]
 
@@ -66,6 +67,13 @@ def _reads_a_tensor_value(error):
     return isinstance(cause, ember_fx.TraceError) or (isinstance(cause, TypeError) and "'Proxy'" in str(cause))
 
 
+def _is_training_step(error):
+    """Whether a capture broke on a backward pass or an in-place op on real tensors (an
+    optimizer's update): what `whole_step` records."""
+    message = str(error)
+    return message.startswith("a backward pass") or message.startswith("in-place op")
+
+
 class CompiledFunction:
     """What ``compile`` makes of a module or function (an `OptimizedModule` calls one).
 
@@ -73,6 +81,7 @@ class CompiledFunction:
         graphs: {guard key: the callable compiled for it}.
         breaks: the `BreakReason` of each key that runs eagerly.
         guarded: the `GuardedTraces` of the keys replayed from guarded traces.
+        whole_steps: the `WholeStep`\\ s of the keys replayed as training steps.
         compile_times: seconds each compile took (capture and backend).
     """
 
@@ -93,6 +102,7 @@ class CompiledFunction:
         self.graph_modules = []
         self.joints = []
         self.guarded = []
+        self.whole_steps = []
         self.breaks = []
         self.compile_times = []
         self._warned_limit = False
@@ -172,6 +182,21 @@ class CompiledFunction:
 
         return GuardedTraces(self._run_eagerly, positions, constants, hook_tables, refused)
 
+    def _whole_step(self, args, topics):
+        """The entry replaying a training step's calls as recorded programs (`whole_step`)."""
+        positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+        modules = list(self.root.modules()) if self.is_module else \
+            [m for top in referenced_modules(self.fn).values() for m in top.modules()]
+        hook_tables = [getattr(m, attr) for m in modules for attr in _HOOK_TABLES if hasattr(m, attr)]
+
+        def refused(reason):
+            self.breaks.append(BreakReason(f"a training step not replayed as a whole: {reason}"))
+            trace_log.emit(topics, "graph_breaks", "graph break: the call runs eagerly", reason)
+
+        optimizers = [] if self.is_module else find_optimizers(self.fn)
+        tensors = [] if self.is_module else find_tensors(self.fn)
+        return WholeStep(self._run_eagerly, positions, modules, optimizers, hook_tables, refused, tensors)
+
     def _compile(self, key, args):
         topics = trace_log.enabled_topics(self.options)
         if len(self.graphs) >= config.limit():
@@ -199,6 +224,12 @@ class CompiledFunction:
                 self.guarded.append(entry)
                 return entry
             self.breaks.append(BreakReason(str(error)))
+            if _is_training_step(error) and config.whole_step:
+                trace_log.emit(topics, "graph_breaks", "graph break: the call is replayed as a whole step",
+                               str(error))
+                entry = self.graphs[key] = self._whole_step(args, topics)
+                self.whole_steps.append(entry)
+                return entry
             trace_log.emit(topics, "graph_breaks", "graph break: the call runs eagerly", str(error))
             self.graphs[key] = self._run_eagerly
             return self._run_eagerly
@@ -244,6 +275,7 @@ class CompiledFunction:
         self.graph_modules.clear()
         self.joints.clear()
         self.guarded.clear()
+        self.whole_steps.clear()
         self.breaks.clear()
         self._warned_limit = False
         self._watched = self._watched_values()

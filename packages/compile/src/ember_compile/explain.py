@@ -13,8 +13,9 @@ class ExplainOutput:
         graph_count: how many graphs were captured: the GraphModules, and the non-empty
             straight-line pieces of op calls between the checks of guarded traces.
         graph_break_count: how many calls could not be captured (such a call runs eagerly
-            as a whole), and how many checks of a tensor's value by Python control flow the
-            guarded traces hold (each splits the call's ops, as PyTorch's breaks).
+            as a whole, or, a training step, is replayed as a recorded whole step), and how
+            many checks of a tensor's value by Python control flow the guarded traces hold
+            (each splits the call's ops, as PyTorch's breaks).
         break_reasons: a `BreakReason` per break, ``.reason`` saying why.
         op_count: the call nodes of all graphs.
         ops_per_graph: each graph's call nodes' targets.
@@ -64,12 +65,14 @@ def explain(fn, *extra_args, **extra_kwargs):
         compiled = CompiledFunction(fn, backend="eager")
         # The pieces between Python's checks of tensor values count as PyTorch counts them,
         # whether or not compiled calls replay them (config.guarded_traces).
-        switch = config.guarded_traces
-        config.guarded_traces = True
+        # A training step (a backward pass, an optimizer's update) is one break, its capture's:
+        # the recorded whole-step program is no graph (`whole_step`).
+        switches = config.guarded_traces, config.whole_step
+        config.guarded_traces, config.whole_step = True, False
         try:
             compiled(*args, **kwargs)
         finally:
-            config.guarded_traces = switch
+            config.guarded_traces, config.whole_step = switches
         reasons, segments = list(compiled.breaks), []
         for entry in compiled.guarded:
             segments += [ops for ops in entry.tree.segments() if ops]

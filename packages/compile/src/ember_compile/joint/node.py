@@ -9,7 +9,7 @@ from ember_autograd import Function
 from ember_tensor import Tensor
 from ember_tensor import dispatch
 
-from .plan import JointPlan, NotLowered
+from .plan import JointPlan, NotLowered, ShapeChanged
 from .recording import _Recorder, _rng_restored, _rng_states, _watching_conversions
 
 __all__ = ["CompiledFunction", "JointCompiled"]
@@ -92,12 +92,15 @@ class JointCompiled:
 
     Attributes:
         plans: {(requires_grad flags[, shapes]): `JointPlan`, or the reason it was not lowered}.
+        shape_changes: calls whose plan met another shape than at the lowering (a
+            data-dependent shape) and ran the graph's path instead.
     """
 
     def __init__(self, gm, eager, *, dynamic=False):
         self.eager = eager
         self.dynamic = dynamic
         self.plans = {}
+        self.shape_changes = 0  # calls a data-dependent shape sent down the graph's path
         seen, self.state, self.buffers = set(), [], []
         for module in gm.modules():
             for table in (module._parameters, module._buffers):
@@ -116,6 +119,15 @@ class JointCompiled:
                                          "_backward_pre_hooks", "_forward_hooks_with_kwargs",
                                          "_forward_pre_hooks_with_kwargs") if hasattr(m, attr)]
 
+    @classmethod
+    def for_function(cls, fn):
+        """The training path of `fn(*tensors)`, a function of tensors only (a whole
+        training step's forward, `whole_step`: its parameters come as tensors too)."""
+        self = cls.__new__(cls)
+        self.eager, self.dynamic, self.plans, self.shape_changes = fn, False, {}, 0
+        self.state, self.buffers, self.recurrent, self.hook_tables = [], [], False, []
+        return self
+
     def __call__(self, tensors):
         """The call's outputs through a plan, or None when the call takes the graph's path."""
         state = [table[name] for table, name in self.state]
@@ -133,7 +145,11 @@ class JointCompiled:
             self.plans[key] = plan
         if plan.__class__ is str:
             return None
-        result = CompiledFunction.apply(plan, self, *values)
+        try:
+            result = CompiledFunction.apply(plan, self, *values)
+        except ShapeChanged:  # a data-dependent shape: this call runs the graph op by op
+            self.shape_changes += 1
+            return None
         return list(result) if plan.output_kind is list else result
 
     def _lower(self, values, flags, n_call):

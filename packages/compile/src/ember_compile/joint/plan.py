@@ -4,11 +4,16 @@ from ember_autograd import derivatives as _table
 
 from ..slots import Slot, fill
 
-__all__ = ["JointPlan", "NotLowered"]
+__all__ = ["JointPlan", "NotLowered", "ShapeChanged"]
 
 
 class NotLowered(Exception):
     """The graph cannot be lowered to a joint plan; the message says why."""
+
+
+class ShapeChanged(Exception):
+    """A plan's op returned another shape than at the lowering (a data-dependent shape:
+    ``x[x > 0]``): the plan's fitted gradients would not fit; the call takes another path."""
 
 
 class _StepCtx:
@@ -41,6 +46,14 @@ class _Step:
         self.in_metas = ()       # their (shape, dtype)
         self.ctx = None          # _StepCtx of the rule, when the step has a backward
         self.drop = ()           # slots last read by this step (freed after it)
+
+
+def _shape_changed(effects):
+    if effects:
+        raise RuntimeError("ember_compile: an op of a compiled graph's plan returned another shape than when the "
+                           "graph was lowered (a data-dependent shape) after the plan updated a buffer or drew "
+                           "random numbers")
+    raise ShapeChanged()
 
 
 def _has_slot(template):
@@ -119,6 +132,8 @@ class JointPlan:
                 drops.setdefault(number, []).append(slot)
         for number, step in enumerate(self.steps):
             step.drop = tuple(drops.get(number, ()))
+        for step in self.steps:
+            step.out_shapes = tuple(shapes[slot][0] for slot in step.out_slots)
         self.backward_steps = [s for s in self.steps if s.ctx is not None]
         self.differentiable = differentiable
 
@@ -130,6 +145,7 @@ class JointPlan:
         rule's ``save`` picked (outputs substituted for ``RESULT``)."""
         env = list(values) + [None] * (self.n_values - self.n_inputs)
         saved = []
+        effects = False  # a buffer's update or a random draw ran: the call can no longer go another way
         for step in self.steps:
             if step.nested:
                 args = fill(step.args, env)
@@ -149,10 +165,16 @@ class JointPlan:
             if step.inplace:
                 pass  # its effect is the point (a buffer's update)
             elif step.single:
+                if out.shape != step.out_shapes[0]:
+                    _shape_changed(effects)
                 env[step.out_slots[0]] = out
             else:
-                for slot, o in zip(step.out_slots, out):
+                for slot, o, shape in zip(step.out_slots, out, step.out_shapes):
+                    if o.shape != shape:
+                        _shape_changed(effects)
                     env[slot] = o
+            if step.inplace or step.random:
+                effects = True
             if step.ctx is not None:
                 # Its differentiable outputs require grad, as eagerly: the rules' `save`
                 # of later steps reads it (``x * 0.5`` keeps no reference to x).

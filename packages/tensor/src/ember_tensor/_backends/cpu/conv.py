@@ -9,7 +9,8 @@ same loop with the GEMM `grad_b @ cols_b^T` summed over samples. The input gradi
 unit-stride convolution with C >= O is a blocked forward convolution of the output
 gradient with the flipped, transposed kernel (no scatter); otherwise per block the
 columns W^T @ grad_b and a Numba col2im into the block's samples. With a thread budget
-the blocks are split over threads (`threads.run_parts`).
+the blocks are split over threads (`threads.run_parts`), and the whole-batch GEMMs below
+over rows (`gemm.py`).
 
 The rest keeps the whole-batch forms: small outputs (where per-sample GEMMs are too
 small for the BLAS: ResNet's 7x7 layers) the same Numba im2col writing (C*K, N*L)
@@ -24,6 +25,7 @@ import math
 import numpy as np
 
 from . import threads, winograd
+from .gemm import gemm
 from ..lazy import lazy
 from ..plan import output_size
 from .windows import add_windows, crop_spatial, pad_spatial, windows
@@ -77,7 +79,7 @@ def _columns_2d(x, kernel, stride, padding, dilation):
 def _grouped_matmul(a, b, groups, transpose_a=False):
     """Block-diagonal product: group g of the rows of `a` (transposed on request) times
     group g of the rows of `b`, the results stacked by rows."""
-    parts = [(p.T if transpose_a else p) @ q for p, q in zip(np.split(a, groups), np.split(b, groups))]
+    parts = [gemm(p.T if transpose_a else p, q) for p, q in zip(np.split(a, groups), np.split(b, groups))]
     return parts[0] if groups == 1 else np.concatenate(parts, axis=0)
 
 
@@ -312,7 +314,7 @@ def backward_weight(gy, x, weight_size, stride, padding, dilation, groups):
     rows = _grad_rows(gy)
     # cols @ rows^T, then transposed: OpenBLAS is ~20x slower on the same product taken
     # as rows @ cols^T (a short, very deep GEMM) on this machine.
-    gw = np.concatenate([(q @ p.T).T for p, q in zip(np.split(rows, groups), np.split(cols, groups))])
+    gw = np.concatenate([gemm(q, p.T).T for p, q in zip(np.split(rows, groups), np.split(cols, groups))])
     return gw.reshape(weight_size)
 
 

@@ -1,9 +1,10 @@
 """CPU matrix products: NumPy's matmul, which calls BLAS for float32 and float64, and the
-linear layer's product with a transposed weight and a bias."""
+linear layer's product with a transposed weight and a bias. The BLAS runs on one thread;
+large products split over ember's workers (`gemm.py`, `_batched_over_threads`)."""
 import ml_dtypes
 import numpy as np
 
-from . import threads
+from . import gemm, threads
 
 __all__ = ["matmul", "linear"]
 
@@ -11,6 +12,11 @@ __all__ = ["matmul", "linear"]
 # GEMM work at 1 thread on this project's machines): one thread per run of matrices.
 _BATCH_SPLIT_WORK = 1 << 20
 
+
+# Elements of the left operand below which a 2-d product is not offered to the split
+# (it would need over 8K output columns to reach `gemm.SPLIT_WORK`): one attribute read
+# spares the small products, most of them, the multiply-add count.
+_FEW = 1024
 
 _HALF = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 # Their type characters ("e", "E"): a string test is cheaper than comparing dtypes, and
@@ -29,8 +35,12 @@ def matmul(a, b):
     elif char in _BLAS_CHARS and a.ndim == 2 and b.ndim == 2 and b.dtype.char == char:
         # ndarray.dot reaches the same BLAS GEMM (bit for bit, layouts and the A @ A.T
         # special case included) with far less machinery than the matmul ufunc: 16x16
-        # float32 1.3 us against 2.5 us, which a small product pays in full.
-        return a.dot(b)
+        # float32 1.3 us against 2.5 us, which a small product pays in full. A large one
+        # splits over ember's threads (`gemm.py`: the BLAS runs on one); the size tests
+        # cost a small one ~40 ns (`_FEW`), where computing M*K*N first cost ~280.
+        if a.size < _FEW or a.size * b.shape[1] < gemm.SPLIT_WORK:
+            return a.dot(b)
+        return gemm.gemm(a, b)
     if char in _BLAS_CHARS and a.ndim >= 3 and a.shape[:-2] == b.shape[:-2] and b.dtype.char == char:
         out = _batched_over_threads(a, b)
         if out is not None:
@@ -45,9 +55,8 @@ def _batched_over_threads(a, b):
     NumPy's matmul calls one BLAS GEMM per matrix, and the BLAS does not thread a product
     as small as attention's (64 heads x 64x32 @ 32x64: 260 us on 1 or 2 OpenBLAS
     threads) where PyTorch's bmm splits the batch. Each thread here runs NumPy's matmul
-    over its run of matrices with the BLAS at one thread (`threads.run_parts`): the bits of
-    a one-thread run, whatever the budget (a BLAS on two threads may block a larger
-    product differently: a product's bits already depended on the thread count)."""
+    over its run of matrices with the BLAS at one thread (as always: `threads`), so the bits
+    are a one-thread run's, whatever the budget. The 2-d form of this is `gemm.py`."""
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     batch = a.size // (m * k) if m * k else 0
     if batch < 2 or not threads.parallel(batch * m * n * k, _BATCH_SPLIT_WORK):
@@ -82,8 +91,14 @@ def linear(x, weight, bias):
         bias = None if bias is None else bias.astype(np.float32)
     lead = x.shape[:-1]
     flat = x.reshape(-1, x.shape[-1])
-    # BLAS reads W^T in place; float32/float64 through ndarray.dot (see matmul).
-    y = flat.dot(weight.T) if flat.dtype.char in _BLAS_CHARS else flat @ weight.T
+    # BLAS reads W^T in place; float32/float64 through ndarray.dot (see matmul), split over
+    # ember's threads when large (`gemm.py`; the size test here spares a small one the call).
+    if flat.dtype.char not in _BLAS_CHARS:
+        y = flat @ weight.T
+    elif flat.size < _FEW or flat.size * weight.shape[0] < gemm.SPLIT_WORK:
+        y = flat.dot(weight.T)
+    else:
+        y = gemm.gemm(flat, weight.T)
     if bias is not None:
         y += bias
     return y.reshape(lead + (weight.shape[0],))

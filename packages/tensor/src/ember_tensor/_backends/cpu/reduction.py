@@ -174,8 +174,18 @@ def _init(kind, dtype):
     return dtype.type(info.min if low else info.max)
 
 
+# NumPy's float max/min reductions: SIMD loops that propagate NaN, as amax/amin do. A
+# scalar loop cannot vectorise the NaN test (`x > acc or x != x`), and LLVM vectorises no
+# floating max/min reduction without fast-math's no-NaN promise: 8-10x slower (1e7 float32:
+# 24 ms against 2.5 ms). The values are exact either way; among equal values of opposite
+# signs (-0.0 and 0.0) which one is returned is the loop's choice, as in PyTorch.
+_NUMPY_EXTREMES = {"amax": np.max, "amin": np.min}
+
+
 def reduce(kind, a, dims, out_dtype):
     """Reduce `dims` of array `a` with accumulating reduction `kind` (see module docstring)."""
+    if kind in _NUMPY_EXTREMES and a.dtype.kind == "f" and a.size:
+        return _NUMPY_EXTREMES[kind](a, axis=dims).astype(out_dtype, copy=False)
     if len(dims) == a.ndim and 0 < a.size < PARALLEL_THRESHOLD and a.flags.c_contiguous:
         # A small full reduction of contiguous memory is one row: no plan to make (the
         # plan costs several times the kernel for a few elements).

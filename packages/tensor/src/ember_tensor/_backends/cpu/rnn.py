@@ -8,11 +8,13 @@ of all T steps in one GEMM, then per step one recurrent GEMM (into a reused buff
 and one fused gate kernel (`kernels.rnn`) writing straight into the output. The
 backward walks the steps once in reverse with the fused gate-backward kernel and one
 GEMM for the recurrent gradient, then computes dW_hh, dW_ih, the biases' and the
-input's gradients each in one GEMM (or sum) over all steps at once.
+input's gradients each in one GEMM (or sum) over all steps at once. The GEMMs split over
+ember's threads when large enough (`gemm.py`).
 """
 import numpy as np
 
 from ..lazy import lazy
+from .gemm import gemm
 
 __all__ = ["lstm_forward", "lstm_backward", "gru_forward", "gru_backward", "rnn_forward", "rnn_backward"]
 
@@ -31,7 +33,7 @@ def _steps(length, reverse):
 def _input_gates(x, w_ih, bias):
     """x_t W_ih^T + bias for every step t: (T, N, G*H), one GEMM."""
     length, batch, features = x.shape
-    gates = x.reshape(length * batch, features) @ w_ih.T
+    gates = gemm(x.reshape(length * batch, features), w_ih.T)
     if bias is not None:
         gates += bias
     return gates.reshape(length, batch, w_ih.shape[0])
@@ -53,8 +55,8 @@ def _weight_and_input_grads(d_gates_x, x, w_ih):
     """dX and dW_ih from the gradients of all steps' input gates, one GEMM each."""
     length, batch, features = x.shape
     flat = d_gates_x.reshape(length * batch, -1)
-    dx = (flat @ w_ih).reshape(x.shape)
-    return dx, flat.T @ x.reshape(length * batch, features), flat.sum(0)
+    dx = gemm(flat, w_ih).reshape(x.shape)
+    return dx, gemm(flat.T, x.reshape(length * batch, features)), flat.sum(0)
 
 
 def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
@@ -74,7 +76,7 @@ def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     gates_h = np.empty((batch, 4 * hidden), x.dtype)
     w_hh_t = w_hh.T
     for t in _steps(length, reverse):
-        np.matmul(h, w_hh_t, out=gates_h)
+        gemm(h, w_hh_t, out=gates_h)
         K.lstm_gates_forward(gates_x[t], gates_h, c, act[t], cells[t], output[t])
         h, c = output[t], cells[t]
     return output, h.copy(), c.copy(), act, cells
@@ -96,10 +98,10 @@ def lstm_backward(grad_output, grad_hy, grad_cy, x, w_ih, w_hh, h0, c0, output, 
         t = steps[k]
         c_prev = c0 if k == 0 else cells[steps[k - 1]]
         K.lstm_gates_backward(act[t], cells[t], c_prev, grad_output[t], dh, dc, d_gates[t])
-        np.matmul(d_gates[t], w_hh, out=dh)
+        gemm(d_gates[t], w_hh, out=dh)
     h_prev = _previous_hidden(output, h0, reverse)
     flat = d_gates.reshape(-1, d_gates.shape[2])
-    dw_hh = flat.T @ h_prev.reshape(-1, h_prev.shape[2])
+    dw_hh = gemm(flat.T, h_prev.reshape(-1, h_prev.shape[2]))
     dx, dw_ih, d_bias = _weight_and_input_grads(d_gates, x, w_ih)
     return dx, dh, dc, dw_ih, dw_hh, d_bias
 
@@ -119,7 +121,7 @@ def gru_forward(x, w_ih, w_hh, b_ih, b_hh, h0, reverse):
     gates_h = np.empty((batch, 3 * hidden), x.dtype)
     w_hh_t = w_hh.T
     for t in _steps(length, reverse):
-        np.matmul(h, w_hh_t, out=gates_h)
+        gemm(h, w_hh_t, out=gates_h)
         if b_hh is not None:
             gates_h += b_hh
         K.gru_gates_forward(gates_x[t], gates_h, h, act[t], output[t])
@@ -144,10 +146,10 @@ def gru_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, act, reverse):
     for k in range(length - 1, -1, -1):
         t = steps[k]
         K.gru_gates_backward(act[t], h_prev[t], grad_output[t], dh_rec, d_gates_x[t], d_gates_h[t], dh_direct)
-        np.matmul(d_gates_h[t], w_hh, out=dh_rec)
+        gemm(d_gates_h[t], w_hh, out=dh_rec)
         dh_rec += dh_direct
     flat_h = d_gates_h.reshape(-1, 3 * hidden)
-    dw_hh = flat_h.T @ h_prev.reshape(-1, hidden)
+    dw_hh = gemm(flat_h.T, h_prev.reshape(-1, hidden))
     dx, dw_ih, d_b_ih = _weight_and_input_grads(d_gates_x, x, w_ih)
     return dx, dh_rec, dw_ih, dw_hh, d_b_ih, flat_h.sum(0)
 
@@ -162,7 +164,7 @@ def rnn_forward(x, w_ih, w_hh, b_ih, b_hh, h0, relu, reverse):
     gates_h = np.empty((batch, w_hh.shape[0]), x.dtype)
     w_hh_t = w_hh.T
     for t in _steps(length, reverse):
-        np.matmul(h, w_hh_t, out=gates_h)
+        gemm(h, w_hh_t, out=gates_h)
         K.rnn_gates_forward(gates_x[t], gates_h, relu, output[t])
         h = output[t]
     return output, h.copy()
@@ -175,9 +177,9 @@ def rnn_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, relu, reverse)
     dh = np.array(grad_hy, dtype=x.dtype, order="C")
     for t in reversed(_steps(x.shape[0], reverse)):
         K.rnn_gates_backward(output[t], relu, grad_output[t], dh, d_gates[t])
-        np.matmul(d_gates[t], w_hh, out=dh)
+        gemm(d_gates[t], w_hh, out=dh)
     h_prev = _previous_hidden(output, h0, reverse)
     flat = d_gates.reshape(-1, d_gates.shape[2])
-    dw_hh = flat.T @ h_prev.reshape(-1, h_prev.shape[2])
+    dw_hh = gemm(flat.T, h_prev.reshape(-1, h_prev.shape[2]))
     dx, dw_ih, d_bias = _weight_and_input_grads(d_gates, x, w_ih)
     return dx, dh, dw_ih, dw_hh, d_bias

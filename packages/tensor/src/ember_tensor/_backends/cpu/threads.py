@@ -1,9 +1,21 @@
-"""The CPU's thread budget: how many threads ember's parallel kernels and the BLAS may use.
+"""The CPU's thread budget: how many threads ember's parallel kernels may use, and the one
+pool they run on.
 
-One number drives both pools a training step alternates between: Numba's (the parallel
-kernels: elementwise, reductions, im2col, pooling, the fused optimizer steps) and
-NumPy's OpenBLAS (matmul, conv's GEMM). `torch.set_num_threads` sets it; a DataLoader
+ember's parallel kernels (elementwise, reductions, im2col, pooling, the blocked
+convolutions, the matrix products) split their work over ember's worker pool
+(`pool.py`: `split`, `run_parts`); `torch.set_num_threads` sets the budget; a DataLoader
 worker sets it to 1, as PyTorch's workers do.
+
+One pool: NumPy's OpenBLAS is held at one thread for the whole process (set when this
+module loads, and again by `set_budget`), and products worth it are split by ember over
+its own workers, each part one single-threaded GEMM (`gemm.py`, `matmul.py`'s batched
+split, the blocked convolutions). OpenBLAS's own threads would be a second pool on the
+same cores: between GEMMs they busy-wait, and alternating with ember's workers (a GEMM,
+a softmax, a GEMM) the two took each other's cores (a Transformer step gained little or
+nothing from a second core). PyTorch likewise runs MKL and its loops on one OpenMP
+pool. A split product has the bits of a one-thread run. Numba's own pool (``parallel=True``, prange)
+serves only the fused optimizer steps from 1M elements, half-precision conversions and
+sparse kernels.
 
 With a budget of 1 every kernel takes its serial path (`parallel` is False) and Numba's
 thread pool is never touched. That matters in a forked process (a DataLoader worker):
@@ -21,13 +33,14 @@ import os
 import sys
 import threading
 
-__all__ = ["budget", "set_budget", "parallel", "part_count", "run_parts", "split"]
+__all__ = ["budget", "set_budget", "parallel", "part_count", "run_parts", "split", "hold_blas_at_one_thread",
+           "blas_threads"]
 
 
 def _budget_from_environment():
     """1 when OMP_NUM_THREADS is 1, as PyTorch's default thread count follows it (torchrun
-    and ember-run set it for jobs of several processes a node); else None. (OpenBLAS reads
-    the variable itself; a larger value is left to Numba's and the BLAS's own defaults.)"""
+    and ember-run set it for jobs of several processes a node); else None (a larger value
+    is left to Numba's default, which reads it too)."""
     return 1 if os.environ.get("OMP_NUM_THREADS", "").strip() == "1" else None
 
 
@@ -45,11 +58,6 @@ _blas_getter = None
 # Set in the pool's workers: a kernel launched there runs serially, so that a part never
 # waits on the pool it runs in (that would deadlock once every worker waits).
 _in_worker = threading.local()
-# Guards the count of `run_parts` calls holding the BLAS at one thread (and its thread
-# count before them).
-_blas_lock = threading.Lock()
-_blas_holders = 0
-_blas_saved = None
 
 
 def budget():
@@ -62,7 +70,8 @@ def budget():
 
 
 def set_budget(threads):
-    """Let ember's parallel kernels and the BLAS use `threads` threads (a positive int)."""
+    """Let ember's parallel kernels use `threads` threads (a positive int); the BLAS stays at
+    one (`hold_blas_at_one_thread`): ember splits the products itself."""
     import numba  # here, as in `budget`
 
     global _budget
@@ -70,9 +79,7 @@ def set_budget(threads):
     if threads > 1:
         # Numba's setting holds for the calling thread, the one that launches kernels.
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    setter = _find_blas_setter()
-    if setter is not None:
-        setter(threads)
+    hold_blas_at_one_thread()
 
 
 def parallel(work, threshold):
@@ -122,41 +129,35 @@ def split(task, n, count, align=64):
 
 def run_parts(task, parts):
     """[task(0), ..., task(parts - 1)], run on `parts` threads at once (the calling one and
-    pool workers), with the BLAS at one thread meanwhile.
+    pool workers).
 
-    For work made of many small GEMMs (a blocked convolution): the BLAS's own threads
-    split each small product and meet after it, and on a busy machine a descheduled
-    thread stalls every meeting (measured 10x slower); one GEMM per thread on its own part
-    of the data has no meetings. A task must take the serial path of Numba's kernels: the
-    parallel ones may not be launched from two threads at once."""
+    For work made of GEMMs (a blocked convolution, a split product): each part makes
+    single-threaded BLAS calls on its own part of the data (the BLAS is held at one
+    thread), so no thread waits for another between GEMMs. A task must take the serial
+    path of Numba's kernels: the parallel ones may not be launched from two threads at
+    once."""
     if parts <= 1:
         return [task(i) for i in range(parts)]
     pool = _workers(parts - 1)
-    _single_threaded_blas(True)
-    try:
-        return pool.run([functools.partial(task, i) for i in range(1, parts)], functools.partial(task, 0))
-    finally:
-        _single_threaded_blas(False)
+    return pool.run([functools.partial(task, i) for i in range(1, parts)], functools.partial(task, 0))
 
 
-def _single_threaded_blas(enter):
-    """Hold the BLAS at one thread while any `run_parts` runs (calls from several user
-    threads may overlap): the first to enter saves its thread count, the last to leave
-    puts it back."""
-    global _blas_holders, _blas_saved
+def hold_blas_at_one_thread():
+    """Set OpenBLAS (NumPy's) to one thread: ember's workers are the process's one pool.
+
+    Done when this module loads and by `set_budget`, so every product, split or not, runs
+    its GEMMs on one BLAS thread: the bits do not depend on the budget, nor on what ran
+    before. NumPy code of the user's own in this process gets a one-thread BLAS too;
+    `blas_threads` says what it is."""
     setter = _find_blas_setter()
-    if setter is None or _blas_getter is None:
-        return
-    with _blas_lock:
-        if enter:
-            if _blas_holders == 0:
-                _blas_saved = _blas_getter()
-                setter(1)
-            _blas_holders += 1
-        else:
-            _blas_holders -= 1
-            if _blas_holders == 0:
-                setter(_blas_saved)
+    if setter is not None:
+        setter(1)
+
+
+def blas_threads():
+    """OpenBLAS's thread count now, or None where NumPy's BLAS has no known getter."""
+    _find_blas_setter()
+    return _blas_getter() if _blas_getter is not None else None
 
 
 def _find_blas_setter():
@@ -202,3 +203,6 @@ def _loaded_openblas():
     patterns = [os.path.join(numpy_dir, "..", "numpy.libs", "*openblas*"),
                 os.path.join(numpy_dir, ".dylibs", "*openblas*")]
     return sorted(p for pattern in patterns for p in glob.glob(pattern) if suffix in p)
+
+
+hold_blas_at_one_thread()
