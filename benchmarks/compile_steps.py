@@ -14,6 +14,10 @@
   (64, 64) mask and on 1000x1000 float32 with a row mask: compiled ember (eager's softmax
   row kernel reading the tree's values, never stored) vs eager ember and eager PyTorch
   (two elementwise kernels and a temporary, then softmax);
+- layer norm prologues: ``F.layer_norm(x + r, (d,), w, b)`` (a Transformer block's
+  residual add) on (16*64, 128) and (4096, 1024) float32: compiled ember (eager's layer
+  norm row kernel reading the sum, never stored) vs eager ember and eager PyTorch (an add
+  writing a temporary, then layer norm);
 - the MLP's forward under no_grad (inference) and ``relu(x @ w + b)`` at three sizes:
   compiled ember (the bias add + relu runs in place on the product's buffer, memory
   planning) vs compiled with ``config.memory_planning`` off vs eager ember vs eager PyTorch;
@@ -137,6 +141,24 @@ SOFTMAX_SIZES = [((64, 4, 64, 64), (64, 64)), ((1000, 1000), (1000,))]
 
 def _softmax_name(x_shape, m_shape):
     return f"softmax(x*s+m, -1) {'x'.join(map(str, x_shape))} mask {'x'.join(map(str, m_shape))} f32"
+
+
+def _residual_layer_norm_setup(compiled, shape):
+    def setup(lib):
+        t, _, F, _ = _libs(lib)
+        x, r = t.randn(*shape), t.randn(*shape)
+        w, b = t.randn(shape[-1]), t.randn(shape[-1])
+        call = _run_as(lambda x, r, w, b: F.layer_norm(x + r, (shape[-1],), w, b), compiled, lib)
+        call(x, r, w, b)
+        return lambda: call(x, r, w, b)
+    return setup
+
+
+LAYER_NORM_SIZES = [(16 * 64, 128), (4096, 1024)]
+
+
+def _layer_norm_name(shape):
+    return f"layer_norm(x+r) {'x'.join(map(str, shape))} f32"
 
 
 def _numel(shape):
@@ -396,6 +418,9 @@ WORKLOADS = [
     *[Workload(f"compile: {_softmax_name(xs, ms)}, {v}", _softmax_setup(v == "compiled", xs, ms), group="compile",
                work=4 * _numel(xs), unit="B")
       for xs, ms in SOFTMAX_SIZES for v in ("compiled", "eager")],
+    *[Workload(f"compile: {_layer_norm_name(shape)}, {v}", _residual_layer_norm_setup(v == "compiled", shape),
+               group="compile", work=4 * _numel(shape), unit="B")
+      for shape in LAYER_NORM_SIZES for v in ("compiled", "eager")],
     Workload(f"compile: MLP 784-512-512-10 SGD step, batch {BATCH}, compiled", _mlp_setup(True), group="compile",
              work=3 * 2 * BATCH * (784 * 512 + 512 * 512 + 512 * 10), unit="FLOP"),
     Workload(f"compile: MLP 784-512-512-10 SGD step, batch {BATCH}, eager", _mlp_setup(False), group="compile",
@@ -497,6 +522,7 @@ def main(words=()):
                if "torch" in r else ""))
     for kind in ("20-op chain, 8 f32", "relu(x*y+z) 1e7 f32", "((x-y)**2).mean() 1e7 f32",
                  "x.exp().sum(-1) 1000x1000 f32", *(_softmax_name(xs, ms) for xs, ms in SOFTMAX_SIZES),
+                 *(_layer_norm_name(shape) for shape in LAYER_NORM_SIZES),
                  f"MLP 784-512-512-10 SGD step, batch {BATCH}",
                  "branchy MLP 32-64-64-1 SGD step (if loss > 1)", "while x.norm() > 1: x = x / 2, 16 f32"):
         c, e = results.get(f"compile: {kind}, compiled"), results.get(f"compile: {kind}, eager")

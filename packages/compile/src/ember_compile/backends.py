@@ -7,13 +7,15 @@ GraphModule and the call's tensors), and returns a callable taking those tensors
   groups into generated Numba kernels (`fusion.fuse`), reductions with the elementwise
   trees feeding them first (`fused_reductions.fuse_reductions`) and the elementwise chains
   on their results (`fuse_reduction_epilogues`), then softmax/log_softmax
-  with theirs (`fused_softmax.fuse_softmaxes`); elementwise groups write
+  with theirs (`fused_softmax.fuse_softmaxes`) and layer norm with its
+  (`fused_layer_norm.fuse_layer_norms`); elementwise groups write
   into dead buffers — matmul epilogues in place (`memory_planning.plan_memory`);
 - ``"eager"``, ``"aot_eager"``, ``"aot_eager_decomp_partition"`` and the names of
   PyTorch's other backends (``"cudagraphs"``, ``"openxla"``, ``"tvm"``): the captured
   graph as it is, with ember's ops.
 """
 from . import config, trace_log
+from .fused_layer_norm import fuse_layer_norms
 from .fused_reductions import fuse_reduction_epilogues, fuse_reductions
 from .fused_softmax import fuse_softmaxes
 from .fusion import fuse
@@ -23,10 +25,11 @@ __all__ = ["BACKENDS", "JOINT", "lookup", "ember_backend", "eager_backend"]
 
 
 def ember_backend(gm, example_inputs, *, log_topics=frozenset()):
-    """Fuse `gm`'s reductions and softmaxes with their elementwise prologues, then its
+    """Fuse `gm`'s reductions, softmaxes and layer norms with their elementwise prologues, then its
     elementwise groups, plan their buffers and return its forward."""
     groups = fuse_reduction_epilogues(gm, fuse_reductions(gm))
     groups += fuse_softmaxes(gm)
+    groups += fuse_layer_norms(gm)
     groups += fuse(gm)
     if config.memory_planning:
         groups = plan_memory(gm, groups)

@@ -90,12 +90,14 @@ def fuse_reductions(gm):
 def fuse_prologues(gm, consumer, prefix):
     """Fuse each consumer node of `gm` with the elementwise tree feeding its first
     argument, in place: tree and consumer become one call of a `FusedGroup` whose program
-    `consumer` makes (the reduction and softmax prologue passes share this).
+    `consumer` makes (the reduction, softmax and layer norm prologue passes share this).
 
     Args:
         gm: a captured GraphModule (its code is regenerated when anything fuses).
         consumer: ``consumer(node, gm)`` -> None when `node` takes no prologue, else a
-            function making the group's program from the tree's ``FusedElementwise``.
+            function making the group's program from the tree's ``FusedElementwise``;
+            the program takes the tree's inputs, then the consumer's other node
+            arguments (`Node.all_input_nodes` order).
         prefix: the groups' names, numbered (``fused_reduction_0``).
 
     Returns:
@@ -122,8 +124,20 @@ def fuse_prologues(gm, consumer, prefix):
     for number, (node, make, members) in enumerate(found):
         name = f"{prefix}_{number}"
         program, inputs, _ = _program(members, ops, name)
+        # The consumer's other tensor arguments (layer norm's weight and bias) follow the
+        # tree's inputs, in its argument order.
+        extra = [a for a in node.all_input_nodes if a is not node.args[0]]
         graph = Graph()  # the eager composition: the tree's ops, then the consumer
-        env = {a: graph.placeholder(a.name) for a in inputs}
+        env, names = {}, set()
+        for a in inputs + extra:
+            # An input given twice (``F.layer_norm(x + w, s, w)``) takes two parameters,
+            # both given it; the composition reads the first.
+            parameter = a.name
+            while parameter in names:
+                parameter += "_again"
+            names.add(parameter)
+            env.setdefault(a, graph.placeholder(parameter))
+        inputs = inputs + extra
         for member in [*members, node]:
             env[member] = graph.node_copy(member, env.__getitem__)
         graph.output(env[node])

@@ -9,8 +9,8 @@ shapes and strides only (any unit: elements or bytes), never on memory, so the o
 every backend use the same one.
 """
 
-__all__ = ["MAX_DIMS", "WORDS", "merge_dims", "merge_dims_jointly", "merged_layout", "rows_along", "row_layout", "pair_row_layout",
-           "word_layout", "output_size", "adaptive_bounds"]
+__all__ = ["MAX_DIMS", "WORDS", "merge_dims", "merge_dims_jointly", "merged_layout", "rows_along", "rows_over_trailing",
+           "row_layout", "pair_row_layout", "word_layout", "output_size", "adaptive_bounds"]
 
 # Strided elementwise kernels index four dims; more that do not merge loop on the host.
 MAX_DIMS = 4
@@ -86,6 +86,30 @@ def rows_along(shape, axis, strides):
     inner_rows = merged[-1][0] if merged else 1
     return n_rows, shape[axis], inner_rows, [(outer[k], inner[k], st[axis]) for k, st in enumerate(strides)]
 
+
+
+def rows_over_trailing(shape, k, strides):
+    """`rows_along` for rows made of the trailing `k` dims of `shape` (layer norm's): each
+    operand's trailing dims merged into one run of elements (size-1 dims aside), then the
+    rows of that last dim; None when an operand's trailing dims do not merge or
+    `rows_along` finds none.
+
+    >>> rows_over_trailing((3, 4, 5), 2, [[20, 5, 1], [0, 0, 0]])
+    (3, 20, 3, [(0, 20, 1), (0, 0, 0)])
+    >>> rows_over_trailing((3, 4, 5), 2, [[20, 5, 1], [0, 0, 1]]) is None   # a (5,) over dim 1
+    True
+    """
+    lead = len(shape) - k
+    dims = [d for d in range(lead, len(shape)) if shape[d] != 1]
+    size = 1
+    for d in range(lead, len(shape)):
+        size *= shape[d]
+    merged = []
+    for st in strides:
+        if any(st[a] != st[b] * shape[b] for a, b in zip(dims, dims[1:])):
+            return None
+        merged.append(list(st[:lead]) + [st[dims[-1]] if dims else 0])
+    return rows_along(tuple(shape[:lead]) + (size,), lead, merged)
 
 def merged_layout(shape, strides):
     """(shape, strides, extra): `shape` and each operand's `strides` with size-1 dims

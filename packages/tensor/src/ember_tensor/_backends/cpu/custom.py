@@ -22,14 +22,17 @@ from numba.core.errors import NumbaPerformanceWarning
 
 from .. import codegen
 from . import elementwise as _backend
+from . import fused_layer_norm as _fused_layer_norm
 from . import fused_reduction as _fused_reduction
 from . import fused_softmax as _fused_softmax
 from .kernels.fused import fused_module, row_loop_kinds
+from .kernels.fused_layer_norm import fused_layer_norm_module
 from .kernels.fused_reduction import fused_reduction_module
 from .kernels.fused_softmax import fused_softmax_module
 from .kernels.loops import loop_source
 
-__all__ = ["launch_elementwise", "launch_fused", "launch_fused_reduce", "launch_fused_softmax", "launch_raw", "launch_reduce"]
+__all__ = ["launch_elementwise", "launch_fused", "launch_fused_layer_norm", "launch_fused_reduce",
+           "launch_fused_softmax", "launch_raw", "launch_reduce"]
 
 # user function -> its compiled loops (CpuLoops, a raw njit loop, a reduce loop)
 _elementwise = weakref.WeakKeyDictionary()
@@ -149,6 +152,22 @@ def launch_fused_softmax(module_name, scalar_source, name, used, np_dtype, log, 
         module = _fused_softmaxes[module_name] = fused_softmax_module(
             module_name, scalar_source, name, used, np_dtype, len(operands), log)
     return _fused_softmax.run(module, operands, axis, out)
+
+
+_fused_layer_norms = {}   # module name -> its loaded module
+
+
+def launch_fused_layer_norm(module_name, scalar_source, name, used, np_dtype, operands, k, weight, bias, eps, out):
+    """``out`` = layer norm over the trailing `k` dims of ``name(*operands)`` with `weight`
+    and `bias` (arrays of those dims, or None), the program's values computed a block of
+    rows at a time for eager's row kernel (a fused layer norm of ``ember_tensor.fusion``):
+    operands are non-empty arrays of one (broadcast) shape, `out` the C-contiguous (rows,
+    size) result. Its module is generated and cached on disk on first use."""
+    module = _fused_layer_norms.get(module_name)
+    if module is None:
+        module = _fused_layer_norms[module_name] = fused_layer_norm_module(
+            module_name, scalar_source, name, used, np_dtype, len(operands))
+    return _fused_layer_norm.run(module, operands, k, weight, bias, eps, out)
 
 
 def launch_raw(cpu_loop, cuda_kernel, name, out, args):

@@ -17,12 +17,14 @@ from numba import cuda
 
 from .. import codegen
 from . import elementwise, launch
+from . import fused_layer_norm as _fused_layer_norm
 from . import fused_reduction as _fused_reduction
 from . import fused_softmax as _fused_softmax
 from .kernels.loops import kernel_source, scalar_function
 from .storage import from_numpy
 
-__all__ = ["launch_elementwise", "launch_fused", "launch_fused_reduce", "launch_fused_softmax", "launch_raw", "launch_reduce"]
+__all__ = ["launch_elementwise", "launch_fused", "launch_fused_layer_norm", "launch_fused_reduce",
+           "launch_fused_softmax", "launch_raw", "launch_reduce"]
 
 # user function -> its compiled kernels (CudaKernels, a raw kernel, a reduce kernel)
 _elementwise = weakref.WeakKeyDictionary()
@@ -110,6 +112,16 @@ def launch_fused_softmax(module_name, scalar_source, name, used, np_dtype, log, 
     once per process."""
     program = _program_function(module_name, scalar_source, name, used, np_dtype)
     return _fused_softmax.run(module_name, program, np_dtype, log, operands, axis, out)
+
+
+def launch_fused_layer_norm(module_name, scalar_source, name, used, np_dtype, operands, k, weight, bias, eps, out):
+    """``out`` = layer norm over the trailing `k` dims of ``name(*operands)`` with `weight`
+    and `bias` (device arrays of those dims, or None), computed inside eager's layer norm
+    row kernel (a fused layer norm of ``ember_tensor.fusion``; see the CPU backend's):
+    operands are non-empty device arrays of one shape, `out` the C-contiguous (rows, size)
+    result. Compiled in memory once per process."""
+    program = _program_function(module_name, scalar_source, name, used, np_dtype)
+    return _fused_layer_norm.run(module_name, program, np_dtype, operands, k, weight, bias, eps, out)
 
 
 def launch_raw(cpu_loop, cuda_kernel, name, out, args):

@@ -17,7 +17,8 @@ from numba import cuda, float64
 
 from .. import codegen
 from ..plan import rows_along
-from . import arrays, storage
+from . import arrays
+from .fused_rows import row_layout
 from .kernels import softmax as _eager
 from .kernels.rows import INF, block_max, block_sum
 from .rows import launch_rows
@@ -71,28 +72,11 @@ def _kernel(module_name, program, arity):
     return found
 
 
-def _layout(operands, axis):
-    """(n_rows, inner_rows, [(1-d buffer, outer, inner, along) per operand])."""
-    shape = operands[0].shape
-    strides = [[s // a.dtype.itemsize for s in a.strides] for a in operands]
-    found = rows_along(shape, axis, strides)
-    if found is None:   # copied into row order (C-contiguous)
-        operands = [storage.astype(a, a.dtype) for a in operands]
-        strides = [[s // a.dtype.itemsize for s in a.strides] for a in operands]
-        found = rows_along(shape, axis, strides)
-    n_rows, size, inner_rows, geometry = found
-    layout = []
-    for a, (soa, sob, sr) in zip(operands, geometry):
-        span = 1 + (n_rows // inner_rows - 1) * soa + (inner_rows - 1) * sob + (size - 1) * sr
-        layout.append((arrays.restride(a, (span,), (a.dtype.itemsize,)), soa, sob, sr))
-    return n_rows, inner_rows, layout
-
-
 def run(module_name, program, np_dtype, log, operands, axis, out):
     """``out`` ((rows, size), C-contiguous) = softmax (`log`: log_softmax) along `axis` of the
     device function `program` applied to device `operands` (non-empty, broadcast to one
     shape whose dims after `axis` have size 1)."""
-    n_rows, inner_rows, layout = _layout(operands, axis)
+    n_rows, inner_rows, layout = row_layout(operands, lambda shape, strides: rows_along(shape, axis, strides))
     size = operands[0].shape[axis]
     rows = _kernel(module_name, program, len(operands))
     flat_args = [x for operand in layout for x in operand]

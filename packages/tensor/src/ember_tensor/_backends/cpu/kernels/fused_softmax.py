@@ -1,26 +1,23 @@
 """Generated modules of softmax prologues (``ember_tensor.fusion.FusedSoftmax``) for the CPU.
 
 A fused softmax computes an elementwise program's values a block of rows at a time into
-a small row buffer (`ROWS_BLOCK` elements: it stays in cache) and hands that block to
-eager's own row kernel (`kernels.softmax._rows_softmax` / `_rows_log_softmax`), called
-on arrays of the types eager calls it with (2-d C-contiguous), so the max, the exp sums
-and the output pass are eager's compiled code: results are eager ember's bit for bit,
-and the program's result is never written to memory as a whole. The program runs in a
-function of its own without fastmath (eager's op-by-op arithmetic: no multiply-add
-contracted into ``x * s + m``).
-
-Every operand is read through a 1-d buffer with an offset and three element strides
-(`plan.rows_along`: row ``o`` starts at ``(o // nb) * soa + (o % nb) * sob``, its
-elements ``sr`` apart), so one compiled kernel serves contiguous, strided and broadcast
-(stride 0) operands alike. One function, compiled lazily once per module (a module is
-one program, dtype and softmax/log_softmax):
+a small row buffer (`fused_rows.ROWS_BLOCK` elements: it stays in cache) and hands that
+block to eager's own row kernel (`kernels.softmax._rows_softmax` / `_rows_log_softmax`),
+called on arrays of the types eager calls it with (2-d C-contiguous), so the max, the
+exp sums and the output pass are eager's compiled code: results are eager ember's bit
+for bit, and the program's result is never written to memory as a whole. The program
+and the buffer's loop are `fused_rows`' (operands read through 1-d buffers and strides).
+One function, compiled lazily once per module (a module is one program, dtype and
+softmax/log_softmax):
 
   rows(o_lo, o_hi, nb, y, b0, soa0, sob0, sr0, ...)
         y[o] = softmax(f(b0[...row o...], ...)) for o_lo <= o < o_hi
 """
 from ... import codegen
 from ... import scalar as _scalar
+from . import fused_rows as _fused_rows
 from . import softmax as _softmax
+from .fused_rows import ROWS_BLOCK, operand_params, program_source, values_source
 
 __all__ = ["module_source", "fused_softmax_module"]
 
@@ -32,29 +29,10 @@ from ember_tensor._backends import scalar as _scalar
 from ember_tensor._backends.cpu.kernels.softmax import {kernel} as _eager_rows
 
 T = np.{dtype}
-ROWS_BLOCK = 8192   # elements of program values a block (32-64 KiB)
+ROWS_BLOCK = {block}
 '''
 
-_LOOPS = '''
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _values(tmp, o_lo, m, nb, {operands}):
-    # The program's values of rows o_lo..o_lo+m into tmp (no fastmath: eager's arithmetic).
-    n = tmp.shape[1]
-    for i in range(m):
-        o = o_lo + i
-        oa = o // nb
-        ob = o - oa * nb
-{starts}
-        row = tmp[i]
-        if {contiguous}:
-{slices}
-            for j in range(n):
-                row[j] = f({sliced})
-        else:
-            for j in range(n):
-                row[j] = f({indexed})
-
+_ROWS = '''
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def rows(o_lo, o_hi, nb, y, {operands}):
@@ -63,7 +41,7 @@ def rows(o_lo, o_hi, nb, y, {operands}):
     tmp = np.empty((block, n), T)
     for lo in range(o_lo, o_hi, block):
         m = min(block, o_hi - lo)
-        _values(tmp, lo, m, nb, {operand_args})
+        _values(tmp, lo, m, nb, {operands})
         _eager_rows(tmp[:m], y[lo:lo + m])
 '''
 
@@ -72,25 +50,16 @@ def module_source(scalar_source, name, used, np_dtype, arity, log):
     """The module source: the scalar helpers `used`, the program `scalar_source` defining
     `name` (compiled as a function of its own), and the row loop over `arity` operands
     around eager's softmax (`log`: log_softmax) row kernel."""
-    ks = range(arity)
-    parts = [_HEADER.format(dtype=np_dtype.name, kernel="_rows_log_softmax" if log else "_rows_softmax")]
-    parts += [f'{op} = njit(inline="always", error_model="numpy")(_scalar.{op})\n' for op in used]
-    parts.append("\n" + scalar_source)
-    parts.append(f'\nf = njit(inline="always", error_model="numpy")({name})\n')
-    parts.append(_LOOPS.format(
-        operands=", ".join(f"b{k}, soa{k}, sob{k}, sr{k}" for k in ks),
-        operand_args=", ".join(f"b{k}, soa{k}, sob{k}, sr{k}" for k in ks),
-        starts="\n".join(f"        p{k} = oa * soa{k} + ob * sob{k}" for k in ks),
-        contiguous=" and ".join(f"sr{k} == 1" for k in ks),
-        slices="\n".join(f"            v{k} = b{k}[p{k}:p{k} + n]" for k in ks),
-        sliced=", ".join(f"v{k}[j]" for k in ks),
-        indexed=", ".join(f"b{k}[p{k} + j * sr{k}]" for k in ks)))
-    return "".join(parts)
+    return (_HEADER.format(dtype=np_dtype.name, kernel="_rows_log_softmax" if log else "_rows_softmax",
+                           block=ROWS_BLOCK)
+            + program_source(scalar_source, name, used) + values_source(arity)
+            + _ROWS.format(operands=operand_params(arity)))
 
 
 def fused_softmax_module(module_name, scalar_source, name, used, np_dtype, arity, log):
     """The loaded module of a fused softmax (written and imported once per process);
-    its cache directory is keyed by `scalar.py` and eager's softmax kernels, whose
-    compiled code it links."""
+    its cache directory is keyed by `scalar.py`, the shared row loop and eager's softmax
+    kernels, whose compiled code it links."""
     source = module_source(scalar_source, name, used, np_dtype, arity, log)
-    return codegen.load(module_name, source, depends_on=(_scalar.__file__, _softmax.__file__))
+    return codegen.load(module_name, source,
+                        depends_on=(_scalar.__file__, _fused_rows.__file__, _softmax.__file__))
