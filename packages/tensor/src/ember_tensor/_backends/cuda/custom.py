@@ -20,7 +20,8 @@ from . import elementwise, launch
 from . import fused_layer_norm as _fused_layer_norm
 from . import fused_reduction as _fused_reduction
 from . import fused_softmax as _fused_softmax
-from .kernels.loops import kernel_source, scalar_function
+from .kernels.loops import SIMULATOR, kernel_source, scalar_function
+from .kernels.twins import UNCONTRACTED_PRODUCTS
 from .storage import from_numpy
 
 __all__ = ["launch_elementwise", "launch_fused", "launch_fused_layer_norm", "launch_fused_reduce",
@@ -80,10 +81,12 @@ def launch_fused(module_name, scalar_source, name, used, np_dtype, operands, out
 
 def _program_function(module_name, scalar_source, name, used, np_dtype):
     """A fused program's scalar function over the CUDA twins of the scalar functions
-    `used`, compiled in memory once per process."""
+    `used`, compiled in memory once per process; on a GPU its products are ones NVVM
+    cannot contract into a neighbouring add (`twins.UNCONTRACTED_PRODUCTS`: eager's bits)."""
     fn = _fused.get(module_name)
     if fn is None:
-        namespace = {op: cuda.jit(device=True)(scalar_function(op)) for op in used}
+        products = {} if SIMULATOR else UNCONTRACTED_PRODUCTS.get(np.dtype(np_dtype), {})
+        namespace = {op: cuda.jit(device=True)(products.get(op) or scalar_function(op)) for op in used}
         namespace["T"] = np.dtype(np_dtype).type
         fn = _fused[module_name] = codegen.compile_function(scalar_source, name, namespace,
                                                             f"<ember fused {module_name}>")

@@ -12,6 +12,9 @@ SIMULATOR_TWINS  simulator only: it runs kernels as plain Python, where `math` r
                  out-of-range number into an array raises, where compiled code (CPU and
                  GPU alike) returns inf/NaN or wraps like C. Real GPUs compile scalar.py.
 CUDA_ONLY        bfloat16 <-> float32 conversions on bit patterns.
+UNCONTRACTED_PRODUCTS
+                 real GPU only, per dtype: the products of fused programs
+                 (``ember_tensor.fusion``), which NVVM must not contract (below).
 
 The CUDA_TWINS and GUARDED_TWINS are compiled to PTX in the tests (no GPU needed); they
 have not run on a real GPU yet.
@@ -19,10 +22,11 @@ have not run on a real GPU yet.
 import math
 
 import numpy as np
+from numba.cuda import libdevice
 
 from ... import scalar as _scalar
 
-__all__ = ["CUDA_TWINS", "GUARDED_TWINS", "SIMULATOR_TWINS", "CUDA_ONLY"]
+__all__ = ["CUDA_TWINS", "GUARDED_TWINS", "SIMULATOR_TWINS", "CUDA_ONLY", "UNCONTRACTED_PRODUCTS"]
 
 # --- real-GPU twins of scalar functions whose NumPy ufuncs numba-cuda cannot lower -----
 
@@ -171,4 +175,36 @@ SIMULATOR_TWINS = {
 CUDA_ONLY = {
     "bf16_bits_to_f32_bits": _bf16_bits_to_f32_bits,
     "f32_bits_to_bf16_bits": _f32_bits_to_bf16_bits,
+}
+
+
+# --- products of fused programs ------------------------------------------------------------
+# NVVM contracts a multiply and an add or subtract that uses it into one fused multiply-add
+# (fma.rn: rounded once). Eager ember runs `x * w + b` as two kernels, rounding the product
+# to the dtype in between; a fused program (a chain, or a prologue of a reduction, softmax
+# or layer norm) compiled with plain products lets NVVM contract them and gives other bits
+# (seen on an H200: every fused `x * w + b` differed in the last bit). libdevice's
+# round-to-nearest multiplies are never contracted, so a fused program keeps eager's
+# bits. (The simulator runs Python floats: nothing to contract there.)
+
+
+def _mul_rn32(a, b):
+    return libdevice.fmul_rn(a, b)
+
+
+def _mul_rn64(a, b):
+    return libdevice.dmul_rn(a, b)
+
+
+def _square_rn32(a):
+    return libdevice.fmul_rn(a, a)
+
+
+def _square_rn64(a):
+    return libdevice.dmul_rn(a, a)
+
+
+UNCONTRACTED_PRODUCTS = {
+    np.dtype(np.float32): {"mul": _mul_rn32, "square": _square_rn32},
+    np.dtype(np.float64): {"mul": _mul_rn64, "square": _square_rn64},
 }
