@@ -21,7 +21,7 @@ from .. import codegen
 from ..plan import rows_over_trailing
 from . import arrays, storage
 from .fused_rows import row_layout
-from .kernels.rows import block_sum, inverse_sqrt
+from .kernels.rows import block_sum, exact_product, inverse_sqrt
 from .rows import launch_rows, optional_operand
 
 __all__ = ["run"]
@@ -43,12 +43,12 @@ def rows(n_rows, size, nb, eps, weight, bias, has_weight, has_bias, y, {operands
         total = 0.0
         for k in range(tid, size, step):
             d = f({elements}) - mu
-            total += d * d
+            total += exact_product(d, d)
         r = inverse_sqrt(block_sum(part, total) / size + eps)
         for k in range(tid, size, step):
-            v = (f({elements}) - mu) * r
+            v = exact_product(f({elements}) - mu, r)
             if has_weight:
-                v = v * weight[k]
+                v = exact_product(v, weight[k])
             if has_bias:
                 v = v + bias[k]
             y[base + k] = v
@@ -65,6 +65,7 @@ def _kernel(module_name, program, arity):
                                 starts="\n".join(f"        p{k} = oa * soa{k} + ob * sob{k}" for k in ks),
                                 elements=", ".join(f"b{k}[p{k} + k * sr{k}]" for k in ks))
         namespace = {"cuda": cuda, "float64": float64, "block_sum": block_sum, "inverse_sqrt": inverse_sqrt,
+                     "exact_product": exact_product,
                      "f": cuda.jit(device=True)(program)}
         found = _compiled[module_name] = cuda.jit(
             codegen.compile_function(source, "rows", namespace, f"<ember fused layer norm {module_name}>"))

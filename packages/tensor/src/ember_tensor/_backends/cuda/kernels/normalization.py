@@ -6,7 +6,7 @@ scratch is dynamic shared memory). Statistics accumulate in float64, as the CPU 
 """
 from numba import cuda, float64
 
-from .rows import block_sum, inverse_sqrt
+from .rows import block_sum, exact_product, inverse_sqrt
 
 __all__ = ["channel_stats", "channel_coefficients", "running_update", "channel_affine",
            "channel_grad_sums", "batch_norm_input_grad", "norm_rows", "norm_rows_backward",
@@ -127,14 +127,16 @@ def norm_rows(x, n_rows, size, groups, inner, eps, weight, bias, has_weight, has
         total = 0.0
         for k in range(tid, size, step):
             d = x[base + k] - mu
-            total += d * d
+            total += exact_product(d, d)
         r = inverse_sqrt(block_sum(part, total) / size + eps)
         first = (row % groups) * per_group
         for k in range(tid, size, step):
-            v = (x[base + k] - mu) * r
+            # Products NVVM cannot contract: a fused layer norm prologue (fused_layer_norm.py)
+            # rounds them the same way.
+            v = exact_product(x[base + k] - mu, r)
             c = first + k // inner
             if has_weight:
-                v = v * weight[c]
+                v = exact_product(v, weight[c])
             if has_bias:
                 v = v + bias[c]
             y[base + k] = v

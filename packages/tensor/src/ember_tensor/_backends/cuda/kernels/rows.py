@@ -25,6 +25,7 @@ the same on both.
 import math
 
 from numba import cuda
+from numba.cuda import libdevice
 
 from .loops import SIMULATOR
 
@@ -83,3 +84,20 @@ def inverse_sqrt(v):
     if v == 0.0:
         return INF
     return NAN
+
+
+def _product_rn(a, b):
+    return libdevice.dmul_rn(a, b)
+
+
+def _product(a, b):
+    return a * b
+
+
+# A float64 product that NVVM may not contract with the add or subtract after it into one
+# fused multiply-add. Whether it contracts depends on the code around it (a branch between
+# the two, an index computed in between), so two kernels of the same arithmetic — eager's
+# layer norm and a fused layer norm prologue — could round it differently (seen on an
+# H200). libdevice's round-to-nearest multiply is never contracted; the simulator runs
+# Python floats (nothing to contract; libdevice's functions are stubs there).
+exact_product = cuda.jit(device=True)(_product if SIMULATOR else _product_rn)
