@@ -6,8 +6,9 @@
 1. The environment: the card, its driver, and the versions of Python, NumPy, Numba,
    numba-cuda, nvmath-python (cuBLAS) and PyTorch there.
 2. The CUDA tests of every package (the files `tools/cuda_ptx_check.py` lists, the
-   `gpu`-marked ones included) with NUMBA_ENABLE_CUDASIM=0, selected by `-k "cuda or gpu"`
-   (the device parameter's id, or a file or test named for CUDA): one pytest per package,
+   `gpu`-marked ones included, and the fused programs' `test_fus*.py`) with
+   NUMBA_ENABLE_CUDASIM=0, selected by `-k "cuda or gpu"` (the device parameter's id,
+   or a file or test named for CUDA): one pytest per package,
    the tensor suite spread over several processes (pytest-xdist) while the other packages
    run beside it. Each writes a JUnit report; a run past its share of the deadline is
    interrupted (SIGINT), which still writes the report of what ran.
@@ -48,6 +49,11 @@ from cuda_ptx_check import DEFAULT_TARGETS  # noqa: E402 - the CUDA test files, 
 
 # Simulator smoke tests of benchmark scripts: the real run below replaces them.
 _NOT_ON_A_GPU = {"packages/ember/tests/test_cuda_benchmarks.py"}
+# CUDA cases that `cuda_ptx_check` does not list: the fused programs' kernels (ember-tensor's
+# `fusion`, ember-compile's passes), compiled in memory per program, which that check cannot
+# name (each file compiles its own PTX). Their bit-for-bit checks against eager are what a
+# GPU can fail and the simulator cannot (NVVM's contractions: packages/tensor/README.md).
+_ALSO_ON_A_GPU = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("packages/*/tests/test_fus*.py"))
 _TABLES = ["cuda_ceilings", "cuda_ops", "cuda_launch_config", "cuda_nn_rows", "cuda_sort_scan", "cuda_fft"]
 _BENCHMARKS = _TABLES + ["cuda_launches", "cuda_launch_profile"]
 # Each module's share of the time the benchmarks have (what it took on an H100, roughly).
@@ -149,7 +155,7 @@ def _test_files(quick, node_ids=None):
     if node_ids:
         files = [line.strip() for line in Path(node_ids).read_text().splitlines() if line.strip()]
     else:
-        files = [t for t in DEFAULT_TARGETS if t not in _NOT_ON_A_GPU]
+        files = [t for t in dict.fromkeys(DEFAULT_TARGETS + _ALSO_ON_A_GPU) if t not in _NOT_ON_A_GPU]
     if quick and not node_ids:  # a few small files: the script's plumbing, not the suite
         keep = ("test_cuda_launch.py", "test_cuda_memory.py", "test_cuda_fused.py", "test_cuda.py")
         files = [f for f in files if f.endswith(keep) and "vision" not in f]
