@@ -19,6 +19,8 @@ OPS = UNARY | BINARY | TERNARY
 COMPARISONS = frozenset({"gt", "lt", "ge", "le", "eq", "ne"})
 _ARITY = {**{n: 1 for n in UNARY}, **{n: 2 for n in BINARY}, **{n: 3 for n in TERNARY}}
 _COMPUTE = {"float32": D.float32, "float64": D.float64}
+# How many shapes a program remembers (`FusedElementwise.broadcast_shape`).
+_MEMO_SIZE = 64
 
 
 class FusedElementwise:
@@ -61,6 +63,7 @@ class FusedElementwise:
         self._sources = {}
         self._kernels = {}   # compute dtype -> (module name, source)
         self._used = tuple(sorted({op for op, _ in self.steps}))
+        self._shapes = {}    # the inputs' shapes -> their broadcast shape (see `broadcast_shape`)
 
     def _only_conditions(self, ref):
         uses = [(op, k) for op, args in self.steps for k, a in enumerate(args) if a == ref]
@@ -96,6 +99,19 @@ class FusedElementwise:
         """The generated module's name for `dtype`: a hash of the source (the cache key)."""
         text = self.source(dtype) + dtype.np.name
         return "ember_fused_" + hashlib.sha256(text.encode()).hexdigest()[:20]
+
+    def broadcast_shape(self, shapes):
+        """The shape the arrays' `shapes` (a tuple of tuples) broadcast to, raising
+        PyTorch's error when they do not; remembered per `shapes`, since a compiled call
+        runs the same shapes again and again (broadcasting them costs more than a small
+        kernel)."""
+        shape = self._shapes.get(shapes)
+        if shape is None:
+            shape = _iter.broadcast_shapes(*shapes)
+            if len(self._shapes) >= _MEMO_SIZE:
+                self._shapes.clear()   # shapes that change every call: no memo, and no growth
+            self._shapes[shapes] = shape
+        return shape
 
     def compute_dtype(self, tensors):
         """The compute dtype the program runs `tensors` in, or None when it does not take
@@ -143,13 +159,16 @@ class FusedElementwise:
                                     f"{type(t).__name__}" if not isinstance(t, Tensor)
                                     else f"{t._dtype} on {t._device}" for t in tensors))
         device = tensors[0]._device
+        backend = _backends.get(device)
         arrays = [t._data for t in tensors]
         shape = arrays[0].shape
         if any(a.shape != shape for a in arrays):
-            shape = _iter.broadcast_shapes(*(a.shape for a in arrays))
-            arrays = [_iter.operand_array(t, t._dtype, device, shape) for t in tensors]
+            shape = self.broadcast_shape(tuple(a.shape for a in arrays))
+            # (`compute_dtype` took one device and the dtypes as they are: no casts; a 0-d
+            # operand comes as it is, as `_iter.operand_array` leaves it)
+            arrays = [a if a.shape == shape or not a.ndim else backend.storage.broadcast_to(a, shape)
+                      for a in arrays]
         result_dtype = D.bool if self.result_is_bool else dtype
-        backend = _backends.get(device)
         target = tensors[reuse] if reuse is not None else None
         if target is not None and (target._dtype is not result_dtype or target._data.shape != shape
                                    or not backend.storage.is_contiguous(target._data)):

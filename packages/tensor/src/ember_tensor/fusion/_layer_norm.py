@@ -3,7 +3,6 @@ trailing dims by eager's layer norm row kernel as they are computed (CPU, CUDA).
 import hashlib
 
 from .. import _backends
-from .._ops import _iter
 from .._tensor import Tensor
 from ._elementwise import FusedElementwise  # noqa: F401  (the doctest's)
 from ._rows import numel
@@ -68,7 +67,7 @@ class FusedLayerNorm:
                     or tuple(t._data.shape) != self.normalized_shape:
                 return None
         try:
-            shape = _iter.broadcast_shapes(*(t._data.shape for t in tensors[:n]))
+            shape = self.program.broadcast_shape(tuple(t._data.shape for t in tensors[:n]))
         except RuntimeError:
             return None
         k = len(self.normalized_shape)
@@ -107,9 +106,11 @@ class FusedLayerNorm:
         n = self.program.n_inputs
         inputs, affine = tensors[:n], tensors[n:]
         device = inputs[0]._device
-        shape = _iter.broadcast_shapes(*(t._data.shape for t in inputs))
+        shape = self.program.broadcast_shape(tuple(t._data.shape for t in inputs))
         backend = _backends.get(device)
-        arrays = [_iter.operand_array(t, t._dtype, device, shape) for t in inputs]
+        # (`compute_dtype` took one device and one dtype: no casts; a 0-d operand too is
+        # broadcast, every operand a view of the one shape)
+        arrays = [t._data for t in inputs]
         arrays = [a if a.shape == shape else backend.storage.broadcast_to(a, shape) for a in arrays]
         weight = affine[0]._data if self.weight else None
         bias = affine[-1]._data if self.bias else None

@@ -3,9 +3,8 @@ amin) in the same generated loop, never stored (CPU, CUDA)."""
 import hashlib
 
 from .. import _backends
-from .._ops import _iter
 from .._tensor import Tensor
-from ._elementwise import FusedElementwise  # noqa: F401  (the doctest's)
+from ._elementwise import _MEMO_SIZE, FusedElementwise  # noqa: F401  (the doctest's)
 
 __all__ = ["FusedReduction", "REDUCTIONS"]
 
@@ -68,6 +67,7 @@ class FusedReduction:
         self.name = program.name
         self.result_is_bool = False
         self._kernels = {}   # compute dtype -> module name
+        self._plans = {}     # the inputs' shapes -> `_plan`'s result
 
     def _dims(self, ndim):
         """The wrapped, sorted dims reduced for inputs of `ndim` dims (None: not fusible)."""
@@ -92,15 +92,30 @@ class FusedReduction:
         dims the eager op would refuse): run the eager ops then, which also raise their
         errors."""
         dtype = self.program.compute_dtype(tensors)
-        if dtype is None:
-            return None
-        try:
-            shape = _iter.broadcast_shapes(*(t._data.shape for t in tensors))
-        except RuntimeError:
-            return None
-        if 0 in shape or self._dims(len(shape)) is None:
+        if dtype is None or self._plan(tuple(t._data.shape for t in tensors)) is None:
             return None
         return dtype
+
+    def _plan(self, shapes):
+        """(broadcast shape, reduced dims, whether they are the innermost, kept shape,
+        keepdim shape) for inputs of `shapes`, or None when the reduction does not take
+        them; remembered per `shapes` (a compiled call runs the same shapes each time)."""
+        plan = self._plans.get(shapes, False)
+        if plan is not False:
+            return plan
+        try:
+            shape = self.program.broadcast_shape(shapes)
+        except RuntimeError:
+            shape = None
+        dims = None if shape is None or 0 in shape else self._dims(len(shape))
+        plan = None
+        if dims is not None:
+            plan = (shape, dims, _innermost(shape, dims), tuple(n for d, n in enumerate(shape) if d not in dims),
+                    tuple(1 if d in dims else n for d, n in enumerate(shape)))
+        if len(self._plans) >= _MEMO_SIZE:
+            self._plans.clear()   # shapes that change every call: no memo, and no growth
+        self._plans[shapes] = plan
+        return plan
 
     def kernel_name(self, dtype):
         """The generated module's name for `dtype`: a hash of the program and reduction."""
@@ -132,9 +147,12 @@ class FusedReduction:
                 raise TypeError(f"{self.name}(): a fused reduction takes non-empty tensors of one device and "
                                 f"one float dtype (float32 or float64), and dims their shape has")
         device = tensors[0]._device
-        shape = _iter.broadcast_shapes(*(t._data.shape for t in tensors))
-        dims = self._dims(len(shape))
-        if not _innermost(shape, dims):
+        plan = self._plan(tuple(t._data.shape for t in tensors))
+        if plan is None:
+            raise TypeError(f"{self.name}(): a fused reduction takes non-empty tensors of broadcastable shapes, "
+                            f"and dims their shape has")
+        shape, dims, innermost, kept, keepdim_shape = plan
+        if not innermost:
             # Eager reduces such dims with its own layouts (on the CPU by columns, faster
             # than a per-output loop striding along them): the program runs as one fused
             # elementwise kernel, then that reduction.
@@ -142,10 +160,10 @@ class FusedReduction:
             reduced = getattr(values, self.kind)(dim=dims, keepdim=self.keepdim)
             return reduced if self.epilogue is None else self.epilogue(reduced, dtype=dtype, reuse=0)
         backend = _backends.get(device)
-        arrays = [_iter.operand_array(t, t._dtype, device, shape) for t in tensors]
-        # (a 0-d operand comes as it is: every operand a view of the one shape)
+        # (`compute_dtype` took one device and one dtype: no casts; a 0-d operand too is
+        # broadcast, every operand a view of the one shape)
+        arrays = [t._data for t in tensors]
         arrays = [a if a.shape == shape else backend.storage.broadcast_to(a, shape) for a in arrays]
-        kept = tuple(n for d, n in enumerate(shape) if d not in dims)
         out = backend.storage.empty(kept, dtype.np)
         name = self._kernels.get(dtype)
         if name is None:
@@ -156,5 +174,5 @@ class FusedReduction:
         backend.custom.launch_fused_reduce(name, program.source(dtype), program.name, program._used, dtype.np,
                                            self.kind, arrays, dims, backend.storage.flat(out), epilogue)
         if self.keepdim:
-            out = out.reshape(tuple(1 if d in dims else n for d, n in enumerate(shape)))
+            out = out.reshape(keepdim_shape)
         return Tensor._wrap(out, dtype, device)

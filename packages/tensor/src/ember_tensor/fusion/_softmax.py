@@ -3,7 +3,6 @@
 import hashlib
 
 from .. import _backends
-from .._ops import _iter
 from .._tensor import Tensor
 from ._elementwise import FusedElementwise  # noqa: F401  (the doctest's)
 from ._rows import numel
@@ -52,7 +51,7 @@ class FusedSoftmax:
         if dtype is None:
             return None
         try:
-            shape = _iter.broadcast_shapes(*(t._data.shape for t in tensors))
+            shape = self.program.broadcast_shape(tuple(t._data.shape for t in tensors))
         except RuntimeError:
             return None
         if not shape or 0 in shape or not -len(shape) <= self.dim < len(shape):
@@ -85,7 +84,7 @@ class FusedSoftmax:
                 raise TypeError(f"{self.name}(): a fused softmax takes non-empty tensors of one device and one "
                                 f"float dtype (float32 or float64), of at least one dim, and a dim their shape has")
         device = tensors[0]._device
-        shape = _iter.broadcast_shapes(*(t._data.shape for t in tensors))
+        shape = self.program.broadcast_shape(tuple(t._data.shape for t in tensors))
         axis = self.dim % len(shape)
         if any(n != 1 for n in shape[axis + 1:]):
             # Eager's column kernel walks blocks of columns: the program runs as one fused
@@ -93,7 +92,9 @@ class FusedSoftmax:
             values = self.program(*tensors, dtype=dtype)
             return values.log_softmax(axis) if self.log else values.softmax(axis)
         backend = _backends.get(device)
-        arrays = [_iter.operand_array(t, t._dtype, device, shape) for t in tensors]
+        # (`compute_dtype` took one device and one dtype: no casts; a 0-d operand too is
+        # broadcast, every operand a view of the one shape)
+        arrays = [t._data for t in tensors]
         arrays = [a if a.shape == shape else backend.storage.broadcast_to(a, shape) for a in arrays]
         size = shape[axis]
         out = backend.storage.empty((numel(shape) // size, size), dtype.np)

@@ -20,7 +20,13 @@ def run(module, operands, axis, out):
     """``out`` ((rows, size), C-contiguous) = softmax along `axis` of the program of
     `module` applied to `operands` (non-empty arrays of one shape; every dim after
     `axis` of size 1)."""
-    n_rows, inner_rows, layout = row_layout(operands, lambda shape, strides: rows_along(shape, axis, strides))
+    if all(a.flags.c_contiguous for a in operands):
+        # The common case (a scale and a mask of the scores' shape): one run of rows, found
+        # without merging dims, which costs as much as a small softmax (as `fused_layer_norm`).
+        n_rows = inner_rows = out.shape[0]
+        layout = [(a.reshape(-1), 0, out.shape[1], 1) for a in operands]
+    else:
+        n_rows, inner_rows, layout = row_layout(operands, lambda shape, strides: rows_along(shape, axis, strides))
     flat_args = [x for operand in layout for x in operand]
     if threads.parallel(out.size, PARALLEL_THRESHOLD):
         threads.split(lambda lo, hi: module.rows(lo, hi, inner_rows, out, *flat_args), n_rows,
