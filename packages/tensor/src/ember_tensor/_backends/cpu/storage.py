@@ -131,6 +131,11 @@ def broadcast_to(data, shape):
     ndim = len(shape)
     strides = [0] * (ndim - data.ndim) + [
         s if n == m else 0 for s, n, m in zip(data.strides, data.shape, shape[ndim - data.ndim:])]
+    if data.flags.c_contiguous:
+        # NumPy's constructor over the array's own memory: 2.4 us, against 9 us for
+        # `as_strided` (which builds an __array_interface__ object), paid by every
+        # broadcast operand of every op. (A strided array exports no buffer.)
+        return np.ndarray(shape, data.dtype, buffer=data, strides=tuple(strides))
     return np.lib.stride_tricks.as_strided(data, shape, strides)
 
 
