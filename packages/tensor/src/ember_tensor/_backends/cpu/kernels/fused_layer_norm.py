@@ -8,8 +8,9 @@ types eager calls it with (2-d C-contiguous values and output, float64 weight, b
 statistics), so the statistics, their order of sums and the output pass are eager's
 compiled code: results are eager ember's bit for bit, and the program's result is never
 written to memory as a whole. The block's mean and rstd go to a scratch buffer: a fused
-group's backward recomputes the eager composition, which saves its own. One function,
-compiled lazily once per module (a module is one program and dtype):
+group's backward recomputes the eager composition, which saves its own. One Python
+function per module (a module is one program and dtype) around the compiled `_values`
+and eager's kernel:
 
   rows(o_lo, o_hi, nb, y, weight, bias, eps, b0, soa0, sob0, sr0, ...)
         y[o] = layer_norm(f(b0[...row o...], ...)) * weight + bias for o_lo <= o < o_hi
@@ -33,9 +34,9 @@ T = np.{dtype}
 ROWS_BLOCK = {block}
 '''
 
+# Plain Python, calling eager's kernel through its own dispatcher (as fused_softmax's).
 _ROWS = '''
 
-@njit(cache=True, nogil=True, error_model="numpy")
 def rows(o_lo, o_hi, nb, y, weight, bias, eps, {operands}):
     n = y.shape[1]
     block = max(1, min(o_hi - o_lo, ROWS_BLOCK // max(n, 1)))

@@ -13,7 +13,9 @@ elements ``sr`` apart), so one compiled kernel serves contiguous, strided and br
 """
 __all__ = ["ROWS_BLOCK", "program_source", "values_source", "operand_params"]
 
-ROWS_BLOCK = 8192   # elements of program values a block (32-64 KiB: it stays in cache)
+# Elements of program values a block (128-256 KiB: it stays in L2); a block is one call
+# from Python into the compiled loops.
+ROWS_BLOCK = 32768
 
 _VALUES = '''
 

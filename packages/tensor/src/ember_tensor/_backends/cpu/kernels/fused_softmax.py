@@ -7,8 +7,8 @@ called on arrays of the types eager calls it with (2-d C-contiguous), so the max
 exp sums and the output pass are eager's compiled code: results are eager ember's bit
 for bit, and the program's result is never written to memory as a whole. The program
 and the buffer's loop are `fused_rows`' (operands read through 1-d buffers and strides).
-One function, compiled lazily once per module (a module is one program, dtype and
-softmax/log_softmax):
+One Python function per module (a module is one program, dtype and softmax/log_softmax)
+around the compiled `_values` and eager's kernel:
 
   rows(o_lo, o_hi, nb, y, b0, soa0, sob0, sr0, ...)
         y[o] = softmax(f(b0[...row o...], ...)) for o_lo <= o < o_hi
@@ -32,9 +32,12 @@ T = np.{dtype}
 ROWS_BLOCK = {block}
 '''
 
+# Plain Python, calling eager's kernel through its own dispatcher: the very machine code
+# eager runs. Called from a compiled loop, its code was compiled into that loop's module
+# and optimised there (inlined, its reassociated sums vectorised anew), and on an AVX-512
+# machine a run of the whole test suite saw its last bits differ from eager's.
 _ROWS = '''
 
-@njit(cache=True, nogil=True, error_model="numpy")
 def rows(o_lo, o_hi, nb, y, {operands}):
     n = y.shape[1]
     block = max(1, min(o_hi - o_lo, ROWS_BLOCK // max(n, 1)))
