@@ -17,10 +17,9 @@ process per (program, dtype), as ``ember.kernel``'s do (not disk-cached).
 import numpy as np
 from numba import cuda, float64
 
-from .. import codegen
 from ..plan import rows_over_trailing
 from . import arrays, storage
-from .fused_rows import row_layout
+from .fused_rows import row_layout, rows_kernel
 from .kernels.rows import block_sum, exact_product, inverse_sqrt
 from .rows import launch_rows, optional_operand
 
@@ -54,22 +53,10 @@ def rows(n_rows, size, nb, eps, weight, bias, has_weight, has_bias, y, {operands
             y[base + k] = v
 '''
 
-_compiled = {}   # module name -> the rows kernel
-
-
 def _kernel(module_name, program, arity):
-    found = _compiled.get(module_name)
-    if found is None:
-        ks = range(arity)
-        source = _KERNEL.format(operands=", ".join(f"b{k}, soa{k}, sob{k}, sr{k}" for k in ks),
-                                starts="\n".join(f"        p{k} = oa * soa{k} + ob * sob{k}" for k in ks),
-                                elements=", ".join(f"b{k}[p{k} + k * sr{k}]" for k in ks))
-        namespace = {"cuda": cuda, "float64": float64, "block_sum": block_sum, "inverse_sqrt": inverse_sqrt,
-                     "exact_product": exact_product,
-                     "f": cuda.jit(device=True)(program)}
-        found = _compiled[module_name] = cuda.jit(
-            codegen.compile_function(source, "rows", namespace, f"<ember fused layer norm {module_name}>"))
-    return found
+    namespace = {"cuda": cuda, "float64": float64, "block_sum": block_sum, "inverse_sqrt": inverse_sqrt,
+                 "exact_product": exact_product, "f": cuda.jit(device=True)(program)}
+    return rows_kernel(module_name, _KERNEL, arity, "k", namespace)
 
 
 def run(module_name, program, np_dtype, operands, k, weight, bias, eps, out):

@@ -1,8 +1,29 @@
 """Operands of the CUDA row prologues (softmax, layer norm) onto their kernels' one layout:
-the twin of `_backends.cpu.fused_rows` over device arrays."""
+the twin of `_backends.cpu.fused_rows` over device arrays, and their kernels' one compile."""
+from numba import cuda
+
+from .. import codegen
 from . import arrays, storage
 
-__all__ = ["row_layout"]
+__all__ = ["row_layout", "rows_kernel"]
+
+_compiled = {}   # module name -> the rows kernel
+
+
+def rows_kernel(module_name, template, arity, index, namespace):
+    """The ``rows`` kernel of `template` over `arity` operands, compiled in memory once per
+    module name: `template` reads operand k's element as ``b{k}[p{k} + <index> * sr{k}]``
+    (``{operands}``, ``{starts}`` and ``{elements}`` filled here), `namespace` its globals.
+    Kernels close over the program's device function, so they are not disk-cached."""
+    found = _compiled.get(module_name)
+    if found is None:
+        ks = range(arity)
+        source = template.format(operands=", ".join(f"b{k}, soa{k}, sob{k}, sr{k}" for k in ks),
+                                 starts="\n".join(f"        p{k} = oa * soa{k} + ob * sob{k}" for k in ks),
+                                 elements=", ".join(f"b{k}[p{k} + {index} * sr{k}]" for k in ks))
+        found = _compiled[module_name] = cuda.jit(
+            codegen.compile_function(source, "rows", namespace, f"<ember fused rows {module_name}>"))
+    return found
 
 
 def row_layout(operands, find):

@@ -15,10 +15,9 @@ process per (program, dtype), as ``ember.kernel``'s do (not disk-cached).
 import numpy as np
 from numba import cuda, float64
 
-from .. import codegen
 from ..plan import rows_along
 from . import arrays
-from .fused_rows import row_layout
+from .fused_rows import row_layout, rows_kernel
 from .kernels import softmax as _eager
 from .kernels.rows import INF, block_max, block_sum
 from .rows import launch_rows
@@ -54,22 +53,11 @@ def rows(n_rows, size, nb, log, single, y, {operands}):
                 y[base + j] = shifted_exp(f({elements}) - peak, single) / total
 '''
 
-_compiled = {}   # module name -> the rows kernel
-
-
 def _kernel(module_name, program, arity):
-    found = _compiled.get(module_name)
-    if found is None:
-        ks = range(arity)
-        source = _KERNEL.format(operands=", ".join(f"b{k}, soa{k}, sob{k}, sr{k}" for k in ks),
-                                starts="\n".join(f"        p{k} = oa * soa{k} + ob * sob{k}" for k in ks),
-                                elements=", ".join(f"b{k}[p{k} + j * sr{k}]" for k in ks))
-        namespace = {"cuda": cuda, "float64": float64, "INF": INF, "block_max": block_max,
-                     "block_sum": block_sum, "shifted_exp": _eager.shifted_exp, "safe_log": _eager.safe_log,
-                     "f": cuda.jit(device=True)(program)}
-        found = _compiled[module_name] = cuda.jit(
-            codegen.compile_function(source, "rows", namespace, f"<ember fused softmax {module_name}>"))
-    return found
+    namespace = {"cuda": cuda, "float64": float64, "INF": INF, "block_max": block_max,
+                 "block_sum": block_sum, "shifted_exp": _eager.shifted_exp, "safe_log": _eager.safe_log,
+                 "f": cuda.jit(device=True)(program)}
+    return rows_kernel(module_name, _KERNEL, arity, "j", namespace)
 
 
 def run(module_name, program, np_dtype, log, operands, axis, out):
