@@ -42,10 +42,17 @@ _MIN_CHANNELS = 32
 # Fewest output positions per sample: below, a sample's tiles make too narrow a GEMM and
 # the edge tiles of odd sizes waste much of the work (7x7: 16 tiles for 49 outputs).
 _MIN_LENGTH = 64
-# Bytes of transformed tiles and products per block: a few samples, whose wider GEMMs ran
-# nearer the BLAS's peak than blocks sized to the L2 cache (the 64->64 benchmark row's
-# GEMMs: 7.1 ms at 4 samples, 2 MiB, against 8.6 ms at 1 sample, 512 KiB).
-_BLOCK_BYTES = 1 << 21
+# Bytes of transformed tiles and products per block of the forward convolution (and the
+# input gradient, the same code). Machine-dependent: on the AMD EPYC of the ninth session
+# (OpenBLAS's Haswell kernels) the 64->64 benchmark row's GEMMs took 7.1 ms at 4 samples,
+# 2 MiB, against 8.6 ms at 1 sample, 512 KiB; on the AVX-512 Xeon of the tenth session
+# (SkylakeX kernels, 2 MiB of L2 cache) the same 16 GEMMs took 4.9 ms at 4 samples, 3.4 ms
+# at 1 or 2 (1 MiB; best of 20, 2026-11-28): the middle is taken.
+_BLOCK_BYTES = 1 << 20
+# The weight gradient's blocks: its 16 GEMMs sum over the tiles (their depth), and no
+# block size from 256 KiB to 2 MiB made a difference on the Xeon; kept at 2 MiB, the
+# size its results were pinned with (the summation order over blocks sets the bits).
+_WEIGHT_BLOCK_BYTES = 1 << 21
 # Multiply-adds from which the blocks are split over the thread budget.
 _PARALLEL_WORK = 1 << 22
 
@@ -83,10 +90,10 @@ def _coordinates(buf, stride, rows, count):
     return buf.reshape(16, stride)[:, :rows * count].reshape(16, rows, count)
 
 
-def _blocks(n, channels, tiles, itemsize):
+def _blocks(n, channels, tiles, itemsize, block_bytes=_BLOCK_BYTES):
     """(start, stop) of the sample blocks whose transformed tiles and products
-    (`channels` = C + O of them per tile) fill ~_BLOCK_BYTES, and the block size."""
-    size = max(1, min(n, _BLOCK_BYTES // (16 * channels * tiles * itemsize)))
+    (`channels` = C + O of them per tile) fill ~`block_bytes`, and the block size."""
+    size = max(1, min(n, block_bytes // (16 * channels * tiles * itemsize)))
     return [(b, min(b + size, n)) for b in range(0, n, size)], size
 
 
@@ -148,7 +155,7 @@ def backward_weight(gy, x, padding):
     th, tw = -(-gy.shape[2] // 2), -(-gy.shape[3] // 2)
     tiles = th * tw
     x, gy = np.ascontiguousarray(x), np.ascontiguousarray(gy, x.dtype)
-    blocks, size = _blocks(n, c + o, tiles, x.itemsize)
+    blocks, size = _blocks(n, c + o, tiles, x.itemsize, _WEIGHT_BLOCK_BYTES)
     ph, pw = padding
 
     def body(run):

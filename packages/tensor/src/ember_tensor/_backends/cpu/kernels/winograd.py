@@ -27,6 +27,10 @@ from numba import njit
 __all__ = ["input_transform", "output_transform", "output_adjoint"]
 
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+# B^T's rows (and B's columns): row r is element _FIRST[r] +- element _SECOND[r] (minus but
+# for r = 1): d0 - d2, d1 + d2, d2 - d1, d1 - d3.
+_FIRST = (0, 1, 2, 1)
+_SECOND = (2, 2, 1, 3)
 
 
 @njit(**_OPTIONS)
@@ -55,7 +59,7 @@ def input_transform(x, ph, pw, th, tw, v, stride, p_lo, p_hi):
     g = np.empty(8 * ext, x.dtype)
     utw, uplane, uext = np.uint64(tw), np.uint64(plane), np.uint64(ext)
     ustride = np.uint64(stride)
-    uodd = np.uint64(4 * ext)  # g[1, l] - g[0, l]
+    one = x.dtype.type(1)
     for p in range(p_lo, p_hi):
         b, ch = p // c, p % c
         for i in range(i_lo, i_hi):
@@ -72,39 +76,26 @@ def input_transform(x, ph, pw, th, tw, v, stride, p_lo, p_hi):
                     for j in range(utw):
                         g[dst + j] = d[src + np.uint64(2) * j]
         out = np.uint64(ch * count + b * plane)
-        for t in range(uplane):
-            # B^T d down the tile's rows, column by column: rows 0 - 2, 1 + 2, 2 - 1, 1 - 3
-            # (rows 0 and 2 at g[0, l] and g[0, l] one tile row on, 1 and 3 at g[1, l]).
-            e = t
-            a0, a1, a2, a3 = g[e], g[e + uodd], g[e + utw], g[e + uodd + utw]
-            c00, c10, c20, c30 = a0 - a2, a1 + a2, a2 - a1, a1 - a3
-            e += uext
-            a0, a1, a2, a3 = g[e], g[e + uodd], g[e + utw], g[e + uodd + utw]
-            c01, c11, c21, c31 = a0 - a2, a1 + a2, a2 - a1, a1 - a3
-            e += uext
-            a0, a1, a2, a3 = g[e], g[e + uodd], g[e + utw], g[e + uodd + utw]
-            c02, c12, c22, c32 = a0 - a2, a1 + a2, a2 - a1, a1 - a3
-            e += uext
-            a0, a1, a2, a3 = g[e], g[e + uodd], g[e + utw], g[e + uodd + utw]
-            c03, c13, c23, c33 = a0 - a2, a1 + a2, a2 - a1, a1 - a3
-            # ... then (B^T d) B across the columns, row k to coordinates 4k..4k+3.
-            s = out + t
-            v[s] = c00 - c02
-            v[s + ustride] = c01 + c02
-            v[s + np.uint64(2) * ustride] = c02 - c01
-            v[s + np.uint64(3) * ustride] = c01 - c03
-            v[s + np.uint64(4) * ustride] = c10 - c12
-            v[s + np.uint64(5) * ustride] = c11 + c12
-            v[s + np.uint64(6) * ustride] = c12 - c11
-            v[s + np.uint64(7) * ustride] = c11 - c13
-            v[s + np.uint64(8) * ustride] = c20 - c22
-            v[s + np.uint64(9) * ustride] = c21 + c22
-            v[s + np.uint64(10) * ustride] = c22 - c21
-            v[s + np.uint64(11) * ustride] = c21 - c23
-            v[s + np.uint64(12) * ustride] = c30 - c32
-            v[s + np.uint64(13) * ustride] = c31 + c32
-            v[s + np.uint64(14) * ustride] = c32 - c31
-            v[s + np.uint64(15) * ustride] = c31 - c33
+        # One loop per coordinate xi = 4*r + k, each with a single store stream: LLVM
+        # vectorises it, where one loop storing all 16 coordinates needed more runtime
+        # alias checks than it makes and stayed scalar (measured 1.5x slower). B^T's row r
+        # combines rows a1, a2 of the tile (sign sa), B's column k columns l1, l2 (sign
+        # sk): (d[a1, l1] +- d[a2, l1]) +- (d[a1, l2] +- d[a2, l2]), a product by +-1 being
+        # exact (x + (-1)*y is x - y, bit for bit).
+        for xi in range(16):
+            r, k = xi // 4, xi % 4
+            a1, a2 = _FIRST[r], _SECOND[r]
+            l1, l2 = _FIRST[k], _SECOND[k]
+            sa = one if r == 1 else -one
+            sk = one if k == 1 else -one
+            # Row a of the tile, column offset l: g[a % 2, l] one tile row on when a >= 2.
+            o1 = np.uint64((a1 % 2) * 4 * ext + l1 * ext + (a1 // 2) * tw)
+            o2 = np.uint64((a2 % 2) * 4 * ext + l1 * ext + (a2 // 2) * tw)
+            o3 = np.uint64((a1 % 2) * 4 * ext + l2 * ext + (a1 // 2) * tw)
+            o4 = np.uint64((a2 % 2) * 4 * ext + l2 * ext + (a2 // 2) * tw)
+            dst = out + np.uint64(xi) * ustride
+            for t in range(uplane):
+                v[dst + t] = (g[o1 + t] + sa * g[o2 + t]) + sk * (g[o3 + t] + sa * g[o4 + t])
 
 
 @njit(**_OPTIONS)
@@ -122,28 +113,29 @@ def output_transform(m, stride, bias, th, tw, y, p_lo, p_hi):
     # The plane's 2x2 output tiles, output (a, b) of tile t at z[(2*a + b)*plane + t]:
     # every tile in one unit-stride loop, then copied out row by row, cropped to ow.
     z = np.empty(4 * plane, y.dtype)
+    one = y.dtype.type(1)
+    step2, step4, step5, step6 = np.uint64(2) * step, np.uint64(4) * step, np.uint64(5) * step, np.uint64(6) * step
+    step8, step9, step10 = np.uint64(8) * step, np.uint64(9) * step, np.uint64(10) * step
     for p in range(p_lo, p_hi):
         b, ch = p // o, p % o
         shift = bias[ch] if bias.size else y.dtype.type(0)
         src = np.uint64(ch * count + b * plane)
-        for t in range(uplane):
-            s = src + t
-            # A^T M: rows 0 + 1 + 2 and rows 1 - 2 - 3, per column...
-            m4, m5, m6, m7 = m[s + 4 * step], m[s + 5 * step], m[s + 6 * step], m[s + 7 * step]
-            m8, m9, m10, m11 = m[s + 8 * step], m[s + 9 * step], m[s + 10 * step], m[s + 11 * step]
-            s0 = m[s] + m4 + m8
-            s1 = m[s + step] + m5 + m9
-            s2 = m[s + 2 * step] + m6 + m10
-            s3 = m[s + 3 * step] + m7 + m11
-            e0 = m4 - m8 - m[s + 12 * step]
-            e1 = m5 - m9 - m[s + 13 * step]
-            e2 = m6 - m10 - m[s + 14 * step]
-            e3 = m7 - m11 - m[s + 15 * step]
-            # ... then (A^T M) A the same across the columns.
-            z[t] = s0 + s1 + s2 + shift
-            z[uplane + t] = s1 - s2 - s3 + shift
-            z[2 * uplane + t] = e0 + e1 + e2 + shift
-            z[3 * uplane + t] = e1 - e2 - e3 + shift
+        # One loop per output (a, b) of the tile, each with a single store stream (as in
+        # `input_transform`): A^T's row a sums rows a, a+1, a+2 of M (minus the last two
+        # for a = 1), r_c = (M[a, c] +- M[a+1, c]) +- M[a+2, c], and its row b the same
+        # across the columns, ((r_b +- r_b+1) +- r_b+2) + bias.
+        for q in range(4):
+            a, bq = q // 2, q % 2
+            sa = one if a == 0 else -one
+            sb = one if bq == 0 else -one
+            base = src + np.uint64(4 * a + bq) * step
+            zq = np.uint64(q) * uplane
+            for t in range(uplane):
+                e = base + t
+                r0 = (m[e] + sa * m[e + step4]) + sa * m[e + step8]
+                r1 = (m[e + step] + sa * m[e + step5]) + sa * m[e + step9]
+                r2 = (m[e + step2] + sa * m[e + step6]) + sa * m[e + step10]
+                z[zq + t] = ((r0 + sb * r1) + sb * r2) + shift
         for r in range(oh):
             dst = np.uint64((p * oh + r) * ow)
             row = np.uint64(2 * (r % 2) * plane + (r // 2) * tw)
@@ -165,7 +157,12 @@ def output_adjoint(gy, th, tw, m, stride, p_lo, p_hi):
     uplane = np.uint64(plane)
     # The plane's 2x2 tiles, element (a, b) of tile t at z[(2*a + b)*plane + t] (zero
     # past the edge): every tile in one unit-stride loop, as in `output_transform`.
-    z = np.zeros(4 * plane, gy.dtype)
+    # A fifth plane of -0 in each of z and rows: the partner of a lone term (see below).
+    z = np.zeros(5 * plane, gy.dtype)
+    z[4 * plane:] = -0.0
+    rows = np.empty(9 * plane, gy.dtype)
+    rows[8 * plane:] = -0.0
+    one = gy.dtype.type(1)
     for p in range(p_lo, p_hi):
         b, ch = p // o, p % o
         for r in range(oh):
@@ -173,30 +170,25 @@ def output_adjoint(gy, th, tw, m, stride, p_lo, p_hi):
             row = np.uint64(2 * (r % 2) * plane + (r // 2) * tw)
             for j in range(np.uint64(ow)):
                 z[row + (j & np.uint64(1)) * uplane + (j >> np.uint64(1))] = gf[src + j]
+        # A g down the tile's rows, column c: rows g0, g0 + g1, g0 - g1, -g1 into
+        # rows[2*i + c] (i = 0..3), then (A g) A^T the same across the columns into
+        # coordinate 4*i + k: one loop per row and coordinate, x + s*y each (s = +-1), with
+        # a single store stream (as in `input_transform`). The lone terms take -0 for
+        # their partner: x + (-0) is x and -0 - y is -y, bit for bit (a NaN's sign aside).
+        for i in range(4):
+            s = -one if i >= 2 else one
+            for c in range(2):
+                first = np.uint64(c if i != 3 else 4) * uplane
+                second = np.uint64(2 + c if i != 0 else 4) * uplane
+                at = np.uint64(2 * i + c) * uplane
+                for t in range(uplane):
+                    rows[at + t] = z[first + t] + s * z[second + t]
         dst = np.uint64(ch * count + b * plane)
-        for t in range(uplane):
-            g00, g01 = z[t], z[uplane + t]
-            g10, g11 = z[2 * uplane + t], z[3 * uplane + t]
-            # A g: rows g0, g0 + g1, g0 - g1, -g1 (g0, g1 the tile's rows)...
-            r00, r01 = g00, g01
-            r10, r11 = g00 + g10, g01 + g11
-            r20, r21 = g00 - g10, g01 - g11
-            r30, r31 = -g10, -g11
-            # ... then (A g) A^T the same across the columns.
-            s = dst + t
-            m[s] = r00
-            m[s + step] = r00 + r01
-            m[s + 2 * step] = r00 - r01
-            m[s + 3 * step] = -r01
-            m[s + 4 * step] = r10
-            m[s + 5 * step] = r10 + r11
-            m[s + 6 * step] = r10 - r11
-            m[s + 7 * step] = -r11
-            m[s + 8 * step] = r20
-            m[s + 9 * step] = r20 + r21
-            m[s + 10 * step] = r20 - r21
-            m[s + 11 * step] = -r21
-            m[s + 12 * step] = r30
-            m[s + 13 * step] = r30 + r31
-            m[s + 14 * step] = r30 - r31
-            m[s + 15 * step] = -r31
+        for xi in range(16):
+            i, k = xi // 4, xi % 4
+            s = -one if k >= 2 else one
+            first = np.uint64(2 * i if k != 3 else 8) * uplane
+            second = np.uint64(2 * i + 1 if k != 0 else 8) * uplane
+            at = dst + np.uint64(xi) * step
+            for t in range(uplane):
+                m[at + t] = rows[first + t] + s * rows[second + t]
