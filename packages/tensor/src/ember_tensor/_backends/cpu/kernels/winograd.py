@@ -57,6 +57,8 @@ def input_transform(x, ph, pw, th, tw, v, stride, p_lo, p_hi):
     plane = th * tw
     ext = (th + 1) * tw
     g = np.empty(8 * ext, x.dtype)
+    uhalf = np.uint64(rows * (tw + 1))
+    even, odd = np.empty(rows * (tw + 1), x.dtype), np.empty(rows * (tw + 1), x.dtype)
     utw, uplane, uext = np.uint64(tw), np.uint64(plane), np.uint64(ext)
     ustride = np.uint64(stride)
     one = x.dtype.type(1)
@@ -67,14 +69,25 @@ def input_transform(x, ph, pw, th, tw, v, stride, p_lo, p_hi):
             dst = np.uint64(i * cols + j_lo)
             for j in range(np.uint64(j_hi - j_lo)):
                 d[dst + j] = xf[src + j]
+        # The padded plane's even and odd columns (its row length is even: column
+        # 2*j + q of row r is element r*(tw + 1) + j of half q), in one pass that LLVM
+        # turns into shuffles, then the phases as contiguous runs of the halves (a
+        # gather from d per phase row made the phases cost as much as the transform).
+        for e in range(uhalf):
+            even[e] = d[np.uint64(2) * e]
+            odd[e] = d[np.uint64(2) * e + np.uint64(1)]
         for rp in range(2):
             for l in range(4):
                 base = np.uint64((rp * 4 + l) * ext)
                 for i in range(th + 1):
-                    src = np.uint64((2 * i + rp) * cols + l)
+                    src = np.uint64((2 * i + rp) * (tw + 1) + l // 2)
                     dst = base + np.uint64(i * tw)
-                    for j in range(utw):
-                        g[dst + j] = d[src + np.uint64(2) * j]
+                    if l % 2 == 0:
+                        for j in range(utw):
+                            g[dst + j] = even[src + j]
+                    else:
+                        for j in range(utw):
+                            g[dst + j] = odd[src + j]
         out = np.uint64(ch * count + b * plane)
         # One loop per coordinate xi = 4*r + k, each with a single store stream: LLVM
         # vectorises it, where one loop storing all 16 coordinates needed more runtime
