@@ -91,7 +91,7 @@ def test_blocked_convolution_non_contiguous_and_empty_batch(budget, path):
 @pytest.mark.parametrize("shape", [(8, 16, 16, 16), (48, 32, 10, 10)], ids=["blocked", "winograd"])
 def test_thread_budget_gives_the_same_forward_bits(shape):
     # Each sample's (block's) GEMMs are the same calls whichever thread runs them (48
-    # samples of 32 channels: 3 Winograd blocks, split over 2 threads).
+    # samples of 32 channels: 5 Winograd blocks of 1 MiB, split over 2 threads).
     n, c, h, wd = shape
     x, w = rng.standard_normal(shape).astype(np.float32), rng.standard_normal((c, c, 3, 3)).astype(np.float32)
     before = et.get_num_threads()

@@ -49,10 +49,6 @@ _MIN_LENGTH = 64
 # (SkylakeX kernels, 2 MiB of L2 cache) the same 16 GEMMs took 4.9 ms at 4 samples, 3.4 ms
 # at 1 or 2 (1 MiB; best of 20, 2026-11-28): the middle is taken.
 _BLOCK_BYTES = 1 << 20
-# The weight gradient's blocks: its 16 GEMMs sum over the tiles (their depth), and no
-# block size from 256 KiB to 2 MiB made a difference on the Xeon; kept at 2 MiB, the
-# size its results were pinned with (the summation order over blocks sets the bits).
-_WEIGHT_BLOCK_BYTES = 1 << 21
 # Multiply-adds from which the blocks are split over the thread budget.
 _PARALLEL_WORK = 1 << 22
 
@@ -90,10 +86,10 @@ def _coordinates(buf, stride, rows, count):
     return buf.reshape(16, stride)[:, :rows * count].reshape(16, rows, count)
 
 
-def _blocks(n, channels, tiles, itemsize, block_bytes=_BLOCK_BYTES):
+def _blocks(n, channels, tiles, itemsize):
     """(start, stop) of the sample blocks whose transformed tiles and products
-    (`channels` = C + O of them per tile) fill ~`block_bytes`, and the block size."""
-    size = max(1, min(n, block_bytes // (16 * channels * tiles * itemsize)))
+    (`channels` = C + O of them per tile) fill ~_BLOCK_BYTES, and the block size."""
+    size = max(1, min(n, _BLOCK_BYTES // (16 * channels * tiles * itemsize)))
     return [(b, min(b + size, n)) for b in range(0, n, size)], size
 
 
@@ -155,20 +151,25 @@ def backward_weight(gy, x, padding):
     th, tw = -(-gy.shape[2] // 2), -(-gy.shape[3] // 2)
     tiles = th * tw
     x, gy = np.ascontiguousarray(x), np.ascontiguousarray(gy, x.dtype)
-    blocks, size = _blocks(n, c + o, tiles, x.itemsize, _WEIGHT_BLOCK_BYTES)
+    blocks, size = _blocks(n, c + o, tiles, x.itemsize)
     ph, pw = padding
 
     def body(run):
         buf = cpu_conv.scratch((_scratch_size(c, o, size * tiles, x.itemsize),), x.dtype)  # this thread's
         du = np.zeros((16, o, c), x.dtype)
+        tiles_by_channel = np.empty((16, size * tiles, c), x.dtype)
         for start, stop in run:
             m = stop - start
             count = m * tiles
             v, v_stride, grad, m_stride = _buffers(buf, c, o, count, x.itemsize)
             cpu_winograd.input_transform(x[start:stop], ph, pw, th, tw, v, v_stride, 0, m * c)
             cpu_winograd.output_adjoint(gy[start:stop], th, tw, grad, m_stride, 0, m * o)
-            du += np.matmul(_coordinates(grad, m_stride, o, count),
-                            _coordinates(v, v_stride, c, count).transpose(0, 2, 1))
+            # V^T copied to (tiles, C) rows first: OpenBLAS took ~1.5x the time of the copy
+            # and the product together on the transposed view (K = a block's tiles; the
+            # 64->64 benchmark row, AVX-512 Xeon, 2026-11-28).
+            vt = tiles_by_channel[:, :count]
+            np.copyto(vt, _coordinates(v, v_stride, c, count).transpose(0, 2, 1))
+            du += np.matmul(_coordinates(grad, m_stride, o, count), vt)
         return du
 
     # Summed in the order of the runs: bit-reproducible for a given thread budget.
