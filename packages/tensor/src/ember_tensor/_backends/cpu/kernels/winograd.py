@@ -157,51 +157,61 @@ def output_transform(m, stride, bias, th, tw, y, p_lo, p_hi):
 
 
 @njit(**_OPTIONS)
-def output_adjoint(gy, th, tw, m, stride, p_lo, p_hi):
-    """The adjoint of `output_transform` (bias aside): fill the flat buffer m, laid out
-    as `input_transform`'s tiles, with A G A^T of the 2x2 tiles of the C-contiguous
-    gradient gy (B, O, oh, ow), zero past its edge, for the (sample, channel) planes
-    [p_lo, p_hi). The weight gradient's 16 GEMMs multiply it with the input's tiles."""
-    nb, o, oh, ow = gy.shape
+def output_adjoint(gy, th, tw, m):
+    """The adjoint of `output_transform` (bias aside), channels last: fill m (16, B*th*tw,
+    O), C-contiguous, with A g A^T of the 2x2 tiles of the C-contiguous gradient gy (B,
+    oh, ow, O), zero past its edge: coordinate xi of tile (i, j) of sample b, channel ch
+    at m[xi, (b*th + i)*tw + j, ch]. The weight gradient's 16 GEMMs, V (C, T) @ m[xi] (T,
+    O), take it as it is: with the tiles' gradient laid out as the input's tiles (O, T)
+    they needed V^T, whose copy cost more than the product (and OpenBLAS ran the product
+    on the transposed view slower than both)."""
+    nb, oh, ow, o = gy.shape
     count = nb * th * tw
-    gf = gy.reshape(nb * o * oh * ow)
-    step = np.uint64(stride)
-    plane = th * tw
-    uplane = np.uint64(plane)
-    # The plane's 2x2 tiles, element (a, b) of tile t at z[(2*a + b)*plane + t] (zero
-    # past the edge): every tile in one unit-stride loop, as in `output_transform`.
-    # A fifth plane of -0 in each of z and rows: the partner of a lone term (see below).
-    z = np.zeros(5 * plane, gy.dtype)
-    z[4 * plane:] = -0.0
-    rows = np.empty(9 * plane, gy.dtype)
-    rows[8 * plane:] = -0.0
+    gf = gy.reshape(nb * oh * ow * o)
+    mf = m.reshape(16 * count * o)
+    uo = np.uint64(o)
+    step = np.uint64(count * o)  # between coordinates
+    # The tile's four gradient vectors g00, g01, g10, g11 (zero past the edge) and a
+    # fifth of -0, the partner of a lone term (see below); then A g's rows, and a -0 row.
+    z = np.zeros(5 * o, gy.dtype)
+    z[4 * o:] = -0.0
+    rows = np.empty(9 * o, gy.dtype)
+    rows[8 * o:] = -0.0
     one = gy.dtype.type(1)
-    for p in range(p_lo, p_hi):
-        b, ch = p // o, p % o
-        for r in range(oh):
-            src = np.uint64((p * oh + r) * ow)
-            row = np.uint64(2 * (r % 2) * plane + (r // 2) * tw)
-            for j in range(np.uint64(ow)):
-                z[row + (j & np.uint64(1)) * uplane + (j >> np.uint64(1))] = gf[src + j]
-        # A g down the tile's rows, column c: rows g0, g0 + g1, g0 - g1, -g1 into
-        # rows[2*i + c] (i = 0..3), then (A g) A^T the same across the columns into
-        # coordinate 4*i + k: one loop per row and coordinate, x + s*y each (s = +-1), with
-        # a single store stream (as in `input_transform`). The lone terms take -0 for
-        # their partner: x + (-0) is x and -0 - y is -y, bit for bit (a NaN's sign aside).
-        for i in range(4):
-            s = -one if i >= 2 else one
-            for c in range(2):
-                first = np.uint64(c if i != 3 else 4) * uplane
-                second = np.uint64(2 + c if i != 0 else 4) * uplane
-                at = np.uint64(2 * i + c) * uplane
-                for t in range(uplane):
-                    rows[at + t] = z[first + t] + s * z[second + t]
-        dst = np.uint64(ch * count + b * plane)
-        for xi in range(16):
-            i, k = xi // 4, xi % 4
-            s = -one if k >= 2 else one
-            first = np.uint64(2 * i if k != 3 else 8) * uplane
-            second = np.uint64(2 * i + 1 if k != 0 else 8) * uplane
-            at = dst + np.uint64(xi) * step
-            for t in range(uplane):
-                m[at + t] = rows[first + t] + s * rows[second + t]
+    for b in range(nb):
+        for ti in range(th):
+            for tj in range(tw):
+                for q in range(4):
+                    r, c = 2 * ti + q // 2, 2 * tj + q % 2
+                    at = np.uint64(q) * uo
+                    if r < oh and c < ow:
+                        src = np.uint64(((b * oh + r) * ow + c) * o)
+                        for e in range(uo):
+                            z[at + e] = gf[src + e]
+                    else:
+                        for e in range(uo):
+                            z[at + e] = 0
+                # A g down the tile's rows, column c: rows g0, g0 + g1, g0 - g1, -g1 into
+                # rows[2*i + c] (i = 0..3), then (A g) A^T the same across the columns into
+                # coordinate 4*i + k: one loop over the channels per row and coordinate,
+                # x + s*y each (s = +-1), with a single store stream, so that LLVM
+                # vectorises it (a loop storing 16 streams stayed scalar). The lone terms
+                # take -0 for their partner: x + (-0) is x and -0 - y is -y, bit for bit
+                # (a NaN's sign aside).
+                for i in range(4):
+                    s = -one if i >= 2 else one
+                    for c in range(2):
+                        first = np.uint64(c if i != 3 else 4) * uo
+                        second = np.uint64(2 + c if i != 0 else 4) * uo
+                        at = np.uint64(2 * i + c) * uo
+                        for e in range(uo):
+                            rows[at + e] = z[first + e] + s * z[second + e]
+                dst = np.uint64((b * th + ti) * tw + tj) * uo
+                for xi in range(16):
+                    i, k = xi // 4, xi % 4
+                    s = -one if k >= 2 else one
+                    first = np.uint64(2 * i if k != 3 else 8) * uo
+                    second = np.uint64(2 * i + 1 if k != 0 else 8) * uo
+                    at = dst + np.uint64(xi) * step
+                    for e in range(uo):
+                        mf[at + e] = rows[first + e] + s * rows[second + e]
