@@ -16,8 +16,12 @@ transforms on either side:
 Only additions and subtractions: the transforms cost a few operations per input and
 output element, and lose no precision beyond the rounding of those sums.
 
-Each kernel is serial over a range of (sample, channel) planes and releases the GIL, as
-`kernels/conv.py`'s are (a block runs on one thread; threads take whole blocks). float32
+Each kernel is serial (the transforms over a range of (sample, channel) planes, the
+adjoint over a block of samples, channels last) and releases the GIL, as
+`kernels/conv.py`'s are (a block runs on one thread; threads take whole blocks). Every
+loop that writes the transformed coordinates is one loop per coordinate with a single
+store stream: LLVM vectorises those, where one loop storing 16 streams stayed scalar
+(it needs more runtime alias checks than LLVM makes). float32
 and float64, compiled on first use; the kernels inline no function of another file, so
 Numba's on-disk cache (keyed on this file) can never serve a stale kernel.
 """
