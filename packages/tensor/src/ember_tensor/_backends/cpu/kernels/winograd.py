@@ -63,7 +63,7 @@ def input_transform(x, ph, pw, th, tw, v, stride, p_lo, p_hi):
     g = np.empty(8 * ext, x.dtype)
     uhalf = np.uint64(rows * (tw + 1))
     even, odd = np.empty(rows * (tw + 1), x.dtype), np.empty(rows * (tw + 1), x.dtype)
-    utw, uplane, uext = np.uint64(tw), np.uint64(plane), np.uint64(ext)
+    utw, uplane = np.uint64(tw), np.uint64(plane)
     ustride = np.uint64(stride)
     one = x.dtype.type(1)
     for p in range(p_lo, p_hi):
@@ -167,8 +167,8 @@ def output_adjoint(gy, th, tw, m):
     oh, ow, O), zero past its edge: coordinate xi of tile (i, j) of sample b, channel ch
     at m[xi, (b*th + i)*tw + j, ch]. The weight gradient's 16 GEMMs, V (C, T) @ m[xi] (T,
     O), take it as it is: with the tiles' gradient laid out as the input's tiles (O, T)
-    they needed V^T, whose copy cost more than the product (and OpenBLAS ran the product
-    on the transposed view slower than both)."""
+    they needed V^T, whose copy cost ~40% of the product (and OpenBLAS ran the product on
+    the transposed view slower than copy and product together)."""
     nb, oh, ow, o = gy.shape
     count = nb * th * tw
     gf = gy.reshape(nb * oh * ow * o)
