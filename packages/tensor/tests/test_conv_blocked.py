@@ -24,6 +24,10 @@ CASES = [
     ((2, 8, 9, 9), (8, 8, 3, 3), (1, 1), (3, 3), (1, 1), 1, False),       # padding > d*(k-1)
     ((2, 8, 80), (8, 8, 5), (1,), (2,), (1,), 1, True),                   # 1-d
     ((2, 4, 140), (6, 2, 3), (2,), (3,), (2,), 2, False),                  # 1-d grouped, strided
+    # 128 output positions and more: the weight gradient's per-sample products (fewer:
+    # one product per block, `_backward_weight_short`, the cases above but two)
+    ((2, 8, 16, 16), (8, 4, 3, 3), (1, 1), (1, 1), (1, 1), 2, True),      # groups, 256 positions
+    ((2, 4, 300), (6, 2, 3), (2,), (3,), (2,), 2, False),                  # 1-d grouped, strided, 152
 ]
 
 
@@ -53,6 +57,23 @@ def test_blocked_convolution_matches_torch(xs, ws, stride, padding, dilation, gr
     np.testing.assert_allclose(gx.numpy(), tx.grad.numpy(), **tol)
     gw = N.convolution_backward_weight(et.tensor(g), et.tensor(x), ws, stride, padding, dilation, groups)
     np.testing.assert_allclose(gw.numpy(), tw.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation, groups, with_bias", CASES)
+def test_weight_gradient_short_and_per_sample_products_agree(xs, ws, stride, padding, dilation, groups, with_bias,
+                                                             budget, monkeypatch):
+    # Both forms of the blocked weight gradient, forced on every case (shapes, strides,
+    # padding, dilation, groups, 1-d), in float64: one product per block over its samples
+    # (short rows) and the per-sample products.
+    x = rng.standard_normal(xs)
+    plan = cpu_conv._blocked_plan(xs, ws[2:], stride, padding, dilation)
+    g = rng.standard_normal((xs[0], ws[0]) + plan[-1][-(len(xs) - 2):])
+    results = []
+    for short in (10 ** 9, 0):
+        monkeypatch.setattr(cpu_conv, "_SHORT_LENGTH", short)
+        results.append(cpu_conv.backward_weight(g, x, ws, stride, padding, dilation, groups))
+    assert results[0].shape == results[1].shape == ws
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
