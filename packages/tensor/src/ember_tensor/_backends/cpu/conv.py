@@ -5,7 +5,8 @@ run blocked: a few samples at a time, a Numba im2col that pads as it copies lays
 columns out in a cache-sized scratch buffer (`kernels/conv.py`) and one batched GEMM per
 block writes (O, L) rows straight into the NCHW output: no padded copy of the input, no
 9x copy of it in memory, no transposed copy of the output. The weight gradient is the
-same loop with the GEMM `grad_b @ cols_b^T` summed over samples. The input gradient of a
+same loop with the GEMM `grad_b @ cols_b^T` summed over samples (with short rows, one
+GEMM per block over its samples: `_backward_weight_short`). The input gradient of a
 unit-stride convolution with C >= O is a blocked forward convolution of the output
 gradient with the flipped, transposed kernel (no scatter); otherwise per block the
 columns W^T @ grad_b and a Numba col2im into the block's samples. With a thread budget
