@@ -119,8 +119,9 @@ _AT = np.array([[1, 1, 1, 0], [0, 1, -1, -1]], np.float64)
 
 
 def _tiles_layout(n, c, th, tw):
-    """Index (xi, b, ch, i, j) -> position in a transform buffer of coordinate stride
-    `stride` (the kernels' layout), and that stride: one element of slack per coordinate,
+    """(tiles per channel of the block, coordinate stride) of a transform buffer in the
+    kernels' layout, tile (i, j) of sample b, channel ch, coordinate xi at xi*stride +
+    ch*count + (b*th + i)*tw + j: one element of slack after each coordinate's run,
     which must come back untouched."""
     count = n * th * tw
     stride = c * count + 1
