@@ -9,7 +9,9 @@ pool measured 2.7x faster than one loop per output element that tests every wind
 element against the input's bounds and branches on each comparison, as the edge columns
 still do). The order in which window elements are compared is row-major, as in
 PyTorch, with its rule: a larger value or any NaN replaces the best so far (ties keep the
-first maximum; of several NaNs the last wins).
+first maximum; of several NaNs the last wins). 2x2 windows that all lie inside the input
+take a kernel of their own that holds each window in registers (on short rows the row
+buffers above never reach their vector loop).
 
 Each kernel is serial over a range of (sample, channel) planes and releases the GIL: from
 `PARALLEL_THRESHOLD` elements the ranges run on several threads at once
