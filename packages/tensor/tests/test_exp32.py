@@ -224,3 +224,24 @@ def test_keyed_kernels_recompile_when_a_linked_file_changes(tmp_path):
         assert run.returncode == 0, run.stderr
         outputs.append(run.stdout.split())
     assert outputs == [["1", "1"], ["1", "2"]]
+
+
+def test_first_compiled_under_a_fastmath_caller_stays_exact(tmp_path):
+    # A fresh process and Numba cache whose first float32 exp compiles inside softmax's
+    # reassociating sums: exp32 must not inherit those flags (they turned its rounding
+    # step into a no-op, every exp a power of two) nor cache such code.
+    script = textwrap.dedent("""\
+        import numpy as np
+        from ember_tensor._backends.cpu.kernels import exp32, softmax
+        x = np.array([[0.5, 1.0, 2.5]], np.float32)
+        y = np.empty_like(x)
+        softmax._rows_softmax(x, y)
+        print(float(exp32.exp32(np.float32(1.0))), float(exp32.exp32(np.float32(2.5))), float(y[0, 0]))
+    """)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), EMBER_CACHE_DIR=str(tmp_path / "ember"))
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    e1, e25, softmax_first = (float(v) for v in run.stdout.split())
+    assert e1 == float(np.float32(math.e)) and e25 == float(np.float32(math.exp(2.5)))
+    expected = math.exp(0.5) / (math.exp(0.5) + math.exp(1.0) + math.exp(2.5))
+    assert abs(softmax_first - expected) <= 1e-6 * expected

@@ -26,6 +26,10 @@ __all__ = ["exp", "sigmoid", "tanh", "SOURCES"]
 SOURCES = (_scalar.__file__, __file__, _exp32.__file__)
 
 
+# The options of the loops that inline the twins (a float division by zero gives inf/NaN).
+_JIT = {"error_model": "numpy"}
+
+
 # Each twin is a plain function that compiled code inlines (the generators wrap it in
 # njit(inline="always")); it calls a helper whose overload picks by the argument's type,
 # which a plain function cannot do.
@@ -56,21 +60,21 @@ def _tanh_by_type(a):
     return math.tanh(a)
 
 
-@overload(_exp_by_type)
+@overload(_exp_by_type, jit_options=_JIT)
 def _exp_overload(a):
     if a == types.float32:
         return lambda a: _exp32.exp32(a)
     return _scalar.exp
 
 
-@overload(_sigmoid_by_type)
+@overload(_sigmoid_by_type, jit_options=_JIT)
 def _sigmoid_overload(a):
     if a == types.float32:
         return lambda a: _exp32.sigmoid32(a)
     return _scalar.sigmoid
 
 
-@overload(_tanh_by_type)
+@overload(_tanh_by_type, jit_options=_JIT)
 def _tanh_overload(a):
     if a == types.float32:
         return lambda a: _exp32.tanh32(a)
