@@ -27,9 +27,9 @@ x's sign, both in float64 with one rounding at the end (tanh takes its Taylor se
 below |x| = 1/16, where the formula would cancel): exhaustive sweeps gave at most 0.5013
 ulp (sigmoid, [-105, 20]) and 0.5035 ulp (tanh, [-10, 10]).
 
-float64 inputs never come here: they keep libm (``math.exp``), as does CUDA, whose
-``expf`` is libdevice's vectorless per-thread code already (the GPU kernels compile
-`_backends.scalar`'s functions unchanged).
+float64 inputs never come here: they keep libm (``math.exp``). Nor does CUDA: its
+kernels compile `_backends.scalar`'s functions unchanged, i.e. libdevice's ``expf`` and
+``tanhf``, the code PyTorch's CUDA kernels call too (a GPU's exp is memory-bound with it).
 """
 import numpy as np
 from numba import njit, types

@@ -13,10 +13,10 @@ exp: NumPy's and libm's exp are scalar calls here (Numba has no SVML on this mac
 ~3 ns an element; float32 takes `exp32.exp32` (the one float32 exp of ember's CPU
 kernels: 2**n built in the exponent bits times a polynomial, correctly rounded but for
 near-ties, IEEE edge values), which LLVM vectorises (~0.5 ns an element). float64 keeps
-libm's `math.exp`. The sums
-accumulate in the input's dtype, as PyTorch's CPU kernels do for float32. Numba's own
-reductions (a max, a sum) compile to one serial dependency chain: `_row_max` keeps
-eight maxima, the sums are helpers compiled with reassociation allowed.
+libm's `math.exp`. The sums accumulate in the input's dtype, as PyTorch's CPU kernels do
+for float32. Numba's own reductions (a max, a sum) compile to one serial dependency
+chain: `_row_max` keeps eight maxima, the sums are helpers compiled with reassociation
+allowed.
 
 Every kernel is serial and releases the GIL; above `PARALLEL_THRESHOLD` elements the
 backend runs it over ranges of rows (or column tasks) on several threads at once
