@@ -61,8 +61,8 @@ def module_source(scalar_source, name, used, np_dtype, arity):
 
 def fused_layer_norm_module(module_name, scalar_source, name, used, np_dtype, arity):
     """The loaded module of a fused layer norm (written and imported once per process);
-    its cache directory is keyed by the scalar functions' sources, the shared row loop and eager's layer
-    norm kernels, whose compiled code it links."""
+    its cache directory is keyed by the scalar functions' sources, the shared row loop
+    and eager's layer norm kernels, whose compiled code it links."""
     source = module_source(scalar_source, name, used, np_dtype, arity)
     return codegen.load(module_name, source,
                         depends_on=(*_scalar_functions.SOURCES, _fused_rows.__file__, _layer_norm.__file__))
