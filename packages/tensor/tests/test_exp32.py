@@ -1,4 +1,4 @@
-"""The CPU kernels' float32 exp, sigmoid and tanh (`_backends.cpu.kernels.exp32`): edge
+"""The CPU kernels' float32 exp, sigmoid, tanh and log (`_backends.cpu.kernels.exp32`): edge
 values, accuracy against float64 on a dense sweep of float32 inputs, eager ops computing
 with them (and float64 keeping libm), and the disk-cache key of the kernel files that link
 them (`cache_keys.key_by_sources`)."""
@@ -33,8 +33,12 @@ def _exp64(x):
     return math.exp(x) if x < 709 else INF
 
 
+def _log64(x):
+    return math.log(x)
+
+
 FUNCTIONS = {"exp": (exp32.exp32, _exp64), "sigmoid": (exp32.sigmoid32, _sigmoid64),
-             "tanh": (exp32.tanh32, _tanh64)}
+             "tanh": (exp32.tanh32, _tanh64), "log": (exp32.log32, _log64)}
 
 
 def _loop(fn):
@@ -81,6 +85,10 @@ EDGES = [
     ("tanh", 1e-30, 1e-30), ("tanh", -1e-40, -1e-40), ("tanh", 0.0625, REF),
     ("tanh", 0.06249999, REF), ("tanh", 9.1, 1.0),
     ("tanh", -FLOAT32_MAX, -1.0),
+    ("log", 1.0, 0.0), ("log", 0.0, -INF), ("log", -0.0, -INF), ("log", INF, INF), ("log", NAN, NAN),
+    ("log", -1.0, NAN), ("log", -INF, NAN), ("log", -1e-45, NAN), ("log", 2.0, REF), ("log", 0.5, REF),
+    ("log", 1e-45, REF), ("log", 1e-40, REF), ("log", 1.17549435e-38, REF), ("log", FLOAT32_MAX, REF),
+    ("log", 1.0000001, REF), ("log", 0.99999994, REF), ("log", 1.4142135, REF), ("log", 1.4142137, REF),
 ]
 
 
@@ -100,6 +108,8 @@ def _ulp_errors(name, x):
     got = _apply(name, x).astype(np.float64)
     if name == "exp":
         exact = np.exp(x.astype(np.float64))
+    elif name == "log":
+        exact = np.log(x.astype(np.float64))
     else:
         exact = np.array([FUNCTIONS[name][1](float(v)) for v in x])
     finite = np.abs(exact) < ROUNDS_TO_INF
@@ -110,7 +120,7 @@ def _ulp_errors(name, x):
 
 # Every 4096th float32 of each function's range (its ends reach float32's inf, 0 and
 # denormals), and every 7th one of +-[0.05, 0.08], around tanh's switch to its series.
-SWEEPS = {"exp": (-104.0, 89.0), "sigmoid": (-105.0, 20.0), "tanh": (-10.0, 10.0)}
+SWEEPS = {"exp": (-104.0, 89.0), "sigmoid": (-105.0, 20.0), "tanh": (-10.0, 10.0), "log": (0.0, FLOAT32_MAX)}
 
 
 def _dense_sweep(lo, hi, step=4096):
@@ -123,13 +133,15 @@ def _dense_sweep(lo, hi, step=4096):
 @pytest.mark.parametrize("name", list(SWEEPS))
 def test_accuracy_within_half_an_ulp_and_a_bit(name):
     x = _dense_sweep(*SWEEPS[name])
-    errors = _ulp_errors(name, x) if name == "exp" else _ulp_errors(name, x[::8])
+    if name == "log":  # every 4096th positive float32, from the denormals up
+        x = x[x > 0]
+    errors = _ulp_errors(name, x) if name in ("exp", "log") else _ulp_errors(name, x[::8])
     # Rounded once from float64, so correctly rounded but for near-ties: well within
-    # the 1 ulp asked of them (exhaustive sweeps: 0.5013, 0.5013, 0.5035).
+    # the 1 ulp asked of them (exhaustive sweeps: 0.5013, 0.5013, 0.5035, log 0.5).
     assert errors.max() <= 0.51, (name, errors.max(), x[np.argmax(errors)])
 
 
-EAGER_OPS = ["exp", "sigmoid", "tanh"]
+EAGER_OPS = ["exp", "sigmoid", "tanh", "log"]
 
 
 @pytest.mark.parametrize("op", EAGER_OPS)
@@ -152,25 +164,28 @@ def test_eager_float32_ops_compute_with_exp32(op, layout):
 @pytest.mark.parametrize("op", EAGER_OPS)
 def test_eager_float64_keeps_libm(op):
     values = np.random.default_rng(2).standard_normal(101) * 30
+    values = np.abs(values) if op == "log" else values
     got = getattr(et.from_numpy(values), op)().numpy()
-    expected = np.array([getattr(math, op)(v) if op != "sigmoid" else _sigmoid64(v) for v in values])
-    assert np.array_equal(got, expected)
+    reference = {"exp": math.exp, "sigmoid": _sigmoid64, "tanh": math.tanh, "log": math.log}[op]
+    assert np.array_equal(got, np.array([reference(v) for v in values]))
 
 
 def test_scalar_functions_swap_only_the_float32_transcendentals():
     from ember_tensor._backends import scalar
-    assert scalar_functions.exp is not scalar.exp and scalar_functions.sigmoid is not scalar.sigmoid
-    for name in ("add", "log", "expm1", "where", "sqrt"):
+    for name in EAGER_OPS:
+        assert getattr(scalar_functions, name) is not getattr(scalar, name)
+    for name in ("add", "log2", "expm1", "where", "sqrt"):
         assert getattr(scalar_functions, name) is getattr(scalar, name)
 
 
 SPECIALS = np.array([0.0, -0.0, 1.0, -1.0, INF, -INF, NAN, 88.72, 88.73, -87.0, -88.0, -95.0, -100.0,
-                     -103.9, -104.0, 1e-30, -1e-40, 0.5, 10.0, -10.0, 20.5], np.float32)
+                     -103.9, -104.0, 1e-30, -1e-40, 0.5, 10.0, -10.0, 20.5, 1e-45, 2.7182817,
+                     FLOAT32_MAX, 0.99999994, 1.0000001], np.float32)
 
 
 # Bits apart from PyTorch's float32 result allowed on SPECIALS: its sigmoid divides by
 # 1 + exp(-x) rounded to float32, 1 ulp off the correctly rounded value at times (-10).
-PYTORCH_ULPS = {"exp": 0, "tanh": 0, "sigmoid": 1}
+PYTORCH_ULPS = {"exp": 0, "tanh": 0, "sigmoid": 1, "log": 0}
 
 
 @pytest.mark.parametrize("op", EAGER_OPS)

@@ -1,13 +1,13 @@
-"""The scalar functions CPU kernels apply: `_backends.scalar`'s, with float32 exp, sigmoid
-and tanh from `kernels.exp32`.
+"""The scalar functions CPU kernels apply: `_backends.scalar`'s, with float32 exp, sigmoid,
+tanh and log from `kernels.exp32`.
 
 `_backends.scalar` is written once for both devices, and there exp is ``math.exp``: on the
 CPU a scalar call into libm per element (Numba has no SVML here), ~10x slower than a
 vector loop. The CPU's generated modules (the elementwise loops, fused programs, fused
 reductions and row prologues) import this module in its place, as ``_scalar``: it
-answers every name with scalar.py's function except `exp`, `sigmoid` and `tanh`, whose
-float32 specialisations are `exp32.exp32`, `sigmoid32` and `tanh32` (other dtypes keep
-scalar.py's code). So eager ops and fused programs compute with the same function and
+answers every name with scalar.py's function except `exp`, `sigmoid`, `tanh` and `log`,
+whose float32 specialisations are `exp32.exp32`, `sigmoid32`, `tanh32` and `log32` (other
+dtypes keep scalar.py's code). So eager ops and fused programs compute with the same function and
 stay equal bit for bit. CUDA's kernels keep scalar.py's functions (libdevice's expf).
 
 `SOURCES` lists the files a generated module's kernels inline through here: they key
@@ -21,7 +21,7 @@ from numba.extending import overload
 from ... import scalar as _scalar
 from . import exp32 as _exp32
 
-__all__ = ["exp", "sigmoid", "tanh", "SOURCES"]
+__all__ = ["exp", "sigmoid", "tanh", "log", "SOURCES"]
 
 SOURCES = (_scalar.__file__, __file__, _exp32.__file__)
 
@@ -48,6 +48,11 @@ def tanh(a):
     return _tanh_by_type(a)
 
 
+def log(a):
+    """log: `exp32.log32` on float32, `_backends.scalar.log` (NumPy's, libm) otherwise."""
+    return _log_by_type(a)
+
+
 def _exp_by_type(a):
     return math.exp(a)  # the Python body: never compiled (see the overload)
 
@@ -58,6 +63,10 @@ def _sigmoid_by_type(a):
 
 def _tanh_by_type(a):
     return math.tanh(a)
+
+
+def _log_by_type(a):
+    return math.log(a)
 
 
 @overload(_exp_by_type, jit_options=_JIT)
@@ -79,6 +88,13 @@ def _tanh_overload(a):
     if a == types.float32:
         return lambda a: _exp32.tanh32(a)
     return _scalar.tanh
+
+
+@overload(_log_by_type, jit_options=_JIT)
+def _log_overload(a):
+    if a == types.float32:
+        return lambda a: _exp32.log32(a)
+    return _scalar.log
 
 
 def __getattr__(name):
