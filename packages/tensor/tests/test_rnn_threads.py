@@ -1,0 +1,148 @@
+"""The recurrent layers' time loops on several threads (`_backends/cpu/rnn.py`): with a
+budget of 2 a layer whose recurrent work is large enough runs its loop, forward and
+backward, on two blocks of batch rows at once; every result (output, final states, gate
+activations, every gradient) must be a one-thread run's bits. Shapes the split would
+change the bits of (a hidden size not a multiple of 16, blocks under 16 rows, blocks
+taking other OpenBLAS kernels than the whole batch) stay on one thread."""
+import numpy as np
+import pytest
+
+import ember_tensor as E
+from ember_tensor._backends.cpu import rnn
+from ember_tensor._backends.cpu import threads as cpu_threads
+
+GATES = {"lstm": 4, "gru": 3, "rnn": 1}
+
+# (layer, T, N, I, H, dtype, reverse, biases): each splits in two at 2 threads.
+SPLIT_CASES = [
+    ("lstm", 6, 32, 24, 128, np.float32, False, True),   # the benchmark's step shape, fewer steps
+    ("lstm", 5, 40, 16, 64, np.float64, True, True),     # blocks of 16 and 24 rows
+    ("lstm", 4, 33, 8, 48, np.float32, False, False),    # ragged last block
+    ("gru", 6, 32, 24, 128, np.float32, True, True),
+    ("gru", 5, 48, 16, 64, np.float64, False, False),
+    ("rnn", 7, 64, 16, 256, np.float32, False, True),
+    ("rnn", 3, 32, 16, 64, np.float64, True, True),
+]
+
+
+def _layer(layer, length, batch, features, hidden, dtype, reverse, biases, seed=0):
+    """(forward results, backward results) of one layer call, as lists of arrays."""
+    rng = np.random.default_rng(seed)
+    g = GATES[layer] * hidden
+
+    def draw(*shape, scale=1.0):
+        return (rng.standard_normal(shape) * scale).astype(dtype)
+    x, w_ih, w_hh = draw(length, batch, features), draw(g, features, scale=0.2), draw(g, hidden, scale=0.2)
+    b_ih, b_hh = (draw(g), draw(g)) if biases else (None, None)
+    h0, c0, grad_out, grad_h, grad_c = (draw(batch, hidden), draw(batch, hidden), draw(length, batch, hidden),
+                                        draw(batch, hidden), draw(batch, hidden))
+    if layer == "lstm":
+        fwd = rnn.lstm_forward(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse)
+        output, _, _, act, cells = fwd
+        bwd = rnn.lstm_backward(grad_out, grad_h, grad_c, x, w_ih, w_hh, h0, c0, output, cells, act, reverse)
+    elif layer == "gru":
+        fwd = rnn.gru_forward(x, w_ih, w_hh, b_ih, b_hh, h0, reverse)
+        bwd = rnn.gru_backward(grad_out, grad_h, x, w_ih, w_hh, h0, fwd[0], fwd[2], reverse)
+    else:
+        fwd = rnn.rnn_forward(x, w_ih, w_hh, b_ih, b_hh, h0, False, reverse)
+        bwd = rnn.rnn_backward(grad_out, grad_h, x, w_ih, w_hh, h0, fwd[0], False, reverse)
+    return list(fwd), list(bwd)
+
+
+@pytest.fixture
+def count_splits(monkeypatch):
+    calls = []
+    real = cpu_threads.run_parts
+    monkeypatch.setattr(cpu_threads, "run_parts", lambda task, parts: calls.append(parts) or real(task, parts))
+    return calls
+
+
+def _at(threads, run):
+    before = E.get_num_threads()
+    E.set_num_threads(threads)
+    try:
+        return run()
+    finally:
+        E.set_num_threads(before)
+
+
+@pytest.mark.parametrize("case", SPLIT_CASES, ids=lambda c: f"{c[0]}-T{c[1]}-N{c[2]}-H{c[4]}-{np.dtype(c[5]).name}"
+                                                              f"-{'rev' if c[6] else 'fwd'}-{'bias' if c[7] else 'nobias'}")
+def test_a_split_time_loop_has_a_one_thread_runs_bits(monkeypatch, count_splits, case):
+    monkeypatch.setattr(rnn, "SPLIT_WORK", 1)  # small layers too: the bits are what is tested
+    layer, length, batch, features, hidden, dtype = case[:6]
+    serial = _at(1, lambda: _layer(*case))
+    assert count_splits == []
+    split = _at(2, lambda: _layer(*case))
+    # Two time loops (forward, backward) split in two; the big weight-gradient GEMMs may too.
+    assert count_splits.count(2) >= 2 and set(count_splits) == {2}
+    for got, expected in zip(split[0] + split[1], serial[0] + serial[1]):
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, expected)
+
+
+# (layer, N, H, dtype): shapes whose loops stay whole at 2 threads, and why.
+WHOLE_CASES = [
+    ("lstm", 31, 64, np.float32),    # fewer than two blocks of 16 rows
+    ("lstm", 64, 40, np.float32),    # H not a multiple of 16 (OpenBLAS's edge kernels)
+    ("gru", 64, 136, np.float64),    # H a multiple of 8 only: other bits, seen on AVX-512
+    ("gru", 32, 144, np.float64),    # 16-row blocks: small kernels, the whole: packed ones, inner dim 432
+    ("lstm", 32, 112, np.float64),   # the same, inner dim 448
+]
+
+
+@pytest.mark.parametrize("layer, batch, hidden, dtype", WHOLE_CASES,
+                         ids=lambda v: str(v) if not isinstance(v, type) else np.dtype(v).name)
+def test_shapes_that_would_change_the_bits_stay_on_one_thread(monkeypatch, count_splits, layer, batch, hidden, dtype):
+    monkeypatch.setattr(rnn, "SPLIT_WORK", 1)
+    case = (layer, 3, batch, 8, hidden, dtype, False, True)
+    assert _at(2, lambda: rnn._row_blocks(3, batch, hidden, GATES[layer])) == [(0, batch)]
+    serial = _at(1, lambda: _layer(*case))
+    split = _at(2, lambda: _layer(*case))
+    for got, expected in zip(split[0] + split[1], serial[0] + serial[1]):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_small_layers_and_one_thread_never_split(count_splits):
+    # The default threshold: a layer of 4 steps, batch 32, hidden 16 is ~130K multiply-adds.
+    _at(2, lambda: _layer("lstm", 4, 32, 8, 16, np.float32, False, True))
+    _at(1, lambda: _layer("lstm", 6, 32, 24, 128, np.float32, False, True))
+    assert count_splits == []
+
+
+def test_an_empty_sequence_returns_the_initial_states():
+    rng = np.random.default_rng(0)
+    x, h0, c0 = np.empty((0, 4, 3)), rng.standard_normal((4, 16)), rng.standard_normal((4, 16))
+    weights = {g: (rng.standard_normal((g * 16, 3)), rng.standard_normal((g * 16, 16))) for g in (1, 3, 4)}
+    output, h_n, c_n, _, _ = rnn.lstm_forward(x, *weights[4], None, None, h0, c0, False)
+    assert output.shape == (0, 4, 16)
+    np.testing.assert_array_equal(h_n, h0)
+    np.testing.assert_array_equal(c_n, c0)
+    np.testing.assert_array_equal(rnn.gru_forward(x, *weights[3], None, None, h0, True)[1], h0)
+    np.testing.assert_array_equal(rnn.rnn_forward(x, *weights[1], None, None, h0, False, False)[1], h0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_blas_rows_the_split_relies_on(monkeypatch, dtype):
+    # What `_row_blocks` assumes of the BLAS, on a table of shapes: wherever it splits, each
+    # block of both per-step GEMMs is bit for bit that block of the whole product. A BLAS
+    # that breaks this fails here by shape, rather than in a layer's bits.
+    monkeypatch.setattr(rnn, "SPLIT_WORK", 1)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for gates in (1, 3, 4):
+        for hidden in (16, 64, 96, 112, 128, 144, 192, 256):
+            for batch in (32, 40, 48, 64, 96):
+                blocks = _at(4, lambda: rnn._row_blocks(1, batch, hidden, gates))
+                if len(blocks) == 1:
+                    continue
+                h, w_t = rng.standard_normal((batch, hidden)).astype(dtype), \
+                    rng.standard_normal((hidden, gates * hidden)).astype(dtype)
+                d, w = rng.standard_normal((batch, gates * hidden)).astype(dtype), \
+                    rng.standard_normal((gates * hidden, hidden)).astype(dtype)
+                for a, b in ((h, w_t), (d, w)):
+                    whole = a.dot(b)
+                    for lo, hi in blocks:
+                        np.testing.assert_array_equal(a[lo:hi].dot(b), whole[lo:hi], err_msg=f"{gates} {hidden} {batch}")
+                checked += 1
+    assert checked > 50
