@@ -11,7 +11,14 @@ of elementwise ops it replaces made ~15 passes and as many temporaries a step.
 output's plus the recurrent one) and the cell gradient carried from step t + 1, it
 writes the step's four gate gradients and leaves the cell gradient of step t - 1 in
 `dc`. `gru_gates_*` and `rnn_gates_*` are the GRU's (r, z, n) and the Elman RNN's
-(tanh or relu) counterparts.
+(tanh or relu) counterparts. Each LSTM and GRU kernel is, row by row, a run of short
+loops over few arrays each, which LLVM vectorises (a loop over all of a step's streams
+stays scalar: the GRU's forward took 77 us a step that way for batch 32, hidden 128,
+22 us now; the LSTM's backward 20 against 16).
+
+Rows are independent: a block of rows passed alone gets the bits that block gets in
+the whole batch, which lets the backend run a layer's time loop on several threads,
+each on its own rows (`rnn.py`).
 
 Gate layout is PyTorch's: rows [i, f, g, o] of W_ih/W_hh for LSTM, [r, z, n] for GRU.
 The kernels are serial (a step of a typical layer is a few thousand elements: a
@@ -151,22 +158,62 @@ def lstm_gates_backward(act, c, c_prev, grad_h_out, grad_h_rec, dc, d_gates):
     the one of c_prev on exit. Writes d(i, f, g, o) pre-activations to `d_gates` (N, 4H).
     """
     n, hidden = c.shape
-    one = c.dtype.type(1.0)
     tanh_c = np.empty(hidden, c.dtype)
+    dh = np.empty(hidden, c.dtype)
     for b in range(n):
-        _tanh_into(c[b], tanh_c)   # vectorised apart from the many-stream loop below
-        for j in range(hidden):
-            i = act[b, j]
-            f = act[b, hidden + j]
-            g = act[b, 2 * hidden + j]
-            o = act[b, 3 * hidden + j]
-            dh = grad_h_out[b, j] + grad_h_rec[b, j]
-            dcell = dc[b, j] + dh * o * (one - tanh_c[j] * tanh_c[j])
-            d_gates[b, j] = dcell * g * i * (one - i)
-            d_gates[b, hidden + j] = dcell * c_prev[b, j] * f * (one - f)
-            d_gates[b, 2 * hidden + j] = dcell * i * (one - g * g)
-            d_gates[b, 3 * hidden + j] = dh * tanh_c[j] * o * (one - o)
-            dc[b, j] = dcell * f
+        # Short loops over few streams (as the forward's): one loop over all eleven
+        # streams stayed scalar (15 us a step for batch 32, hidden 128).
+        row, d_row = act[b], d_gates[b]
+        i, f, g, o = row[:hidden], row[hidden:2 * hidden], row[2 * hidden:3 * hidden], row[3 * hidden:]
+        _tanh_into(c[b], tanh_c)
+        _add(grad_h_out[b], grad_h_rec[b], dh)
+        _cell_grad(dh, o, tanh_c, dc[b])              # dc: the cell's whole gradient, for now
+        _gate_grad_i(dc[b], g, i, d_row[:hidden])
+        _gate_grad_f(dc[b], c_prev[b], f, d_row[hidden:2 * hidden])
+        _gate_grad_g(dc[b], i, g, d_row[2 * hidden:3 * hidden])
+        _lstm_output_gate_grad(dh, tanh_c, o, d_row[3 * hidden:])
+        _scale(dc[b], f)                               # dc: c_prev's gradient
+
+
+@njit(**_OPTIONS)
+def _cell_grad(dh, o, tanh_c, dc):
+    one = dc.dtype.type(1.0)
+    for k in range(dc.shape[0]):
+        dc[k] = dc[k] + dh[k] * o[k] * (one - tanh_c[k] * tanh_c[k])
+
+
+@njit(**_OPTIONS)
+def _gate_grad_i(dcell, g, i, d_i):
+    one = dcell.dtype.type(1.0)
+    for k in range(dcell.shape[0]):
+        d_i[k] = dcell[k] * g[k] * i[k] * (one - i[k])
+
+
+@njit(**_OPTIONS)
+def _gate_grad_f(dcell, c_prev, f, d_f):
+    one = dcell.dtype.type(1.0)
+    for k in range(dcell.shape[0]):
+        d_f[k] = dcell[k] * c_prev[k] * f[k] * (one - f[k])
+
+
+@njit(**_OPTIONS)
+def _gate_grad_g(dcell, i, g, d_g):
+    one = dcell.dtype.type(1.0)
+    for k in range(dcell.shape[0]):
+        d_g[k] = dcell[k] * i[k] * (one - g[k] * g[k])
+
+
+@njit(**_OPTIONS)
+def _lstm_output_gate_grad(dh, tanh_c, o, d_o):
+    one = dh.dtype.type(1.0)
+    for k in range(dh.shape[0]):
+        d_o[k] = dh[k] * tanh_c[k] * o[k] * (one - o[k])
+
+
+@njit(**_OPTIONS)
+def _scale(a, b):
+    for k in range(a.shape[0]):
+        a[k] = a[k] * b[k]
 
 
 @njit(**_OPTIONS)
@@ -220,24 +267,51 @@ def gru_gates_backward(act, h_prev, grad_h_out, grad_h_rec, d_gates_x, d_gates_h
     (N, 3H), to the recurrent ones `d_gates_h` (N, 3H: what ``h W_hh^T + b_hh`` gets),
     and the direct part of h_prev's gradient (through ``z h_prev``) to `dh_prev`."""
     n, hidden = h_prev.shape
-    one = h_prev.dtype.type(1.0)
+    dh = np.empty(hidden, h_prev.dtype)
     for b in range(n):
-        for j in range(hidden):
-            r = act[b, j]
-            z = act[b, hidden + j]
-            cand = act[b, 2 * hidden + j]
-            hn = act[b, 3 * hidden + j]
-            dh = grad_h_out[b, j] + grad_h_rec[b, j]
-            d_cand = dh * (one - z) * (one - cand * cand)
-            dz = dh * (h_prev[b, j] - cand) * z * (one - z)
-            dr = d_cand * hn * r * (one - r)
-            d_gates_x[b, j] = dr
-            d_gates_x[b, hidden + j] = dz
-            d_gates_x[b, 2 * hidden + j] = d_cand
-            d_gates_h[b, j] = dr
-            d_gates_h[b, hidden + j] = dz
-            d_gates_h[b, 2 * hidden + j] = d_cand * r
-            dh_prev[b, j] = dh * z
+        # Short loops over few streams, as in `lstm_gates_backward`.
+        row, dx_row, dh_row = act[b], d_gates_x[b], d_gates_h[b]
+        r, z, cand, hn = row[:hidden], row[hidden:2 * hidden], row[2 * hidden:3 * hidden], row[3 * hidden:]
+        _add(grad_h_out[b], grad_h_rec[b], dh)
+        _gru_candidate_grad(dh, z, cand, dx_row[2 * hidden:])
+        _gru_update_grad(dh, h_prev[b], cand, z, dx_row[hidden:2 * hidden])
+        _gru_reset_grad(dx_row[2 * hidden:], hn, r, dx_row[:hidden])
+        _copy(dx_row[:2 * hidden], dh_row[:2 * hidden])
+        _scale_into(dx_row[2 * hidden:], r, dh_row[2 * hidden:])
+        _scale_into(dh, z, dh_prev[b])
+
+
+@njit(**_OPTIONS)
+def _gru_candidate_grad(dh, z, cand, d_cand):
+    one = dh.dtype.type(1.0)
+    for k in range(dh.shape[0]):
+        d_cand[k] = dh[k] * (one - z[k]) * (one - cand[k] * cand[k])
+
+
+@njit(**_OPTIONS)
+def _gru_update_grad(dh, h_prev, cand, z, dz):
+    one = dh.dtype.type(1.0)
+    for k in range(dh.shape[0]):
+        dz[k] = dh[k] * (h_prev[k] - cand[k]) * z[k] * (one - z[k])
+
+
+@njit(**_OPTIONS)
+def _gru_reset_grad(d_cand, hn, r, dr):
+    one = r.dtype.type(1.0)
+    for k in range(r.shape[0]):
+        dr[k] = d_cand[k] * hn[k] * r[k] * (one - r[k])
+
+
+@njit(**_OPTIONS)
+def _copy(a, out):
+    for k in range(out.shape[0]):
+        out[k] = a[k]
+
+
+@njit(**_OPTIONS)
+def _scale_into(a, b, out):
+    for k in range(out.shape[0]):
+        out[k] = a[k] * b[k]
 
 
 @njit(**_OPTIONS)
