@@ -119,7 +119,13 @@ def _weight_and_input_grads(d_gates_x, x, w_ih):
     length, batch, features = x.shape
     flat = d_gates_x.reshape(length * batch, -1)
     dx = gemm(flat, w_ih).reshape(x.shape)
-    return dx, gemm(flat.T, x.reshape(length * batch, features)), flat.sum(0)
+    return dx, gemm(flat.T, x.reshape(length * batch, features)), _column_sums(flat)
+
+
+def _column_sums(flat):
+    """flat.sum(0) as one BLAS GEMV (ones @ flat): NumPy's column sum of the (T*N, G*H)
+    gradients took 2-2.5x as long (float32 1024 x 512: 178 against 72 us, loaded machine)."""
+    return np.ones(flat.shape[0], flat.dtype).dot(flat)
 
 
 def _last(states, h0, length, reverse):
@@ -239,7 +245,7 @@ def gru_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, act, reverse):
     flat_h = d_gates_h.reshape(-1, 3 * hidden)
     dw_hh = gemm(flat_h.T, h_prev.reshape(-1, hidden))
     dx, dw_ih, d_b_ih = _weight_and_input_grads(d_gates_x, x, w_ih)
-    return dx, dh_rec, dw_ih, dw_hh, d_b_ih, flat_h.sum(0)
+    return dx, dh_rec, dw_ih, dw_hh, d_b_ih, _column_sums(flat_h)
 
 
 def rnn_forward(x, w_ih, w_hh, b_ih, b_hh, h0, relu, reverse):
