@@ -103,6 +103,17 @@ def test_shapes_that_would_change_the_bits_stay_on_one_thread(monkeypatch, count
         np.testing.assert_array_equal(got, expected)
 
 
+def test_a_whole_loops_large_step_product_still_splits_by_itself(count_splits):
+    # H = 200 is not a multiple of 16: the loop runs whole, but each step's (64, 200) @
+    # (200, 800) product (10M multiply-adds) is split by rows as any large product is.
+    case = ("lstm", 3, 64, 8, 200, np.float32, False, True)
+    serial = _at(1, lambda: _layer(*case))
+    split = _at(2, lambda: _layer(*case))
+    assert count_splits.count(2) >= 2 * 3  # each forward and backward step
+    for got, expected in zip(split[0] + split[1], serial[0] + serial[1]):
+        np.testing.assert_array_equal(got, expected)
+
+
 def test_small_layers_and_one_thread_never_split(count_splits):
     # The default threshold: a layer of 4 steps, batch 32, hidden 16 is ~130K multiply-adds.
     _at(2, lambda: _layer("lstm", 4, 32, 8, 16, np.float32, False, True))

@@ -68,7 +68,8 @@ def _row_blocks(length, batch, hidden, gates):
     (H, G*H) and (N_b, G*H) @ (G*H, H) was bit for bit that block of the whole product
     when it starts on a multiple of 8, has at least 16 rows, H is a multiple of 16 (widths
     136 and 200, multiples of 8 only, differed) and either the block and the whole batch
-    take the same OpenBLAS kernels or G*H is at most 384 (`_BLAS_SMALL_WORK`). Measured on
+    take the same OpenBLAS kernels or G*H is at most 384 (`_BLAS_SMALL_WORK`,
+    `_ONE_CHUNK_INNER`). Measured on
     tables of shapes, not derived from OpenBLAS's source: tests/test_rnn_threads.py checks
     the layers' bits on such a table."""
     step_work = gates * hidden * hidden   # multiply-adds a batch row, a step
@@ -86,11 +87,13 @@ def _row_blocks(length, batch, hidden, gates):
 
 
 def _over_rows(loop, blocks):
-    """loop(lo, hi) for each block of rows, on as many threads as there are blocks."""
+    """loop(lo, hi, product) for each block of rows, on as many threads as there are
+    blocks. `product(a, b, out=)` is the per-step GEMM: `gemm` when the loop runs whole
+    (a large step's product still splits by itself), one BLAS call in a block's loop."""
     if len(blocks) == 1:
-        loop(*blocks[0])
+        loop(*blocks[0], gemm)
     else:
-        threads.run_parts(lambda i: loop(*blocks[i]), len(blocks))
+        threads.run_parts(lambda i: loop(*blocks[i], np.dot), len(blocks))
 
 
 def _input_gates(x, w_ih, bias):
@@ -151,11 +154,11 @@ def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     act = np.empty_like(gates_x)
     w_hh_t = np.ascontiguousarray(w_hh.T)
 
-    def loop(lo, hi):
+    def loop(lo, hi, product):
         h, c = h0[lo:hi], c0[lo:hi]
         gates_h = np.empty((hi - lo, 4 * hidden), x.dtype)
         for t in _steps(length, reverse):
-            np.dot(h, w_hh_t, out=gates_h)
+            product(h, w_hh_t, out=gates_h)
             h_t, c_t = output[t, lo:hi], cells[t, lo:hi]
             K.lstm_gates_forward(gates_x[t, lo:hi], gates_h, c, act[t, lo:hi], c_t, h_t)
             h, c = h_t, c_t
@@ -177,14 +180,14 @@ def lstm_backward(grad_output, grad_hy, grad_cy, x, w_ih, w_hh, h0, c0, output, 
     dc = np.array(grad_cy, dtype=x.dtype, order="C")
     steps = list(_steps(length, reverse))
 
-    def loop(lo, hi):
+    def loop(lo, hi, product):
         dh_rows, dc_rows = dh[lo:hi], dc[lo:hi]
         for k in range(length - 1, -1, -1):
             t = steps[k]
             c_prev = c0[lo:hi] if k == 0 else cells[steps[k - 1], lo:hi]
             K.lstm_gates_backward(act[t, lo:hi], cells[t, lo:hi], c_prev, grad_output[t, lo:hi], dh_rows, dc_rows,
                                   d_gates[t, lo:hi])
-            np.dot(d_gates[t, lo:hi], w_hh, out=dh_rows)
+            product(d_gates[t, lo:hi], w_hh, out=dh_rows)
     _over_rows(loop, _row_blocks(length, batch, hidden, 4))
     h_prev = _previous_hidden(output, h0, reverse)
     flat = d_gates.reshape(-1, d_gates.shape[2])
@@ -208,11 +211,11 @@ def gru_forward(x, w_ih, w_hh, b_ih, b_hh, h0, reverse):
     w_hh_t = np.ascontiguousarray(w_hh.T)
     b_hh = np.zeros(3 * hidden, x.dtype) if b_hh is None else _c(b_hh)  # added in the gate kernel
 
-    def loop(lo, hi):
+    def loop(lo, hi, product):
         h = h0[lo:hi]
         gates_h = np.empty((hi - lo, 3 * hidden), x.dtype)
         for t in _steps(length, reverse):
-            np.dot(h, w_hh_t, out=gates_h)
+            product(h, w_hh_t, out=gates_h)
             h_t = output[t, lo:hi]
             K.gru_gates_forward(gates_x[t, lo:hi], gates_h, b_hh, h, act[t, lo:hi], h_t)
             h = h_t
@@ -234,12 +237,12 @@ def gru_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, act, reverse):
     dh_rec = np.array(grad_hy, dtype=x.dtype, order="C")
     dh_direct = np.empty_like(dh_rec)
 
-    def loop(lo, hi):
+    def loop(lo, hi, product):
         rec, direct = dh_rec[lo:hi], dh_direct[lo:hi]
         for t in reversed(_steps(length, reverse)):
             K.gru_gates_backward(act[t, lo:hi], h_prev[t, lo:hi], grad_output[t, lo:hi], rec, d_gates_x[t, lo:hi],
                                  d_gates_h[t, lo:hi], direct)
-            np.dot(d_gates_h[t, lo:hi], w_hh, out=rec)
+            product(d_gates_h[t, lo:hi], w_hh, out=rec)
             rec += direct
     _over_rows(loop, _row_blocks(length, batch, hidden, 3))
     flat_h = d_gates_h.reshape(-1, 3 * hidden)
@@ -258,11 +261,11 @@ def rnn_forward(x, w_ih, w_hh, b_ih, b_hh, h0, relu, reverse):
     output = np.empty_like(gates_x)
     w_hh_t = np.ascontiguousarray(w_hh.T)
 
-    def loop(lo, hi):
+    def loop(lo, hi, product):
         h = h0[lo:hi]
         gates_h = np.empty((hi - lo, hidden), x.dtype)
         for t in _steps(length, reverse):
-            np.dot(h, w_hh_t, out=gates_h)
+            product(h, w_hh_t, out=gates_h)
             h = output[t, lo:hi]
             K.rnn_gates_forward(gates_x[t, lo:hi], gates_h, relu, h)
     _over_rows(loop, _row_blocks(length, batch, hidden, 1))
@@ -277,11 +280,11 @@ def rnn_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, relu, reverse)
     d_gates = np.empty_like(output)
     dh = np.array(grad_hy, dtype=x.dtype, order="C")
 
-    def loop(lo, hi):
+    def loop(lo, hi, product):
         dh_rows = dh[lo:hi]
         for t in reversed(_steps(length, reverse)):
             K.rnn_gates_backward(output[t, lo:hi], relu, grad_output[t, lo:hi], dh_rows, d_gates[t, lo:hi])
-            np.dot(d_gates[t, lo:hi], w_hh, out=dh_rows)
+            product(d_gates[t, lo:hi], w_hh, out=dh_rows)
     _over_rows(loop, _row_blocks(length, batch, hidden, 1))
     h_prev = _previous_hidden(output, h0, reverse)
     flat = d_gates.reshape(-1, d_gates.shape[2])
