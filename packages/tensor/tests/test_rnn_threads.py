@@ -66,8 +66,12 @@ def _at(threads, run):
         E.set_num_threads(before)
 
 
-@pytest.mark.parametrize("case", SPLIT_CASES, ids=lambda c: f"{c[0]}-T{c[1]}-N{c[2]}-H{c[4]}-{np.dtype(c[5]).name}"
-                                                              f"-{'rev' if c[6] else 'fwd'}-{'bias' if c[7] else 'nobias'}")
+def _case_id(c):
+    direction, bias = "rev" if c[6] else "fwd", "bias" if c[7] else "nobias"
+    return f"{c[0]}-T{c[1]}-N{c[2]}-H{c[4]}-{np.dtype(c[5]).name}-{direction}-{bias}"
+
+
+@pytest.mark.parametrize("case", SPLIT_CASES, ids=_case_id)
 def test_a_split_time_loop_has_a_one_thread_runs_bits(monkeypatch, count_splits, case):
     monkeypatch.setattr(rnn, "SPLIT_WORK", 1)  # small layers too: the bits are what is tested
     layer, length, batch, features, hidden, dtype = case[:6]
@@ -114,6 +118,34 @@ def test_a_whole_loops_large_step_product_still_splits_by_itself(count_splits):
         np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("features, whole", [(64, True), (8, False)], ids=["even", "uneven"])
+def test_the_sums_over_all_steps_run_whole_on_threads_at_once(monkeypatch, count_splits, dtype, features, whole):
+    # The benchmark's backward products (dX, dW_ih, bias; dW_hh: 67M multiply-adds on
+    # either side) go to two threads whole, in one hand-over; with a narrow input (dW_hh
+    # 8x dX and dW_ih together) they cannot be shared out evenly and run in turn, the
+    # large one split by rows (`gemm`).
+    rng = np.random.default_rng(0)
+    d_gates = rng.standard_normal((32, 32, 512)).astype(dtype)
+    x, w_ih = rng.standard_normal((32, 32, features)).astype(dtype), rng.standard_normal((512, features)).astype(dtype)
+    h_prev = rng.standard_normal((32, 32, 128)).astype(dtype)
+    serial = _at(1, lambda: rnn._sequence_grads(d_gates, x, w_ih, d_gates, h_prev))
+    assert count_splits == []
+    through_gemm = []
+    real_gemm = rnn.gemm
+    monkeypatch.setattr(rnn, "gemm", lambda a, b: through_gemm.append(a.shape) or real_gemm(a, b))
+    split = _at(2, lambda: rnn._sequence_grads(d_gates, x, w_ih, d_gates, h_prev))
+    assert count_splits == [2]       # one hand-over: all products, or dW_hh's rows
+    assert len(through_gemm) == (0 if whole else 3)
+    flat = d_gates.reshape(1024, 512)
+    expected = [flat.dot(w_ih).reshape(x.shape), flat.T.dot(x.reshape(1024, -1)), flat.sum(0),
+                flat.T.dot(h_prev.reshape(1024, -1)), flat.sum(0)]
+    tol = 1e-3 if dtype == np.float32 else 1e-9
+    for got, whole, reference in zip(split, serial, expected):
+        np.testing.assert_array_equal(got, whole)
+        np.testing.assert_allclose(got, reference, rtol=tol, atol=tol)
+
+
 def test_small_layers_and_one_thread_never_split(count_splits):
     # The default threshold: a layer of 4 steps, batch 32, hidden 16 is ~130K multiply-adds.
     _at(2, lambda: _layer("lstm", 4, 32, 8, 16, np.float32, False, True))
@@ -154,6 +186,7 @@ def test_the_blas_rows_the_split_relies_on(monkeypatch, dtype):
                 for a, b in ((h, w_t), (d, w)):
                     whole = a.dot(b)
                     for lo, hi in blocks:
-                        np.testing.assert_array_equal(a[lo:hi].dot(b), whole[lo:hi], err_msg=f"{gates} {hidden} {batch}")
+                        np.testing.assert_array_equal(a[lo:hi].dot(b), whole[lo:hi],
+                                                      err_msg=f"gates {gates}, hidden {hidden}, batch {batch}")
                 checked += 1
     assert checked > 50

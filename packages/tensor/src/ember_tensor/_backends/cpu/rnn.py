@@ -8,8 +8,9 @@ of all T steps in one GEMM, then per step one recurrent GEMM (into a reused buff
 and one fused gate kernel (`kernels.rnn`) writing straight into the output. The
 backward walks the steps once in reverse with the fused gate-backward kernel and one
 GEMM for the recurrent gradient, then computes dW_hh, dW_ih, the biases' and the
-input's gradients each in one GEMM (or sum) over all steps at once; those large GEMMs
-split over ember's threads by themselves (`gemm.py`).
+input's gradients each in one GEMM (GEMV for the biases) over all steps at once; with
+several threads those run whole on threads at once (`_products`), or each split by rows
+(`gemm.py`) when they cannot be shared out evenly.
 
 The time loops split by the batch: a batch row's states depend on that row alone, so
 with a thread budget above 1 each thread runs the whole loop, every step, on its own
@@ -48,6 +49,11 @@ _MIN_BLOCK = 16
 # float64, hidden sizes 16-384, batches 32-256).
 _BLAS_SMALL_WORK = 1_000_000
 _ONE_CHUNK_INNER = 384
+# The backward's sums over all steps (dX, dW_ih, dW_hh, biases) run as whole products on
+# threads at once from this many multiply-adds in all (as `gemm` splits one product), if
+# no thread gets more than `_MOST_UNEVEN` of the work (else each product splits in turn).
+SPLIT_PRODUCTS = 1 << 23
+_MOST_UNEVEN = 0.6
 
 
 def _c(a):
@@ -117,18 +123,56 @@ def _previous_hidden(output, h0, reverse):
     return h_prev
 
 
-def _weight_and_input_grads(d_gates_x, x, w_ih):
-    """dX and dW_ih from the gradients of all steps' input gates, one GEMM each."""
+def _sequence_grads(d_gates_x, x, w_ih, d_gates_h, h_prev):
+    """The gradients that sum over all steps, from those of every step's input gates
+    (T, N, G*H) and recurrent gates (the same array for LSTM and RNN, not for GRU):
+    [dX, dW_ih, d_b_ih, dW_hh, d_b_hh], each one GEMM (GEMV for the biases)."""
     length, batch, features = x.shape
-    flat = d_gates_x.reshape(length * batch, -1)
-    dx = gemm(flat, w_ih).reshape(x.shape)
-    return dx, gemm(flat.T, x.reshape(length * batch, features)), _column_sums(flat)
+    flat_x = d_gates_x.reshape(length * batch, -1)
+    flat_h = d_gates_h.reshape(length * batch, -1)
+    ones = np.ones(length * batch, x.dtype)
+    # The biases' column sums as GEMVs (ones @ d_gates): NumPy's column sum of a float32
+    # 1024 x 512 took 2-2.5x as long (178 against 72 us, loaded machine).
+    pairs = [(flat_x, w_ih), (flat_x.T, x.reshape(length * batch, features)), (ones, flat_x),
+             (flat_h.T, h_prev.reshape(length * batch, -1))]
+    if d_gates_h is not d_gates_x:
+        pairs.append((ones, flat_h))
+    dx, dw_ih, d_b_ih, dw_hh, *d_b_hh = _products(pairs)
+    return dx.reshape(x.shape), dw_ih, d_b_ih, dw_hh, (d_b_hh or [d_b_ih])[0]
 
 
-def _column_sums(flat):
-    """flat.sum(0) as one BLAS GEMV (ones @ flat): NumPy's column sum of the (T*N, G*H)
-    gradients took 2-2.5x as long (float32 1024 x 512: 178 against 72 us, loaded machine)."""
-    return np.ones(flat.shape[0], flat.dtype).dot(flat)
+def _products(pairs):
+    """[a @ b for a, b in pairs], each with a one-thread run's bits.
+
+    With several threads and products large enough that can be shared out evenly, each
+    thread computes some of them whole: one hand-over for all, and every product keeps
+    its whole size (a product split by `gemm` costs a hand-over and packs its right
+    operand once a part). Otherwise they run in turn, each split by `gemm` if large."""
+    work = [a.shape[0] * b.size if a.ndim == 2 else b.size for a, b in pairs]   # multiply-adds
+    total = sum(work)
+    parts = threads.part_count() if threads.parallel(total, SPLIT_PRODUCTS) else 1
+    shares = _share_out(work, parts)
+    if len(shares) > 1 and max(sum(work[i] for i in share) for share in shares) <= _MOST_UNEVEN * total:
+        results = [None] * len(pairs)
+
+        def run(part):
+            for i in shares[part]:
+                results[i] = pairs[i][0].dot(pairs[i][1])
+        threads.run_parts(run, len(shares))
+        return results
+    return [gemm(a, b) if a.ndim == 2 else a.dot(b) for a, b in pairs]
+
+
+def _share_out(work, parts):
+    """Indices of `work` dealt into at most `parts` shares, largest first, each to the
+    share with the least work so far."""
+    shares = [[] for _ in range(min(parts, len(work)))]
+    loads = [0] * len(shares)
+    for i in sorted(range(len(work)), key=work.__getitem__, reverse=True):
+        least = loads.index(min(loads))
+        shares[least].append(i)
+        loads[least] += work[i]
+    return [share for share in shares if share]
 
 
 def _last(states, h0, length, reverse):
@@ -189,10 +233,7 @@ def lstm_backward(grad_output, grad_hy, grad_cy, x, w_ih, w_hh, h0, c0, output, 
                                   d_gates[t, lo:hi])
             product(d_gates[t, lo:hi], w_hh, out=dh_rows)
     _over_rows(loop, _row_blocks(length, batch, hidden, 4))
-    h_prev = _previous_hidden(output, h0, reverse)
-    flat = d_gates.reshape(-1, d_gates.shape[2])
-    dw_hh = gemm(flat.T, h_prev.reshape(-1, h_prev.shape[2]))
-    dx, dw_ih, d_bias = _weight_and_input_grads(d_gates, x, w_ih)
+    dx, dw_ih, d_bias, dw_hh, _ = _sequence_grads(d_gates, x, w_ih, d_gates, _previous_hidden(output, h0, reverse))
     return dx, dh, dc, dw_ih, dw_hh, d_bias
 
 
@@ -245,10 +286,8 @@ def gru_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, act, reverse):
             product(d_gates_h[t, lo:hi], w_hh, out=rec)
             rec += direct
     _over_rows(loop, _row_blocks(length, batch, hidden, 3))
-    flat_h = d_gates_h.reshape(-1, 3 * hidden)
-    dw_hh = gemm(flat_h.T, h_prev.reshape(-1, hidden))
-    dx, dw_ih, d_b_ih = _weight_and_input_grads(d_gates_x, x, w_ih)
-    return dx, dh_rec, dw_ih, dw_hh, d_b_ih, _column_sums(flat_h)
+    dx, dw_ih, d_b_ih, dw_hh, d_b_hh = _sequence_grads(d_gates_x, x, w_ih, d_gates_h, h_prev)
+    return dx, dh_rec, dw_ih, dw_hh, d_b_ih, d_b_hh
 
 
 def rnn_forward(x, w_ih, w_hh, b_ih, b_hh, h0, relu, reverse):
@@ -286,8 +325,5 @@ def rnn_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, relu, reverse)
             K.rnn_gates_backward(output[t, lo:hi], relu, grad_output[t, lo:hi], dh_rows, d_gates[t, lo:hi])
             product(d_gates[t, lo:hi], w_hh, out=dh_rows)
     _over_rows(loop, _row_blocks(length, batch, hidden, 1))
-    h_prev = _previous_hidden(output, h0, reverse)
-    flat = d_gates.reshape(-1, d_gates.shape[2])
-    dw_hh = gemm(flat.T, h_prev.reshape(-1, h_prev.shape[2]))
-    dx, dw_ih, d_bias = _weight_and_input_grads(d_gates, x, w_ih)
+    dx, dw_ih, d_bias, dw_hh, _ = _sequence_grads(d_gates, x, w_ih, d_gates, _previous_hidden(output, h0, reverse))
     return dx, dh, dw_ih, dw_hh, d_bias
