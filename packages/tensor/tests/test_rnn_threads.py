@@ -3,7 +3,8 @@ budget of 2 a layer whose recurrent work is large enough runs its loop, forward 
 backward, on two blocks of batch rows at once; every result (output, final states, gate
 activations, every gradient) must be a one-thread run's bits. Shapes the split would
 change the bits of (a hidden size not a multiple of 16, blocks under 16 rows, blocks
-taking other OpenBLAS kernels than the whole batch) stay on one thread."""
+taking other OpenBLAS kernels than the whole batch) stay on one thread. The loops run in
+Numba calling the BLAS themselves (no GIL a step), with the Python loops' bits."""
 import numpy as np
 import pytest
 
@@ -190,3 +191,26 @@ def test_the_blas_rows_the_split_relies_on(monkeypatch, dtype):
                                                       err_msg=f"gates {gates}, hidden {hidden}, batch {batch}")
                 checked += 1
     assert checked > 50
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("case", SPLIT_CASES, ids=_case_id)
+def test_the_loops_without_the_gil_give_the_python_loops_bits(monkeypatch, case, threads):
+    # The time loops run in Numba, calling the BLAS's cblas_?gemm themselves (no GIL a
+    # step); where no OpenBLAS is found they run in Python with np.dot. Same bits.
+    monkeypatch.setattr(rnn, "SPLIT_WORK", 1)
+    if cpu_threads.blas_gemm_address("s" if case[5] == np.float32 else "d") is None:
+        pytest.skip("NumPy's BLAS is not OpenBLAS here: the time loops run in Python")
+    numba_loops = _at(threads, lambda: _layer(*case))
+    monkeypatch.setattr(cpu_threads, "blas_gemm_address", lambda kind: None)
+    python_loops = _at(threads, lambda: _layer(*case))
+    for got, expected in zip(numba_loops[0] + numba_loops[1], python_loops[0] + python_loops[1]):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_the_blas_gemm_is_numpys_openblas():
+    if cpu_threads.blas_threads() is None:
+        pytest.skip("NumPy's BLAS is not OpenBLAS here: the time loops run in Python")
+    for kind in "sd":
+        address, ilp64 = cpu_threads.blas_gemm_address(kind)
+        assert address > 0 and isinstance(ilp64, bool)

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..lazy import lazy
 from . import threads
+from .gemm import SPLIT_WORK as _GEMM_SPLIT_WORK
 from .gemm import gemm, row_block
 
 __all__ = ["lstm_forward", "lstm_backward", "gru_forward", "gru_backward", "rnn_forward", "rnn_backward"]
@@ -92,14 +93,26 @@ def _row_blocks(length, batch, hidden, gates):
     return [(0, batch)]
 
 
-def _over_rows(loop, blocks):
-    """loop(lo, hi, product) for each block of rows, on as many threads as there are
-    blocks. `product(a, b, out=)` is the per-step GEMM: `gemm` when the loop runs whole
-    (a large step's product still splits by itself), one BLAS call in a block's loop."""
-    if len(blocks) == 1:
-        loop(*blocks[0], gemm)
+def _over_rows(python_loop, blas_loop, blocks, dtype, step_work):
+    """A layer's time loop over each block of rows, on as many threads as there are blocks.
+
+    `blas_loop(address, ilp64, lo, hi)` is the loop in Numba, calling the BLAS's GEMM
+    itself and never taking the GIL (`kernels.rnn`: two threads each running a Python
+    loop waited for each other's GIL); it runs wherever NumPy's OpenBLAS is found, unless
+    the loop runs whole and each step's product (`step_work` multiply-adds) is large
+    enough for `gemm` to split it. `python_loop(lo, hi, product)` is the same loop in
+    Python, `product(a, b, out=)` its per-step GEMM."""
+    blas = threads.blas_gemm_address("s" if dtype == np.float32 else "d")
+    if blas is not None and (len(blocks) > 1 or step_work < _GEMM_SPLIT_WORK):
+        def run(lo, hi):
+            blas_loop(*blas, lo, hi)
     else:
-        threads.run_parts(lambda i: loop(*blocks[i], np.dot), len(blocks))
+        def run(lo, hi):
+            python_loop(lo, hi, gemm if len(blocks) == 1 else np.dot)
+    if len(blocks) == 1:
+        run(*blocks[0])
+    else:
+        threads.run_parts(lambda i: run(*blocks[i]), len(blocks))
 
 
 def _input_gates(x, w_ih, bias):
@@ -206,7 +219,10 @@ def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
             h_t, c_t = output[t, lo:hi], cells[t, lo:hi]
             K.lstm_gates_forward(gates_x[t, lo:hi], gates_h, c, act[t, lo:hi], c_t, h_t)
             h, c = h_t, c_t
-    _over_rows(loop, _row_blocks(length, batch, hidden, 4))
+
+    def blas_loop(address, ilp64, lo, hi):
+        K.lstm_forward_loop(address, ilp64, lo, hi, reverse, gates_x, w_hh_t, h0, c0, act, cells, output)
+    _over_rows(loop, blas_loop, _row_blocks(length, batch, hidden, 4), x.dtype, batch * 4 * hidden * hidden)
     return output, _last(output, h0, length, reverse), _last(cells, c0, length, reverse), act, cells
 
 
@@ -217,6 +233,7 @@ def lstm_backward(grad_output, grad_hy, grad_cy, x, w_ih, w_hh, h0, c0, output, 
     b_hh alike (they enter as a sum).
     """
     grad_output, x, w_ih, w_hh, c0 = _c(grad_output), _c(x), _c(w_ih), _c(w_hh), _c(c0)
+    output, cells, act = _c(output), _c(cells), _c(act)
     length, batch = x.shape[:2]
     hidden = w_hh.shape[1]
     d_gates = np.empty_like(act)
@@ -232,7 +249,10 @@ def lstm_backward(grad_output, grad_hy, grad_cy, x, w_ih, w_hh, h0, c0, output, 
             K.lstm_gates_backward(act[t, lo:hi], cells[t, lo:hi], c_prev, grad_output[t, lo:hi], dh_rows, dc_rows,
                                   d_gates[t, lo:hi])
             product(d_gates[t, lo:hi], w_hh, out=dh_rows)
-    _over_rows(loop, _row_blocks(length, batch, hidden, 4))
+
+    def blas_loop(address, ilp64, lo, hi):
+        K.lstm_backward_loop(address, ilp64, lo, hi, reverse, act, cells, c0, grad_output, w_hh, dh, dc, d_gates)
+    _over_rows(loop, blas_loop, _row_blocks(length, batch, hidden, 4), x.dtype, batch * 4 * hidden * hidden)
     dx, dw_ih, d_bias, dw_hh, _ = _sequence_grads(d_gates, x, w_ih, d_gates, _previous_hidden(output, h0, reverse))
     return dx, dh, dc, dw_ih, dw_hh, d_bias
 
@@ -260,7 +280,10 @@ def gru_forward(x, w_ih, w_hh, b_ih, b_hh, h0, reverse):
             h_t = output[t, lo:hi]
             K.gru_gates_forward(gates_x[t, lo:hi], gates_h, b_hh, h, act[t, lo:hi], h_t)
             h = h_t
-    _over_rows(loop, _row_blocks(length, batch, hidden, 3))
+
+    def blas_loop(address, ilp64, lo, hi):
+        K.gru_forward_loop(address, ilp64, lo, hi, reverse, gates_x, w_hh_t, b_hh, h0, act, output)
+    _over_rows(loop, blas_loop, _row_blocks(length, batch, hidden, 3), x.dtype, batch * 3 * hidden * hidden)
     return output, _last(output, h0, length, reverse), act
 
 
@@ -269,7 +292,7 @@ def gru_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, act, reverse):
 
     Returns (dx, dh0, dW_ih, dW_hh, d_b_ih, d_b_hh).
     """
-    grad_output, x, w_ih, w_hh = _c(grad_output), _c(x), _c(w_ih), _c(w_hh)
+    grad_output, x, w_ih, w_hh, act = _c(grad_output), _c(x), _c(w_ih), _c(w_hh), _c(act)
     length, batch = x.shape[:2]
     hidden = w_hh.shape[1]
     h_prev = _previous_hidden(output, h0, reverse)
@@ -285,7 +308,11 @@ def gru_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, act, reverse):
                                  d_gates_h[t, lo:hi], direct)
             product(d_gates_h[t, lo:hi], w_hh, out=rec)
             rec += direct
-    _over_rows(loop, _row_blocks(length, batch, hidden, 3))
+
+    def blas_loop(address, ilp64, lo, hi):
+        K.gru_backward_loop(address, ilp64, lo, hi, reverse, act, h_prev, grad_output, w_hh, dh_rec, dh_direct,
+                            d_gates_x, d_gates_h)
+    _over_rows(loop, blas_loop, _row_blocks(length, batch, hidden, 3), x.dtype, batch * 3 * hidden * hidden)
     dx, dw_ih, d_b_ih, dw_hh, d_b_hh = _sequence_grads(d_gates_x, x, w_ih, d_gates_h, h_prev)
     return dx, dh_rec, dw_ih, dw_hh, d_b_ih, d_b_hh
 
@@ -307,13 +334,16 @@ def rnn_forward(x, w_ih, w_hh, b_ih, b_hh, h0, relu, reverse):
             product(h, w_hh_t, out=gates_h)
             h = output[t, lo:hi]
             K.rnn_gates_forward(gates_x[t, lo:hi], gates_h, relu, h)
-    _over_rows(loop, _row_blocks(length, batch, hidden, 1))
+
+    def blas_loop(address, ilp64, lo, hi):
+        K.rnn_forward_loop(address, ilp64, lo, hi, reverse, relu, gates_x, w_hh_t, h0, output)
+    _over_rows(loop, blas_loop, _row_blocks(length, batch, hidden, 1), x.dtype, batch * hidden * hidden)
     return output, _last(output, h0, length, reverse)
 
 
 def rnn_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, relu, reverse):
     """The gradients of `rnn_forward`: (dx, dh0, dW_ih, dW_hh, d_bias)."""
-    grad_output, x, w_ih, w_hh = _c(grad_output), _c(x), _c(w_ih), _c(w_hh)
+    grad_output, x, w_ih, w_hh, output = _c(grad_output), _c(x), _c(w_ih), _c(w_hh), _c(output)
     length, batch = x.shape[:2]
     hidden = w_hh.shape[1]
     d_gates = np.empty_like(output)
@@ -324,6 +354,9 @@ def rnn_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, relu, reverse)
         for t in reversed(_steps(length, reverse)):
             K.rnn_gates_backward(output[t, lo:hi], relu, grad_output[t, lo:hi], dh_rows, d_gates[t, lo:hi])
             product(d_gates[t, lo:hi], w_hh, out=dh_rows)
-    _over_rows(loop, _row_blocks(length, batch, hidden, 1))
+
+    def blas_loop(address, ilp64, lo, hi):
+        K.rnn_backward_loop(address, ilp64, lo, hi, reverse, relu, output, grad_output, w_hh, dh, d_gates)
+    _over_rows(loop, blas_loop, _row_blocks(length, batch, hidden, 1), x.dtype, batch * hidden * hidden)
     dx, dw_ih, d_bias, dw_hh, _ = _sequence_grads(d_gates, x, w_ih, d_gates, _previous_hidden(output, h0, reverse))
     return dx, dh, dw_ih, dw_hh, d_bias
