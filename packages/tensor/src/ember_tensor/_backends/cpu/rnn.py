@@ -15,7 +15,11 @@ several threads those run whole on threads at once (`_products`), or each split 
 The time loops split by the batch: a batch row's states depend on that row alone, so
 with a thread budget above 1 each thread runs the whole loop, every step, on its own
 block of rows (`_row_blocks`): one hand-over a layer call, where splitting each step's
-GEMM would pay one a step (32 rows a step are far below `gemm.SPLIT_WORK`).
+GEMM would pay one a step (32 rows a step are far below `gemm.SPLIT_WORK`). The loops
+themselves run in Numba (`kernels.rnn.*_loop`), each step's GEMM a direct call of NumPy's
+OpenBLAS (`threads.blas_gemm_address`), so a thread takes the GIL once a call, not twice
+a step: two Python loops on two threads waited on each other's GIL (measured, one half
+1.8 ms, the other 7.7). Without OpenBLAS they run in Python (same bits).
 
 Layouts: the forward's recurrent GEMM reads W_hh^T made contiguous once a call: OpenBLAS
 then reads B row-major and does not gather a transposed one every step (h (32, 128) @
