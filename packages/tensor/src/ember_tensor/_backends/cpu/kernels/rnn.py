@@ -353,8 +353,8 @@ def rnn_gates_backward(h, relu, grad_h_out, grad_h_rec, d_gates):
 # thread that wants the GIL while the other holds it sleeps until woken (30-60 us on a
 # virtual machine, or a whole 5 ms switch interval under load: measured, one thread
 # finished its half in 1.8 ms while the other took 7.7). These loops make the step's
-# GEMM a direct call of the BLAS's cblas_?gemm (its address, found by `cpu/cblas.py`,
-# passed in), so a thread runs every step of its rows without the GIL. The call is the
+# GEMM a direct call of the BLAS's cblas_?gemm (its address, found by
+# `threads.blas_gemm_address`, passed in), so a thread runs every step of its rows without the GIL. The call is the
 # one NumPy makes for a C-contiguous product (row-major, no transposes, alpha 1, beta
 # 0): the same bits as `np.dot`.
 
@@ -362,32 +362,31 @@ _ROW_MAJOR, _NO_TRANS = 101, 111
 
 
 def _cblas_gemm_intrinsic(int_bits):
-    """An intrinsic ``gemm(address, a, b, c)``: c = a @ b for 2-d arrays of one float dtype
-    whose rows are contiguous, by the cblas_?gemm at `address` with `int_bits`-wide
-    integers (64: NumPy's ILP64 OpenBLAS)."""
+    """An intrinsic ``gemm(address, a, b, c)``: c = a @ b for C-contiguous 2-d arrays of one
+    float dtype, by the cblas_?gemm at `address` with `int_bits`-wide integers (64: NumPy's
+    ILP64 OpenBLAS). Leading dimensions are the column counts (C-contiguous rows follow
+    each other), never a stride: NumPy may give a length-1 axis any stride."""
     @intrinsic
     def gemm(typingctx, address, a, b, c):
-        def codegen(context, builder, signature, args):
-            a_type, b_type, c_type = signature.args[1:]
-            width, enum = ir.IntType(int_bits), ir.IntType(32)
-            real = context.get_value_type(a_type.dtype)
-            arrays = [context.make_array(t)(context, builder, v) for t, v in zip((a_type, b_type, c_type), args[1:])]
-            item = context.get_constant(types.intp, context.get_abi_sizeof(real))
+        if any(not isinstance(t, types.Array) or t.ndim != 2 or t.layout != "C" for t in (a, b, c)):
+            return None
 
-            def leading(array):  # the row stride in elements
-                stride = cgutils.unpack_tuple(builder, array.strides, 2)[0]
-                return builder.trunc(builder.sdiv(stride, item), width) if int_bits < 64 else builder.sdiv(stride, item)
+        def codegen(context, builder, signature, args):
+            width, enum = ir.IntType(int_bits), ir.IntType(32)
+            real = context.get_value_type(signature.args[1].dtype)
+            a_arr, b_arr, c_arr = [context.make_array(t)(context, builder, v)
+                                   for t, v in zip(signature.args[1:], args[1:])]
 
             def size(array, axis):
                 value = cgutils.unpack_tuple(builder, array.shape, 2)[axis]
                 return builder.trunc(value, width) if int_bits < 64 else value
-            a_arr, b_arr, c_arr = arrays
-            fn_type = ir.FunctionType(ir.VoidType(), [enum, enum, enum, width, width, width, real, real.as_pointer(),
-                                                      width, real.as_pointer(), width, real, real.as_pointer(), width])
+            m, k, n = size(a_arr, 0), size(a_arr, 1), size(b_arr, 1)
+            pointer = real.as_pointer()
+            fn_type = ir.FunctionType(ir.VoidType(), [enum, enum, enum, width, width, width, real, pointer, width,
+                                                      pointer, width, real, pointer, width])
             fn = builder.inttoptr(args[0], fn_type.as_pointer())
-            builder.call(fn, [enum(_ROW_MAJOR), enum(_NO_TRANS), enum(_NO_TRANS), size(a_arr, 0), size(b_arr, 1),
-                              size(a_arr, 1), ir.Constant(real, 1.0), a_arr.data, leading(a_arr), b_arr.data,
-                              leading(b_arr), ir.Constant(real, 0.0), c_arr.data, leading(c_arr)])
+            builder.call(fn, [enum(_ROW_MAJOR), enum(_NO_TRANS), enum(_NO_TRANS), m, n, k, ir.Constant(real, 1.0),
+                              a_arr.data, k, b_arr.data, n, ir.Constant(real, 0.0), c_arr.data, n])
             return context.get_dummy_value()
         return types.void(address, a, b, c), codegen
     return gemm
