@@ -103,11 +103,11 @@ def _over_rows(python_loop, blas_loop, blocks, dtype, step_work):
     `blas_loop(address, ilp64, lo, hi)` is the loop in Numba, calling the BLAS's GEMM
     itself and never taking the GIL (`kernels.rnn`: two threads each running a Python
     loop waited for each other's GIL); it runs wherever NumPy's OpenBLAS is found, unless
-    the loop runs whole and each step's product (`step_work` multiply-adds) is large
-    enough for `gemm` to split it. `python_loop(lo, hi, product)` is the same loop in
+    the loop runs whole and `gemm` would split each step's product (`step_work`
+    multiply-adds) over the threads. `python_loop(lo, hi, product)` is the same loop in
     Python, `product(a, b, out=)` its per-step GEMM."""
     blas = threads.blas_gemm_address("s" if dtype == np.float32 else "d")
-    if blas is not None and (len(blocks) > 1 or step_work < _GEMM_SPLIT_WORK):
+    if blas is not None and (len(blocks) > 1 or not threads.parallel(step_work, _GEMM_SPLIT_WORK)):
         def run(lo, hi):
             blas_loop(*blas, lo, hi)
     else:
