@@ -214,3 +214,33 @@ def test_the_blas_gemm_is_numpys_openblas():
     for kind in "sd":
         address, ilp64 = cpu_threads.blas_gemm_address(kind)
         assert address > 0 and isinstance(ilp64, bool)
+
+
+@pytest.mark.parametrize("layer", ["lstm", "gru", "rnn"])
+def test_non_contiguous_saved_arrays_give_the_same_gradients(layer):
+    # The backward's arrays may arrive as views (a caller's slices): the loops get
+    # C-contiguous copies and the results do not change.
+    rng = np.random.default_rng(0)
+
+    def strided(a):  # the same values in a non-contiguous view
+        wide = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
+        wide[..., ::2] = a
+        return wide[..., ::2]
+    grad_out, grad_h, grad_c = (rng.standard_normal(s) for s in ((4, 16, 32), (16, 32), (16, 32)))
+    x, w_ih, w_hh, h0, c0 = (rng.standard_normal(s) for s in ((4, 16, 8), (GATES[layer] * 32, 8),
+                                                            (GATES[layer] * 32, 32), (16, 32), (16, 32)))
+    if layer == "lstm":
+        out = rnn.lstm_forward(x, w_ih, w_hh, None, None, h0, c0, True)
+        args = (grad_out, grad_h, grad_c, x, w_ih, w_hh, h0, c0)
+        plain = rnn.lstm_backward(*args, out[0], out[4], out[3], True)
+        views = rnn.lstm_backward(*args, strided(out[0]), strided(out[4]), strided(out[3]), True)
+    elif layer == "gru":
+        out = rnn.gru_forward(x, w_ih, w_hh, None, None, h0, True)
+        plain = rnn.gru_backward(grad_out, grad_h, x, w_ih, w_hh, h0, out[0], out[2], True)
+        views = rnn.gru_backward(grad_out, grad_h, x, w_ih, w_hh, h0, strided(out[0]), strided(out[2]), True)
+    else:
+        out = rnn.rnn_forward(x, w_ih, w_hh, None, None, h0, False, True)
+        plain = rnn.rnn_backward(grad_out, grad_h, x, w_ih, w_hh, h0, out[0], False, True)
+        views = rnn.rnn_backward(grad_out, grad_h, x, w_ih, w_hh, h0, strided(out[0]), False, True)
+    for got, expected in zip(views, plain):
+        np.testing.assert_array_equal(got, expected)

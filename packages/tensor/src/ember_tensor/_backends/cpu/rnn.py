@@ -80,9 +80,8 @@ def _row_blocks(length, batch, hidden, gates):
     when it starts on a multiple of 8, has at least 16 rows, H is a multiple of 16 (widths
     136 and 200, multiples of 8 only, differed) and either the block and the whole batch
     take the same OpenBLAS kernels or G*H is at most 384 (`_BLAS_SMALL_WORK`,
-    `_ONE_CHUNK_INNER`). Measured on
-    tables of shapes, not derived from OpenBLAS's source: tests/test_rnn_threads.py checks
-    the layers' bits on such a table."""
+    `_ONE_CHUNK_INNER`). Measured on tables of shapes, not derived from OpenBLAS's source:
+    tests/test_rnn_threads.py checks the layers' bits on such a table."""
     step_work = gates * hidden * hidden   # multiply-adds a batch row, a step
     parts = 1
     if hidden % 16 == 0 and threads.parallel(length * batch * step_work, SPLIT_WORK):
@@ -130,7 +129,7 @@ def _input_gates(x, w_ih, bias):
 
 def _previous_hidden(output, h0, reverse):
     """The hidden state each step started from, (T, N, H): h0 then the outputs before."""
-    h_prev = np.empty_like(output)
+    h_prev = np.empty(output.shape, output.dtype)   # C-contiguous, whatever output's layout
     if reverse:
         h_prev[:-1] = output[1:]
         h_prev[-1] = h0
