@@ -11,8 +11,11 @@ needs no GPU). The records go to the pickle file named by EMBER_KERNEL_RECORD.
 import os
 import pickle
 
-import numba
-import numpy as np
+# First, as in a user's program: its process settings (OpenBLAS's kernels, the vector width
+# of Numba's loops) must be made before NumPy and Numba are imported.
+import ember_tensor  # noqa: F401
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
 
 _records = set()
 

@@ -82,6 +82,36 @@ def _pretend_a_device():
     dispatcher.get_current_device = lambda: device
 
 
+# The start of a `run_ptx_script` script: the simulator off, NVVM probed, a pretend device.
+_SCRIPT_PRELUDE = """\
+import os, sys
+os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
+from numba import cuda, types
+try:
+    cuda.compile_ptx(lambda a: None, (types.float32[:],), cc=(9, 0))
+except Exception as error:  # no NVVM: nothing to check here
+    print("NO NVVM", error)
+    sys.exit(0)
+from cuda_ptx_check import _pretend_a_device
+_pretend_a_device()
+"""
+
+
+def run_ptx_script(body, timeout=300):
+    """Run the Python source `body` in a fresh interpreter with the CUDA simulator off, for
+    tests of kernels this tool cannot name (made in memory): `cuda` and `types` (Numba's)
+    are imported, and device functions compile for a TARGET_CC device, no GPU needed.
+
+    Returns the finished process (text output), or None where there is no NVVM to compile
+    with (nothing can be checked). A script prints "PTX OK" as its last step, which the
+    caller checks with the exit status.
+    """
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "tools"), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", _SCRIPT_PRELUDE + body], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+    return None if "NO NVVM" in done.stdout else done
+
+
 def _compile_share(path, share, shares):
     """Compile records share, share + shares, ... of `path` (one worker's part): returns
     (compiled count, failures, unresolved names)."""

@@ -253,3 +253,30 @@ def test_config_switch_turns_planning_off(monkeypatch):
     args = _operands(torch.float32)
     assert torch.equal(compiled(*args), relu_linear(*args))
     assert [g.reuse for g in _groups(compiled)] == [None] and _in_place_calls(compiled) == 0
+
+
+def fma_relu(x, y, z):
+    return torch.relu(x * y + z)
+
+
+@pytest.mark.parametrize("planning", [True, False])
+def test_a_dropped_result_gives_its_memory_to_the_next_call(planning, monkeypatch):
+    # Across calls (`FusedElementwise`'s recycle): a result past malloc's heap would
+    # otherwise be fresh memory, faulted in page by page, every call.
+    from ember_compile import config
+    monkeypatch.setattr(config, "memory_planning", planning)
+    torch.manual_seed(0)
+    x, y, z = (torch.randn(512, 1024) for _ in range(3))
+    compiled = compile(fma_relu)
+    first = compiled(x, y, z)
+    pointer = first.data_ptr()
+    kept = compiled(x, y, z)   # the first is alive: new memory
+    assert kept.data_ptr() != pointer
+    del kept
+    (group,) = _groups(compiled)
+    assert group.recycle == planning and len(group.program._spares) == planning
+    # The spare holds the memory until a call takes it: malloc cannot have handed it out.
+    spare = group.program._spares[0].array.ctypes.data if planning else None
+    again = compiled(x, y, z)
+    assert again.data_ptr() == spare if planning else again.data_ptr() not in (pointer, None)
+    assert torch.equal(again, fma_relu(x, y, z)) and torch.equal(first, again)

@@ -24,6 +24,10 @@ CASES = [
     ((2, 8, 9, 9), (8, 8, 3, 3), (1, 1), (3, 3), (1, 1), 1, False),       # padding > d*(k-1)
     ((2, 8, 80), (8, 8, 5), (1,), (2,), (1,), 1, True),                   # 1-d
     ((2, 4, 140), (6, 2, 3), (2,), (3,), (2,), 2, False),                  # 1-d grouped, strided
+    # 128 output positions and more: the weight gradient's per-sample products (fewer:
+    # one product per block, `_backward_weight_short`, the cases above but two)
+    ((2, 8, 16, 16), (8, 4, 3, 3), (1, 1), (1, 1), (1, 1), 2, True),      # groups, 256 positions
+    ((2, 4, 300), (6, 2, 3), (2,), (3,), (2,), 2, False),                  # 1-d grouped, strided, 152
 ]
 
 
@@ -53,6 +57,23 @@ def test_blocked_convolution_matches_torch(xs, ws, stride, padding, dilation, gr
     np.testing.assert_allclose(gx.numpy(), tx.grad.numpy(), **tol)
     gw = N.convolution_backward_weight(et.tensor(g), et.tensor(x), ws, stride, padding, dilation, groups)
     np.testing.assert_allclose(gw.numpy(), tw.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation, groups, with_bias", CASES)
+def test_weight_gradient_short_and_per_sample_products_agree(xs, ws, stride, padding, dilation, groups, with_bias,
+                                                             budget, monkeypatch):
+    # Both forms of the blocked weight gradient, forced on every case (shapes, strides,
+    # padding, dilation, groups, 1-d), in float64: one product per block over its samples
+    # (short rows) and the per-sample products.
+    x = rng.standard_normal(xs)
+    plan = cpu_conv._blocked_plan(xs, ws[2:], stride, padding, dilation)
+    g = rng.standard_normal((xs[0], ws[0]) + plan[-1][-(len(xs) - 2):])
+    results = []
+    for short in (10 ** 9, 0):
+        monkeypatch.setattr(cpu_conv, "_SHORT_LENGTH", short)
+        results.append(cpu_conv.backward_weight(g, x, ws, stride, padding, dilation, groups))
+    assert results[0].shape == results[1].shape == ws
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -91,7 +112,7 @@ def test_blocked_convolution_non_contiguous_and_empty_batch(budget, path):
 @pytest.mark.parametrize("shape", [(8, 16, 16, 16), (48, 32, 10, 10)], ids=["blocked", "winograd"])
 def test_thread_budget_gives_the_same_forward_bits(shape):
     # Each sample's (block's) GEMMs are the same calls whichever thread runs them (48
-    # samples of 32 channels: 3 Winograd blocks, split over 2 threads).
+    # samples of 32 channels: 5 Winograd blocks of 1 MiB, split over 2 threads).
     n, c, h, wd = shape
     x, w = rng.standard_normal(shape).astype(np.float32), rng.standard_normal((c, c, 3, 3)).astype(np.float32)
     before = et.get_num_threads()

@@ -112,3 +112,88 @@ def test_winograd_transposed_convolution_matches_torch(padding):
     assert winograd.usable(np.float64, (3, 3), (1, 1), (1, 1), 1, 32, 40, tuple(ref.shape[2:]))
     y = N.convolution(et.tensor(x), et.tensor(w), et.tensor(b), 1, padding, 1, True, 0, 1)
     np.testing.assert_allclose(y.numpy(), ref.numpy(), rtol=1e-10, atol=1e-10)
+
+
+_BT = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], np.float64)
+_AT = np.array([[1, 1, 1, 0], [0, 1, -1, -1]], np.float64)
+
+
+def _tiles_layout(n, c, th, tw):
+    """(tiles per channel of the block, coordinate stride) of a transform buffer in the
+    kernels' layout, tile (i, j) of sample b, channel ch, coordinate xi at xi*stride +
+    ch*count + (b*th + i)*tw + j: one element of slack after each coordinate's run,
+    which must come back untouched."""
+    count = n * th * tw
+    stride = c * count + 1
+    return count, stride
+
+
+@pytest.mark.parametrize("xs, padding", [
+    ((1, 1, 4, 4), (0, 0)),
+    ((2, 3, 5, 7), (1, 1)),     # odd: half tiles at the right and bottom
+    ((3, 2, 16, 16), (1, 1)),   # the benchmark rows' plane
+    ((2, 2, 9, 6), (2, 1)),
+    ((1, 2, 10, 11), (-1, 1)),  # a crop
+])
+def test_winograd_transforms_match_their_matrices(xs, padding):
+    # The three Numba transforms (one vectorised loop per tile coordinate) against the
+    # matrices they apply, tile by tile, in float64: V = B^T d B, Y = A^T M A + bias and
+    # the adjoint A g A^T (channels last); slack past each coordinate's run of V stays
+    # as it was.
+    kernels = winograd.cpu_winograd
+    n, c, h, w = xs
+    ph, pw = padding
+    oh, ow = h + 2 * ph - 2, w + 2 * pw - 2
+    th, tw = -(-oh // 2), -(-ow // 2)
+    count, stride = _tiles_layout(n, c, th, tw)
+    x = rng.standard_normal(xs)
+    padded = np.zeros((n, c, 2 * th + 2, 2 * tw + 2))
+    src = np.pad(x, ((0, 0), (0, 0), (max(ph, 0),) * 2, (max(pw, 0),) * 2))[
+        :, :, max(-ph, 0):, max(-pw, 0):][:, :, :2 * th + 2, :2 * tw + 2]
+    padded[:, :, :src.shape[2], :src.shape[3]] = src
+    v = np.full(16 * stride, 7.0)
+    kernels.input_transform(np.ascontiguousarray(x), ph, pw, th, tw, v, stride, 0, n * c)
+    m = rng.standard_normal(16 * stride)
+    bias = rng.standard_normal(c)
+    y = np.full((n, c, oh, ow), 3.0)
+    kernels.output_transform(m, stride, bias, th, tw, y, 0, n * c)
+    gy = rng.standard_normal((n, c, oh, ow))
+    gpad = np.zeros((n, c, 2 * th, 2 * tw))
+    gpad[:, :, :oh, :ow] = gy
+    adj = np.full((16, count, c), 5.0)  # channels last
+    kernels.output_adjoint(np.ascontiguousarray(gy.transpose(0, 2, 3, 1)), th, tw, adj)
+    yref = np.empty((n, c, 2 * th, 2 * tw))
+    for b in range(n):
+        for ch in range(c):
+            for i in range(th):
+                for j in range(tw):
+                    at = ch * count + (b * th + i) * tw + j + stride * np.arange(16)
+                    tile = padded[b, ch, 2 * i:2 * i + 4, 2 * j:2 * j + 4]
+                    np.testing.assert_allclose(v[at], (_BT @ tile @ _BT.T).ravel(), rtol=1e-13, atol=1e-13)
+                    yref[b, ch, 2 * i:2 * i + 2, 2 * j:2 * j + 2] = _AT @ m[at].reshape(4, 4) @ _AT.T + bias[ch]
+                    g = gpad[b, ch, 2 * i:2 * i + 2, 2 * j:2 * j + 2]
+                    np.testing.assert_allclose(adj[:, (b * th + i) * tw + j, ch], (_AT.T @ g @ _AT).ravel(),
+                                               rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(y, yref[:, :, :oh, :ow], rtol=1e-13, atol=1e-13)
+    slack = np.arange(1, 17) * stride - 1
+    assert (v[slack] == 7.0).all()
+
+
+@pytest.mark.parametrize("value", [-0.0, 0.0, np.inf, -np.inf])
+@pytest.mark.parametrize("where", range(4))
+def test_winograd_output_adjoint_keeps_signed_zeros_and_infinities(value, where):
+    # The lone terms of A's rows (g0 and -g1) are computed as x + (-0) and -0 - y, exact
+    # for every x and y: a 2x2 gradient tile of zeros of either sign and an infinity
+    # comes out bit for bit as the direct formula gives it (NaN's sign aside).
+    gy = np.array([0.0, -0.0, 0.0, -0.0])
+    gy[where] = value
+    adj = np.full((16, 1, 1), 5.0)
+    winograd.cpu_winograd.output_adjoint(gy.reshape(1, 2, 2, 1), 1, 1, adj)
+    adj = adj.ravel()
+    (g00, g01), (g10, g11) = gy[:2], gy[2:]
+
+    def rows(top, bottom):
+        return [top, top + bottom, top - bottom, -bottom]
+    ref = [v for r0, r1 in zip(rows(g00, g10), rows(g01, g11)) for v in rows(r0, r1)]
+    np.testing.assert_array_equal(adj, ref)
+    assert (np.signbit(adj) == np.signbit(ref)).all()

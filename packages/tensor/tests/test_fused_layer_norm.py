@@ -4,13 +4,12 @@ or not, normalized shapes of one and two dims, over every layout the executors m
 (contiguous, transposed, broadcast along the rows or the row, a scalar, negative strides,
 sliced, two runs of rows, trailing dims that do not merge, threaded), on the CPU and on
 CUDA (the simulator; and its kernel compiled to PTX)."""
-import os
-import subprocess
 import sys
 import textwrap
 
 import numpy as np
 import pytest
+from cuda_ptx_check import run_ptx_script
 
 import ember_tensor as et
 from ember_tensor import nn_ops
@@ -122,16 +121,6 @@ def test_one_compiled_kernel_per_program_and_dtype():
 
 
 _PTX = textwrap.dedent("""
-    import os, sys
-    os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
-    from numba import cuda, types
-    try:
-        cuda.compile_ptx(lambda a: None, (types.float32[:],), cc=(9, 0))
-    except Exception as error:  # no NVVM: nothing to check here
-        print("NO NVVM", error)
-        sys.exit(0)
-    from cuda_ptx_check import _pretend_a_device
-    _pretend_a_device()
     import ember_tensor as et
     from ember_tensor.fusion import FusedElementwise, FusedLayerNorm
     from ember_tensor._backends.cuda import custom, fused_layer_norm
@@ -151,10 +140,8 @@ _PTX = textwrap.dedent("""
 
 def test_cuda_kernel_compiles_to_ptx():
     # The simulator runs kernels as Python; NVVM proves them valid CUDA (no GPU needed).
-    tools = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.abspath(tools), os.environ.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, "-c", _PTX], env=env, capture_output=True, text=True, timeout=300)
-    if "NO NVVM" in done.stdout:
+    done = run_ptx_script(_PTX)
+    if done is None:
         pytest.skip("no NVVM to compile PTX with")
     assert done.returncode == 0 and "PTX OK" in done.stdout, done.stderr[-2000:]
 

@@ -2,24 +2,12 @@
 contract a product and the add or subtract using it into one fused multiply-add. Checked in
 the PTX NVVM makes for sm_90 (no GPU needed); on an H200 every fused ``x * w + b`` of a
 reduction, softmax or layer norm prologue differed from eager in the last bit before."""
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
+from cuda_ptx_check import run_ptx_script
 
 _PTX = textwrap.dedent("""
-    import os, sys
-    os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
-    from numba import cuda, types
-    try:
-        cuda.compile_ptx(lambda a: None, (types.float32[:],), cc=(9, 0))
-    except Exception as error:  # no NVVM: nothing to check here
-        print("NO NVVM", error)
-        sys.exit(0)
-    from cuda_ptx_check import _pretend_a_device
-    _pretend_a_device()
     import ember_tensor as et
     from ember_tensor.fusion import FusedElementwise
     from ember_tensor._backends.cuda import custom
@@ -54,10 +42,8 @@ _PTX = textwrap.dedent("""
 
 
 def _run():
-    tools = os.path.join(os.path.dirname(__file__), "..", "..", "..", "tools")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.abspath(tools), os.environ.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, "-c", _PTX], env=env, capture_output=True, text=True, timeout=300)
-    if "NO NVVM" in done.stdout:
+    done = run_ptx_script(_PTX)
+    if done is None:
         pytest.skip("no NVVM to compile PTX with")
     assert done.returncode == 0 and "PTX OK" in done.stdout, done.stderr[-2000:]
     return [line.rsplit(" ", 2) for line in done.stdout.splitlines() if " | " in line]

@@ -63,3 +63,32 @@ def test_freed_arrays_memory_is_reused_not_faulted_in_again(env, reused):
     faults, tuned = result.stdout.split()
     assert (int(faults) < 500) == reused, result.stdout
     assert tuned == str(reused)
+
+
+VECTORS = """
+import os, sys
+if os.environ.get("IMPORT_NUMBA_FIRST"):
+    import numba
+import ember_tensor
+from ember_tensor._backends.cpu.startup import cpu_flags
+import numba
+from numba.core.registry import cpu_target
+numba.njit(lambda x: x + 1)(1)
+print("avx512f" in cpu_flags(), cpu_target.target_context.codegen().magic_tuple()[2].endswith(",-prefer-256-bit"))
+"""
+
+
+@pytest.mark.parametrize("env, wide", [
+    ({}, True),                                        # AVX-512: 512-bit vectors
+    ({"EMBER_NO_VECTOR_TUNING": "1"}, False),          # opted out
+    ({"NUMBA_CPU_FEATURES": "+avx2,+fma"}, False),     # the user's features win
+    ({"IMPORT_NUMBA_FIRST": "1"}, False),              # too late: Numba read its features already
+])
+def test_numba_gets_512_bit_vectors_on_avx512(env, wide):
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("NUMBA_CPU_FEATURES", "NUMBA_CPU_NAME", "EMBER_NO_VECTOR_TUNING")}
+    result = subprocess.run([sys.executable, "-c", VECTORS], capture_output=True, text=True, check=True,
+                            env={**base, **env}, timeout=120)
+    avx512, set_wide = result.stdout.split()
+    # Without AVX-512 nothing is ever set (the first case then checks that too).
+    assert set_wide == str(wide and avx512 == "True"), result.stdout

@@ -2,9 +2,11 @@
 of a split kernel spin for their next part, then sleep; every part runs once, at once with
 the caller's, errors reach the caller, and a busy pool, a nested split or a forked child
 never deadlocks."""
+import gc
 import os
 import threading
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -46,6 +48,22 @@ def test_parts_run_at_once_on_their_own_threads_in_order():
     assert [r[0] for r in results] == [0, 1, 2]
     assert len({r[1] for r in results}) == 3
     assert [r[2] for r in results] == [False, True, True]  # workers run kernels serially
+
+
+def test_a_part_and_its_arguments_are_not_kept_after_it_ran():
+    # A worker waiting for its next part used to keep the last one (and so its arrays:
+    # a result the caller had dropped stayed in memory until the next split).
+    pool = _pool(2)
+    array = np.ones(1000)
+    ref = weakref.ref(array)
+
+    def part(a=array):
+        return float(a.sum())
+
+    assert pool.run([part], lambda: 0.0) == [0.0, 1000.0]
+    del part, array
+    gc.collect()
+    assert ref() is None
 
 
 def test_workers_asleep_are_woken():

@@ -140,8 +140,10 @@ class FusedGroup:
         self.program = program
         self.eager = eager
         self.calls = 0
-        # Set by `memory_planning`: which input's memory the result may be written into.
+        # Set by `memory_planning`: which input's memory the result may be written into,
+        # and whether a new result may take the memory of the previous call's dead one.
         self.reuse = None
+        self.recycle = False
         self.in_place_calls = 0
 
     def __call__(self, *inputs):
@@ -159,9 +161,9 @@ class FusedGroup:
             return _FusedFunction.apply(self, dtype, *inputs)
         # No autograd node saves the inputs here, so a dead input's memory may take the result.
         reuse = self.reuse.input_index(inputs) if self.reuse is not None else None
-        if reuse is None:  # (a fused reduction's program takes no `reuse`)
-            return program(*inputs, dtype=dtype)
-        result = program(*inputs, dtype=dtype, reuse=reuse)
+        if reuse is None:  # (a fused reduction's program takes no `reuse` nor `recycle`)
+            return program(*inputs, dtype=dtype, recycle=True) if self.recycle else program(*inputs, dtype=dtype)
+        result = program(*inputs, dtype=dtype, reuse=reuse, recycle=self.recycle)
         if result is inputs[reuse]:
             self.in_place_calls += 1
         return result

@@ -24,6 +24,12 @@ masked store, measured 2x slower than a new tensor, so ``relu(x @ w)`` and ``nn.
 → ``nn.ReLU`` keep the eager relu. An input that is a product is preferred to other dead
 inputs.
 
+**Across calls.** A fused elementwise group's new result may take the memory of its
+previous call's result when that is dead — no tensor, view, autograd node or NumPy array
+holds it (`ember_tensor.fusion`'s ``recycle``; kept from 1 MiB, one block a group). A
+result past malloc's heap (32 MiB) is otherwise fresh memory each call, faulted in page
+by page as the kernel writes it.
+
 **When.** Only when the group records no autograd node: grad mode off, or none of the
 group's inputs requires grad (decided per call, the branch `FusedGroup` already takes).
 A group under autograd saves its inputs for its backward, and a training call lowered
@@ -177,8 +183,12 @@ def plan_memory(gm, groups):
         if not (call.op == "call_function" and isinstance(call.target, FusedGroup)):
             continue
         group = call.target
+        elementwise = isinstance(group.program, _fusion.FusedElementwise)
+        # Across calls: a new result may take the previous call's result's memory once that
+        # is dead (`FusedElementwise`'s `recycle`).
+        group.recycle = elementwise
         # A fused reduction's result is smaller than its inputs: it writes no input's memory.
-        dead = _dead_inputs(call, gm) if isinstance(group.program, _fusion.FusedElementwise) else []
+        dead = _dead_inputs(call, gm) if elementwise else []
         if dead:
             # A product first: its buffer was just written, the group is its epilogue.
             index, source = next(((i, a) for i, a in dead if is_product(a, gm)), dead[0])

@@ -6,12 +6,14 @@ tensor([3., 7.])
 """
 import math as _math
 
-from ._backends.cpu.startup import (keep_freed_memory as _keep_freed_memory, quiet_openmp_spinning as
-                                    _quiet_openmp_spinning, tune_openblas as _tune_openblas)
+from ._backends.cpu.startup import (keep_freed_memory as _keep_freed_memory, prefer_wide_vectors as
+                                    _prefer_wide_vectors, quiet_openmp_spinning as _quiet_openmp_spinning,
+                                    tune_openblas as _tune_openblas)
 
 _tune_openblas()  # must run before NumPy is first imported
 _quiet_openmp_spinning()  # must run before the first parallel kernel starts OpenMP
 _keep_freed_memory()  # glibc: freed arrays' memory is reused, not faulted in anew
+_prefer_wide_vectors()  # must run before Numba is first imported: 512-bit vectors on AVX-512
 
 from .version import __version__  # noqa: E402
 from . import _dtype

@@ -44,7 +44,12 @@ def convolution(ctx, grad, input, weight, has_bias, stride, padding, dilation, t
             grad_weight = K.convolution_backward_weight(grad, input, tuple(weight.shape), stride,
                                                                 padding, dilation, groups)
     if has_bias and needs[2]:
-        grad_bias = grad.sum([0] + list(range(2, grad.dim())))
+        # Over each (sample, channel) row of positions first, then over the batch: a sum
+        # over dims (0, 2, 3) at once has its kept dim in the middle and is first copied
+        # into (channel, rest) order, ~3x slower (64->64 at 16x16 batch 64: 495 us
+        # against 182; PyTorch 147).
+        positions = list(range(2, grad.dim()))
+        grad_bias = (grad.sum(positions) if positions else grad).sum(0)
     return grad_input, grad_weight, grad_bias
 
 

@@ -6,6 +6,7 @@ import ember_tensor
 from ember_tensor import Tensor
 
 from ..joint.recording import _draws_random
+from ..recording import OutermostOpCalls
 from ..slots import Slot, fill
 from ..tensor_methods import patched
 
@@ -119,70 +120,34 @@ def _same_contents(a, b):
     return ember_tensor.equal(a, b)
 
 
-class Recorder:
+class Recorder(OutermostOpCalls):
     """The dispatcher wrapper (outermost) and conversion patches recording one eager call.
 
     Args:
         inputs: the call's tensors, then the parameters and buffers read by reference.
     """
 
+    Refused = Refused
+    UNKNOWN_TENSOR = ("a tensor that is neither an input, a parameter or buffer, nor the result of an op of the "
+                      "call (a tensor made by a factory such as torch.zeros, or read from a global)")
+
     def __init__(self, inputs):
-        self.slots = {}
-        for i, t in enumerate(inputs):
-            self.slots.setdefault(id(t), i)
-        self.alive = list(inputs)  # keeps ids unique while recording
+        super().__init__(inputs)
         self.items = []            # OpStep and Check, in call order
         self.states = []           # (tensor, requires_grad, grad_fn) right after its op
-        self.depth = 0
-        self.refusal = None
         self.nan = False
         # What an op could change behind the trace's back: contents of tensors that do not
         # require grad (buffers, running statistics passed as arguments) and gradients.
         self.before = [(t, t.clone() if not t.requires_grad else None, _grad_state(t)) for t in inputs]
 
-    def refuse(self, reason):
-        if self.refusal is None:
-            self.refusal = reason
+    def admit(self, op, args, kwargs):
+        if op.inplace:
+            raise Refused(f"in-place op {op.name!r} (its effect would happen again if a replay is abandoned)")
+        super().admit(op, args, kwargs)
+        if _draws_random(op):
+            raise Refused(f"random op {op.name!r} (a replay would draw again)")
 
-    def template(self, a):
-        if isinstance(a, Tensor):
-            index = self.slots.get(id(a))
-            if index is None:
-                raise Refused("a tensor that is neither an input, a parameter or buffer, nor the result of an "
-                              "op of the call (a tensor made by a factory such as torch.zeros, or read from a "
-                              "global)")
-            return Slot(index)
-        cls = a.__class__
-        if cls is list or cls is tuple:
-            return cls(self.template(x) for x in a)
-        if cls is dict:
-            return {k: self.template(v) for k, v in a.items()}
-        if isinstance(a, (list, tuple, dict)):
-            if any(isinstance(x, Tensor) for x in (a.values() if isinstance(a, dict) else a)):
-                raise Refused(f"a {cls.__name__} holding tensors as an op argument")
-        return a
-
-    def __call__(self, op, args, kwargs, redispatch):
-        if self.depth or self.refusal is not None:
-            return redispatch(op, args, kwargs)
-        try:
-            if op.inplace:
-                raise Refused(f"in-place op {op.name!r} (its effect would happen again if a replay is "
-                              f"abandoned)")
-            if kwargs.get("out") is not None:
-                raise Refused(f"op {op.name!r} with out=")
-            if _draws_random(op):
-                raise Refused(f"random op {op.name!r} (a replay would draw again)")
-            targs, tkwargs = self.template(args), self.template(kwargs)
-        except Refused as error:
-            self.refuse(str(error))
-            return redispatch(op, args, kwargs)
-        mode = ember_autograd.is_grad_enabled()
-        self.depth += 1
-        try:
-            result = redispatch(op, args, kwargs)
-        finally:
-            self.depth -= 1
+    def record(self, op, args, targs, tkwargs, mode, result):
         self._record(op, targs, tkwargs, mode, result)
         return result
 
@@ -191,9 +156,7 @@ class Recorder:
         if isinstance(outs, (tuple, list)) and outs and all(isinstance(o, Tensor) for o in outs):
             out_slots = []
             for o in outs:
-                self.slots[id(o)] = len(self.alive)
-                out_slots.append(len(self.alive))
-                self.alive.append(o)
+                out_slots.append(self.new_value(o))
                 self.states.append((o, o.requires_grad, o.grad_fn))
             shapes = tuple(tuple(o.shape) for o in outs)
             self.items.append(OpStep(op, targs, tkwargs, mode, tuple(out_slots), shapes, isinstance(result, Tensor)))

@@ -61,14 +61,16 @@ def _has_slot(template):
         return True
     if template.__class__ is list or template.__class__ is tuple:
         return any(_has_slot(x) for x in template)
+    if template.__class__ is dict:
+        return any(_has_slot(x) for x in template.values())
     return False
 
 
 def _slots_in(template):
     if template.__class__ is Slot:
         yield template.index
-    elif template.__class__ is list or template.__class__ is tuple:
-        for x in template:
+    elif template.__class__ is list or template.__class__ is tuple or template.__class__ is dict:
+        for x in (template.values() if template.__class__ is dict else template):
             yield from _slots_in(x)
 
 

@@ -10,7 +10,7 @@ from ember_tensor import Tensor
 
 from ..capture import _RANDOM_PREFIXES
 from ..tensor_methods import patched
-from ..slots import Slot
+from ..recording import ValueNumbering
 from .plan import NotLowered, _Step
 
 __all__ = []
@@ -56,43 +56,33 @@ def _rng_restored(states=None):
         _set_rng_states(now)
 
 
-class _Recorder:
+class _Recorder(ValueNumbering):
     """The dispatcher wrapper that lowers one run of the graph into steps."""
 
+    UNKNOWN_TENSOR = ("a tensor that is neither a graph input, a parameter or buffer, nor the result of an op of "
+                      "the graph")
+
     def __init__(self, tensors, buffers):
+        super().__init__(tensors)
         self.buffers = buffers  # the input slots an in-place op may write (buffers not requiring grad)
         self.n_inputs = len(tensors)
-        self.slots = {}
-        for i, t in enumerate(tensors):
-            self.slots.setdefault(id(t), i)
-        self.alive = list(tensors)  # keeps ids unique while recording
         self.steps = []
-        self.depth = 0
-        self.refusal = None  # kept even if the program catches the exception
 
     def refuse(self, reason):
+        """Refuse the lowering: raises NotLowered (the reason is kept even if the program
+        catches the exception)."""
         self.refusal = self.refusal or reason
         raise NotLowered(reason)
+
+    reject = refuse
 
     def fresh(self, t):
         """A step allocating a tensor like `t` (made by a factory, which is no op), whose
         contents an in-place draw overwrites; its slot."""
-        slot = self.slots[id(t)] = len(self.alive)
-        self.alive.append(t)
+        slot = self.new_value(t)
         self.steps.append(_Step(_Empty(tuple(t.shape), t.dtype, t.device), _table.NOT_DIFFERENTIABLE, (), {},
                                 (slot,), True, (t,)))
         return slot
-
-    def template(self, a):
-        if isinstance(a, Tensor):
-            index = self.slots.get(id(a))
-            if index is None:
-                self.refuse("a tensor that is neither a graph input, a parameter or buffer, nor the result of "
-                            "an op of the graph")
-            return Slot(index)
-        if a.__class__ is list or a.__class__ is tuple:
-            return a.__class__(self.template(x) for x in a)
-        return a
 
     def __call__(self, op, args, kwargs, redispatch):
         if self.depth:
@@ -124,8 +114,7 @@ class _Recorder:
                 self.refuse(f"in-place op {op.name!r} on a tensor that shares memory with another value")
         if kwargs.get("out") is not None:
             self.refuse(f"op {op.name!r} with out=")
-        targs = self.template(args)
-        tkwargs = {k: self.template(v) for k, v in kwargs.items()}
+        targs, tkwargs = self.template(args), self.template(kwargs)
         self.depth += 1
         try:
             result = redispatch(op, args, kwargs)
@@ -145,9 +134,7 @@ class _Recorder:
         for o in outs:
             if id(o) in self.slots:
                 self.refuse(f"op {op.name!r} returned a tensor it was given")
-            self.slots[id(o)] = len(self.alive)
-            out_slots.append(len(self.alive))
-            self.alive.append(o)
+            out_slots.append(self.new_value(o))
         self.steps.append(_Step(op, entry, targs, tkwargs, tuple(out_slots), single, outs, random=random))
         return result
 

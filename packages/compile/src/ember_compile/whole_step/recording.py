@@ -7,7 +7,7 @@ from ember_tensor import Tensor
 
 from ..guarded.recording import OpStep
 from ..joint.recording import _draws_random
-from ..slots import Slot
+from ..recording import OutermostOpCalls
 from ..tensor_methods import patched
 
 __all__ = []
@@ -46,7 +46,7 @@ def _grad_ids(params):
     return tuple(None if p.grad is None else id(p.grad) for p in params)
 
 
-class Recorder:
+class Recorder(OutermostOpCalls):
     """The dispatcher wrapper (outermost) and Tensor patches recording one eager step.
 
     Args:
@@ -56,45 +56,21 @@ class Recorder:
         updated: the ids of the parameters of the optimizers found (`program.find_optimizers`).
     """
 
+    Refused = Refused
+    UNKNOWN_TENSOR = ("a tensor that is neither an argument, a parameter, buffer, gradient or optimizer state, "
+                      "nor the result of an op of the call (made by a factory: a first optimizer step creating "
+                      "its state, torch.zeros in the function)")
+
     def __init__(self, values, params, updated):
+        super().__init__(values)
         self.params = params
         # The parameters whose in-place updates are replayed: those of an optimizer the
         # guards read (its hyperparameters are guarded); others' updates are refused.
         self.updated = updated
         self.param_ids = {id(p) for p in params}
-        self.slots = {}
-        for i, t in enumerate(values):
-            self.slots.setdefault(id(t), i)
-        self.alive = list(values)  # keeps ids unique while recording
         self.items = []
-        self.depth = 0
-        self.refusal = None
         self.grads = _grad_ids(params)
         self.states = []  # (value, requires_grad) right after its op
-
-    def refuse(self, reason):
-        if self.refusal is None:
-            self.refusal = reason
-
-    def template(self, a):
-        if isinstance(a, Tensor):
-            index = self.slots.get(id(a))
-            if index is None:
-                raise Refused("a tensor that is neither an argument, a parameter, buffer, gradient or optimizer "
-                              "state, nor the result of an op of the call (made by a factory: a first "
-                              "optimizer step creating its state, torch.zeros in the function)")
-            return Slot(index)
-        cls = a.__class__
-        if cls is list or cls is tuple:
-            return cls(self.template(x) for x in a)
-        if cls is dict:
-            return {k: self.template(v) for k, v in a.items()}
-        return a
-
-    def new_value(self, t):
-        slot = self.slots[id(t)] = len(self.alive)
-        self.alive.append(t)
-        return slot
 
     def grads_changed(self, where):
         """Compare ``.grad`` of the parameters with the last look: a gradient set to None
@@ -112,25 +88,15 @@ class Recorder:
             self.items.append(GradsToNone(tuple(dropped)))
         self.grads = now
 
-    def __call__(self, op, args, kwargs, redispatch):
-        if self.depth or self.refusal is not None:
-            return redispatch(op, args, kwargs)
-        try:
-            if kwargs.get("out") is not None:
-                raise Refused(f"op {op.name!r} with out=")
-            if _draws_random(op):
-                raise Refused(f"random op {op.name!r} (a replay would need the random stream's state)")
-            targs, tkwargs = self.template(args), self.template(kwargs)
-        except Refused as error:
-            self.refuse(str(error))
-            return redispatch(op, args, kwargs)
+    def admit(self, op, args, kwargs):
+        super().admit(op, args, kwargs)
+        if _draws_random(op):
+            raise Refused(f"random op {op.name!r} (a replay would need the random stream's state)")
+
+    def before_op(self):
         self.grads_changed("between ops")
-        mode = ember_autograd.is_grad_enabled()
-        self.depth += 1
-        try:
-            result = redispatch(op, args, kwargs)
-        finally:
-            self.depth -= 1
+
+    def record(self, op, args, targs, tkwargs, mode, result):
         if op.inplace or result is None:  # an update in place (the fused optimizer ops return None)
             written = [args[0]] if op.inplace else [t for a in args for t in (a if isinstance(a, (list, tuple))
                                                                                else (a,)) if isinstance(t, Tensor)]

@@ -6,6 +6,7 @@ from .. import _backends
 from .. import _dtype as D
 from .._ops import _iter
 from .._tensor import Tensor
+from . import _recycling
 
 __all__ = ["FusedElementwise", "OPS", "COMPARISONS"]
 
@@ -64,6 +65,7 @@ class FusedElementwise:
         self._kernels = {}   # compute dtype -> (module name, source)
         self._used = tuple(sorted({op for op, _ in self.steps}))
         self._shapes = {}    # the inputs' shapes -> their broadcast shape (see `broadcast_shape`)
+        self._spares = []    # the previous result's memory, for `recycle` (at most one `_recycling.Spare`)
 
     def _only_conditions(self, ref):
         uses = [(op, k) for op, args in self.steps for k, a in enumerate(args) if a == ref]
@@ -135,7 +137,7 @@ class FusedElementwise:
                 return None
         return dtype
 
-    def __call__(self, *tensors, dtype=None, reuse=None):
+    def __call__(self, *tensors, dtype=None, reuse=None, recycle=False):
         """Run the program on `tensors` (broadcast together) into a new tensor, or into
         the memory of input `reuse`.
 
@@ -148,6 +150,10 @@ class FusedElementwise:
                 shape and dtype the result is written into it and it is returned (its
                 version bumped): each element is read before the same element is written,
                 so the values are those of a new tensor. Otherwise a new tensor.
+            recycle: let a new result take the memory of this program's previous result
+                of 1 MiB or more once nothing holds that any more (no tensor, view,
+                autograd node or NumPy array: `_recycling`), instead of new memory that
+                faults in page by page; the values are those of a new tensor.
         """
         if len(tensors) != self.n_inputs:
             raise TypeError(f"{self.name}() takes {self.n_inputs} tensors, got {len(tensors)}")
@@ -173,7 +179,13 @@ class FusedElementwise:
         if target is not None and (target._dtype is not result_dtype or target._data.shape != shape
                                    or not backend.storage.is_contiguous(target._data)):
             target = None   # broadcasting enlarges it, or another dtype or layout: a new tensor
-        out = backend.storage.empty(shape, result_dtype.np) if target is None else target._data
+        out = None
+        if target is not None:
+            out = target._data
+        elif recycle:
+            out = _recycling.take(self._spares, shape, result_dtype.np)
+        if out is None:
+            out = backend.storage.empty(shape, result_dtype.np)
         kernel = self._kernels.get(dtype)
         if kernel is None:
             kernel = self._kernels[dtype] = (self.kernel_name(dtype), self.source(dtype))
@@ -182,4 +194,7 @@ class FusedElementwise:
         if target is not None:
             target._bump_version()
             return target
-        return Tensor._wrap(out, result_dtype, device)
+        result = Tensor._wrap(out, result_dtype, device)
+        if recycle:
+            _recycling.keep(self._spares, result)
+        return result

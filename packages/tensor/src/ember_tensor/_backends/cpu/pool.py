@@ -154,6 +154,9 @@ class Pool:
                 self._results[slot] = (part(), None)
             except BaseException as error:
                 self._results[slot] = (None, error)
+            # Not kept while this thread waits for the next part: the part's arguments (a
+            # result's memory, an operand) would stay alive after the caller dropped them.
+            part = None
             counters[done_index] = value
             if self._caller_sleeping:
                 with self._cond:

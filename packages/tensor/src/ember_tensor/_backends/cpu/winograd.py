@@ -42,10 +42,13 @@ _MIN_CHANNELS = 32
 # Fewest output positions per sample: below, a sample's tiles make too narrow a GEMM and
 # the edge tiles of odd sizes waste much of the work (7x7: 16 tiles for 49 outputs).
 _MIN_LENGTH = 64
-# Bytes of transformed tiles and products per block: a few samples, whose wider GEMMs ran
-# nearer the BLAS's peak than blocks sized to the L2 cache (the 64->64 benchmark row's
-# GEMMs: 7.1 ms at 4 samples, 2 MiB, against 8.6 ms at 1 sample, 512 KiB).
-_BLOCK_BYTES = 1 << 21
+# Bytes of transformed tiles and products per block of the forward convolution (and the
+# input gradient, the same code). Machine-dependent: on the AMD EPYC of the ninth session
+# (OpenBLAS's Haswell kernels) the 64->64 benchmark row's GEMMs took 7.1 ms at 4 samples,
+# 2 MiB, against 8.6 ms at 1 sample, 512 KiB; on the AVX-512 Xeon of the tenth session
+# (SkylakeX kernels, 2 MiB of L2 cache) the same 16 GEMMs took 4.9 ms at 4 samples, 3.4 ms
+# at 1 or 2 (1 MiB; best of 20, 2026-11-28): the middle is taken.
+_BLOCK_BYTES = 1 << 20
 # Multiply-adds from which the blocks are split over the thread budget.
 _PARALLEL_WORK = 1 << 22
 
@@ -141,29 +144,33 @@ def forward(x, w, padding, out, bias=None):
 
 def backward_weight(gy, x, padding):
     """Gradient (O, C, 3, 3) of `forward` w.r.t. the weight: the adjoint of each step in
-    reverse, dU[xi] (O, C) = sum over the tiles of A g A^T [xi] (O, T) @ V[xi]^T (T, C),
-    one deep GEMM per coordinate and block, then G^T dU G."""
+    reverse, dU[xi]^T (C, O) = sum over the tiles of V[xi] (C, T) @ (A g A^T)[xi] (T, O),
+    one deep GEMM per coordinate and block, then G^T dU G. The gradient's tiles are
+    transformed channels last (`output_adjoint`, from the block's gradient copied to
+    (B, oh, ow, O)), so that both operands of the GEMMs are as the BLAS reads them fastest
+    (V^T copied per block, or the transposed view, took 2x the time of the three steps
+    now; 64->64 at 16x16 batch 64, AVX-512 Xeon, 2026-11-28)."""
     n, c = x.shape[:2]
     o = gy.shape[1]
     th, tw = -(-gy.shape[2] // 2), -(-gy.shape[3] // 2)
     tiles = th * tw
-    x, gy = np.ascontiguousarray(x), np.ascontiguousarray(gy, x.dtype)
+    x, gy = np.ascontiguousarray(x), np.asarray(gy, x.dtype)
     blocks, size = _blocks(n, c + o, tiles, x.itemsize)
     ph, pw = padding
 
     def body(run):
         buf = cpu_conv.scratch((_scratch_size(c, o, size * tiles, x.itemsize),), x.dtype)  # this thread's
-        du = np.zeros((16, o, c), x.dtype)
+        du_t = np.zeros((16, c, o), x.dtype)
         for start, stop in run:
             m = stop - start
             count = m * tiles
-            v, v_stride, grad, m_stride = _buffers(buf, c, o, count, x.itemsize)
+            v, v_stride, grad, _ = _buffers(buf, c, o, count, x.itemsize)
             cpu_winograd.input_transform(x[start:stop], ph, pw, th, tw, v, v_stride, 0, m * c)
-            cpu_winograd.output_adjoint(gy[start:stop], th, tw, grad, m_stride, 0, m * o)
-            du += np.matmul(_coordinates(grad, m_stride, o, count),
-                            _coordinates(v, v_stride, c, count).transpose(0, 2, 1))
-        return du
+            grad = grad[:16 * count * o].reshape(16, count, o)
+            cpu_winograd.output_adjoint(np.ascontiguousarray(gy[start:stop].transpose(0, 2, 3, 1)), th, tw, grad)
+            du_t += np.matmul(_coordinates(v, v_stride, c, count), grad)
+        return du_t
 
     # Summed in the order of the runs: bit-reproducible for a given thread budget.
-    du = sum(_run_blocks(blocks, 16 * n * tiles * c * o, body))
-    return (_GG.T.astype(x.dtype) @ du.reshape(16, o * c)).T.reshape(o, c, 3, 3)
+    du_t = sum(_run_blocks(blocks, 16 * n * tiles * c * o, body))
+    return (_GG.T.astype(x.dtype) @ du_t.transpose(0, 2, 1).reshape(16, o * c)).T.reshape(o, c, 3, 3)

@@ -16,8 +16,12 @@ transforms on either side:
 Only additions and subtractions: the transforms cost a few operations per input and
 output element, and lose no precision beyond the rounding of those sums.
 
-Each kernel is serial over a range of (sample, channel) planes and releases the GIL, as
-`kernels/conv.py`'s are (a block runs on one thread; threads take whole blocks). float32
+Each kernel is serial (the transforms over a range of (sample, channel) planes, the
+adjoint over a block of samples, channels last) and releases the GIL, as
+`kernels/conv.py`'s are (a block runs on one thread; threads take whole blocks). Every
+loop that writes the transformed coordinates is one loop per coordinate with a single
+store stream: LLVM vectorises those, where one loop storing 16 streams stayed scalar
+(it needs more runtime alias checks than LLVM makes). float32
 and float64, compiled on first use; the kernels inline no function of another file, so
 Numba's on-disk cache (keyed on this file) can never serve a stale kernel.
 """
@@ -27,6 +31,10 @@ from numba import njit
 __all__ = ["input_transform", "output_transform", "output_adjoint"]
 
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy", boundscheck=False)
+# B^T's rows (and B's columns): row r is element _FIRST[r] +- element _SECOND[r] (minus but
+# for r = 1): d0 - d2, d1 + d2, d2 - d1, d1 - d3.
+_FIRST = (0, 1, 2, 1)
+_SECOND = (2, 2, 1, 3)
 
 
 @njit(**_OPTIONS)
@@ -53,9 +61,11 @@ def input_transform(x, ph, pw, th, tw, v, stride, p_lo, p_hi):
     plane = th * tw
     ext = (th + 1) * tw
     g = np.empty(8 * ext, x.dtype)
-    utw, uplane, uext = np.uint64(tw), np.uint64(plane), np.uint64(ext)
+    uhalf = np.uint64(rows * (tw + 1))
+    even, odd = np.empty(rows * (tw + 1), x.dtype), np.empty(rows * (tw + 1), x.dtype)
+    utw, uplane = np.uint64(tw), np.uint64(plane)
     ustride = np.uint64(stride)
-    uodd = np.uint64(4 * ext)  # g[1, l] - g[0, l]
+    one = x.dtype.type(1)
     for p in range(p_lo, p_hi):
         b, ch = p // c, p % c
         for i in range(i_lo, i_hi):
@@ -63,48 +73,46 @@ def input_transform(x, ph, pw, th, tw, v, stride, p_lo, p_hi):
             dst = np.uint64(i * cols + j_lo)
             for j in range(np.uint64(j_hi - j_lo)):
                 d[dst + j] = xf[src + j]
+        # The padded plane's even and odd columns (its row length is even: column
+        # 2*j + q of row r is element r*(tw + 1) + j of half q), in one pass that LLVM
+        # turns into shuffles, then the phases as contiguous runs of the halves (a
+        # gather from d per phase row made the phases cost as much as the transform).
+        for e in range(uhalf):
+            even[e] = d[np.uint64(2) * e]
+            odd[e] = d[np.uint64(2) * e + np.uint64(1)]
         for rp in range(2):
             for l in range(4):
                 base = np.uint64((rp * 4 + l) * ext)
                 for i in range(th + 1):
-                    src = np.uint64((2 * i + rp) * cols + l)
+                    src = np.uint64((2 * i + rp) * (tw + 1) + l // 2)
                     dst = base + np.uint64(i * tw)
-                    for j in range(utw):
-                        g[dst + j] = d[src + np.uint64(2) * j]
+                    if l % 2 == 0:
+                        for j in range(utw):
+                            g[dst + j] = even[src + j]
+                    else:
+                        for j in range(utw):
+                            g[dst + j] = odd[src + j]
         out = np.uint64(ch * count + b * plane)
-        for t in range(uplane):
-            # B^T d down the tile's rows, column by column: rows 0 - 2, 1 + 2, 2 - 1, 1 - 3
-            # (rows 0 and 2 at g[0, l] and g[0, l] one tile row on, 1 and 3 at g[1, l]).
-            e = t
-            a0, a1, a2, a3 = g[e], g[e + uodd], g[e + utw], g[e + uodd + utw]
-            c00, c10, c20, c30 = a0 - a2, a1 + a2, a2 - a1, a1 - a3
-            e += uext
-            a0, a1, a2, a3 = g[e], g[e + uodd], g[e + utw], g[e + uodd + utw]
-            c01, c11, c21, c31 = a0 - a2, a1 + a2, a2 - a1, a1 - a3
-            e += uext
-            a0, a1, a2, a3 = g[e], g[e + uodd], g[e + utw], g[e + uodd + utw]
-            c02, c12, c22, c32 = a0 - a2, a1 + a2, a2 - a1, a1 - a3
-            e += uext
-            a0, a1, a2, a3 = g[e], g[e + uodd], g[e + utw], g[e + uodd + utw]
-            c03, c13, c23, c33 = a0 - a2, a1 + a2, a2 - a1, a1 - a3
-            # ... then (B^T d) B across the columns, row k to coordinates 4k..4k+3.
-            s = out + t
-            v[s] = c00 - c02
-            v[s + ustride] = c01 + c02
-            v[s + np.uint64(2) * ustride] = c02 - c01
-            v[s + np.uint64(3) * ustride] = c01 - c03
-            v[s + np.uint64(4) * ustride] = c10 - c12
-            v[s + np.uint64(5) * ustride] = c11 + c12
-            v[s + np.uint64(6) * ustride] = c12 - c11
-            v[s + np.uint64(7) * ustride] = c11 - c13
-            v[s + np.uint64(8) * ustride] = c20 - c22
-            v[s + np.uint64(9) * ustride] = c21 + c22
-            v[s + np.uint64(10) * ustride] = c22 - c21
-            v[s + np.uint64(11) * ustride] = c21 - c23
-            v[s + np.uint64(12) * ustride] = c30 - c32
-            v[s + np.uint64(13) * ustride] = c31 + c32
-            v[s + np.uint64(14) * ustride] = c32 - c31
-            v[s + np.uint64(15) * ustride] = c31 - c33
+        # One loop per coordinate xi = 4*r + k, each with a single store stream: LLVM
+        # vectorises it, where one loop storing all 16 coordinates needed more runtime
+        # alias checks than it makes and stayed scalar (measured 1.5x slower). B^T's row r
+        # combines rows a1, a2 of the tile (sign sa), B's column k columns l1, l2 (sign
+        # sk): (d[a1, l1] +- d[a2, l1]) +- (d[a1, l2] +- d[a2, l2]), a product by +-1 being
+        # exact (x + (-1)*y is x - y, bit for bit).
+        for xi in range(16):
+            r, k = xi // 4, xi % 4
+            a1, a2 = _FIRST[r], _SECOND[r]
+            l1, l2 = _FIRST[k], _SECOND[k]
+            sa = one if r == 1 else -one
+            sk = one if k == 1 else -one
+            # Row a of the tile, column offset l: g[a % 2, l] one tile row on when a >= 2.
+            o1 = np.uint64((a1 % 2) * 4 * ext + l1 * ext + (a1 // 2) * tw)
+            o2 = np.uint64((a2 % 2) * 4 * ext + l1 * ext + (a2 // 2) * tw)
+            o3 = np.uint64((a1 % 2) * 4 * ext + l2 * ext + (a1 // 2) * tw)
+            o4 = np.uint64((a2 % 2) * 4 * ext + l2 * ext + (a2 // 2) * tw)
+            dst = out + np.uint64(xi) * ustride
+            for t in range(uplane):
+                v[dst + t] = (g[o1 + t] + sa * g[o2 + t]) + sk * (g[o3 + t] + sa * g[o4 + t])
 
 
 @njit(**_OPTIONS)
@@ -122,28 +130,29 @@ def output_transform(m, stride, bias, th, tw, y, p_lo, p_hi):
     # The plane's 2x2 output tiles, output (a, b) of tile t at z[(2*a + b)*plane + t]:
     # every tile in one unit-stride loop, then copied out row by row, cropped to ow.
     z = np.empty(4 * plane, y.dtype)
+    one = y.dtype.type(1)
+    step2, step4, step5, step6 = np.uint64(2) * step, np.uint64(4) * step, np.uint64(5) * step, np.uint64(6) * step
+    step8, step9, step10 = np.uint64(8) * step, np.uint64(9) * step, np.uint64(10) * step
     for p in range(p_lo, p_hi):
         b, ch = p // o, p % o
         shift = bias[ch] if bias.size else y.dtype.type(0)
         src = np.uint64(ch * count + b * plane)
-        for t in range(uplane):
-            s = src + t
-            # A^T M: rows 0 + 1 + 2 and rows 1 - 2 - 3, per column...
-            m4, m5, m6, m7 = m[s + 4 * step], m[s + 5 * step], m[s + 6 * step], m[s + 7 * step]
-            m8, m9, m10, m11 = m[s + 8 * step], m[s + 9 * step], m[s + 10 * step], m[s + 11 * step]
-            s0 = m[s] + m4 + m8
-            s1 = m[s + step] + m5 + m9
-            s2 = m[s + 2 * step] + m6 + m10
-            s3 = m[s + 3 * step] + m7 + m11
-            e0 = m4 - m8 - m[s + 12 * step]
-            e1 = m5 - m9 - m[s + 13 * step]
-            e2 = m6 - m10 - m[s + 14 * step]
-            e3 = m7 - m11 - m[s + 15 * step]
-            # ... then (A^T M) A the same across the columns.
-            z[t] = s0 + s1 + s2 + shift
-            z[uplane + t] = s1 - s2 - s3 + shift
-            z[2 * uplane + t] = e0 + e1 + e2 + shift
-            z[3 * uplane + t] = e1 - e2 - e3 + shift
+        # One loop per output (a, b) of the tile, each with a single store stream (as in
+        # `input_transform`): A^T's row a sums rows a, a+1, a+2 of M (minus the last two
+        # for a = 1), r_c = (M[a, c] +- M[a+1, c]) +- M[a+2, c], and its row b the same
+        # across the columns, ((r_b +- r_b+1) +- r_b+2) + bias.
+        for q in range(4):
+            a, bq = q // 2, q % 2
+            sa = one if a == 0 else -one
+            sb = one if bq == 0 else -one
+            base = src + np.uint64(4 * a + bq) * step
+            zq = np.uint64(q) * uplane
+            for t in range(uplane):
+                e = base + t
+                r0 = (m[e] + sa * m[e + step4]) + sa * m[e + step8]
+                r1 = (m[e + step] + sa * m[e + step5]) + sa * m[e + step9]
+                r2 = (m[e + step2] + sa * m[e + step6]) + sa * m[e + step10]
+                z[zq + t] = ((r0 + sb * r1) + sb * r2) + shift
         for r in range(oh):
             dst = np.uint64((p * oh + r) * ow)
             row = np.uint64(2 * (r % 2) * plane + (r // 2) * tw)
@@ -152,51 +161,61 @@ def output_transform(m, stride, bias, th, tw, y, p_lo, p_hi):
 
 
 @njit(**_OPTIONS)
-def output_adjoint(gy, th, tw, m, stride, p_lo, p_hi):
-    """The adjoint of `output_transform` (bias aside): fill the flat buffer m, laid out
-    as `input_transform`'s tiles, with A G A^T of the 2x2 tiles of the C-contiguous
-    gradient gy (B, O, oh, ow), zero past its edge, for the (sample, channel) planes
-    [p_lo, p_hi). The weight gradient's 16 GEMMs multiply it with the input's tiles."""
-    nb, o, oh, ow = gy.shape
+def output_adjoint(gy, th, tw, m):
+    """The adjoint of `output_transform` (bias aside), channels last: fill m (16, B*th*tw,
+    O), C-contiguous, with A g A^T of the 2x2 tiles of the C-contiguous gradient gy (B,
+    oh, ow, O), zero past its edge: coordinate xi of tile (i, j) of sample b, channel ch
+    at m[xi, (b*th + i)*tw + j, ch]. The weight gradient's 16 GEMMs, V (C, T) @ m[xi] (T,
+    O), take it as it is: with the tiles' gradient laid out as the input's tiles (O, T)
+    they needed V^T, whose copy cost ~40% of the product (and OpenBLAS ran the product on
+    the transposed view slower than copy and product together)."""
+    nb, oh, ow, o = gy.shape
     count = nb * th * tw
-    gf = gy.reshape(nb * o * oh * ow)
-    step = np.uint64(stride)
-    plane = th * tw
-    uplane = np.uint64(plane)
-    # The plane's 2x2 tiles, element (a, b) of tile t at z[(2*a + b)*plane + t] (zero
-    # past the edge): every tile in one unit-stride loop, as in `output_transform`.
-    z = np.zeros(4 * plane, gy.dtype)
-    for p in range(p_lo, p_hi):
-        b, ch = p // o, p % o
-        for r in range(oh):
-            src = np.uint64((p * oh + r) * ow)
-            row = np.uint64(2 * (r % 2) * plane + (r // 2) * tw)
-            for j in range(np.uint64(ow)):
-                z[row + (j & np.uint64(1)) * uplane + (j >> np.uint64(1))] = gf[src + j]
-        dst = np.uint64(ch * count + b * plane)
-        for t in range(uplane):
-            g00, g01 = z[t], z[uplane + t]
-            g10, g11 = z[2 * uplane + t], z[3 * uplane + t]
-            # A g: rows g0, g0 + g1, g0 - g1, -g1 (g0, g1 the tile's rows)...
-            r00, r01 = g00, g01
-            r10, r11 = g00 + g10, g01 + g11
-            r20, r21 = g00 - g10, g01 - g11
-            r30, r31 = -g10, -g11
-            # ... then (A g) A^T the same across the columns.
-            s = dst + t
-            m[s] = r00
-            m[s + step] = r00 + r01
-            m[s + 2 * step] = r00 - r01
-            m[s + 3 * step] = -r01
-            m[s + 4 * step] = r10
-            m[s + 5 * step] = r10 + r11
-            m[s + 6 * step] = r10 - r11
-            m[s + 7 * step] = -r11
-            m[s + 8 * step] = r20
-            m[s + 9 * step] = r20 + r21
-            m[s + 10 * step] = r20 - r21
-            m[s + 11 * step] = -r21
-            m[s + 12 * step] = r30
-            m[s + 13 * step] = r30 + r31
-            m[s + 14 * step] = r30 - r31
-            m[s + 15 * step] = -r31
+    gf = gy.reshape(nb * oh * ow * o)
+    mf = m.reshape(16 * count * o)
+    uo = np.uint64(o)
+    step = np.uint64(count * o)  # between coordinates
+    # The tile's four gradient vectors g00, g01, g10, g11 (zero past the edge) and a
+    # fifth of -0, the partner of a lone term (see below); then A g's rows, and a -0 row.
+    z = np.zeros(5 * o, gy.dtype)
+    z[4 * o:] = -0.0
+    rows = np.empty(9 * o, gy.dtype)
+    rows[8 * o:] = -0.0
+    one = gy.dtype.type(1)
+    for b in range(nb):
+        for ti in range(th):
+            for tj in range(tw):
+                for q in range(4):
+                    r, c = 2 * ti + q // 2, 2 * tj + q % 2
+                    at = np.uint64(q) * uo
+                    if r < oh and c < ow:
+                        src = np.uint64(((b * oh + r) * ow + c) * o)
+                        for e in range(uo):
+                            z[at + e] = gf[src + e]
+                    else:
+                        for e in range(uo):
+                            z[at + e] = 0
+                # A g down the tile's rows, column c: rows g0, g0 + g1, g0 - g1, -g1 into
+                # rows[2*i + c] (i = 0..3), then (A g) A^T the same across the columns into
+                # coordinate 4*i + k: one loop over the channels per row and coordinate,
+                # x + s*y each (s = +-1), with a single store stream, so that LLVM
+                # vectorises it (a loop storing 16 streams stayed scalar). The lone terms
+                # take -0 for their partner: x + (-0) is x and -0 - y is -y, bit for bit
+                # (a NaN's sign aside).
+                for i in range(4):
+                    s = -one if i >= 2 else one
+                    for c in range(2):
+                        first = np.uint64(c if i != 3 else 4) * uo
+                        second = np.uint64(2 + c if i != 0 else 4) * uo
+                        at = np.uint64(2 * i + c) * uo
+                        for e in range(uo):
+                            rows[at + e] = z[first + e] + s * z[second + e]
+                dst = np.uint64((b * th + ti) * tw + tj) * uo
+                for xi in range(16):
+                    i, k = xi // 4, xi % 4
+                    s = -one if k >= 2 else one
+                    first = np.uint64(2 * i if k != 3 else 8) * uo
+                    second = np.uint64(2 * i + 1 if k != 0 else 8) * uo
+                    at = dst + np.uint64(xi) * step
+                    for e in range(uo):
+                        mf[at + e] = rows[first + e] + s * rows[second + e]
