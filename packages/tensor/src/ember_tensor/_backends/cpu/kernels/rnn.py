@@ -24,13 +24,13 @@ Gate layout is PyTorch's: rows [i, f, g, o] of W_ih/W_hh for LSTM, [r, z, n] for
 The kernels are serial (a step of a typical layer is a few thousand elements: a
 parallel region's start-up would cost more than the loop) and compiled lazily for the
 float32 and float64 C-contiguous arrays the backend passes (half types arrive as
-float32). Everything they inline lives in this file, so Numba's on-disk cache (keyed
-on this file) never serves a stale kernel.
+float32). They link `exp32.exp32`'s compiled code from another file, which Numba's
+on-disk cache (keyed on this file) would not see change: the file ends with
+`cache_keys.key_by_sources`, which adds exp32.py's hash to every kernel's cache key.
 
 Transcendentals: libm's exp and tanh are scalar calls here (~3-5 ns each, no SVML),
 which made the gate kernel the largest cost of an LSTM step. float32 takes `_exp32`,
-the Cody-Waite reduction and Cephes polynomial that `kernels.softmax` uses (<= 2 ulp,
-repeated here for the cache's sake), which LLVM vectorises; its sigmoid is
+the CPU kernels' shared float32 exp (`exp32.exp32`), which LLVM vectorises; its sigmoid is
 ``1 / (1 + exp(-x))`` and its tanh ``1 - 2 / (1 + exp(2x))`` (absolute error ~1e-7,
 saturating to +-1 without overflow). float64 keeps libm's exp and tanh.
 """
@@ -42,40 +42,15 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+from . import exp32 as _exp32_module
+from .cache_keys import key_by_sources
+from .exp32 import exp32 as _exp32
+
 __all__ = ["lstm_gates_forward", "lstm_gates_backward", "gru_gates_forward", "gru_gates_backward",
            "rnn_gates_forward", "rnn_gates_backward", "lstm_forward_loop", "lstm_backward_loop",
            "gru_forward_loop", "gru_backward_loop", "rnn_forward_loop", "rnn_backward_loop"]
 
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
-
-
-@intrinsic
-def _int_bits_as_float32(typingctx, bits):
-    """The float32 whose bit pattern is the int32 `bits` (a bitcast, free in registers)."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float32))
-    return types.float32(types.int32), codegen
-
-
-@njit(fastmath={"contract"}, cache=True)  # inlined by LLVM (inlining it in Numba's IR trips its SSA check)
-def _exp32(x):
-    # exp(x) = 2**n * exp(r), n = round(x / ln 2), r = x - n ln 2 (ln 2 in two parts so
-    # that n * ln2_hi is exact), exp(r) on |r| <= ln2/2 by a degree-6 polynomial; 2**n is
-    # built in the exponent bits. Inputs are clamped to float32's finite range.
-    underflow = x < np.float32(-87.33654)
-    x = min(max(x, np.float32(-87.33654)), np.float32(88.72284))
-    n = np.floor(x * np.float32(1.4426950408889634) + np.float32(0.5))
-    r = x - n * np.float32(0.693359375)
-    r = r - n * np.float32(-2.12194440e-4)
-    p = np.float32(1.9875691500e-4)
-    p = p * r + np.float32(1.3981999507e-3)
-    p = p * r + np.float32(8.3334519073e-3)
-    p = p * r + np.float32(4.1665795894e-2)
-    p = p * r + np.float32(1.6666665459e-1)
-    p = p * r + np.float32(5.0000001201e-1)
-    p = p * (r * r) + r + np.float32(1.0)
-    scale = _int_bits_as_float32((np.int32(n) + np.int32(127)) << 23)
-    return np.float32(0.0) if underflow else p * scale
 
 
 def _sigmoid(x):
@@ -485,3 +460,7 @@ def rnn_backward_loop(address, ilp64, lo, hi, reverse, relu, output, grad_output
         t = length - 1 - k if reverse else k
         rnn_gates_backward(output[t][lo:hi], relu, grad_output[t][lo:hi], dh_rows, d_gates[t][lo:hi])
         _gemm(address, ilp64, d_gates[t][lo:hi], w_hh, dh_rows)
+
+
+# Last, once every kernel is defined: they link exp32.py's code (see the docstring).
+key_by_sources(globals().values(), [_exp32_module.__file__])
