@@ -80,6 +80,8 @@ WORKLOADS = [
     Workload("mul 1e7 f32 (out=)", _big_binary("mul", True), group="elementwise", work=12 * N, unit="B"),
     Workload("exp 1e7 f32", _big_unary("exp"), group="elementwise", work=8 * N, unit="B"),
     Workload("sigmoid 1e7 f32", _big_unary("sigmoid"), group="elementwise", work=8 * N, unit="B"),
+    Workload("tanh 1e7 f32", _big_unary("tanh"), group="elementwise", work=8 * N, unit="B"),
+    Workload("log 1e7 f32", _big_unary("log"), group="elementwise", work=8 * N, unit="B"),
     Workload("sum 1e7 f32 (all)", _reduce("sum", (N,), None), group="reduction", work=4 * N, unit="B"),
     Workload("sum (1000, 10000) dim=1", _reduce("sum", (1000, 10_000), 1), group="reduction", work=4 * N, unit="B"),
     Workload("sum (1000, 10000) dim=0", _reduce("sum", (1000, 10_000), 0), group="reduction", work=4 * N, unit="B"),

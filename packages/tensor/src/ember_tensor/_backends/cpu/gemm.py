@@ -21,7 +21,7 @@ import numpy as np
 
 from . import threads
 
-__all__ = ["gemm"]
+__all__ = ["gemm", "row_block"]
 
 # Multiply-adds from which a product splits. Measured 2026-11-28 on this project's 2-core
 # machine under other sessions' load (4-8), float32, best of 15 rounds / median, one BLAS
@@ -59,7 +59,7 @@ def gemm(a, b, out=None):
         out = np.empty((m, n), np.result_type(a, b))
 
     def run(i):
-        lo, hi = _bounds(m, parts, i)
+        lo, hi = row_block(m, parts, i)
         np.dot(a[lo:hi], b, out=out[lo:hi])
     threads.run_parts(run, parts)
     return out
@@ -71,7 +71,7 @@ def _parts(m, n):
     return min(threads.part_count(), m // _MIN_BLOCK) if n % 8 == 0 else 1
 
 
-def _bounds(size, parts, i):
+def row_block(size, parts, i):
     """Part `i` of `parts` near-equal ranges of range(size), starting on multiples of 8 (the
     BLAS's register blocks: no block's edge falls inside one)."""
     lo, hi = i * size // parts, (i + 1) * size // parts

@@ -34,7 +34,7 @@ import sys
 import threading
 
 __all__ = ["budget", "set_budget", "parallel", "part_count", "run_parts", "split", "hold_blas_at_one_thread",
-           "blas_threads"]
+           "blas_threads", "blas_gemm_address"]
 
 
 def _budget_from_environment():
@@ -185,6 +185,30 @@ def _find_blas_getter(library, setter_symbol):
     if getter is not None:
         getter.argtypes, getter.restype = [], ctypes.c_int
     _blas_getter = getter
+
+
+# cblas_?gemm by the names NumPy's OpenBLAS builds export, and whether its integers are
+# 64-bit (ILP64: NumPy's own wheels) or 32-bit.
+_GEMM_SYMBOLS = (("scipy_cblas_{}gemm64_", True), ("cblas_{}gemm64_", True), ("scipy_cblas_{}gemm", False),
+                 ("cblas_{}gemm", False))
+_gemm_addresses = {}
+
+
+def blas_gemm_address(kind):
+    """(address, ilp64) of cblas_sgemm (`kind` "s") or cblas_dgemm ("d") in the OpenBLAS
+    NumPy loaded, for Numba kernels that call the BLAS without the GIL (the recurrent
+    layers' time loops); None where there is no such library (another BLAS). The call
+    runs on the one thread the BLAS is held at, as NumPy's would."""
+    if kind not in _gemm_addresses:
+        _gemm_addresses[kind] = None
+        for path in _loaded_openblas():
+            library = ctypes.CDLL(path)
+            for pattern, ilp64 in _GEMM_SYMBOLS:
+                function = getattr(library, pattern.format(kind), None)
+                if function is not None:
+                    _gemm_addresses[kind] = (ctypes.cast(function, ctypes.c_void_p).value, ilp64)
+                    return _gemm_addresses[kind]
+    return _gemm_addresses[kind]
 
 
 def _loaded_openblas():

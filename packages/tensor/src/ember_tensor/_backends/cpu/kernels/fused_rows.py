@@ -45,7 +45,7 @@ def operand_params(arity):
 
 
 def program_source(scalar_source, name, used):
-    """The scalar helpers `used` (inlined twins of `_backends.scalar`'s), the program
+    """The scalar helpers `used` (inlined, from `scalar_functions`), the program
     `scalar_source` defining `name`, and ``f``, its inlined compiled function. The module's
     header imports ``njit`` and ``_scalar``."""
     parts = [f'{op} = njit(inline="always", error_model="numpy")(_scalar.{op})\n' for op in used]

@@ -10,28 +10,34 @@ pass over the output, which is in cache). Otherwise a task takes a block of up t
 the inner, contiguous loop (a helper call per row of the block), so that it vectorises.
 
 exp: NumPy's and libm's exp are scalar calls here (Numba has no SVML on this machine),
-~3 ns an element; float32 takes `_exp32`, a Cody-Waite range reduction and a degree-6
-polynomial (Cephes' expf, <= 2 ulp) whose 2**n is built in the exponent bits, which
-LLVM vectorises (~0.3 ns an element). float64 keeps libm's `math.exp`. The sums
-accumulate in the input's dtype, as PyTorch's CPU kernels do for float32. Numba's own
-reductions (a max, a sum) compile to one serial dependency chain: `_row_max` keeps
-eight maxima, the sums are helpers compiled with reassociation allowed.
+~3 ns an element; float32 takes `exp32.exp32` (the one float32 exp of ember's CPU
+kernels: 2**n built in the exponent bits times a polynomial, correctly rounded but for
+near-ties, IEEE edge values), which LLVM vectorises (~0.5 ns an element). float64 keeps
+libm's `math.exp`. The sums accumulate in the input's dtype, as PyTorch's CPU kernels do
+for float32. Numba's own reductions (a max, a sum) compile to one serial dependency
+chain: `_row_max` keeps eight maxima, the sums are helpers compiled with reassociation
+allowed.
 
 Every kernel is serial and releases the GIL; above `PARALLEL_THRESHOLD` elements the
 backend runs it over ranges of rows (or column tasks) on several threads at once
 (`threads.split`), so none compiles a prange twin. softmax and log_softmax, forward and
 backward, rows and columns are eight kernels, each compiled lazily (a first step compiles
 only those it runs), for float32 and float64 only (half types arrive as float32).
-Everything the kernels inline lives in this file, so Numba's on-disk cache (keyed on
-this file) never serves a stale kernel.
+Numba's on-disk cache keys a kernel on this file only, and the kernels link
+`exp32.exp32`'s compiled code from another file: the file ends with
+`cache_keys.key_by_sources`, which adds a hash of exp32.py to every kernel's cache key,
+so a change there recompiles them instead of loading stale machine code.
 """
 import math
 
 import numpy as np
 from numba import njit, types
-from numba.extending import intrinsic, overload
+from numba.extending import overload
 
 from .. import threads
+from . import exp32 as _exp32_module
+from .cache_keys import key_by_sources
+from .exp32 import exp32 as _exp32
 
 __all__ = ["softmax_forward", "softmax_backward", "cross_entropy_forward", "cross_entropy_backward",
            "PARALLEL_THRESHOLD"]
@@ -52,37 +58,6 @@ _BLOCK = 512  # columns per task when softmax runs along a non-last dim
 _SUM_FLAGS = {"contract", "reassoc", "nsz"}
 # The kernels' own options: multiply-adds contracted, nothing reassociated (see above).
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
-
-
-@intrinsic
-def _int_bits_as_float32(typingctx, bits):
-    """The float32 whose bit pattern is the int32 `bits` (a bitcast, free in registers)."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float32))
-    return types.float32(types.int32), codegen
-
-
-@njit(inline="always", fastmath=_SUM_FLAGS)
-def _exp32(x):
-    # exp(x) = 2**n * exp(r), n = round(x / ln 2), r = x - n ln 2 with ln 2 split in two
-    # parts so that n * ln2_hi is exact; exp(r) on |r| <= ln2/2 by Cephes' expf polynomial.
-    underflow = x < np.float32(-87.33654)
-    # min(max(x, lo), hi) spelled out (Python's rule: the later argument wins only when
-    # strictly beyond), since each builtin min/max compiles a function of its own.
-    x = np.float32(-87.33654) if np.float32(-87.33654) > x else x
-    x = np.float32(88.72284) if np.float32(88.72284) < x else x
-    n = np.floor(x * np.float32(1.4426950408889634) + np.float32(0.5))
-    r = x - n * np.float32(0.693359375)
-    r = r - n * np.float32(-2.12194440e-4)
-    p = np.float32(1.9875691500e-4)
-    p = p * r + np.float32(1.3981999507e-3)
-    p = p * r + np.float32(8.3334519073e-3)
-    p = p * r + np.float32(4.1665795894e-2)
-    p = p * r + np.float32(1.6666665459e-1)
-    p = p * r + np.float32(5.0000001201e-1)
-    p = p * (r * r) + r + np.float32(1.0)
-    scale = _int_bits_as_float32((np.int32(n) + np.int32(127)) << 23)
-    return np.float32(0.0) if underflow else p * scale
 
 
 def _exp(x):
@@ -480,3 +455,7 @@ def cross_entropy_backward(x2, target, weight, has_weight, ignore_index, peaks, 
         x2[lo:hi], target[lo:hi], weight, has_weight, ignore_index, peaks[lo:hi], log_totals[lo:hi],
         grad[lo:hi] if per_sample else grad, per_sample, gx[lo:hi]))
     return gx, bad
+
+
+# Last, once every kernel is defined: they link exp32.py's code (see the docstring).
+key_by_sources(globals().values(), [_exp32_module.__file__])

@@ -1,0 +1,196 @@
+"""float32 exp, sigmoid, tanh and log for the CPU that LLVM vectorises, with IEEE edges.
+
+Numba has no SVML here, so ``math.exp`` on float32 is a scalar call into libm's ``expf``
+per element (~4 ns: a 1e7-element exp took ~42 ms against PyTorch's ~3 ms at one thread).
+The functions below are straight-line arithmetic that LLVM inlines into a loop and turns
+into vector instructions. Every CPU kernel of ember that takes a float32 exp uses them: the
+elementwise loops and fused programs (through `scalar_functions`), softmax and
+log_softmax (`kernels.softmax`) and the recurrent gates (`kernels.rnn`).
+
+How: the float32 input is widened to float64, ``y = x log2(e)`` is split into
+``n + f`` (n the nearest integer, found by adding 1.5 * 2**52, which also leaves n in
+the low bits of the sum; |f| <= 1/2, exact), ``2**f`` is a degree-7 polynomial
+(relative error ~2**-33, a Chebyshev fit; evaluated with explicit fused multiply-adds, so
+the bits do not depend on LLVM's contraction choices) and ``2**n`` is built in the
+exponent bits. The product is exact in float64's range, which covers every float32
+result from 2**-152 to 2**129, so the one rounding to float32 at the end gives:
+
+- accuracy: within 0.5 ulp + ~2**-33 relative of the exact value, i.e. correctly
+  rounded but for inputs whose exact exp lies within ~2**-9 ulp of a tie (an
+  exhaustive sweep of every float32 in [-104, 89]: max error 0.5013 ulp; a dense one
+  in `tests/test_exp32.py`); float32 denormals come out correctly rounded, not flushed;
+- edges: exp(0) = 1 exactly, +inf above ~88.72 and for +inf, 0 below ~-103.97 and for
+  -inf, NaN for NaN (the input clamp lets a NaN through and it propagates).
+
+sigmoid is ``1 / (1 + 2**(-x log2 e))`` and tanh ``1 - 2 / (2**(2|x| log2 e) + 1)`` with
+x's sign, both in float64 with one rounding at the end (tanh takes its Taylor series
+below |x| = 1/16, where the formula would cancel): exhaustive sweeps gave at most 0.5013
+ulp (sigmoid, [-105, 20]) and 0.5035 ulp (tanh, [-10, 10]).
+
+log splits the float64 x into 2**k m with m in [sqrt(1/2), sqrt(2)) (a float32
+denormal is a normal float64, so its exponent field serves too) and takes
+``k ln 2 + 2 atanh(s)``, ``s = (m - 1) / (m + 1)``, |s| < 0.172, by seven terms of
+atanh's series: an exhaustive sweep of every positive float32 found no result more than
+0.5 ulp off (0 gives -inf, negatives and -inf NaN, +inf inf, NaN NaN).
+
+float64 inputs never come here: they keep libm (``math.exp``). Nor does CUDA: its
+kernels compile `_backends.scalar`'s functions unchanged, i.e. libdevice's ``expf`` and
+``tanhf``, the code PyTorch's CUDA kernels call too (a GPU's exp is memory-bound with it).
+"""
+import numpy as np
+from numba import njit, types
+from numba.extending import intrinsic
+
+__all__ = ["exp32", "sigmoid32", "tanh32", "log32"]
+
+
+@intrinsic
+def _float64_bits(typingctx, x):
+    """The int64 whose bit pattern is the float64 `x` (a bitcast, free in registers)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.int64))
+    return types.int64(types.float64), codegen
+
+
+@intrinsic
+def _float64_from_bits(typingctx, bits):
+    """The float64 whose bit pattern is the int64 `bits`."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float64))
+    return types.float64(types.int64), codegen
+
+
+@intrinsic
+def _fma(typingctx, a, b, c):
+    """a * b + c rounded once (LLVM's fma: a vector FMA instruction on x86-64 since 2013)."""
+    def codegen(context, builder, signature, args):
+        return builder.fma(*args)
+    return types.float64(types.float64, types.float64, types.float64), codegen
+
+
+# fastmath=False explicitly: a function that leaves fastmath unset inherits its first
+# caller's flags when that caller compiles it (Numba's ConfigStack), and Numba's disk cache
+# does not key on flags. Compiled first under softmax's reassociating sums, (y + 1.5 * 2**52)
+# - 1.5 * 2**52 became y and every exp an exact power of two, in that process and, from
+# the cache, in every later one.
+_OPTIONS = dict(cache=True, error_model="numpy", fastmath=False)
+
+# 1.5 * 2**52: adding it to a float64 of magnitude < 2**51 rounds that to the nearest
+# integer (ties to even) and leaves the integer in the sum's low mantissa bits.
+_ROUNDING_SHIFT = 6755399441055744.0
+_LOG2_E = 1.4426950408889634
+_LN_2 = 0.6931471805599453
+_SQRT_2 = 1.4142135623730951
+# The clamp of y = x log2(e): beyond it every float32 result is 0 or inf (2**-152 rounds to
+# 0, 2**129 to inf), inside it 2**n stays a normal float64.
+_Y_MIN, _Y_MAX = -152.0, 152.0
+
+
+@njit(**_OPTIONS)
+def _exp2_clamped(y):
+    # 2**y for y in [_Y_MIN, _Y_MAX] (or NaN, which propagates), in float64.
+    t = y + _ROUNDING_SHIFT
+    f = y - (t - _ROUNDING_SHIFT)  # exact: |f| <= 1/2
+    # 2**f = 1 + f q(f): q is a degree-6 Chebyshev fit of (2**f - 1) / f on [-1/2, 1/2]
+    # (max relative error of the whole 2**-33.1), so that f = 0 gives exactly 1.
+    p = _fma(1.5303705916251186e-05, f, 0.00015461451598603295)
+    p = _fma(p, f, 0.0013333478456296767)
+    p = _fma(p, f, 0.009618056659549054)
+    p = _fma(p, f, 0.05550410906340133)
+    p = _fma(p, f, 0.24022650922391192)
+    p = _fma(p, f, 0.6931471805568308)
+    p = _fma(p, f, 1.0)
+    # t's low mantissa bits hold n (two's complement); shifting n + 1023 into the exponent
+    # field drops the rest of t's bits: the float64 2**n.
+    return p * _float64_from_bits((_float64_bits(t) + 1023) << 52)
+
+
+@njit(**_OPTIONS)
+def exp32(x):
+    """exp of a float32, as a float32 (see the module docstring for accuracy and edges).
+
+    Example:
+        >>> import numpy as np
+        >>> [float(exp32(np.float32(v))) for v in (0.0, 1.0, -np.inf, np.inf, 89.0)]
+        [1.0, 2.7182817459106445, 0.0, inf, inf]
+    """
+    y = np.float64(x) * _LOG2_E
+    # min/max spelled out (each builtin min/max compiles a function of its own); a NaN
+    # fails both tests and goes through.
+    y = _Y_MIN if y < _Y_MIN else y
+    y = _Y_MAX if y > _Y_MAX else y
+    return np.float32(_exp2_clamped(y))
+
+
+@njit(**_OPTIONS)
+def sigmoid32(x):
+    """1 / (1 + exp(-x)) of a float32, as a float32, rounded once from float64.
+
+    Example:
+        >>> import numpy as np
+        >>> [float(sigmoid32(np.float32(v))) for v in (0.0, -np.inf, np.inf)]
+        [0.5, 0.0, 1.0]
+    """
+    y = np.float64(x) * -_LOG2_E
+    y = _Y_MIN if y < _Y_MIN else y
+    y = _Y_MAX if y > _Y_MAX else y
+    return np.float32(1.0 / (1.0 + _exp2_clamped(y)))
+
+
+@njit(**_OPTIONS)
+def tanh32(x):
+    """tanh of a float32, as a float32, rounded once from float64.
+
+    Example:
+        >>> import numpy as np
+        >>> [float(tanh32(np.float32(v))) for v in (0.0, -np.inf, 20.0)]
+        [0.0, -1.0, 1.0]
+    """
+    a = np.float64(x)
+    m = -a if a < 0.0 else a
+    y = m * (2.0 * _LOG2_E)
+    y = _Y_MAX if y > _Y_MAX else y
+    # 1 - 2 / (e**2|x| + 1) loses |x|'s leading digits to cancellation for small |x|:
+    # below 1/16 the series x - x**3/3 + 2x**5/15 - 17x**7/315 (next term < 2**-37 x).
+    big = 1.0 - 2.0 / (_exp2_clamped(y) + 1.0)
+    big = -big if a < 0.0 else big
+    s = a * a
+    # x (1 + ...), not x + x (...): keeps -0's sign.
+    small = a * (1.0 + s * (-1.0 / 3.0 + s * (2.0 / 15.0 + s * (-17.0 / 315.0))))
+    return np.float32(small if m < 0.0625 else big)
+
+
+@njit(**_OPTIONS)
+def log32(x):
+    """Natural log of a float32, as a float32, rounded once from float64.
+
+    Example:
+        >>> import numpy as np
+        >>> [float(log32(np.float32(v))) for v in (1.0, 0.0, -1.0, np.inf)]
+        [0.0, -inf, nan, inf]
+    """
+    d = np.float64(x)
+    bits = _float64_bits(d)
+    k = np.float64((bits >> 52) - 1023)  # a positive finite x's exponent (the sign bit is 0)
+    m = _float64_from_bits((bits & 0x000FFFFFFFFFFFFF) | 0x3FF0000000000000)  # in [1, 2)
+    above = m > _SQRT_2
+    m = m * 0.5 if above else m
+    k = k + 1.0 if above else k
+    # log m = 2 atanh(s) = 2 (s + s**3/3 + ... + s**15/15), s = (m - 1) / (m + 1): the next
+    # term is below 2**-40 of the sum.
+    t = m - 1.0
+    s = t / (2.0 + t)
+    z = s * s
+    p = _fma(z, 1.0 / 15.0, 1.0 / 13.0)
+    p = _fma(p, z, 1.0 / 11.0)
+    p = _fma(p, z, 1.0 / 9.0)
+    p = _fma(p, z, 1.0 / 7.0)
+    p = _fma(p, z, 1.0 / 5.0)
+    p = _fma(p, z, 1.0 / 3.0)
+    r = _fma(k, _LN_2, 2.0 * s + 2.0 * s * z * p)
+    # The edges, selected last (no branches in the loop): +inf and NaN give themselves,
+    # +-0 -inf, anything below 0 (-inf included) a positive quiet NaN (PyTorch's bits).
+    r = d if d - d != d - d else r
+    r = -np.inf if d == 0.0 else r
+    r = np.nan if d < 0.0 else r
+    return np.float32(r)
