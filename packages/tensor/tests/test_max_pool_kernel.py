@@ -1,7 +1,7 @@
 """The 2-d max pooling kernel (`kernels/pooling.py`: inner columns vectorised, edge
 columns bounds-tested) and the backward's scatter, against PyTorch's values, indices and
-gradients over a table of window geometries, on inputs full of ties and with several NaNs
-in one window (PyTorch's rule: a larger value or any NaN replaces the best so far)."""
+gradients over a table of window geometries (and one of 2x2 windows, which have a kernel
+of their own), on inputs full of ties and with several NaNs in one window (PyTorch's rule: a larger value or any NaN replaces the best so far)."""
 import itertools
 
 import numpy as np
@@ -54,6 +54,34 @@ def test_values_indices_and_gradient_match_pytorch(dtype):
         np.testing.assert_allclose(grad.numpy(), xt.grad.numpy(), rtol=1e-6, atol=1e-6, err_msg=str(where))
         checked += 1
     assert checked > 500
+
+
+# The 2x2 window whose every window lies inside the input takes its own kernel
+# (`_max_pool_2x2_planes`); ceil mode's windows past the edge and any padding do not.
+TWO_BY_TWO = [  # (size, stride, dilation, ceil_mode)
+    ((24, 24), (2, 2), (1, 1), False), ((8, 8), (2, 2), (1, 1), False), ((7, 9), (2, 2), (1, 1), False),
+    ((7, 9), (2, 2), (1, 1), True), ((5, 6), (1, 1), (1, 1), False), ((6, 7), (2, 1), (1, 2), False),
+    ((9, 8), (3, 2), (2, 3), False), ((9, 8), (3, 2), (2, 1), True), ((4, 2), (2, 2), (1, 1), False),
+    ((4, 5), (1, 3), (2, 1), False),
+]
+
+
+@pytest.mark.parametrize("size, stride, dilation, ceil_mode", TWO_BY_TWO)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_two_by_two_windows_match_pytorch_and_the_general_kernel(size, stride, dilation, ceil_mode, dtype):
+    from ember_tensor._backends.cpu.kernels import pooling as kernels
+
+    x = _input(size, dtype)
+    vt, it = torch.nn.functional.max_pool2d(torch.from_numpy(x), (2, 2), stride, 0, dilation, ceil_mode=ceil_mode,
+                                            return_indices=True)
+    values, indices = N.max_pool_with_indices(et.tensor(x), (2, 2), stride, (0, 0), dilation, ceil_mode)
+    np.testing.assert_array_equal(values.numpy(), vt.numpy())
+    np.testing.assert_array_equal(indices.numpy(), it.numpy())
+    # The general kernel on the same windows: the same bits.
+    v2, i2 = np.empty(vt.shape, dtype), np.empty(vt.shape, np.int64)
+    kernels._max_pool_planes(x, 2, 2, stride[0], stride[1], 0, 0, dilation[0], dilation[1], v2, i2, 0, 6)
+    np.testing.assert_array_equal(values.numpy(), v2)
+    np.testing.assert_array_equal(indices.numpy(), i2)
 
 
 def test_parallel_kernel_matches_pytorch_on_a_resnet_stem():
