@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["exp32", "sigmoid32", "tanh32", "log32"]
+__all__ = ["exp32", "exp32_rows", "sigmoid32", "tanh32", "log32"]
 
 
 @intrinsic
@@ -120,6 +120,77 @@ def exp32(x):
     y = _Y_MIN if y < _Y_MIN else y
     y = _Y_MAX if y > _Y_MAX else y
     return np.float32(_exp2_clamped(y))
+
+
+@intrinsic
+def _float32_bits(typingctx, x):
+    """The int32 whose bit pattern is the float32 `x`."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.int32))
+    return types.int32(types.float32), codegen
+
+
+@intrinsic
+def _float32_from_bits(typingctx, bits):
+    """The float32 whose bit pattern is the int32 `bits`."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float32))
+    return types.float32(types.int32), codegen
+
+
+@intrinsic
+def _fma32(typingctx, a, b, c):
+    """a * b + c of float32s rounded once (LLVM's fma)."""
+    def codegen(context, builder, signature, args):
+        return builder.fma(*args)
+    return types.float32(types.float32, types.float32, types.float32), codegen
+
+
+_F32 = np.float32
+_F32_SHIFT = _F32(12582912.0)  # 1.5 * 2**23: y + it rounds y (|y| < 2**22) to an integer n in the low bits
+_F32_SHIFT_BITS = 0x4B400000   # its bit pattern
+
+
+@njit(**_OPTIONS)
+def exp32_rows(x):
+    """exp of a float32 in float32 arithmetic, for the softmax and cross entropy rows:
+    twice exp32's lanes per vector (16 in a 512-bit register), within ~1 ulp (a dense sweep
+    in tests/test_exp32.py), with exp32's edges (0 from ~-103.97 and for -inf, denormals
+    rounded once, +inf from ~88.72, NaN for NaN). PyTorch's softmax kernels likewise take
+    a faster exp than its elementwise ``exp``; ember's softmax measured 1.57x PyTorch's
+    time with exp32 (float64 inside) against 1.21x with a float32 evaluation.
+
+    How: n = round(x log2 e) (the 1.5 * 2**23 shift), r = x - n ln 2 (ln 2 in two parts,
+    n ln2_hi exact), exp(r) on |r| <= ln2/2 by Cephes' expf polynomial, and 2**n applied as
+    two exact powers 2**(n >> 1) 2**(n - (n >> 1)), so that a result in the denormal range
+    is rounded once and one past the largest float becomes inf.
+
+    Example:
+        >>> import numpy as np
+        >>> [float(exp32_rows(np.float32(v))) for v in (0.0, -np.inf, np.inf, -104.0)]
+        [1.0, 0.0, inf, 0.0]
+    """
+    # Clamped (a NaN fails both tests and goes through): exp(-104) rounds to 0, exp(89) to inf.
+    x = _F32(-104.0) if x < _F32(-104.0) else x
+    x = _F32(89.0) if x > _F32(89.0) else x
+    # Explicit fused multiply-adds: half the instructions, and bits that do not depend on
+    # LLVM's contraction choices.
+    t = _fma32(x, _F32(1.4426950408889634), _F32_SHIFT)
+    n_float = t - _F32_SHIFT
+    r = _fma32(n_float, _F32(-0.693359375), x)
+    r = _fma32(n_float, _F32(2.12194440e-4), r)
+    p = _fma32(_F32(1.9875691500e-4), r, _F32(1.3981999507e-3))
+    p = _fma32(p, r, _F32(8.3334519073e-3))
+    p = _fma32(p, r, _F32(4.1665795894e-2))
+    p = _fma32(p, r, _F32(1.6666665459e-1))
+    p = _fma32(p, r, _F32(5.0000001201e-1))
+    p = _fma32(p, r * r, r) + _F32(1.0)
+    # n from t's bits (defined for a NaN too, where a float-to-int conversion is not).
+    n = _float32_bits(t) - np.int32(_F32_SHIFT_BITS)
+    half = n >> np.int32(1)
+    first = _float32_from_bits((half + np.int32(127)) << np.int32(23))
+    second = _float32_from_bits((n - half + np.int32(127)) << np.int32(23))
+    return p * first * second
 
 
 @njit(**_OPTIONS)
