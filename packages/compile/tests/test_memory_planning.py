@@ -280,3 +280,19 @@ def test_a_dropped_result_gives_its_memory_to_the_next_call(planning, monkeypatc
     again = compiled(x, y, z)
     assert again.data_ptr() == spare if planning else again.data_ptr() not in (pointer, None)
     assert torch.equal(again, fma_relu(x, y, z)) and torch.equal(first, again)
+
+
+def test_a_result_an_autograd_node_saved_keeps_its_memory():
+    torch.manual_seed(0)
+    x, y, z = (torch.randn(512, 1024) for _ in range(3))
+    compiled = compile(fma_relu)
+    first = compiled(x, y, z)
+    pointer, values = first.data_ptr(), first.clone()
+    w = torch.ones(first.shape, requires_grad=True)
+    loss = (first * w).sum()   # mul's node saves `first` for w's gradient
+    del first
+    second = compiled(x, y, z)
+    assert second.data_ptr() != pointer and torch.equal(second, values)
+    second.fill_(-1.0)
+    loss.backward()
+    assert torch.equal(w.grad, values)
