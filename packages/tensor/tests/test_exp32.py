@@ -251,13 +251,17 @@ def test_keyed_kernels_recompile_when_a_linked_file_changes(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
                PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
     outputs = []
-    for value in (1, 2):
-        (tmp_path / "dependency.py").write_text(_DEPENDENCY.format(value))
+    for second, value in enumerate((1, 22)):
+        # (Another length and mtime: the linked function's own cache entry is keyed by its
+        # file's size and mtime, which two writes within one second could share.)
+        dependency = tmp_path / "dependency.py"
+        dependency.write_text(_DEPENDENCY.format(value))
+        os.utime(dependency, (1_700_000_000 + 100 * second, 1_700_000_000 + 100 * second))
         run = subprocess.run([sys.executable, str(tmp_path / "kernels.py")], env=env, cwd=tmp_path,
                              capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, run.stderr
         outputs.append(run.stdout.split())
-    assert outputs == [["1", "1"], ["1", "2"]]
+    assert outputs == [["1", "1"], ["1", "22"]]
 
 
 def test_first_compiled_under_a_fastmath_caller_stays_exact(tmp_path):
