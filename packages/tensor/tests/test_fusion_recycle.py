@@ -95,3 +95,12 @@ def test_the_in_place_reuse_wins_over_recycling():
     expected = program(x, y)
     result = program(x, y, reuse=0, recycle=True)
     assert result is x and et.equal(x, expected)
+
+
+def test_a_spare_serves_only_its_own_device():
+    # One program runs on any device: a CPU result's memory never takes a CUDA result.
+    program, (x, y) = _program(), _inputs()
+    program(x, y, recycle=True)
+    assert len(program._spares) == 1
+    result = program(x.to("cuda"), y.to("cuda"), recycle=True)
+    assert result.device.type == "cuda" and et.equal(result.cpu(), program(x, y))

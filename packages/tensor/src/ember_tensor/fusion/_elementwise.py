@@ -183,7 +183,7 @@ class FusedElementwise:
         if target is not None:
             out = target._data
         elif recycle:
-            out = _recycling.take(self._spares, shape, result_dtype.np)
+            out = _recycling.take(self._spares, shape, result_dtype.np, device)
         if out is None:
             out = backend.storage.empty(shape, result_dtype.np)
         kernel = self._kernels.get(dtype)

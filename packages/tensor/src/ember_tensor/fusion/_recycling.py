@@ -26,13 +26,14 @@ RECYCLE_MIN_BYTES = 1 << 20
 
 
 class Spare:
-    """The memory of a dead (or dying) result: its backend array, and a weak reference to
-    its storage object."""
+    """The memory of a dead (or dying) result: its backend array, its device, and a weak
+    reference to its storage object."""
 
-    __slots__ = ("array", "storage")
+    __slots__ = ("array", "device", "storage")
 
-    def __init__(self, array, storage):
+    def __init__(self, array, device, storage):
         self.array = array
+        self.device = device
         self.storage = weakref.ref(storage)
 
     def held_elsewhere(self):
@@ -50,15 +51,17 @@ def _probe():
 _SOLE_REFERENCE = _probe()
 
 
-def take(spares, shape, dtype):
-    """The array of a spare in `spares` (a list, emptied) for a result of `shape` and
-    backend `dtype`, when nothing else holds it; else None."""
+def take(spares, shape, dtype, device):
+    """The array of a spare in `spares` (a list, emptied) for a result of `shape`, backend
+    `dtype` and `device` (a program runs on any device), when nothing else holds it; else
+    None."""
     try:
         spare = spares.pop()
     except IndexError:
         return None
     # (checked before the array is bound to a name here, which would count as a holder)
-    if spare.held_elsewhere() or spare.array.shape != shape or spare.array.dtype != dtype:
+    if spare.held_elsewhere() or spare.device != device or spare.array.shape != shape or \
+            spare.array.dtype != dtype:
         return None
     return spare.array
 
@@ -67,4 +70,4 @@ def keep(spares, result):
     """Keep `result`'s memory (a tensor just made) for a later call, when it is large."""
     array = result._data
     if array.nbytes >= RECYCLE_MIN_BYTES:
-        spares.append(Spare(array, result._storage))
+        spares.append(Spare(array, result._device, result._storage))
