@@ -44,28 +44,33 @@ from numba.extending import intrinsic
 __all__ = ["exp32", "exp32_rows", "sigmoid32", "tanh32", "log32"]
 
 
-@intrinsic
-def _float64_bits(typingctx, x):
-    """The int64 whose bit pattern is the float64 `x` (a bitcast, free in registers)."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.int64))
-    return types.int64(types.float64), codegen
+def _bitcast(source, target):
+    """An intrinsic reinterpreting a `source` value's bits as a `target` (free in registers)."""
+    @intrinsic
+    def cast(typingctx, value):
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], context.get_value_type(target))
+        return target(source), codegen
+    return cast
 
 
-@intrinsic
-def _float64_from_bits(typingctx, bits):
-    """The float64 whose bit pattern is the int64 `bits`."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float64))
-    return types.float64(types.int64), codegen
+def _fused_multiply_add(kind):
+    """An intrinsic ``a * b + c`` of `kind` values rounded once (LLVM's fma: a vector FMA
+    instruction on x86-64 since 2013)."""
+    @intrinsic
+    def fma(typingctx, a, b, c):
+        def codegen(context, builder, signature, args):
+            return builder.fma(*args)
+        return kind(kind, kind, kind), codegen
+    return fma
 
 
-@intrinsic
-def _fma(typingctx, a, b, c):
-    """a * b + c rounded once (LLVM's fma: a vector FMA instruction on x86-64 since 2013)."""
-    def codegen(context, builder, signature, args):
-        return builder.fma(*args)
-    return types.float64(types.float64, types.float64, types.float64), codegen
+_float64_bits = _bitcast(types.float64, types.int64)
+_float64_from_bits = _bitcast(types.int64, types.float64)
+_float32_bits = _bitcast(types.float32, types.int32)
+_float32_from_bits = _bitcast(types.int32, types.float32)
+_fma = _fused_multiply_add(types.float64)
+_fma32 = _fused_multiply_add(types.float32)
 
 
 # fastmath=False explicitly: a function that leaves fastmath unset inherits its first
@@ -120,30 +125,6 @@ def exp32(x):
     y = _Y_MIN if y < _Y_MIN else y
     y = _Y_MAX if y > _Y_MAX else y
     return np.float32(_exp2_clamped(y))
-
-
-@intrinsic
-def _float32_bits(typingctx, x):
-    """The int32 whose bit pattern is the float32 `x`."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.int32))
-    return types.int32(types.float32), codegen
-
-
-@intrinsic
-def _float32_from_bits(typingctx, bits):
-    """The float32 whose bit pattern is the int32 `bits`."""
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.float32))
-    return types.float32(types.int32), codegen
-
-
-@intrinsic
-def _fma32(typingctx, a, b, c):
-    """a * b + c of float32s rounded once (LLVM's fma)."""
-    def codegen(context, builder, signature, args):
-        return builder.fma(*args)
-    return types.float32(types.float32, types.float32, types.float32), codegen
 
 
 _F32 = np.float32
