@@ -55,8 +55,11 @@ def _reduced(losses, weights, reduction, shape):
         return losses.reshape(shape)
     if reduction == "sum":
         return np.array(losses.sum())
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.array(losses.sum() / weights.sum())
+    total_weight = weights.sum()
+    if total_weight != 0.0:  # NumPy's errstate only when needed: ~1 us, a tenth of a small loss
+        return np.array(losses.sum() / total_weight)
+    with np.errstate(invalid="ignore", divide="ignore"):  # no weight at all: inf or NaN, as PyTorch
+        return np.array(losses.sum() / total_weight)
 
 
 def nll_loss(x, target, weight, reduction, ignore_index):
