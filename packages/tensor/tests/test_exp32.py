@@ -14,7 +14,7 @@ import pytest
 from numba import njit
 
 import ember_tensor as et
-from ember_tensor._backends.cpu.kernels import cache_keys, exp32, scalar_functions
+from ember_tensor._backends.cpu.kernels import cache_keys, exp32, row_passes, scalar_functions
 
 INF, NAN = math.inf, math.nan
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -244,7 +244,7 @@ def test_special_values_match_pytorch(op):
 
 
 def test_module_examples():
-    for module in (exp32, cache_keys):
+    for module in (exp32, cache_keys, row_passes):
         assert doctest.testmod(module).failed == 0
 
 

@@ -4,8 +4,8 @@ Numba has no SVML here, so ``math.exp`` on float32 is a scalar call into libm's 
 per element (~4 ns: a 1e7-element exp took ~42 ms against PyTorch's ~3 ms at one thread).
 The functions below are straight-line arithmetic that LLVM inlines into a loop and turns
 into vector instructions. Every CPU kernel of ember that takes a float32 exp uses them: the
-elementwise loops and fused programs (through `scalar_functions`), softmax and
-log_softmax (`kernels.softmax`) and the recurrent gates (`kernels.rnn`).
+elementwise loops and fused programs (through `scalar_functions`), softmax, log_softmax
+and the cross entropy rows (`kernels.row_passes`) and the recurrent gates (`kernels.rnn`).
 
 How: the float32 input is widened to float64, ``y = x log2(e)`` is split into
 ``n + f`` (n the nearest integer, found by adding 1.5 * 2**52, which also leaves n in

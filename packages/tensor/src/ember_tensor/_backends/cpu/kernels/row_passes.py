@@ -76,7 +76,13 @@ def _exp_overload(x):
 
 @njit(nogil=True, cache=True)
 def row_max(row):
-    """The max of a 1-d contiguous float row (-inf if it is empty, NaN if it holds one)."""
+    """The max of a 1-d contiguous float row (-inf if it is empty, NaN if it holds one).
+
+    Example:
+        >>> import numpy as np
+        >>> [float(row_max(np.float32(r))) for r in ([1, 3, 2], [], [1, np.nan, 3])]
+        [3.0, -inf, nan]
+    """
     peak = row.dtype.type(-np.inf)
     for j in range(row.shape[0]):
         peak = maximum(peak, row[j])
@@ -85,7 +91,13 @@ def row_max(row):
 
 @njit(fastmath=_SUM_FLAGS, nogil=True, cache=True)
 def sum_exp_and_max(row, peak, ahead):
-    """(sum of exp(row - peak), max of `ahead`), `ahead` a row of row's length."""
+    """(sum of exp(row - peak), max of `ahead`), `ahead` a row of row's length.
+
+    Example:
+        >>> import numpy as np
+        >>> [float(v) for v in sum_exp_and_max(np.zeros(3), 0.0, np.array([1.0, 5.0, 2.0]))]
+        [3.0, 5.0]
+    """
     total = row.dtype.type(0.0)
     ahead_peak = row.dtype.type(-np.inf)
     for j in range(row.shape[0]):
@@ -96,7 +108,15 @@ def sum_exp_and_max(row, peak, ahead):
 
 @njit(fastmath=_SUM_FLAGS, nogil=True, cache=True)
 def exp_store_sum_and_max(row, peak, out, ahead):
-    """`sum_exp_and_max`, storing each exp(row - peak) in `out` on the way."""
+    """`sum_exp_and_max`, storing each exp(row - peak) in `out` on the way.
+
+    Example:
+        >>> import numpy as np
+        >>> out = np.empty(2, np.float32)
+        >>> row, ahead = np.float32([0, -np.inf]), np.float32([2, 7])
+        >>> [float(v) for v in exp_store_sum_and_max(row, np.float32(0), out, ahead)], out
+        ([1.0, 7.0], array([1., 0.], dtype=float32))
+    """
     total = row.dtype.type(0.0)
     ahead_peak = row.dtype.type(-np.inf)
     for j in range(row.shape[0]):
