@@ -23,35 +23,9 @@ from ember_fx import Graph, GraphModule
 from ember_nn import Module
 
 from ..fusion import fuse, fusible_op
-from ..slots import Slot
+from ..slots import fill, slots_in
 
-__all__ = ["CompiledPiece", "compile_piece", "slots_in"]
-
-
-def slots_in(template, found):
-    """Add the indices of the Slots in `template` (lists, tuples, dicts walked) to `found`."""
-    cls = template.__class__
-    if cls is Slot:
-        found.add(template.index)
-    elif cls is list or cls is tuple:
-        for x in template:
-            slots_in(x, found)
-    elif cls is dict:
-        for x in template.values():
-            slots_in(x, found)
-    return found
-
-
-def _with_nodes(template, nodes):
-    """`template` with each Slot replaced by its graph node (lists, tuples, dicts rebuilt)."""
-    cls = template.__class__
-    if cls is Slot:
-        return nodes[template.index]
-    if cls is list or cls is tuple:
-        return cls(_with_nodes(x, nodes) for x in template)
-    if cls is dict:
-        return {k: _with_nodes(v, nodes) for k, v in template.items()}
-    return template
+__all__ = ["CompiledPiece", "compile_piece"]
 
 
 class CompiledPiece:
@@ -112,7 +86,7 @@ def compile_piece(steps, read_later):
             reads.append(index)
     shapes, fusible = {}, {}
     for step in steps:
-        node = graph.call_function(step.op, _with_nodes(step.args, nodes), _with_nodes(step.kwargs, nodes))
+        node = graph.call_function(step.op, fill(step.args, nodes), fill(step.kwargs, nodes))
         if step.single:
             nodes[step.out_slots[0]] = node
             fusible[step.out_slots[0]] = fusible_op(node, root) is not None

@@ -7,7 +7,8 @@ from ember_tensor import dispatch
 
 from .. import config
 from ..slots import fill
-from .pieces import compile_piece, slots_in
+from ..slots import slots_in
+from .pieces import compile_piece
 from .recording import Check, NotANumber, Recorder, Refused, watching_conversions
 
 __all__ = ["GuardedTraces", "TraceTree"]
