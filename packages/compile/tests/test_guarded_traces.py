@@ -396,3 +396,17 @@ def test_a_piece_that_switches_grad_mode_or_fuses_nothing_replays_its_ops():
             assert torch.equal(got, expected) and got.requires_grad == expected.requires_grad
         entry = _entry(compiled)
         assert entry.replays == 2 and entry.tree.root.piece is None
+
+
+def test_a_piece_that_cannot_compile_replays_its_ops(monkeypatch):
+    from ember_compile.guarded import traces
+
+    def failing(steps, read_later):
+        raise RuntimeError("no graph for these steps")
+    monkeypatch.setattr(traces, "compile_piece", failing)
+    compiled = compile(_break_in_the_middle)
+    w = torch.randn(16)
+    for x in (torch.ones(16), torch.ones(16), torch.ones(16)):
+        assert torch.equal(compiled(x, w), _break_in_the_middle(x, w))
+    entry = _entry(compiled)
+    assert entry.replays == 2 and entry.abandoned == 0 and entry.tree.root.piece is None

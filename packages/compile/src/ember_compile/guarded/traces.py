@@ -55,7 +55,12 @@ class _Node:
         """The steps' `CompiledPiece`, built at the node's first replay; None when they
         replay one by one."""
         if self.piece is _UNBUILT:
-            self.piece = compile_piece(self.steps, self.reads_after_steps())
+            try:
+                self.piece = compile_piece(self.steps, self.reads_after_steps())
+            except Exception:  # noqa: BLE001 - a graph fusion cannot write: the steps still replay
+                # Left unbuilt, the error would abandon every replay of this node (each
+                # call then eager plus a recording); one by one the steps are eager's ops.
+                self.piece = None
         return self.piece
 
     def matches(self, items, start):
