@@ -74,7 +74,10 @@ def _exp_overload(x):
     return lambda x: math.exp(x)
 
 
-@njit(nogil=True, cache=True)
+# fastmath=False said, not left unset: an unset flag set is inherited from the first
+# fast-math caller that compiles the function, and kept in the disk cache (exp32.py); the
+# vector max needs no fast-math flag.
+@njit(nogil=True, cache=True, fastmath=False)
 def row_max(row):
     """The max of a 1-d contiguous float row (-inf if it is empty, NaN if it holds one).
 
