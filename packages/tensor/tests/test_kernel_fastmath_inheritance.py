@@ -115,7 +115,7 @@ def test_the_scan_sees_the_kernels():
     parsed = {path.stem: _compiled_functions(path)[1] for path in KERNELS.glob("*.py")}
     fast = {f"{stem}.{name}" for stem, functions in parsed.items()
             for name, (options, _) in functions.items() if options.get("fastmath") not in (None, "False")}
-    assert {"softmax._row_max", "softmax._rows_softmax", "rnn.lstm_gates_forward"} <= fast
+    assert {"row_passes.sum_exp_and_max", "softmax._rows_softmax", "rnn.lstm_gates_forward"} <= fast
 
 
 def test_a_helper_without_its_own_flags_is_caught(tmp_path, monkeypatch):
