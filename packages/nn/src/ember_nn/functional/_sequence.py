@@ -131,17 +131,37 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    # The projections run in the query's memory order: a batch_first module hands over its
+    # (N, L, E) input transposed, and working on (N, L, *) there reads it, and writes q, k,
+    # v and the output, in place: no copy of the input for the GEMM (and none again in its
+    # backward), none of q, k and v to split the heads, and the output's gradient reaches
+    # the out-projection contiguous. Tensors below are in that order: (L, N, *) or (N, L, *).
+    batch_major = not query.is_contiguous() and query.transpose(0, 1).is_contiguous()
+    seq_dim = 1 if batch_major else 0
+
+    def memory_order(x):
+        return x.transpose(0, 1) if batch_major else x
+
+    def split_heads(x):
+        # (L, N, E) or (N, L, E) -> (N, H, L, head_dim), a view: the batched products
+        # read each head's rows in place.
+        if batch_major:
+            return x.view(bsz, x.shape[1], num_heads, head_dim).transpose(1, 2)
+        return x.view(x.shape[0], bsz, num_heads, head_dim).permute(1, 2, 0, 3)
+
     if not use_separate_proj_weight and query is key and key is value:
         # Self-attention: q, k and v from one GEMM of the packed weight, as PyTorch's
         # _in_projection_packed computes them (one (E, 3E) product beats three (E, E)).
-        q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, dim=-1)
+        q, k, v = linear(memory_order(query), in_proj_weight, in_proj_bias).chunk(3, dim=-1)
     else:
         biases = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        key_is_value = key is value
+        query, key, value = memory_order(query), memory_order(key), memory_order(value)
         if use_separate_proj_weight:
             q = linear(query, q_proj_weight, biases[0])
             k = linear(key, k_proj_weight, biases[1])
             v = linear(value, v_proj_weight, biases[2])
-        elif key is value:  # k and v from one GEMM of their two thirds
+        elif key_is_value:  # k and v from one GEMM of their two thirds
             q_weight, kv_weight = in_proj_weight.split((embed_dim, 2 * embed_dim))
             kv_bias = None if in_proj_bias is None else in_proj_bias[embed_dim:]
             q = linear(query, q_weight, biases[0])
@@ -149,47 +169,46 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         else:
             q, k, v = (linear(x, w, b) for x, w, b in zip((query, key, value), in_proj_weight.chunk(3), biases))
     if is_causal and attn_mask is None:
-        attn_mask = et.ones(tgt_len, key.shape[0], dtype=et.bool, device=query.device).triu(1)
+        attn_mask = et.ones(tgt_len, k.shape[seq_dim], dtype=et.bool, device=q.device).triu(1)
     attn_mask = _float_mask(attn_mask, q.dtype)
     key_padding_mask = _float_mask(key_padding_mask, q.dtype)
-    if attn_mask is not None and attn_mask.dim() == 2:
-        attn_mask = attn_mask.unsqueeze(0)
+    if attn_mask is not None and attn_mask.dim() == 3:  # (N*H, L, S): one mask per head
+        attn_mask = attn_mask.reshape(bsz, num_heads, tgt_len, attn_mask.shape[-1])
     if bias_k is not None and bias_v is not None:
-        k = et.cat([k, bias_k.repeat(1, bsz, 1)])
-        v = et.cat([v, bias_v.repeat(1, bsz, 1)])
+        k = et.cat([k, memory_order(bias_k.repeat(1, bsz, 1))], dim=seq_dim)
+        v = et.cat([v, memory_order(bias_v.repeat(1, bsz, 1))], dim=seq_dim)
         if attn_mask is not None:
             attn_mask = et.cat([attn_mask, et.zeros(*attn_mask.shape[:-1], 1, dtype=attn_mask.dtype, device=attn_mask.device)], dim=-1)
         if key_padding_mask is not None:
             key_padding_mask = et.cat([key_padding_mask, et.zeros(bsz, 1, dtype=key_padding_mask.dtype, device=key_padding_mask.device)], dim=-1)
-    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-    k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
-    v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    q, k, v = split_heads(q), split_heads(k), split_heads(v)
     if add_zero_attn:
-        k = et.cat([k, et.zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype, device=k.device)], dim=1)
-        v = et.cat([v, et.zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype, device=v.device)], dim=1)
+        k = et.cat([k, et.zeros(bsz, num_heads, 1, head_dim, dtype=k.dtype, device=k.device)], dim=2)
+        v = et.cat([v, et.zeros(bsz, num_heads, 1, head_dim, dtype=v.dtype, device=v.device)], dim=2)
         if attn_mask is not None:
             attn_mask = et.cat([attn_mask, et.zeros(*attn_mask.shape[:-1], 1, dtype=attn_mask.dtype, device=attn_mask.device)], dim=-1)
         if key_padding_mask is not None:
             key_padding_mask = et.cat([key_padding_mask, et.zeros(bsz, 1, dtype=key_padding_mask.dtype, device=key_padding_mask.device)], dim=-1)
-    src_len = k.shape[1]
+    src_len = k.shape[2]
     if key_padding_mask is not None:
-        padding = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
-        padding = padding.reshape(bsz * num_heads, 1, src_len)
+        padding = key_padding_mask.reshape(bsz, 1, 1, src_len)
         attn_mask = padding if attn_mask is None else attn_mask + padding
-    scores = et.matmul(q * (1.0 / math.sqrt(head_dim)), k.transpose(-2, -1))
+    scores = et.matmul(q * (1.0 / math.sqrt(head_dim)), k.transpose(-2, -1))   # (N, H, L, S)
     if attn_mask is not None:
         scores = scores + attn_mask
     weights = softmax(scores, dim=-1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=training)
-    out = et.matmul(weights, v)                                   # (N*H, L, hd)
-    out = out.transpose(0, 1).reshape(tgt_len, bsz, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias)
+    out = et.matmul(weights, v)                                   # (N, H, L, hd)
+    if batch_major:
+        out = out.transpose(1, 2).reshape(bsz, tgt_len, embed_dim)
+    else:
+        out = out.permute(2, 0, 1, 3).reshape(tgt_len, bsz, embed_dim)
+    out = memory_order(linear(out, out_proj_weight, out_proj_bias))
     if unbatched:
         out = out.squeeze(1)
     if not need_weights:
         return out, None
-    weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
     if average_attn_weights:
         weights = weights.mean(1)
     if unbatched:
