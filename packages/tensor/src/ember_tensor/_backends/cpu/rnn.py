@@ -352,7 +352,7 @@ def rnn_forward(x, w_ih, w_hh, b_ih, b_hh, h0, relu, reverse):
 
 
 def rnn_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, relu, reverse, input_grad=True):
-    """The gradients of `rnn_forward`: (dx, dh0, dW_ih, dW_hh, d_bias)."""
+    """The gradients of `rnn_forward`: (dx, dh0, dW_ih, dW_hh, d_bias); dx None unless `input_grad`."""
     grad_output, x, w_ih, w_hh, output = _c(grad_output), _c(x), _c(w_ih), _c(w_hh), _c(output)
     length, batch = x.shape[:2]
     hidden = w_hh.shape[1]
