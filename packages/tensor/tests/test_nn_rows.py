@@ -258,7 +258,16 @@ def test_layer_norm_and_backward(shape, normalized, affine, dtype, device):
     x = make(rng.standard_normal(shape) * 3, dtype, "transposed")
     w = optional(rng.uniform(0.5, 2.0, normalized) if affine else None, dtype)
     b = optional(rng.standard_normal(normalized) if affine else None, dtype)
-    same_on(device, N.native_layer_norm, x, normalized, w, b, 1e-5, tol=TOL[dtype])
+    if device == "cpu" and dtype is et.float32:
+        # The float32 output pass runs in float32 arithmetic (as PyTorch's): (x - mean)
+        # loses float32 digits of x, so the bound is float32's, not a float64 result
+        # rounded once (the shared-rng inputs reached 3.7e-6 at 1.23 in some test orders).
+        for got, wide in zip(N.native_layer_norm(x, normalized, w, b, 1e-5),
+                             N.native_layer_norm(x.double(), normalized, None if w is None else w.double(),
+                                                 None if b is None else b.double(), 1e-5)):
+            np.testing.assert_allclose(got.double().numpy(), wide.numpy(), rtol=TOL[dtype], atol=TOL[dtype])
+    else:
+        same_on(device, N.native_layer_norm, x, normalized, w, b, 1e-5, tol=TOL[dtype])
     _, mean, rstd = N.native_layer_norm(x, normalized, w, b, 1e-5)
     g = make(rng.standard_normal(shape), dtype, "strided")
     if device == "cpu" and dtype is et.float32:
