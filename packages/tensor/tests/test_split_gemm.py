@@ -137,12 +137,16 @@ def test_matmul_and_linear_split_and_keep_the_bits_of_one_thread(two_threads, co
     np.testing.assert_array_equal(got_linear, serial_linear)
 
 
-def test_small_products_and_a_times_its_transpose_stay_whole(two_threads, count_splits):
+def test_small_products_a_times_its_transpose_and_other_dtypes_stay_whole(two_threads, count_splits):
     small = _plain((64, 64), np.float32)
     np.testing.assert_array_equal(cpu_gemm.gemm(small, small), small.dot(small))
     a = _plain((512, 512), np.float64)
     np.testing.assert_array_equal(cpu_gemm.gemm(a, a.T), a.dot(a.T))  # one buffer: NumPy's SYRK, symmetric
     np.testing.assert_array_equal(cpu_gemm.gemm(a, a.T), cpu_gemm.gemm(a, a.T).T)
+    ints = RNG.integers(-50, 50, (512, 256)), RNG.integers(-50, 50, (256, 256))  # no BLAS GEMM for integers
+    np.testing.assert_array_equal(cpu_gemm.gemm(*ints), ints[0].dot(ints[1]))
+    mixed = _plain((512, 256), np.float32), _plain((256, 256), np.float64)
+    np.testing.assert_array_equal(cpu_gemm.gemm(*mixed), mixed[0].dot(mixed[1]))
     assert count_splits == []
 
 

@@ -15,7 +15,7 @@ of the GIL for the call), on pointers into the operands with their leading dimen
 NumPy's `dot` on a block was slower three ways (measured 2026-11-28, quiet 2-core Xeon,
 float32, best of 25): a block of rows of a transposed operand (a weight gradient's
 ``x.T @ g``) is not a layout NumPy hands to the BLAS, so each block was copied first
-((384, 1024) @ (1024, 128): whole 712 us, split 899; blocks by pointer 634); a worker
+((384, 1024) @ (1024, 128), one run: whole 1039 us, split 912; blocks by pointer 634); a worker
 took the GIL after its wake-up to slice and dispatch; and only rows could be split.
 
 Rows or columns: OpenBLAS packs the whole right operand for every call, so a product of
@@ -29,7 +29,8 @@ ones, and the output's width is a multiple of 8 (tested, both dtypes, every layo
 4M multiply-adds). Other widths are not split: OpenBLAS's kernel for a last partial
 column block sums in an order that depends on where the block ends (seen: float64,
 width 257). Nor are products with fewer than 16 rows (a column split differed for 1-5
-rows), nor ``a @ a.T`` (one buffer: NumPy's SYRK), nor products of two dtypes.
+rows), nor ``a @ a.T`` (one buffer: NumPy's SYRK), nor products of two dtypes or of
+neither float dtype (NumPy's own loops).
 """
 import ctypes
 
@@ -74,7 +75,8 @@ def gemm(a, b, out=None):
     work = m * n * a.shape[1]
     # The work test first: a small product (most of them) pays no call into `threads`.
     parts = _parts(m, n) if work >= SPLIT_WORK and threads.parallel(work, SPLIT_WORK) else 1
-    if parts > 1 and (a.dtype != b.dtype or out is not None and (out.dtype != a.dtype or not out.flags.c_contiguous)):
+    if parts > 1 and (a.dtype != b.dtype or a.dtype.char not in "fd"
+                      or out is not None and (out.dtype != a.dtype or not out.flags.c_contiguous)):
         parts = 1  # NumPy's dot casts (into `out`, or one operand to the other's dtype), whole
     if parts > 1 and (np.may_share_memory(a, b) or out is not None and (np.may_share_memory(out, a)
                                                                         or np.may_share_memory(out, b))):
