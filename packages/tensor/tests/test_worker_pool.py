@@ -164,8 +164,9 @@ def test_a_part_its_worker_has_not_started_is_run_by_the_caller(rounds):
                 while time.perf_counter() < deadline:
                     pass
                 return "own"
-            results = pool.run([lambda: ("part", threading.get_ident())], busy)
-            assert results == ["own", ("part", caller)]
+            results = pool.run([lambda: ("part", threading.get_ident(), cpu_threads.parallel(1 << 30, 1))], busy)
+            assert results == ["own", ("part", caller, False)]  # run here, serially as on a worker
+            assert not getattr(cpu_threads._in_worker, "active", False)  # the caller is itself again
     finally:
         sys.setswitchinterval(before)
     # The worker, woken late, found nothing to run; the next splits use it again.

@@ -22,7 +22,8 @@ worker, so kernels it launches run serially (a part never waits on the pool it r
 
 A part not yet started when the caller has finished its own is taken back and run by the
 caller (each part waits in a one-element list: `list.pop` is atomic under the GIL, so
-exactly one of the two threads gets it). On a quiet machine a worker starts its part
+exactly one of the two threads gets it), marked a worker while it runs the part, so that
+the part's kernels run serially wherever it runs. On a quiet machine a worker starts its part
 25-60 us after the hand-over and nothing is taken back; on a machine whose other core is
 busy, the worker may get no core until the caller's part is over, and the caller then
 waited for it to run its part from the start: a split product took the time of its two
@@ -71,6 +72,7 @@ class Pool:
         from .kernels.spin import wait_for_change
 
         self._wait = wait_for_change
+        self._mark_worker = mark_worker
         self.size = workers
         self.pid = os.getpid()
         self._busy = threading.Lock()
@@ -122,8 +124,12 @@ class Pool:
         results = [first]
         for slot, want in enumerate(wanted):
             part = _take(self._tasks[slot])
-            if part is not None:  # its worker has not started it: run it here
-                outcome = _call(part)
+            if part is not None:  # its worker has not started it: run it here, as a worker would
+                self._mark_worker(True)
+                try:
+                    outcome = _call(part)
+                finally:
+                    self._mark_worker(False)
                 part = None
             else:
                 self._wait_done(slot, want)
