@@ -23,7 +23,9 @@
   planning) vs compiled with ``config.memory_planning`` off vs eager ember vs eager PyTorch;
 - data-dependent Python control flow (fx cannot capture it; replayed from guarded traces):
   a small MLP 32-64-64-1 training step whose forward takes ``if loss > threshold`` (both
-  branches alternate), and a ``while x.norm() > 1: x = x / 2`` loop (varying trip counts);
+  branches alternate), a ``while x.norm() > 1: x = x / 2`` loop (varying trip counts),
+  and the 20-op chain with a break between its halves (``if x.sum() > 0`` picks the second
+  half's constant): compiled ember (each half one fused kernel) vs eager ember;
 - an LSTM (input and hidden 256, seq 35, batch 20, a linear head, cross entropy) SGD
   training step with ``compile(model)``: compiled ember vs eager PyTorch (target <= 1.0x);
 - a TransformerEncoderLayer (d_model 128, 4 heads, feed-forward 256, seq 64, batch 16)
@@ -54,7 +56,8 @@ from ._harness import Workload, fmt_time, run
 from .compile_kernels import (EPILOGUE_SIZES, LAYER_NORM_SIZES, N_BIG, SOFTMAX_SIZES, _chain_setup, _exp_rows,
                               _fma_setup, _inference_mlp_setup, _layer_norm_name, _mse, _numel, _reduction_setup,
                               _relu_linear_setup, _residual_layer_norm_setup, _softmax_name, _softmax_setup)
-from .compile_training import _branchy_setup, _halve_setup, _lstm_setup, _mlp_setup, _transformer_setup
+from .compile_training import (_branchy_setup, _chain_with_a_break_setup, _halve_setup, _lstm_setup, _mlp_setup,
+                               _transformer_setup)
 from .nn_training import BATCH
 
 
@@ -110,6 +113,10 @@ WORKLOADS = [
              group="compile"),
     Workload("compile: while x.norm() > 1: x = x / 2, 16 f32, compiled", _halve_setup(True), group="compile"),
     Workload("compile: while x.norm() > 1: x = x / 2, 16 f32, eager", _halve_setup(False), group="compile"),
+    Workload("compile: 20-op chain with a graph break, 8 f32, compiled", _chain_with_a_break_setup(True),
+             group="compile"),
+    Workload("compile: 20-op chain with a graph break, 8 f32, eager", _chain_with_a_break_setup(False),
+             group="compile"),
 ]
 
 _COLD = """
@@ -182,7 +189,8 @@ def main(words=()):
                  "x.exp().sum(-1) 1000x1000 f32", *(_softmax_name(xs, ms) for xs, ms in SOFTMAX_SIZES),
                  *(_layer_norm_name(shape) for shape in LAYER_NORM_SIZES),
                  f"MLP 784-512-512-10 SGD step, batch {BATCH}",
-                 "branchy MLP 32-64-64-1 SGD step (if loss > 1)", "while x.norm() > 1: x = x / 2, 16 f32"):
+                 "branchy MLP 32-64-64-1 SGD step (if loss > 1)", "while x.norm() > 1: x = x / 2, 16 f32",
+                 "20-op chain with a graph break, 8 f32"):
         c, e = results.get(f"compile: {kind}, compiled"), results.get(f"compile: {kind}, eager")
         if c and e:
             print(f"{kind}: compiled/eager ember = {c['ember'][0] / e['ember'][0]:.2f}")

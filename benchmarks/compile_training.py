@@ -151,3 +151,26 @@ def _halve_setup(compiled):
             call()
         return call
     return setup
+
+
+def _chain_with_a_break(t, x, y):
+    """The 20-op chain of `compile_kernels`, with a graph break between its halves: Python
+    reads a tensor's value (the sign of a sum) and picks the second half's constant."""
+    for _ in range(3):
+        x = t.relu(x * y + 0.5) - 0.25
+    shift = 0.25 if x.sum() > 0 else -0.25
+    for _ in range(2):
+        x = t.relu(x * y + 0.5) - shift
+    return x
+
+
+def _chain_with_a_break_setup(compiled, size=8):
+    def setup(lib):
+        t = _libs(lib)[0]
+        x, y = t.randn(size), t.randn(size)
+        fn = (lambda x, y: _chain_with_a_break(t, x, y))
+        fn = _compiled_with_guarded_traces(fn) if compiled and lib == "ember" else fn
+        for _ in range(3):
+            fn(x, y)
+        return lambda: fn(x, y)
+    return setup

@@ -185,16 +185,27 @@ def _gradient_at(lib, name, a, dtype, transposed, scale=1.0):
     return np.array(grad.tolist())
 
 
+# Known differences: PyTorch's MKL leaves a rounding residue (a pivot of 2**-52, a det of
+# ~1e-16) where ember's det and slogdet forwards (NumPy's LAPACK) find an exact zero, and
+# its det backward then takes det(A) A^-T with MKL's inverse, which NumPy's refuses. Ember's
+# own LU rounds as MKL's (ember-tensor's `kernels/lu.py`: logdet/slogdet in float64 agree
+# since); det and the float32 slogdet forward do not use it yet.
+_RESIDUE_CASES = {("det", "float64"), ("det", "float32"), ("logdet", "float32")}
+_RESIDUE_REASON = "PyTorch's MKL keeps a rounding residue where NumPy's LAPACK (det, slogdet) finds an exact zero"
+
+
 @pytest.mark.parametrize("transposed", [False, True])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name", sorted(_LOGDETS))
 @pytest.mark.parametrize("a", SINGULAR, ids=str)
-def test_logdet_gradients_at_singular_matrices_are_pytorchs(a, name, dtype, transposed):
+def test_logdet_gradients_at_singular_matrices_are_pytorchs(a, name, dtype, transposed, request):
     # PyTorch solves A^T X = grad I with the LU factors its forward kept (of A^T for a
     # contiguous A, else of A, solved with the adjoint) and no check of the pivots: inf and
     # nan where a pivot is zero. det multiplies by det(A) = +-0 after a solve whose zero
     # pivots became eps: zeros.
     torch = pytest.importorskip("torch")
+    if a == SINGULAR[4] and not transposed and (name, dtype) in _RESIDUE_CASES:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=_RESIDUE_REASON))
     want = _gradient_at(torch, name, a, dtype, transposed, scale=-2.0)
     got = _gradient_at(E, name, a, dtype, transposed, scale=-2.0)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=0, equal_nan=True)

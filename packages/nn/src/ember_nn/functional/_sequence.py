@@ -122,19 +122,91 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     """
     unbatched = query.dim() == 2
     if unbatched:
-        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        query, key, value = _unsqueeze_shared(1, query, key, value)
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
-    tgt_len, bsz, embed_dim = query.shape
+    # A (L, N, E) query that is a transposed (N, L, E) tensor (a batch_first caller's) is
+    # worked on in its memory order (`attention_in_memory_order`).
+    batch_major = not query.is_contiguous() and query.transpose(0, 1).is_contiguous()
+    if batch_major:
+        query, key, value = _transpose_shared(query, key, value)
+    out, weights = attention_in_memory_order(
+        query, key, value, batch_major, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k,
+        bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias, training, key_padding_mask,
+        need_weights, attn_mask, use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight,
+        average_attn_weights, is_causal)
+    if batch_major:
+        out = out.transpose(0, 1)
+    if unbatched:
+        out = out.squeeze(1)
+        if weights is not None:
+            weights = weights.squeeze(0)
+    return out, weights
+
+
+def _unsqueeze_shared(dim, query, key, value):
+    """query, key and value unsqueezed at `dim`, the ones that were one tensor still one
+    (self-attention keeps its packed projection)."""
+    return _map_shared(lambda x: x.unsqueeze(dim), query, key, value)
+
+
+def _transpose_shared(query, key, value):
+    """query, key and value with dims 0 and 1 swapped, shared ones still shared."""
+    return _map_shared(lambda x: x.transpose(0, 1), query, key, value)
+
+
+def _map_shared(fn, query, key, value):
+    q = fn(query)
+    k = q if key is query else fn(key)
+    v = k if value is key else q if value is query else fn(value)
+    return q, k, v
+
+
+def attention_in_memory_order(query, key, value, batch_major, embed_dim_to_check, num_heads, in_proj_weight,
+                              in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight,
+                              out_proj_bias, training=True, key_padding_mask=None, need_weights=True,
+                              attn_mask=None, use_separate_proj_weight=False, q_proj_weight=None,
+                              k_proj_weight=None, v_proj_weight=None, average_attn_weights=True,
+                              is_causal=False):
+    """multi_head_attention_forward on batched inputs in their memory order: (N, L, E)
+    query and (N, S, E) key/value when `batch_major`, else (L, N, E) and (S, N, E); the
+    output in the same order, the weights (N, L, S) (or (N, H, L, S)) either way.
+
+    MultiheadAttention(batch_first=True) calls this on its inputs as they are: working on
+    (N, L, *) reads them, and writes q, k, v and the output, in place: no copy of the input
+    for the GEMM (and none again in its backward), none of q, k and v to split the heads,
+    no transposes to record, and the output's gradient reaches the out-projection
+    contiguous.
+    """
+    seq_dim = 1 if batch_major else 0
+    bsz, tgt_len, embed_dim = query.shape if batch_major else (query.shape[1], query.shape[0], query.shape[2])
     if embed_dim != embed_dim_to_check:
         raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
         raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+
+    def memory_order(x):
+        return x.transpose(0, 1) if batch_major else x
+
+    def split_heads(x, parts=1):
+        # (L, N, parts*E) or (N, L, parts*E) -> (N, parts*H, L, head_dim), a view: the
+        # batched products read each head's rows in place.
+        if batch_major:
+            return x.view(bsz, x.shape[1], parts * num_heads, head_dim).transpose(1, 2)
+        return x.view(x.shape[0], bsz, parts * num_heads, head_dim).permute(1, 2, 0, 3)
+
+    split = False  # whether q, k and v are (N, H, L, hd) heads yet
     if not use_separate_proj_weight and query is key and key is value:
         # Self-attention: q, k and v from one GEMM of the packed weight, as PyTorch's
-        # _in_projection_packed computes them (one (E, 3E) product beats three (E, E)).
-        q, k, v = linear(query, in_proj_weight, in_proj_bias).chunk(3, dim=-1)
+        # _in_projection_packed computes them (one (E, 3E) product beats three (E, E)),
+        # and their heads from one view of it (three ops where seven were recorded).
+        qkv = linear(query, in_proj_weight, in_proj_bias)
+        if bias_k is None:
+            q, k, v = split_heads(qkv, 3).chunk(3, dim=1)
+            split = True
+        else:
+            q, k, v = qkv.chunk(3, dim=-1)
     else:
         biases = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
         if use_separate_proj_weight:
@@ -149,49 +221,45 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         else:
             q, k, v = (linear(x, w, b) for x, w, b in zip((query, key, value), in_proj_weight.chunk(3), biases))
     if is_causal and attn_mask is None:
-        attn_mask = et.ones(tgt_len, key.shape[0], dtype=et.bool, device=query.device).triu(1)
+        attn_mask = et.ones(tgt_len, k.shape[2 if split else seq_dim], dtype=et.bool, device=q.device).triu(1)
     attn_mask = _float_mask(attn_mask, q.dtype)
     key_padding_mask = _float_mask(key_padding_mask, q.dtype)
-    if attn_mask is not None and attn_mask.dim() == 2:
-        attn_mask = attn_mask.unsqueeze(0)
+    if attn_mask is not None and attn_mask.dim() == 3:  # (N*H, L, S): one mask per head
+        attn_mask = attn_mask.reshape(bsz, num_heads, tgt_len, attn_mask.shape[-1])
     if bias_k is not None and bias_v is not None:
-        k = et.cat([k, bias_k.repeat(1, bsz, 1)])
-        v = et.cat([v, bias_v.repeat(1, bsz, 1)])
+        k = et.cat([k, memory_order(bias_k.repeat(1, bsz, 1))], dim=seq_dim)
+        v = et.cat([v, memory_order(bias_v.repeat(1, bsz, 1))], dim=seq_dim)
         if attn_mask is not None:
             attn_mask = et.cat([attn_mask, et.zeros(*attn_mask.shape[:-1], 1, dtype=attn_mask.dtype, device=attn_mask.device)], dim=-1)
         if key_padding_mask is not None:
             key_padding_mask = et.cat([key_padding_mask, et.zeros(bsz, 1, dtype=key_padding_mask.dtype, device=key_padding_mask.device)], dim=-1)
-    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-    k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
-    v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    if not split:
+        q, k, v = split_heads(q), split_heads(k), split_heads(v)
     if add_zero_attn:
-        k = et.cat([k, et.zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype, device=k.device)], dim=1)
-        v = et.cat([v, et.zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype, device=v.device)], dim=1)
+        k = et.cat([k, et.zeros(bsz, num_heads, 1, head_dim, dtype=k.dtype, device=k.device)], dim=2)
+        v = et.cat([v, et.zeros(bsz, num_heads, 1, head_dim, dtype=v.dtype, device=v.device)], dim=2)
         if attn_mask is not None:
             attn_mask = et.cat([attn_mask, et.zeros(*attn_mask.shape[:-1], 1, dtype=attn_mask.dtype, device=attn_mask.device)], dim=-1)
         if key_padding_mask is not None:
             key_padding_mask = et.cat([key_padding_mask, et.zeros(bsz, 1, dtype=key_padding_mask.dtype, device=key_padding_mask.device)], dim=-1)
-    src_len = k.shape[1]
+    src_len = k.shape[2]
     if key_padding_mask is not None:
-        padding = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
-        padding = padding.reshape(bsz * num_heads, 1, src_len)
+        padding = key_padding_mask.reshape(bsz, 1, 1, src_len)
         attn_mask = padding if attn_mask is None else attn_mask + padding
-    scores = et.matmul(q * (1.0 / math.sqrt(head_dim)), k.transpose(-2, -1))
+    scores = et.matmul(q * (1.0 / math.sqrt(head_dim)), k.transpose(-2, -1))   # (N, H, L, S)
     if attn_mask is not None:
         scores = scores + attn_mask
     weights = softmax(scores, dim=-1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=training)
-    out = et.matmul(weights, v)                                   # (N*H, L, hd)
-    out = out.transpose(0, 1).reshape(tgt_len, bsz, embed_dim)
+    out = et.matmul(weights, v)                                   # (N, H, L, hd)
+    if batch_major:
+        out = out.transpose(1, 2).reshape(bsz, tgt_len, embed_dim)
+    else:
+        out = out.permute(2, 0, 1, 3).reshape(tgt_len, bsz, embed_dim)
     out = linear(out, out_proj_weight, out_proj_bias)
-    if unbatched:
-        out = out.squeeze(1)
     if not need_weights:
         return out, None
-    weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
     if average_attn_weights:
         weights = weights.mean(1)
-    if unbatched:
-        weights = weights.squeeze(0)
     return out, weights

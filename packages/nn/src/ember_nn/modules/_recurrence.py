@@ -139,7 +139,8 @@ class _LSTMLayer(Function):
                                        (grad_output, grad_h, grad_c), ctx.reverse)
             return (*grads, None)
         dx, dh0, dc0, dw_ih, dw_hh, d_bias = nn_ops.lstm_layer_backward(
-            grad_output, grad_h, grad_c, x, w_ih, w_hh, h0, c0, output, cells, gates, ctx.reverse)
+            grad_output, grad_h, grad_c, x, w_ih, w_hh, h0, c0, output, cells, gates, ctx.reverse,
+            input_grad=ctx.needs_input_grad[0])
         return (dx, dh0, dc0, dw_ih, dw_hh, *_bias_grads(d_bias, b_ih, b_hh, ctx.needs_input_grad[5:7]), None)
 
 
@@ -162,7 +163,7 @@ class _GRULayer(Function):
                                        (x, h0, None, w_ih, w_hh, b_ih, b_hh), (grad_output, grad_h), ctx.reverse)
             return (grads[0], grads[1], *grads[3:], None)
         dx, dh0, dw_ih, dw_hh, db_ih, db_hh = nn_ops.gru_layer_backward(
-            grad_output, grad_h, x, w_ih, w_hh, h0, output, gates, ctx.reverse)
+            grad_output, grad_h, x, w_ih, w_hh, h0, output, gates, ctx.reverse, input_grad=ctx.needs_input_grad[0])
         return dx, dh0, dw_ih, dw_hh, db_ih if b_ih is not None else None, db_hh if b_hh is not None else None, None
 
 
@@ -186,6 +187,7 @@ class _RNNLayer(Function):
                                        (x, h0, None, w_ih, w_hh, b_ih, b_hh), (grad_output, grad_h), ctx.reverse)
             return (grads[0], grads[1], *grads[3:], None, None)
         dx, dh0, dw_ih, dw_hh, d_bias = nn_ops.rnn_layer_backward(
-            grad_output, grad_h, x, w_ih, w_hh, h0, output, ctx.nonlinearity, ctx.reverse)
+            grad_output, grad_h, x, w_ih, w_hh, h0, output, ctx.nonlinearity, ctx.reverse,
+            input_grad=ctx.needs_input_grad[0])
         return (dx, dh0, dw_ih, dw_hh, *_bias_grads(d_bias, b_ih, b_hh, ctx.needs_input_grad[4:6]), None, None)
 

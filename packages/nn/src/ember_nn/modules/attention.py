@@ -3,6 +3,7 @@ import ember_tensor as et
 
 from .. import functional as F
 from .. import init
+from ..functional._sequence import attention_in_memory_order
 from ..parameter import Parameter
 from .linear import Linear
 from .module import Module
@@ -85,26 +86,16 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
-        batched = query.dim() == 3
-        if self.batch_first and batched:
-            # Transposed once per distinct tensor, as PyTorch does: self-attention must reach
-            # the functional form with query, key and value one object, or it loses the
-            # packed (E, 3E) in-projection and runs three GEMMs and three backward GEMMs.
-            if key is value:
-                if query is key:
-                    query = key = value = query.transpose(0, 1)
-                else:
-                    query, key = (x.transpose(0, 1) for x in (query, key))
-                    value = key
-            else:
-                query, key, value = (x.transpose(0, 1) for x in (query, key, value))
-        output, weights = F.multi_head_attention_forward(
-            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias,
-            self.bias_k, self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
-            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
-            attn_mask=attn_mask, use_separate_proj_weight=not self._qkv_same_embed_dim,
-            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
-            average_attn_weights=average_attn_weights, is_causal=is_causal)
-        if self.batch_first and batched:
-            output = output.transpose(0, 1)
-        return output, weights
+        arguments = (self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
+                     self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias)
+        options = dict(training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+                       attn_mask=attn_mask, use_separate_proj_weight=not self._qkv_same_embed_dim,
+                       q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
+                       v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
+                       is_causal=is_causal)
+        if self.batch_first and query.dim() == 3:
+            # (N, L, E) as it is: the functional form's (L, N, E) would be a transposed view
+            # that it works on in memory order anyway; this spares recording the transposes
+            # (query, key and value stay one object for self-attention's packed projection).
+            return attention_in_memory_order(query, key, value, True, *arguments, **options)
+        return F.multi_head_attention_forward(query, key, value, *arguments, **options)

@@ -5,7 +5,7 @@ A fused layer norm's operands are read a row at a time, each row the trailing
 `fused_rows.row_layout`; an operand whose trailing dims do not merge, such as a (d,)
 bias broadcast over a (k, d) normalized shape, is copied into row order), by the
 generated kernel (`kernels.fused_layer_norm`) around eager's row kernel, with eager's
-float64 weight and bias (ones and zeros when absent).
+weight and bias (ones and zeros when absent; float32 for a float32 output, as eager's).
 
 Large inputs run ranges of rows on several threads, above eager's threshold
 (`kernels.layer_norm.PARALLEL_THRESHOLD`): each row's values are the same whichever
@@ -16,7 +16,7 @@ import numpy as np
 from ..plan import rows_over_trailing
 from . import threads
 from .fused_rows import row_layout
-from .kernels.layer_norm import PARALLEL_THRESHOLD
+from .kernels.layer_norm import PARALLEL_THRESHOLD, output_affine
 
 __all__ = ["run"]
 
@@ -38,7 +38,7 @@ def run(module, operands, k, weight, bias, eps, out):
         layout = [(a.reshape(-1), 0, size, 1) for a in operands]
     else:
         n_rows, inner_rows, layout = row_layout(operands, lambda shape, strides: rows_over_trailing(shape, k, strides))
-    affine = (_float64_row(weight, size, 1.0), _float64_row(bias, size, 0.0), float(eps))
+    affine = (*output_affine(out.dtype, _float64_row(weight, size, 1.0), _float64_row(bias, size, 0.0)), float(eps))
     flat_args = [x for operand in layout for x in operand]
     if threads.parallel(out.size, PARALLEL_THRESHOLD):
         threads.split(lambda lo, hi: module.rows(lo, hi, inner_rows, out, *affine, *flat_args), n_rows,

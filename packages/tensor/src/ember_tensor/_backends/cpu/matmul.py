@@ -4,7 +4,7 @@ large products split over ember's workers (`gemm.py`, `_batched_over_threads`)."
 import ml_dtypes
 import numpy as np
 
-from . import gemm, threads
+from . import blas, gemm, threads
 
 __all__ = ["matmul", "linear"]
 
@@ -91,11 +91,18 @@ def linear(x, weight, bias):
         bias = None if bias is None else bias.astype(np.float32)
     lead = x.shape[:-1]
     flat = x.reshape(-1, x.shape[-1])
+    work = flat.size * weight.shape[0]
+    if bias is not None and blas.MIN_WORK <= work and (work < gemm.SPLIT_WORK
+                                                       or not threads.parallel(work, gemm.SPLIT_WORK)):
+        # A product on one thread: the bias rides in its GEMM (`blas.py`: same bits).
+        y = blas.product_with_bias(flat, weight, bias)
+        if y is not None:
+            return y.reshape(lead + (weight.shape[0],))
     # BLAS reads W^T in place; float32/float64 through ndarray.dot (see matmul), split over
     # ember's threads when large (`gemm.py`; the size test here spares a small one the call).
     if flat.dtype.char not in _BLAS_CHARS:
         y = flat @ weight.T
-    elif flat.size < _FEW or flat.size * weight.shape[0] < gemm.SPLIT_WORK:
+    elif flat.size < _FEW or work < gemm.SPLIT_WORK:
         y = flat.dot(weight.T)
     else:
         y = gemm.gemm(flat, weight.T)

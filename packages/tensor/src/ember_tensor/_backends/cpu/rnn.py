@@ -139,22 +139,27 @@ def _previous_hidden(output, h0, reverse):
     return h_prev
 
 
-def _sequence_grads(d_gates_x, x, w_ih, d_gates_h, h_prev):
+def _sequence_grads(d_gates_x, x, w_ih, d_gates_h, h_prev, input_grad=True):
     """The gradients that sum over all steps, from those of every step's input gates
     (T, N, G*H) and recurrent gates (the same array for LSTM and RNN, not for GRU):
-    [dX, dW_ih, d_b_ih, dW_hh, d_b_hh], each one GEMM (GEMV for the biases)."""
+    [dX, dW_ih, d_b_ih, dW_hh, d_b_hh], each one GEMM (GEMV for the biases); dX None
+    unless `input_grad` (a first layer's data needs none: its GEMM was a tenth of a
+    1-layer LSTM step's backward)."""
     length, batch, features = x.shape
     flat_x = d_gates_x.reshape(length * batch, -1)
     flat_h = d_gates_h.reshape(length * batch, -1)
     ones = np.ones(length * batch, x.dtype)
     # The biases' column sums as GEMVs (ones @ d_gates): NumPy's column sum of a float32
     # 1024 x 512 took 2-2.5x as long (178 against 72 us, loaded machine).
-    pairs = [(flat_x, w_ih), (flat_x.T, x.reshape(length * batch, features)), (ones, flat_x),
+    pairs = [(flat_x.T, x.reshape(length * batch, features)), (ones, flat_x),
              (flat_h.T, h_prev.reshape(length * batch, -1))]
     if d_gates_h is not d_gates_x:
         pairs.append((ones, flat_h))
-    dx, dw_ih, d_b_ih, dw_hh, *d_b_hh = _products(pairs)
-    return dx.reshape(x.shape), dw_ih, d_b_ih, dw_hh, (d_b_hh or [d_b_ih])[0]
+    if input_grad:
+        pairs.append((flat_x, w_ih))
+    dw_ih, d_b_ih, dw_hh, *rest = _products(pairs)
+    dx = rest.pop().reshape(x.shape) if input_grad else None
+    return dx, dw_ih, d_b_ih, dw_hh, (rest or [d_b_ih])[0]
 
 
 def _products(pairs):
@@ -229,11 +234,12 @@ def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, h0, c0, reverse):
     return output, _last(output, h0, length, reverse), _last(cells, c0, length, reverse), act, cells
 
 
-def lstm_backward(grad_output, grad_hy, grad_cy, x, w_ih, w_hh, h0, c0, output, cells, act, reverse):
+def lstm_backward(grad_output, grad_hy, grad_cy, x, w_ih, w_hh, h0, c0, output, cells, act, reverse,
+                  input_grad=True):
     """The gradients of `lstm_forward` from those of its output (T, N, H), h_n and c_n.
 
     Returns (dx, dh0, dc0, dW_ih, dW_hh, d_bias); d_bias is the gradient of b_ih and of
-    b_hh alike (they enter as a sum).
+    b_hh alike (they enter as a sum); dx is None unless `input_grad`.
     """
     grad_output, x, w_ih, w_hh, c0 = _c(grad_output), _c(x), _c(w_ih), _c(w_hh), _c(c0)
     output, cells, act = _c(output), _c(cells), _c(act)
@@ -256,7 +262,8 @@ def lstm_backward(grad_output, grad_hy, grad_cy, x, w_ih, w_hh, h0, c0, output, 
     def blas_loop(address, ilp64, lo, hi):
         K.lstm_backward_loop(address, ilp64, lo, hi, reverse, act, cells, c0, grad_output, w_hh, dh, dc, d_gates)
     _over_rows(loop, blas_loop, _row_blocks(length, batch, hidden, 4), x.dtype, batch * 4 * hidden * hidden)
-    dx, dw_ih, d_bias, dw_hh, _ = _sequence_grads(d_gates, x, w_ih, d_gates, _previous_hidden(output, h0, reverse))
+    dx, dw_ih, d_bias, dw_hh, _ = _sequence_grads(d_gates, x, w_ih, d_gates, _previous_hidden(output, h0, reverse),
+                                                    input_grad)
     return dx, dh, dc, dw_ih, dw_hh, d_bias
 
 
@@ -290,10 +297,10 @@ def gru_forward(x, w_ih, w_hh, b_ih, b_hh, h0, reverse):
     return output, _last(output, h0, length, reverse), act
 
 
-def gru_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, act, reverse):
+def gru_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, act, reverse, input_grad=True):
     """The gradients of `gru_forward` from those of its output and h_n.
 
-    Returns (dx, dh0, dW_ih, dW_hh, d_b_ih, d_b_hh).
+    Returns (dx, dh0, dW_ih, dW_hh, d_b_ih, d_b_hh); dx is None unless `input_grad`.
     """
     grad_output, x, w_ih, w_hh, act = _c(grad_output), _c(x), _c(w_ih), _c(w_hh), _c(act)
     length, batch = x.shape[:2]
@@ -316,7 +323,7 @@ def gru_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, act, reverse):
         K.gru_backward_loop(address, ilp64, lo, hi, reverse, act, h_prev, grad_output, w_hh, dh_rec, dh_direct,
                             d_gates_x, d_gates_h)
     _over_rows(loop, blas_loop, _row_blocks(length, batch, hidden, 3), x.dtype, batch * 3 * hidden * hidden)
-    dx, dw_ih, d_b_ih, dw_hh, d_b_hh = _sequence_grads(d_gates_x, x, w_ih, d_gates_h, h_prev)
+    dx, dw_ih, d_b_ih, dw_hh, d_b_hh = _sequence_grads(d_gates_x, x, w_ih, d_gates_h, h_prev, input_grad)
     return dx, dh_rec, dw_ih, dw_hh, d_b_ih, d_b_hh
 
 
@@ -344,8 +351,8 @@ def rnn_forward(x, w_ih, w_hh, b_ih, b_hh, h0, relu, reverse):
     return output, _last(output, h0, length, reverse)
 
 
-def rnn_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, relu, reverse):
-    """The gradients of `rnn_forward`: (dx, dh0, dW_ih, dW_hh, d_bias)."""
+def rnn_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, relu, reverse, input_grad=True):
+    """The gradients of `rnn_forward`: (dx, dh0, dW_ih, dW_hh, d_bias); dx None unless `input_grad`."""
     grad_output, x, w_ih, w_hh, output = _c(grad_output), _c(x), _c(w_ih), _c(w_hh), _c(output)
     length, batch = x.shape[:2]
     hidden = w_hh.shape[1]
@@ -361,5 +368,6 @@ def rnn_backward(grad_output, grad_hy, x, w_ih, w_hh, h0, output, relu, reverse)
     def blas_loop(address, ilp64, lo, hi):
         K.rnn_backward_loop(address, ilp64, lo, hi, reverse, relu, output, grad_output, w_hh, dh, d_gates)
     _over_rows(loop, blas_loop, _row_blocks(length, batch, hidden, 1), x.dtype, batch * hidden * hidden)
-    dx, dw_ih, d_bias, dw_hh, _ = _sequence_grads(d_gates, x, w_ih, d_gates, _previous_hidden(output, h0, reverse))
+    dx, dw_ih, d_bias, dw_hh, _ = _sequence_grads(d_gates, x, w_ih, d_gates, _previous_hidden(output, h0, reverse),
+                                                    input_grad)
     return dx, dh, dw_ih, dw_hh, d_bias

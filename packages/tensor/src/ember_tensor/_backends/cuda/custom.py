@@ -17,11 +17,11 @@ from numba import cuda
 
 from .. import codegen
 from . import elementwise, launch
+from . import fused_elementwise as _fused_elementwise
 from . import fused_layer_norm as _fused_layer_norm
 from . import fused_reduction as _fused_reduction
 from . import fused_softmax as _fused_softmax
-from .kernels.loops import SIMULATOR, kernel_source, scalar_function
-from .kernels.twins import UNCONTRACTED_PRODUCTS
+from .kernels.loops import kernel_source
 from .storage import from_numpy
 
 __all__ = ["launch_elementwise", "launch_fused", "launch_fused_layer_norm", "launch_fused_reduce",
@@ -67,29 +67,34 @@ def launch_elementwise(fn, operands, out):
     return elementwise.run(kernels, operands, out)  # the built-in ops' executor
 
 
-_fused = {}   # module name -> the program's scalar function (kept alive for _elementwise)
+_fused = {}   # module name -> its FusedKernels
+_programs = {}   # module name -> the program's scalar function (the row and reduction kernels')
 
 
 def launch_fused(module_name, scalar_source, name, used, np_dtype, operands, out, into=None):
     """``out[...] = name(*operands[...])`` for a fused program (``ember_tensor.fusion``):
     `scalar_source` defines `name` over the scalar functions `used` (the CUDA kernels'
-    twins of them), compiled in memory once per process and launched as ``ember.kernel``'s
-    functions are. `into` (the operand that is `out`) needs nothing here: a thread reads
-    its element's operands before writing that element."""
-    return launch_elementwise(_program_function(module_name, scalar_source, name, used, np_dtype), operands, out)
+    twins of them); its kernels are generated into a module file and cached on disk
+    (`fused_elementwise`). `into` (the operand that is `out`) needs nothing here: a thread
+    reads its element's operands before writing that element."""
+    kernels = _fused.get(module_name)
+    if kernels is None:
+        kernels = _fused[module_name] = _fused_elementwise.FusedKernels(
+            module_name, scalar_source, name, used, np_dtype, len(operands))
+    return elementwise.run(kernels, operands, out)
 
 
 def _program_function(module_name, scalar_source, name, used, np_dtype):
     """A fused program's scalar function over the CUDA twins of the scalar functions
-    `used`, compiled in memory once per process; on a GPU its products are ones NVVM
-    cannot contract into a neighbouring add (`twins.UNCONTRACTED_PRODUCTS`: eager's bits)."""
-    fn = _fused.get(module_name)
+    `used` (the fused reduction, softmax and layer norm kernels close over it), compiled
+    in memory once per process; on a GPU its products are ones NVVM cannot contract into
+    a neighbouring add (`twins.UNCONTRACTED_PRODUCTS`: eager's bits)."""
+    fn = _programs.get(module_name)
     if fn is None:
-        products = {} if SIMULATOR else UNCONTRACTED_PRODUCTS.get(np.dtype(np_dtype), {})
-        namespace = {op: cuda.jit(device=True)(products.get(op) or scalar_function(op)) for op in used}
+        namespace = _fused_elementwise.device_functions(used, np.dtype(np_dtype).name)
         namespace["T"] = np.dtype(np_dtype).type
-        fn = _fused[module_name] = codegen.compile_function(scalar_source, name, namespace,
-                                                            f"<ember fused {module_name}>")
+        fn = _programs[module_name] = codegen.compile_function(scalar_source, name, namespace,
+                                                               f"<ember fused {module_name}>")
     return fn
 
 

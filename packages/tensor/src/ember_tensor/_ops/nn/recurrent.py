@@ -38,7 +38,7 @@ def _arrays(*tensors):
 
 
 def _wrap(arrays, like):
-    return tuple(tensor_of(a, like._dtype, like._device) for a in arrays)
+    return tuple(None if a is None else tensor_of(a, like._dtype, like._device) for a in arrays)
 
 
 def _backend(input, name):
@@ -62,12 +62,13 @@ def lstm_layer(input, weight_ih, weight_hh, bias_ih, bias_hh, hx, cx, reverse=Fa
 
 @op()
 def lstm_layer_backward(grad_output, grad_hy, grad_cy, input, weight_ih, weight_hh, hx, cx, output, cells,
-                        gates, reverse=False):
+                        gates, reverse=False, input_grad=True):
     """Gradients of `lstm_layer`: (input, hx, cx, weight_ih, weight_hh, bias), from those
-    of its output, h_n and c_n; the bias gradient is b_ih's and b_hh's alike."""
+    of its output, h_n and c_n; the bias gradient is b_ih's and b_hh's alike. The input's
+    is None when not `input_grad` (its GEMM is skipped)."""
     backend = _backend(input, "lstm_layer_backward")
     arrays = backend.lstm_backward(*_arrays(grad_output, grad_hy, grad_cy, input, weight_ih, weight_hh, hx, cx,
-                                            output, cells, gates), reverse)
+                                            output, cells, gates), reverse, input_grad)
     return _wrap(arrays, input)
 
 
@@ -84,11 +85,13 @@ def gru_layer(input, weight_ih, weight_hh, bias_ih, bias_hh, hx, reverse=False):
 
 
 @op()
-def gru_layer_backward(grad_output, grad_hy, input, weight_ih, weight_hh, hx, output, gates, reverse=False):
-    """Gradients of `gru_layer`: (input, hx, weight_ih, weight_hh, bias_ih, bias_hh)."""
+def gru_layer_backward(grad_output, grad_hy, input, weight_ih, weight_hh, hx, output, gates, reverse=False,
+                       input_grad=True):
+    """Gradients of `gru_layer`: (input, hx, weight_ih, weight_hh, bias_ih, bias_hh); the
+    input's None when not `input_grad`."""
     backend = _backend(input, "gru_layer_backward")
     arrays = backend.gru_backward(*_arrays(grad_output, grad_hy, input, weight_ih, weight_hh, hx, output, gates),
-                                  reverse)
+                                  reverse, input_grad)
     return _wrap(arrays, input)
 
 
@@ -104,9 +107,10 @@ def rnn_layer(input, weight_ih, weight_hh, bias_ih, bias_hh, hx, nonlinearity="t
 
 @op()
 def rnn_layer_backward(grad_output, grad_hy, input, weight_ih, weight_hh, hx, output, nonlinearity="tanh",
-                       reverse=False):
-    """Gradients of `rnn_layer`: (input, hx, weight_ih, weight_hh, bias)."""
+                       reverse=False, input_grad=True):
+    """Gradients of `rnn_layer`: (input, hx, weight_ih, weight_hh, bias); the input's None
+    when not `input_grad`."""
     backend = _backend(input, "rnn_layer_backward")
     arrays = backend.rnn_backward(*_arrays(grad_output, grad_hy, input, weight_ih, weight_hh, hx, output),
-                                  nonlinearity == "relu", reverse)
+                                  nonlinearity == "relu", reverse, input_grad)
     return _wrap(arrays, input)

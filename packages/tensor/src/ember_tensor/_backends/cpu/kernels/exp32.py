@@ -4,8 +4,8 @@ Numba has no SVML here, so ``math.exp`` on float32 is a scalar call into libm's 
 per element (~4 ns: a 1e7-element exp took ~42 ms against PyTorch's ~3 ms at one thread).
 The functions below are straight-line arithmetic that LLVM inlines into a loop and turns
 into vector instructions. Every CPU kernel of ember that takes a float32 exp uses them: the
-elementwise loops and fused programs (through `scalar_functions`), softmax and
-log_softmax (`kernels.softmax`) and the recurrent gates (`kernels.rnn`).
+elementwise loops and fused programs (through `scalar_functions`), softmax, log_softmax
+and the cross entropy rows (`kernels.row_passes`) and the recurrent gates (`kernels.rnn`).
 
 How: the float32 input is widened to float64, ``y = x log2(e)`` is split into
 ``n + f`` (n the nearest integer, found by adding 1.5 * 2**52, which also leaves n in
@@ -37,8 +37,11 @@ float64 inputs never come here: they keep libm (``math.exp``). Nor does CUDA: it
 kernels compile `_backends.scalar`'s functions unchanged, i.e. libdevice's ``expf`` and
 ``tanhf``, the code PyTorch's CUDA kernels call too (a GPU's exp is memory-bound with it).
 """
+import llvmlite.binding as llvm
 import numpy as np
+from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils, config
 from numba.extending import intrinsic
 
 __all__ = ["exp32", "exp32_rows", "sigmoid32", "tanh32", "log32"]
@@ -71,6 +74,31 @@ _float32_bits = _bitcast(types.float32, types.int32)
 _float32_from_bits = _bitcast(types.int32, types.float32)
 _fma = _fused_multiply_add(types.float64)
 _fma32 = _fused_multiply_add(types.float32)
+
+
+@intrinsic
+def _ldexp32(typingctx, value, exponent):
+    """``value * 2**exponent`` of a float32 and an int32, rounded once (LLVM's ldexp)."""
+    def codegen(context, builder, signature, args):
+        kind = ir.FunctionType(ir.FloatType(), [ir.FloatType(), ir.IntType(32)])
+        return builder.call(cgutils.get_or_insert_function(builder.module, kind, "llvm.ldexp.f32.i32"), args)
+    return types.float32(types.float32, types.int32), codegen
+
+
+def _compiles_for_avx512():
+    """Whether Numba compiles for a CPU with AVX-512F (its own choice of features: the
+    NUMBA_CPU_FEATURES setting, else the host's), where LLVM makes a vector ldexp one
+    ``vscalefps``; elsewhere it is a libm call per element."""
+    try:
+        features = config.CPU_FEATURES if config.CPU_FEATURES is not None else llvm.get_host_cpu_features().flatten()
+    except RuntimeError:  # no feature list on this platform
+        return False
+    return "+avx512f" in features.split(",")
+
+
+# Read when a kernel compiles (a constant in its code); Numba's disk cache is keyed by the
+# CPU features, so a kernel cached for one choice is never served to the other.
+_SCALE_BY_LDEXP = _compiles_for_avx512()
 
 
 # fastmath=False explicitly: a function that leaves fastmath unset inherits its first
@@ -144,7 +172,8 @@ def exp32_rows(x):
     How: n = round(x log2 e) (the 1.5 * 2**23 shift), r = x - n ln 2 (ln 2 in two parts,
     n ln2_hi exact), exp(r) on |r| <= ln2/2 by Cephes' expf polynomial, and 2**n applied as
     two exact powers 2**(n >> 1) 2**(n - (n >> 1)), so that a result in the denormal range
-    is rounded once and one past the largest float becomes inf.
+    is rounded once and one past the largest float becomes inf; where Numba compiles for
+    AVX-512, by an ldexp instead (one ``vscalefps``, the same bits).
 
     Example:
         >>> import numpy as np
@@ -168,6 +197,12 @@ def exp32_rows(x):
     p = _fma32(p, r * r, r) + _F32(1.0)
     # n from t's bits (defined for a NaN too, where a float-to-int conversion is not).
     n = _float32_bits(t) - np.int32(_F32_SHIFT_BITS)
+    if _SCALE_BY_LDEXP:
+        # p 2**n rounded once, in one vscalefps for 16 lanes: the bits of the two exact
+        # powers below (the same single rounding of the exact product; a sweep of 35M
+        # inputs, edges and random bit patterns found no difference), ~8 instructions
+        # fewer: softmax (1000, 1000)'s kernel 0.64 -> 0.52 ms.
+        return _ldexp32(p, n)
     half = n >> np.int32(1)
     first = _float32_from_bits((half + np.int32(127)) << np.int32(23))
     second = _float32_from_bits((n - half + np.int32(127)) << np.int32(23))

@@ -4,8 +4,8 @@ the CPU.
 A fused layer norm computes an elementwise program's values a block of rows at a time
 into a small row buffer (`fused_rows.ROWS_BLOCK` elements) and hands that block to
 eager's own row kernel (`kernels.layer_norm._forward_rows`), called on arrays of the
-types eager calls it with (2-d C-contiguous values and output, float64 weight, bias and
-statistics), so the statistics, their order of sums and the output pass are eager's
+types eager calls it with (2-d C-contiguous values and output, weight and bias as
+`layer_norm.output_affine` gives them, float64 statistics), so the statistics, their order of sums and the output pass are eager's
 compiled code: results are eager ember's bit for bit, and the program's result is never
 written to memory as a whole. The block's mean and rstd go to a scratch buffer: a fused
 group's backward recomputes the eager composition, which saves its own. One Python

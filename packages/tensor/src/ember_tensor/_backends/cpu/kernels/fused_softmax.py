@@ -16,6 +16,7 @@ around the compiled `_values` and eager's kernel:
 from ... import codegen
 from . import scalar_functions as _scalar_functions
 from . import fused_rows as _fused_rows
+from . import row_passes as _row_passes
 from . import softmax as _softmax
 from .fused_rows import ROWS_BLOCK, operand_params, program_source, values_source
 
@@ -62,7 +63,8 @@ def module_source(scalar_source, name, used, np_dtype, arity, log):
 def fused_softmax_module(module_name, scalar_source, name, used, np_dtype, arity, log):
     """The loaded module of a fused softmax (written and imported once per process);
     its cache directory is keyed by the scalar functions' sources, the shared row loop
-    and eager's softmax kernels, whose compiled code it links."""
+    and eager's softmax kernels with the row passes they link (exp32.py is among the
+    scalar functions' sources), whose compiled code it links."""
     source = module_source(scalar_source, name, used, np_dtype, arity, log)
-    return codegen.load(module_name, source,
-                        depends_on=(*_scalar_functions.SOURCES, _fused_rows.__file__, _softmax.__file__))
+    return codegen.load(module_name, source, depends_on=(*_scalar_functions.SOURCES, _fused_rows.__file__,
+                                                         _softmax.__file__, _row_passes.__file__))

@@ -3,11 +3,18 @@ one m x n array holding unit-lower L below the diagonal and U on and above it, 1
 int32 pivots (row i was swapped with row pivots[i] - 1, in order), and an int32 `info`
 per matrix (the 1-based index of the first exactly-zero pivot, or 0).
 
-NumPy exposes no getrf, so the elimination runs here, one column at a time over the
-whole batch at once (O(min(m, n)) NumPy steps of batched rank-1 updates): right for the
-small and medium matrices these ops see, not a blocked LAPACK for large ones.
+NumPy exposes no getrf, so the elimination runs here: real float32/float64 matrices in a
+Numba kernel (`kernels/lu.py`) whose trailing updates round once, as LAPACK's on a CPU
+with fused multiply-adds (PyTorch's MKL) — the last bit that decides whether a singular
+matrix's pivot is zero — and complex ones one column at a time over the whole batch at
+once (O(min(m, n)) NumPy steps of batched rank-1 updates). Right for the small and
+medium matrices these ops see, not a blocked LAPACK for large ones.
 """
 import numpy as np
+
+from ...lazy import lazy
+
+K = lazy("cpu.kernels.lu")  # Numba loads on first use
 
 __all__ = ["lu_factor", "lu_pivots_to_permutation"]
 
@@ -27,6 +34,9 @@ def lu_factor(a):
     lu = np.array(a, dtype=a.dtype).reshape((count, m, n))
     pivots = np.zeros((count, k), np.int32)
     info = np.zeros(count, np.int32)
+    if lu.dtype in (np.float32, np.float64):
+        K.lu_in_place(lu, pivots, info)
+        return lu.reshape(batch_shape + (m, n)), pivots.reshape(batch_shape + (k,)), info.reshape(batch_shape)
     rows = np.arange(count)
     for j in range(k):
         # The first largest entry on or below the diagonal, as i?amax picks it.
