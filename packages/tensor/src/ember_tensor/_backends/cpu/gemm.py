@@ -32,11 +32,10 @@ width 257). Nor are products with fewer than 16 rows (a column split differed fo
 rows), nor ``a @ a.T`` (one buffer: NumPy's SYRK), nor products of two dtypes or of
 neither float dtype (NumPy's own loops).
 """
-import ctypes
-
 import numpy as np
 
-from . import threads
+from . import blas, threads
+from .blas import ROW_MAJOR, NO_TRANS, TRANS
 
 __all__ = ["gemm", "row_block"]
 
@@ -58,8 +57,6 @@ _COLUMN_ALIGN = 64
 # (64, 784), the MLP's weight gradient: 301 against 527, one thread 409).
 _FEW_ROWS = 128
 
-_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
-_cblas = {}
 
 
 def gemm(a, b, out=None):
@@ -87,7 +84,7 @@ def gemm(a, b, out=None):
         return np.matmul(a, b, out=out)
     if out is None:
         out = np.empty((m, n), a.dtype)
-    call = _cblas_gemm(a.dtype)
+    call = blas.gemm_function(a.dtype)
     if call is None:
         return _split_by_numpy(a, b, out)
     # NumPy copies an operand with no unit stride before its GEMM; so does this, once.
@@ -142,9 +139,9 @@ def _layout(x):
     place (row-major), or None when neither axis has a unit stride (NumPy's test)."""
     item, (rows, cols), (down, across) = x.itemsize, x.shape, x.strides
     if across == item and down % item == 0 and down >= max(cols, 1) * item:
-        return _NO_TRANS, down // item
+        return NO_TRANS, down // item
     if down == item and across % item == 0 and across >= max(rows, 1) * item:
-        return _TRANS, across // item
+        return TRANS, across // item
     return None
 
 
@@ -163,23 +160,5 @@ def _blocks(a, b, out, parts, by_rows):
         else:
             lo, hi = _block(n, parts, i, _COLUMN_ALIGN)
             place = (m, hi - lo, k, 1.0, pa, lda, pb + lo * b.strides[1], ldb, 0.0, pc + lo * item, ldc)
-        blocks.append((_ROW_MAJOR, trans_a, trans_b) + place)
+        blocks.append((ROW_MAJOR, trans_a, trans_b) + place)
     return blocks
-
-
-def _cblas_gemm(dtype):
-    """OpenBLAS's cblas_sgemm/cblas_dgemm for `dtype` as a ctypes function (which releases
-    the GIL for the call), or None where NumPy's BLAS is not a known OpenBLAS."""
-    if dtype not in _cblas:
-        found = threads.blas_gemm_address("s" if dtype == np.float32 else "d")
-        if found is None:
-            _cblas[dtype] = None
-        else:
-            address, ilp64 = found
-            integer = ctypes.c_int64 if ilp64 else ctypes.c_int
-            real = ctypes.c_float if dtype == np.float32 else ctypes.c_double
-            enum, pointer = ctypes.c_int, ctypes.c_void_p
-            prototype = ctypes.CFUNCTYPE(None, enum, enum, enum, integer, integer, integer, real, pointer, integer,
-                                         pointer, integer, real, pointer, integer)
-            _cblas[dtype] = prototype(address)
-    return _cblas[dtype]
