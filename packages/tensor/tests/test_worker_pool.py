@@ -4,6 +4,7 @@ the caller's, errors reach the caller, and a busy pool, a nested split or a fork
 never deadlocks."""
 import gc
 import os
+import sys
 import threading
 import time
 import weakref
@@ -145,3 +146,31 @@ def test_a_forked_child_makes_its_own_pool():
     _, status = os.waitpid(pid, 0)
     assert os.read(read, 2) == b"ok" and status == 0
     os.close(read)
+
+
+@pytest.mark.parametrize("rounds", [1, 5])
+def test_a_part_its_worker_has_not_started_is_run_by_the_caller(rounds):
+    # A worker that gets no core (a busy machine) must not make the caller wait for the
+    # whole part: the caller takes it back. Here the caller's part holds the GIL (pure
+    # Python, with a switch interval far longer than it), so the worker cannot start.
+    pool = _pool(2)
+    caller = threading.get_ident()
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(10.0)
+    try:
+        for _ in range(rounds):
+            def busy():
+                deadline = time.perf_counter() + 0.02
+                while time.perf_counter() < deadline:
+                    pass
+                return "own"
+            results = pool.run([lambda: ("part", threading.get_ident(), cpu_threads.parallel(1 << 30, 1))], busy)
+            assert results == ["own", ("part", caller, False)]  # run here, serially as on a worker
+            assert not getattr(cpu_threads._in_worker, "active", False)  # the caller is itself again
+    finally:
+        sys.setswitchinterval(before)
+    # The worker, woken late, found nothing to run; the next splits use it again.
+    meet = threading.Barrier(2, timeout=10)
+    for _ in range(3):
+        got = pool.run([lambda: (meet.wait(), threading.get_ident())[1]], lambda: (meet.wait(), "own")[1])
+        assert got[0] == "own" and got[1] != caller

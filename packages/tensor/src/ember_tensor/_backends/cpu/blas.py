@@ -1,14 +1,18 @@
-"""The linear layer's product and bias as one BLAS call: ``y = x @ w.T + bias`` by
-cblas_?gemm with beta 1 into a ``y`` that already holds the bias (PyTorch's addmm does
-the same), where ``x.dot(w.T)`` then ``y += bias`` made a second pass over the output.
-That pass cost as much as a tenth of the product: (1024, 128) @ (128, 384) float32,
-814 us against 727 (a Transformer step's four linear layers: ~0.2 ms).
+"""NumPy's OpenBLAS called directly: its cblas_?gemm as a ctypes function
+(`gemm_function`: the split products of `gemm.py` call it on pointers into their blocks),
+and the linear layer's product and bias as one call of it (`product_with_bias`).
 
-ndarray.dot cannot ask for beta 1, so the GEMM of NumPy's OpenBLAS is called through
-ctypes (the address `threads.blas_gemm_address` finds; the call releases the GIL and
-runs on the one thread the BLAS is held at, as NumPy's does). A ctypes call costs ~8 us
-more than ndarray.dot, so only products of `MIN_WORK` multiply-adds or more take it
-((128, 128) @ (128, 128): even; (1024, 128) @ (128, 128): 29 us saved).
+A ctypes call lets go of the GIL for the call and runs on the one thread the BLAS is held
+at, as NumPy's does; its address is the one `threads.blas_gemm_address` finds (None where
+NumPy's BLAS is not a known OpenBLAS: callers keep NumPy's own calls then).
+
+``y = x @ w.T + bias`` by cblas_?gemm with beta 1 into a ``y`` that already holds the bias
+(PyTorch's addmm does the same), where ``x.dot(w.T)`` then ``y += bias`` made a second
+pass over the output. That pass cost as much as a tenth of the product: (1024, 128) @
+(128, 384) float32, 814 us against 727 (a Transformer step's four linear layers: ~0.2 ms).
+ndarray.dot cannot ask for beta 1. A ctypes call costs ~8 us more than ndarray.dot, so
+only products of `MIN_WORK` multiply-adds or more take it ((128, 128) @ (128, 128): even;
+(1024, 128) @ (128, 128): 29 us saved).
 
 Bits: the BLAS adds its sum of products to the bias in one rounding, which is what
 ``y += bias`` did to the finished sum, while the reduction dim fits one of its blocks:
@@ -24,18 +28,21 @@ import numpy as np
 
 from . import threads
 
-__all__ = ["product_with_bias", "MAX_DEPTH", "MIN_WORK"]
+__all__ = ["gemm_function", "product_with_bias", "MAX_DEPTH", "MIN_WORK", "ROW_MAJOR", "NO_TRANS", "TRANS"]
 
 MAX_DEPTH = 256  # in_features up to which the bias rides in the GEMM (see the docstring)
 MIN_WORK = 1 << 22  # multiply-adds from which the ctypes call pays (see the docstring)
 
-_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS's enums
 _KINDS = {np.dtype(np.float32): ("s", ctypes.c_float), np.dtype(np.float64): ("d", ctypes.c_double)}
 _functions = {}
 
 
-def _gemm(dtype):
-    """The ctypes cblas_?gemm for `dtype`, or None where NumPy's OpenBLAS is not found."""
+def gemm_function(dtype):
+    """OpenBLAS's cblas_sgemm/cblas_dgemm for float32/float64 `dtype` as a ctypes function
+    (which releases the GIL for the call), or None where NumPy's BLAS is not a known
+    OpenBLAS."""
+    dtype = np.dtype(dtype)
     if dtype not in _functions:
         kind, real = _KINDS[dtype]
         found = threads.blas_gemm_address(kind)
@@ -67,10 +74,10 @@ def product_with_bias(x, weight, bias):
             or m * k * n < MIN_WORK or not (x.flags.c_contiguous and weight.flags.c_contiguous
                                              and bias.flags.c_contiguous)):
         return None
-    gemm = _gemm(dtype)
+    gemm = gemm_function(dtype)
     if gemm is None:
         return None
     y = np.empty((m, n), dtype)
     y[...] = bias
-    gemm(_ROW_MAJOR, _NO_TRANS, _TRANS, m, n, k, 1.0, x.ctypes.data, k, weight.ctypes.data, k, 1.0, y.ctypes.data, n)
+    gemm(ROW_MAJOR, NO_TRANS, TRANS, m, n, k, 1.0, x.ctypes.data, k, weight.ctypes.data, k, 1.0, y.ctypes.data, n)
     return y

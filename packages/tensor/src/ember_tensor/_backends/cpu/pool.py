@@ -20,6 +20,18 @@ the GIL; measured, softmax of 128 rows of 1000 at 2 threads: grace 3 µs 127-139
 103-108, 15 µs 107-110, 25 µs 112-114; one thread 123). A part is a Python callable; it runs with `threads` marking the thread a
 worker, so kernels it launches run serially (a part never waits on the pool it runs in).
 
+A part not yet started when the caller has finished its own is taken back and run by the
+caller (each part waits in a one-element list: `list.pop` is atomic under the GIL, so
+exactly one of the two threads gets it), marked a worker while it runs the part, so that
+the part's kernels run serially wherever it runs. On a quiet machine a worker starts its part
+25-60 us after the hand-over and nothing is taken back; on a machine whose other core is
+busy, the worker may get no core until the caller's part is over, and the caller then
+waited for it to run its part from the start: a split product took the time of its two
+parts one after the other, plus the wait (measured 2026-11-28, load 2-3 on 2 cores: a
+Transformer step 22 ms at 1 thread, 55-60 ms at 2). Taking the part back bounds a split
+near one thread's time whatever the load; the bits are the same (a part computes the
+same range on either thread).
+
 One split runs at a time: a second caller (another user thread) that finds the pool busy
 runs its parts itself, one after another. A forked child makes a new pool (it inherits
 the object, not the threads).
@@ -60,6 +72,7 @@ class Pool:
         from .kernels.spin import wait_for_change
 
         self._wait = wait_for_change
+        self._mark_worker = mark_worker
         self.size = workers
         self.pid = os.getpid()
         self._busy = threading.Lock()
@@ -68,7 +81,8 @@ class Pool:
         # Per worker: its task counter, bumped by the caller (slot 2i), and its done
         # counter, set to the task counter by the worker when the part is over (2i + 1).
         self._counters = np.zeros(_STRIDE * 2 * (workers + 1), dtype=np.int64)
-        self._tasks = [None] * workers
+        # Per worker: a list holding its pending part, popped by whichever thread runs it.
+        self._tasks = [[] for _ in range(workers)]
         self._results = [None] * workers
         self._sleeping = [False] * workers
         self._caller_sleeping = False
@@ -96,7 +110,7 @@ class Pool:
         counters = self._counters
         wanted = []
         for slot, part in enumerate(parts):
-            self._tasks[slot] = part
+            self._tasks[slot].append(part)
             wanted.append(int(counters[2 * _STRIDE * slot]) + 1)
             counters[2 * _STRIDE * slot] = wanted[-1]
         if any(self._sleeping):
@@ -107,12 +121,20 @@ class Pool:
             first = own()
         except BaseException as caught:  # the workers still use the buffers: wait for them
             error = caught
-        for slot, want in enumerate(wanted):
-            self._wait_done(slot, want)
         results = [first]
-        for slot in range(len(parts)):
-            value, part_error = self._results[slot]
-            self._results[slot] = None
+        for slot, want in enumerate(wanted):
+            part = _take(self._tasks[slot])
+            if part is not None:  # its worker has not started it: run it here, as a worker would
+                self._mark_worker(True)
+                try:
+                    outcome = _call(part)
+                finally:
+                    self._mark_worker(False)
+                part = None
+            else:
+                self._wait_done(slot, want)
+                outcome, self._results[slot] = self._results[slot], None
+            value, part_error = outcome
             if error is None and part_error is not None:
                 error = part_error
             results.append(value)
@@ -122,7 +144,14 @@ class Pool:
 
     def _wait_done(self, slot, want):
         index = 2 * _STRIDE * slot + _STRIDE
-        if self._wait(self._counters, index, want - 1, self._wait_reads, 0) == want:
+        seen = int(self._counters[index])
+        # After a split whose part was taken back, the worker may still be to write that
+        # split's number (lower than `want`) before this one's: then spin once more.
+        for _ in range(2):
+            if seen == want:
+                return
+            seen = self._wait(self._counters, index, seen, self._wait_reads, 0)
+        if seen == want:
             return
         with self._cond:
             self._caller_sleeping = True
@@ -149,11 +178,9 @@ class Pool:
                         return
                 value = int(counters[task_index])
             seen = value
-            part, self._tasks[slot] = self._tasks[slot], None
-            try:
-                self._results[slot] = (part(), None)
-            except BaseException as error:
-                self._results[slot] = (None, error)
+            part = _take(self._tasks[slot])
+            if part is not None:  # else the caller took it back and ran it
+                self._results[slot] = _call(part)
             # Not kept while this thread waits for the next part: the part's arguments (a
             # result's memory, an operand) would stay alive after the caller dropped them.
             part = None
@@ -167,6 +194,23 @@ class Pool:
         with self._cond:
             self._closing = True
             self._cond.notify_all()
+
+
+def _take(pending):
+    """The part waiting in `pending` (a list of at most one), removed, or None: one atomic
+    `pop`, so a worker and the caller never both get it."""
+    try:
+        return pending.pop()
+    except IndexError:
+        return None
+
+
+def _call(part):
+    """(part(), None), or (None, the error it raised)."""
+    try:
+        return part(), None
+    except BaseException as error:
+        return None, error
 
 
 def _calibrate(wait, counters, index):

@@ -95,8 +95,10 @@ def part_count():
     return max(1, min(budget(), numba.config.NUMBA_NUM_THREADS))
 
 
-def _mark_worker():
-    _in_worker.active = True
+def _mark_worker(active=True):
+    """Mark the calling thread as running a pool part (kernels it launches run serially),
+    or, with False, no longer (the caller after running a part taken back from a worker)."""
+    _in_worker.active = active
 
 
 def _workers(count):
