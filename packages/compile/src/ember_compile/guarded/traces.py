@@ -6,8 +6,7 @@ import ember_autograd
 from ember_tensor import dispatch
 
 from .. import config
-from ..slots import fill
-from ..slots import slots_in
+from ..slots import fill, slots_in
 from .pieces import compile_piece
 from .recording import Check, NotANumber, Recorder, Refused, watching_conversions
 
