@@ -37,10 +37,9 @@ _OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract
 @njit(**_OPTIONS)
 def _rows_cross_entropy(x, target, weight, has_weight, ignore_index, stats, losses, weights):
     n, classes = x.shape
-    peak = row_max(x[0]) if n else x.dtype.type(0.0)
+    peak = row_max(x, 0) if n else x.dtype.type(0.0)
     for r in range(n):
-        xr = x[r]
-        total, ahead_peak = sum_exp_and_max(xr, peak, x[r + 1] if r + 1 < n else xr)
+        total, ahead_peak = sum_exp_and_max(x, r, peak, r + 1 if r + 1 < n else r)
         log_total = math.log(total)
         stats[r, 0] = peak
         stats[r, 1] = log_total
@@ -52,7 +51,7 @@ def _rows_cross_entropy(x, target, weight, has_weight, ignore_index, stats, loss
             return r
         else:
             w = weight[t] if has_weight else 1.0
-            losses[r] = -(((xr[t] - peak) - log_total) * 1.0) * w
+            losses[r] = -(((x[r, t] - peak) - log_total) * 1.0) * w
             weights[r] = w
         peak = ahead_peak
     return -1
@@ -65,21 +64,20 @@ def _rows_cross_entropy_backward(x, target, weight, has_weight, ignore_index, st
     # forward computed them.
     classes = x.shape[1]
     for r in range(x.shape[0]):
-        xr, out = x[r], gx[r]
         t = target[r]
         if t == ignore_index:
             for j in range(classes):
-                out[j] = 0.0
+                gx[r, j] = 0.0
             continue
         if t < 0 or t >= classes:
             return r
         w = weight[t] if has_weight else 1.0
         g = grad[r] if per_sample else grad[0]
-        G = xr.dtype.type(-w * g)
-        zero = xr.dtype.type(0.0)
+        G = x.dtype.type(-w * g)
+        zero = x.dtype.type(0.0)
         peak, log_total = stats[r, 0], stats[r, 1]
         for j in range(classes):
-            out[j] = (G if j == t else zero) - _exp((xr[j] - peak) - log_total) * G
+            gx[r, j] = (G if j == t else zero) - _exp((x[r, j] - peak) - log_total) * G
     return -1
 
 

@@ -58,19 +58,20 @@ _SUM_FLAGS = {"contract", "reassoc", "nsz"}
 _OPTIONS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
 
 
+# Row sums of the backward kernels, by row index as the row passes (see row_passes.py).
 @njit(fastmath=_SUM_FLAGS, nogil=True, cache=True)
-def _sum(row):
-    total = row.dtype.type(0.0)
-    for j in range(row.shape[0]):
-        total += row[j]
+def _sum(a, r):
+    total = a.dtype.type(0.0)
+    for j in range(a.shape[1]):
+        total += a[r, j]
     return total
 
 
 @njit(fastmath=_SUM_FLAGS, nogil=True, cache=True)
-def _dot(a, b):
+def _dot(a, b, r):
     total = a.dtype.type(0.0)
-    for j in range(a.shape[0]):
-        total += a[j] * b[j]
+    for j in range(a.shape[1]):
+        total += a[r, j] * b[r, j]
     return total
 
 
@@ -79,31 +80,27 @@ def _dot(a, b):
 # row's max in this row's exp pass (`row_passes`); the last row pairs with itself.
 @njit(**_OPTIONS)
 def _rows_softmax(x, y):
-    n = x.shape[0]
-    peak = row_max(x[0]) if n else x.dtype.type(0.0)
+    n, size = x.shape
+    peak = row_max(x, 0) if n else x.dtype.type(0.0)
     for r in range(n):
-        xr = x[r]
-        yr = y[r]
-        total, ahead_peak = exp_store_sum_and_max(xr, peak, yr, x[r + 1] if r + 1 < n else xr)
+        total, ahead_peak = exp_store_sum_and_max(x, r, peak, y, r + 1 if r + 1 < n else r)
         # Times the reciprocal, as PyTorch's vectorised softmax: a vector division costs
         # ~10x a multiplication here.
-        scale = xr.dtype.type(1.0) / total
-        for j in range(xr.shape[0]):
-            yr[j] = yr[j] * scale
+        scale = x.dtype.type(1.0) / total
+        for j in range(size):
+            y[r, j] = y[r, j] * scale
         peak = ahead_peak
 
 
 @njit(**_OPTIONS)
 def _rows_log_softmax(x, y):
-    n = x.shape[0]
-    peak = row_max(x[0]) if n else x.dtype.type(0.0)
+    n, size = x.shape
+    peak = row_max(x, 0) if n else x.dtype.type(0.0)
     for r in range(n):
-        xr = x[r]
-        yr = y[r]
-        total, ahead_peak = sum_exp_and_max(xr, peak, x[r + 1] if r + 1 < n else xr)
+        total, ahead_peak = sum_exp_and_max(x, r, peak, r + 1 if r + 1 < n else r)
         log_total = math.log(total)  # -inf for an all -inf row, NaN for a NaN
-        for j in range(xr.shape[0]):
-            yr[j] = (xr[j] - peak) - log_total
+        for j in range(size):
+            y[r, j] = (x[r, j] - peak) - log_total
         peak = ahead_peak
 
 
@@ -188,21 +185,21 @@ def _columns_log_softmax(x, y, t_lo, t_hi):
 @njit(**_OPTIONS)
 def _rows_softmax_backward(g, y, gx):
     # gx = y * (g - sum(g * y))
-    for r in range(g.shape[0]):
-        gr, yr, out = g[r], y[r], gx[r]
-        total = _dot(gr, yr)
-        for j in range(gr.shape[0]):
-            out[j] = yr[j] * (gr[j] - total)
+    n, size = g.shape
+    for r in range(n):
+        total = _dot(g, y, r)
+        for j in range(size):
+            gx[r, j] = y[r, j] * (g[r, j] - total)
 
 
 @njit(**_OPTIONS)
 def _rows_log_softmax_backward(g, y, gx):
     # gx = g - exp(y) * sum(g)
-    for r in range(g.shape[0]):
-        gr, yr, out = g[r], y[r], gx[r]
-        total = _sum(gr)
-        for j in range(gr.shape[0]):
-            out[j] = gr[j] - _exp(yr[j]) * total
+    n, size = g.shape
+    for r in range(n):
+        total = _sum(g, r)
+        for j in range(size):
+            gx[r, j] = g[r, j] - _exp(y[r, j]) * total
 
 
 @njit(fastmath={"contract"}, nogil=True, cache=True)
